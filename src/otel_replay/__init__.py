@@ -1,0 +1,69 @@
+"""otel-replay: make LLM-agent failures reproducible from OpenTelemetry traces.
+
+Capture with :class:`ReplaySpanProcessor`, :func:`tool` and :func:`model_call`;
+write local files with :class:`FileSpanExporter` (under the SDK's
+``BatchSpanProcessor`` or our never-dropping :class:`RecordingSpanProcessor`);
+read them back with :func:`load`; replay with :func:`replay`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# Public name -> defining module.  Imported on first use so that ``import
+# otel_replay`` stays cheap for the traced app and the CLI.
+_EXPORTS = {
+    "ReplaySpanProcessor": "otel_replay.capture.processor",
+    "tool": "otel_replay.capture.tool",
+    "tool_call_id": "otel_replay.capture.tool",
+    "model_call": "otel_replay.capture.model_call",
+    "ModelCallRecorder": "otel_replay.capture.model_call",
+    "agent_run": "otel_replay.capture.agent_run",
+    "configure_redaction": "otel_replay.capture.redaction",
+    "FileSpanExporter": "otel_replay.export.file_exporter",
+    "RecordingSpanProcessor": "otel_replay.export.recording_processor",
+    "load": "otel_replay.runs.load",
+    "Runs": "otel_replay.runs.load",
+    "Run": "otel_replay.runs.model",
+    "Step": "otel_replay.runs.model",
+    "FormatError": "otel_replay.store.errors",
+    "replay": "otel_replay.replay.session",
+    "ReplaySession": "otel_replay.replay.session",
+    "ReplayDivergence": "otel_replay.replay.divergence",
+    "NetworkBlocked": "otel_replay.replay.network",
+    "PinnedModel": "otel_replay.replay.pinned_model",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .capture.agent_run import agent_run
+    from .capture.model_call import ModelCallRecorder, model_call
+    from .capture.processor import ReplaySpanProcessor
+    from .capture.redaction import configure_redaction
+    from .capture.tool import tool, tool_call_id
+    from .export.file_exporter import FileSpanExporter
+    from .export.recording_processor import RecordingSpanProcessor
+    from .replay.divergence import ReplayDivergence
+    from .replay.network import NetworkBlocked
+    from .replay.pinned_model import PinnedModel
+    from .replay.session import ReplaySession, replay
+    from .runs.load import Runs, load
+    from .runs.model import Run, Step
+    from .store.errors import FormatError
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'otel_replay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

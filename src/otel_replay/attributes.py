@@ -1,0 +1,103 @@
+"""Attribute names: the GenAI semantic conventions plus the few otel-replay adds.
+
+GenAI names are the current ones (semconv >= 0.65); the names they replaced are
+listed in ``LEGACY`` so readers can accept both.
+
+Every content-carrying attribute ``A`` (a tool result, the input messages, ...)
+may come with companions that make it byte-exact::
+
+    otel_replay.sha256.A   hex sha256 of the exact payload bytes (always)
+    otel_replay.type.A     type tag of the payload codec (when not plain text)
+    otel_replay.bytes.A    the exact bytes, when ``A`` itself cannot carry them
+    otel_replay.ref.A      "sha256:<hex>": the bytes live in the blob store
+    otel_replay.size.A     payload size in bytes
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- GenAI semantic conventions -------------------------------------------------
+OPERATION_NAME: Final = "gen_ai.operation.name"
+PROVIDER_NAME: Final = "gen_ai.provider.name"
+REQUEST_MODEL: Final = "gen_ai.request.model"
+RESPONSE_MODEL: Final = "gen_ai.response.model"
+RESPONSE_ID: Final = "gen_ai.response.id"
+RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+INPUT_MESSAGES: Final = "gen_ai.input.messages"
+OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+AGENT_NAME: Final = "gen_ai.agent.name"
+CONVERSATION_ID: Final = "gen_ai.conversation.id"
+ERROR_TYPE: Final = "error.type"
+
+#: Request parameters, as ``gen_ai.request.<name>``.
+REQUEST_PARAMS: Final = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "max_tokens",
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+    "stop_sequences",
+    "choice.count",
+    "stream",
+)
+REQUEST_PREFIX: Final = "gen_ai.request."
+
+#: Replaced names still found in older traces: old -> current.
+LEGACY: Final = {
+    "gen_ai.system": PROVIDER_NAME,
+    "gen_ai.usage.prompt_tokens": USAGE_INPUT_TOKENS,
+    "gen_ai.usage.completion_tokens": USAGE_OUTPUT_TOKENS,
+    "gen_ai.openai.request.seed": "gen_ai.request.seed",
+}
+
+OP_CHAT: Final = "chat"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+OP_INVOKE_AGENT: Final = "invoke_agent"
+MODEL_OPERATIONS: Final = frozenset(
+    {"chat", "text_completion", "generate_content", "embeddings", "responses"}
+)
+AGENT_OPERATIONS: Final = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
+
+# --- identity (semconv registry names; tenant has none, so the plain one) -------
+USER_ID: Final = "user.id"
+SESSION_ID: Final = "session.id"
+TENANT_ID: Final = "tenant.id"
+
+# --- otel-replay ------------------------------------------------------------------
+PREFIX: Final = "otel_replay."
+SHA256: Final = "otel_replay.sha256."
+TYPE: Final = "otel_replay.type."
+BYTES: Final = "otel_replay.bytes."
+REF: Final = "otel_replay.ref."
+SIZE: Final = "otel_replay.size."
+
+#: Paths of values replaced by the redactor, e.g. ``gen_ai.tool.call.arguments.api_key``.
+REDACTED: Final = "otel_replay.redacted"
+#: Exception constructor arguments, as a payload (so replay re-raises them exactly).
+EXCEPTION_ARGS: Final = "otel_replay.exception.args"
+#: "NO_CONTENT" when content capture was off for this span.
+CONTENT: Final = "otel_replay.content"
+
+FP: Final = "otel_replay.fingerprint."
+FP_COMMIT: Final = "otel_replay.fingerprint.commit"
+FP_DIRTY: Final = "otel_replay.fingerprint.dirty"
+FP_PYTHON: Final = "otel_replay.fingerprint.python"
+FP_PACKAGES: Final = "otel_replay.fingerprint.packages"
+FP_FLAGS: Final = "otel_replay.fingerprint.flags"
+FP_SEED: Final = "otel_replay.fingerprint.seed"
+FP_HOST: Final = "otel_replay.fingerprint.host"
+
+REDACTED_VALUE: Final = "[REDACTED]"

@@ -1,0 +1,317 @@
+"""Byte-exact payload codec: a Python value <-> (type tag, bytes).
+
+The tag says how to turn the bytes back into a value equal to the original:
+
+``str``     UTF-8 (lone surrogates kept with ``surrogatepass``)
+``bytes``   the raw bytes, non-UTF-8 included
+``json``    JSON of JSON-native values (None, bool, int, float, str, list, dict[str, ...])
+``pyjson``  JSON with tagged objects ``{"$py": kind, ...}`` for what JSON lacks:
+            tuple, set, frozenset, bytes, datetime, date, time, timedelta, Decimal,
+            UUID, Path, Enum members, dicts with non-str keys, dataclasses and
+            pydantic models (rebuilt from their importable class)
+``repr``    anything else: ``repr(value)``; it cannot be restored, so a replay
+            stub refuses it instead of returning something that merely looks right
+
+Decoding a ``pyjson`` dataclass or model whose class cannot be imported gives
+a :class:`PayloadError`; the replay stub reports it rather than guess.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import hashlib
+import importlib
+import json
+import pathlib
+import uuid
+from typing import Any, Final, NamedTuple
+
+STR: Final = "str"
+BYTES: Final = "bytes"
+JSON: Final = "json"
+PYJSON: Final = "pyjson"
+REPR: Final = "repr"
+TAGS: Final = frozenset({STR, BYTES, JSON, PYJSON, REPR})
+
+_TAG_KEY: Final = "$py"
+
+
+class PayloadError(ValueError):
+    """A payload cannot be turned back into the value it was recorded from."""
+
+
+class Encoded(NamedTuple):
+    """A value as recorded: its type tag and exact bytes."""
+
+    type: str
+    data: bytes
+
+    @property
+    def exact(self) -> bool:
+        """True when :func:`decode` gives back a value equal to the original."""
+        return self.type != REPR
+
+    @property
+    def sha256(self) -> str:
+        return sha256(self.data)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class _NotJson(Exception):
+    pass
+
+
+def _is_plain_json(value: Any, depth: int = 0) -> bool:
+    """True when ``json.dumps`` then ``json.loads`` gives an equal value of equal types."""
+    if depth > 200:
+        return False
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if t is float:
+        return True
+    if t is list:
+        return all(_is_plain_json(v, depth + 1) for v in value)
+    if t is dict:
+        return all(type(k) is str and _is_plain_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def encode(value: Any) -> Encoded:
+    """Encode ``value`` so that :func:`decode` returns an equal value of the same type."""
+    t = type(value)
+    if t is str:
+        return Encoded(STR, value.encode("utf-8", "surrogatepass"))
+    if t is bytes:
+        return Encoded(BYTES, value)
+    if _is_plain_json(value):
+        return Encoded(JSON, _dumps(value))
+    try:
+        return Encoded(PYJSON, _dumps(_to_tagged(value, 0)))
+    except (_NotJson, RecursionError, TypeError, ValueError):
+        return Encoded(REPR, _safe_repr(value).encode("utf-8", "surrogatepass"))
+
+
+def decode(type_: str, data: bytes) -> Any:
+    """Rebuild the value recorded as ``(type_, data)``; raises :class:`PayloadError`."""
+    try:
+        if type_ == STR:
+            return data.decode("utf-8", "surrogatepass")
+        if type_ == BYTES:
+            return bytes(data)
+        if type_ == JSON:
+            return json.loads(data)
+        if type_ == PYJSON:
+            return _from_tagged(json.loads(data))
+    except PayloadError:
+        raise
+    except (ValueError, TypeError, KeyError) as exc:
+        raise PayloadError(f"corrupt {type_} payload: {exc}") from exc
+    if type_ == REPR:
+        raise PayloadError(
+            "the value was recorded as repr() only (its type has no exact encoding): "
+            + data[:200].decode("utf-8", "replace")
+        )
+    raise PayloadError(f"unknown payload type {type_!r}")
+
+
+def plain(value: Any) -> Any:
+    """The value as plain JSON types, for display attributes and ``show --json``."""
+    if _is_plain_json(value):
+        return value
+    try:
+        return _plainify(_to_tagged(value, 0))
+    except (_NotJson, RecursionError, TypeError, ValueError):
+        return _safe_repr(value)
+
+
+def display_text(value: Any) -> str:
+    """The semconv display form: a str as itself, anything else as JSON."""
+    if type(value) is str:
+        return value
+    if type(value) is bytes:
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return "base64:" + base64.b64encode(value).decode("ascii")
+    return json.dumps(plain(value), ensure_ascii=False, default=str)
+
+
+def canonical(value: Any) -> str:
+    """Key-order-independent JSON text, for matching (not for storage)."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _dumps(value: Any) -> bytes:
+    # ensure_ascii=False keeps the payload small and readable; surrogatepass keeps
+    # lone surrogates (valid in Python str) encodable.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception as exc:  # a broken __repr__ must not break recording
+        return f"<{type(value).__qualname__} (repr failed: {type(exc).__name__})>"
+
+
+def _class_path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _import_class(path: str) -> Any:
+    module, _, qualname = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise PayloadError(f"cannot import {path} to rebuild the recorded value") from exc
+    return obj
+
+
+def _to_tagged(value: Any, depth: int) -> Any:
+    if depth > 200:
+        raise _NotJson("too deep")
+    d = depth + 1
+    t = type(value)
+    if value is None or t is str or t is int or t is bool or t is float:
+        return value
+    if t is list:
+        return [_to_tagged(v, d) for v in value]
+    if t is dict:
+        if all(type(k) is str for k in value) and _TAG_KEY not in value:
+            return {k: _to_tagged(v, d) for k, v in value.items()}
+        return {_TAG_KEY: "dict", "items": [[_to_tagged(k, d), _to_tagged(v, d)] for k, v in value.items()]}
+    if t is tuple:
+        return {_TAG_KEY: "tuple", "v": [_to_tagged(v, d) for v in value]}
+    if t is set or t is frozenset:
+        items = [_to_tagged(v, d) for v in value]
+        items.sort(key=lambda x: json.dumps(x, sort_keys=True))
+        return {_TAG_KEY: t.__name__, "v": items}
+    if t is bytes or t is bytearray:
+        return {_TAG_KEY: t.__name__, "b64": base64.b64encode(value).decode("ascii")}
+    if t is dt.datetime:
+        return {_TAG_KEY: "datetime", "v": value.isoformat(), "fold": value.fold}
+    if t is dt.date:
+        return {_TAG_KEY: "date", "v": value.isoformat()}
+    if t is dt.time:
+        return {_TAG_KEY: "time", "v": value.isoformat(), "fold": value.fold}
+    if t is dt.timedelta:
+        return {_TAG_KEY: "timedelta", "v": [value.days, value.seconds, value.microseconds]}
+    if t is decimal.Decimal:
+        return {_TAG_KEY: "decimal", "v": str(value)}
+    if t is uuid.UUID:
+        return {_TAG_KEY: "uuid", "v": str(value)}
+    if isinstance(value, pathlib.PurePath):
+        return {_TAG_KEY: "path", "cls": _class_path(t), "v": str(value)}
+    if isinstance(value, enum.Enum):
+        return {_TAG_KEY: "enum", "cls": _class_path(t), "name": value.name}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {
+            f.name: _to_tagged(getattr(value, f.name), d)
+            for f in dataclasses.fields(value)
+            if f.init
+        }
+        return {_TAG_KEY: "dataclass", "cls": _class_path(t), "v": fields}
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and hasattr(t, "model_validate"):
+        return {_TAG_KEY: "pydantic", "cls": _class_path(t), "v": _to_tagged(dump(mode="python"), d)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # NamedTuple
+        return {_TAG_KEY: "namedtuple", "cls": _class_path(t), "v": [_to_tagged(v, d) for v in value]}
+    raise _NotJson(t.__qualname__)
+
+
+def _from_tagged(node: Any) -> Any:
+    if type(node) is list:
+        return [_from_tagged(v) for v in node]
+    if type(node) is not dict:
+        return node
+    kind = node.get(_TAG_KEY)
+    if kind is None:
+        return {k: _from_tagged(v) for k, v in node.items()}
+    if kind == "dict":
+        return {_hashable(_from_tagged(k)): _from_tagged(v) for k, v in node["items"]}
+    if kind == "tuple":
+        return tuple(_from_tagged(v) for v in node["v"])
+    if kind == "set":
+        return {_hashable(_from_tagged(v)) for v in node["v"]}
+    if kind == "frozenset":
+        return frozenset(_hashable(_from_tagged(v)) for v in node["v"])
+    if kind == "bytes":
+        return base64.b64decode(node["b64"])
+    if kind == "bytearray":
+        return bytearray(base64.b64decode(node["b64"]))
+    if kind == "datetime":
+        return dt.datetime.fromisoformat(node["v"]).replace(fold=node.get("fold", 0))
+    if kind == "date":
+        return dt.date.fromisoformat(node["v"])
+    if kind == "time":
+        return dt.time.fromisoformat(node["v"]).replace(fold=node.get("fold", 0))
+    if kind == "timedelta":
+        days, seconds, micros = node["v"]
+        return dt.timedelta(days=days, seconds=seconds, microseconds=micros)
+    if kind == "decimal":
+        return decimal.Decimal(node["v"])
+    if kind == "uuid":
+        return uuid.UUID(node["v"])
+    if kind == "path":
+        return _import_class(node["cls"])(node["v"])
+    if kind == "enum":
+        return _import_class(node["cls"])[node["name"]]
+    if kind == "dataclass":
+        cls = _import_class(node["cls"])
+        return cls(**{k: _from_tagged(v) for k, v in node["v"].items()})
+    if kind == "pydantic":
+        return _import_class(node["cls"]).model_validate(_from_tagged(node["v"]))
+    if kind == "namedtuple":
+        return _import_class(node["cls"])(*(_from_tagged(v) for v in node["v"]))
+    raise PayloadError(f"unknown tagged kind {kind!r}")
+
+
+def _hashable(value: Any) -> Any:
+    if type(value) is list:
+        return tuple(_hashable(v) for v in value)
+    if type(value) is dict:
+        return tuple((k, _hashable(v)) for k, v in value.items())
+    return value
+
+
+def _plainify(node: Any) -> Any:
+    if type(node) is list:
+        return [_plainify(v) for v in node]
+    if type(node) is not dict:
+        return node
+    kind = node.get(_TAG_KEY)
+    if kind is None:
+        return {k: _plainify(v) for k, v in node.items()}
+    if kind == "dict":
+        return {str(_plainify(k)): _plainify(v) for k, v in node["items"]}
+    if kind in ("tuple", "set", "frozenset", "namedtuple"):
+        return [_plainify(v) for v in node["v"]]
+    if kind in ("bytes", "bytearray"):
+        raw = base64.b64decode(node["b64"])
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return "base64:" + node["b64"]
+    if kind == "timedelta":
+        days, seconds, micros = node["v"]
+        return days * 86400 + seconds + micros / 1e6
+    if kind in ("dataclass", "pydantic"):
+        return _plainify(node["v"])
+    if kind == "enum":
+        return node["name"]
+    return node.get("v")

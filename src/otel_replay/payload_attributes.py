@@ -1,0 +1,144 @@
+"""How a byte-exact payload is laid out on span attributes, and read back.
+
+One content attribute ``A`` keeps its semconv display form (the text a backend
+shows); its companions (see :mod:`otel_replay.attributes`) make it exact:
+the digest always, the type tag unless it is plain text, and the exact bytes
+only when ``A`` cannot carry them (non-text values, a display that would be
+truncated by the SDK's attribute length limit, or a payload too large to
+inline, whose display is then a preview).  Bytes attributes are exported as
+OTLP ``bytes_value`` and are never truncated by the SDK.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal
+
+from . import attributes as A
+from . import payload
+
+#: Payloads above this size are kept out of the display attribute (preview only);
+#: the file exporter moves their bytes into the blob store beside the trace file.
+DEFAULT_MAX_INLINE_BYTES: Final = 256 * 1024
+PREVIEW_CHARS: Final = 1024
+
+Status = Literal["exact", "unverified", "mismatch", "missing"]
+BlobReader = Callable[[str], "bytes | None"]
+
+
+def to_attributes(
+    key: str,
+    value: Any,
+    *,
+    length_limit: int | None = None,
+    max_inline: int = DEFAULT_MAX_INLINE_BYTES,
+    encoded: payload.Encoded | None = None,
+) -> dict[str, Any]:
+    """Attributes recording ``value`` under ``key`` byte-exactly."""
+    enc = encoded if encoded is not None else payload.encode(value)
+    if enc.type == payload.STR:
+        display: str = value
+    elif enc.type == payload.JSON:
+        display = enc.data.decode("utf-8", "surrogatepass")
+    else:
+        display = payload.display_text(value)
+    need_bytes = enc.type not in (payload.STR, payload.JSON)
+    if len(enc.data) > max_inline:
+        display = display[:PREVIEW_CHARS] + f"… [{len(enc.data)} bytes, preview]"
+        need_bytes = True
+    elif length_limit is not None and len(display) > length_limit:
+        need_bytes = True
+    try:
+        display.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: protobuf refuses them in strings
+        display = display.encode("utf-8", "replace").decode("utf-8")
+        need_bytes = True
+    attrs: dict[str, Any] = {key: display, A.SHA256 + key: enc.sha256}
+    if enc.type != payload.STR:
+        attrs[A.TYPE + key] = enc.type
+    if need_bytes:
+        attrs[A.BYTES + key] = enc.data
+    return attrs
+
+
+@dataclasses.dataclass(frozen=True)
+class Payload:
+    """A recorded value and how far it can be trusted.
+
+    ``status`` is ``exact`` (digest verified), ``unverified`` (no digest was
+    recorded, as with third-party instrumentations), ``mismatch`` (the bytes do
+    not match the digest: truncated or altered on the way) or ``missing`` (a
+    blob the span refers to is not there).
+    """
+
+    type: str
+    data: bytes | None
+    sha256: str | None
+    status: Status
+    reason: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """True when the value may be replayed: exact, or all there is (unverified)."""
+        return self.status in ("exact", "unverified") and self.type != payload.REPR
+
+    def value(self) -> Any:
+        if self.data is None or self.status in ("mismatch", "missing"):
+            raise payload.PayloadError(self.reason or f"payload is {self.status}")
+        return payload.decode(self.type, self.data)
+
+    def text(self) -> str:
+        """A readable form for display, whatever the status."""
+        if self.data is None:
+            return ""
+        try:
+            return payload.display_text(payload.decode(self.type, self.data))
+        except payload.PayloadError:
+            return self.data.decode("utf-8", "replace")
+
+
+def from_attributes(
+    attrs: Mapping[str, Any], key: str, blobs: BlobReader | None = None
+) -> Payload | None:
+    """Read the payload recorded under ``key``; ``None`` when nothing was recorded."""
+    display = attrs.get(key)
+    digest = attrs.get(A.SHA256 + key)
+    raw = attrs.get(A.BYTES + key)
+    ref = attrs.get(A.REF + key)
+    type_ = attrs.get(A.TYPE + key)
+    if display is None and digest is None and raw is None and ref is None:
+        return None
+    if not isinstance(type_, str) or type_ not in payload.TAGS:
+        type_ = payload.STR if isinstance(display, str) or display is None else payload.JSON
+    data: bytes | None
+    if isinstance(raw, (bytes, bytearray)):
+        data = bytes(raw)
+    elif isinstance(ref, str):
+        data = blobs(ref) if blobs is not None else None
+        if data is None:
+            return Payload(type_, None, _str(digest), "missing", f"blob {ref} is not available")
+    elif isinstance(display, str):
+        data = display.encode("utf-8", "surrogatepass")
+    elif display is None:
+        return Payload(type_, None, _str(digest), "missing", "only a digest was recorded")
+    else:  # a non-str attribute (third-party): keep it as JSON
+        type_ = payload.JSON
+        data = payload.canonical(display).encode("utf-8")
+    if not isinstance(digest, str):
+        return Payload(type_, data, None, "unverified")
+    actual = payload.sha256(data)
+    if actual != digest:
+        return Payload(
+            type_,
+            data,
+            digest,
+            "mismatch",
+            f"{key}: recorded digest {digest[:12]}… but the stored value hashes to "
+            f"{actual[:12]}… ({len(data)} bytes; truncated by an attribute length limit?)",
+        )
+    return Payload(type_, data, digest, "exact")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

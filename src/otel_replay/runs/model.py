@@ -1,0 +1,236 @@
+"""A run as a tree of steps in GenAI terms: the shape every reader produces."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from ..payload_attributes import Payload
+
+StepKind = Literal["agent", "model", "tool", "other"]
+
+
+@dataclasses.dataclass
+class ModelCall:
+    """What a model step asked and answered (GenAI semconv shapes)."""
+
+    provider: str | None = None
+    request_model: str | None = None
+    response_model: str | None = None
+    response_id: str | None = None
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    input_messages: list[dict[str, Any]] | None = None
+    output_messages: list[dict[str, Any]] | None = None
+    system_instructions: list[dict[str, Any]] | None = None
+    tool_definitions: list[dict[str, Any]] | None = None
+    finish_reasons: list[str] | None = None
+    usage: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: Exactness of the recorded messages (None when no digest was recorded).
+    input_payload: Payload | None = None
+    output_payload: Payload | None = None
+
+
+@dataclasses.dataclass
+class ToolError:
+    type: str
+    message: str
+    #: The exception's constructor arguments, when recorded byte-exactly.
+    args_payload: Payload | None = None
+
+
+@dataclasses.dataclass
+class ToolCall:
+    """One tool execution: its arguments, result or error."""
+
+    tool_name: str
+    call_id: str | None = None
+    arguments: Any = None
+    result: Any = None
+    error: ToolError | None = None
+    arguments_payload: Payload | None = None
+    result_payload: Payload | None = None
+    #: True when taken from messages rather than from a tool span.
+    derived: bool = False
+
+
+@dataclasses.dataclass
+class Step:
+    """One span of a run, classified; children in start order."""
+
+    kind: StepKind
+    name: str
+    span_id: str
+    parent_span_id: str | None
+    trace_id: str
+    start_ns: int
+    end_ns: int
+    status: str = "UNSET"
+    status_message: str = ""
+    attributes: dict[str, Any] = dataclasses.field(default_factory=dict)
+    events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    children: list[Step] = dataclasses.field(default_factory=list)
+    index: int = -1
+    depth: int = 0
+    model: ModelCall | None = None
+    tool: ToolCall | None = None
+
+    @property
+    def duration_ms(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e6
+
+    def label(self) -> str:
+        """``step 3 (tool lookup_order, span 1a2b…)``: how errors name a step."""
+        return f"step {self.index} ({self.kind} {self.name}, span {self.span_id})"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "kind": self.kind,
+            "name": self.name,
+            "span_id": self.span_id,
+            "parent_span_id": self.parent_span_id,
+            "trace_id": self.trace_id,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+            "status": self.status,
+        }
+        if self.status_message:
+            out["status_message"] = self.status_message
+        if self.model is not None:
+            m = self.model
+            out.update(
+                provider=m.provider,
+                request_model=m.request_model,
+                response_model=m.response_model,
+                response_id=m.response_id,
+                params=m.params,
+                input_messages=m.input_messages,
+                output_messages=m.output_messages,
+                system_instructions=m.system_instructions,
+                tool_definitions=m.tool_definitions,
+                finish_reasons=m.finish_reasons,
+                usage=m.usage,
+                exact={
+                    "input_messages": m.input_payload.status if m.input_payload else None,
+                    "output_messages": m.output_payload.status if m.output_payload else None,
+                },
+            )
+        if self.tool is not None:
+            t = self.tool
+            out.update(
+                tool_name=t.tool_name,
+                call_id=t.call_id,
+                arguments=t.arguments,
+                result=t.result,
+                error=(
+                    {"type": t.error.type, "message": t.error.message} if t.error else None
+                ),
+                derived=t.derived,
+                exact={
+                    "arguments": t.arguments_payload.status if t.arguments_payload else None,
+                    "result": t.result_payload.status if t.result_payload else None,
+                    "result_type": t.result_payload.type if t.result_payload else None,
+                },
+            )
+        return out
+
+
+@dataclasses.dataclass
+class KitReport:
+    """What a run carries of the replay kit, and whether it replays."""
+
+    #: "full", "model-only" or "inspect-only".
+    verdict: str
+    replayable: bool
+    #: Replay-kit fields that were not recorded, e.g. ``tenant.id``, ``steps[3].result``.
+    missing: list[str]
+    #: Readable reasons, one per problem, naming the step.
+    problems: list[str]
+
+
+@dataclasses.dataclass
+class Run:
+    """One agent run: the steps of one trace (or of stitched traces), as a tree."""
+
+    run_id: str
+    trace_ids: list[str]
+    roots: list[Step]
+    steps: list[Step]
+    #: Fingerprint and ids from the run root (commit, packages, flags, user.id, ...).
+    fingerprint: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: Resource attributes of the process that recorded the run.
+    resource: dict[str, Any] = dataclasses.field(default_factory=dict)
+    sources: list[str] = dataclasses.field(default_factory=list)
+    _kit: KitReport | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def start_ns(self) -> int:
+        return min((s.start_ns for s in self.steps), default=0)
+
+    @property
+    def end_ns(self) -> int:
+        return max((s.end_ns for s in self.steps), default=0)
+
+    def walk(self) -> Iterator[Step]:
+        return iter(self.steps)
+
+    def model_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == "model"]
+
+    def tool_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == "tool"]
+
+    def step(self, ref: int | str) -> Step:
+        """A step by index or by (a prefix of) its span id."""
+        if isinstance(ref, int):
+            return self.steps[ref]
+        for s in self.steps:
+            if s.span_id.startswith(ref):
+                return s
+        raise KeyError(f"no step {ref!r} in run {self.run_id}")
+
+    @property
+    def kit(self) -> KitReport:
+        if self._kit is None:
+            from .kit import check_kit
+
+            self._kit = check_kit(self)
+        return self._kit
+
+    @property
+    def replayable(self) -> bool:
+        return self.kit.replayable
+
+    def final_output(self) -> str | None:
+        """The run's answer: the root agent's recorded output, else the last model text."""
+        from .messages import last_text
+
+        for root in self.roots:
+            if root.kind == "agent" and root.model is not None and root.model.output_messages:
+                text = last_text(root.model.output_messages)
+                if text is not None:
+                    return text
+        for s in reversed(self.steps):
+            if s.kind == "model" and s.model is not None and s.model.output_messages:
+                text = last_text(s.model.output_messages)
+                if text is not None:
+                    return text
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        kit = self.kit
+        return {
+            "run_id": self.run_id,
+            "trace_ids": self.trace_ids,
+            "replayable": kit.replayable,
+            "verdict": kit.verdict,
+            "missing": kit.missing,
+            "problems": kit.problems,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+            "fingerprint": self.fingerprint,
+            "final_output": self.final_output(),
+            "sources": self.sources,
+            "steps": [s.to_json() for s in self.steps],
+        }

@@ -1,0 +1,16 @@
+"""The one error a reader raises or reports for bad input."""
+
+from __future__ import annotations
+
+
+class FormatError(ValueError):
+    """Unreadable input: names the file and the byte offset of the fault.
+
+    Every good record before ``offset`` has been kept by the reader.
+    """
+
+    def __init__(self, path: str, offset: int, reason: str) -> None:
+        super().__init__(f"{path}: {reason} at byte {offset}")
+        self.path = path
+        self.offset = offset
+        self.reason = reason

@@ -1,0 +1,40 @@
+"""Spans as read back from storage: plain values, no SDK or protobuf types."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(slots=True)
+class EventRecord:
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclasses.dataclass(slots=True)
+class SpanRecord:
+    """One stored span.
+
+    Ids are lowercase hex (trace 32 chars, span 16); attribute values are
+    ``str``, ``bool``, ``int``, ``float``, ``bytes``, ``list`` or ``dict``
+    (OTLP ``kvlist_value``).  ``resource`` is shared by the spans of one
+    ``ResourceSpans`` and must not be mutated.
+    """
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    events: list[EventRecord]
+    status_code: int  # 0 unset, 1 ok, 2 error
+    status_message: str
+    resource: dict[str, Any]
+    scope_name: str
+    scope_version: str
+    source: str = ""
