@@ -1,0 +1,57 @@
+"""``otel_replay.agent_run(name, input=...)``: the ``invoke_agent`` span that roots a run."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+
+from .. import attributes as A
+from .content import capture_content
+from .model_call import ModelCallRecorder, _as_messages
+from .spans import record_error, set_payload, tracer, warn_once
+
+
+@contextlib.contextmanager
+def agent_run(
+    name: str,
+    *,
+    input: str | Mapping[str, Any] | None = None,
+    conversation_id: str | None = None,
+    **attributes: Any,
+) -> Iterator[ModelCallRecorder]:
+    """Record one agent invocation; ``record(answer)`` on the handle stores its output.
+
+    Extra keyword ``attributes`` are set on the span as they are.
+    """
+    content = capture_content()
+    with tracer().start_as_current_span(
+        f"{A.OP_INVOKE_AGENT} {name}",
+        kind=SpanKind.INTERNAL,
+        attributes={A.OPERATION_NAME: A.OP_INVOKE_AGENT, A.AGENT_NAME: name, **attributes},
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        recorder = ModelCallRecorder(span, content)
+        try:
+            if conversation_id is not None:
+                span.set_attribute(A.CONVERSATION_ID, conversation_id)
+            if input is not None and content and span.is_recording():
+                set_payload(span, A.INPUT_MESSAGES, _as_messages(input, "user"), recorder.hidden)
+        except Exception as exc:
+            warn_once("agent-start", "otel-replay could not record agent input: %r", exc)
+        try:
+            yield recorder
+        except BaseException as exc:
+            try:
+                record_error(span, exc, content, recorder.hidden)
+            except Exception as err:
+                warn_once("agent-error", "otel-replay could not record an agent error: %r", err)
+            raise
+        finally:
+            try:
+                recorder._finish()
+            except Exception as exc:
+                warn_once("agent-finish", "otel-replay could not finish an agent span: %r", exc)

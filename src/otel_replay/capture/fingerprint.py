@@ -1,0 +1,122 @@
+"""The environment fingerprint of a run: commit, packages, flags, seed.
+
+Computed once per process (git is asked at most once, with a timeout) and
+set on each run root span.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from typing import Any
+
+from .. import attributes as A
+
+#: Packages whose versions change what an agent does; others can be added.
+KEY_PACKAGES = (
+    "otel-replay",
+    "opentelemetry-sdk",
+    "opentelemetry-api",
+    "openai",
+    "anthropic",
+    "pydantic-ai-slim",
+    "pydantic",
+    "httpx",
+    "langchain-core",
+    "openai-agents",
+    "opentelemetry-instrumentation-openai-v2",
+    "openinference-instrumentation-openai",
+    "opentelemetry-instrumentation-openai",
+)
+
+
+def _git(args: list[str], cwd: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=2, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _code_dir() -> str:
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+
+
+@functools.lru_cache(maxsize=1)
+def commit() -> tuple[str | None, bool | None]:
+    """(commit, dirty) from ``OTEL_REPLAY_COMMIT``/``OTEL_REPLAY_DIRTY`` or git."""
+    env = os.environ.get("OTEL_REPLAY_COMMIT")
+    if env:
+        dirty = os.environ.get("OTEL_REPLAY_DIRTY")
+        return env, None if dirty is None else dirty.lower() in ("1", "true", "yes")
+    cwd = _code_dir()
+    head = _git(["rev-parse", "HEAD"], cwd)
+    if head is None:
+        return None, None
+    status = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
+    return head, None if status is None else bool(status)
+
+
+@functools.lru_cache(maxsize=8)
+def packages(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    found = []
+    for name in dict.fromkeys((*KEY_PACKAGES, *extra)):
+        try:
+            found.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            continue
+    return tuple(found)
+
+
+def parse_flags(raw: str) -> dict[str, Any]:
+    """``OTEL_REPLAY_FLAGS``: a JSON object, or ``a=1,b,c=off``."""
+    raw = raw.strip()
+    if raw.startswith("{"):
+        try:
+            value = json.loads(raw)
+            if isinstance(value, dict):
+                return value
+        except ValueError:
+            pass
+    out: dict[str, Any] = {}
+    for item in raw.split(","):
+        key, sep, val = item.strip().partition("=")
+        if key:
+            out[key] = val if sep else True
+    return out
+
+
+def fingerprint(
+    flags: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    extra_packages: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Span attributes describing the environment of this process."""
+    attrs: dict[str, Any] = {
+        A.FP_PYTHON: f"{platform.python_implementation()} {platform.python_version()}",
+        A.FP_PACKAGES: list(packages(tuple(extra_packages))),
+    }
+    head, dirty = commit()
+    if head is not None:
+        attrs[A.FP_COMMIT] = head
+    if dirty is not None:
+        attrs[A.FP_DIRTY] = dirty
+    all_flags = parse_flags(os.environ.get("OTEL_REPLAY_FLAGS", ""))
+    all_flags.update(flags or {})
+    if all_flags:
+        attrs[A.FP_FLAGS] = json.dumps(all_flags, sort_keys=True, default=str)
+    if seed is None and os.environ.get("OTEL_REPLAY_SEED", "").strip().lstrip("-").isdigit():
+        seed = int(os.environ["OTEL_REPLAY_SEED"])
+    if seed is not None:
+        attrs[A.FP_SEED] = seed
+    return attrs

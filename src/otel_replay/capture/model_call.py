@@ -1,0 +1,213 @@
+"""``otel_replay.model_call(...)``: record a model call made without an instrumentation.
+
+::
+
+    with otel_replay.model_call(provider="openai", model="gpt-4o", messages=msgs,
+                                system=prompt, tools=tool_defs, temperature=0) as call:
+        reply = my_client.complete(...)
+        call.record(reply_message, input_tokens=12, output_tokens=30,
+                    response_id="resp_1", finish_reasons=["tool_calls"])
+
+Messages may be in the GenAI shape or OpenAI's; they are stored in the GenAI
+shape with a digest so truncation is detected.  An exception in the block is
+recorded and propagates unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from opentelemetry.trace import Span, SpanKind
+
+from .. import attributes as A
+from .. import messages as M
+from .content import capture_content
+from .redaction import redactor
+from .spans import record_error, set_payload, tracer, warn_once
+
+_PARAM_ALIASES = {
+    "stop": "stop_sequences",
+    "n": "choice.count",
+    "max_completion_tokens": "max_tokens",
+}
+
+
+class ModelCallRecorder:
+    """Handle yielded by :func:`model_call` (and :func:`agent_run`) to record the outcome."""
+
+    def __init__(self, span: Span, content: bool) -> None:
+        self.span = span
+        self.content = content
+        self.hidden: list[str] = []
+
+    def record(
+        self,
+        output: str | Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        *,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        response_id: str | None = None,
+        response_model: str | None = None,
+        finish_reasons: Sequence[str] | None = None,
+        **usage: int,
+    ) -> None:
+        """Record the response: output message(s) (or plain text), usage, ids."""
+        try:
+            span = self.span
+            if not span.is_recording():
+                return
+            if output is not None and self.content:
+                out = _as_messages(output, "assistant")
+                if finish_reasons is None:
+                    reasons = [m["finish_reason"] for m in out if "finish_reason" in m]
+                    finish_reasons = reasons or None
+                set_payload(span, A.OUTPUT_MESSAGES, out, self.hidden)
+            attrs: dict[str, Any] = {}
+            if input_tokens is not None:
+                attrs[A.USAGE_INPUT_TOKENS] = input_tokens
+            if output_tokens is not None:
+                attrs[A.USAGE_OUTPUT_TOKENS] = output_tokens
+            for key, value in usage.items():
+                attrs[f"gen_ai.usage.{key}"] = value
+            if response_id is not None:
+                attrs[A.RESPONSE_ID] = response_id
+            if response_model is not None:
+                attrs[A.RESPONSE_MODEL] = response_model
+            if finish_reasons:
+                attrs[A.RESPONSE_FINISH_REASONS] = list(finish_reasons)
+            span.set_attributes(attrs)
+        except Exception as exc:  # recording must never break the caller
+            warn_once("model-record", "otel-replay could not record a model response: %r", exc)
+
+    def _finish(self) -> None:
+        if self.hidden and self.span.is_recording():
+            self.span.set_attribute(A.REDACTED, self.hidden)
+
+
+@contextlib.contextmanager
+def model_call(
+    *,
+    provider: str,
+    model: str,
+    messages: Sequence[Mapping[str, Any]] | None = None,
+    system: str | Sequence[Any] | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    operation: str = A.OP_CHAT,
+    conversation_id: str | None = None,
+    **params: Any,
+) -> Iterator[ModelCallRecorder]:
+    """Record one model call as a ``chat <model>`` CLIENT span (GenAI semconv).
+
+    ``params`` are request parameters (temperature, top_p, top_k, max_tokens,
+    seed, stop, ...), recorded as ``gen_ai.request.<name>``.
+    """
+    content = capture_content()
+    with tracer().start_as_current_span(
+        f"{operation} {model}",
+        kind=SpanKind.CLIENT,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        recorder = ModelCallRecorder(span, content)
+        if span.is_recording():
+            try:
+                _record_request(
+                    recorder,
+                    provider,
+                    model,
+                    messages,
+                    system,
+                    tools,
+                    operation,
+                    conversation_id,
+                    params,
+                )
+            except Exception as exc:
+                warn_once("model-request", "otel-replay could not record a model request: %r", exc)
+        try:
+            yield recorder
+        except BaseException as exc:
+            try:
+                record_error(span, exc, content, recorder.hidden)
+            except Exception as err:
+                warn_once("model-error", "otel-replay could not record a model error: %r", err)
+            raise
+        finally:
+            try:
+                recorder._finish()
+            except Exception as exc:
+                warn_once("model-finish", "otel-replay could not finish a model span: %r", exc)
+
+
+def _record_request(
+    recorder: ModelCallRecorder,
+    provider: str,
+    model: str,
+    messages: Sequence[Mapping[str, Any]] | None,
+    system: str | Sequence[Any] | None,
+    tools: Sequence[Mapping[str, Any]] | None,
+    operation: str,
+    conversation_id: str | None,
+    params: Mapping[str, Any],
+) -> None:
+    span, hidden = recorder.span, recorder.hidden
+    attrs: dict[str, Any] = {
+        A.OPERATION_NAME: operation,
+        A.PROVIDER_NAME: provider,
+        A.REQUEST_MODEL: model,
+    }
+    if conversation_id is not None:
+        attrs[A.CONVERSATION_ID] = conversation_id
+    for key, value in params.items():
+        if value is None:
+            continue
+        name = _PARAM_ALIASES.get(key, key)
+        attr = A.REQUEST_PREFIX + name
+        if redactor().is_secret_key(key):
+            value = A.REDACTED_VALUE
+            hidden.append(attr)
+        attrs[attr] = _attr_value(value)
+    span.set_attributes(attrs)
+    if tools is not None:
+        # Tool schemas are part of the replay kit even with content capture off.
+        set_payload(span, A.TOOL_DEFINITIONS, [_tool_definition(t) for t in tools], hidden)
+    if not recorder.content:
+        span.set_attribute(A.CONTENT, "NO_CONTENT")
+        return
+    if system is not None:
+        set_payload(span, A.SYSTEM_INSTRUCTIONS, M.system_parts(system), hidden)
+    if messages is not None:
+        set_payload(span, A.INPUT_MESSAGES, M.normalize(messages), hidden)
+
+
+def _as_messages(
+    output: str | Mapping[str, Any] | Sequence[Mapping[str, Any]], role: str
+) -> list[dict[str, Any]]:
+    if isinstance(output, str):
+        return [{"role": role, "parts": [{"type": "text", "content": output}]}]
+    if isinstance(output, Mapping):
+        return [M.normalize_message(output)]
+    return M.normalize(output)
+
+
+def _tool_definition(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool schema in the semconv shape ``{type, name, description?, parameters?}``."""
+    fn = tool.get("function")
+    if isinstance(fn, Mapping):
+        out = {"type": tool.get("type", "function"), **fn}
+    else:
+        out = {"type": tool.get("type", "function"), **tool}
+    if "input_schema" in out and "parameters" not in out:  # Anthropic's name for it
+        out["parameters"] = out.pop("input_schema")
+    return out
+
+
+def _attr_value(value: Any) -> Any:
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return json.dumps(value, default=str, sort_keys=True)

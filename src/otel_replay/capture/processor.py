@@ -1,0 +1,97 @@
+"""``ReplaySpanProcessor``: puts the replay kit's environment on every run.
+
+Add it to any ``TracerProvider``.  On the start of a run root (a span with no
+parent, or a remote one) it sets the fingerprint (commit and dirty flag,
+Python and key package versions, feature flags, seed); on every span it sets
+user / tenant / session ids found in OTel baggage and hides credential-like
+attributes already present.  It never raises into the app and does no I/O on
+the span path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from opentelemetry import baggage
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from .. import attributes as A
+from .fingerprint import fingerprint
+from .redaction import configure_redaction, redactor
+from .spans import warn_once
+
+#: Baggage keys accepted for each id attribute.
+BAGGAGE_IDS: Mapping[str, str] = {
+    "user.id": A.USER_ID,
+    "user_id": A.USER_ID,
+    "enduser.id": A.USER_ID,
+    "tenant.id": A.TENANT_ID,
+    "tenant_id": A.TENANT_ID,
+    "session.id": A.SESSION_ID,
+    "session_id": A.SESSION_ID,
+    "gen_ai.conversation.id": A.CONVERSATION_ID,
+}
+
+
+class ReplaySpanProcessor(SpanProcessor):
+    """Fingerprint run roots, copy ids from baggage, hide secrets.
+
+    ``flags`` (also ``OTEL_REPLAY_FLAGS``) are the feature flags active for
+    the run; ``seed`` (also ``OTEL_REPLAY_SEED``) the seed the app uses;
+    ``packages`` more distributions whose versions to record.  The redaction
+    arguments add key patterns, value patterns or a hook to the defaults.
+    """
+
+    def __init__(
+        self,
+        *,
+        flags: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        packages: Iterable[str] = (),
+        redact_keys: Iterable[str] = (),
+        redact_patterns: Iterable[str] = (),
+        redact_hook: Callable[[str, Any], Any] | None = None,
+    ) -> None:
+        redact_keys, redact_patterns = list(redact_keys), list(redact_patterns)
+        if redact_keys or redact_patterns or redact_hook is not None:
+            configure_redaction(redact_keys, redact_patterns, redact_hook)
+        try:
+            self._fingerprint = fingerprint(flags, seed, packages)
+        except Exception as exc:
+            warn_once("fingerprint", "otel-replay could not compute the fingerprint: %r", exc)
+            self._fingerprint = {}
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        return dict(self._fingerprint)
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        try:
+            parent = span.parent
+            if parent is None or parent.is_remote:
+                span.set_attributes(self._fingerprint)
+            ids = baggage.get_all(parent_context)
+            if ids:
+                found = {BAGGAGE_IDS[k]: str(v) for k, v in ids.items() if k in BAGGAGE_IDS}
+                if found:
+                    span.set_attributes(found)
+            attrs = span.attributes
+            if attrs:
+                secret = redactor().is_secret_key
+                hidden = [k for k in attrs if secret(k)]
+                if hidden:
+                    span.set_attributes(dict.fromkeys(hidden, A.REDACTED_VALUE))
+                    span.set_attribute(A.REDACTED, hidden)
+        except Exception as exc:  # tracing trouble must never reach the app
+            warn_once("processor", "otel-replay processor error: %r", exc)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        return None
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True

@@ -1,0 +1,80 @@
+"""Small helpers the capture helpers share: tracer, limits, payloads, errors."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode
+
+from .. import __version__, payload
+from .. import attributes as A
+from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES, to_attributes
+from .redaction import redactor
+
+logger = logging.getLogger("otel_replay")
+_warned: set[str] = set()
+
+
+def warn_once(key: str, message: str, *args: Any) -> None:
+    """Log a capture problem once: tracing trouble must never flood or crash the app."""
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning(message, *args)
+
+
+def tracer() -> trace.Tracer:
+    # Looked up per call (cheap, cached by the provider) so a provider set after
+    # import is honoured.
+    return trace.get_tracer("otel_replay", __version__)
+
+
+def length_limit(span: Span) -> int | None:
+    """The SDK's attribute value length limit for ``span`` (None: unlimited)."""
+    limits = getattr(span, "_limits", None)
+    value = getattr(limits, "max_span_attribute_length", None)
+    return value if isinstance(value, int) else None
+
+
+def max_inline() -> int:
+    try:
+        return int(os.environ.get("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES))
+    except ValueError:
+        return DEFAULT_MAX_INLINE_BYTES
+
+
+def set_payload(
+    span: Span,
+    key: str,
+    value: Any,
+    hidden: list[str],
+    *,
+    encoded: payload.Encoded | None = None,
+) -> None:
+    """Record ``value`` under ``key`` byte-exactly, after redaction.
+
+    A caller passing ``encoded`` has already scrubbed ``value`` and encoded it.
+    """
+    clean = value if encoded is not None else redactor().scrub(value, key, hidden)
+    span.set_attributes(
+        to_attributes(
+            key, clean, length_limit=length_limit(span), max_inline=max_inline(), encoded=encoded
+        )
+    )
+
+
+def record_error(span: Span, exc: BaseException, content: bool, hidden: list[str]) -> None:
+    """Exception event, ``error.type`` and ERROR status; args byte-exact when content is on."""
+    cls = type(exc)
+    qualified = (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
+    span.set_attribute(A.ERROR_TYPE, qualified)
+    span.set_status(Status(StatusCode.ERROR, str(exc) if content else qualified))
+    if content:
+        span.record_exception(exc)
+        set_payload(span, A.EXCEPTION_ARGS, tuple(exc.args), hidden)
+    else:
+        span.add_event("exception", {"exception.type": qualified})

@@ -1,0 +1,298 @@
+"""``@otel_replay.tool``: record each tool execution byte-exactly.
+
+Each call becomes an ``execute_tool <name>`` span with the GenAI tool
+attributes plus exact payloads of the arguments and of the result (see
+:mod:`otel_replay.payload` for which types round-trip).  An exception is
+recorded (event, ``error.type``, ERROR status, its constructor arguments) and
+re-raised untouched.  When an agent framework already opened an
+``execute_tool`` span for this call, that span is enriched instead of nesting
+a second one.
+
+During a replay session the call is handed to the replayer (see
+:mod:`otel_replay.capture.hooks`), which answers from the recording.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, ParamSpec, TypeVar, overload
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
+
+from .. import attributes as A
+from .. import payload
+from . import hooks
+from .content import capture_content
+from .redaction import redactor
+from .spans import record_error, set_payload, tracer, warn_once
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "otel_replay_tool_call_id", default=None
+)
+
+
+@contextlib.contextmanager
+def tool_call_id(call_id: str | None) -> Iterator[None]:
+    """Tell the ``@tool`` calls made inside the block which model tool call they answer.
+
+    Replay then matches them to the recording by id before falling back to
+    tool name and arguments.
+    """
+    token = _call_id.set(call_id)
+    try:
+        yield
+    finally:
+        _call_id.reset(token)
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> Callable[P, R]: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, ignore: Iterable[str] = ()
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    ignore: Iterable[str] = (),
+) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
+    """Record a tool function (sync or async) as an ``execute_tool`` span.
+
+    ``name`` overrides the tool name (default: the function's name);
+    ``ignore`` names parameters left out of the recorded arguments (a
+    framework context object, a client handle).  ``self`` and ``cls`` are
+    always left out.
+    """
+
+    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+        return _ToolWrapper(func, name or func.__name__, frozenset(ignore)).build()
+
+    return decorate(fn) if fn is not None else decorate
+
+
+class _ToolWrapper:
+    def __init__(self, fn: Callable[..., Any], name: str, ignore: frozenset[str]) -> None:
+        self.fn = fn
+        self.name = name
+        self.description = (inspect.getdoc(fn) or "").split("\n", 1)[0]
+        try:
+            self.signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            self.signature = None
+        params = list(self.signature.parameters.values()) if self.signature else []
+        skip = set(ignore)
+        if params and params[0].name in ("self", "cls"):
+            skip.add(params[0].name)
+        self.skip = frozenset(skip)
+        self.var_keyword = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
+
+    def build(self) -> Callable[..., Any]:
+        fn = self.fn
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                call = _Call.begin(self, args, kwargs)
+                if call is None:
+                    return await fn(*args, **kwargs)
+                with call:
+                    if call.resolution is not None and call.resolution.action != "live":
+                        return call.finish_resolved()
+                    try:
+                        result = await fn(*args, **kwargs)
+                    except BaseException as exc:
+                        call.fail(exc)
+                        raise
+                    return call.succeed(result)
+
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            call = _Call.begin(self, args, kwargs)
+            if call is None:
+                return fn(*args, **kwargs)
+            with call:
+                if call.resolution is not None and call.resolution.action != "live":
+                    return call.finish_resolved()
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:
+                    call.fail(exc)
+                    raise
+                return call.succeed(result)
+
+        return wrapper
+
+    def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self.signature is None:
+            return {"args": list(args), "kwargs": kwargs}
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:  # the real call will raise the real error
+            return {"args": list(args), "kwargs": kwargs}
+        bound.apply_defaults()
+        out: dict[str, Any] = {}
+        for key, value in bound.arguments.items():
+            if key in self.skip:
+                continue
+            if key == self.var_keyword:
+                out.update(value)
+            else:
+                out[key] = value
+        return out
+
+
+class _Call:
+    """One in-flight tool call: its span, resolution and recording."""
+
+    def __init__(self, wrapper: _ToolWrapper) -> None:
+        self.w = wrapper
+        self.span: Span | None = None
+        self.own_span = False
+        self.scope: Any = None
+        self.content = capture_content()
+        self.hidden: list[str] = []
+        self.resolution: hooks.Resolution | None = None
+        self.interceptor: hooks.ToolInterceptor | None = None
+
+    @classmethod
+    def begin(cls, w: _ToolWrapper, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call | None:
+        """Start recording; None when there is nothing to record or replay."""
+        interceptor = hooks.active()
+        try:
+            current = trace.get_current_span()
+            enrich = _framework_tool_span(current, w.name)
+            if interceptor is None and not enrich and not _tracing_on():
+                return None
+            call = cls(w)
+            call.interceptor = interceptor
+            call_id = _call_id.get()
+            if call_id is None and enrich:
+                found = getattr(current, "attributes", {}).get(A.TOOL_CALL_ID)
+                call_id = found if isinstance(found, str) else None
+            arguments = w.arguments(args, kwargs)
+            hidden: list[str] = []
+            clean_args = redactor().scrub(arguments, A.TOOL_CALL_ARGUMENTS, hidden)
+            encoded = payload.encode(clean_args)
+        except Exception as exc:  # never let recording break the tool
+            warn_once("tool-begin", "otel-replay could not record tool %s: %r", w.name, exc)
+            if interceptor is not None:
+                raise
+            return None
+        if interceptor is not None:
+            call.resolution = interceptor.resolve(
+                hooks.ToolInvocation(w.name, call_id, clean_args, encoded)
+            )
+        try:
+            if enrich:
+                call.span = current
+            else:
+                call.scope = tracer().start_as_current_span(
+                    f"{A.OP_EXECUTE_TOOL} {w.name}",
+                    kind=SpanKind.INTERNAL,
+                    record_exception=False,
+                    set_status_on_exception=False,
+                )
+                call.span = call.scope.__enter__()
+                call.own_span = True
+            span = call.span
+            if span is not None and span.is_recording():
+                span.set_attributes(
+                    {
+                        A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+                        A.TOOL_NAME: w.name,
+                        A.TOOL_TYPE: "function",
+                    }
+                )
+                if w.description:
+                    span.set_attribute(A.TOOL_DESCRIPTION, w.description)
+                if call_id is not None:
+                    span.set_attribute(A.TOOL_CALL_ID, call_id)
+                if call.content:
+                    set_payload(
+                        span, A.TOOL_CALL_ARGUMENTS, clean_args, call.hidden, encoded=encoded
+                    )
+                    call.hidden.extend(hidden)
+                else:
+                    span.set_attribute(A.CONTENT, "NO_CONTENT")
+        except Exception as exc:
+            warn_once("tool-span", "otel-replay could not record tool %s: %r", w.name, exc)
+        return call
+
+    def __enter__(self) -> _Call:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            if self.span is not None and self.hidden and self.span.is_recording():
+                self.span.set_attribute(A.REDACTED, self.hidden)
+        except Exception as exc:
+            warn_once("tool-end", "otel-replay could not finish tool span: %r", exc)
+        finally:
+            if self.own_span and self.scope is not None:
+                self.scope.__exit__(*exc_info)
+
+    def finish_resolved(self) -> Any:
+        res = self.resolution
+        assert res is not None
+        if res.action == "raise":
+            assert res.error is not None
+            self.fail(res.error)
+            raise res.error
+        return self.succeed(res.value)
+
+    def succeed(self, result: Any) -> Any:
+        span = self.span
+        try:
+            if span is not None and span.is_recording() and self.content:
+                set_payload(span, A.TOOL_CALL_RESULT, result, self.hidden)
+        except Exception as exc:
+            warn_once("tool-result", "otel-replay could not record a tool result: %r", exc)
+        if self.interceptor is not None and self.resolution is not None:
+            self.interceptor.complete(self.resolution, result, None)
+        return result
+
+    def fail(self, exc: BaseException) -> None:
+        span = self.span
+        try:
+            if span is not None and span.is_recording():
+                record_error(span, exc, self.content, self.hidden)
+        except Exception as err:
+            warn_once("tool-error", "otel-replay could not record a tool error: %r", err)
+        if self.interceptor is not None and self.resolution is not None:
+            self.interceptor.complete(self.resolution, None, exc)
+
+
+def _tracing_on() -> bool:
+    # With no SDK configured nothing is recorded: skip all encoding work.
+    return not isinstance(
+        trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+    )
+
+
+def _framework_tool_span(span: Span, name: str) -> bool:
+    """True when ``span`` is a live ``execute_tool`` span some framework opened for ``name``."""
+    if not span.is_recording():
+        return False
+    attrs = getattr(span, "attributes", None)
+    if not attrs or attrs.get(A.OPERATION_NAME) != A.OP_EXECUTE_TOOL:
+        return False
+    if A.SHA256 + A.TOOL_CALL_ARGUMENTS in attrs or A.TOOL_CALL_RESULT in attrs:
+        return False  # one of ours (a tool calling a tool), or already finished: nest
+    other = attrs.get(A.TOOL_NAME)
+    return other is None or other == name
