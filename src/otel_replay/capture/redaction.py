@@ -87,7 +87,7 @@ class Redactor:
             return value if out is None else out
         if t is list or t is tuple:
             items = [self.scrub(v, f"{path}[{i}]", hidden) for i, v in enumerate(value)]
-            if any(a is not b for a, b in zip(items, value)):
+            if any(a is not b for a, b in zip(items, value, strict=True)):
                 return t(items)
             return value
         return value
