@@ -23,6 +23,7 @@ _EXPORTS = {
     "ModelCallRecorder": "otel_replay.capture.model_call",
     "agent_run": "otel_replay.capture.agent_run",
     "configure_redaction": "otel_replay.capture.redaction",
+    "use_tracer_provider": "otel_replay.capture.spans",
     "FileSpanExporter": "otel_replay.export.file_exporter",
     "RecordingSpanProcessor": "otel_replay.export.recording_processor",
     "load": "otel_replay.runs.load",
@@ -33,6 +34,8 @@ _EXPORTS = {
     "replay": "otel_replay.replay.session",
     "ReplaySession": "otel_replay.replay.session",
     "ReplayDivergence": "otel_replay.replay.divergence",
+    "ReplayError": "otel_replay.replay.divergence",
+    "ReplayReport": "otel_replay.replay.session",
     "NetworkBlocked": "otel_replay.replay.network",
     "PinnedModel": "otel_replay.replay.pinned_model",
 }
@@ -44,13 +47,14 @@ if TYPE_CHECKING:
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
     from .capture.redaction import configure_redaction
+    from .capture.spans import use_tracer_provider
     from .capture.tool import tool, tool_call_id
     from .export.file_exporter import FileSpanExporter
     from .export.recording_processor import RecordingSpanProcessor
-    from .replay.divergence import ReplayDivergence
+    from .replay.divergence import ReplayDivergence, ReplayError
     from .replay.network import NetworkBlocked
     from .replay.pinned_model import PinnedModel
-    from .replay.session import ReplaySession, replay
+    from .replay.session import ReplayReport, ReplaySession, replay
     from .runs.load import Runs, load
     from .runs.model import Run, Step
     from .store.errors import FormatError

@@ -25,10 +25,29 @@ def warn_once(key: str, message: str, *args: Any) -> None:
         logger.warning(message, *args)
 
 
+_provider: trace.TracerProvider | None = None
+
+
+def use_tracer_provider(provider: trace.TracerProvider | None) -> trace.TracerProvider | None:
+    """Send the capture helpers' spans to ``provider`` instead of the global one.
+
+    For apps and tests that keep several providers (the global one can be set
+    only once per process).  ``None`` goes back to the global provider.
+    Returns the previous setting.
+    """
+    global _provider
+    previous, _provider = _provider, provider
+    return previous
+
+
+def tracer_provider() -> trace.TracerProvider:
+    return _provider if _provider is not None else trace.get_tracer_provider()
+
+
 def tracer() -> trace.Tracer:
     # Looked up per call (cheap, cached by the provider) so a provider set after
     # import is honoured.
-    return trace.get_tracer("otel_replay", __version__)
+    return tracer_provider().get_tracer("otel_replay", __version__)
 
 
 def length_limit(span: Span) -> int | None:

@@ -29,7 +29,7 @@ from .. import payload
 from . import hooks
 from .content import capture_content
 from .redaction import redactor
-from .spans import record_error, set_payload, tracer, warn_once
+from .spans import record_error, set_payload, tracer, tracer_provider, warn_once
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -280,9 +280,7 @@ class _Call:
 
 def _tracing_on() -> bool:
     # With no SDK configured nothing is recorded: skip all encoding work.
-    return not isinstance(
-        trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
-    )
+    return not isinstance(tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
 def _framework_tool_span(span: Span, name: str) -> bool:

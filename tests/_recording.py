@@ -1,0 +1,47 @@
+"""Test helper: record spans the way users do, into a real trace file."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import otel_replay
+
+
+@contextlib.contextmanager
+def recording(path: str | os.PathLike[str], **processor_kwargs: Any) -> Iterator[TracerProvider]:
+    """Capture helpers write to ``path`` through the recommended processors."""
+    provider = TracerProvider()
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor(**processor_kwargs))
+    provider.add_span_processor(
+        otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path))
+    )
+    previous = otel_replay.use_tracer_provider(provider)
+    try:
+        yield provider
+    finally:
+        otel_replay.use_tracer_provider(previous)
+        provider.shutdown()
+
+
+@contextlib.contextmanager
+def in_memory(
+    limits: SpanLimits | None = None, **processor_kwargs: Any
+) -> Iterator[InMemorySpanExporter]:
+    """Capture helpers write to memory (for inspecting attributes)."""
+    provider = TracerProvider(span_limits=limits)
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor(**processor_kwargs))
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    previous = otel_replay.use_tracer_provider(provider)
+    try:
+        yield exporter
+    finally:
+        otel_replay.use_tracer_provider(previous)
+        provider.shutdown()

@@ -1,0 +1,306 @@
+"""Capture helpers put GenAI semconv attributes and exact payloads on spans."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import pytest
+from opentelemetry import baggage, context, trace
+from opentelemetry.sdk.trace import SpanLimits
+from opentelemetry.trace import StatusCode
+
+import otel_replay
+from _recording import in_memory
+from otel_replay import attributes as A
+from otel_replay.payload_attributes import from_attributes
+
+
+@otel_replay.tool
+def lookup(query: str, limit: int = 3) -> list[dict[str, Any]]:
+    """Look orders up."""
+    return [{"id": i, "q": query} for i in range(limit)]
+
+
+@otel_replay.tool(name="fetch_raw")
+async def fetch(url: str) -> bytes:
+    await asyncio.sleep(0)
+    return b"\x89PNG\xff\x00"
+
+
+class NotFound(Exception):
+    pass
+
+
+@otel_replay.tool()
+def failing(order_id: str) -> None:
+    raise NotFound(order_id, 404)
+
+
+def spans_by_name(exporter: Any) -> dict[str, Any]:
+    return {s.name: s for s in exporter.get_finished_spans()}
+
+
+def test_tool_span_has_semconv_and_exact_payloads() -> None:
+    with in_memory() as exp, otel_replay.tool_call_id("call_9"):
+        assert lookup("my order", limit=2) == [
+            {"id": 0, "q": "my order"},
+            {"id": 1, "q": "my order"},
+        ]
+    span = spans_by_name(exp)["execute_tool lookup"]
+    attrs = span.attributes
+    assert attrs[A.OPERATION_NAME] == "execute_tool"
+    assert attrs[A.TOOL_NAME] == "lookup"
+    assert attrs[A.TOOL_CALL_ID] == "call_9"
+    assert attrs[A.TOOL_DESCRIPTION] == "Look orders up."
+    assert json.loads(attrs[A.TOOL_CALL_ARGUMENTS]) == {"query": "my order", "limit": 2}
+    result = from_attributes(attrs, A.TOOL_CALL_RESULT)
+    assert result is not None and result.status == "exact"
+    assert result.value() == [{"id": 0, "q": "my order"}, {"id": 1, "q": "my order"}]
+
+
+def test_async_tool_and_bytes_result() -> None:
+    with in_memory() as exp:
+        assert asyncio.run(fetch("http://x")) == b"\x89PNG\xff\x00"
+    attrs = spans_by_name(exp)["execute_tool fetch_raw"].attributes
+    result = from_attributes(attrs, A.TOOL_CALL_RESULT)
+    assert result is not None and result.type == "bytes" and result.value() == b"\x89PNG\xff\x00"
+
+
+def test_exception_is_recorded_and_reraised_untouched() -> None:
+    with in_memory() as exp, pytest.raises(NotFound) as info:
+        failing("4421")
+    assert info.value.args == ("4421", 404)
+    span = spans_by_name(exp)["execute_tool failing"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes[A.ERROR_TYPE] == f"{__name__}.NotFound"
+    assert [e.name for e in span.events] == ["exception"]
+    args = from_attributes(span.attributes, A.EXCEPTION_ARGS)
+    assert args is not None and args.value() == ("4421", 404)
+
+
+def test_framework_tool_span_is_enriched_not_nested() -> None:
+    with in_memory() as exp:
+        tracer = otel_replay.capture.spans.tracer()
+        with tracer.start_as_current_span(
+            "execute_tool lookup",
+            attributes={
+                A.OPERATION_NAME: "execute_tool",
+                A.TOOL_NAME: "lookup",
+                A.TOOL_CALL_ID: "fw_1",
+            },
+        ):
+            lookup("x", limit=1)
+    spans = exp.get_finished_spans()
+    assert len(spans) == 1
+    assert spans[0].attributes[A.TOOL_CALL_ID] == "fw_1"
+    assert A.SHA256 + A.TOOL_CALL_RESULT in spans[0].attributes
+
+
+def test_tool_calling_a_tool_nests() -> None:
+    @otel_replay.tool
+    def outer() -> int:
+        return len(lookup("q", limit=1))
+
+    with in_memory() as exp:
+        assert outer() == 1
+    spans = spans_by_name(exp)
+    assert (
+        spans["execute_tool lookup"].parent.span_id == spans["execute_tool outer"].context.span_id
+    )
+
+
+def test_content_off_records_no_content(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    with in_memory() as exp:
+        lookup("secret question")
+        with otel_replay.model_call(
+            provider="p", model="m", messages=[{"role": "user", "content": "hi"}]
+        ) as c:
+            c.record("hello", input_tokens=1, output_tokens=1)
+    for span in exp.get_finished_spans():
+        text = json.dumps({k: str(v) for k, v in span.attributes.items()})
+        assert "secret question" not in text and "hello" not in text and "hi" not in text.split('"')
+        assert span.attributes[A.CONTENT] == "NO_CONTENT"
+
+
+def test_secrets_never_reach_attributes() -> None:
+    @otel_replay.tool
+    def call_api(endpoint: str, api_key: str, headers: dict[str, str]) -> str:
+        return "token is Bearer abcdefghijklmnop"
+
+    with in_memory() as exp:
+        call_api(
+            "/orders", "sk-live-123", {"Authorization": "Bearer xyzxyzxyzxyz", "Accept": "json"}
+        )
+    span = exp.get_finished_spans()[0]
+    dump = repr(dict(span.attributes))
+    assert (
+        "sk-live-123" not in dump and "xyzxyzxyzxyz" not in dump and "abcdefghijklmnop" not in dump
+    )
+    args = json.loads(span.attributes[A.TOOL_CALL_ARGUMENTS])
+    assert args["api_key"] == A.REDACTED_VALUE and args["headers"]["Accept"] == "json"
+    assert set(span.attributes[A.REDACTED]) == {
+        "gen_ai.tool.call.arguments.api_key",
+        "gen_ai.tool.call.arguments.headers.Authorization",
+        "gen_ai.tool.call.result",
+    }
+
+
+def test_custom_redaction_pattern_and_hook() -> None:
+    try:
+        otel_replay.configure_redaction(patterns=[r"ACCT-\d+"], keys=["ssn"])
+
+        @otel_replay.tool
+        def account(note: str, ssn: str) -> str:
+            return note
+
+        with in_memory() as exp:
+            account("pay ACCT-991 now", "123-45-6789")
+        attrs = exp.get_finished_spans()[0].attributes
+        dump = repr(dict(attrs))
+        assert "ACCT-991" not in dump and "123-45-6789" not in dump
+    finally:
+        otel_replay.configure_redaction()
+
+
+def test_model_call_records_request_and_response() -> None:
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
+    with in_memory() as exp:
+        with otel_replay.model_call(
+            provider="openai",
+            model="gpt-4o",
+            system="Be brief.",
+            tools=tools,
+            messages=[{"role": "user", "content": "where is my order?"}],
+            temperature=0.2,
+            top_p=0.9,
+            seed=42,
+            max_tokens=100,
+            stop=["\n"],
+        ) as call:
+            call.record(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "lookup", "arguments": '{"q": 1}'},
+                        }
+                    ],
+                },
+                input_tokens=10,
+                output_tokens=5,
+                response_id="r1",
+                response_model="gpt-4o-2024",
+                finish_reasons=["tool_calls"],
+            )
+    span = exp.get_finished_spans()[0]
+    a = span.attributes
+    assert span.name == "chat gpt-4o" and span.kind is trace.SpanKind.CLIENT
+    assert a[A.PROVIDER_NAME] == "openai" and a[A.REQUEST_MODEL] == "gpt-4o"
+    assert a["gen_ai.request.temperature"] == 0.2 and a["gen_ai.request.seed"] == 42
+    assert a["gen_ai.request.stop_sequences"] == ("\n",)
+    assert json.loads(a[A.SYSTEM_INSTRUCTIONS]) == [{"type": "text", "content": "Be brief."}]
+    assert json.loads(a[A.TOOL_DEFINITIONS]) == [
+        {"type": "function", "name": "lookup", "parameters": {"type": "object"}}
+    ]
+    assert json.loads(a[A.INPUT_MESSAGES]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "where is my order?"}]}
+    ]
+    assert json.loads(a[A.OUTPUT_MESSAGES]) == [
+        {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"q": 1}}],
+        }
+    ]
+    assert a[A.USAGE_INPUT_TOKENS] == 10 and a[A.RESPONSE_ID] == "r1"
+    assert a[A.RESPONSE_FINISH_REASONS] == ("tool_calls",)
+    assert from_attributes(a, A.OUTPUT_MESSAGES).status == "exact"  # type: ignore[union-attr]
+
+
+def test_model_call_error_propagates_and_is_recorded() -> None:
+    with in_memory() as exp, pytest.raises(TimeoutError):
+        with otel_replay.model_call(provider="p", model="m", messages=[]):
+            raise TimeoutError("upstream")
+    span = exp.get_finished_spans()[0]
+    assert span.attributes[A.ERROR_TYPE] == "TimeoutError"
+    assert span.status.status_code is StatusCode.ERROR
+
+
+def test_processor_fingerprints_run_roots_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_REPLAY_COMMIT", "abc123")
+    monkeypatch.setenv("OTEL_REPLAY_DIRTY", "true")
+    from otel_replay.capture import fingerprint
+
+    fingerprint.commit.cache_clear()
+    try:
+        with in_memory(flags={"beta": True}, seed=7) as exp:
+            ctx = baggage.set_baggage("user.id", "u_1")
+            ctx = baggage.set_baggage("tenant_id", "t_9", ctx)
+            token = context.attach(ctx)
+            try:
+                with otel_replay.agent_run("support", input="hi") as run:
+                    lookup("x")
+                    run.record("bye")
+            finally:
+                context.detach(token)
+    finally:
+        fingerprint.commit.cache_clear()
+    spans = spans_by_name(exp)
+    root, child = spans["invoke_agent support"].attributes, spans["execute_tool lookup"].attributes
+    assert root[A.FP_COMMIT] == "abc123" and root[A.FP_DIRTY] is True
+    assert json.loads(root[A.FP_FLAGS]) == {"beta": True} and root[A.FP_SEED] == 7
+    assert any(p.startswith("opentelemetry-sdk==") for p in root[A.FP_PACKAGES])
+    assert A.FP_COMMIT not in child and A.FP_PACKAGES not in child
+    assert root[A.USER_ID] == child[A.USER_ID] == "u_1"
+    assert child[A.TENANT_ID] == "t_9"
+
+
+def test_processor_hides_secret_attributes_set_at_start() -> None:
+    with in_memory() as exp:
+        tracer = otel_replay.capture.spans.tracer()
+        with tracer.start_as_current_span(
+            "GET",
+            attributes={"http.request.header.authorization": "Bearer abc", "http.method": "GET"},
+        ):
+            pass
+    attrs = exp.get_finished_spans()[0].attributes
+    assert attrs["http.request.header.authorization"] == A.REDACTED_VALUE
+    assert attrs["http.method"] == "GET"
+
+
+def test_recording_problems_never_reach_the_app(caplog: pytest.LogCaptureFixture) -> None:
+    class BadRepr:
+        def __repr__(self) -> str:
+            raise RuntimeError("broken repr")
+
+    @otel_replay.tool
+    def weird(x: Any) -> Any:
+        return BadRepr()
+
+    with in_memory() as exp, caplog.at_level(logging.WARNING, "otel_replay"):
+        value = weird(BadRepr())
+    assert isinstance(value, BadRepr)
+    assert len(exp.get_finished_spans()) == 1
+
+
+def test_display_truncated_by_sdk_limit_still_exact() -> None:
+    with in_memory(limits=SpanLimits(max_attribute_length=100)) as exp:
+        lookup("q" * 300, limit=1)
+    attrs = exp.get_finished_spans()[0].attributes
+    assert len(attrs[A.TOOL_CALL_RESULT]) == 100  # the SDK truncated the display...
+    result = from_attributes(attrs, A.TOOL_CALL_RESULT)
+    assert result is not None and result.status == "exact"  # ...the exact bytes survived
+    assert result.value() == [{"id": 0, "q": "q" * 300}]
+
+
+def test_no_sdk_means_no_work_and_no_error() -> None:
+    previous = otel_replay.use_tracer_provider(trace.NoOpTracerProvider())
+    try:
+        assert lookup("x", limit=1) == [{"id": 0, "q": "x"}]
+    finally:
+        otel_replay.use_tracer_provider(previous)

@@ -1,0 +1,180 @@
+"""The payload codec gives back equal values of the same types, or refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import uuid
+from pathlib import PurePosixPath
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from otel_replay import attributes as A
+from otel_replay import payload
+from otel_replay.payload_attributes import from_attributes, to_attributes
+
+
+@dataclasses.dataclass
+class Order:
+    order_id: str
+    placed: dt.datetime
+    tags: tuple[str, ...] = ()
+
+
+class Color(enum.Enum):
+    RED = "r"
+
+
+def roundtrip(value: Any) -> Any:
+    enc = payload.encode(value)
+    return payload.decode(enc.type, enc.data)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain",
+        "unicode ✓ 日本語 🚀",
+        "lone \ud800 surrogate",
+        b"\xff\xfe\x00non-utf8",
+        b"",
+        None,
+        0,
+        2**80,
+        -1.5,
+        float("inf"),
+        True,
+        {"nested": [1, {"deep": [None, "x"]}], "n": 1.25},
+        [],
+        (1, "two", (3.0,)),
+        {1: "int key", (2, 3): "tuple key"},
+        {"$py": "looks tagged"},
+        {1, 2, 3},
+        frozenset({"a"}),
+        dt.datetime(2025, 3, 14, 15, 9, 26, 535897, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+        dt.date(2025, 1, 2),
+        dt.time(3, 4, 5),
+        dt.timedelta(days=2, seconds=3, microseconds=4),
+        decimal.Decimal("12.340"),
+        uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        PurePosixPath("/a/b"),
+        Color.RED,
+        bytearray(b"\x00\x01"),
+        Order("4421", dt.datetime(2025, 1, 1), ("x",)),
+    ],
+)
+def test_roundtrip_equal_value_same_type(value: Any) -> None:
+    back = roundtrip(value)
+    assert back == value or (value != value and back != back)
+    assert type(back) is type(value)
+
+
+def test_pydantic_model_roundtrip() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Item(pydantic.BaseModel):
+        sku: str
+        when: dt.date
+
+    globals()["Item"] = Item  # importable by qualified name, as module-level models are
+    Item.__qualname__ = "Item"
+    value = Item(sku="W-1", when=dt.date(2025, 5, 6))
+    enc = payload.encode(value)
+    assert enc.type == payload.PYJSON
+    assert payload.decode(enc.type, enc.data) == value
+
+
+def test_unrestorable_value_is_refused_not_faked() -> None:
+    class Opaque:
+        pass
+
+    enc = payload.encode(Opaque())
+    assert enc.type == payload.REPR and not enc.exact
+    with pytest.raises(payload.PayloadError, match="repr"):
+        payload.decode(enc.type, enc.data)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+py_values = st.recursive(
+    json_values | st.binary(max_size=20) | st.datetimes() | st.decimals(allow_nan=False),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.tuples(children, children)
+        | st.dictionaries(st.integers() | st.text(max_size=4), children, max_size=3)
+    ),
+    max_leaves=15,
+)
+
+
+@given(py_values)
+def test_roundtrip_property(value: Any) -> None:
+    back = roundtrip(value)
+    assert back == value
+    assert type(back) is type(value)
+
+
+@given(st.text() | st.binary() | json_values)
+def test_attributes_roundtrip_exact(value: Any) -> None:
+    attrs = to_attributes("k", value)
+    got = from_attributes(attrs, "k")
+    assert got is not None and got.status == "exact"
+    assert got.value() == value
+
+
+def test_display_is_semconv_text_and_bytes_only_when_needed() -> None:
+    attrs = to_attributes(A.TOOL_CALL_RESULT, "hello")
+    assert attrs[A.TOOL_CALL_RESULT] == "hello"
+    assert A.BYTES + A.TOOL_CALL_RESULT not in attrs  # the display carries the exact bytes
+    attrs = to_attributes(A.TOOL_CALL_RESULT, {"a": 1})
+    assert attrs[A.TOOL_CALL_RESULT] == '{"a":1}' and A.BYTES + A.TOOL_CALL_RESULT not in attrs
+    attrs = to_attributes(A.TOOL_CALL_RESULT, b"\xff")
+    assert attrs[A.BYTES + A.TOOL_CALL_RESULT] == b"\xff"
+
+
+def test_length_limit_keeps_exact_bytes_beside_display() -> None:
+    value = "x" * 500
+    attrs = to_attributes("k", value, length_limit=100)
+    assert attrs[A.BYTES + "k"] == value.encode()
+    attrs["k"] = attrs["k"][:100]  # what the SDK does to the display
+    got = from_attributes(attrs, "k")
+    assert got is not None and got.status == "exact" and got.value() == value
+
+
+def test_truncated_display_without_bytes_is_a_mismatch() -> None:
+    attrs = to_attributes("k", "y" * 500)
+    attrs["k"] = attrs["k"][:100]
+    got = from_attributes(attrs, "k")
+    assert got is not None and got.status == "mismatch" and not got.usable
+    assert "truncated" in got.reason
+    with pytest.raises(payload.PayloadError):
+        got.value()
+
+
+def test_large_payload_display_is_a_preview() -> None:
+    value = "z" * 10_000
+    attrs = to_attributes("k", value, max_inline=1000)
+    assert len(attrs["k"]) < 1200 and "preview" in attrs["k"]
+    got = from_attributes(attrs, "k")
+    assert got is not None and got.value() == value
+
+
+def test_missing_blob_is_reported() -> None:
+    attrs = {"k": "preview", A.SHA256 + "k": "0" * 64, A.REF + "k": "sha256:" + "0" * 64}
+    got = from_attributes(attrs, "k", lambda ref: None)
+    assert got is not None and got.status == "missing" and "blob" in got.reason
+
+
+def test_third_party_value_without_digest_is_unverified_but_usable() -> None:
+    got = from_attributes({"k": "from another instrumentation"}, "k")
+    assert got is not None and got.status == "unverified" and got.usable
