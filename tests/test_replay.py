@@ -1,0 +1,388 @@
+"""Replay: stubs return the recorded values, the model is pinned, the first divergence is named."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import otel_replay
+from _recording import recording
+
+#: What the "world" answers; tests change it between recording and replay.
+WORLD: dict[str, Any] = {}
+
+
+@dataclasses.dataclass
+class Shipment:
+    order_id: str
+    eta: dt.date
+    legs: tuple[str, ...]
+
+
+class OrderGone(LookupError):
+    pass
+
+
+@otel_replay.tool
+def fetch(kind: str) -> Any:
+    if WORLD.get("fail") == kind:
+        raise OrderGone(f"{kind} is gone", 410)
+    return WORLD[kind]
+
+
+@otel_replay.tool
+def clock_probe() -> dict[str, float]:
+    return {"time": time.time(), "now": dt.datetime.now(dt.timezone.utc).timestamp()}
+
+
+def fresh_world() -> None:
+    WORLD.clear()
+    WORLD.update(
+        raw=b"\x00\xff\xfe binary \x80",
+        big="0123456789abcdef" * (5 * 1024 * 1024 // 16),
+        text="naïve café — 東京 🚚",
+        nested={"orders": [{"id": 1, "items": [{"sku": "W", "qty": 2}]}], "next": None},
+        shipment=Shipment("4421", dt.date(2025, 3, 14), ("DE", "FR")),
+    )
+
+
+def stale_world() -> None:
+    """Everything changed since the recording: live calls would see this."""
+    WORLD.clear()
+    WORLD.update(raw=b"new", big="small", text="changed", nested={}, shipment=None, fail=None)
+
+
+KINDS = ["raw", "big", "text", "nested", "shipment"]
+
+
+def record_run(path: Path, kinds: list[str] = KINDS, fail: str | None = None) -> dict[str, Any]:
+    fresh_world()
+    if fail:
+        WORLD["fail"] = fail
+    out: dict[str, Any] = {}
+    with recording(path):
+        with otel_replay.agent_run("fetcher", input="go") as run:
+            for kind in kinds:
+                try:
+                    out[kind] = fetch(kind)
+                except OrderGone as exc:
+                    out[kind] = exc
+            run.record("done")
+    return out
+
+
+def test_stubs_return_recorded_values_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    original = record_run(path)
+    stale_world()
+    with otel_replay.replay(path) as session:
+        replayed = {kind: fetch(kind) for kind in KINDS}
+    for kind in KINDS:
+        assert replayed[kind] == original[kind], kind
+        assert type(replayed[kind]) is type(original[kind]), kind
+    assert replayed["raw"] == b"\x00\xff\xfe binary \x80"
+    assert len(replayed["big"]) == 5 * 1024 * 1024
+    report = session.report()
+    assert report.matched and len(report.replayed) == len(KINDS)
+
+
+def test_big_payload_lives_in_the_blob_store(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["big"])
+    assert path.stat().st_size < 1024 * 1024  # the 5 MB went beside the file
+    blobs = list((tmp_path / "run.otlp.blobs").iterdir())
+    assert len(blobs) == 1 and blobs[0].stat().st_size == 5 * 1024 * 1024
+
+
+def test_recorded_exception_is_reraised_with_same_type_and_args(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    original = record_run(path, ["text", "raw"], fail="raw")
+    stale_world()
+    with otel_replay.replay(path):
+        assert fetch("text") == original["text"]
+        with pytest.raises(OrderGone) as info:
+            fetch("raw")
+    assert info.value.args == ("raw is gone", 410)
+    assert str(info.value) == str(original["raw"])
+
+
+def test_changed_arguments_diverge_at_the_right_step(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text", "nested"])
+    run = otel_replay.load(path)[0]
+    nested_step = next(
+        s for s in run.tool_steps() if s.tool and s.tool.arguments == {"kind": "nested"}
+    )
+    with pytest.raises(otel_replay.ReplayDivergence) as info:
+        with otel_replay.replay(run):
+            fetch("text")
+            fetch("shipment")  # the recording has "nested" here
+    d = info.value
+    assert (d.kind, d.name, d.index, d.span_id) == (
+        "tool",
+        "fetch",
+        nested_step.index,
+        nested_step.span_id,
+    )
+    assert '"nested"' in d.diff and '"shipment"' in d.diff
+    assert d.candidates and d.candidates[0].step is nested_step
+    assert "arguments differ" in str(d) and nested_step.label() in str(d)
+
+
+def test_call_ids_match_before_arguments(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    fresh_world()
+    with recording(path):
+        for i, kind in enumerate(["text", "text"]):
+            WORLD["text"] = f"answer {i}"
+            with otel_replay.tool_call_id(f"call_{i}"):
+                fetch(kind)
+    stale_world()
+    with otel_replay.replay(path):
+        with otel_replay.tool_call_id("call_1"):
+            assert fetch("text") == "answer 1"
+        with otel_replay.tool_call_id("call_0"):
+            assert fetch("text") == "answer 0"
+
+
+def test_same_calls_without_ids_replay_in_recorded_order(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    fresh_world()
+    with recording(path):
+        for i in range(3):
+            WORLD["text"] = f"poll {i}"
+            fetch("text")
+    stale_world()
+    with otel_replay.replay(path):
+        assert [fetch("text") for _ in range(3)] == ["poll 0", "poll 1", "poll 2"]
+
+
+def test_tool_policies(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text", "raw"])
+    stale_world()
+    with otel_replay.replay(path, tools={"text": "stub", "fetch": "live"}):
+        assert fetch("text") == "changed"  # live: the real function ran
+        assert fetch("raw") == b"new"
+    with pytest.raises(otel_replay.ReplayError, match="policy 'error'"):
+        with otel_replay.replay(path, tools="error"):
+            fetch("text")
+
+
+def test_clock_is_frozen_at_each_recorded_step(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    with recording(path):
+        recorded = clock_probe()
+        time.sleep(0.05)
+        second = clock_probe()
+    run = otel_replay.load(path)[0]
+    starts = [s.start_ns / 1e9 for s in run.tool_steps()]
+    time.sleep(0.2)
+    with otel_replay.replay(run, tools="live"):
+        live1 = clock_probe()
+        assert time.time() == pytest.approx(run.tool_steps()[0].end_ns / 1e9, abs=1e-6)
+        live2 = clock_probe()
+    assert live1["time"] == pytest.approx(starts[0], abs=1e-6)
+    assert live1["now"] == pytest.approx(starts[0], abs=1e-6)
+    assert live2["time"] == pytest.approx(starts[1], abs=1e-6)
+    assert live1["time"] == pytest.approx(recorded["time"], abs=0.01)
+    assert live2["time"] - live1["time"] == pytest.approx(
+        second["time"] - recorded["time"], abs=0.01
+    )
+    assert time.time() > starts[1] + 0.2  # the clock runs again after the session
+
+
+def test_outbound_network_refused_loopback_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text"])
+    attempted: list[Any] = []
+    real_connect = socket.socket.connect
+
+    def fake_connect(sock: socket.socket, address: Any) -> None:
+        # Stand-in for the kernel: no packet ever leaves this test for a remote host.
+        if sock.family == socket.AF_INET and not str(address[0]).startswith("127."):
+            attempted.append(address)
+            raise AssertionError("the guard let a remote connection through")
+        real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", fake_connect)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    threading.Thread(target=lambda: server.accept()[0].close(), daemon=True).start()
+    with otel_replay.replay(path) as session:
+        fetch("text")
+        with pytest.raises(otel_replay.NetworkBlocked, match=r"203\.0\.113\.9:443"):
+            socket.socket().connect(("203.0.113.9", 443))
+        with socket.socket() as ok:
+            ok.connect(server.getsockname())  # loopback is fine
+    server.close()
+    assert attempted == []
+    assert "203.0.113.9:443" in " ".join(session.report().notes)
+    assert socket.socket.connect is fake_connect  # the guard is gone
+
+
+def test_run_that_ends_early_diverges_at_first_unreplayed_step(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text", "nested"])
+    with pytest.raises(otel_replay.ReplayDivergence, match="ended early") as info:
+        with otel_replay.replay(path):
+            fetch("text")
+    assert info.value.name == "fetch" and info.value.step is not None
+    with otel_replay.replay(path, require_complete=False) as session:
+        fetch("text")
+    assert [s.name for s in session.report().not_reached] == ["execute_tool fetch"]
+
+
+def test_divergence_swallowed_by_agent_code_is_raised_at_exit(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text"])
+    with pytest.raises(otel_replay.ReplayDivergence, match="not recorded"):
+        with otel_replay.replay(path):
+            with contextlib.suppress(Exception):  # an agent that turns tool errors into messages
+                fetch("raw")
+            fetch("text")
+
+
+def test_attribute_length_limit_never_gives_a_silently_wrong_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "100")
+    path = tmp_path / "run.otlp"
+    original = record_run(path, ["text", "nested"])
+    with otel_replay.replay(path):  # capture saw the limit and kept exact bytes
+        assert fetch("text") == original["text"] and fetch("nested") == original["nested"]
+
+    # A limit capture could not see (e.g. applied further down the pipeline).
+    monkeypatch.setattr("otel_replay.capture.spans.length_limit", lambda span: None)
+    path2 = tmp_path / "truncated.otlp"
+    WORLD["nested"] = {"long": "x" * 500}
+    with recording(path2):
+        fetch("nested")
+    run = otel_replay.load(path2)[0]
+    assert not run.replayable and any(
+        "not byte-exact" in p or "digest" in p for p in run.kit.problems
+    )
+    with pytest.raises(otel_replay.ReplayError, match="cannot be replayed"):
+        with otel_replay.replay(run):
+            fetch("nested")
+
+
+def test_inspect_only_run_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text"])
+    with pytest.raises(otel_replay.ReplayError, match="inspect-only"):
+        otel_replay.replay(path)
+
+
+# --- the pinned model -------------------------------------------------------------
+
+
+def chat_agent(model: Any, question: str) -> str:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "parts": [{"type": "text", "content": question}]}
+    ]
+    while True:
+        with otel_replay.model_call(
+            provider="test", model="m-1", messages=messages, system="sys"
+        ) as call:
+            reply = model.respond(messages, system="sys")
+            call.record(reply)
+        messages.append(reply)
+        calls = [p for p in reply["parts"] if p["type"] == "tool_call"]
+        if not calls:
+            return str(reply["parts"][0]["content"])
+        for c in calls:
+            with otel_replay.tool_call_id(c["id"]):
+                result = fetch(**c["arguments"])
+            messages.append(
+                {
+                    "role": "tool",
+                    "parts": [{"type": "tool_call_response", "id": c["id"], "response": result}],
+                }
+            )
+
+
+class ScriptModel:
+    def respond(self, messages: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+        if messages[-1]["role"] == "user":
+            return {
+                "role": "assistant",
+                "parts": [
+                    {
+                        "type": "tool_call",
+                        "id": "c1",
+                        "name": "fetch",
+                        "arguments": {"kind": "text"},
+                    }
+                ],
+            }
+        return {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": f"got {messages[-1]['parts'][0]['response']}"}],
+        }
+
+
+def test_pinned_model_replays_the_conversation(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    fresh_world()
+    with recording(path):
+        answer = chat_agent(ScriptModel(), "hello")
+    stale_world()
+    with otel_replay.replay(path) as session:
+        replayed = chat_agent(session.model, "hello")
+        assert session.check_output(replayed)
+    assert replayed == answer == "got naïve café — 東京 🚚"
+    report = session.report()
+    assert (
+        report.matched
+        and [h for _, k, h in report.replayed if k == "model"] == ["pinned:exact"] * 2
+    )
+
+
+def test_pinned_model_diverges_on_a_different_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    fresh_world()
+    with recording(path):
+        chat_agent(ScriptModel(), "hello")
+    run = otel_replay.load(path)[0]
+    first_model = run.model_steps()[0]
+    with pytest.raises(otel_replay.ReplayDivergence) as info:
+        with otel_replay.replay(run) as session:
+            chat_agent(session.model, "HELLO?")
+    assert info.value.kind == "model" and info.value.index == first_model.index
+    assert "message 0 (user) differs" in str(info.value)
+    assert "-" in info.value.diff and "HELLO?" in info.value.diff
+
+
+def test_model_asked_more_often_than_recorded_diverges(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    fresh_world()
+    with recording(path):
+        chat_agent(ScriptModel(), "hello")
+    with pytest.raises(otel_replay.ReplayDivergence, match="model call 3 was not recorded"):
+        with otel_replay.replay(path, require_complete=False) as session:
+            chat_agent(session.model, "hello")
+            session.model.respond([{"role": "user", "content": "again"}])
+
+
+def test_fingerprint_reaches_the_loaded_run(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    with recording(path, flags={"beta_lookup": True}, seed=3):
+        with otel_replay.agent_run("a"):
+            pass
+    run = otel_replay.load(path)[0]
+    assert run.fingerprint["seed"] == 3
+    assert '"beta_lookup": true' in run.fingerprint["flags"]
+    assert any(p.startswith("otel-replay==") for p in run.fingerprint["packages"])
