@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import otel_replay
 from examples.order_support.agent import ORDERS, run_agent
 from examples.order_support.scripted_model import ScriptedModel
+
+import otel_replay
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDING = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
