@@ -1,0 +1,1 @@
+"""The worked example: an order-support agent that answers with another user's order."""
