@@ -81,7 +81,8 @@ class Step:
 
     def label(self) -> str:
         """``step 3 (tool lookup_order, span 1a2b…)``: how errors name a step."""
-        return f"step {self.index} ({self.kind} {self.name}, span {self.span_id})"
+        what = self.tool.tool_name if self.tool is not None else self.name
+        return f"step {self.index} ({self.kind} {what}, span {self.span_id})"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -1,0 +1,116 @@
+"""Replay errors, and the readable "expected vs actual" they carry."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..runs.model import Step
+
+
+class ReplayError(Exception):
+    """A recording cannot be replayed as asked (nothing to serve, value not restorable)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """A recorded step that came close, and why it did not match."""
+
+    step: Step
+    reasons: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.step.label()}: " + "; ".join(self.reasons)
+
+
+class ReplayDivergence(ReplayError):
+    """The replayed run stopped following the recording.
+
+    Names the recorded step where it happened (``index``, ``span_id``,
+    ``kind``, ``name``), what was expected and what came, and the closest
+    recorded candidates with the reason each one failed.
+    """
+
+    def __init__(
+        self,
+        what: str,
+        step: Step | None,
+        *,
+        expected: Any = None,
+        actual: Any = None,
+        candidates: Sequence[Candidate] = (),
+        kind: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.what = what
+        self.step = step
+        self.expected = expected
+        self.actual = actual
+        self.candidates = list(candidates)
+        self.index = step.index if step is not None else None
+        self.span_id = step.span_id if step is not None else None
+        self.kind = kind or (step.kind if step is not None else None)
+        if name is None and step is not None:
+            name = step.tool.tool_name if step.tool is not None else step.name
+        self.name = name
+        self.diff = (
+            render_diff(expected, actual) if expected is not None or actual is not None else ""
+        )
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.step.label() if self.step is not None else f"{self.kind} {self.name}"
+        lines = [f"replay diverged at {where}: {self.what}"]
+        if self.diff:
+            lines.append("  expected (recorded) vs actual (replay):")
+            lines.extend("    " + line for line in self.diff.splitlines())
+        if self.candidates:
+            lines.append("  closest recorded candidates:")
+            lines.extend(f"    {c}" for c in self.candidates)
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "index": self.index,
+            "span_id": self.span_id,
+            "kind": self.kind,
+            "name": self.name,
+            "expected": _jsonable(self.expected),
+            "actual": _jsonable(self.actual),
+            "diff": self.diff,
+            "candidates": [
+                {"index": c.step.index, "span_id": c.step.span_id, "reasons": list(c.reasons)}
+                for c in self.candidates
+            ],
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _pretty(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return value.splitlines() or [""]
+    try:
+        return json.dumps(
+            value, indent=2, sort_keys=True, ensure_ascii=False, default=repr
+        ).splitlines()
+    except (TypeError, ValueError):
+        return [repr(value)]
+
+
+def render_diff(expected: Any, actual: Any, context: int = 3) -> str:
+    """A unified diff of two values, pretty-printed as JSON (or text for strings)."""
+    lines = difflib.unified_diff(
+        _pretty(expected), _pretty(actual), "recorded", "replay", n=context, lineterm=""
+    )
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""Matchers: pure functions comparing a recorded step with a live request.
+
+Each returns ``None`` when it matches, else a short reason; the reasons of
+all matchers make the "closest candidates" part of a divergence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .. import messages as M
+from .. import payload
+from ..runs.model import Step
+
+Reason = str | None
+
+
+def tool_arguments_key(arguments: Any) -> str:
+    """The canonical form tool arguments are indexed and compared by."""
+    return payload.canonical(payload.plain(arguments))
+
+
+def tool_name(step: Step, name: str, call_id: str | None, args_key: str) -> Reason:
+    recorded = step.tool.tool_name if step.tool else step.name
+    return None if recorded == name else f"tool name {recorded!r} != {name!r}"
+
+
+def tool_call_id(step: Step, name: str, call_id: str | None, args_key: str) -> Reason:
+    recorded = step.tool.call_id if step.tool else None
+    if recorded is None or call_id is None or recorded == call_id:
+        return None
+    return f"call id {recorded!r} != {call_id!r}"
+
+
+def tool_args(step: Step, name: str, call_id: str | None, args_key: str) -> Reason:
+    recorded = step.tool.arguments if step.tool else None
+    if tool_arguments_key(recorded) == args_key:
+        return None
+    return "arguments differ" + _dict_delta(recorded, _loads(args_key))
+
+
+TOOL_MATCHERS: Sequence[Callable[[Step, str, str | None, str], Reason]] = (
+    tool_name,
+    tool_call_id,
+    tool_args,
+)
+
+
+def tool_reasons(step: Step, name: str, call_id: str | None, args_key: str) -> list[str]:
+    return [r for m in TOOL_MATCHERS if (r := m(step, name, call_id, args_key)) is not None]
+
+
+# --- model requests: a ladder from strict to loose ---------------------------------
+
+#: Rungs in order of strictness; a session accepts a rung and every stricter one.
+RUNGS = ("exact", "messages", "last_message", "any")
+
+
+def _strip_ids(value: Any) -> Any:
+    """Messages without what differs run to run: call ids, whitespace at the ends."""
+    if isinstance(value, list):
+        return [_strip_ids(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            k: (v.strip() if isinstance(v, str) and k == "content" else _strip_ids(v))
+            for k, v in value.items()
+            if k not in ("id", "finish_reason")
+        }
+    return value
+
+
+def model_rung(
+    recorded_input: Sequence[Mapping[str, Any]] | None,
+    recorded_system: Any,
+    actual_input: Sequence[Mapping[str, Any]],
+    actual_system: Any,
+) -> str:
+    """The strictest rung on which the request matches the recording."""
+    rec = M.normalize(recorded_input or [])
+    act = M.normalize(actual_input)
+    rec_sys = M.system_parts(recorded_system) if recorded_system is not None else None
+    act_sys = M.system_parts(actual_system) if actual_system is not None else None
+    same_system = (
+        rec_sys is None
+        or act_sys is None
+        or payload.canonical(rec_sys) == payload.canonical(act_sys)
+    )
+    if same_system and payload.canonical(rec) == payload.canonical(act):
+        return "exact"
+    if same_system and payload.canonical(_strip_ids(rec)) == payload.canonical(_strip_ids(act)):
+        return "messages"
+    if (
+        rec
+        and act
+        and payload.canonical(_strip_ids(rec[-1])) == payload.canonical(_strip_ids(act[-1]))
+    ):
+        return "last_message"
+    return "any"
+
+
+def accepts(minimum: str, rung: str) -> bool:
+    return RUNGS.index(rung) <= RUNGS.index(minimum)
+
+
+def first_difference(
+    recorded: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]]
+) -> str:
+    """Where two message lists part: ``message 3 (tool) differs`` and the like."""
+    rec, act = _strip_ids(M.normalize(recorded)), _strip_ids(M.normalize(actual))
+    for i, (r, a) in enumerate(zip(rec, act, strict=False)):
+        if payload.canonical(r) != payload.canonical(a):
+            return f"message {i} ({r.get('role')}) differs"
+    if len(rec) != len(act):
+        return f"{len(rec)} messages recorded, {len(act)} sent"
+    return "system instructions differ"
+
+
+def _loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)
+
+
+def _dict_delta(recorded: Any, actual: Any) -> str:
+    if not isinstance(recorded, dict) or not isinstance(actual, dict):
+        return ""
+    added = sorted(set(actual) - set(recorded))
+    removed = sorted(set(recorded) - set(actual))
+    changed = sorted(
+        k
+        for k in set(recorded) & set(actual)
+        if payload.canonical(recorded[k]) != payload.canonical(actual[k])
+    )
+    parts = []
+    if added:
+        parts.append("added " + ", ".join(added))
+    if removed:
+        parts.append("missing " + ", ".join(removed))
+    if changed:
+        parts.append("changed " + ", ".join(changed))
+    return f" ({'; '.join(parts)})" if parts else ""

@@ -1,0 +1,134 @@
+"""The pinned model: a plain object that answers with the recorded responses.
+
+Hand it to the agent in place of the real model.  Each call takes the GenAI
+input messages (plus system instructions and tool definitions, optional) and
+returns the recorded output message of the next model step.  The request is
+checked against the recorded one on a ladder of rungs (``exact``,
+``messages``: same messages but ids and edge whitespace, ``last_message``,
+``any``); a request below the accepted rung raises :class:`ReplayDivergence`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .. import messages as M
+from ..runs.model import Run, Step
+from .divergence import ReplayDivergence, ReplayError
+from .matchers import RUNGS, accepts, first_difference, model_rung
+
+
+class PinnedModel:
+    """Serves a run's recorded model responses in order."""
+
+    def __init__(
+        self,
+        run: Run,
+        *,
+        match: str = "messages",
+        on_step: Callable[[Step], None] | None = None,
+        on_done: Callable[[Step], None] | None = None,
+        on_divergence: Callable[[ReplayDivergence], None] | None = None,
+    ) -> None:
+        if match not in RUNGS:
+            raise ValueError(f"match must be one of {RUNGS}, not {match!r}")
+        self.run = run
+        self.match = match
+        self.steps = [s for s in run.steps if s.kind == "model" and s.model is not None]
+        self.cursor = 0
+        #: (step, rung matched) per call served.
+        self.served: list[tuple[Step, str]] = []
+        #: Request parameters that differ from the recording, per step index.
+        self.param_drift: dict[int, dict[str, tuple[Any, Any]]] = {}
+        self._on_step = on_step
+        self._on_done = on_done
+        self._on_divergence = on_divergence
+
+    @property
+    def model_name(self) -> str | None:
+        """The recorded model id (the first one), for agents that want to show it."""
+        for s in self.steps:
+            if s.model is not None and s.model.request_model:
+                return s.model.request_model
+        return None
+
+    def respond(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: Any = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """The recorded answer to this request (a GenAI ``assistant`` message)."""
+        step = self.next_step(messages, system=system, params=params)
+        assert step.model is not None
+        outputs = step.model.output_messages
+        if not outputs:
+            raise ReplayError(f"{step.label()}: no output messages were recorded")
+        if self._on_done is not None:
+            self._on_done(step)
+        return copy.deepcopy(outputs[0])
+
+    __call__ = respond
+
+    def next_step(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: Any = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> Step:
+        """Advance to the next recorded model step, checking the request against it."""
+        if self.cursor >= len(self.steps):
+            last = self.steps[-1] if self.steps else None
+            err = ReplayDivergence(
+                f"model call {self.cursor + 1} was not recorded "
+                f"(the run has {len(self.steps)} model calls)",
+                last,
+                actual={"input_messages": M.normalize(messages)},
+                kind="model",
+                name="chat",
+            )
+            self._diverged(err)
+            raise err
+        step = self.steps[self.cursor]
+        m = step.model
+        assert m is not None
+        if self._on_step is not None:
+            self._on_step(step)
+        payload = m.output_payload
+        if payload is not None and not payload.usable:
+            raise ReplayError(
+                f"{step.label()}: recorded output cannot be replayed: {payload.reason}"
+            )
+        rung = model_rung(m.input_messages, m.system_instructions, messages, system)
+        if not accepts(self.match, rung):
+            err = ReplayDivergence(
+                f"model request does not match the recording "
+                f"({first_difference(m.input_messages or [], messages)})",
+                step,
+                expected=M.normalize(m.input_messages or []),
+                actual=M.normalize(messages),
+            )
+            self._diverged(err)
+            raise err
+        self.cursor += 1
+        self.served.append((step, rung))
+        drift = {
+            k: (m.params.get(k), v)
+            for k, v in (params or {}).items()
+            if k in m.params and m.params[k] != v
+        }
+        if drift:
+            self.param_drift[step.index] = drift
+        return step
+
+    def _diverged(self, err: ReplayDivergence) -> None:
+        if self._on_divergence is not None:
+            self._on_divergence(err)
+
+    def unreplayed(self) -> list[Step]:
+        return self.steps[self.cursor :]

@@ -1,0 +1,289 @@
+"""``otel_replay.replay(...)``: run the user's own agent code against a recording.
+
+::
+
+    with otel_replay.replay("run.otlp") as session:
+        answer = my_agent("where is my order?", model=session.model)
+    print(session.report())
+
+Inside the block every ``@tool`` function is answered from the recording
+(per-tool policy ``stub``/``live``/``error``), ``session.model`` serves the
+recorded model responses, the clock stands at each recorded step's start, and
+outbound connections other than loopback are refused.  The first divergence
+is raised where it happens and again when the block ends, even if the agent
+code caught it; a run that ends before replaying every recorded step
+diverges too (``require_complete=False`` to allow it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from ..capture import hooks
+from ..runs.model import Run, Step
+from .clock import FrozenClock
+from .divergence import ReplayDivergence, ReplayError
+from .network import NetworkGuard
+from .pinned_model import PinnedModel
+from .tool_stubs import ToolStubs
+
+
+@dataclasses.dataclass
+class ReplayReport:
+    """What a replay did: steps replayed, matched, diverged, not reached."""
+
+    run_id: str
+    total: int
+    replayed: list[tuple[int, str, str]]  # (step index, kind, how: stub/live/pinned:<rung>)
+    not_reached: list[Step]
+    divergence: ReplayDivergence | None
+    output_matched: bool | None
+    notes: list[str]
+
+    @property
+    def matched(self) -> bool:
+        return self.divergence is None and not self.not_reached and self.output_matched is not False
+
+    def __str__(self) -> str:
+        verdict = "MATCHED" if self.matched else "DIVERGED"
+        lines = [
+            f"replay of run {self.run_id}: {verdict} — "
+            f"{len(self.replayed)} of {self.total} recorded model/tool steps replayed"
+        ]
+        if self.divergence is not None:
+            lines.append(str(self.divergence))
+        for s in self.not_reached:
+            lines.append(f"  not reached: {s.label()}")
+        if self.output_matched is not None:
+            lines.append(
+                f"  final answer: {'same as recorded' if self.output_matched else 'DIFFERENT'}"
+            )
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "matched": self.matched,
+            "total": self.total,
+            "replayed": [{"index": i, "kind": k, "how": h} for i, k, h in self.replayed],
+            "not_reached": [s.index for s in self.not_reached],
+            "divergence": self.divergence.to_json() if self.divergence else None,
+            "output_matched": self.output_matched,
+            "notes": self.notes,
+        }
+
+
+class ReplaySession:
+    """A running replay; use :func:`replay` to make one."""
+
+    def __init__(
+        self,
+        run: Run,
+        *,
+        tools: str | Mapping[str, str] = "stub",
+        model_match: str = "messages",
+        freeze_clock: bool = True,
+        allow_network: bool = False,
+        allow_hosts: Iterable[str] = (),
+        require_complete: bool = True,
+    ) -> None:
+        if run.kit.verdict == "inspect-only":
+            raise ReplayError(
+                f"run {run.run_id} is inspect-only: content was not captured "
+                f"(missing: {', '.join(run.kit.missing) or 'messages'})"
+            )
+        self.run = run
+        self.require_complete = require_complete
+        self.divergence: ReplayDivergence | None = None
+        self._replayed: list[tuple[int, str, str]] = []
+        self._clock = FrozenClock(run.start_ns) if freeze_clock and run.start_ns else None
+        self._guard = None if allow_network else NetworkGuard(allow_hosts)
+        self.tools = ToolStubs(
+            run,
+            tools,
+            on_step=self._step_started,
+            on_done=self._tool_done,
+            on_divergence=self._diverged,
+        )
+        self.model = PinnedModel(
+            run,
+            match=model_match,
+            on_step=self._step_started,
+            on_done=self._model_done,
+            on_divergence=self._diverged,
+        )
+        self._output_matched: bool | None = None
+        self._previous: hooks.ToolInterceptor | None = None
+        self._random_state: Any = None
+
+    # --- hooks from stubs and model --------------------------------------------------
+    def _step_started(self, step: Step) -> None:
+        if self._clock is not None:
+            self._clock.move_to(step.start_ns)
+
+    def _tool_done(self, step: Step) -> None:
+        self._replayed.append(
+            (
+                step.index,
+                "tool",
+                self.tools.policy_for(step.tool.tool_name if step.tool else step.name),
+            )
+        )
+        if self._clock is not None:
+            self._clock.move_to(step.end_ns)
+
+    def _model_done(self, step: Step) -> None:
+        rung = next((r for s, r in reversed(self.model.served) if s is step), "?")
+        self._replayed.append((step.index, "model", f"pinned:{rung}"))
+        if self._clock is not None:
+            self._clock.move_to(step.end_ns)
+
+    def _diverged(self, err: ReplayDivergence) -> None:
+        if self.divergence is None:
+            self.divergence = err
+
+    # --- public ---------------------------------------------------------------------
+    def check_output(self, answer: str) -> bool:
+        """Compare the replay's final answer with the recorded one; a difference diverges."""
+        recorded = self.run.final_output()
+        if recorded is None:
+            return True
+        self._output_matched = answer == recorded
+        if not self._output_matched:
+            last = self.run.steps[-1] if self.run.steps else None
+            err = ReplayDivergence(
+                "final answer differs",
+                last,
+                expected=recorded,
+                actual=answer,
+                kind="output",
+                name="final answer",
+            )
+            self._diverged(err)
+        return self._output_matched
+
+    def unreplayed(self) -> list[Step]:
+        steps = self.tools.unreplayed() + self.model.unreplayed()
+        return sorted(steps, key=lambda s: s.index)
+
+    def report(self) -> ReplayReport:
+        notes = [
+            f"step {i}: request parameters differ from the recording: "
+            + ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in d.items())
+            for i, d in self.model.param_drift.items()
+        ]
+        if self.tools.live_unmatched:
+            notes.append(
+                "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)
+            )
+        if self._guard is not None and self._guard.refused:
+            notes.append("outbound connections refused: " + ", ".join(self._guard.refused))
+        return ReplayReport(
+            run_id=self.run.run_id,
+            total=len(self.tools.steps) + len(self.model.steps),
+            replayed=list(self._replayed),
+            not_reached=self.unreplayed(),
+            divergence=self.divergence,
+            output_matched=self._output_matched,
+            notes=notes,
+        )
+
+    def __enter__(self) -> ReplaySession:
+        self._previous = hooks.install(self.tools)
+        seed = self.run.fingerprint.get("seed")
+        if isinstance(seed, int):
+            self._random_state = random.getstate()
+            random.seed(seed)
+        if self._guard is not None:
+            self._guard.start()
+        if self._clock is not None:
+            self._clock.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        hooks.install(self._previous)
+        if self._clock is not None:
+            self._clock.stop()
+        if self._guard is not None:
+            self._guard.stop()
+        if self._random_state is not None:
+            random.setstate(self._random_state)
+        if exc is not None:
+            return  # the block's own exception (a divergence included) propagates
+        if self.divergence is not None:
+            raise self.divergence  # raised inside, swallowed by the agent code
+        if self.require_complete:
+            left = self.unreplayed()
+            if left:
+                self.divergence = ReplayDivergence(
+                    f"the replayed run ended early: {len(left)} recorded step(s) not replayed",
+                    left[0],
+                )
+                raise self.divergence
+
+
+def _pick_run(runs: list[Run], run_id: str | None, source: str) -> Run:
+    if run_id is not None:
+        found = [r for r in runs if r.run_id.startswith(run_id)]
+        if len(found) != 1:
+            known = ", ".join(r.run_id for r in runs) or "none"
+            raise ReplayError(
+                f"{source}: {'several' if found else 'no'} run(s) match {run_id!r}"
+                f" (runs: {known})"
+            )
+        return found[0]
+    if len(runs) != 1:
+        known = ", ".join(r.run_id for r in runs) or "none"
+        raise ReplayError(
+            f"{source}: holds {len(runs)} runs; pick one with run_id= (runs: {known})"
+        )
+    return runs[0]
+
+
+def replay(
+    run_or_path: Run | str | os.PathLike[str],
+    run_id: str | None = None,
+    tools: str | Mapping[str, str] = "stub",
+    *,
+    model_match: str = "messages",
+    freeze_clock: bool = True,
+    allow_network: bool = False,
+    allow_hosts: Iterable[str] = (),
+    require_complete: bool = True,
+) -> ReplaySession:
+    """Replay a recorded run (a :class:`Run`, or a trace file to load it from).
+
+    ``tools`` is a policy for every tool (``"stub"``, ``"live"``, ``"error"``)
+    or a mapping from tool name to policy (``"*"`` for the rest).
+    ``model_match`` is the loosest rung on which a model request still counts
+    as the recorded one.
+    """
+    if isinstance(run_or_path, Run):
+        run = run_or_path
+        if run_id is not None and not run.run_id.startswith(run_id):
+            raise ReplayError(f"run {run.run_id} is not {run_id!r}")
+    else:
+        from ..runs.load import load
+
+        source = os.fspath(run_or_path)
+        run = _pick_run(list(load(source)), run_id, source)
+    return ReplaySession(
+        run,
+        tools=tools,
+        model_match=model_match,
+        freeze_clock=freeze_clock,
+        allow_network=allow_network,
+        allow_hosts=allow_hosts,
+        require_complete=require_complete,
+    )

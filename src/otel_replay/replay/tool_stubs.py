@@ -1,0 +1,212 @@
+"""Tool stubs: answer ``@tool`` calls from the recording.
+
+Matching, each lookup O(1): by call id when both sides have one, else by tool
+name + canonical arguments in recorded order.  Per-tool policy: ``stub``
+(return the recorded bytes, re-raise the recorded exception), ``live`` (run
+the real function) or ``error`` (refuse the call).
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .. import payload
+from ..capture.hooks import Resolution, ToolInvocation
+from ..runs.model import Run, Step, ToolError
+from .divergence import Candidate, ReplayDivergence, ReplayError
+from .matchers import tool_arguments_key, tool_reasons
+
+POLICIES = ("stub", "live", "error")
+
+
+class ToolStubs:
+    """The recorded tool calls of one run, indexed for replay."""
+
+    def __init__(
+        self,
+        run: Run,
+        policy: str | Mapping[str, str] = "stub",
+        *,
+        on_step: Callable[[Step], None] | None = None,
+        on_done: Callable[[Step], None] | None = None,
+        on_divergence: Callable[[ReplayDivergence], None] | None = None,
+    ) -> None:
+        self.run = run
+        if isinstance(policy, str):
+            self.default, self.policies = policy, {}
+        else:
+            self.policies = dict(policy)
+            self.default = self.policies.pop("*", "stub")
+        for p in (self.default, *self.policies.values()):
+            if p not in POLICIES:
+                raise ValueError(f"tool policy must be one of {POLICIES}, not {p!r}")
+        self.steps = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
+        self.used: set[int] = set()
+        self.by_id: dict[str, Step] = {}
+        self.by_key: dict[tuple[str, str], collections.deque[Step]] = collections.defaultdict(
+            collections.deque
+        )
+        self.by_name: dict[str, collections.deque[Step]] = collections.defaultdict(
+            collections.deque
+        )
+        for step in self.steps:
+            assert step.tool is not None
+            if step.tool.call_id:
+                self.by_id.setdefault(step.tool.call_id, step)
+            key = tool_arguments_key(step.tool.arguments)
+            self.by_key[(step.tool.tool_name, key)].append(step)
+            self.by_name[step.tool.tool_name].append(step)
+        self.live_unmatched: list[str] = []
+        self._on_step = on_step
+        self._on_done = on_done
+        self._on_divergence = on_divergence
+
+    def policy_for(self, name: str) -> str:
+        return self.policies.get(name, self.default)
+
+    # --- ToolInterceptor ----------------------------------------------------------
+    def resolve(self, inv: ToolInvocation) -> Resolution:
+        policy = self.policy_for(inv.name)
+        if policy == "error":
+            raise ReplayError(f"tool {inv.name!r} may not run during this replay (policy 'error')")
+        args_key = tool_arguments_key(inv.arguments)
+        step, problem = self._match(inv, args_key)
+        if step is None:
+            if policy == "live":
+                self.live_unmatched.append(inv.name)
+                return Resolution("live")
+            raise self._diverge(problem, inv, args_key)
+        self.used.add(step.index)
+        if self._on_step is not None:
+            self._on_step(step)
+        if policy == "live":
+            return Resolution("live", token=step)
+        tool = step.tool
+        assert tool is not None
+        if tool.error is not None:
+            return Resolution("raise", error=rebuild_exception(tool.error), token=step)
+        if tool.result_payload is None:
+            raise ReplayError(f"{step.label()}: no result was recorded for this tool call")
+        try:
+            value = tool.result_payload.value()
+        except payload.PayloadError as exc:
+            raise ReplayError(f"{step.label()}: recorded result cannot be replayed: {exc}") from exc
+        return Resolution("return", value=value, token=step)
+
+    def complete(self, resolution: Resolution, outcome: Any, error: BaseException | None) -> None:
+        if isinstance(resolution.token, Step) and self._on_done is not None:
+            self._on_done(resolution.token)
+
+    # --- matching -------------------------------------------------------------------
+    def _match(self, inv: ToolInvocation, args_key: str) -> tuple[Step | None, str]:
+        if inv.call_id is not None:
+            step = self.by_id.get(inv.call_id)
+            if step is not None and step.index not in self.used:
+                reasons = tool_reasons(step, inv.name, inv.call_id, args_key)
+                if not reasons:
+                    return step, ""
+                return None, "; ".join(reasons)
+        queue = self.by_key.get((inv.name, args_key))
+        while queue:
+            step = queue[0]
+            if step.index in self.used:
+                queue.popleft()
+                continue
+            queue.popleft()
+            return step, ""
+        return None, ""
+
+    def _expected_for(self, name: str) -> Step | None:
+        queue = self.by_name.get(name)
+        while queue and queue[0].index in self.used:
+            queue.popleft()
+        if queue:
+            return queue[0]
+        return next((s for s in self.steps if s.index not in self.used), None)
+
+    def _diverge(self, problem: str, inv: ToolInvocation, args_key: str) -> ReplayDivergence:
+        expected = self._expected_for(inv.name)
+        unused = [s for s in self.steps if s.index not in self.used]
+        scored = sorted(
+            (Candidate(s, tuple(tool_reasons(s, inv.name, inv.call_id, args_key))) for s in unused),
+            key=lambda c: (len(c.reasons), c.step.index),
+        )[:3]
+        what = problem or (
+            f"tool call {inv.name}({_short(payload.plain(inv.arguments))}) was not recorded"
+            + (" (recorded tool calls are all used up)" if not unused else "")
+        )
+        err = ReplayDivergence(
+            what,
+            expected,
+            expected=_tool_view(expected) if expected is not None else None,
+            actual={
+                "tool_name": inv.name,
+                "call_id": inv.call_id,
+                "arguments": payload.plain(inv.arguments),
+            },
+            candidates=scored,
+            kind="tool",
+            name=inv.name,
+        )
+        if self._on_divergence is not None:
+            self._on_divergence(err)
+        return err
+
+    def unreplayed(self) -> list[Step]:
+        return [s for s in self.steps if s.index not in self.used]
+
+
+def _tool_view(step: Step) -> dict[str, Any]:
+    t = step.tool
+    assert t is not None
+    return {"tool_name": t.tool_name, "call_id": t.call_id, "arguments": t.arguments}
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = payload.canonical(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _import_qualified(name: str) -> Any:
+    if "." not in name:
+        return getattr(builtins, name, None)
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def rebuild_exception(error: ToolError) -> BaseException:
+    """The recorded exception: same type (imported), same arguments or message."""
+    cls = _import_qualified(error.type)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        module, _, qualname = error.type.rpartition(".")
+        # The type is gone from this codebase: an exception of the same name
+        # still tells the user what happened.
+        cls = type(qualname or error.type, (Exception,), {"__module__": module or "builtins"})
+    args: tuple[Any, ...] = (error.message,)
+    if error.args_payload is not None and error.args_payload.usable:
+        try:
+            value = error.args_payload.value()
+            args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        except payload.PayloadError:
+            pass
+    try:
+        return cls(*args)  # type: ignore[no-any-return]
+    except Exception:
+        exc = cls.__new__(cls)
+        exc.args = args
+        return exc  # type: ignore[no-any-return]
