@@ -40,7 +40,30 @@ _EXPORTS = {
     "PinnedModel": "otel_replay.replay.pinned_model",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "FileSpanExporter",
+    "FormatError",
+    "ModelCallRecorder",
+    "NetworkBlocked",
+    "PinnedModel",
+    "RecordingSpanProcessor",
+    "ReplayDivergence",
+    "ReplayError",
+    "ReplayReport",
+    "ReplaySession",
+    "ReplaySpanProcessor",
+    "Run",
+    "Runs",
+    "Step",
+    "agent_run",
+    "configure_redaction",
+    "load",
+    "model_call",
+    "replay",
+    "tool",
+    "tool_call_id",
+    "use_tracer_provider",
+]
 
 if TYPE_CHECKING:
     from .capture.agent_run import agent_run

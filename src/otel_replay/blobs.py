@@ -34,7 +34,11 @@ class BlobStore:
 
     def get(self, ref: str) -> bytes | None:
         algo, _, digest = ref.partition(":")
-        if algo != "sha256" or len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+        if (
+            algo != "sha256"
+            or len(digest) != 64
+            or not all(c in "0123456789abcdef" for c in digest)
+        ):
             return None
         try:
             return (self.root / digest).read_bytes()

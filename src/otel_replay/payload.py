@@ -194,7 +194,10 @@ def _to_tagged(value: Any, depth: int) -> Any:
     if t is dict:
         if all(type(k) is str for k in value) and _TAG_KEY not in value:
             return {k: _to_tagged(v, d) for k, v in value.items()}
-        return {_TAG_KEY: "dict", "items": [[_to_tagged(k, d), _to_tagged(v, d)] for k, v in value.items()]}
+        return {
+            _TAG_KEY: "dict",
+            "items": [[_to_tagged(k, d), _to_tagged(v, d)] for k, v in value.items()],
+        }
     if t is tuple:
         return {_TAG_KEY: "tuple", "v": [_to_tagged(v, d) for v in value]}
     if t is set or t is frozenset:
@@ -228,9 +231,17 @@ def _to_tagged(value: Any, depth: int) -> Any:
         return {_TAG_KEY: "dataclass", "cls": _class_path(t), "v": fields}
     dump = getattr(value, "model_dump", None)
     if callable(dump) and hasattr(t, "model_validate"):
-        return {_TAG_KEY: "pydantic", "cls": _class_path(t), "v": _to_tagged(dump(mode="python"), d)}
+        return {
+            _TAG_KEY: "pydantic",
+            "cls": _class_path(t),
+            "v": _to_tagged(dump(mode="python"), d),
+        }
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # NamedTuple
-        return {_TAG_KEY: "namedtuple", "cls": _class_path(t), "v": [_to_tagged(v, d) for v in value]}
+        return {
+            _TAG_KEY: "namedtuple",
+            "cls": _class_path(t),
+            "v": [_to_tagged(v, d) for v in value],
+        }
     raise _NotJson(t.__qualname__)
 
 
