@@ -43,7 +43,9 @@ def bare_span(provider: TracerProvider, n: int) -> float:
 def tool_calls(n: int, path: Path) -> tuple[float, float]:
     provider = TracerProvider()
     provider.add_span_processor(otel_replay.ReplaySpanProcessor())
-    provider.add_span_processor(otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path)))
+    provider.add_span_processor(
+        otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path))
+    )
     previous = otel_replay.use_tracer_provider(provider)
     try:
         t0 = time.perf_counter()
@@ -72,9 +74,15 @@ def main() -> None:
             total.append(t)
     b, a, t = min(bare), statistics.median(app), statistics.median(total)
     b_med = statistics.median(bare)
-    print(f"bare SDK span (no processors):          {b_med * 1e6:7.1f} µs/call (best {b * 1e6:.1f})")
-    print(f"@tool call, app thread:                 {a * 1e6:7.1f} µs/call  ratio {a / b_med:5.2f}x")
-    print(f"@tool call, until on disk (encode+I/O): {t * 1e6:7.1f} µs/call  ratio {t / b_med:5.2f}x")
+    print(
+        f"bare SDK span (no processors):          {b_med * 1e6:7.1f} µs/call (best {b * 1e6:.1f})"
+    )
+    print(
+        f"@tool call, app thread:                 {a * 1e6:7.1f} µs/call  ratio {a / b_med:5.2f}x"
+    )
+    print(
+        f"@tool call, until on disk (encode+I/O): {t * 1e6:7.1f} µs/call  ratio {t / b_med:5.2f}x"
+    )
 
 
 if __name__ == "__main__":

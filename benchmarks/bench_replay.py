@@ -37,15 +37,23 @@ class CountingModel:
             return {"role": "assistant", "parts": [{"type": "text", "content": "done"}]}
         return {
             "role": "assistant",
-            "parts": [{"type": "tool_call", "id": f"c{self.n}", "name": "step_tool",
-                       "arguments": {"i": self.n, "note": "x" * 40}}],
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": f"c{self.n}",
+                    "name": "step_tool",
+                    "arguments": {"i": self.n, "note": "x" * 40},
+                }
+            ],
         }
 
 
 def agent(model: Any) -> str:
     # Keep only the last exchange in context, so the request size stays flat
     # and the measurement is about the replayer, not a growing prompt.
-    messages: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": "go"}]}]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "parts": [{"type": "text", "content": "go"}]}
+    ]
     while True:
         with otel_replay.model_call(provider="bench", model="m", messages=messages) as call:
             reply = model.respond(messages)
@@ -56,12 +64,20 @@ def agent(model: Any) -> str:
         c = calls[0]
         with otel_replay.tool_call_id(c["id"]):
             result = step_tool(**c["arguments"])
-        messages = [reply, {"role": "tool", "parts": [{"type": "tool_call_response", "id": c["id"], "response": result}]}]
+        messages = [
+            reply,
+            {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": c["id"], "response": result}],
+            },
+        ]
 
 
 def record(path: Path, turns: int) -> None:
     provider = TracerProvider()
-    provider.add_span_processor(otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path)))
+    provider.add_span_processor(
+        otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path))
+    )
     previous = otel_replay.use_tracer_provider(provider)
     try:
         agent(CountingModel(turns))
@@ -82,8 +98,10 @@ def main() -> None:
             (runs[turns],) = otel_replay.load(path)
             load_s = time.perf_counter() - t0
             steps = len(runs[turns].model_steps()) + len(runs[turns].tool_steps())
-            print(f"{turns:5d} turns: {steps:5d} model+tool steps, load {load_s * 1e3:7.1f} ms "
-                  f"({load_s / steps * 1e6:.0f} µs/step)")
+            print(
+                f"{turns:5d} turns: {steps:5d} model+tool steps, load {load_s * 1e3:7.1f} ms "
+                f"({load_s / steps * 1e6:.0f} µs/step)"
+            )
         # Replay with no tracer so only replay work is measured.
         previous = otel_replay.use_tracer_provider(None)
         try:
@@ -101,8 +119,10 @@ def main() -> None:
             otel_replay.use_tracer_provider(previous)
     base = per_step[sizes[0]]
     for turns in sizes:
-        print(f"replay, {turns:5d}-turn run: {per_step[turns] * 1e6:7.1f} µs/step  "
-              f"ratio vs 10-turn run {per_step[turns] / base:5.2f}x")
+        print(
+            f"replay, {turns:5d}-turn run: {per_step[turns] * 1e6:7.1f} µs/step  "
+            f"ratio vs 10-turn run {per_step[turns] / base:5.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ def test_changed_arguments_diverge_at_the_right_step(tmp_path: Path) -> None:
 def test_call_ids_match_before_arguments(tmp_path: Path) -> None:
     path = tmp_path / "run.otlp"
     fresh_world()
-    with recording(path):
+    with recording(path), otel_replay.agent_run("a"):
         for i, kind in enumerate(["text", "text"]):
             WORLD["text"] = f"answer {i}"
             with otel_replay.tool_call_id(f"call_{i}"):
@@ -156,7 +156,7 @@ def test_call_ids_match_before_arguments(tmp_path: Path) -> None:
 def test_same_calls_without_ids_replay_in_recorded_order(tmp_path: Path) -> None:
     path = tmp_path / "run.otlp"
     fresh_world()
-    with recording(path):
+    with recording(path), otel_replay.agent_run("a"):
         for i in range(3):
             WORLD["text"] = f"poll {i}"
             fetch("text")
@@ -179,7 +179,7 @@ def test_tool_policies(tmp_path: Path) -> None:
 
 def test_clock_is_frozen_at_each_recorded_step(tmp_path: Path) -> None:
     path = tmp_path / "run.otlp"
-    with recording(path):
+    with recording(path), otel_replay.agent_run("a"):
         recorded = clock_probe()
         time.sleep(0.05)
         second = clock_probe()
@@ -267,7 +267,7 @@ def test_attribute_length_limit_never_gives_a_silently_wrong_replay(
     monkeypatch.setattr("otel_replay.capture.spans.length_limit", lambda span: None)
     path2 = tmp_path / "truncated.otlp"
     WORLD["nested"] = {"long": "x" * 500}
-    with recording(path2):
+    with recording(path2), otel_replay.agent_run("a"):
         fetch("nested")
     run = otel_replay.load(path2)[0]
     assert not run.replayable and any(
@@ -290,6 +290,11 @@ def test_inspect_only_run_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def chat_agent(model: Any, question: str) -> str:
+    with otel_replay.agent_run("chat", input=question):
+        return _chat_loop(model, question)
+
+
+def _chat_loop(model: Any, question: str) -> str:
     messages: list[dict[str, Any]] = [
         {"role": "user", "parts": [{"type": "text", "content": question}]}
     ]

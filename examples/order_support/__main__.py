@@ -33,7 +33,9 @@ def main(out_dir: str = "out") -> int:
     print(f"   trace written to {path}\n")
 
     print("== 2. show the run")
-    shown = subprocess.run([sys.executable, "-m", "otel_replay.cli.main", "show", str(path)], check=False)
+    shown = subprocess.run(
+        [sys.executable, "-m", "otel_replay.cli.main", "show", str(path)], check=False
+    )
     if shown.returncode != 0:
         return 1
 
@@ -45,8 +47,10 @@ def main(out_dir: str = "out") -> int:
     print(report)
     owner = next((o["user_id"] for o in ORDERS if f"#{o['order_id']}" in replayed), None)
     print(f"   replayed answer: {replayed}")
-    print(f"   the order it names belongs to {owner}, the user is {USER['user.id']}: "
-          + ("the failure is reproduced" if owner != USER["user.id"] else "no failure"))
+    print(
+        f"   the order it names belongs to {owner}, the user is {USER['user.id']}: "
+        + ("the failure is reproduced" if owner != USER["user.id"] else "no failure")
+    )
     ok = report.matched and owner != USER["user.id"]
 
     print("\n== 4. fix lookup_order (pass the user id) and replay the same recording")
@@ -59,8 +63,10 @@ def main(out_dir: str = "out") -> int:
         print(divergence)
         ok = ok and divergence.kind == "tool" and divergence.name == "lookup_order"
 
-    print(f"\n{'OK' if ok else 'UNEXPECTED'}: replay "
-          f"{'matched the recording, and the fix diverges at the lookup step' if ok else 'did not go as expected'}")
+    if ok:
+        print("\nOK: the replay matched the recording, and the fix diverges at the lookup step")
+    else:
+        print("\nUNEXPECTED: the replay did not go as the story says")
     return 0 if ok else 1
 
 

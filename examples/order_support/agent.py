@@ -75,7 +75,12 @@ def cancel_order(order_id: str, reason: str) -> dict[str, str]:
 
 class Model(Protocol):
     def respond(
-        self, messages: list[dict[str, Any]], *, system: Any = None, tools: Any = None, **params: Any
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        system: Any = None,
+        tools: Any = None,
+        **params: Any,
     ) -> dict[str, Any]: ...
 
 
@@ -86,16 +91,25 @@ def run_agent(question: str, *, model: Model, user_id: str, fixed: bool = False)
     """Answer ``question`` for ``user_id``; ``fixed`` uses the repaired lookup."""
     tools: dict[str, Callable[..., Any]] = {
         "lookup_order": (
-            (lambda query: lookup_order_fixed(query=query, user_id=user_id)) if fixed else lookup_order
+            (lambda query: lookup_order_fixed(query=query, user_id=user_id))
+            if fixed
+            else lookup_order
         ),
         "cancel_order": cancel_order,
     }
-    messages: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "parts": [{"type": "text", "content": question}]}
+    ]
     with otel_replay.agent_run("order_support", input=question) as run:
         for _ in range(8):
             with otel_replay.model_call(
-                provider="scripted", model=MODEL_ID, messages=messages, system=SYSTEM,
-                tools=TOOLS, temperature=0.7, seed=7,
+                provider="scripted",
+                model=MODEL_ID,
+                messages=messages,
+                system=SYSTEM,
+                tools=TOOLS,
+                temperature=0.7,
+                seed=7,
             ) as call:
                 reply = model.respond(messages, system=SYSTEM, tools=TOOLS, temperature=0.7, seed=7)
                 call.record(reply, input_tokens=_tokens(messages), output_tokens=_tokens([reply]))
@@ -109,12 +123,20 @@ def run_agent(question: str, *, model: Model, user_id: str, fixed: bool = False)
                 with otel_replay.tool_call_id(c["id"]):
                     result = tools[c["name"]](**c["arguments"])
                 messages.append(
-                    {"role": "tool", "parts": [{"type": "tool_call_response", "id": c["id"], "response": result}]}
+                    {
+                        "role": "tool",
+                        "parts": [
+                            {"type": "tool_call_response", "id": c["id"], "response": result}
+                        ],
+                    }
                 )
         raise RuntimeError("the agent did not answer within 8 turns")
 
 
 def _tokens(messages: list[dict[str, Any]]) -> int:
     """A rough token count (words), so usage is recorded like a real client's."""
-    return sum(len(str(p.get("content", p.get("response", p.get("arguments", "")))).split())
-               for m in messages for p in m["parts"])
+    return sum(
+        len(str(p.get("content", p.get("response", p.get("arguments", "")))).split())
+        for m in messages
+        for p in m["parts"]
+    )

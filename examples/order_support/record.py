@@ -23,7 +23,9 @@ def record(path: str | os.PathLike[str], question: str = QUESTION) -> str:
     """Run the agent once with tracing to ``path``; returns its answer."""
     provider = TracerProvider(resource=Resource.create({"service.name": "order-support"}))
     provider.add_span_processor(otel_replay.ReplaySpanProcessor(flags={"lookup_v2": False}, seed=7))
-    provider.add_span_processor(otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path)))
+    provider.add_span_processor(
+        otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path))
+    )
     # An app would call trace.set_tracer_provider(provider) once at start-up;
     # the example records several times per process, so it scopes the provider.
     previous = otel_replay.use_tracer_provider(provider)

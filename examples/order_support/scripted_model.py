@@ -17,7 +17,12 @@ class ScriptedModel:
         self._ids = itertools.count(1)
 
     def respond(
-        self, messages: list[dict[str, Any]], *, system: Any = None, tools: Any = None, **params: Any
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        system: Any = None,
+        tools: Any = None,
+        **params: Any,
     ) -> dict[str, Any]:
         last = messages[-1]
         if last["role"] == "user":
@@ -26,7 +31,9 @@ class ScriptedModel:
             return self._call("lookup_order", {"query": query})
         response = last["parts"][0]["response"]
         if not response:
-            return self._say("I could not find an order for you; could you give me the order number?")
+            return self._say(
+                "I could not find an order for you; could you give me the order number?"
+            )
         order = response[0]  # several candidates: the model trusts the top hit
         return self._say(f"Order #{order['order_id']} ({order['item']}) is {order['status']}.")
 
@@ -40,4 +47,8 @@ class ScriptedModel:
 
     @staticmethod
     def _say(text: str) -> dict[str, Any]:
-        return {"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": "stop"}
+        return {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": text}],
+            "finish_reason": "stop",
+        }

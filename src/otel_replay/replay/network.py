@@ -66,5 +66,5 @@ class NetworkGuard:
 
     def stop(self) -> None:
         if self._saved is not None:
-            socket.socket.connect, socket.socket.connect_ex = self._saved  # type: ignore[method-assign,assignment]
+            socket.socket.connect, socket.socket.connect_ex = self._saved  # type: ignore[method-assign]
             self._saved = None

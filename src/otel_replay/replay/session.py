@@ -239,8 +239,7 @@ def _pick_run(runs: list[Run], run_id: str | None, source: str) -> Run:
         if len(found) != 1:
             known = ", ".join(r.run_id for r in runs) or "none"
             raise ReplayError(
-                f"{source}: {'several' if found else 'no'} run(s) match {run_id!r}"
-                f" (runs: {known})"
+                f"{source}: {'several' if found else 'no'} run(s) match {run_id!r} (runs: {known})"
             )
         return found[0]
     if len(runs) != 1:

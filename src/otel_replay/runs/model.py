@@ -124,9 +124,7 @@ class Step:
                 call_id=t.call_id,
                 arguments=t.arguments,
                 result=t.result,
-                error=(
-                    {"type": t.error.type, "message": t.error.message} if t.error else None
-                ),
+                error=({"type": t.error.type, "message": t.error.message} if t.error else None),
                 derived=t.derived,
                 exact={
                     "arguments": t.arguments_payload.status if t.arguments_payload else None,
@@ -205,7 +203,7 @@ class Run:
 
     def final_output(self) -> str | None:
         """The run's answer: the root agent's recorded output, else the last model text."""
-        from .messages import last_text
+        from ..messages import last_text
 
         for root in self.roots:
             if root.kind == "agent" and root.model is not None and root.model.output_messages:
