@@ -157,14 +157,14 @@ class _Encoder:
             out.append(field)
         return b"".join(out)
 
-    def block(self, obj: object, make: Callable[[], bytes]) -> bytes:
+    def block(self, obj: Any, encode: Callable[[Any], bytes]) -> bytes:
         """A resource or scope block, encoded once per object."""
         hit = self.blocks.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
         if len(self.blocks) > 256:
             self.blocks.clear()
-        data = make()
+        data = encode(obj)
         self.blocks[id(obj)] = (obj, data)  # the reference keeps id() from being reused
         return data
 
@@ -289,13 +289,9 @@ def encode_request(
         sg[1].append(_span(span, max_inline, blobs, redact_key))
     out = []
     for resource, scopes in _merge_equal(groups.values()):
-        body = [_encoder.block(resource, lambda r=resource: _resource(r))]
+        body = [_encoder.block(resource, _resource)]
         for scope, encoded in _merge_equal(scopes.values()):
-            sbody = (
-                _encoder.block(scope, lambda s=scope: _scope(s))
-                if scope is not None
-                else b"\x0a\x00"
-            )
+            sbody = _encoder.block(scope, _scope) if scope is not None else b"\x0a\x00"
             sbody += b"".join(encoded)
             if scope is not None and scope.schema_url:
                 sbody += _ld(b"\x1a", scope.schema_url.encode("utf-8"))
