@@ -28,6 +28,7 @@ _EXPORTS = {
     "RecordingSpanProcessor": "otel_replay.export.recording_processor",
     "load": "otel_replay.runs.load",
     "Runs": "otel_replay.runs.load",
+    "LoadWarning": "otel_replay.runs.load",
     "Run": "otel_replay.runs.model",
     "Step": "otel_replay.runs.model",
     "FormatError": "otel_replay.store.errors",
@@ -43,6 +44,7 @@ _EXPORTS = {
 __all__ = [
     "FileSpanExporter",
     "FormatError",
+    "LoadWarning",
     "ModelCallRecorder",
     "NetworkBlocked",
     "PinnedModel",
@@ -78,7 +80,7 @@ if TYPE_CHECKING:
     from .replay.network import NetworkBlocked
     from .replay.pinned_model import PinnedModel
     from .replay.session import ReplayReport, ReplaySession, replay
-    from .runs.load import Runs, load
+    from .runs.load import LoadWarning, Runs, load
     from .runs.model import Run, Step
     from .store.errors import FormatError
 
@@ -86,7 +88,10 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'otel_replay' has no attribute {name!r}")
+        try:  # a subpackage (otel_replay.runs, ...) reached as an attribute
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError:
+            raise AttributeError(f"module 'otel_replay' has no attribute {name!r}") from None
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
