@@ -219,13 +219,16 @@ def test_outbound_network_refused_loopback_allowed(
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
-    threading.Thread(target=lambda: server.accept()[0].close(), daemon=True).start()
+    acceptor = threading.Thread(target=lambda: server.accept()[0].close(), daemon=True)
+    acceptor.start()
     with otel_replay.replay(path) as session:
         fetch("text")
         with pytest.raises(otel_replay.NetworkBlocked, match=r"203\.0\.113\.9:443"):
-            socket.socket().connect(("203.0.113.9", 443))
+            with socket.socket() as remote:
+                remote.connect(("203.0.113.9", 443))
         with socket.socket() as ok:
             ok.connect(server.getsockname())  # loopback is fine
+    acceptor.join(5)
     server.close()
     assert attempted == []
     assert "203.0.113.9:443" in " ".join(session.report().notes)

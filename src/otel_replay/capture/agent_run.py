@@ -11,7 +11,7 @@ from opentelemetry.trace import SpanKind
 from .. import attributes as A
 from .content import capture_content
 from .model_call import ModelCallRecorder, _as_messages
-from .spans import record_error, set_payload, tracer, warn_once
+from .spans import set_payload, tracer, warn_once
 
 
 @contextlib.contextmanager
@@ -42,16 +42,5 @@ def agent_run(
                 set_payload(span, A.INPUT_MESSAGES, _as_messages(input, "user"), recorder.hidden)
         except Exception as exc:
             warn_once("agent-start", "otel-replay could not record agent input: %r", exc)
-        try:
+        with recorder.guard():
             yield recorder
-        except BaseException as exc:
-            try:
-                record_error(span, exc, content, recorder.hidden)
-            except Exception as err:
-                warn_once("agent-error", "otel-replay could not record an agent error: %r", err)
-            raise
-        finally:
-            try:
-                recorder._finish()
-            except Exception as exc:
-                warn_once("agent-finish", "otel-replay could not finish an agent span: %r", exc)

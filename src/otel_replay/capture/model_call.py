@@ -82,9 +82,23 @@ class ModelCallRecorder:
         except Exception as exc:  # recording must never break the caller
             warn_once("model-record", "otel-replay could not record a model response: %r", exc)
 
-    def _finish(self) -> None:
-        if self.hidden and self.span.is_recording():
-            self.span.set_attribute(A.REDACTED, self.hidden)
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """Around the user's block: record its exception (re-raised untouched), then finish."""
+        try:
+            yield
+        except BaseException as exc:
+            try:
+                record_error(self.span, exc, self.content, self.hidden)
+            except Exception as err:
+                warn_once("record-error", "otel-replay could not record an error: %r", err)
+            raise
+        finally:
+            try:
+                if self.hidden and self.span.is_recording():
+                    self.span.set_attribute(A.REDACTED, self.hidden)
+            except Exception as exc:
+                warn_once("record-finish", "otel-replay could not finish a span: %r", exc)
 
 
 @contextlib.contextmanager
@@ -127,19 +141,8 @@ def model_call(
                 )
             except Exception as exc:
                 warn_once("model-request", "otel-replay could not record a model request: %r", exc)
-        try:
+        with recorder.guard():
             yield recorder
-        except BaseException as exc:
-            try:
-                record_error(span, exc, content, recorder.hidden)
-            except Exception as err:
-                warn_once("model-error", "otel-replay could not record a model error: %r", err)
-            raise
-        finally:
-            try:
-                recorder._finish()
-            except Exception as exc:
-                warn_once("model-finish", "otel-replay could not finish a model span: %r", exc)
 
 
 def _record_request(
