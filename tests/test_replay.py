@@ -394,3 +394,16 @@ def test_fingerprint_reaches_the_loaded_run(tmp_path: Path) -> None:
     assert run.fingerprint["seed"] == 3
     assert '"beta_lookup": true' in run.fingerprint["flags"]
     assert any(p.startswith("otel-replay==") for p in run.fingerprint["packages"])
+
+
+def test_replay_says_when_a_result_was_redacted(tmp_path: Path) -> None:
+    @otel_replay.tool
+    def get_token(service: str) -> str:
+        return "use Bearer abcdefghijklmnopqrstuvwxyz"
+
+    path = tmp_path / "run.otlp"
+    with recording(path), otel_replay.agent_run("a"):
+        get_token("billing")
+    with otel_replay.replay(path) as session:
+        assert get_token("billing") == "use [REDACTED]"
+    assert any("redacted" in n for n in session.report().notes)

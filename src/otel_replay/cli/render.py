@@ -30,7 +30,7 @@ def _when(ns: int) -> str:
 def _model_line(step: Step) -> str:
     m = step.model
     assert m is not None
-    bits = [m.request_model or "?"]
+    bits: list[str] = []
     if step.kind == "model" and m.input_messages:
         last = m.input_messages[-1]
         text = M.last_text([last])

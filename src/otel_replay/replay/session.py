@@ -182,6 +182,8 @@ class ReplaySession:
             notes.append(
                 "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)
             )
+        for step in self.tools.redacted:
+            notes.append(f"{step.label()}: the recorded result had secrets redacted at capture")
         if self._guard is not None and self._guard.refused:
             notes.append("outbound connections refused: " + ", ".join(self._guard.refused))
         return ReplayReport(

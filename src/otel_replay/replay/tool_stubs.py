@@ -14,6 +14,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .. import attributes as A
 from .. import payload
 from ..capture.hooks import Resolution, ToolInvocation
 from ..runs.model import Run, Step, ToolError
@@ -61,6 +62,8 @@ class ToolStubs:
             self.by_key[(step.tool.tool_name, key)].append(step)
             self.by_name[step.tool.tool_name].append(step)
         self.live_unmatched: list[str] = []
+        #: Steps whose recorded result had values hidden by the redactor at capture.
+        self.redacted: list[Step] = []
         self._on_step = on_step
         self._on_done = on_done
         self._on_divergence = on_divergence
@@ -87,6 +90,9 @@ class ToolStubs:
             return Resolution("live", token=step)
         tool = step.tool
         assert tool is not None
+        hidden = step.attributes.get(A.REDACTED) or ()
+        if any(str(p).startswith(A.TOOL_CALL_RESULT) for p in hidden):
+            self.redacted.append(step)
         if tool.error is not None:
             return Resolution("raise", error=rebuild_exception(tool.error), token=step)
         if tool.result_payload is None:
