@@ -13,7 +13,6 @@ arguments, or ``OTEL_REPLAY_REDACT_KEYS`` / ``OTEL_REPLAY_REDACT_PATTERNS``
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -53,10 +52,15 @@ class Redactor:
         self._value_re = re.compile("|".join(f"(?:{p})" for p in pats))
         self._hook = hook
         # Keys repeat endlessly (attribute names, kwarg names): remember the verdict.
-        self.is_secret_key = functools.lru_cache(maxsize=4096)(self._is_secret_key)
+        self._keys: dict[str, bool] = {}
 
-    def _is_secret_key(self, key: str) -> bool:
-        return bool(self._key_re.search(key))
+    def is_secret_key(self, key: str) -> bool:
+        verdict = self._keys.get(key)
+        if verdict is None:
+            if len(self._keys) > 8192:
+                self._keys.clear()
+            verdict = self._keys[key] = bool(self._key_re.search(key))
+        return verdict
 
     def scrub(self, value: Any, path: str, hidden: list[str]) -> Any:
         """``value`` with secrets replaced; appends each hidden path to ``hidden``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Any
@@ -44,44 +45,63 @@ def tracer_provider() -> trace.TracerProvider:
     return _provider if _provider is not None else trace.get_tracer_provider()
 
 
+_tracer: tuple[trace.TracerProvider, trace.Tracer] | None = None
+
+
 def tracer() -> trace.Tracer:
-    # Looked up per call (cheap, cached by the provider) so a provider set after
-    # import is honoured.
-    return tracer_provider().get_tracer("otel_replay", __version__)
+    """Our tracer from the current provider (a provider set after import is honoured)."""
+    global _tracer
+    provider = tracer_provider()
+    cached = _tracer
+    if cached is not None and cached[0] is provider:
+        return cached[1]
+    # The SDK builds a new Tracer per get_tracer() call: worth caching per provider.
+    made = provider.get_tracer("otel_replay", __version__)
+    if not isinstance(provider, trace.ProxyTracerProvider):
+        _tracer = (provider, made)
+    return made
 
 
-def length_limit(span: Span) -> int | None:
-    """The SDK's attribute value length limit for ``span`` (None: unlimited)."""
-    limits = getattr(span, "_limits", None)
+def length_limit(span_or_tracer: Any) -> int | None:
+    """The SDK's attribute value length limit for a span or tracer (None: unlimited)."""
+    limits = getattr(span_or_tracer, "_limits", None) or getattr(
+        span_or_tracer, "_span_limits", None
+    )
     value = getattr(limits, "max_span_attribute_length", None)
     return value if isinstance(value, int) else None
 
 
+@functools.lru_cache(maxsize=1)
 def max_inline() -> int:
+    """``OTEL_REPLAY_MAX_INLINE_BYTES``, read once per process."""
     try:
         return int(os.environ.get("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES))
     except ValueError:
         return DEFAULT_MAX_INLINE_BYTES
 
 
-def set_payload(
-    span: Span,
+def payload_attributes(
+    limits_from: Any,
     key: str,
     value: Any,
     hidden: list[str],
     *,
     encoded: payload.Encoded | None = None,
-) -> None:
-    """Record ``value`` under ``key`` byte-exactly, after redaction.
+) -> dict[str, Any]:
+    """Attributes recording ``value`` under ``key`` byte-exactly, after redaction.
 
+    ``limits_from`` is the span or tracer whose attribute length limit applies.
     A caller passing ``encoded`` has already scrubbed ``value`` and encoded it.
     """
     clean = value if encoded is not None else redactor().scrub(value, key, hidden)
-    span.set_attributes(
-        to_attributes(
-            key, clean, length_limit=length_limit(span), max_inline=max_inline(), encoded=encoded
-        )
+    return to_attributes(
+        key, clean, length_limit=length_limit(limits_from), max_inline=max_inline(), encoded=encoded
     )
+
+
+def set_payload(span: Span, key: str, value: Any, hidden: list[str]) -> None:
+    """Record ``value`` under ``key`` on ``span`` byte-exactly, after redaction."""
+    span.set_attributes(payload_attributes(span, key, value, hidden))
 
 
 def record_error(span: Span, exc: BaseException, content: bool, hidden: list[str]) -> None:

@@ -29,7 +29,7 @@ from .. import payload
 from . import hooks
 from .content import capture_content
 from .redaction import redactor
-from .spans import record_error, set_payload, tracer, tracer_provider, warn_once
+from .spans import payload_attributes, record_error, tracer, tracer_provider, warn_once
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -199,37 +199,37 @@ class _Call:
                 hooks.ToolInvocation(w.name, call_id, clean_args, encoded)
             )
         try:
+            # One attribute dict, given at span start: far cheaper in the SDK
+            # than several set_attribute calls.
+            attrs: dict[str, Any] = {
+                A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+                A.TOOL_NAME: w.name,
+                A.TOOL_TYPE: "function",
+            }
+            if w.description:
+                attrs[A.TOOL_DESCRIPTION] = w.description
+            if call_id is not None:
+                attrs[A.TOOL_CALL_ID] = call_id
+            t = current if enrich else tracer()
+            if call.content:
+                key = A.TOOL_CALL_ARGUMENTS
+                attrs.update(payload_attributes(t, key, clean_args, hidden, encoded=encoded))
+                call.hidden.extend(hidden)
+            else:
+                attrs[A.CONTENT] = "NO_CONTENT"
             if enrich:
                 call.span = current
+                current.set_attributes(attrs)
             else:
                 call.scope = tracer().start_as_current_span(
                     f"{A.OP_EXECUTE_TOOL} {w.name}",
                     kind=SpanKind.INTERNAL,
+                    attributes=attrs,
                     record_exception=False,
                     set_status_on_exception=False,
                 )
                 call.span = call.scope.__enter__()
                 call.own_span = True
-            span = call.span
-            if span is not None and span.is_recording():
-                span.set_attributes(
-                    {
-                        A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
-                        A.TOOL_NAME: w.name,
-                        A.TOOL_TYPE: "function",
-                    }
-                )
-                if w.description:
-                    span.set_attribute(A.TOOL_DESCRIPTION, w.description)
-                if call_id is not None:
-                    span.set_attribute(A.TOOL_CALL_ID, call_id)
-                if call.content:
-                    set_payload(
-                        span, A.TOOL_CALL_ARGUMENTS, clean_args, call.hidden, encoded=encoded
-                    )
-                    call.hidden.extend(hidden)
-                else:
-                    span.set_attribute(A.CONTENT, "NO_CONTENT")
         except Exception as exc:
             warn_once("tool-span", "otel-replay could not record tool %s: %r", w.name, exc)
         return call
@@ -238,14 +238,8 @@ class _Call:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        try:
-            if self.span is not None and self.hidden and self.span.is_recording():
-                self.span.set_attribute(A.REDACTED, self.hidden)
-        except Exception as exc:
-            warn_once("tool-end", "otel-replay could not finish tool span: %r", exc)
-        finally:
-            if self.own_span and self.scope is not None:
-                self.scope.__exit__(*exc_info)
+        if self.own_span and self.scope is not None:
+            self.scope.__exit__(*exc_info)
 
     def finish_resolved(self) -> Any:
         res = self.resolution
@@ -259,8 +253,15 @@ class _Call:
     def succeed(self, result: Any) -> Any:
         span = self.span
         try:
-            if span is not None and span.is_recording() and self.content:
-                set_payload(span, A.TOOL_CALL_RESULT, result, self.hidden)
+            if span is not None and span.is_recording():
+                attrs = (
+                    payload_attributes(span, A.TOOL_CALL_RESULT, result, self.hidden)
+                    if self.content
+                    else {}
+                )
+                if self.hidden:
+                    attrs[A.REDACTED] = self.hidden
+                span.set_attributes(attrs)
         except Exception as exc:
             warn_once("tool-result", "otel-replay could not record a tool result: %r", exc)
         if self.interceptor is not None and self.resolution is not None:
@@ -272,6 +273,8 @@ class _Call:
         try:
             if span is not None and span.is_recording():
                 record_error(span, exc, self.content, self.hidden)
+                if self.hidden:
+                    span.set_attribute(A.REDACTED, self.hidden)
         except Exception as err:
             warn_once("tool-error", "otel-replay could not record a tool error: %r", err)
         if self.interceptor is not None and self.resolution is not None:

@@ -101,7 +101,7 @@ class _Encoder:
 
     def use_redaction(self, redact_key: Callable[[str], bool] | None) -> None:
         # Cached pairs were encoded under one redaction rule: a new rule starts afresh.
-        if redact_key is not self.redact_key:
+        if redact_key != self.redact_key:
             self.pairs.clear()
             self.redact_key = redact_key
 
