@@ -304,3 +304,16 @@ def test_no_sdk_means_no_work_and_no_error() -> None:
         assert lookup("x", limit=1) == [{"id": 0, "q": "x"}]
     finally:
         otel_replay.use_tracer_provider(previous)
+
+
+def test_redactor_paths_in_nested_lists_and_dicts() -> None:
+    from otel_replay.capture.redaction import Redactor
+
+    hidden: list[str] = []
+    value = {"rows": [{"id": 1, "note": "ok"}, {"id": 2, "password": "hunter2", "tags": ("x", "sk-" + "a" * 20)}]}
+    clean = Redactor().scrub(value, "r", hidden)
+    assert clean == {"rows": [{"id": 1, "note": "ok"}, {"id": 2, "password": A.REDACTED_VALUE, "tags": ("x", A.REDACTED_VALUE)}]}
+    assert hidden == ["r.rows[1].password", "r.rows[1].tags[1]"]
+    assert value["rows"][1]["password"] == "hunter2"  # the caller's value is not mutated
+    untouched = {"a": [1, "b"]}
+    assert Redactor().scrub(untouched, "r", []) is untouched

@@ -64,36 +64,51 @@ class Redactor:
 
     def scrub(self, value: Any, path: str, hidden: list[str]) -> Any:
         """``value`` with secrets replaced; appends each hidden path to ``hidden``."""
+        return self._scrub(value, [path], hidden)
+
+    def _scrub(self, value: Any, path: list[str], hidden: list[str]) -> Any:
+        # The path is a stack of parts joined only when something is hidden:
+        # most values hide nothing, and building paths for them all is waste.
         if self._hook is not None:
-            hooked = self._hook(path, value)
+            hooked = self._hook("".join(path), value)
             if hooked is not value:
-                hidden.append(path)
+                hidden.append("".join(path))
                 return hooked
         t = type(value)
         if t is str:
-            if self._value_re.search(value):
-                hidden.append(path)
-                return self._value_re.sub(A.REDACTED_VALUE, value)
-            return value
+            if self._value_re.search(value) is None:
+                return value
+            hidden.append("".join(path))
+            return self._value_re.sub(A.REDACTED_VALUE, value)
         if t is dict:
             out: dict[Any, Any] | None = None
             for k, v in value.items():
-                sub = f"{path}.{k}"
-                if isinstance(k, str) and self.is_secret_key(k) and v is not None:
+                tv = type(v)
+                if type(k) is str and v is not None and self.is_secret_key(k):
                     new: Any = A.REDACTED_VALUE
-                    hidden.append(sub)
+                    hidden.append("".join(path) + "." + k)
+                elif self._hook is None and (tv is int or tv is float or tv is bool or v is None):
+                    continue
                 else:
-                    new = self.scrub(v, sub, hidden)
+                    path.append(f".{k}")
+                    new = self._scrub(v, path, hidden)
+                    path.pop()
                 if new is not v:
                     if out is None:
                         out = dict(value)
                     out[k] = new
             return value if out is None else out
         if t is list or t is tuple:
-            items = [self.scrub(v, f"{path}[{i}]", hidden) for i, v in enumerate(value)]
-            if any(a is not b for a, b in zip(items, value, strict=True)):
-                return t(items)
-            return value
+            changed: list[Any] | None = None
+            for i, v in enumerate(value):
+                path.append(f"[{i}]")
+                new = self._scrub(v, path, hidden)
+                path.pop()
+                if new is not v:
+                    if changed is None:
+                        changed = list(value)
+                    changed[i] = new
+            return value if changed is None else t(changed)
         return value
 
 
