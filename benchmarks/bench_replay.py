@@ -49,6 +49,11 @@ class CountingModel:
 
 
 def agent(model: Any) -> str:
+    with otel_replay.agent_run("bench"):
+        return _loop(model)
+
+
+def _loop(model: Any) -> str:
     # Keep only the last exchange in context, so the request size stays flat
     # and the measurement is about the replayer, not a growing prompt.
     messages: list[dict[str, Any]] = [

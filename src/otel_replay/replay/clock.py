@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import time_machine
-
-
-def _at(ns: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc)
 
 
 class FrozenClock:
     """``time.time()``, ``datetime.now()``... answer the recorded time (monotonic clocks run)."""
 
     def __init__(self, start_ns: int) -> None:
-        self._travel = time_machine.travel(_at(start_ns), tick=False)
+        self._travel = time_machine.travel(start_ns / 1e9, tick=False)
         self._traveller: time_machine.Traveller | None = None
         self.now_ns = start_ns
 
@@ -24,7 +18,9 @@ class FrozenClock:
 
     def move_to(self, ns: int) -> None:
         if ns and self._traveller is not None:
-            self._traveller.move_to(_at(ns))
+            # A plain timestamp: an aware datetime makes time-machine reset the
+            # time zone (tzset) on every move.
+            self._traveller.move_to(ns / 1e9)
             self.now_ns = ns
 
     def stop(self) -> None:

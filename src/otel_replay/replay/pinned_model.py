@@ -10,7 +10,6 @@ checked against the recorded one on a ladder of rungs (``exact``,
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -70,7 +69,7 @@ class PinnedModel:
             raise ReplayError(f"{step.label()}: no output messages were recorded")
         if self._on_done is not None:
             self._on_done(step)
-        return copy.deepcopy(outputs[0])
+        return _copy(outputs[0])
 
     __call__ = respond
 
@@ -132,3 +131,12 @@ class PinnedModel:
 
     def unreplayed(self) -> list[Step]:
         return self.steps[self.cursor :]
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a JSON tree (the agent may mutate what it gets; the recording must not change)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
