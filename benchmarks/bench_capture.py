@@ -3,10 +3,11 @@
     python benchmarks/bench_capture.py [--calls N]
 
 Baseline: a bare SDK span (TracerProvider without processors, two
-attributes) in the same run; both inside a parent span, as in an agent run.  Measured: a ``@tool`` call with
-ReplaySpanProcessor + RecordingSpanProcessor(FileSpanExporter): the time the
-app thread spends per call, and the time per call until everything is on
-disk (flush included).  Prints the ratios.
+attributes), measured in the same run; both inside a parent span, as in an
+agent run.  Measured: a ``@tool`` call with ReplaySpanProcessor and
+RecordingSpanProcessor(FileSpanExporter): the time the app thread spends per
+call, and the time per call until everything is on disk (flush included).
+Prints the ratios.
 """
 
 from __future__ import annotations

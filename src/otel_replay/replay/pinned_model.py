@@ -69,7 +69,8 @@ class PinnedModel:
             raise ReplayError(f"{step.label()}: no output messages were recorded")
         if self._on_done is not None:
             self._on_done(step)
-        return _copy(outputs[0])
+        reply: dict[str, Any] = _copy(outputs[0])
+        return reply
 
     __call__ = respond
 
