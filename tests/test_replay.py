@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
@@ -407,3 +408,47 @@ def test_replay_says_when_a_result_was_redacted(tmp_path: Path) -> None:
     with otel_replay.replay(path) as session:
         assert get_token("billing") == "use [REDACTED]"
     assert any("redacted" in n for n in session.report().notes)
+
+
+@otel_replay.tool
+async def fetch_async(kind: str) -> Any:
+    await asyncio.sleep(0)
+    return WORLD[kind]
+
+
+def test_async_tools_replay_from_stubs(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    fresh_world()
+
+    async def agent() -> list[Any]:
+        with otel_replay.agent_run("a"):
+            return list(await asyncio.gather(fetch_async("raw"), fetch_async("shipment")))
+
+    with recording(path):
+        original = asyncio.run(agent())
+    stale_world()
+    with otel_replay.replay(path):
+        replayed = asyncio.run(agent())
+    assert replayed == original and isinstance(replayed[1], Shipment)
+
+
+def test_changed_tool_schemas_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    tools = [{"type": "function", "name": "fetch", "parameters": {"type": "object"}}]
+    with recording(path), otel_replay.agent_run("a"):
+        with otel_replay.model_call(
+            provider="p", model="m", messages=[{"role": "user", "content": "hi"}], tools=tools
+        ) as call:
+            call.record("hello")
+    with otel_replay.replay(path) as session:
+        session.model.respond([{"role": "user", "content": "hi"}], tools=tools)
+    assert not any("tool definitions" in n for n in session.report().notes)
+    changed = [
+        {
+            "type": "function",
+            "function": {"name": "fetch", "parameters": {"type": "object", "required": ["kind"]}},
+        }
+    ]
+    with otel_replay.replay(path) as session:
+        session.model.respond([{"role": "user", "content": "hi"}], tools=changed)
+    assert any("tool definitions differ" in n for n in session.report().notes)

@@ -126,3 +126,15 @@ def tool_calls(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for p in m.get("parts", [])
         if isinstance(p, Mapping) and p.get("type") == "tool_call"
     ]
+
+
+def tool_definition(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool schema in the semconv shape ``{type, name, description?, parameters?}``."""
+    fn = tool.get("function")
+    if isinstance(fn, Mapping):
+        out = {"type": tool.get("type", "function"), **fn}
+    else:
+        out = {"type": tool.get("type", "function"), **tool}
+    if "input_schema" in out and "parameters" not in out:  # Anthropic's name for it
+        out["parameters"] = out.pop("input_schema")
+    return out

@@ -176,7 +176,7 @@ def _record_request(
     span.set_attributes(attrs)
     if tools is not None:
         # Tool schemas are part of the replay kit even with content capture off.
-        set_payload(span, A.TOOL_DEFINITIONS, [_tool_definition(t) for t in tools], hidden)
+        set_payload(span, A.TOOL_DEFINITIONS, [M.tool_definition(t) for t in tools], hidden)
     if not recorder.content:
         span.set_attribute(A.CONTENT, "NO_CONTENT")
         return
@@ -194,18 +194,6 @@ def _as_messages(
     if isinstance(output, Mapping):
         return [M.normalize_message(output)]
     return M.normalize(output)
-
-
-def _tool_definition(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool schema in the semconv shape ``{type, name, description?, parameters?}``."""
-    fn = tool.get("function")
-    if isinstance(fn, Mapping):
-        out = {"type": tool.get("type", "function"), **fn}
-    else:
-        out = {"type": tool.get("type", "function"), **tool}
-    if "input_schema" in out and "parameters" not in out:  # Anthropic's name for it
-        out["parameters"] = out.pop("input_schema")
-    return out
 
 
 def _attr_value(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import messages as M
 from ..runs.model import Run, Step
 from .divergence import ReplayDivergence, ReplayError
-from .matchers import RUNGS, accepts, first_difference, model_rung
+from .matchers import RUNGS, accepts, first_difference, model_rung, same_tools
 
 
 class PinnedModel:
@@ -41,6 +41,8 @@ class PinnedModel:
         self.served: list[tuple[Step, str]] = []
         #: Request parameters that differ from the recording, per step index.
         self.param_drift: dict[int, dict[str, tuple[Any, Any]]] = {}
+        #: Steps whose request carried other tool definitions than the recording.
+        self.tools_drift: list[int] = []
         self._on_step = on_step
         self._on_done = on_done
         self._on_divergence = on_divergence
@@ -62,7 +64,7 @@ class PinnedModel:
         **params: Any,
     ) -> dict[str, Any]:
         """The recorded answer to this request (a GenAI ``assistant`` message)."""
-        step = self.next_step(messages, system=system, params=params)
+        step = self.next_step(messages, system=system, tools=tools, params=params)
         assert step.model is not None
         outputs = step.model.output_messages
         if not outputs:
@@ -79,6 +81,7 @@ class PinnedModel:
         messages: Sequence[Mapping[str, Any]],
         *,
         system: Any = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
         params: Mapping[str, Any] | None = None,
     ) -> Step:
         """Advance to the next recorded model step, checking the request against it."""
@@ -124,6 +127,10 @@ class PinnedModel:
         }
         if drift:
             self.param_drift[step.index] = drift
+        if tools is not None and m.tool_definitions is not None and not same_tools(
+            m.tool_definitions, tools
+        ):
+            self.tools_drift.append(step.index)
         return step
 
     def _diverged(self, err: ReplayDivergence) -> None:

@@ -178,6 +178,11 @@ class ReplaySession:
             + ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in d.items())
             for i, d in self.model.param_drift.items()
         ]
+        if self.model.tools_drift:
+            notes.append(
+                "tool definitions differ from the recording at step(s) "
+                + ", ".join(map(str, self.model.tools_drift))
+            )
         if self.tools.live_unmatched:
             notes.append(
                 "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)
