@@ -88,15 +88,6 @@ class Payload:
             raise payload.PayloadError(self.reason or f"payload is {self.status}")
         return payload.decode(self.type, self.data)
 
-    def text(self) -> str:
-        """A readable form for display, whatever the status."""
-        if self.data is None:
-            return ""
-        try:
-            return payload.display_text(payload.decode(self.type, self.data))
-        except payload.PayloadError:
-            return self.data.decode("utf-8", "replace")
-
 
 def from_attributes(
     attrs: Mapping[str, Any], key: str, blobs: BlobReader | None = None

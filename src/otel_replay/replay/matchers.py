@@ -101,6 +101,7 @@ def model_rung(
 
 def same_tools(recorded: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]]) -> bool:
     """Whether two tool-definition lists describe the same tools (any order, any shape)."""
+
     def key(tools: Sequence[Mapping[str, Any]]) -> list[str]:
         return sorted(payload.canonical(M.tool_definition(t)) for t in tools)
 

@@ -47,14 +47,6 @@ class PinnedModel:
         self._on_done = on_done
         self._on_divergence = on_divergence
 
-    @property
-    def model_name(self) -> str | None:
-        """The recorded model id (the first one), for agents that want to show it."""
-        for s in self.steps:
-            if s.model is not None and s.model.request_model:
-                return s.model.request_model
-        return None
-
     def respond(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -127,8 +119,10 @@ class PinnedModel:
         }
         if drift:
             self.param_drift[step.index] = drift
-        if tools is not None and m.tool_definitions is not None and not same_tools(
-            m.tool_definitions, tools
+        if (
+            tools is not None
+            and m.tool_definitions is not None
+            and not same_tools(m.tool_definitions, tools)
         ):
             self.tools_drift.append(step.index)
         return step

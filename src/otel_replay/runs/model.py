@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from typing import Any, Literal
 
 from ..payload_attributes import Payload
@@ -170,9 +169,6 @@ class Run:
     @property
     def end_ns(self) -> int:
         return max((s.end_ns for s in self.steps), default=0)
-
-    def walk(self) -> Iterator[Step]:
-        return iter(self.steps)
 
     def model_steps(self) -> list[Step]:
         return [s for s in self.steps if s.kind == "model"]
