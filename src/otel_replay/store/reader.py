@@ -1,132 +1,340 @@
-"""Streaming reader of length-prefixed OTLP trace files.
+"""Read stored spans, whatever the file: the format is detected per file.
 
-The framing is the Collector ``fileexporter``'s ``format: proto``: each
-record is a 4-byte big-endian length followed by a serialized
-``ExportTraceServiceRequest``.  Records are read one at a time, so memory
-does not grow with the file.  A torn or corrupt record stops the read; it is
-reported (file and byte offset) in :attr:`SpanReader.problems` and every
-record before it is kept.
+Framings of OTLP ``ExportTraceServiceRequest`` messages:
+
+``be32``    4-byte big-endian length + message: our files, the Collector
+            ``fileexporter`` with ``format: proto``
+``varint``  varint length + message (protobuf's ``writeDelimitedTo``)
+``single``  one bare message holding everything
+``jsonl``   one OTLP/JSON request per line: the Collector's ``format: json``,
+            the specification's file exporter
+``json``    one pretty-printed OTLP/JSON document
+
+Compression: gzip, or zstd as the Collector writes it — each framed message
+compressed on its own (the default), or the whole file one zstd stream (the
+``exporter.file.nativeCompression`` gate).  Records are read one at a time,
+so memory does not grow with a plain file.  A fault is reported in
+:attr:`SpanReader.problems` as a :class:`FormatError` naming the file and
+byte offset (offsets inside a decompressed whole-file stream count
+decompressed bytes); every good record before it is kept, and JSON lines
+resume at the next line.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
+import json
 import os
 import struct
+import sys
+import urllib.request
 from collections.abc import Iterator
-from typing import Any
-
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from typing import IO, Any, cast
 
 from .errors import FormatError
-from .records import EventRecord, SpanRecord
+from .otlp_json import JsonShapeError, spans_from_json
+from .otlp_proto import spans_from_proto
+from .records import SpanRecord
 
-_HEADER = struct.Struct(">I")
+_BE32 = struct.Struct(">I")
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+GZIP_MAGIC = b"\x1f\x8b"
 #: A record larger than this is taken for garbage rather than allocated.
 MAX_RECORD = 1 << 30
+#: What the sniffer looks at.
+HEAD = 64 * 1024
 
 
+def _decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
+    import zstandard
+
+    try:
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    except zstandard.ZstdError as exc:
+        raise FormatError(source, offset, f"bad zstd frame ({exc})") from exc
+
+
+def decode_body(body: bytes, source: str, offset: int) -> Iterator[SpanRecord]:
+    """One framed message: proto or OTLP/JSON, zstd-compressed or not."""
+    if body[:4] == ZSTD_MAGIC:
+        body = _decompress_zstd(body, source, offset)
+    if body.lstrip()[:1] == b"{":
+        try:
+            doc = json.loads(body)
+        except ValueError as exc:
+            raise FormatError(source, offset, f"not JSON ({exc})") from exc
+        try:
+            yield from spans_from_json(doc, source)
+        except JsonShapeError as exc:
+            raise FormatError(source, offset, str(exc)) from exc
+        return
+    yield from spans_from_proto(body, source, offset)
+
+
+def _read_varint(f: IO[bytes]) -> tuple[int, int] | None:
+    """(value, bytes used) or None at a clean end of file."""
+    shift = value = used = 0
+    while True:
+        b = f.read(1)
+        if not b:
+            if used == 0:
+                return None
+            raise EOFError
+        used += 1
+        value |= (b[0] & 0x7F) << shift
+        if not b[0] & 0x80:
+            return value, used
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def iter_be32(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of 4-byte big-endian length-prefixed records."""
+    offset = 0
+    while True:
+        header = f.read(4)
+        if not header:
+            return
+        if len(header) < 4:
+            raise FormatError(source, offset, f"truncated record: {len(header)}-byte header")
+        (length,) = _BE32.unpack(header)
+        if length > MAX_RECORD:
+            raise FormatError(source, offset, f"corrupt record length {length}")
+        body = f.read(length)
+        if len(body) < length:
+            raise FormatError(
+                source, offset, f"truncated record: header says {length} bytes, {len(body)} present"
+            )
+        yield offset, body
+        offset += 4 + length
+
+
+def iter_varint(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of varint length-delimited records."""
+    offset = 0
+    while True:
+        try:
+            got = _read_varint(f)
+        except (EOFError, ValueError):
+            raise FormatError(source, offset, "truncated or corrupt varint length") from None
+        if got is None:
+            return
+        length, used = got
+        if length > MAX_RECORD:
+            raise FormatError(source, offset, f"corrupt record length {length}")
+        body = f.read(length)
+        if len(body) < length:
+            raise FormatError(
+                source, offset, f"truncated record: header says {length} bytes, {len(body)} present"
+            )
+        yield offset, body
+        offset += used + length
+
+
+# Kept for callers that only know our own files.
 def iter_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(offset, message bytes)``; raises :class:`FormatError` at a bad record."""
+    """``(offset, body)`` of a 4-byte framed file; raises :class:`FormatError`."""
     name = os.fspath(path)
-    size = os.path.getsize(name)
     with open(name, "rb") as f:
-        offset = 0
-        while True:
+        yield from iter_be32(f, name)
+
+
+def _plausible_body(body: bytes) -> bool:
+    return body[:1] == b"\x0a" or body[:4] == ZSTD_MAGIC or body.lstrip()[:1] == b"{" or not body
+
+
+def _chains(f: IO[bytes], size: int, varint: bool) -> bool:
+    """Whether record headers chain through the file (a torn last one allowed)."""
+    f.seek(0)
+    offset = frames = 0
+    while offset < size:
+        f.seek(offset)
+        if varint:
+            try:
+                got = _read_varint(f)
+            except (EOFError, ValueError):
+                return frames > 0
+            if got is None:
+                break
+            length, used = got
+        else:
             header = f.read(4)
-            if not header:
-                return
             if len(header) < 4:
-                raise FormatError(name, offset, f"truncated record: {len(header)}-byte header")
-            (length,) = _HEADER.unpack(header)
-            if length > MAX_RECORD or (
-                offset == 0 and length > size - 4 and _looks_like_text(header)
-            ):
-                raise FormatError(
-                    name, offset, f"not an OTLP protobuf trace file (record length {length})"
-                )
-            body = f.read(length)
-            if len(body) < length:
-                raise FormatError(
-                    name,
-                    offset,
-                    f"truncated record: header says {length} bytes, {len(body)} present",
-                )
-            yield offset, body
-            offset += 4 + length
+                return frames > 0
+            (length,), used = _BE32.unpack(header), 4
+        if offset + used + length > size:
+            return frames > 0
+        if frames < 2 and not _plausible_body(f.read(min(length, 8))):
+            return False
+        offset += used + length
+        frames += 1
+    return frames > 0
 
 
-def _looks_like_text(header: bytes) -> bool:
-    return all(32 <= b < 127 or b in (9, 10, 13) for b in header)
+def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
+    """The format of a stream from its first bytes (see module docstring)."""
+    if head[:2] == GZIP_MAGIC:
+        return "gzip"
+    if head[:4] == ZSTD_MAGIC:
+        return "zstd"
+    text = head.lstrip()
+    if text[:1] in (b"{", b"["):
+        first = text.split(b"\n", 1)[0]
+        try:
+            json.loads(first)
+            return "jsonl"
+        except ValueError:
+            return "json"
+    if not head:
+        return "empty"
+    if f is not None and size is not None:
+        if _chains(f, size, varint=False):
+            return "be32"
+        if _chains(f, size, varint=True):
+            return "varint"
+        if head[:1] == b"\x0a":
+            return "single"
+        return "unknown"
+    # A stream that cannot be rewound: decide from the first bytes alone.
+    if head[:1] == b"\x00":
+        return "be32"
+    if head[:1] == b"\x0a":
+        return "single"
+    return "varint"
 
 
-def any_value(v: Any) -> Any:
-    """OTLP ``AnyValue`` to a Python value."""
-    kind = v.WhichOneof("value")
-    if kind == "string_value":
-        return v.string_value
-    if kind == "int_value":
-        return v.int_value
-    if kind == "bool_value":
-        return v.bool_value
-    if kind == "double_value":
-        return v.double_value
-    if kind == "bytes_value":
-        return bytes(v.bytes_value)
-    if kind == "array_value":
-        return [any_value(x) for x in v.array_value.values]
-    if kind == "kvlist_value":
-        return {kv.key: any_value(kv.value) for kv in v.kvlist_value.values}
-    return None
+class _Open:
+    """An input opened for reading: a seekable binary file when possible."""
 
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.file: IO[bytes]
+        self.size: int | None
+        if name == "-":
+            data = sys.stdin.buffer.read()
+            self.file, self.size = io.BytesIO(data), len(data)
+        elif name.startswith(("http://", "https://")):
+            request = urllib.request.Request(
+                name, headers={"Accept": "application/json, application/x-protobuf"}
+            )
+            with urllib.request.urlopen(request, timeout=60) as response:
+                data = response.read()
+            self.file, self.size = io.BytesIO(data), len(data)
+        else:
+            self.file = open(name, "rb")  # noqa: SIM115 - closed by close()
+            self.size = os.fstat(self.file.fileno()).st_size
 
-def attributes(kvs: Any) -> dict[str, Any]:
-    return {kv.key: any_value(kv.value) for kv in kvs}
+    def close(self) -> None:
+        self.file.close()
 
 
 class SpanReader:
-    """Iterate the spans of one file; faults land in :attr:`problems`."""
+    """Iterate the spans of one input (file path, ``-`` for stdin, or http(s) URL).
+
+    Faults land in :attr:`problems`; :attr:`format` says what was detected.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         self.problems: list[FormatError] = []
+        self.format = ""
 
     def __iter__(self) -> Iterator[SpanRecord]:
         try:
-            for offset, body in iter_records(self.path):
-                try:
-                    request = ExportTraceServiceRequest.FromString(body)
-                except DecodeError as exc:
-                    raise FormatError(self.path, offset, f"corrupt record ({exc})") from exc
-                yield from self._spans(request)
+            opened = _Open(self.path)
+        except OSError as exc:
+            self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
+            return
+        try:
+            yield from self._read(opened.file, opened.size)
         except FormatError as exc:
             self.problems.append(exc)
         except OSError as exc:
             self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
+        finally:
+            opened.close()
 
-    def _spans(self, request: Any) -> Iterator[SpanRecord]:
-        for rs in request.resource_spans:
-            resource = attributes(rs.resource.attributes)
-            for ss in rs.scope_spans:
-                scope_name, scope_version = ss.scope.name, ss.scope.version
-                for s in ss.spans:
-                    yield SpanRecord(
-                        trace_id=s.trace_id.hex(),
-                        span_id=s.span_id.hex(),
-                        parent_span_id=s.parent_span_id.hex() or None,
-                        name=s.name,
-                        kind=s.kind,
-                        start_ns=s.start_time_unix_nano,
-                        end_ns=s.end_time_unix_nano,
-                        attributes=attributes(s.attributes),
-                        events=[
-                            EventRecord(e.name, e.time_unix_nano, attributes(e.attributes))
-                            for e in s.events
-                        ],
-                        status_code=s.status.code,
-                        status_message=s.status.message,
-                        resource=resource,
-                        scope_name=scope_name,
-                        scope_version=scope_version,
-                        source=self.path,
-                    )
+    def _read(self, f: IO[bytes], size: int | None) -> Iterator[SpanRecord]:
+        head = f.read(HEAD) if size is None else f.read(min(HEAD, size))
+        if size is not None:
+            kind = sniff(head, f, size)
+            f.seek(0)
+        else:
+            kind = sniff(head, None, None)
+            f = io.BufferedReader(_Prefixed(head, f), buffer_size=HEAD)
+        self.format = (self.format + "+" if self.format else "") + kind
+        name = self.path
+        if kind == "empty":
+            return
+        if kind == "gzip":
+            yield from self._read(cast(IO[bytes], gzip.GzipFile(fileobj=f)), None)
+        elif kind == "zstd":
+            import zstandard
+
+            stream = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)
+            try:
+                yield from self._read(stream, None)
+            except zstandard.ZstdError as exc:
+                raise FormatError(name, 0, f"bad zstd stream ({exc})") from exc
+        elif kind == "jsonl":
+            yield from self._json_lines(f)
+        elif kind == "json":
+            data = f.read()
+            try:
+                doc = json.loads(data)
+            except ValueError as exc:
+                pos = getattr(exc, "pos", 0)
+                raise FormatError(name, pos, f"not JSON ({exc})") from exc
+            docs = doc if isinstance(doc, list) else [doc]
+            for d in docs:
+                try:
+                    yield from spans_from_json(d, name)
+                except JsonShapeError as exc:
+                    raise FormatError(name, 0, str(exc)) from exc
+        elif kind in ("be32", "varint"):
+            frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
+            for offset, body in frames:
+                yield from decode_body(body, name, offset)
+        elif kind == "single":
+            yield from spans_from_proto(f.read(), name, 0)
+        else:
+            raise FormatError(name, 0, "not an OTLP trace file (no known format)")
+
+    def _json_lines(self, f: IO[bytes]) -> Iterator[SpanRecord]:
+        offset = 0
+        for line in f:
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                doc: Any = json.loads(line)
+                yield from spans_from_json(doc, self.path)
+            except (ValueError, JsonShapeError) as exc:
+                if isinstance(exc, JsonShapeError) and "data, not traces" in str(exc):
+                    raise FormatError(self.path, start, str(exc)) from exc
+                # One bad line costs that line only.
+                self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read for sniffing."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(view))
+        view[: len(data)] = data
+        return len(data)

@@ -1,0 +1,136 @@
+"""OTLP/JSON -> span records, read by hand.
+
+``google.protobuf.json_format`` would read OTLP/JSON's hex ids as base64 and
+silently produce wrong ids, so the mapping is done here: ids are hex (any
+case), enums integers or names, int64 strings or numbers, bytes base64;
+unknown fields are ignored.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .records import EventRecord, SpanRecord
+
+_KINDS = {
+    "SPAN_KIND_UNSPECIFIED": 0,
+    "SPAN_KIND_INTERNAL": 1,
+    "SPAN_KIND_SERVER": 2,
+    "SPAN_KIND_CLIENT": 3,
+    "SPAN_KIND_PRODUCER": 4,
+    "SPAN_KIND_CONSUMER": 5,
+}
+_STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+
+
+class JsonShapeError(ValueError):
+    """Valid JSON, but not OTLP trace data (the message says why)."""
+
+
+def _id(value: Any, size: int, what: str) -> str:
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str):
+        raise JsonShapeError(f"{what} is not a hex string")
+    text = value.strip().lower()
+    if len(text) != size * 2:
+        raise JsonShapeError(f"{what} {value!r} is not {size * 2} hex digits")
+    try:
+        bytes.fromhex(text)
+    except ValueError:
+        raise JsonShapeError(f"{what} {value!r} is not hex") from None
+    return text
+
+
+def _int(value: Any, what: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise JsonShapeError(f"{what} is not an integer")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise JsonShapeError(f"{what} {value!r} is not an integer") from None
+
+
+def _enum(value: Any, names: Mapping[str, int], what: str) -> int:
+    if isinstance(value, str) and not value.lstrip("-").isdigit():
+        if value not in names:
+            raise JsonShapeError(f"unknown {what} {value!r}")
+        return names[value]
+    return _int(value, what)
+
+
+def any_value(v: Any) -> Any:
+    """OTLP/JSON ``AnyValue`` to a Python value."""
+    if not isinstance(v, Mapping):
+        return None
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "intValue" in v:
+        return _int(v["intValue"], "intValue")
+    if "doubleValue" in v:
+        return float(v["doubleValue"])  # a number, or "NaN" / "Infinity" as strings
+    if "bytesValue" in v:
+        try:
+            return base64.b64decode(v["bytesValue"], validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            raise JsonShapeError("bytesValue is not base64") from None
+    if "arrayValue" in v:
+        return [any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in v:
+        return attributes((v["kvlistValue"] or {}).get("values", []))
+    return None
+
+
+def attributes(kvs: Any) -> dict[str, Any]:
+    if not isinstance(kvs, list):
+        return {}
+    return {kv.get("key", ""): any_value(kv.get("value")) for kv in kvs if isinstance(kv, Mapping)}
+
+
+def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
+    """Spans of one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` object."""
+    if not isinstance(doc, Mapping):
+        raise JsonShapeError("not a JSON object")
+    if "resourceSpans" not in doc and "resource_spans" not in doc:
+        signals = ("resourceMetrics", "resourceLogs", "resourceProfiles")
+        other = next((k for k in signals if k in doc), None)
+        if other:
+            raise JsonShapeError(f"OTLP {other[8:].lower()} data, not traces")
+        raise JsonShapeError("no resourceSpans in this JSON")
+    for rs in doc.get("resourceSpans", doc.get("resource_spans")) or []:
+        resource = attributes((rs.get("resource") or {}).get("attributes"))
+        for ss in rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")) or []:
+            scope = ss.get("scope", ss.get("instrumentationLibrary")) or {}
+            for s in ss.get("spans") or []:
+                status = s.get("status") or {}
+                yield SpanRecord(
+                    trace_id=_id(s.get("traceId"), 16, "traceId"),
+                    span_id=_id(s.get("spanId"), 8, "spanId"),
+                    parent_span_id=_id(s.get("parentSpanId"), 8, "parentSpanId") or None,
+                    name=str(s.get("name", "")),
+                    kind=_enum(s.get("kind", 0), _KINDS, "span kind"),
+                    start_ns=_int(s.get("startTimeUnixNano"), "startTimeUnixNano"),
+                    end_ns=_int(s.get("endTimeUnixNano"), "endTimeUnixNano"),
+                    attributes=attributes(s.get("attributes")),
+                    events=[
+                        EventRecord(
+                            str(e.get("name", "")),
+                            _int(e.get("timeUnixNano"), "timeUnixNano"),
+                            attributes(e.get("attributes")),
+                        )
+                        for e in s.get("events") or []
+                    ],
+                    status_code=_enum(status.get("code", 0), _STATUS, "status code"),
+                    status_message=str(status.get("message", "")),
+                    resource=resource,
+                    scope_name=str(scope.get("name", "")),
+                    scope_version=str(scope.get("version", "")),
+                    source=source,
+                )
