@@ -272,7 +272,8 @@ def test_truncated_last_record_is_reported_and_good_ones_kept(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("content", "offset_of_fault", "words"),
     [
-        (b'{"resourceSpans": []}\n', 0, "not an OTLP protobuf trace file"),
+        (b'{"resourceMetrics": []}\n', 0, "metrics data, not traces"),
+        (b"\x13\x37 neither proto nor json", 0, "no known format"),
         (b"\x00\x00\x00\x05\xff\xff\xff\xff\xff", 0, "corrupt record"),
         (b"\x00\x00", 0, "truncated record"),
     ],

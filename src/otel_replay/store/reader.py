@@ -142,11 +142,15 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
 
 
 def _plausible_body(body: bytes) -> bool:
-    return body[:1] == b"\x0a" or body[:4] == ZSTD_MAGIC or body.lstrip()[:1] == b"{" or not body
+    return body[:1] == b"\x0a" or body[:4] == ZSTD_MAGIC or body.lstrip()[:1] == b"{"
 
 
 def _chains(f: IO[bytes], size: int, varint: bool) -> bool:
-    """Whether record headers chain through the file (a torn last one allowed)."""
+    """Whether record headers chain through the file (a torn last record allowed).
+
+    For varint framing the first bodies must also look like messages: small
+    varints are common bytes, and a bare message could chain by accident.
+    """
     f.seek(0)
     offset = frames = 0
     while offset < size:
@@ -166,7 +170,7 @@ def _chains(f: IO[bytes], size: int, varint: bool) -> bool:
             (length,), used = _BE32.unpack(header), 4
         if offset + used + length > size:
             return frames > 0
-        if frames < 2 and not _plausible_body(f.read(min(length, 8))):
+        if varint and frames < 2 and not _plausible_body(f.read(min(length, 8))):
             return False
         offset += used + length
         frames += 1
@@ -196,6 +200,8 @@ def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
             return "varint"
         if head[:1] == b"\x0a":
             return "single"
+        if head[:1] == b"\x00":  # a 4-byte framed file whose first record is torn
+            return "be32"
         return "unknown"
     # A stream that cannot be rewound: decide from the first bytes alone.
     if head[:1] == b"\x00":
