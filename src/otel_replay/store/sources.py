@@ -1,0 +1,60 @@
+"""What the user named -> the inputs to read, in the order to read them.
+
+A path may be a file, a directory (every data file below it, as the
+Collector's ``group_by`` writes them), a glob, ``-`` for stdin, or an http(s)
+URL.  Rotated sets are read oldest first: the Collector renames
+``name.json`` to ``name-2022-09-14T05-02-14.173.json`` when it rotates, so
+the timestamped files come before the live one.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+_ROTATED = re.compile(
+    r"^(?P<stem>.+)-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3})(?P<ext>\.[^.]*)?$"
+)
+#: Files in a dump directory that are never span data.
+_SKIP_SUFFIXES = (".tmp", ".lock", ".idx", ".md", ".txt", ".py", ".yaml", ".yml")
+
+
+def rotation_key(path: str) -> tuple[str, str, int, str]:
+    """Sort key: same set together, rotated files by timestamp, the live file last."""
+    directory, name = os.path.split(path)
+    m = _ROTATED.match(name)
+    if m:
+        return (directory, m["stem"] + (m["ext"] or ""), 0, m["ts"])
+    return (directory, name, 1, "")
+
+
+def _is_data_file(path: Path) -> bool:
+    return (
+        path.is_file()
+        and not path.name.startswith(".")
+        and not path.name.endswith(_SKIP_SUFFIXES)
+        and not any(part.endswith(".blobs") for part in path.parts)
+    )
+
+
+def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The inputs named by ``paths``; a name that matches nothing is kept (its read fails)."""
+    out: list[str] = []
+    for raw in paths:
+        name = os.fspath(raw)
+        if name == "-" or name.startswith(("http://", "https://")):
+            out.append(name)
+            continue
+        p = Path(name)
+        if p.is_dir():
+            found = [str(f) for f in p.rglob("*") if _is_data_file(f)]
+        elif not p.exists() and glob.has_magic(name):
+            found = [f for f in glob.glob(name, recursive=True) if _is_data_file(Path(f))]
+        else:
+            out.append(name)
+            continue
+        out.extend(sorted(found, key=rotation_key))
+    return list(dict.fromkeys(out))
