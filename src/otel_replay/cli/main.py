@@ -2,13 +2,13 @@
 
 Exit codes: 0 ok; 1 a check failed (or a replay diverged); 2 bad usage or
 unreadable input, with a one-line reason naming the file and byte offset.
+Input problems do not hide what could be read: the runs are printed first,
+then each problem as ``otel-replay: error: <path>: <reason> at byte N``.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-import warnings
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -18,6 +18,9 @@ from .. import __version__
 if TYPE_CHECKING:
     from ..runs.load import Runs
 
+# Heavy modules (protobuf, rich, the run builder) are imported inside the
+# commands so that ``--help`` and ``--version`` stay fast.
+
 
 def _fail(message: str) -> NoReturn:
     click.echo(f"otel-replay: error: {message}", err=True)
@@ -25,21 +28,26 @@ def _fail(message: str) -> NoReturn:
 
 
 def _load(paths: tuple[str, ...], run_id: str | None) -> Runs:
+    import warnings
+
     from ..runs.load import LoadWarning, Runs, load
+    from ..store.errors import FormatError
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LoadWarning)  # reported as errors below
+        warnings.simplefilter("ignore", LoadWarning)  # reported as errors after the output
         try:
             runs = load(*paths)
+        except FormatError as exc:
+            _fail(str(exc))
         except OSError as exc:
             _fail(f"{exc.filename or paths[0]}: {exc.strerror or exc}")
-    if run_id is not None:
-        picked = Runs([r for r in runs if r.run_id.startswith(run_id)], runs.problems)
-        if not picked and not runs.problems:
-            known = ", ".join(r.run_id for r in runs) or "none"
-            _fail(f"no run {run_id!r} in {', '.join(paths)} (runs: {known})")
-        return picked
-    return runs
+    if run_id is None:
+        return runs
+    picked = Runs([r for r in runs if r.run_id.startswith(run_id)], runs.problems)
+    if not picked and not runs.problems:
+        known = ", ".join(r.run_id for r in runs) or "none"
+        _fail(f"no run {run_id!r} in {', '.join(paths)} (runs: {known})")
+    return picked
 
 
 def _report_problems(runs: Runs) -> None:
@@ -49,67 +57,103 @@ def _report_problems(runs: Runs) -> None:
         sys.exit(2)
 
 
+def _dumps(doc: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(doc, ensure_ascii=False, default=_default, allow_nan=False)
+    except ValueError:  # NaN or infinity in an attribute: not JSON, so say it as a string
+        return json.dumps(_finite(doc), ensure_ascii=False, default=_default)
+
+
+def _finite(value: Any) -> Any:
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        # Attribute bytes that are text read as text; others as base64, as payload.plain does.
+        from ..payload import plain
+
+        return plain(bytes(value))
+    return repr(value)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="otel-replay")
+@click.version_option(__version__, "--version", prog_name="otel-replay")
 def cli() -> None:
     """Make LLM-agent failures reproducible from OpenTelemetry traces."""
 
 
+_paths = click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+_run = click.option("--run", "run_id", metavar="ID", help="Only the run whose id starts with ID.")
+
+
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@_paths
 @click.option("--json", "as_json", is_flag=True, help='One JSON document: {"runs": [...]}.')
-@click.option("--run", "run_id", metavar="ID", help="Only the run whose id starts with ID.")
+@_run
 def show(paths: tuple[str, ...], as_json: bool, run_id: str | None) -> None:
-    """Show each recorded run as a tree of steps."""
+    """Show each recorded run as a tree of steps.
+
+    PATH is a trace file or a directory of them.
+    """
     runs = _load(paths, run_id)
     if as_json:
-        click.echo(
-            json.dumps({"runs": [r.to_json() for r in runs]}, ensure_ascii=False, default=_default)
-        )
+        click.echo(_dumps({"runs": [r.to_json() for r in runs]}))
     else:
         from .render import render_runs
 
         render_runs(runs)
+        if not runs and not runs.problems:
+            click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
     _report_problems(runs)
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@_paths
 @click.option("--json", "as_json", is_flag=True, help="The reports as one JSON document.")
-@click.option("--run", "run_id", metavar="ID", help="Only the run whose id starts with ID.")
+@_run
 def check(paths: tuple[str, ...], as_json: bool, run_id: str | None) -> None:
-    """Replay-kit report per run; exit 1 when a run is not fully replayable."""
+    """Replay-kit report per run; exit 1 when a run is not fully replayable.
+
+    PATH is a trace file or a directory of them.  No run at all also fails.
+    """
     runs = _load(paths, run_id)
     if as_json:
-        doc = {
-            "runs": [
-                {
-                    "run_id": r.run_id,
-                    "verdict": r.kit.verdict,
-                    "replayable": r.kit.replayable,
-                    "missing": r.kit.missing,
-                    "problems": r.kit.problems,
-                }
-                for r in runs
-            ]
-        }
-        click.echo(json.dumps(doc, ensure_ascii=False))
+        reports = [
+            {
+                "run_id": r.run_id,
+                "verdict": r.kit.verdict,
+                "replayable": r.kit.replayable,
+                "missing": r.kit.missing,
+                "problems": r.kit.problems,
+            }
+            for r in runs
+        ]
+        click.echo(_dumps({"runs": reports}))
     else:
         from .render import render_check
 
         render_check(runs)
     _report_problems(runs)
-    if not runs or not all(r.kit.replayable for r in runs):
+    if not runs:
+        click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
+        sys.exit(1)
+    if not all(r.kit.replayable for r in runs):
         sys.exit(1)
 
 
-def _default(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        return value.decode("utf-8", "replace")
-    return repr(value)
-
-
 def main() -> None:
+    """Console-script entry point."""
     cli(prog_name="otel-replay")
 
 

@@ -1,9 +1,14 @@
-"""Readable terminal output: runs as trees, replay-kit reports."""
+"""Readable terminal output: runs as trees, replay-kit reports.
+
+On a terminal the output is coloured; piped or redirected it is plain text
+with no colour and no wrapping (each step stays one line, already shortened).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -12,121 +17,165 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from .. import messages as M
+from .. import payload
+from ..payload_attributes import Payload
 from ..runs.model import Run, Step
 
 _KIND_STYLE = {"agent": "bold magenta", "model": "bold cyan", "tool": "bold yellow", "other": "dim"}
+_VERDICT_STYLE = {"full": "green", "model-only": "yellow", "inspect-only": "red"}
 
 
-def _short(value: Any, limit: int = 90) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+def console() -> Console:
+    """A console for stdout: colour on a terminal, plain unwrapped text otherwise."""
+    out = Console(highlight=False, emoji=False)
+    if out.is_terminal:
+        return out
+    # Lines are shortened by us; a fixed wrap width would only break them.
+    return Console(highlight=False, emoji=False, width=100_000, file=sys.stdout)
+
+
+def short(value: Any, limit: int = 90) -> str:
+    """One line of at most ``limit`` characters."""
+    if isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(payload.plain(value), ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _when(ns: int) -> str:
-    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    stamp = dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _model_line(step: Step) -> str:
+def _mark(what: str, p: Payload | None) -> str:
+    """A red note when ``p`` is not the exact recorded value; '' otherwise."""
+    if p is None:
+        return ""
+    if p.status == "mismatch":
+        note = f"{what} not byte-exact"
+    elif p.status == "missing":
+        note = f"{what} missing"
+    elif p.type == payload.REPR:
+        note = f"{what} repr only"
+    else:
+        return ""
+    return f" [red]({escape(note)})[/red]"
+
+
+def _model_text(step: Step) -> str:
     m = step.model
     assert m is not None
     bits: list[str] = []
-    if step.kind == "model" and m.input_messages:
+    model = m.response_model or m.request_model
+    if model and model not in step.name:
+        bits.append(escape(f"[{model}]"))
+    if m.input_messages:
         last = m.input_messages[-1]
         text = M.last_text([last])
         if text is not None:
-            bits.append(f"← {last.get('role')}: {_short(text, 60)!r}")
+            who = "" if step.kind == "agent" else f"{last.get('role')}: "
+            bits.append(escape(f"← {who}{short(text, 60)!r}"))
         elif any(p.get("type") == "tool_call_response" for p in last.get("parts", [])):
             bits.append("← tool results")
     if m.output_messages:
         calls = M.tool_calls(m.output_messages)
+        text = M.last_text(m.output_messages)
         if calls:
-            bits.append(
-                "→ "
-                + ", ".join(f"{c.get('name')}({_short(c.get('arguments'), 50)})" for c in calls)
-            )
-        else:
-            text = M.last_text(m.output_messages)
-            if text is not None:
-                bits.append(f"→ {_short(text, 70)!r}")
+            shown = ", ".join(f"{c.get('name')}({short(c.get('arguments'), 50)})" for c in calls)
+            bits.append(escape(f"→ {shown}"))
+        elif text is not None:
+            bits.append(escape(f"→ {short(text, 70)!r}"))
     if m.usage:
-        bits.append(f"[{m.usage.get('input_tokens', '?')}→{m.usage.get('output_tokens', '?')} tok]")
-    if m.output_payload is not None and m.output_payload.status in ("mismatch", "missing"):
-        bits.append("[red](output not byte-exact)[/red]")
-    return " ".join(escape(b) if not b.startswith("[red]") else b for b in bits)
+        used = f"{m.usage.get('input_tokens', '?')}→{m.usage.get('output_tokens', '?')} tok"
+        bits.append(f"[dim]{escape('[' + used + ']')}[/dim]")
+    line = "  ".join(bits)
+    return line + _mark("input", m.input_payload) + _mark("output", m.output_payload)
 
 
-def _tool_line(step: Step) -> str:
+def _tool_text(step: Step) -> tuple[str, str]:
+    """(``name(arguments)``, the outcome) as rich markup."""
     t = step.tool
     assert t is not None
-    line = escape(f"{t.tool_name}({_short(t.arguments, 60)})")
+    call = escape(f"{t.tool_name}({short(t.arguments, 60)})") + _mark(
+        "arguments", t.arguments_payload
+    )
     if t.error is not None:
-        return line + escape(f" ✗ {t.error.type}: {_short(t.error.message, 60)}")
-    line += escape(f" → {_short(t.result, 70)}")
-    p = t.result_payload
-    if p is not None and p.status in ("mismatch", "missing"):
-        line += " [red](not byte-exact)[/red]"
-    elif p is not None and p.type not in ("str", "json"):
-        line += f" [dim]({p.type})[/dim]"
-    return line
+        err = escape(f"✗ {t.error.type}: {short(t.error.message, 60)}")
+        return call, f"[red]{err}[/red]" + _mark("exception args", t.error.args_payload)
+    if t.result_payload is None:
+        return call, "[red](no result recorded)[/red]"
+    outcome = escape(f"→ {short(t.result, 70)}") + _mark("result", t.result_payload)
+    if t.result_payload.type not in (payload.STR, payload.JSON, payload.REPR):
+        outcome += f" [dim]({escape(t.result_payload.type)})[/dim]"
+    return call, outcome
 
 
-def _label(step: Step) -> str:
+def step_line(step: Step) -> str:
+    """One step as rich markup: index, kind, name, duration, then what it did."""
     style = _KIND_STYLE[step.kind]
-    head = f"[dim]{step.index:>3}[/dim] [{style}]{step.kind:<5}[/{style}] "
-    if step.kind == "tool" and step.tool is not None:
-        body = _tool_line(step)
-    elif step.kind == "model" and step.model is not None:
-        body = f"{escape(step.name)}  {_model_line(step)}"
+    if step.tool is not None:
+        name, body = _tool_text(step)
     else:
-        body = escape(step.name)
-    tail = f"  [dim]{step.duration_ms:.1f} ms[/dim]"
+        name = escape(step.name)
+        body = _model_text(step) if step.model is not None else ""
+    line = (
+        f"[dim]{step.index:>3}[/dim] [{style}]{step.kind:<5}[/{style}] {name}"
+        f"  [dim]{step.duration_ms:.1f} ms[/dim]"
+    )
     if step.status == "ERROR":
-        tail += " [red]ERROR[/red]"
-    return head + body + tail
+        line += " [red]ERROR[/red]"
+    return line + ("  " + body if body else "")
 
 
-def _header(run: Run) -> str:
+def run_header(run: Run) -> str:
     kit = run.kit
     fp = run.fingerprint
-    colour = {"full": "green", "model-only": "yellow", "inspect-only": "red"}[kit.verdict]
+    colour = _VERDICT_STYLE.get(kit.verdict, "red")
     parts = [
-        f"[bold]run {run.run_id}[/bold]",
+        f"[bold]run {escape(run.run_id)}[/bold]",
         _when(run.start_ns),
         f"{(run.end_ns - run.start_ns) / 1e6:.1f} ms",
-        f"[{colour}]{kit.verdict}[/{colour}]",
+        f"[{colour}]{escape(kit.verdict)}[/{colour}]",
+        "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]",
     ]
     commit = fp.get("commit")
     if commit:
-        parts.append(f"commit {str(commit)[:12]}{'+dirty' if fp.get('dirty') else ''}")
-    for key in ("user.id", "tenant.id", "session.id"):
+        parts.append(escape(f"commit {str(commit)[:12]}{'+dirty' if fp.get('dirty') else ''}"))
+    for key in ("user.id", "tenant.id", "session.id", "gen_ai.conversation.id"):
         if key in fp:
-            parts.append(f"{key}={escape(str(fp[key]))}")
+            parts.append(escape(f"{key}={fp[key]}"))
     return "  ".join(parts)
 
 
-def render_runs(runs: Iterable[Run], console: Console | None = None) -> None:
-    console = console or Console(highlight=False)
+def render_runs(runs: Iterable[Run], out: Console | None = None) -> None:
+    """Each run as a header and a tree of its steps, then its replay-kit problems."""
+    out = out or console()
     for run in runs:
-        tree = Tree(_header(run), guide_style="dim")
-        nodes: dict[str, Tree] = {}
+        tree = Tree(run_header(run), guide_style="dim")
+        path: list[Tree] = [tree]  # path[d] is the node steps of depth d hang from
         for step in run.steps:
-            parent = nodes.get(step.parent_span_id or "", tree)
-            nodes[step.span_id] = parent.add(_label(step))
-        console.print(tree)
-        if run.kit.problems:
-            for p in run.kit.problems:
-                console.print(f"  [red]![/red] {escape(p)}")
-        console.print()
+            del path[step.depth + 1 :]
+            node = path[-1].add(step_line(step))
+            path.append(node)
+        out.print(tree)
+        for problem in run.kit.problems:
+            out.print(f"  [red]![/red] {escape(problem)}")
+        out.print()
 
 
-def render_check(runs: Iterable[Run], console: Console | None = None) -> None:
-    console = console or Console(highlight=False)
+def render_check(runs: Iterable[Run], out: Console | None = None) -> None:
+    """Per run: verdict, replayable or not, missing kit fields, problems."""
+    out = out or console()
     for run in runs:
         kit = run.kit
         mark = "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]"
-        console.print(f"[bold]run {run.run_id}[/bold]: {kit.verdict}, {mark}")
-        if kit.missing:
-            console.print(f"  missing: {escape(', '.join(kit.missing))}")
-        for p in kit.problems:
-            console.print(f"  [red]![/red] {escape(p)}")
+        colour = _VERDICT_STYLE.get(kit.verdict, "red")
+        out.print(
+            f"[bold]run {escape(run.run_id)}[/bold]: [{colour}]{escape(kit.verdict)}[/{colour}],"
+            f" {mark}"
+        )
+        out.print(f"  missing: {escape(', '.join(kit.missing)) if kit.missing else 'nothing'}")
+        for problem in kit.problems:
+            out.print(f"  [red]![/red] {escape(problem)}")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeAlias
 
 from .. import attributes as A
 from ..payload_attributes import BlobReader
@@ -11,52 +11,76 @@ from ..store.records import SpanRecord
 from .model import Run, Step
 from .steps import to_step
 
+#: Identity attributes copied into :attr:`Run.fingerprint` under their own names.
 IDS = (A.USER_ID, A.TENANT_ID, A.SESSION_ID, A.CONVERSATION_ID)
 
+#: Where a span's payload refs resolve: source file -> blob reader, or a function of it.
+BlobReaders: TypeAlias = "Mapping[str, BlobReader] | Callable[[str], BlobReader | None]"
 
-def build_runs(
-    spans: Iterable[SpanRecord],
-    blobs: Callable[[SpanRecord], BlobReader | None] | None = None,
-) -> list[Run]:
-    """Group spans by trace and build each run's tree (a span exported twice counts once)."""
+
+def build_runs(spans: Iterable[SpanRecord], blobs: BlobReaders | None = None) -> list[Run]:
+    """Group spans into runs (one per trace for now), each a tree in start order.
+
+    A span exported twice counts once (the copy with more attributes, then the
+    later end, wins).  Spans may come in any order; a span whose parent is
+    absent becomes a root of its run, so nothing is dropped.  ``blobs`` gives
+    the blob reader for a span's :attr:`~SpanRecord.source` file.  Runs are
+    sorted by start time.
+    """
     by_trace: dict[str, dict[str, SpanRecord]] = {}
     for span in spans:
         seen = by_trace.setdefault(span.trace_id, {})
         old = seen.get(span.span_id)
         if old is None or _better(span, old):
             seen[span.span_id] = span
-    runs = [_build(trace_id, list(found.values()), blobs) for trace_id, found in by_trace.items()]
+    reader = _reader(blobs)
+    runs = [_build(tid, list(found.values()), reader) for tid, found in by_trace.items()]
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
     return runs
+
+
+def _reader(blobs: BlobReaders | None) -> Callable[[str], BlobReader | None]:
+    if blobs is None:
+        return lambda source: None
+    if isinstance(blobs, Mapping):
+        return blobs.get
+    return blobs
 
 
 def _better(new: SpanRecord, old: SpanRecord) -> bool:
     return (len(new.attributes), new.end_ns) > (len(old.attributes), old.end_ns)
 
 
+def _key(step: Step) -> tuple[int, str]:
+    return (step.start_ns, step.span_id)
+
+
 def _build(
-    trace_id: str,
-    spans: list[SpanRecord],
-    blobs: Callable[[SpanRecord], BlobReader | None] | None,
+    trace_id: str, spans: list[SpanRecord], blobs: Callable[[str], BlobReader | None]
 ) -> Run:
-    steps = {s.span_id: to_step(s, blobs(s) if blobs else None) for s in spans}
+    steps = {s.span_id: to_step(s, blobs(s.source)) for s in spans}
     roots: list[Step] = []
     for step in steps.values():
         parent = steps.get(step.parent_span_id) if step.parent_span_id else None
-        (parent.children if parent is not None else roots).append(step)
-    order: list[Step] = []
-
-    def key(s: Step) -> tuple[int, str]:
-        return (s.start_ns, s.span_id)
-
-    stack = [(r, 0) for r in sorted(roots, key=key, reverse=True)]
-    while stack:  # iterative pre-order: deep trees must not hit the recursion limit
-        step, depth = stack.pop()
-        step.depth, step.index = depth, len(order)
-        order.append(step)
-        step.children.sort(key=key)
-        stack.extend((c, depth + 1) for c in reversed(step.children))
-    roots.sort(key=key)
+        if parent is None or parent is step:
+            roots.append(step)
+        else:
+            parent.children.append(step)
+    order = _preorder(roots)
+    if len(order) < len(steps):
+        # Corrupt parent links can form a cycle with no root: break it at its
+        # earliest span rather than drop the spans.
+        placed = {s.span_id for s in order}
+        for step in sorted(steps.values(), key=_key):
+            if step.span_id in placed:
+                continue
+            parent = steps[step.parent_span_id or ""]
+            # By identity: Step equality compares children, endless in a cycle.
+            parent.children = [c for c in parent.children if c is not step]
+            roots.append(step)
+            order = _preorder(roots)
+            placed = {s.span_id for s in order}
+    roots.sort(key=_key)
     first = min(spans, key=lambda s: (s.start_ns, s.span_id))
     return Run(
         run_id=trace_id,
@@ -67,6 +91,19 @@ def _build(
         resource=dict(first.resource),
         sources=sorted({s.source for s in spans if s.source}),
     )
+
+
+def _preorder(roots: list[Step]) -> list[Step]:
+    """Steps in pre-order with ``index`` and ``depth`` set; children sorted by start."""
+    order: list[Step] = []
+    stack = [(r, 0) for r in sorted(roots, key=_key, reverse=True)]
+    while stack:  # iterative: deep trees must not hit the recursion limit
+        step, depth = stack.pop()
+        step.depth, step.index = depth, len(order)
+        order.append(step)
+        step.children.sort(key=_key)
+        stack.extend((c, depth + 1) for c in reversed(step.children))
+    return order
 
 
 def _fingerprint(steps: list[Step]) -> dict[str, Any]:

@@ -1,80 +1,301 @@
-"""The replay-kit check: what a run carries, what is missing, whether it replays."""
+"""The replay-kit check: what a run carries, what is missing, whether it replays.
+
+Verdicts:
+
+``full``
+    every model step's output messages and every tool step's result (or
+    error) are recorded and usable, and every tool call the model made before
+    the run went on has its tool step;
+``model-only``
+    model content is there, but some tool result, or model output, is missing,
+    not usable, or only derivable from a later model input;
+``inspect-only``
+    no content was captured (content capture off, or no model step has any
+    messages): the run can be looked at, not replayed.
+
+A run is replayable when its verdict is ``full`` and no payload a replay
+serves or matches on (model input/output messages, tool arguments, results,
+exception arguments) is damaged (digest ``mismatch``), ``missing`` (blob not
+found) or recorded as ``repr()`` only.
+"""
 
 from __future__ import annotations
 
-from .. import attributes as A
-from .model import KitReport, Run
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
 
-#: Run-level fields of the replay kit, where each lives once recorded.
+from .. import attributes as A
+from .. import messages as M
+from .. import payload
+from ..payload_attributes import Payload
+from .model import KitReport, Run, Step
+
+#: Run-level fields of the replay kit (fingerprint keys), in report order.
 FINGERPRINT_FIELDS = ("commit", "packages", "flags", "user.id", "tenant.id", "session.id")
-MODEL_FIELDS = ("provider", "request_model", "system_instructions", "tool_definitions")
+#: Model-call fields reported per run when no model step has them, else per step.
+MODEL_FIELDS = ("provider", "request_model")
+#: Request parameters, same rule.
 PARAM_FIELDS = ("temperature", "top_p", "seed")
+
+_NOT_USABLE = ("mismatch", "missing")
 
 
 def check_kit(run: Run) -> KitReport:
-    missing: list[str] = []
-    problems: list[str] = []
-    fp = run.fingerprint
-    missing.extend(f for f in FINGERPRINT_FIELDS if f not in fp)
-    no_content = any(s.attributes.get(A.CONTENT) == "NO_CONTENT" for s in run.steps)
-    models = [s for s in run.steps if s.kind == "model" and s.model is not None]
-    tools = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
-    for field in MODEL_FIELDS:
-        if models and all(getattr(s.model, field) in (None, [], "") for s in models):
-            missing.append(field)
-    for param in PARAM_FIELDS:
-        if models and all(param not in s.model.params for s in models if s.model):
-            missing.append(param)
+    """What ``run`` carries of the replay kit (DESIGN §4), what is missing, the verdict."""
+    return _Check(run).report()
 
-    content_models = 0
-    for s in models:
-        m = s.model
-        assert m is not None
-        if m.input_messages is None:
-            missing.append(f"steps[{s.index}].input_messages")
-        if m.output_messages is None:
-            missing.append(f"steps[{s.index}].output_messages")
-            problems.append(f"{s.label()}: no output messages recorded")
+
+def _damaged(p: Payload | None) -> bool:
+    """True when ``p`` cannot be served back exactly."""
+    return p is not None and (p.status in _NOT_USABLE or p.type == payload.REPR)
+
+
+def _why(what: str, p: Payload) -> str:
+    if p.status == "mismatch":
+        return f"{what} not byte-exact: {p.reason}"
+    if p.status == "missing":
+        return f"{what} missing: {p.reason}"
+    return f"{what} recorded as repr() only; it cannot be restored"
+
+
+class _Check:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.models = [s for s in run.steps if s.kind == "model" and s.model is not None]
+        self.tools = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
+        self.missing: list[str] = []
+        self.problems: list[str] = []
+        #: Something the verdict "full" needs is absent or unusable.
+        self.incomplete = False
+        #: A payload replay needs is damaged.
+        self.damaged = False
+
+    def report(self) -> KitReport:
+        self._no_content()
+        self._run_fields()
+        for step in self.run.steps:
+            if step.kind == "model" and step.model is not None:
+                self._model_step(step)
+            elif step.kind == "tool" and step.tool is not None:
+                self._tool_step(step)
+            elif step.kind == "agent" and step.model is not None:
+                self._agent_step(step)
+        self._unanswered_calls()
+        if not self._has_content():
+            verdict = "inspect-only"
+        elif self.incomplete:
+            verdict = "model-only"
         else:
-            content_models += 1
-        for name, p in (("input messages", m.input_payload), ("output messages", m.output_payload)):
-            if p is not None and p.status in ("mismatch", "missing"):
-                problems.append(f"{s.label()}: {name} not byte-exact: {p.reason}")
-    tools_ok = True
-    for s in tools:
-        t = s.tool
-        assert t is not None
-        if t.error is not None:
-            continue
-        p = t.result_payload
-        if p is None:
-            missing.append(f"steps[{s.index}].result")
-            problems.append(f"{s.label()}: no result recorded")
-            tools_ok = False
-        elif p.status in ("mismatch", "missing"):
-            problems.append(f"{s.label()}: result not byte-exact: {p.reason}")
-            tools_ok = False
-        elif p.type == "repr":
-            problems.append(f"{s.label()}: result recorded as repr() only; it cannot be restored")
-            tools_ok = False
-
-    if (
-        no_content
-        or (models and content_models == 0)
-        or (
-            not models
-            and tools
-            and not any(s.tool is not None and s.tool.result_payload is not None for s in tools)
+            verdict = "full"
+        return KitReport(
+            verdict=verdict,
+            replayable=verdict == "full" and not self.damaged,
+            missing=self._ordered_missing(),
+            problems=self.problems,
         )
-    ):
-        verdict = "inspect-only"
-        if no_content:
-            problems.insert(
-                0, "content capture was off (NO_CONTENT): messages and tool I/O were not recorded"
+
+    # --- run level ----------------------------------------------------------------
+    def _no_content(self) -> None:
+        off = [s for s in self.run.steps if s.attributes.get(A.CONTENT) == "NO_CONTENT"]
+        if not off:
+            return
+        off_ids = {s.span_id for s in off}
+        if all(s.span_id in off_ids for s in self.models + self.tools):
+            self.problems.append(
+                "content capture was off (NO_CONTENT): messages and tool I/O were not recorded"
             )
-    elif content_models == len(models) and tools_ok:
-        verdict = "full"
-    else:
-        verdict = "model-only"
-    replayable = verdict == "full" and not any("not byte-exact" in p for p in problems)
-    return KitReport(verdict=verdict, replayable=replayable, missing=missing, problems=problems)
+            return
+        for s in off:
+            self.problems.append(f"{s.label()}: content capture was off for this span (NO_CONTENT)")
+
+    def _has_content(self) -> bool:
+        if self.models:
+            return any(
+                s.model is not None
+                and (s.model.input_messages is not None or s.model.output_messages is not None)
+                for s in self.models
+            )
+        return any(
+            s.tool is not None
+            and (s.tool.result_payload is not None or s.tool.arguments_payload is not None)
+            for s in self.tools
+        )
+
+    def _run_fields(self) -> None:
+        fp = self.run.fingerprint
+        for field in FINGERPRINT_FIELDS:
+            if field == "session.id" and A.CONVERSATION_ID in fp:
+                continue
+            if fp.get(field) in (None, "", []):
+                self.missing.append(field)
+        if not self.models:
+            return
+        for field in MODEL_FIELDS:
+            self._per_model(field, [getattr(s.model, field) in (None, "") for s in self.models])
+        if not any(self._has_system(s) for s in self.models):
+            self.missing.append("system_instructions")
+        if self._uses_tools() and not any(
+            s.model is not None and s.model.tool_definitions for s in self.models
+        ):
+            self.missing.append("tool_definitions")
+        for param in PARAM_FIELDS:
+            self._per_model(
+                param, [s.model is None or param not in s.model.params for s in self.models]
+            )
+
+    def _per_model(self, field: str, lacking: list[bool]) -> None:
+        """``field`` when no model step has it, else ``steps[i].field`` for those lacking it."""
+        if all(lacking):
+            self.missing.append(field)
+            return
+        pairs = zip(self.models, lacking, strict=True)
+        self.missing.extend(f"steps[{s.index}].{field}" for s, lack in pairs if lack)
+
+    @staticmethod
+    def _has_system(step: Step) -> bool:
+        m = step.model
+        if m is None:
+            return False
+        if m.system_instructions:
+            return True
+        # OpenAI-style requests carry the system prompt as the first message.
+        return any(msg.get("role") == "system" for msg in m.input_messages or [])
+
+    def _uses_tools(self) -> bool:
+        if self.tools:
+            return True
+        return any(
+            p.get("type") in ("tool_call", "tool_call_response")
+            for s in self.models
+            if s.model is not None
+            for msgs in (s.model.input_messages, s.model.output_messages)
+            for msg in msgs or []
+            for p in msg.get("parts", [])
+            if isinstance(p, dict)
+        )
+
+    # --- per step -----------------------------------------------------------------
+    def _payload(self, step: Step, what: str, p: Payload | None, *, blocking: bool) -> bool:
+        """Report a damaged payload; True when it was."""
+        if not _damaged(p):
+            return False
+        assert p is not None
+        self.problems.append(f"{step.label()}: {_why(what, p)}")
+        if blocking:
+            self.damaged = True
+        return True
+
+    def _model_step(self, step: Step) -> None:
+        m = step.model
+        assert m is not None
+        inp, out = m.input_payload, m.output_payload
+        if m.input_messages is None and (inp is None or inp.status == "missing"):
+            self.missing.append(f"steps[{step.index}].input_messages")
+        self._payload(step, "input messages", inp, blocking=True)
+        if m.output_messages is None:
+            self.incomplete = True
+            if step.status == "ERROR" and out is None:
+                self.problems.append(
+                    f"{step.label()}: the call failed ({step.status_message or 'ERROR'}); "
+                    "a failed model call has no output to serve"
+                )
+            elif out is None or out.status == "missing":
+                self.missing.append(f"steps[{step.index}].output_messages")
+                if out is None:
+                    self.problems.append(f"{step.label()}: no output messages recorded")
+            elif not _damaged(out):
+                self.problems.append(f"{step.label()}: output messages are not GenAI messages")
+        if self._payload(step, "output messages", out, blocking=True):
+            self.incomplete = True
+
+    def _tool_step(self, step: Step) -> None:
+        t = step.tool
+        assert t is not None
+        args = t.arguments_payload
+        if args is None or args.status == "missing":
+            self.missing.append(f"steps[{step.index}].arguments")
+        self._payload(step, "arguments", args, blocking=True)
+        if t.derived:
+            self.problems.append(
+                f"{step.label()}: no tool span; the result is taken from a later model input"
+            )
+            self.incomplete = True
+        if t.error is not None:
+            if self._payload(step, "exception arguments", t.error.args_payload, blocking=True):
+                self.incomplete = True
+            return
+        p = t.result_payload
+        if p is None or p.status == "missing":
+            self.missing.append(f"steps[{step.index}].result")
+            self.incomplete = True
+            if p is None:
+                self.problems.append(f"{step.label()}: no result recorded")
+        if self._payload(step, "result", p, blocking=True):
+            self.incomplete = True
+
+    def _agent_step(self, step: Step) -> None:
+        m = step.model
+        assert m is not None
+        # The agent's own I/O is compared, not served: damage is worth saying, not blocking.
+        self._payload(step, "agent input", m.input_payload, blocking=False)
+        self._payload(step, "agent output", m.output_payload, blocking=False)
+
+    def _unanswered_calls(self) -> None:
+        """Tool calls the model made, the run went on, and no tool step answers."""
+        calls = list(self._model_tool_calls())
+        called_ids = {c.get("id") for _, _, c in calls if c.get("id")}
+        by_id = {s.tool.call_id for s in self.tools if s.tool is not None and s.tool.call_id}
+        by_name = Counter(
+            s.tool.tool_name
+            for s in self.tools
+            if s.tool is not None and s.tool.call_id not in called_ids
+        )
+        last_start = max((s.start_ns for s in self.models), default=0)
+        answered: set[str] | None = None
+        for step, k, call in calls:
+            call_id, name = call.get("id"), str(call.get("name"))
+            if call_id and call_id in by_id:
+                continue
+            if by_name[name] > 0:
+                by_name[name] -= 1
+                continue
+            if step.start_ns >= last_start:
+                continue  # no model call after this one: nothing consumed the call
+            self.missing.append(f"steps[{step.index}].tool_calls[{k}].result")
+            if answered is None:
+                answered = self._answered_ids()
+            where = (
+                "its result is only in a later model input"
+                if call_id and call_id in answered
+                else "no result was recorded"
+            )
+            ident = f" (id {call_id})" if call_id else ""
+            self.problems.append(
+                f"{step.label()}: tool call {name}{ident} has no tool span; {where}"
+            )
+            self.incomplete = True
+
+    def _model_tool_calls(self) -> Iterator[tuple[Step, int, dict[str, Any]]]:
+        for s in sorted(self.models, key=lambda s: (s.start_ns, s.index)):
+            assert s.model is not None
+            for k, call in enumerate(M.tool_calls(s.model.output_messages or [])):
+                yield s, k, call
+
+    def _answered_ids(self) -> set[str]:
+        """Call ids some model input answers with a ``tool_call_response`` part."""
+        return {
+            str(p.get("id"))
+            for s in self.models
+            if s.model is not None
+            for msg in s.model.input_messages or []
+            for p in msg.get("parts", [])
+            if isinstance(p, dict) and p.get("type") == "tool_call_response" and p.get("id")
+        }
+
+    def _ordered_missing(self) -> list[str]:
+        """Run-level fields first (in kit order), then per step by index: deterministic."""
+        run_level = [m for m in self.missing if not m.startswith("steps[")]
+        per_step = [m for m in self.missing if m.startswith("steps[")]
+        per_step.sort(key=lambda m: int(m[len("steps[") : m.index("]")]))  # stable within a step
+        return run_level + per_step

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 from ..blobs import BlobStore
 from ..payload_attributes import BlobReader
 from ..store.errors import FormatError
 from ..store.reader import SpanReader
 from ..store.records import SpanRecord
+from ..store.sources import expand
 from .build import build_runs
 from .model import Run
 
@@ -25,41 +25,66 @@ class Runs(list[Run]):
 
     problems: list[FormatError]
 
-    def __init__(self, runs: list[Run], problems: list[FormatError]) -> None:
-        super().__init__(runs)
-        self.problems = problems
+    def __init__(
+        self, runs: list[Run] | None = None, problems: list[FormatError] | None = None
+    ) -> None:
+        super().__init__(runs or [])
+        self.problems = list(problems or [])
 
 
-def _files(path: str | os.PathLike[str]) -> list[str]:
-    p = Path(path)
-    if p.is_dir():
-        return sorted(str(f) for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-    return [os.fspath(path)]
+def _is_stream(path: str) -> bool:
+    """Inputs the reader opens itself: stdin and URLs (no blob store beside them)."""
+    return path == "-" or path.startswith(("http://", "https://"))
+
+
+def _inputs(path: str) -> tuple[list[str], FormatError | None]:
+    """The files ``path`` names (see :func:`~otel_replay.store.sources.expand`)."""
+    if _is_stream(path):
+        return [path], None
+    try:
+        found = expand([path])
+    except OSError as exc:
+        return [], FormatError(path, 0, f"cannot list ({exc.strerror or exc})")
+    if not found and os.path.isdir(path):
+        return [], None  # an empty directory: no runs, nothing wrong
+    if not any(os.path.exists(f) for f in found):
+        return [], FormatError(path, 0, "no such file")
+    return found, None
 
 
 def load(*paths: str | os.PathLike[str], strict: bool = False) -> Runs:
-    """Read trace files (or directories of them) and build their runs.
+    """Read trace files (or directories of them, or globs) and build their runs.
 
-    A trace spread over several files becomes one run.  Unreadable input is
-    reported in ``Runs.problems`` and as a :class:`LoadWarning` (file and byte
-    offset); everything before the fault is kept.  ``strict`` raises the first
-    problem instead.
+    A trace spread over several files becomes one run; payloads kept in a blob
+    store resolve beside the file that names them.  Unreadable input is
+    reported in :attr:`Runs.problems` and once as a :class:`LoadWarning`
+    (file and byte offset); everything before the fault is kept.  With
+    ``strict`` the first problem is raised instead, after reading.
     """
     problems: list[FormatError] = []
     blob_readers: dict[str, BlobReader] = {}
+    seen: set[str] = set()
 
     def spans() -> Iterator[SpanRecord]:
-        for path in paths:
-            if not os.path.exists(path):
-                problems.append(FormatError(os.fspath(path), 0, "no such file or directory"))
-                continue
-            for name in _files(path):
+        for given in paths:
+            path = os.fspath(given)
+            files, problem = _inputs(path)
+            if problem is not None:
+                problems.append(problem)
+            for name in files:
+                if not _is_stream(name):
+                    real = os.path.realpath(name)
+                    if real in seen:
+                        continue  # named twice (a file and its directory): read once
+                    seen.add(real)
+                    blob_readers[name] = BlobStore(name).get
                 reader = SpanReader(name)
-                blob_readers[name] = BlobStore(name).get
                 yield from reader
                 problems.extend(reader.problems)
 
-    runs = build_runs(spans(), lambda span: blob_readers.get(span.source))
+    # build_runs consumes the generator before it resolves any blob, so every
+    # reader is registered by then.
+    runs = build_runs(spans(), blob_readers)
     if strict and problems:
         raise problems[0]
     for problem in problems:

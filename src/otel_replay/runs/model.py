@@ -86,6 +86,7 @@ class Step:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "index": self.index,
+            "depth": self.depth,
             "kind": self.kind,
             "name": self.name,
             "span_id": self.span_id,
@@ -225,6 +226,7 @@ class Run:
             "start_ns": self.start_ns,
             "end_ns": self.end_ns,
             "fingerprint": self.fingerprint,
+            "resource": self.resource,
             "final_output": self.final_output(),
             "sources": self.sources,
             "steps": [s.to_json() for s in self.steps],

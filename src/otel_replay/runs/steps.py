@@ -1,4 +1,22 @@
-"""A stored span -> a classified :class:`Step` in GenAI terms."""
+"""A stored span -> a classified :class:`Step` in GenAI terms.
+
+Attribute names read (current semconv names; the replaced ones in
+:data:`otel_replay.attributes.LEGACY` are accepted too):
+
+- kind: ``gen_ai.operation.name``; without it, ``gen_ai.tool.name`` means a
+  tool step and a request model or provider with messages or usage a model step
+- model and agent steps: ``gen_ai.provider.name``, ``gen_ai.request.model``,
+  ``gen_ai.response.model``, ``gen_ai.response.id``, ``gen_ai.request.*``,
+  ``gen_ai.input.messages``, ``gen_ai.output.messages``,
+  ``gen_ai.system_instructions``, ``gen_ai.tool.definitions``,
+  ``gen_ai.response.finish_reasons``, ``gen_ai.usage.*``
+- tool steps: ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+  ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``, ``error.type``,
+  the ``exception`` event, ``otel_replay.exception.args``
+
+Content attributes are read through :func:`~otel_replay.payload_attributes.from_attributes`,
+so the exact bytes win over a display form that may have been truncated.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +32,7 @@ from ..store.records import SpanRecord
 from .model import ModelCall, Step, StepKind, ToolCall, ToolError
 
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
+_USAGE = "gen_ai.usage."
 
 
 def current_attributes(attrs: Mapping[str, Any]) -> dict[str, Any]:
@@ -26,6 +45,7 @@ def current_attributes(attrs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def classify(attrs: Mapping[str, Any]) -> StepKind:
+    """The step kind of a span with these (current-name) attributes."""
     op = attrs.get(A.OPERATION_NAME)
     if op in A.MODEL_OPERATIONS:
         return "model"
@@ -33,10 +53,19 @@ def classify(attrs: Mapping[str, Any]) -> StepKind:
         return "tool"
     if op in A.AGENT_OPERATIONS:
         return "agent"
+    if op is None:
+        # Older instrumentations did not always name the operation.
+        if A.TOOL_NAME in attrs:
+            return "tool"
+        if (A.REQUEST_MODEL in attrs or A.PROVIDER_NAME in attrs) and any(
+            k in attrs for k in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.USAGE_INPUT_TOKENS)
+        ):
+            return "model"
     return "other"
 
 
-def to_step(span: SpanRecord, blobs: BlobReader | None) -> Step:
+def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
+    """Classify ``span`` and extract what its kind carries; ``blobs`` resolves payload refs."""
     attrs = current_attributes(span.attributes)
     kind = classify(attrs)
     step = Step(
@@ -51,69 +80,122 @@ def to_step(span: SpanRecord, blobs: BlobReader | None) -> Step:
         status_message=span.status_message,
         attributes=dict(span.attributes),
         events=[
-            {"name": e.name, "time_ns": e.time_ns, "attributes": e.attributes} for e in span.events
+            {"name": e.name, "time_ns": e.time_ns, "attributes": dict(e.attributes)}
+            for e in span.events
         ],
     )
-    if kind in ("model", "agent"):
-        step.model = _model_call(attrs, blobs)
+    if kind == "model" or (kind == "agent" and _has_messages(attrs)):
+        step.model = model_call(attrs, blobs)
     elif kind == "tool":
-        step.tool = _tool_call(step, attrs, blobs)
+        step.tool = tool_call(step, attrs, blobs)
     return step
 
 
-def _json_value(p: Payload | None, display: Any) -> Any:
-    """The value of a JSON content attribute, from exact bytes when they are usable."""
+def _has_messages(attrs: Mapping[str, Any]) -> bool:
+    keys = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
+    return any(k in attrs or A.REF + k in attrs or A.BYTES + k in attrs for k in keys)
+
+
+# --- content values ----------------------------------------------------------------
+
+
+def _json_value(p: Payload | None, display: Any, *, text: bool) -> Any:
+    """The value of a JSON content attribute: from the exact bytes when usable, else the display.
+
+    A string that is not JSON is kept when ``text`` (a plain system prompt), else dropped.
+    """
     if p is not None and p.usable:
         try:
-            return p.value()
+            value = p.value()
         except payload.PayloadError:
             pass
-    if isinstance(display, str):
-        try:
-            return json.loads(display)
-        except ValueError:
-            return None
-    return display
+        else:
+            # Third-party spans carry JSON as an untagged string (payload type "str").
+            return _loads(value, text=text) if isinstance(value, str) else value
+    return _loads(display, text=text) if isinstance(display, str) else display
 
 
-def _messages(
-    attrs: Mapping[str, Any], key: str, blobs: BlobReader | None
+def _loads(raw: str, *, text: bool) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw if text else None
+
+
+def _content(
+    attrs: Mapping[str, Any], key: str, blobs: BlobReader | None, *, text: bool = False
 ) -> tuple[Any, Payload | None]:
     p = from_attributes(attrs, key, blobs)
-    value = _json_value(p, attrs.get(key))
-    if value is None:
-        return None, p
-    if isinstance(value, dict):
+    return _json_value(p, attrs.get(key), text=text), p
+
+
+def _messages(value: Any) -> list[dict[str, Any]] | None:
+    if isinstance(value, Mapping):
         value = [value]
-    return value, p
+    if not isinstance(value, list):
+        return None
+    out: list[dict[str, Any]] = []
+    for item in value:
+        if isinstance(item, Mapping):
+            try:
+                out.append(M.normalize_message(item))
+            except (AttributeError, TypeError, KeyError, ValueError):
+                # A shape we do not know: keep it whole, as one part, rather than fail the load.
+                role = item.get("role")
+                part = {"type": "unknown", "value": payload.plain(dict(item))}
+                out.append({"role": role if isinstance(role, str) else "user", "parts": [part]})
+        else:
+            out.append({"role": "user", "parts": [M.normalize_part(item)]})
+    return out
 
 
-def _model_call(attrs: Mapping[str, Any], blobs: BlobReader | None) -> ModelCall:
-    inputs, in_p = _messages(attrs, A.INPUT_MESSAGES, blobs)
-    outputs, out_p = _messages(attrs, A.OUTPUT_MESSAGES, blobs)
-    system, _ = _messages(attrs, A.SYSTEM_INSTRUCTIONS, blobs)
-    tools, _ = _messages(attrs, A.TOOL_DEFINITIONS, blobs)
+def _system(value: Any) -> list[dict[str, Any]] | None:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, (str, list)):
+        value = str(value)
+    return M.system_parts(value)
+
+
+def _tool_definitions(value: Any) -> list[dict[str, Any]] | None:
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list):
+        return None
+    return [M.tool_definition(t) if isinstance(t, Mapping) else {"name": str(t)} for t in value]
+
+
+def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> ModelCall:
+    """The :class:`ModelCall` recorded on a model (or agent) span's current-name attributes."""
+    inputs, in_p = _content(attrs, A.INPUT_MESSAGES, blobs)
+    outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, blobs)
+    system, _ = _content(attrs, A.SYSTEM_INSTRUCTIONS, blobs, text=True)
+    tools, _ = _content(attrs, A.TOOL_DEFINITIONS, blobs)
     params = {
         k[len(A.REQUEST_PREFIX) :]: v
         for k, v in attrs.items()
         if k.startswith(A.REQUEST_PREFIX) and k != A.REQUEST_MODEL
     }
     usage = {
-        k[len("gen_ai.usage.") :]: v
+        k[len(_USAGE) :]: v
         for k, v in attrs.items()
-        if k.startswith("gen_ai.usage.") and isinstance(v, int) and not isinstance(v, bool)
+        if k.startswith(_USAGE) and k not in A.LEGACY and _is_int(v)
     }
     reasons = attrs.get(A.RESPONSE_FINISH_REASONS)
+    if isinstance(reasons, str):
+        reasons = [reasons]
     return ModelCall(
         provider=_str(attrs.get(A.PROVIDER_NAME)),
         request_model=_str(attrs.get(A.REQUEST_MODEL)),
         response_model=_str(attrs.get(A.RESPONSE_MODEL)),
         response_id=_str(attrs.get(A.RESPONSE_ID)),
         params=params,
-        input_messages=M.normalize(inputs) if isinstance(inputs, list) else None,
-        output_messages=M.normalize(outputs) if isinstance(outputs, list) else None,
-        system_instructions=M.system_parts(system) if system is not None else None,
-        tool_definitions=tools if isinstance(tools, list) else None,
+        input_messages=_messages(inputs),
+        output_messages=_messages(outputs),
+        system_instructions=_system(system),
+        tool_definitions=_tool_definitions(tools),
         finish_reasons=[str(r) for r in reasons] if isinstance(reasons, list) else None,
         usage=usage,
         input_payload=in_p,
@@ -121,18 +203,26 @@ def _model_call(attrs: Mapping[str, Any], blobs: BlobReader | None) -> ModelCall
     )
 
 
-def _tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None) -> ToolCall:
-    name = _str(attrs.get(A.TOOL_NAME)) or step.name.removeprefix(A.OP_EXECUTE_TOOL).strip()
+def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> ToolCall:
+    """The :class:`ToolCall` recorded on a tool span (``step`` gives its name, status, events)."""
+    name = _str(attrs.get(A.TOOL_NAME)) or (
+        step.name.removeprefix(A.OP_EXECUTE_TOOL + " ").strip() or step.name
+    )
     args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, blobs)
     result_p = from_attributes(attrs, A.TOOL_CALL_RESULT, blobs)
-    call = ToolCall(tool_name=name, call_id=_str(attrs.get(A.TOOL_CALL_ID)))
-    call.arguments_payload, call.result_payload = args_p, result_p
-    call.arguments = _plain(args_p, attrs.get(A.TOOL_CALL_ARGUMENTS), parse=True)
-    call.result = _plain(result_p, attrs.get(A.TOOL_CALL_RESULT), parse=False)
+    call = ToolCall(
+        tool_name=name,
+        call_id=_str(attrs.get(A.TOOL_CALL_ID)),
+        arguments=_arguments(args_p, attrs.get(A.TOOL_CALL_ARGUMENTS)),
+        result=_result(result_p, attrs.get(A.TOOL_CALL_RESULT)),
+        arguments_payload=args_p,
+        result_payload=result_p,
+    )
     error_type = _str(attrs.get(A.ERROR_TYPE))
-    exc_event = next((e for e in step.events if e["name"] == "exception"), None)
-    if step.status == "ERROR" or error_type or exc_event:
-        ev = exc_event["attributes"] if exc_event else {}
+    if step.status == "ERROR" or error_type:
+        # The last exception event is the one that ended the span (earlier ones were retried).
+        exc = next((e for e in reversed(step.events) if e["name"] == "exception"), None)
+        ev: Mapping[str, Any] = exc["attributes"] if exc is not None else {}
         call.error = ToolError(
             type=error_type or _str(ev.get("exception.type")) or "Exception",
             message=_str(ev.get("exception.message")) or step.status_message,
@@ -141,16 +231,30 @@ def _tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None) -
     return call
 
 
-def _plain(p: Payload | None, display: Any, *, parse: bool) -> Any:
+def _arguments(p: Payload | None, display: Any) -> Any:
+    if p is not None and p.usable:
+        try:
+            value = p.value()
+        except payload.PayloadError:
+            pass
+        else:
+            # Semconv records arguments as a JSON string; a str payload is that string.
+            return M.parse_arguments(value) if isinstance(value, str) else payload.plain(value)
+    return M.parse_arguments(display)
+
+
+def _result(p: Payload | None, display: Any) -> Any:
     if p is not None and p.usable:
         try:
             return payload.plain(p.value())
         except payload.PayloadError:
             pass
-    if parse:
-        return M.parse_arguments(display)
     return display
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    return value if isinstance(value, str) and value else None
