@@ -29,6 +29,7 @@ import os
 import struct
 import sys
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from typing import IO, Any, cast
 
@@ -257,8 +258,16 @@ class SpanReader:
             yield from self._read(opened.file, opened.size)
         except FormatError as exc:
             self.problems.append(exc)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            self.problems.append(FormatError(self.path, 0, f"bad gzip stream ({exc})"))
         except OSError as exc:
             self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            # Input shaped in a way no check above foresaw: still the user's data
+            # that is wrong, so it is reported, never raised.
+            self.problems.append(
+                FormatError(self.path, 0, f"unreadable input ({type(exc).__name__}: {exc})")
+            )
         finally:
             opened.close()
 
