@@ -23,18 +23,37 @@ from opentelemetry.trace import SpanKind
 from .. import attributes as A
 from ..blobs import BlobStore
 
+__all__ = ["encode_request"]
+
 logger = logging.getLogger("otel_replay")
+
+RedactKey = Callable[[str], bool]
 
 _Q = struct.Struct("<Q").pack
 _I = struct.Struct("<I").pack
 _D = struct.Struct("<d").pack
 _VARINT = [bytes([n]) if n < 128 else bytes([(n & 0x7F) | 0x80, n >> 7]) for n in range(1 << 14)]
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_U64 = (1 << 64) - 1
 
 # OTLP's SpanKind numbers are the SDK's plus one (0 is UNSPECIFIED).
 _KIND = {k: (b"\x30" + _VARINT[k.value + 1]) for k in SpanKind}
 _FLAG_LOCAL = b"\x85\x01" + _I(0x100)  # field 16, fixed32: HAS_IS_REMOTE
 _FLAG_REMOTE = b"\x85\x01" + _I(0x300)  # ... | IS_REMOTE
-_EMPTY_ANY = b"\x12\x00"
+_LINK_FLAG_LOCAL = b"\x35" + _I(0x100)  # Link.flags is field 6
+_LINK_FLAG_REMOTE = b"\x35" + _I(0x300)
+
+# Field tags of the repeated KeyValue fields, by enclosing message.
+_T_RESOURCE = b"\x0a"  # Resource.attributes
+_T_SCOPE = b"\x1a"  # InstrumentationScope.attributes
+_T_SPAN = b"\x4a"  # Span.attributes
+_T_EVENT = b"\x1a"  # Span.Event.attributes (same bytes as the scope's)
+_T_LINK = b"\x22"  # Span.Link.attributes
+_REDACTED_ANY = b"\x0a" + bytes([len(A.REDACTED_VALUE)]) + A.REDACTED_VALUE.encode("utf-8")
+
+#: A cache above this many entries starts afresh (high-cardinality values).
+_CACHE_MAX = 8192
 
 
 def _varint(n: int) -> bytes:
@@ -54,19 +73,32 @@ def _ld(tag: bytes, payload: bytes) -> bytes:
     return tag + (_VARINT[n] if n < 16384 else _varint(n)) + payload
 
 
+def _int(value: int) -> bytes:
+    # encode_spans refuses ints outside int64 (the attribute is skipped); a
+    # longer varint would make the whole message unparseable.
+    if value < 0:
+        if value < _INT64_MIN:
+            raise ValueError(f"integer {value} does not fit in int64")
+        return b"\x18" + _varint(value & _U64)
+    if value > _INT64_MAX:
+        raise ValueError(f"integer {value} does not fit in int64")
+    return b"\x18" + _varint(value)
+
+
 def _any(value: Any) -> bytes:
-    """An ``AnyValue`` message body."""
+    """An ``AnyValue`` message body, with ``encode_spans``' type dispatch."""
     t = type(value)
     if t is str:
         return _ld(b"\x0a", value.encode("utf-8"))
     if t is bool:
         return b"\x10\x01" if value else b"\x10\x00"
     if t is int:
-        return b"\x18" + _varint(value & 0xFFFFFFFFFFFFFFFF if value < 0 else value)
+        return _int(value)
     if t is float:
         return b"\x21" + _D(value)
     if t is bytes:
         return _ld(b"\x3a", value)
+    # Subclasses and containers, in encode_spans' isinstance order.
     if value is None:
         return b""
     if isinstance(value, bool):
@@ -74,7 +106,7 @@ def _any(value: Any) -> bytes:
     if isinstance(value, str):
         return _ld(b"\x0a", value.encode("utf-8"))
     if isinstance(value, int):
-        return b"\x18" + _varint(value & 0xFFFFFFFFFFFFFFFF if value < 0 else value)
+        return _int(value)
     if isinstance(value, float):
         return b"\x21" + _D(value)
     if isinstance(value, bytes):
@@ -82,55 +114,98 @@ def _any(value: Any) -> bytes:
     if isinstance(value, Sequence):
         return _ld(b"\x2a", b"".join([_ld(b"\x0a", _any(v)) for v in value]))
     if isinstance(value, Mapping):
-        return _ld(b"\x32", b"".join([_ld(b"\x0a", _kv_body(str(k), v)) for k, v in value.items()]))
+        return _ld(
+            b"\x32",
+            b"".join(
+                [
+                    _ld(b"\x0a", _ld(b"\x0a", str(k).encode("utf-8")) + _ld(b"\x12", _any(v)))
+                    for k, v in value.items()
+                ]
+            ),
+        )
     raise TypeError(f"invalid attribute value type {type(value).__name__}")
 
 
-def _kv_body(key: str, value: Any) -> bytes:
-    return _ld(b"\x0a", key.encode("utf-8")) + _ld(b"\x12", _any(value))
+class _Rule:
+    """Caches valid under one redaction rule (a cached pair may be a redacted one)."""
 
+    __slots__ = ("blocks", "pairs", "redact")
 
-class _Encoder:
-    """Per-call state; the caches live on the module-level instance."""
-
-    def __init__(self) -> None:
-        self.keys: dict[str, bytes] = {}
-        self.pairs: dict[tuple[str, type, Any], bytes] = {}
+    def __init__(self, redact: RedactKey | None) -> None:
+        self.redact = redact
+        # tag -> (key, type, value) -> the whole encoded KeyValue field
+        self.pairs: dict[bytes, dict[tuple[str, type, Any], bytes]] = {
+            tag: {} for tag in (_T_RESOURCE, _T_SCOPE, _T_SPAN, _T_LINK)
+        }
+        # id(resource or scope) -> (the object, its encoded block); holding the
+        # object keeps its id from being reused by another.
         self.blocks: dict[int, tuple[object, bytes]] = {}
-        self.redact_key: Callable[[str], bool] | None = None
 
-    def use_redaction(self, redact_key: Callable[[str], bool] | None) -> None:
-        # Cached pairs were encoded under one redaction rule: a new rule starts afresh.
-        if redact_key != self.redact_key:
-            self.pairs.clear()
-            self.redact_key = redact_key
 
-    def attributes(
-        self,
-        tag: bytes,
-        attrs: Mapping[str, Any] | None,
-        max_inline: int | None,
-        blobs: BlobStore | None,
-        redact_key: Callable[[str], bool] | None,
-    ) -> bytes:
-        """Repeated ``KeyValue`` fields under ``tag``."""
-        if not attrs:
-            return b""
-        # BoundedAttributes iterates under a lock, key by key; its plain dict
-        # holds the same items in the same order.
-        attrs = getattr(attrs, "_dict", attrs)
-        out = []
-        keys, pairs = self.keys, self.pairs
-        for key, value in attrs.items():
-            t = type(value)
-            small = (t is str and len(value) <= 64) or t is bool or t is int
-            if small:
-                cached = pairs.get((key, t, value))
-                if cached is not None:
-                    out.append(cached)
-                    continue
-            if redact_key is not None and not key.startswith(A.PREFIX) and redact_key(key):
-                value, t, small = A.REDACTED_VALUE, str, False
+# Module-level so that they survive from one export to the next.
+_keys: dict[str, bytes] = {}
+_rules: dict[RedactKey | None, _Rule] = {}
+_warned_keys: set[str] = set()
+
+
+def _rule(redact: RedactKey | None) -> _Rule:
+    rule = _rules.get(redact)
+    if rule is None:
+        if len(_rules) >= 16:  # a new callable per call would otherwise grow this forever
+            _rules.clear()
+        rule = _rules[redact] = _Rule(redact)
+    return rule
+
+
+def _skip(key: str, exc: Exception) -> None:
+    if key not in _warned_keys and len(_warned_keys) < 1024:
+        _warned_keys.add(key)
+        logger.warning("otel-replay: attribute %r not exported: %s", key, exc)
+
+
+def _attributes(
+    tag: bytes,
+    attrs: Mapping[str, Any] | None,
+    rule: _Rule,
+    max_inline: int | None = None,
+    blobs: BlobStore | None = None,
+) -> bytes:
+    """Repeated ``KeyValue`` fields under ``tag``."""
+    if not attrs:
+        return b""
+    # BoundedAttributes iterates under a lock, key by key; its plain dict
+    # holds the same items in the same order.
+    attrs = getattr(attrs, "_dict", attrs)
+    pairs = rule.pairs[tag]
+    redact = rule.redact
+    keys = _keys
+    varints = _VARINT
+    out: list[bytes] = []
+    append = out.append
+    for key, value in attrs.items():
+        t = type(value)
+        if (
+            (t is str and len(value) <= 64)
+            or t is bool
+            or t is int
+            # -0.0 equals 0.0 but is encoded differently; NaN never hits.
+            or (t is float and value != 0.0 and value == value)
+        ):
+            small = (key, t, value)
+            hit = pairs.get(small)
+            if hit is not None:
+                append(hit)
+                continue
+        else:
+            small = None
+        name = key
+        try:
+            if redact is not None and redact(key):
+                body = _REDACTED_ANY
+            elif t is str:  # the common large value (messages JSON), inlined
+                data = value.encode("utf-8")
+                n = len(data)
+                body = b"\x0a" + (varints[n] if n < 16384 else _varint(n)) + data
             elif (
                 t is bytes
                 and blobs is not None
@@ -138,71 +213,78 @@ class _Encoder:
                 and len(value) > max_inline
                 and key.startswith(A.BYTES)
             ):
-                key, value, t = A.REF + key[len(A.BYTES) :], blobs.put(value), str
-            kb = keys.get(key)
-            if kb is None:
-                if len(keys) > 8192:
-                    keys.clear()
-                kb = keys[key] = _ld(b"\x0a", key.encode("utf-8"))
-            try:
+                name = A.REF + key[len(A.BYTES) :]
+                body = _ld(b"\x0a", blobs.put(value).encode("ascii"))
+            else:
                 body = _any(value)
-            except (TypeError, UnicodeEncodeError) as exc:
-                logger.warning("otel-replay: cannot encode attribute %s: %s", key, exc)
-                continue
-            field = _ld(tag, kb + _ld(b"\x12", body))
-            if small:
-                if len(pairs) > 8192:
-                    pairs.clear()
-                pairs[(key, t, value)] = field
-            out.append(field)
-        return b"".join(out)
-
-    def block(self, obj: Any, encode: Callable[[Any], bytes]) -> bytes:
-        """A resource or scope block, encoded once per object."""
-        hit = self.blocks.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        if len(self.blocks) > 256:
-            self.blocks.clear()
-        data = encode(obj)
-        self.blocks[id(obj)] = (obj, data)  # the reference keeps id() from being reused
-        return data
+            kb = keys.get(name)
+            if kb is None:
+                if len(keys) > _CACHE_MAX:
+                    keys.clear()
+                kb = keys[name] = _ld(b"\x0a", name.encode("utf-8"))
+        except (TypeError, ValueError) as exc:  # as encode_spans: skip that attribute
+            _skip(key, exc)
+            continue
+        n = len(body)
+        inner = kb + b"\x12" + (varints[n] if n < 16384 else _varint(n)) + body
+        n = len(inner)
+        field = tag + (varints[n] if n < 16384 else _varint(n)) + inner
+        if small is not None:
+            if len(pairs) > _CACHE_MAX:
+                pairs.clear()
+            pairs[small] = field
+        append(field)
+    return b"".join(out)
 
 
-_encoder = _Encoder()
+def _resource_block(resource: Any, rule: _Rule) -> bytes:
+    """``ResourceSpans.resource`` (field 1), encoded once per resource object."""
+    hit = rule.blocks.get(id(resource))
+    if hit is not None and hit[0] is resource:
+        return hit[1]
+    data = _ld(b"\x0a", _attributes(_T_RESOURCE, resource.attributes, rule))
+    _remember(rule, resource, data)
+    return data
 
 
-def _resource(resource: Any) -> bytes:
-    return _ld(b"\x0a", _encoder.attributes(b"\x0a", resource.attributes, None, None, None))
-
-
-def _scope(scope: Any) -> bytes:
+def _scope_block(scope: Any, rule: _Rule) -> bytes:
+    """``ScopeSpans.scope`` (field 1), encoded once per scope object."""
     if scope is None:
         return b"\x0a\x00"
+    hit = rule.blocks.get(id(scope))
+    if hit is not None and hit[0] is scope:
+        return hit[1]
     body = b""
     if scope.name:
         body += _ld(b"\x0a", scope.name.encode("utf-8"))
     if scope.version:
         body += _ld(b"\x12", scope.version.encode("utf-8"))
-    body += _encoder.attributes(b"\x1a", scope.attributes, None, None, None)
-    return _ld(b"\x0a", body)
+    body += _attributes(_T_SCOPE, scope.attributes, rule)
+    data = _ld(b"\x0a", body)
+    _remember(rule, scope, data)
+    return data
+
+
+def _remember(rule: _Rule, obj: object, data: bytes) -> None:
+    if len(rule.blocks) > 256:
+        rule.blocks.clear()
+    rule.blocks[id(obj)] = (obj, data)
 
 
 def _span(
-    span: ReadableSpan,
-    max_inline: int | None,
-    blobs: BlobStore | None,
-    redact_key: Callable[[str], bool] | None,
+    span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: BlobStore | None
 ) -> bytes:
-    ctx = span.context
-    assert ctx is not None
+    """One ``Span`` message body."""
+    ctx = span.get_span_context()
+    if ctx is None:
+        raise ValueError(f"span {span.name!r} has no span context")
     parts = [
         b"\x0a\x10" + ctx.trace_id.to_bytes(16, "big"),
         b"\x12\x08" + ctx.span_id.to_bytes(8, "big"),
     ]
     if ctx.trace_state:
         parts.append(
-            _ld(b"\x1a", ",".join(f"{k}={v}" for k, v in ctx.trace_state.items()).encode("utf-8"))
+            _ld(b"\x1a", ",".join([f"{k}={v}" for k, v in ctx.trace_state.items()]).encode())
         )
     parent = span.parent
     if parent:
@@ -218,14 +300,14 @@ def _span(
     attrs = getattr(span, "_attributes", None)
     if attrs is None:
         attrs = span.attributes
-    parts.append(_encoder.attributes(b"\x4a", attrs, max_inline, blobs, redact_key))
+    parts.append(_attributes(_T_SPAN, attrs, rule, max_inline, blobs))
     if span.dropped_attributes:
         parts.append(b"\x50" + _varint(span.dropped_attributes))
     for event in span.events:
         body = b"\x09" + _Q(event.timestamp) if event.timestamp else b""
         if event.name:
             body += _ld(b"\x12", event.name.encode("utf-8"))
-        body += _encoder.attributes(b"\x1a", event.attributes, max_inline, blobs, redact_key)
+        body += _attributes(_T_EVENT, event.attributes, rule, max_inline, blobs)
         if event.dropped_attributes:
             body += b"\x20" + _varint(event.dropped_attributes)
         parts.append(_ld(b"\x5a", body))
@@ -238,11 +320,11 @@ def _span(
             + lc.trace_id.to_bytes(16, "big")
             + b"\x12\x08"
             + lc.span_id.to_bytes(8, "big")
+            + _attributes(_T_LINK, link.attributes, rule)
         )
-        body += _encoder.attributes(b"\x22", link.attributes, None, None, redact_key)
         if link.dropped_attributes:
             body += b"\x28" + _varint(link.dropped_attributes)
-        body += b"\x35" + _I(0x300 if lc.is_remote else 0x100)
+        body += _LINK_FLAG_REMOTE if lc.is_remote else _LINK_FLAG_LOCAL
         parts.append(_ld(b"\x6a", body))
     if span.dropped_links:
         parts.append(b"\x70" + _varint(span.dropped_links))
@@ -258,6 +340,33 @@ def _span(
     return _ld(b"\x12", b"".join(parts))
 
 
+class _Group:
+    """Spans sharing a resource (or, nested, a scope), in first-seen order."""
+
+    __slots__ = ("by_id", "key", "spans", "subgroups")
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+        self.spans: list[bytes] = []
+        self.subgroups: list[_Group] = []
+        self.by_id: dict[int, _Group] = {}
+
+    def child(self, key: Any) -> _Group:
+        # By identity first (cheap); a new object joins an equal one's group,
+        # as a dict keyed by it would in encode_spans.
+        group = self.by_id.get(id(key))
+        if group is None:
+            for other in self.subgroups:
+                if other.key == key:
+                    group = other
+                    break
+            else:
+                group = _Group(key)
+                self.subgroups.append(group)
+            self.by_id[id(key)] = group
+        return group
+
+
 def encode_request(
     spans: Sequence[ReadableSpan],
     *,
@@ -267,52 +376,31 @@ def encode_request(
 ) -> bytes:
     """Serialize ``spans`` as one ``ExportTraceServiceRequest``.
 
-    With ``blobs`` and ``max_inline``, exact-payload attributes
-    (``otel_replay.bytes.*``) larger than ``max_inline`` are written to the
-    blob store and encoded as ``otel_replay.ref.*`` references; attributes
-    whose key ``redact_key`` flags are encoded as ``[REDACTED]``.
+    Parsed back it equals ``encode_spans(spans)``, except that with ``blobs``
+    and ``max_inline``, exact-payload attributes (``otel_replay.bytes.*``)
+    larger than ``max_inline`` go to the blob store and are encoded as
+    ``otel_replay.ref.*`` references, and that attributes whose key
+    ``redact_key`` flags are encoded as ``"[REDACTED]"``.  An attribute that
+    cannot be encoded (a lone surrogate, an int beyond int64) is skipped, as
+    ``encode_spans`` skips it; anything else wrong with a span raises.
     """
-    # Group as encode_spans does: by resource, then scope, in first-seen order.
-    # Grouping by object identity first is cheap; equal-but-distinct objects
-    # (rare) are then merged the way dict keys would merge them.
-    _encoder.use_redaction(redact_key)
-    groups: dict[int, tuple[Any, dict[int, tuple[Any, list[bytes]]]]] = {}
+    rule = _rule(redact_key)
+    root = _Group(None)
     for span in spans:
-        resource = span.resource
-        rg = groups.get(id(resource))
-        if rg is None:
-            rg = groups[id(resource)] = (resource, {})
-        scope = span.instrumentation_scope
-        sg = rg[1].get(id(scope))
-        if sg is None:
-            sg = rg[1][id(scope)] = (scope, [])
-        sg[1].append(_span(span, max_inline, blobs, redact_key))
+        encoded = _span(span, rule, max_inline, blobs)
+        scope = span.instrumentation_scope or None
+        root.child(span.resource).child(scope).spans.append(encoded)
     out = []
-    for resource, scopes in _merge_equal(groups.values()):
-        body = [_encoder.block(resource, _resource)]
-        for scope, encoded in _merge_equal(scopes.values()):
-            sbody = _encoder.block(scope, _scope) if scope is not None else b"\x0a\x00"
-            sbody += b"".join(encoded)
+    for rg in root.subgroups:
+        resource = rg.key
+        body = [_resource_block(resource, rule)]
+        for sg in rg.subgroups:
+            scope = sg.key
+            sbody = [_scope_block(scope, rule), *sg.spans]
             if scope is not None and scope.schema_url:
-                sbody += _ld(b"\x1a", scope.schema_url.encode("utf-8"))
-            body.append(_ld(b"\x12", sbody))
+                sbody.append(_ld(b"\x1a", scope.schema_url.encode("utf-8")))
+            body.append(_ld(b"\x12", b"".join(sbody)))
         if resource.schema_url:
             body.append(_ld(b"\x1a", resource.schema_url.encode("utf-8")))
         out.append(_ld(b"\x0a", b"".join(body)))
     return b"".join(out)
-
-
-def _merge_equal(items: Any) -> list[tuple[Any, Any]]:
-    merged: list[tuple[Any, Any]] = []
-    for obj, value in items:
-        for other, existing in merged:
-            if other is not obj and other == obj:
-                if isinstance(existing, list):
-                    existing.extend(value)
-                else:
-                    for key, (scope, encoded) in value.items():
-                        existing.setdefault(key, (scope, []))[1].extend(encoded)
-                break
-        else:
-            merged.append((obj, value))
-    return merged

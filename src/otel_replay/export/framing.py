@@ -1,0 +1,43 @@
+"""The record framing of our trace files: the Collector ``fileexporter``'s ``format: proto``.
+
+Each record is a 4-byte big-endian length followed by a serialized OTLP
+``ExportTraceServiceRequest``; there is no file header.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from typing import Final
+
+HEADER: Final = struct.Struct(">I")
+HEADER_SIZE: Final = 4
+#: A record larger than this is taken for garbage rather than allocated.
+MAX_RECORD: Final = 1 << 30
+#: First byte of every non-empty request: field 1 (``resource_spans``), length-delimited.
+REQUEST_TAG: Final = 0x0A
+
+
+def walk(fd: int, start: int, size: int) -> int:
+    """End of the last whole record, walking headers from ``start`` (a record boundary)."""
+    offset = start
+    while offset + HEADER_SIZE <= size:
+        (length,) = HEADER.unpack(os.pread(fd, HEADER_SIZE, offset))
+        if offset + HEADER_SIZE + length > size:
+            break
+        offset += HEADER_SIZE + length
+    return offset
+
+
+def looks_torn(fd: int, offset: int) -> bool:
+    """Whether the bytes from ``offset`` look like the start of a record cut short.
+
+    A JSON file or some other binary does not: it is not ours to truncate.
+    """
+    head = os.pread(fd, HEADER_SIZE + 1, offset)
+    if len(head) < HEADER_SIZE:
+        return True  # a torn header
+    (length,) = HEADER.unpack(head[:HEADER_SIZE])
+    if length > MAX_RECORD:
+        return False
+    return len(head) == HEADER_SIZE or head[HEADER_SIZE] == REQUEST_TAG

@@ -1,0 +1,106 @@
+"""Shared fixtures: spans made by the real SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import (
+    Link,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TraceState,
+)
+
+#: One attribute of every value type the SDK keeps (>= 1.45), edge cases included.
+VARIED_ATTRIBUTES: dict[str, Any] = {
+    "s": "text",
+    "empty": "",
+    "uni": "日本語 ✓ 🚀",
+    "long": "x" * 70_000,  # a length that needs a 3-byte varint
+    "t": True,
+    "f": False,
+    "zero": 0,
+    "neg": -42,
+    "big": 2**63 - 1,
+    "small": -(2**63),
+    "d": 1.5,
+    "negzero": -0.0,
+    "inf": float("inf"),
+    "b": b"\x00\xff\xfenon-utf8",
+    "b_empty": b"",
+    "arr_s": ["a", "", "c"],
+    "arr_b": [True, False],
+    "arr_i": [1, -2, 3],
+    "arr_d": [0.5, 2.0],
+    "arr_empty": [],
+    "mixed": [1, "a", 2.5, None, b"\xff"],
+    "nested": [[1, 2], ["x"]],
+    "kv": {"a": 1, "b": [1, "x", None], "n": {"z": b"\xfe", "e": {}}},
+    "kv_empty": {},
+}
+
+
+def make_varied_spans(**limits: Any) -> list[ReadableSpan]:
+    """Spans over 2 resources x 2 scopes: remote parents, links, events, every status and kind."""
+    exporter = InMemorySpanExporter()
+    remote = SpanContext(
+        0xABC,
+        0xDEF,
+        is_remote=True,
+        trace_flags=TraceFlags(1),
+        trace_state=TraceState([("k", "v"), ("vendor", "a=b")]),
+    )
+    for service in ("svc-a", "svc-b"):
+        provider = TracerProvider(
+            resource=Resource.create({"service.name": service, "n": 3}, schema_url="https://r/1"),
+            span_limits=SpanLimits(**limits) if limits else None,
+        )
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        for scope in ("scope-1", "scope-2"):
+            tracer = provider.get_tracer(
+                scope, "0.1", schema_url="https://s/1", attributes={"scope.attr": 1}
+            )
+            ctx = trace.set_span_in_context(trace.NonRecordingSpan(remote))
+            with tracer.start_as_current_span(
+                "remote child", context=ctx, kind=SpanKind.SERVER
+            ) as root:
+                root.set_attributes(VARIED_ATTRIBUTES)
+                # The same key/value on span, event and link: caches must keep them apart.
+                root.set_attribute("k", "v")
+                root.add_event("bare")
+                root.add_event("ev", {"k": "v", "n": 1, "kv": {"x": [1]}}, timestamp=123)
+                with tracer.start_as_current_span(
+                    "linked",
+                    kind=SpanKind.CLIENT,
+                    links=[Link(root.get_span_context()), Link(remote, {"k": "v", "n": 1})],
+                ) as child:
+                    child.set_status(Status(StatusCode.ERROR, "boom"))
+                    child.set_attribute("n", 1)
+                with tracer.start_as_current_span("ok", kind=SpanKind.PRODUCER) as ok:
+                    ok.set_status(Status(StatusCode.OK))
+                with tracer.start_as_current_span("", kind=SpanKind.CONSUMER):
+                    pass
+        # Not shutdown(): that would stop the shared in-memory exporter.
+        provider.force_flush()
+    return list(exporter.get_finished_spans())
+
+
+@pytest.fixture(scope="session")
+def varied_spans() -> list[ReadableSpan]:
+    return make_varied_spans()
+
+
+@pytest.fixture(scope="session")
+def make_spans() -> Callable[..., list[ReadableSpan]]:
+    """:func:`make_varied_spans`, for tests that set span limits."""
+    return make_varied_spans
