@@ -164,15 +164,21 @@ def _skip(key: str, exc: Exception) -> None:
 
 
 def _attributes(
+    out: list[bytes],
     tag: bytes,
     attrs: Mapping[str, Any] | None,
     rule: _Rule,
     max_inline: int | None = None,
     blobs: BlobStore | None = None,
-) -> bytes:
-    """Repeated ``KeyValue`` fields under ``tag``."""
+) -> None:
+    """Append repeated ``KeyValue`` fields under ``tag`` to ``out``.
+
+    A large string goes in as a piece of its own after its field header, so
+    its bytes are copied once more (when ``out`` is joined), not at every
+    level of nesting.
+    """
     if not attrs:
-        return b""
+        return
     # BoundedAttributes iterates under a lock, key by key; its plain dict
     # holds the same items in the same order.
     attrs = getattr(attrs, "_dict", attrs)
@@ -180,7 +186,6 @@ def _attributes(
     redact = rule.redact
     keys = _keys
     varints = _VARINT
-    out: list[bytes] = []
     append = out.append
     for key, value in attrs.items():
         t = type(value)
@@ -191,21 +196,26 @@ def _attributes(
             # -0.0 equals 0.0 but is encoded differently; NaN never hits.
             or (t is float and value != 0.0 and value == value)
         ):
-            small = (key, t, value)
-            hit = pairs.get(small)
+            pair = (key, t, value)
+            hit = pairs.get(pair)
             if hit is not None:
                 append(hit)
                 continue
+            small: tuple[str, type, Any] | None = pair
         else:
             small = None
         name = key
+        data: bytes | None = None
         try:
             if redact is not None and redact(key):
                 body = _REDACTED_ANY
             elif t is str:  # the common large value (messages JSON), inlined
                 data = value.encode("utf-8")
                 n = len(data)
-                body = b"\x0a" + (varints[n] if n < 16384 else _varint(n)) + data
+                body = b"\x0a" + (varints[n] if n < 16384 else _varint(n))
+                if n <= 512:
+                    body += data
+                    data = None
             elif (
                 t is bytes
                 and blobs is not None
@@ -225,15 +235,33 @@ def _attributes(
         except (TypeError, ValueError) as exc:  # as encode_spans: skip that attribute
             _skip(key, exc)
             continue
-        n = len(body)
-        inner = kb + b"\x12" + (varints[n] if n < 16384 else _varint(n)) + body
-        n = len(inner)
-        field = tag + (varints[n] if n < 16384 else _varint(n)) + inner
+        n = len(body) if data is None else len(body) + len(data)
+        head = kb + b"\x12" + (varints[n] if n < 16384 else _varint(n))
+        n += len(head)
+        head = tag + (varints[n] if n < 16384 else _varint(n)) + head
+        if data is not None:
+            append(head + body)
+            append(data)
+            continue
+        field = head + body
         if small is not None:
             if len(pairs) > _CACHE_MAX:
                 pairs.clear()
             pairs[small] = field
         append(field)
+
+
+def _attributes_bytes(
+    tag: bytes,
+    attrs: Mapping[str, Any] | None,
+    rule: _Rule,
+    max_inline: int | None = None,
+    blobs: BlobStore | None = None,
+) -> bytes:
+    if not attrs:
+        return b""
+    out: list[bytes] = []
+    _attributes(out, tag, attrs, rule, max_inline, blobs)
     return b"".join(out)
 
 
@@ -242,7 +270,7 @@ def _resource_block(resource: Any, rule: _Rule) -> bytes:
     hit = rule.blocks.get(id(resource))
     if hit is not None and hit[0] is resource:
         return hit[1]
-    data = _ld(b"\x0a", _attributes(_T_RESOURCE, resource.attributes, rule))
+    data = _ld(b"\x0a", _attributes_bytes(_T_RESOURCE, resource.attributes, rule))
     _remember(rule, resource, data)
     return data
 
@@ -259,7 +287,7 @@ def _scope_block(scope: Any, rule: _Rule) -> bytes:
         body += _ld(b"\x0a", scope.name.encode("utf-8"))
     if scope.version:
         body += _ld(b"\x12", scope.version.encode("utf-8"))
-    body += _attributes(_T_SCOPE, scope.attributes, rule)
+    body += _attributes_bytes(_T_SCOPE, scope.attributes, rule)
     data = _ld(b"\x0a", body)
     _remember(rule, scope, data)
     return data
@@ -274,7 +302,7 @@ def _remember(rule: _Rule, obj: object, data: bytes) -> None:
 def _span(
     span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: BlobStore | None
 ) -> bytes:
-    """One ``Span`` message body."""
+    """One ``Span`` message, without its field header."""
     ctx = span.get_span_context()
     if ctx is None:
         raise ValueError(f"span {span.name!r} has no span context")
@@ -300,14 +328,14 @@ def _span(
     attrs = getattr(span, "_attributes", None)
     if attrs is None:
         attrs = span.attributes
-    parts.append(_attributes(_T_SPAN, attrs, rule, max_inline, blobs))
+    _attributes(parts, _T_SPAN, attrs, rule, max_inline, blobs)
     if span.dropped_attributes:
         parts.append(b"\x50" + _varint(span.dropped_attributes))
     for event in span.events:
         body = b"\x09" + _Q(event.timestamp) if event.timestamp else b""
         if event.name:
             body += _ld(b"\x12", event.name.encode("utf-8"))
-        body += _attributes(_T_EVENT, event.attributes, rule, max_inline, blobs)
+        body += _attributes_bytes(_T_EVENT, event.attributes, rule, max_inline, blobs)
         if event.dropped_attributes:
             body += b"\x20" + _varint(event.dropped_attributes)
         parts.append(_ld(b"\x5a", body))
@@ -320,7 +348,7 @@ def _span(
             + lc.trace_id.to_bytes(16, "big")
             + b"\x12\x08"
             + lc.span_id.to_bytes(8, "big")
-            + _attributes(_T_LINK, link.attributes, rule)
+            + _attributes_bytes(_T_LINK, link.attributes, rule)
         )
         if link.dropped_attributes:
             body += b"\x28" + _varint(link.dropped_attributes)
@@ -337,17 +365,18 @@ def _span(
             body += b"\x18" + _VARINT[status.status_code.value]
         parts.append(_ld(b"\x7a", body))
     parts.append(_FLAG_REMOTE if parent is not None and parent.is_remote else _FLAG_LOCAL)
-    return _ld(b"\x12", b"".join(parts))
+    return b"".join(parts)
 
 
 class _Group:
     """Spans sharing a resource (or, nested, a scope), in first-seen order."""
 
-    __slots__ = ("by_id", "key", "spans", "subgroups")
+    __slots__ = ("by_id", "key", "pieces", "size", "subgroups")
 
     def __init__(self, key: Any) -> None:
         self.key = key
-        self.spans: list[bytes] = []
+        self.pieces: list[bytes] = []  # encoded spans, each after its field header
+        self.size = 0
         self.subgroups: list[_Group] = []
         self.by_id: dict[int, _Group] = {}
 
@@ -387,20 +416,35 @@ def encode_request(
     rule = _rule(redact_key)
     root = _Group(None)
     for span in spans:
-        encoded = _span(span, rule, max_inline, blobs)
+        body = _span(span, rule, max_inline, blobs)
         scope = span.instrumentation_scope or None
-        root.child(span.resource).child(scope).spans.append(encoded)
-    out = []
+        group = root.child(span.resource).child(scope)
+        header = b"\x12" + _varint(len(body))  # ScopeSpans.spans
+        group.pieces += (header, body)
+        group.size += len(header) + len(body)
+    # Lengths are summed rather than nested messages joined level by level,
+    # so the span bytes are copied once more, into the result.
+    out: list[bytes] = []
     for rg in root.subgroups:
         resource = rg.key
-        body = [_resource_block(resource, rule)]
+        res = _resource_block(resource, rule)
+        pieces = [res]
+        size = len(res)
         for sg in rg.subgroups:
             scope = sg.key
-            sbody = [_scope_block(scope, rule), *sg.spans]
-            if scope is not None and scope.schema_url:
-                sbody.append(_ld(b"\x1a", scope.schema_url.encode("utf-8")))
-            body.append(_ld(b"\x12", b"".join(sbody)))
+            block = _scope_block(scope, rule)
+            tail = (
+                _ld(b"\x1a", scope.schema_url.encode("utf-8"))
+                if scope is not None and scope.schema_url
+                else b""
+            )
+            n = len(block) + sg.size + len(tail)
+            header = b"\x12" + _varint(n)  # ResourceSpans.scope_spans
+            pieces += (header, block, *sg.pieces, tail)
+            size += len(header) + n
         if resource.schema_url:
-            body.append(_ld(b"\x1a", resource.schema_url.encode("utf-8")))
-        out.append(_ld(b"\x0a", b"".join(body)))
+            tail = _ld(b"\x1a", resource.schema_url.encode("utf-8"))
+            pieces.append(tail)
+            size += len(tail)
+        out += (b"\x0a" + _varint(size), *pieces)  # ExportTraceServiceRequest.resource_spans
     return b"".join(out)

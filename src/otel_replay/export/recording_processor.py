@@ -2,9 +2,10 @@
 
 The SDK's ``BatchSpanProcessor`` drops spans silently once its queue (2048)
 is full, and encoding is slower than span creation, so a burst loses most of
-its spans.  This processor queues ended spans in an unbounded-by-default
-deque (O(1), no lock on the app's path) and a daemon thread exports them in
-batches.  It drops only past ``max_queue_spans``, and then counts and says so.
+its spans.  This processor queues ended spans in a deque bounded only by
+``max_queue_spans`` (default a million; ``append`` is O(1) and takes no lock
+on the app's path) and a daemon thread exports them in batches.  It drops
+only when that bound is reached, and then counts and says so.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import collections
 import logging
 import os
 import threading
-import time
 import weakref
 from collections.abc import Sequence
 
@@ -21,11 +21,28 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+__all__ = ["RecordingSpanProcessor"]
+
 logger = logging.getLogger("otel_replay")
 
 
+class _Flush:
+    """A marker in the queue: set once everything queued before it is exported."""
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+
 class RecordingSpanProcessor(SpanProcessor):
-    """Export every ended span through ``exporter`` from a background thread."""
+    """Export every ended span through ``exporter`` from a background thread.
+
+    ``max_queue_spans`` (``OTEL_REPLAY_MAX_QUEUE``, default 1,000,000) bounds
+    memory; past it spans are dropped and counted in :attr:`dropped`, as are
+    spans of batches the exporter failed.  A batch goes out when
+    ``max_batch`` spans are queued or ``schedule_delay_ms`` has passed.
+    """
 
     def __init__(
         self,
@@ -41,45 +58,52 @@ class RecordingSpanProcessor(SpanProcessor):
                 max_queue_spans = int(os.environ.get("OTEL_REPLAY_MAX_QUEUE", 1_000_000))
             except ValueError:
                 max_queue_spans = 1_000_000
-        self.max_queue = max_queue_spans
-        self.max_batch = max_batch
-        self.delay = schedule_delay_ms / 1000
+        self.max_queue = max(1, max_queue_spans)
+        self.max_batch = max(1, max_batch)
+        self.delay = max(0.001, schedule_delay_ms / 1000)  # 0 would spin the worker
         self.dropped = 0
         self._warned = False
         self._shutdown = False
         self._start()
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.WeakMethod(self._start)
-            os.register_at_fork(after_in_child=lambda: (m := ref()) and m())
+        ref = weakref.WeakMethod(self._start)
+        # Threads do not survive fork: the child gets a fresh queue and worker
+        # (the spans queued at fork time are the parent's to export).
+        os.register_at_fork(after_in_child=lambda: (m := ref()) and m())
 
     def _start(self) -> None:
-        self._queue: collections.deque[ReadableSpan] = collections.deque()
+        self._queue: collections.deque[ReadableSpan | _Flush] = collections.deque()
         self._wake = threading.Event()
-        self._idle = threading.Condition()
-        self._exported = 0
-        self._enqueued = 0
+        self._count_lock = threading.Lock()
         self._worker = threading.Thread(target=self._run, name="otel-replay-recorder", daemon=True)
-        self._worker.start()
+        if not self._shutdown:
+            self._worker.start()
+
+    # --- the app's side --------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        return None
+        """Nothing to do at start."""
 
     def on_end(self, span: ReadableSpan) -> None:
+        """Queue ``span``: O(1), never blocks, never raises."""
         if self._shutdown:
             return
-        if len(self._queue) >= self.max_queue:
-            self.dropped += 1
-            if not self._warned:
-                self._warned = True
-                logger.warning(
-                    "otel-replay: recording queue full (%d spans); dropping and counting",
-                    self.max_queue,
-                )
+        queue = self._queue
+        if len(queue) >= self.max_queue:
+            self._drop(1, f"recording queue full ({self.max_queue} spans)")
             return
-        self._queue.append(span)
-        self._enqueued += 1
-        if len(self._queue) >= self.max_batch:
+        queue.append(span)
+        if len(queue) >= self.max_batch and not self._wake.is_set():
             self._wake.set()
+
+    def _drop(self, n: int, reason: str) -> None:
+        with self._count_lock:  # rare path: app threads and the worker may both count
+            self.dropped += n
+            first = not self._warned
+            self._warned = True
+        if first:
+            logger.warning("otel-replay: %s; dropping spans and counting them", reason)
+
+    # --- the worker ----------------------------------------------------------------
 
     def _run(self) -> None:
         while True:
@@ -90,48 +114,62 @@ class RecordingSpanProcessor(SpanProcessor):
                 return
 
     def _drain(self) -> None:
-        queue = self._queue
-        while queue:
-            batch: list[ReadableSpan] = []
+        queue, max_batch = self._queue, self.max_batch
+        batch: list[ReadableSpan] = []
+        while True:
             try:
-                while len(batch) < self.max_batch:
-                    batch.append(queue.popleft())
+                item = queue.popleft()
             except IndexError:
-                pass
+                break
+            if type(item) is _Flush:
+                if batch:
+                    self._export(batch)
+                    batch = []
+                item.done.set()
+                continue
+            batch.append(item)  # type: ignore[arg-type]
+            if len(batch) >= max_batch:
+                self._export(batch)
+                batch = []
+        if batch:
             self._export(batch)
-            with self._idle:
-                self._exported += len(batch)
-                self._idle.notify_all()
 
     def _export(self, batch: Sequence[ReadableSpan]) -> None:
         try:
             result = self.exporter.export(batch)
+            reason = "the exporter failed"
         except Exception as exc:  # an exporter must not kill the worker
             result = SpanExportResult.FAILURE
-            logger.warning("otel-replay: exporter raised %r", exc)
+            reason = f"the exporter raised {exc!r}"
         if result is not SpanExportResult.SUCCESS:
-            self.dropped += len(batch)
+            self._drop(len(batch), reason)
+
+    # --- SpanProcessor -------------------------------------------------------------
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        target = self._enqueued
-        deadline = time.monotonic() + timeout_millis / 1000
+        """Export everything queued before this call; True if done within the timeout."""
+        if self._shutdown or not self._worker.is_alive():
+            return not self._queue
+        marker = _Flush()
+        self._queue.append(marker)
         self._wake.set()
-        with self._idle:
-            while self._exported < target:
-                left = deadline - time.monotonic()
-                if left <= 0 or not self._worker.is_alive():
-                    return False
-                self._idle.wait(min(left, 0.05))
-                self._wake.set()
-        return True
+        return marker.done.wait(max(0, timeout_millis) / 1000)
 
     def shutdown(self) -> None:
+        """Flush, stop the worker and shut the exporter down; reports any drops."""
         if self._shutdown:
             return
         self.force_flush()
         self._shutdown = True
         self._wake.set()
-        self._worker.join(timeout=30)
-        self.exporter.shutdown()
+        if self._worker.is_alive() and self._worker is not threading.current_thread():
+            self._worker.join(timeout=30)
+        try:
+            self.exporter.shutdown()
+        except Exception as exc:
+            logger.warning("otel-replay: exporter shutdown raised %r", exc)
         if self.dropped:
-            logger.error("otel-replay: %d spans were dropped while recording", self.dropped)
+            logger.error(
+                "otel-replay: %d spans were dropped while recording (not in the trace)",
+                self.dropped,
+            )
