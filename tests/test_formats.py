@@ -294,3 +294,17 @@ def test_reading_does_not_load_whole_files(tmp_path: Path, monkeypatch: pytest.M
     for _ in range(60):
         next(it)
     assert reads and sum(reads) < path.stat().st_size / 10
+
+
+def test_load_warns_keeps_runs_and_can_be_strict(tmp_path: Path) -> None:
+    import otel_replay
+
+    spans = make_spans()
+    path = _write(
+        tmp_path / "t.otlp", be32([encode_spans(spans).SerializeToString()]) + b"\x00\x00\x10"
+    )
+    with pytest.warns(otel_replay.LoadWarning, match="truncated record"):
+        runs = otel_replay.load(path)
+    assert len(runs) == 1 and len(runs[0].steps) == len(spans) and len(runs.problems) == 1
+    with pytest.raises(otel_replay.FormatError):
+        otel_replay.load(path, strict=True)

@@ -30,7 +30,7 @@ import struct
 import sys
 import urllib.request
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, cast
 
 from .errors import FormatError
@@ -91,35 +91,31 @@ def _read_varint(f: IO[bytes]) -> tuple[int, int] | None:
             raise ValueError("varint too long")
 
 
-def iter_be32(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of 4-byte big-endian length-prefixed records."""
-    offset = 0
-    while True:
-        header = f.read(4)
-        if not header:
-            return
-        if len(header) < 4:
-            raise FormatError(source, offset, f"truncated record: {len(header)}-byte header")
-        (length,) = _BE32.unpack(header)
-        if length > MAX_RECORD:
-            raise FormatError(source, offset, f"corrupt record length {length}")
-        body = f.read(length)
-        if len(body) < length:
-            raise FormatError(
-                source, offset, f"truncated record: header says {length} bytes, {len(body)} present"
-            )
-        yield offset, body
-        offset += 4 + length
+def _be32_header(f: IO[bytes]) -> tuple[int, int] | None:
+    header = f.read(4)
+    if not header:
+        return None
+    if len(header) < 4:
+        raise EOFError(f"truncated record: {len(header)}-byte header")
+    return _BE32.unpack(header)[0], 4
 
 
-def iter_varint(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of varint length-delimited records."""
+def _varint_header(f: IO[bytes]) -> tuple[int, int] | None:
+    try:
+        return _read_varint(f)
+    except (EOFError, ValueError):
+        raise EOFError("truncated or corrupt varint length") from None
+
+
+def _frames(
+    f: IO[bytes], source: str, header: Callable[[IO[bytes]], tuple[int, int] | None]
+) -> Iterator[tuple[int, bytes]]:
     offset = 0
     while True:
         try:
-            got = _read_varint(f)
-        except (EOFError, ValueError):
-            raise FormatError(source, offset, "truncated or corrupt varint length") from None
+            got = header(f)
+        except EOFError as exc:
+            raise FormatError(source, offset, str(exc)) from None
         if got is None:
             return
         length, used = got
@@ -132,6 +128,16 @@ def iter_varint(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
             )
         yield offset, body
         offset += used + length
+
+
+def iter_be32(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of 4-byte big-endian length-prefixed records."""
+    return _frames(f, source, _be32_header)
+
+
+def iter_varint(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of varint length-delimited records."""
+    return _frames(f, source, _varint_header)
 
 
 # Kept for callers that only know our own files.
