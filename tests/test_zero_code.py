@@ -29,29 +29,25 @@ AGENT = textwrap.dedent(
 )
 
 
-def instrument() -> str:
+def record_instrumented(tmp_path: Path, **env: str) -> Path:
+    """Run AGENT under opentelemetry-instrument with only environment variables; the trace file."""
     found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
     if found is None:
         pytest.fail("opentelemetry-instrument is not installed (the test extra installs it)")
-    return found
-
-
-def test_env_vars_alone_record_a_replayable_run(tmp_path: Path) -> None:
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
     trace_file = tmp_path / "runs.otlp"
-    env = {
+    full_env = {
         **os.environ,
         "OTEL_TRACES_EXPORTER": "otel_replay_file",
         "OTEL_METRICS_EXPORTER": "none",
         "OTEL_LOGS_EXPORTER": "none",
         "OTEL_REPLAY_FILE": str(trace_file),
-        "OTEL_REPLAY_FLAGS": "beta_lookup=on",
-        "OTEL_SERVICE_NAME": "zero-code-agent",
+        **env,
     }
     done = subprocess.run(
-        [instrument(), sys.executable, str(script)],
-        env=env,
+        [found, sys.executable, str(script)],
+        env=full_env,
         capture_output=True,
         text=True,
         timeout=120,
@@ -59,6 +55,13 @@ def test_env_vars_alone_record_a_replayable_run(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
+    return trace_file
+
+
+def test_env_vars_alone_record_a_replayable_run(tmp_path: Path) -> None:
+    trace_file = record_instrumented(
+        tmp_path, OTEL_REPLAY_FLAGS="beta_lookup=on", OTEL_SERVICE_NAME="zero-code-agent"
+    )
     (run,) = otel_replay.load(trace_file)
     assert run.resource["service.name"] == "zero-code-agent"
     assert run.fingerprint["flags"] == '{"beta_lookup": "on"}'  # the processor was installed
@@ -87,25 +90,6 @@ def test_env_vars_alone_record_a_replayable_run(tmp_path: Path) -> None:
 
 
 def test_processor_stays_out_unless_asked(tmp_path: Path) -> None:
-    script = tmp_path / "agent.py"
-    script.write_text(AGENT)
-    trace_file = tmp_path / "runs.otlp"
-    env = {
-        **os.environ,
-        "OTEL_TRACES_EXPORTER": "otel_replay_file",
-        "OTEL_REPLAY_PROCESSOR": "false",
-        "OTEL_METRICS_EXPORTER": "none",
-        "OTEL_LOGS_EXPORTER": "none",
-        "OTEL_REPLAY_FILE": str(trace_file),
-    }
-    done = subprocess.run(
-        [instrument(), sys.executable, str(script)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    trace_file = record_instrumented(tmp_path, OTEL_REPLAY_PROCESSOR="false")
     (run,) = otel_replay.load(trace_file)
     assert "packages" not in run.fingerprint
