@@ -27,7 +27,7 @@ def _fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def _load(paths: tuple[str, ...], run_id: str | None) -> Runs:
+def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = None) -> Runs:
     import warnings
 
     from ..runs.load import LoadWarning, Runs, load
@@ -36,11 +36,13 @@ def _load(paths: tuple[str, ...], run_id: str | None) -> Runs:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LoadWarning)  # reported as errors after the output
         try:
-            runs = load(*paths)
+            runs = load(*paths, trace_id=trace_id)
         except FormatError as exc:
             _fail(str(exc))
         except OSError as exc:
             _fail(f"{exc.filename or paths[0]}: {exc.strerror or exc}")
+    if trace_id is not None and not runs and not runs.problems:
+        _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
     if run_id is None:
         return runs
     picked = Runs([r for r in runs if r.run_id.startswith(run_id)], runs.problems)
@@ -95,18 +97,25 @@ def cli() -> None:
 
 _paths = click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 _run = click.option("--run", "run_id", metavar="ID", help="Only the run whose id starts with ID.")
+_trace = click.option(
+    "--trace",
+    "trace_id",
+    metavar="ID",
+    help="Only the trace whose id starts with ID (a big dump is read through its index).",
+)
 
 
 @cli.command()
 @_paths
 @click.option("--json", "as_json", is_flag=True, help='One JSON document: {"runs": [...]}.')
 @_run
-def show(paths: tuple[str, ...], as_json: bool, run_id: str | None) -> None:
+@_trace
+def show(paths: tuple[str, ...], as_json: bool, run_id: str | None, trace_id: str | None) -> None:
     """Show each recorded run as a tree of steps.
 
     PATH is a trace file or a directory of them.
     """
-    runs = _load(paths, run_id)
+    runs = _load(paths, run_id, trace_id)
     if as_json:
         click.echo(_dumps({"runs": [r.to_json() for r in runs]}))
     else:

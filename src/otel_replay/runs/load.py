@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from ..blobs import BlobStore
 from ..payload_attributes import BlobReader
@@ -52,7 +52,11 @@ def _inputs(path: str) -> tuple[list[str], FormatError | None]:
     return found, None
 
 
-def load(*paths: str | os.PathLike[str], strict: bool = False) -> Runs:
+def load(
+    *paths: str | os.PathLike[str],
+    strict: bool = False,
+    trace_id: str | Iterable[str] | None = None,
+) -> Runs:
     """Read trace files (or directories of them, or globs) and build their runs.
 
     A trace spread over several files becomes one run; payloads kept in a blob
@@ -60,7 +64,12 @@ def load(*paths: str | os.PathLike[str], strict: bool = False) -> Runs:
     reported in :attr:`Runs.problems` and once as a :class:`LoadWarning`
     (file and byte offset); everything before the fault is kept.  With
     ``strict`` the first problem is raised instead, after reading.
+
+    ``trace_id`` (an id, a prefix, or several) keeps only those traces; a
+    4-byte framed dump is then read through a trace index kept beside it
+    (built on first use, rebuilt when the dump changes).
     """
+    wanted = [trace_id] if isinstance(trace_id, str) else trace_id
     problems: list[FormatError] = []
     blob_readers: dict[str, BlobReader] = {}
     seen: set[str] = set()
@@ -78,7 +87,7 @@ def load(*paths: str | os.PathLike[str], strict: bool = False) -> Runs:
                         continue  # named twice (a file and its directory): read once
                     seen.add(real)
                     blob_readers[name] = BlobStore(name).get
-                reader = SpanReader(name)
+                reader = SpanReader(name, wanted)
                 yield from reader
                 problems.extend(reader.problems)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -36,8 +36,13 @@ def attributes(kvs: Any) -> dict[str, Any]:
     return {kv.key: any_value(kv.value) for kv in kvs}
 
 
-def spans_from_proto(body: bytes, source: str, offset: int) -> Iterator[SpanRecord]:
-    """Decode one request; a body that is not a trace request is a :class:`FormatError`."""
+def spans_from_proto(
+    body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
+) -> Iterator[SpanRecord]:
+    """Decode one request; a body that is not a trace request is a :class:`FormatError`.
+
+    ``keep`` (trace id -> bool) skips unwanted spans before their attributes are decoded.
+    """
     try:
         request = ExportTraceServiceRequest.FromString(body)
     except DecodeError as exc:
@@ -53,8 +58,11 @@ def spans_from_proto(body: bytes, source: str, offset: int) -> Iterator[SpanReco
                     raise FormatError(
                         source, offset, "not OTLP trace data (metrics or logs?): bad span ids"
                     )
+                trace_id = s.trace_id.hex()
+                if keep is not None and not keep(trace_id):
+                    continue
                 yield SpanRecord(
-                    trace_id=s.trace_id.hex(),
+                    trace_id=trace_id,
                     span_id=s.span_id.hex(),
                     parent_span_id=s.parent_span_id.hex() or None,
                     name=s.name,

@@ -30,9 +30,12 @@ import struct
 import sys
 import urllib.request
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, cast
 
+from google.protobuf.message import DecodeError
+
+from . import index
 from .errors import FormatError
 from .otlp_json import JsonShapeError, spans_from_json
 from .otlp_proto import spans_from_proto
@@ -56,7 +59,9 @@ def _decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
         raise FormatError(source, offset, f"bad zstd frame ({exc})") from exc
 
 
-def decode_body(body: bytes, source: str, offset: int) -> Iterator[SpanRecord]:
+def decode_body(
+    body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
+) -> Iterator[SpanRecord]:
     """One framed message: proto or OTLP/JSON, zstd-compressed or not."""
     if body[:4] == ZSTD_MAGIC:
         body = _decompress_zstd(body, source, offset)
@@ -66,11 +71,13 @@ def decode_body(body: bytes, source: str, offset: int) -> Iterator[SpanRecord]:
         except ValueError as exc:
             raise FormatError(source, offset, f"not JSON ({exc})") from exc
         try:
-            yield from spans_from_json(doc, source)
+            for span in spans_from_json(doc, source):
+                if keep is None or keep(span.trace_id):
+                    yield span
         except JsonShapeError as exc:
             raise FormatError(source, offset, str(exc)) from exc
         return
-    yield from spans_from_proto(body, source, offset)
+    yield from spans_from_proto(body, source, offset, keep)
 
 
 def _read_varint(f: IO[bytes]) -> tuple[int, int] | None:
@@ -249,10 +256,20 @@ class SpanReader:
     Faults land in :attr:`problems`; :attr:`format` says what was detected.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], trace_ids: Iterable[str] | None = None
+    ) -> None:
         self.path = os.fspath(path)
         self.problems: list[FormatError] = []
         self.format = ""
+        #: Only spans of these traces (full ids or prefixes); a 4-byte framed file
+        #: is then read through its trace index (built on first use).
+        self.trace_ids = None if trace_ids is None else {t.lower() for t in trace_ids}
+        self.used_index = False
+
+    def _keep(self, trace_id: str) -> bool:
+        wanted = self.trace_ids
+        return wanted is None or trace_id in wanted or any(trace_id.startswith(w) for w in wanted)
 
     def __iter__(self) -> Iterator[SpanRecord]:
         try:
@@ -311,17 +328,48 @@ class SpanReader:
             docs = doc if isinstance(doc, list) else [doc]
             for d in docs:
                 try:
-                    yield from spans_from_json(d, name)
+                    for span in spans_from_json(d, name):
+                        if self.trace_ids is None or self._keep(span.trace_id):
+                            yield span
                 except JsonShapeError as exc:
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
+            keep = None if self.trace_ids is None else self._keep
+            if (
+                kind == "be32"
+                and keep is not None
+                and size is not None
+                and not self.format.count("+")
+            ):
+                records = self._indexed_records(f)
+                if records is not None:
+                    self.used_index = True
+                    for offset, body in index.read_records(name, records):
+                        yield from decode_body(body, name, offset, keep)
+                    return
+                f.seek(0)
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
             for offset, body in frames:
-                yield from decode_body(body, name, offset)
+                yield from decode_body(body, name, offset, keep)
         elif kind == "single":
-            yield from spans_from_proto(f.read(), name, 0)
+            yield from spans_from_proto(
+                f.read(), name, 0, None if self.trace_ids is None else self._keep
+            )
         else:
             raise FormatError(name, 0, "not an OTLP trace file (no known format)")
+
+    def _indexed_records(self, f: IO[bytes]) -> list[tuple[int, int]] | None:
+        """Records holding the wanted traces, from the index (built now if stale)."""
+        idx = index.load(self.path)
+        if idx is None:
+            try:
+                idx = index.build(self.path, iter_be32(f, self.path))
+            except (FormatError, DecodeError):
+                return None  # a torn or corrupt dump: scan it, and report the fault
+            index.save(self.path, idx)
+        assert self.trace_ids is not None
+        wanted = {t for w in self.trace_ids for t in idx.matching(w)}
+        return idx.records(wanted)
 
     def _json_lines(self, f: IO[bytes]) -> Iterator[SpanRecord]:
         offset = 0
@@ -331,7 +379,9 @@ class SpanReader:
                 continue
             try:
                 doc: Any = json.loads(line)
-                yield from spans_from_json(doc, self.path)
+                for span in spans_from_json(doc, self.path):
+                    if self.trace_ids is None or self._keep(span.trace_id):
+                        yield span
             except (ValueError, JsonShapeError) as exc:
                 if isinstance(exc, JsonShapeError) and "data, not traces" in str(exc):
                     raise FormatError(self.path, start, str(exc)) from exc

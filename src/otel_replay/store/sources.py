@@ -19,7 +19,17 @@ _ROTATED = re.compile(
     r"^(?P<stem>.+)-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3})(?P<ext>\.[^.]*)?$"
 )
 #: Files in a dump directory that are never span data.
-_SKIP_SUFFIXES = (".tmp", ".lock", ".idx", ".md", ".txt", ".py", ".yaml", ".yml")
+_SKIP_SUFFIXES = (
+    ".tmp",
+    ".lock",
+    ".idx",
+    ".otel-replay-index",
+    ".md",
+    ".txt",
+    ".py",
+    ".yaml",
+    ".yml",
+)
 
 
 def rotation_key(path: str) -> tuple[str, str, int, str]:

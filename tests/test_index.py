@@ -1,0 +1,120 @@
+"""One trace out of a big dump: through an index beside it, rebuilt when the dump changes."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+from click.testing import CliRunner
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import otel_replay
+from otel_replay.cli.main import cli
+from otel_replay.store import index
+from otel_replay.store.reader import SpanReader
+
+
+def write_dump(path: Path, traces: int, spans_per_trace: int = 3) -> list[str]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("idx")
+    ids = []
+    for t in range(traces):
+        with tracer.start_as_current_span(f"invoke_agent run-{t}") as root:
+            ids.append(f"{root.get_span_context().trace_id:032x}")
+            for i in range(spans_per_trace - 1):
+                with tracer.start_as_current_span(f"step {i}"):
+                    pass
+    spans = list(exporter.get_finished_spans())
+    with open(path, "ab") as f:
+        for i in range(0, len(spans), 7):  # batches that cut across traces, as exporters do
+            body = encode_spans(spans[i : i + 7]).SerializeToString()
+            f.write(struct.pack(">I", len(body)) + body)
+    return ids
+
+
+def test_one_trace_through_the_index(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 200)
+    reader = SpanReader(dump, trace_ids=[ids[123]])
+    spans = list(reader)
+    assert reader.used_index and index.index_path(dump).exists()
+    assert {s.trace_id for s in spans} == {ids[123]} and len(spans) == 3
+    (run,) = otel_replay.load(dump, trace_id=ids[123][:12])  # a prefix works too
+    assert run.run_id == ids[123] and run.roots[0].name == "invoke_agent run-123"
+
+
+def test_index_reads_only_what_it_needs(tmp_path: Path, monkeypatch: object) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 300)
+    list(SpanReader(dump, trace_ids=[ids[0]]))  # builds the index
+    reads: list[int] = []
+    real = index.read_records
+
+    def counting(dump_path: str, records: list[tuple[int, int]]):  # type: ignore[no-untyped-def]
+        reads.extend(n for _, n in records)
+        return real(dump_path, records)
+
+    index.read_records = counting  # type: ignore[assignment]
+    try:
+        assert len(list(SpanReader(dump, trace_ids=[ids[150]]))) == 3
+    finally:
+        index.read_records = real  # type: ignore[assignment]
+    assert 0 < sum(reads) < dump.stat().st_size / 20
+
+
+def test_index_is_rebuilt_when_the_dump_changes(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    write_dump(dump, 20)
+    first = write_dump(tmp_path / "other.otlp", 1)  # ids unknown to the dump
+    assert list(SpanReader(dump, trace_ids=first)) == []
+    stat = dump.stat()
+    more = write_dump(dump, 5)  # appended: size and mtime change
+    assert dump.stat().st_size != stat.st_size
+    assert len(list(SpanReader(dump, trace_ids=[more[-1]]))) == 3
+    loaded = index.load(dump)
+    assert loaded is not None and more[-1] in loaded.traces
+
+
+def test_torn_dump_is_scanned_and_reported(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 10)
+    with open(dump, "ab") as f:
+        f.write(b"\x00\x00\x10\x00torn")
+    reader = SpanReader(dump, trace_ids=[ids[4]])
+    assert len(list(reader)) == 3 and not reader.used_index
+    assert "truncated record" in str(reader.problems[0])
+
+
+def test_json_dumps_are_filtered_by_scanning(tmp_path: Path) -> None:
+    spans_file = (
+        Path(__file__).resolve().parents[2]
+        / "shared/testdata/collector/opentelemetry-proto/examples/trace.json"
+    )
+    assert len(list(SpanReader(spans_file, trace_ids=["5b8efff7"]))) == 1
+    assert list(SpanReader(spans_file, trace_ids=["00000000"])) == []
+
+
+def test_cli_show_trace(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 50)
+    result = CliRunner().invoke(cli, ["show", "--json", "--trace", ids[7][:10], str(dump)])
+    assert result.exit_code == 0, result.output
+    assert '"run_id": "' + ids[7] in result.output.replace('"run_id":"', '"run_id": "')
+    missing = CliRunner().invoke(cli, ["show", "--trace", "ffffffffff", str(dump)])
+    assert missing.exit_code == 2 and "no trace" in missing.output
+    assert os.path.exists(index.index_path(dump))
+
+
+def test_a_directory_with_an_index_reads_the_dump_only(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 5)
+    list(SpanReader(dump, trace_ids=[ids[0]]))
+    assert index.index_path(dump).exists()
+    runs = otel_replay.load(tmp_path)
+    assert len(runs) == 5 and runs.problems == []
