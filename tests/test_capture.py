@@ -310,9 +310,19 @@ def test_redactor_paths_in_nested_lists_and_dicts() -> None:
     from otel_replay.capture.redaction import Redactor
 
     hidden: list[str] = []
-    value = {"rows": [{"id": 1, "note": "ok"}, {"id": 2, "password": "hunter2", "tags": ("x", "sk-" + "a" * 20)}]}
+    value = {
+        "rows": [
+            {"id": 1, "note": "ok"},
+            {"id": 2, "password": "hunter2", "tags": ("x", "sk-" + "a" * 20)},
+        ]
+    }
     clean = Redactor().scrub(value, "r", hidden)
-    assert clean == {"rows": [{"id": 1, "note": "ok"}, {"id": 2, "password": A.REDACTED_VALUE, "tags": ("x", A.REDACTED_VALUE)}]}
+    assert clean == {
+        "rows": [
+            {"id": 1, "note": "ok"},
+            {"id": 2, "password": A.REDACTED_VALUE, "tags": ("x", A.REDACTED_VALUE)},
+        ]
+    }
     assert hidden == ["r.rows[1].password", "r.rows[1].tags[1]"]
     assert value["rows"][1]["password"] == "hunter2"  # the caller's value is not mutated
     untouched = {"a": [1, "b"]}

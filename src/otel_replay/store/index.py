@@ -1,16 +1,23 @@
 """A trace-id index beside a big dump, so one trace loads without reading the rest.
 
 One pass over a 4-byte framed file records, for each trace id, the records
-(offset, length) holding its spans.  The index lives beside the dump
-(``<dump>.otel-replay-index``) with the dump's size and modification time;
-a dump that changed since is indexed again.  Other formats are not indexed:
+holding its spans.  The index lives beside the dump
+(``<dump>.otel-replay-index``) with the dump's size and modification time; a
+dump that changed since is indexed again.  Other formats are not indexed:
 they are scanned, keeping only the wanted traces.
+
+The index file is a header and fixed-size entries sorted by trace id
+(16-byte id, 8-byte record offset, 4-byte record length), so a lookup is a
+binary search over the memory-mapped file: its cost does not grow with the
+number of traces in the dump.
 """
 
 from __future__ import annotations
 
-import json
+import bisect
+import mmap
 import os
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,86 +26,127 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from .errors import FormatError
 
 SUFFIX = ".otel-replay-index"
-VERSION = 1
+_MAGIC = b"OTRIDX01"
+_HEADER = struct.Struct(">8sQQQ")  # magic, dump size, dump mtime_ns, entry count
+_ENTRY = struct.Struct(">16sQI")  # trace id, body offset, body length
 
 
 def index_path(dump: str | os.PathLike[str]) -> Path:
     return Path(os.fspath(dump) + SUFFIX)
 
 
-class TraceIndex:
-    """trace id -> records of one dump."""
+class _Ids:
+    """The sorted trace ids of the entries, as a sequence bisect can search."""
 
-    def __init__(self, size: int, mtime_ns: int, traces: dict[str, list[list[int]]]) -> None:
+    def __init__(self, data: bytes | mmap.mmap, count: int) -> None:
+        self.data = data
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: int) -> bytes:
+        start = _HEADER.size + i * _ENTRY.size
+        return bytes(self.data[start : start + 16])
+
+
+class TraceIndex:
+    """Sorted (trace id, record) entries of one dump."""
+
+    def __init__(self, size: int, mtime_ns: int, data: bytes | mmap.mmap, count: int) -> None:
         self.size = size
         self.mtime_ns = mtime_ns
-        self.traces = traces
+        self._data = data
+        self._ids = _Ids(data, count)
 
-    def records(self, trace_ids: set[str]) -> list[tuple[int, int]]:
-        """(offset, length) of every record holding one of ``trace_ids``, in file order."""
-        found = {tuple(r) for t in trace_ids for r in self.traces.get(t, ())}
-        return sorted((int(o), int(n)) for o, n in found)
+    def __len__(self) -> int:
+        return len(self._ids)
 
-    def matching(self, prefix: str) -> list[str]:
-        prefix = prefix.lower()
-        return sorted(t for t in self.traces if t.startswith(prefix))
+    def _entries(self, lo: int, hi: int) -> Iterator[tuple[bytes, int, int]]:
+        for i in range(lo, hi):
+            start = _HEADER.size + i * _ENTRY.size
+            yield _ENTRY.unpack(self._data[start : start + _ENTRY.size])
+
+    def records(self, prefixes: set[str]) -> tuple[set[str], list[tuple[int, int]]]:
+        """Trace ids starting with any of ``prefixes``, and their records in file order."""
+        found: set[str] = set()
+        records: set[tuple[int, int]] = set()
+        for prefix in prefixes:
+            text = prefix.lower()
+            try:
+                low = bytes.fromhex(text.ljust(32, "0"))
+                high = bytes.fromhex(text.ljust(32, "f"))
+            except ValueError:
+                continue  # not hex: no trace id starts with it
+            lo = bisect.bisect_left(self._ids, low)
+            hi = bisect.bisect_right(self._ids, high)
+            for tid, offset, length in self._entries(lo, hi):
+                found.add(tid.hex())
+                records.add((offset, length))
+        return found, sorted(records)
+
+    def trace_ids(self) -> list[str]:
+        return sorted({tid.hex() for tid, _, _ in self._entries(0, len(self))})
 
 
 def build(dump: str | os.PathLike[str], frames: Iterator[tuple[int, bytes]]) -> TraceIndex:
-    """Index the records ``frames`` yields (offset, body) for ``dump``."""
+    """Index the records ``frames`` yields (record offset, body) for ``dump``."""
     stat = os.stat(dump)
-    traces: dict[str, list[list[int]]] = {}
+    entries: list[tuple[bytes, int, int]] = []
     for offset, body in frames:
         request = ExportTraceServiceRequest.FromString(body)
-        seen: set[bytes] = set()
-        for rs in request.resource_spans:
-            for ss in rs.scope_spans:
-                for span in ss.spans:
-                    seen.add(span.trace_id)
-        for tid in seen:
-            traces.setdefault(tid.hex(), []).append([offset + 4, len(body)])
-    return TraceIndex(stat.st_size, stat.st_mtime_ns, traces)
+        seen = {
+            span.trace_id
+            for rs in request.resource_spans
+            for ss in rs.scope_spans
+            for span in ss.spans
+            if len(span.trace_id) == 16
+        }
+        entries.extend((tid, offset + 4, len(body)) for tid in seen)
+    entries.sort()
+    data = _HEADER.pack(_MAGIC, stat.st_size, stat.st_mtime_ns, len(entries)) + b"".join(
+        _ENTRY.pack(*e) for e in entries
+    )
+    return TraceIndex(stat.st_size, stat.st_mtime_ns, data, len(entries))
 
 
 def save(dump: str | os.PathLike[str], index: TraceIndex) -> None:
     """Write the index beside the dump (atomically); a read-only place is no error."""
     target = index_path(dump)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    doc = {
-        "version": VERSION,
-        "size": index.size,
-        "mtime_ns": index.mtime_ns,
-        "traces": index.traces,
-    }
     try:
-        tmp.write_text(json.dumps(doc, separators=(",", ":")))
+        tmp.write_bytes(bytes(index._data))
         os.replace(tmp, target)
     except OSError:
         tmp.unlink(missing_ok=True)
 
 
 def load(dump: str | os.PathLike[str]) -> TraceIndex | None:
-    """The saved index, or None when missing, unreadable or older than the dump."""
+    """The saved index (memory-mapped), or None when missing, damaged or older than the dump."""
     try:
         stat = os.stat(dump)
-        doc = json.loads(index_path(dump).read_text())
+        with open(index_path(dump), "rb") as f:
+            if os.fstat(f.fileno()).st_size < _HEADER.size:
+                return None
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
+    magic, size, mtime_ns, count = _HEADER.unpack(data[: _HEADER.size])
     if (
-        not isinstance(doc, dict)
-        or doc.get("version") != VERSION
-        or doc.get("size") != stat.st_size
-        or doc.get("mtime_ns") != stat.st_mtime_ns
-        or not isinstance(doc.get("traces"), dict)
+        magic != _MAGIC
+        or size != stat.st_size
+        or mtime_ns != stat.st_mtime_ns
+        or len(data) != _HEADER.size + count * _ENTRY.size
     ):
+        data.close()
         return None
-    return TraceIndex(stat.st_size, stat.st_mtime_ns, doc["traces"])
+    return TraceIndex(size, mtime_ns, data, count)
 
 
 def read_records(
     dump: str | os.PathLike[str], records: list[tuple[int, int]]
 ) -> Iterator[tuple[int, bytes]]:
-    """(offset of the record, body) for the given (body offset, length) pairs."""
+    """(record offset, body) for the given (body offset, length) pairs."""
     name = os.fspath(dump)
     with open(name, "rb") as f:
         for offset, length in records:

@@ -295,6 +295,12 @@ class SpanReader:
             opened.close()
 
     def _read(self, f: IO[bytes], size: int | None) -> Iterator[SpanRecord]:
+        if self.trace_ids is not None and size is not None:
+            # A current index means a 4-byte framed dump: no need to sniff it again.
+            idx = index.load(self.path)
+            if idx is not None:
+                yield from self._through_index(idx)
+                return
         head = f.read(HEAD) if size is None else f.read(min(HEAD, size))
         if size is not None:
             kind = sniff(head, f, size)
@@ -335,17 +341,14 @@ class SpanReader:
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
             keep = None if self.trace_ids is None else self._keep
-            if (
-                kind == "be32"
-                and keep is not None
-                and size is not None
-                and not self.format.count("+")
-            ):
-                records = self._indexed_records(f)
-                if records is not None:
-                    self.used_index = True
-                    for offset, body in index.read_records(name, records):
-                        yield from decode_body(body, name, offset, keep)
+            if kind == "be32" and keep is not None and size is not None:  # a plain file
+                try:
+                    idx = index.build(self.path, iter_be32(f, self.path))
+                except (FormatError, DecodeError):
+                    idx = None  # a torn or corrupt dump: scan it, and report the fault
+                if idx is not None:
+                    index.save(self.path, idx)
+                    yield from self._through_index(idx)
                     return
                 f.seek(0)
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
@@ -358,18 +361,12 @@ class SpanReader:
         else:
             raise FormatError(name, 0, "not an OTLP trace file (no known format)")
 
-    def _indexed_records(self, f: IO[bytes]) -> list[tuple[int, int]] | None:
-        """Records holding the wanted traces, from the index (built now if stale)."""
-        idx = index.load(self.path)
-        if idx is None:
-            try:
-                idx = index.build(self.path, iter_be32(f, self.path))
-            except (FormatError, DecodeError):
-                return None  # a torn or corrupt dump: scan it, and report the fault
-            index.save(self.path, idx)
+    def _through_index(self, idx: index.TraceIndex) -> Iterator[SpanRecord]:
         assert self.trace_ids is not None
-        wanted = {t for w in self.trace_ids for t in idx.matching(w)}
-        return idx.records(wanted)
+        self.used_index = True
+        found, records = idx.records(self.trace_ids)
+        for offset, body in index.read_records(self.path, records):
+            yield from decode_body(body, self.path, offset, found.__contains__)
 
     def _json_lines(self, f: IO[bytes]) -> Iterator[SpanRecord]:
         offset = 0
