@@ -118,3 +118,20 @@ def test_a_directory_with_an_index_reads_the_dump_only(tmp_path: Path) -> None:
     assert index.index_path(dump).exists()
     runs = otel_replay.load(tmp_path)
     assert len(runs) == 5 and runs.problems == []
+
+
+def test_progress_bar_on_big_inputs_only() -> None:
+    import io
+
+    from rich.console import Console
+
+    from otel_replay.store import progress
+
+    frames = [(i * 1000, b"x" * 996) for i in range(100)]
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    assert list(progress.track(iter(frames), 100_000, "small", console=console)) == frames
+    assert out.getvalue() == ""  # under the threshold: no bar
+    big = progress.THRESHOLD * 2
+    assert list(progress.track(iter(frames), big, "indexing dump.otlp", console=console)) == frames
+    assert "indexing dump.otlp" in out.getvalue()

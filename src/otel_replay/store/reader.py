@@ -35,7 +35,7 @@ from typing import IO, Any, cast
 
 from google.protobuf.message import DecodeError
 
-from . import index
+from . import index, progress
 from .errors import FormatError
 from .otlp_json import JsonShapeError, spans_from_json
 from .otlp_proto import spans_from_proto
@@ -343,7 +343,8 @@ class SpanReader:
             keep = None if self.trace_ids is None else self._keep
             if kind == "be32" and keep is not None and size is not None:  # a plain file
                 try:
-                    idx = index.build(self.path, iter_be32(f, self.path))
+                    frames = progress.track(iter_be32(f, self.path), size, f"indexing {self.path}")
+                    idx = index.build(self.path, frames)
                 except (FormatError, DecodeError):
                     idx = None  # a torn or corrupt dump: scan it, and report the fault
                 if idx is not None:
@@ -352,7 +353,7 @@ class SpanReader:
                     return
                 f.seek(0)
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
-            for offset, body in frames:
+            for offset, body in progress.track(frames, size, f"reading {name}"):
                 yield from decode_body(body, name, offset, keep)
         elif kind == "single":
             yield from spans_from_proto(
