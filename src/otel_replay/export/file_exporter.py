@@ -1,6 +1,6 @@
 """``FileSpanExporter``: spans to a local file in the Collector's proto dump format.
 
-Each export writes one record (see :mod:`otel_replay.export.framing`), what
+Each export writes one record (see :mod:`otel_replay.store.framing`), what
 the Collector ``fileexporter`` writes with ``format: proto``, so one reader
 serves both.  The record goes out in a single ``write`` on an ``O_APPEND``
 descriptor under an exclusive ``flock``: several processes may append to one
@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from ..blobs import BlobStore
 from ..capture.redaction import redactor
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
-from . import framing
+from ..store import framing
 from .encoder import encode_request
 
 __all__ = ["FileSpanExporter"]

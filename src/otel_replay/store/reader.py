@@ -26,7 +26,6 @@ import gzip
 import io
 import json
 import os
-import struct
 import sys
 import urllib.request
 import zlib
@@ -35,17 +34,14 @@ from typing import IO, Any, cast
 
 from google.protobuf.message import DecodeError
 
-from . import index, progress
+from . import framing, index, progress
 from .errors import FormatError
 from .otlp_json import JsonShapeError, spans_from_json
 from .otlp_proto import spans_from_proto
 from .records import SpanRecord
 
-_BE32 = struct.Struct(">I")
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
-#: A record larger than this is taken for garbage rather than allocated.
-MAX_RECORD = 1 << 30
 #: What the sniffer looks at.
 HEAD = 64 * 1024
 
@@ -104,7 +100,7 @@ def _be32_header(f: IO[bytes]) -> tuple[int, int] | None:
         return None
     if len(header) < 4:
         raise EOFError(f"truncated record: {len(header)}-byte header")
-    return _BE32.unpack(header)[0], 4
+    return framing.HEADER.unpack(header)[0], 4
 
 
 def _varint_header(f: IO[bytes]) -> tuple[int, int] | None:
@@ -126,7 +122,7 @@ def _frames(
         if got is None:
             return
         length, used = got
-        if length > MAX_RECORD:
+        if length > framing.MAX_RECORD:
             raise FormatError(source, offset, f"corrupt record length {length}")
         body = f.read(length)
         if len(body) < length:
@@ -181,7 +177,7 @@ def _chains(f: IO[bytes], size: int, varint: bool) -> bool:
             header = f.read(4)
             if len(header) < 4:
                 return frames > 0
-            (length,), used = _BE32.unpack(header), 4
+            (length,), used = framing.HEADER.unpack(header), 4
         if offset + used + length > size:
             return frames > 0
         if varint and frames < 2 and not _plausible_body(f.read(min(length, 8))):
