@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import otel_replay
+from _contract import MODEL_KEYS, RUN_KEYS, STEP_KEYS
 from _recording import recording
 from otel_replay.cli.main import cli
 
@@ -68,23 +69,14 @@ def test_show_json_follows_the_contract(trace_file: Path) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     (run,) = doc["runs"]
-    for key in ("run_id", "trace_ids", "replayable", "missing", "steps"):
+    for key in RUN_KEYS:
         assert key in run
     assert run["replayable"] is True and run["trace_ids"] == [run["run_id"]]
     for step in run["steps"]:
-        for key in ("kind", "name", "span_id", "parent_span_id", "start_ns", "end_ns"):
+        for key in STEP_KEYS:
             assert key in step
     model = next(s for s in run["steps"] if s["kind"] == "model")
-    for key in (
-        "provider",
-        "request_model",
-        "response_model",
-        "params",
-        "input_messages",
-        "output_messages",
-        "system_instructions",
-        "tool_definitions",
-    ):
+    for key in MODEL_KEYS:
         assert key in model
     assert model["params"] == {"temperature": 0.0, "seed": 1}
     assert model["output_messages"][0]["parts"][0]["arguments"] == {

@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode, Tracer
 
 import otel_replay
+from _contract import MODEL_KEYS, RUN_KEYS, STEP_KEYS
 from otel_replay import attributes as A
 from otel_replay.cli.main import cli
 from otel_replay.payload_attributes import to_attributes
@@ -156,7 +157,7 @@ def test_show_json_is_one_document_following_the_contract(trace_file: Path) -> N
     doc = json.loads(result.stdout)  # the whole of stdout is one JSON document
     assert list(doc) == ["runs"]
     (run,) = doc["runs"]
-    for key in ("run_id", "trace_ids", "replayable", "missing", "steps"):
+    for key in RUN_KEYS:
         assert key in run, key
     assert run["trace_ids"] == [run["run_id"]] and len(run["run_id"]) == 32
     assert run["replayable"] is True and run["missing"] == [] and run["verdict"] == "full"
@@ -165,22 +166,13 @@ def test_show_json_is_one_document_following_the_contract(trace_file: Path) -> N
     assert [s["kind"] for s in run["steps"]] == ["agent", "model", "tool", "model"]
     root_id = run["steps"][0]["span_id"]
     for step in run["steps"]:
-        for key in ("kind", "name", "span_id", "parent_span_id", "start_ns", "end_ns"):
+        for key in STEP_KEYS:
             assert key in step, key
         assert isinstance(step["start_ns"], int) and step["end_ns"] >= step["start_ns"]
     assert run["steps"][0]["parent_span_id"] is None
     assert all(s["parent_span_id"] == root_id for s in run["steps"][1:])
     model = run["steps"][1]
-    for key in (
-        "provider",
-        "request_model",
-        "response_model",
-        "params",
-        "input_messages",
-        "output_messages",
-        "system_instructions",
-        "tool_definitions",
-    ):
+    for key in MODEL_KEYS:
         assert key in model, key
     assert (model["provider"], model["request_model"]) == ("openai", "gpt-4o")
     assert model["params"] == {"temperature": 0.0, "top_p": 1.0, "seed": 1}

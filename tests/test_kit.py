@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from _records import span_record
 from otel_replay import attributes as A
 from otel_replay.payload_attributes import to_attributes
 from otel_replay.runs.build import build_runs
@@ -33,23 +34,7 @@ TOOL_RESULT = [
 def rec(
     span_id: str, parent: str | None, start: int, name: str, attrs: dict[str, Any]
 ) -> SpanRecord:
-    return SpanRecord(
-        trace_id=TRACE,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        kind=1,
-        start_ns=start,
-        end_ns=start + 5,
-        attributes=attrs,
-        events=[],
-        status_code=0,
-        status_message="",
-        resource={},
-        scope_name="t",
-        scope_version="",
-        source="run.otlp",
-    )
+    return span_record(TRACE, span_id, parent, start, name, attrs, duration=5, scope="t")
 
 
 def root_attrs(**extra: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import Status, StatusCode, Tracer
 
 import otel_replay
+from _records import span_record
 from otel_replay import attributes as A
 from otel_replay import payload
 from otel_replay.blobs import BlobStore
@@ -35,22 +36,8 @@ TRACE = "0af7651916cd43dd8448eb211c80319c"
 
 
 def span(span_id: str, parent: str | None, start: int, name: str, **attrs: Any) -> SpanRecord:
-    return SpanRecord(
-        trace_id=TRACE,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        kind=1,
-        start_ns=start,
-        end_ns=start + 10,
-        attributes=attrs,
-        events=[],
-        status_code=0,
-        status_message="",
-        resource={"service.name": "t"},
-        scope_name="s",
-        scope_version="",
-        source="f.otlp",
+    return span_record(
+        TRACE, span_id, parent, start, name, attrs, resource={"service.name": "t"}, source="f.otlp"
     )
 
 
