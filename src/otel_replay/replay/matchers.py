@@ -77,9 +77,10 @@ def model_rung(
     actual_system: Any,
 ) -> str:
     """The strictest rung on which the request matches the recording."""
-    rec = M.normalize(recorded_input or [])
+    # Recorded steps hold messages already in the GenAI shape (runs/steps.py).
+    rec = list(recorded_input or [])
     act = M.normalize(actual_input)
-    rec_sys = M.system_parts(recorded_system) if recorded_system is not None else None
+    rec_sys = recorded_system
     act_sys = M.system_parts(actual_system) if actual_system is not None else None
     same_system = (
         rec_sys is None
