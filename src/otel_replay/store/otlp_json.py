@@ -13,7 +13,7 @@ import binascii
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .records import EventRecord, SpanRecord
+from .records import EventRecord, LinkRecord, SpanRecord
 
 _KINDS = {
     "SPAN_KIND_UNSPECIFIED": 0,
@@ -133,4 +133,13 @@ def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
                     scope_name=str(scope.get("name", "")),
                     scope_version=str(scope.get("version", "")),
                     source=source,
+                    links=[
+                        LinkRecord(
+                            _id(lk.get("traceId"), 16, "link traceId"),
+                            _id(lk.get("spanId"), 8, "link spanId"),
+                            attributes(lk.get("attributes")),
+                        )
+                        for lk in s.get("links") or []
+                        if isinstance(lk, Mapping)
+                    ],
                 )

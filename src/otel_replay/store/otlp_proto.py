@@ -9,7 +9,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from .errors import FormatError
-from .records import EventRecord, SpanRecord
+from .records import EventRecord, LinkRecord, SpanRecord
 
 
 def any_value(v: Any) -> Any:
@@ -80,4 +80,8 @@ def spans_from_proto(
                     scope_name=scope_name,
                     scope_version=scope_version,
                     source=source,
+                    links=[
+                        LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), attributes(lk.attributes))
+                        for lk in s.links
+                    ],
                 )

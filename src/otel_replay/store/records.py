@@ -14,6 +14,13 @@ class EventRecord:
 
 
 @dataclasses.dataclass(slots=True)
+class LinkRecord:
+    trace_id: str
+    span_id: str
+    attributes: dict[str, Any]
+
+
+@dataclasses.dataclass(slots=True)
 class SpanRecord:
     """One stored span.
 
@@ -38,3 +45,4 @@ class SpanRecord:
     scope_name: str
     scope_version: str
     source: str = ""
+    links: list[LinkRecord] = dataclasses.field(default_factory=list)
