@@ -25,7 +25,8 @@ from .errors import FormatError
 from .otlp_proto import parse_request, trace_ids
 
 SUFFIX = ".otel-replay-index"
-_MAGIC = b"OTRIDX01"
+# 02: log records are indexed too (01 indexes of log dumps were empty).
+_MAGIC = b"OTRIDX02"
 _HEADER = struct.Struct(">8sQQQ")  # magic, dump size, dump mtime_ns, entry count
 _ENTRY = struct.Struct(">16sQI")  # trace id, body offset, body length
 
