@@ -10,13 +10,17 @@ from pathlib import Path
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from opentelemetry._logs import LogRecord
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_replay.store.errors import FormatError
-from otel_replay.store.reader import SpanReader
+from otel_replay.store.reader import RecordReader, SpanReader
 
 
 def _seed_files() -> list[bytes]:
@@ -58,19 +62,54 @@ def _seed_files() -> list[bytes]:
     ]
 
 
+def _log_seed_files() -> list[bytes]:
+    """Log dumps (a GenAI event tied to a span), alone and mixed with spans."""
+    provider = LoggerProvider()
+    exporter = InMemoryLogRecordExporter()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    provider.get_logger("fuzz").emit(
+        LogRecord(
+            trace_id=0xABC,
+            span_id=0xDEF,
+            event_name="gen_ai.choice",
+            body={"index": 0, "message": {"content": "hi", "tool_calls": [{"id": "c"}]}},
+            attributes={"event.name": "gen_ai.choice", "n": 1},
+        )
+    )
+    message = encode_logs(exporter.get_finished_logs()).SerializeToString()
+    record = {
+        "traceId": f"{0xABC:032x}",
+        "spanId": f"{0xDEF:016x}",
+        "eventName": "gen_ai.choice",
+        "severityNumber": "SEVERITY_NUMBER_INFO",
+        "body": {"kvlistValue": {"values": [{"key": "index", "value": {"intValue": "0"}}]}},
+    }
+    line = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}).encode()
+    z = zstandard.ZstdCompressor()
+    traces = SEEDS[0]
+    return [
+        struct.pack(">I", len(message)) + message,
+        message,
+        line + b"\n" + SEEDS[3],
+        traces + struct.pack(">I", len(message)) + message,
+        struct.pack(">I", len(z.compress(message))) + z.compress(message),
+    ]
+
+
 SEEDS = _seed_files()
+SEEDS += _log_seed_files()
 TMP = Path(tempfile.mkdtemp(prefix="otel-replay-fuzz-"))
 
 
 def _read(data: bytes) -> None:
     path = TMP / "input"
     path.write_bytes(data)
-    reader = SpanReader(path)
-    for record in reader:  # must not raise
-        assert isinstance(record.trace_id, str)
-    for problem in reader.problems:
-        assert isinstance(problem, FormatError)
-        assert problem.path == str(path) and problem.offset >= 0
+    for reader in (SpanReader(path), RecordReader(path)):
+        for record in reader:  # must not raise
+            assert isinstance(record.trace_id, str)
+        for problem in reader.problems:
+            assert isinstance(problem, FormatError)
+            assert problem.path == str(path) and problem.offset >= 0
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,4 +1,4 @@
-"""Stored spans -> runs: dedupe, one tree per trace, steps in start order."""
+"""Stored spans (and GenAI log events) -> runs: dedupe, one tree per trace, steps in start order."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any, TypeAlias
 
 from .. import attributes as A
 from ..payload_attributes import BlobReader
-from ..store.records import SpanRecord
+from ..store.records import LogRecord, SpanRecord
+from .log_events import join_events
 from .model import Run, Step
 from .steps import to_step
 
@@ -18,14 +19,19 @@ IDS = (A.USER_ID, A.TENANT_ID, A.SESSION_ID, A.CONVERSATION_ID)
 BlobReaders: TypeAlias = "Mapping[str, BlobReader] | Callable[[str], BlobReader | None]"
 
 
-def build_runs(spans: Iterable[SpanRecord], blobs: BlobReaders | None = None) -> list[Run]:
+def build_runs(
+    spans: Iterable[SpanRecord],
+    blobs: BlobReaders | None = None,
+    logs: Iterable[LogRecord] = (),
+) -> list[Run]:
     """Group spans into runs (one per trace for now), each a tree in start order.
 
     A span exported twice counts once (the copy with more attributes, then the
     later end, wins).  Spans may come in any order; a span whose parent is
     absent becomes a root of its run, so nothing is dropped.  ``blobs`` gives
-    the blob reader for a span's :attr:`~SpanRecord.source` file.  Runs are
-    sorted by start time.
+    the blob reader for a span's :attr:`~SpanRecord.source` file.  Model
+    steps whose content was sent as GenAI events (span events, or ``logs``
+    tied to the span by id) get it from them.  Runs are sorted by start time.
     """
     by_trace: dict[str, dict[str, SpanRecord]] = {}
     for span in spans:
@@ -36,6 +42,7 @@ def build_runs(spans: Iterable[SpanRecord], blobs: BlobReaders | None = None) ->
     reader = _reader(blobs)
     runs = [_build(tid, list(found.values()), reader) for tid, found in by_trace.items()]
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
+    join_events(runs, logs)
     return runs
 
 

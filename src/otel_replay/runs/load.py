@@ -1,4 +1,4 @@
-"""``otel_replay.load(*paths)``: stored spans -> runs."""
+"""``otel_replay.load(*paths)``: stored spans and log records -> runs."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from collections.abc import Iterable, Iterator
 from ..blobs import BlobStore
 from ..payload_attributes import BlobReader
 from ..store.errors import FormatError
-from ..store.reader import SpanReader
-from ..store.records import SpanRecord
+from ..store.reader import RecordReader
+from ..store.records import LogRecord, SpanRecord
 from ..store.sources import expand
 from .build import build_runs
+from .log_events import unjoined
 from .model import Run
 
 
@@ -21,15 +22,24 @@ class LoadWarning(UserWarning):
 
 
 class Runs(list[Run]):
-    """The runs read, plus :attr:`problems`: one :class:`FormatError` per unreadable input."""
+    """The runs read, plus :attr:`problems`: one :class:`FormatError` per unreadable input.
+
+    :attr:`unjoined_logs` holds the log records read that belong to no step:
+    no span id, or a span that was not among the inputs.
+    """
 
     problems: list[FormatError]
+    unjoined_logs: list[LogRecord]
 
     def __init__(
-        self, runs: list[Run] | None = None, problems: list[FormatError] | None = None
+        self,
+        runs: list[Run] | None = None,
+        problems: list[FormatError] | None = None,
+        unjoined_logs: list[LogRecord] | None = None,
     ) -> None:
         super().__init__(runs or [])
         self.problems = list(problems or [])
+        self.unjoined_logs = list(unjoined_logs or [])
 
 
 def _is_stream(path: str) -> bool:
@@ -60,9 +70,12 @@ def load(
     """Read trace files (or directories of them, or globs) and build their runs.
 
     A trace spread over several files becomes one run; payloads kept in a blob
-    store resolve beside the file that names them.  Unreadable input is
-    reported in :attr:`Runs.problems` and once as a :class:`LoadWarning`
-    (file and byte offset); everything before the fault is kept.  With
+    store resolve beside the file that names them.  Log dumps may be given
+    too (or files mixing both signals): GenAI content sent as log events
+    fills the model steps of the spans they name (see
+    :mod:`~otel_replay.runs.log_events`).  Unreadable input is reported in
+    :attr:`Runs.problems` and once as a :class:`LoadWarning` (file and byte
+    offset); everything before the fault is kept.  With
     ``strict`` the first problem is raised instead, after reading.
 
     ``trace_id`` (an id, a prefix, or several) keeps only those traces; a
@@ -73,6 +86,7 @@ def load(
     problems: list[FormatError] = []
     blob_readers: dict[str, BlobReader] = {}
     seen: set[str] = set()
+    logs: list[LogRecord] = []
 
     def spans() -> Iterator[SpanRecord]:
         for given in paths:
@@ -87,15 +101,19 @@ def load(
                         continue  # named twice (a file and its directory): read once
                     seen.add(real)
                     blob_readers[name] = BlobStore(name).get
-                reader = SpanReader(name, wanted)
-                yield from reader
+                reader = RecordReader(name, wanted)
+                for record in reader:
+                    if isinstance(record, LogRecord):
+                        logs.append(record)
+                    else:
+                        yield record
                 problems.extend(reader.problems)
 
-    # build_runs consumes the generator before it resolves any blob, so every
-    # reader is registered by then.
-    runs = build_runs(spans(), blob_readers)
+    # build_runs consumes the generator before it resolves any blob or joins
+    # any log record, so every reader is registered and every log read by then.
+    runs = build_runs(spans(), blob_readers, logs)
     if strict and problems:
         raise problems[0]
     for problem in problems:
         warnings.warn(str(problem), LoadWarning, stacklevel=2)
-    return Runs(runs, problems)
+    return Runs(runs, problems, unjoined(runs, logs))

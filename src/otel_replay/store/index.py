@@ -1,7 +1,7 @@
 """A trace-id index beside a big dump, so one trace loads without reading the rest.
 
 One pass over a 4-byte framed file records, for each trace id, the records
-holding its spans.  The index lives beside the dump
+holding its spans or log records.  The index lives beside the dump
 (``<dump>.otel-replay-index``) with the dump's size and modification time; a
 dump that changed since is indexed again.  Other formats are not indexed:
 they are scanned, keeping only the wanted traces.
@@ -21,12 +21,12 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
 from .errors import FormatError
+from .otlp_proto import parse_request, trace_ids
 
 SUFFIX = ".otel-replay-index"
-_MAGIC = b"OTRIDX01"
+# 02: log records are indexed too (01 indexes of log dumps were empty).
+_MAGIC = b"OTRIDX02"
 _HEADER = struct.Struct(">8sQQQ")  # magic, dump size, dump mtime_ns, entry count
 _ENTRY = struct.Struct(">16sQI")  # trace id, body offset, body length
 
@@ -93,15 +93,9 @@ def build(dump: str | os.PathLike[str], frames: Iterator[tuple[int, bytes]]) -> 
     """Index the records ``frames`` yields (record offset, body) for ``dump``."""
     stat = os.stat(dump)
     entries: list[tuple[bytes, int, int]] = []
+    name = os.fspath(dump)
     for offset, body in frames:
-        request = ExportTraceServiceRequest.FromString(body)
-        seen = {
-            span.trace_id
-            for rs in request.resource_spans
-            for ss in rs.scope_spans
-            for span in ss.spans
-            if len(span.trace_id) == 16
-        }
+        seen = trace_ids(parse_request(body, name, offset))
         entries.extend((tid, offset + 4, len(body)) for tid in seen)
     entries.sort()
     data = _HEADER.pack(_MAGIC, stat.st_size, stat.st_mtime_ns, len(entries)) + b"".join(

@@ -1,4 +1,4 @@
-"""OTLP/JSON -> span records, read by hand.
+"""OTLP/JSON -> span and log records, read by hand.
 
 ``google.protobuf.json_format`` would read OTLP/JSON's hex ids as base64 and
 silently produce wrong ids, so the mapping is done here: ids are hex (any
@@ -13,7 +13,9 @@ import binascii
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .records import EventRecord, LinkRecord, SpanRecord
+from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
+
+from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
 
 _KINDS = {
     "SPAN_KIND_UNSPECIFIED": 0,
@@ -24,10 +26,17 @@ _KINDS = {
     "SPAN_KIND_CONSUMER": 5,
 }
 _STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+_SEVERITIES = dict(SeverityNumber.items())
+#: The attribute older SDKs named an event by, before log records had ``eventName``.
+EVENT_NAME_ATTRIBUTE = "event.name"
 
 
 class JsonShapeError(ValueError):
-    """Valid JSON, but not OTLP trace data (the message says why)."""
+    """Valid JSON, but not OTLP trace or log data (the message says why)."""
+
+
+class OtherSignalError(JsonShapeError):
+    """OTLP data of a signal the reader does not take (metrics, profiles...)."""
 
 
 def _id(value: Any, size: int, what: str) -> str:
@@ -94,16 +103,68 @@ def attributes(kvs: Any) -> dict[str, Any]:
     return {kv.get("key", ""): any_value(kv.get("value")) for kv in kvs if isinstance(kv, Mapping)}
 
 
-def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
-    """Spans of one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` object."""
+_SIGNALS = {
+    "resourceSpans": "traces",
+    "resourceLogs": "logs",
+    "resourceMetrics": "metrics",
+    "resourceProfiles": "profiles",
+}
+
+
+def _signal(doc: Any, wanted: tuple[str, ...]) -> str:
+    """Which of the ``wanted`` top-level keys (``resourceSpans``...) the request holds."""
     if not isinstance(doc, Mapping):
         raise JsonShapeError("not a JSON object")
-    if "resourceSpans" not in doc and "resource_spans" not in doc:
-        signals = ("resourceMetrics", "resourceLogs", "resourceProfiles")
-        other = next((k for k in signals if k in doc), None)
-        if other:
-            raise JsonShapeError(f"OTLP {other[8:].lower()} data, not traces")
-        raise JsonShapeError("no resourceSpans in this JSON")
+    for key in wanted:
+        if key in doc:
+            return key
+    other = next((k for k in _SIGNALS if k in doc), None)
+    if other:
+        names = " or ".join(_SIGNALS[k] for k in wanted)
+        raise OtherSignalError(f"OTLP {_SIGNALS[other]} data, not {names}")
+    raise JsonShapeError(f"no {' or '.join(wanted)} in this JSON")
+
+
+def records_from_json(doc: Any, source: str) -> Iterator[Record]:
+    """Records of one OTLP/JSON request (or ``TracesData`` / ``LogsData``) of either signal."""
+    if isinstance(doc, Mapping) and "resource_spans" in doc:
+        return spans_from_json(doc, source)
+    if _signal(doc, ("resourceSpans", "resourceLogs")) == "resourceLogs":
+        return _logs(doc, source)
+    return spans_from_json(doc, source)
+
+
+def _logs(doc: Mapping[str, Any], source: str) -> Iterator[LogRecord]:
+    for rl in doc.get("resourceLogs") or []:
+        resource = attributes((rl.get("resource") or {}).get("attributes"))
+        for sl in rl.get("scopeLogs") or []:
+            scope = sl.get("scope") or {}
+            for r in sl.get("logRecords") or []:
+                attrs = attributes(r.get("attributes"))
+                name = r.get("eventName") or attrs.get(EVENT_NAME_ATTRIBUTE)
+                yield LogRecord(
+                    trace_id=_id(r.get("traceId"), 16, "traceId"),
+                    span_id=_id(r.get("spanId"), 8, "spanId"),
+                    time_ns=_int(r.get("timeUnixNano"), "timeUnixNano")
+                    or _int(r.get("observedTimeUnixNano"), "observedTimeUnixNano"),
+                    event_name=name if isinstance(name, str) else "",
+                    body=any_value(r.get("body")),
+                    attributes=attrs,
+                    severity_number=_enum(
+                        r.get("severityNumber", 0), _SEVERITIES, "severity number"
+                    ),
+                    severity_text=str(r.get("severityText", "")),
+                    resource=resource,
+                    scope_name=str(scope.get("name", "")),
+                    scope_version=str(scope.get("version", "")),
+                    source=source,
+                )
+
+
+def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
+    """Spans of one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` object."""
+    if not (isinstance(doc, Mapping) and "resource_spans" in doc):
+        _signal(doc, ("resourceSpans",))
     for rs in doc.get("resourceSpans", doc.get("resource_spans")) or []:
         resource = attributes((rs.get("resource") or {}).get("attributes"))
         for ss in rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")) or []:

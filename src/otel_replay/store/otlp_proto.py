@@ -1,15 +1,21 @@
-"""A serialized OTLP ``ExportTraceServiceRequest`` -> span records."""
+"""A serialized OTLP ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest`` -> records."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
+from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from .errors import FormatError
-from .records import EventRecord, LinkRecord, SpanRecord
+from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
+
+Request: TypeAlias = "ExportTraceServiceRequest | ExportLogsServiceRequest"
+#: The attribute older SDKs named an event by, before log records had ``event_name``.
+EVENT_NAME_ATTRIBUTE = "event.name"
 
 
 def any_value(v: Any) -> Any:
@@ -36,27 +42,22 @@ def attributes(kvs: Any) -> dict[str, Any]:
     return {kv.key: any_value(kv.value) for kv in kvs}
 
 
-def spans_from_proto(
-    body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
+def _spans(
+    request: ExportTraceServiceRequest,
+    source: str,
+    offset: int,
+    keep: Callable[[str], bool] | None,
 ) -> Iterator[SpanRecord]:
-    """Decode one request; a body that is not a trace request is a :class:`FormatError`.
-
-    ``keep`` (trace id -> bool) skips unwanted spans before their attributes are decoded.
-    """
-    try:
-        request = ExportTraceServiceRequest.FromString(body)
-    except DecodeError as exc:
-        raise FormatError(source, offset, f"corrupt record ({exc})") from exc
     for rs in request.resource_spans:
         resource = attributes(rs.resource.attributes)
         for ss in rs.scope_spans:
             scope_name, scope_version = ss.scope.name, ss.scope.version
             for s in ss.spans:
                 if len(s.trace_id) not in (0, 16) or len(s.span_id) not in (0, 8):
-                    # Metrics and logs share field numbers with traces and parse
+                    # Metrics share field numbers with traces and parse
                     # "fine": the ids give them away.
                     raise FormatError(
-                        source, offset, "not OTLP trace data (metrics or logs?): bad span ids"
+                        source, offset, "not OTLP trace or log data (metrics?): bad span ids"
                     )
                 trace_id = s.trace_id.hex()
                 if keep is not None and not keep(trace_id):
@@ -84,4 +85,101 @@ def spans_from_proto(
                         LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), attributes(lk.attributes))
                         for lk in s.links
                     ],
+                )
+
+
+def _first(groups: Any, scopes: str, items: str) -> Any:
+    """The first span or log record of a request, or None."""
+    for group in groups:
+        for scope in getattr(group, scopes):
+            for item in getattr(scope, items):
+                return item
+    return None
+
+
+def parse_request(body: bytes, source: str, offset: int) -> Request:
+    """One serialized request of the traces or the logs signal, told apart by its first record.
+
+    The two share field numbers down to the record, so each parses the other's
+    bytes (or fails on them).  A span read from a log record never has a
+    16-byte trace id (field 1 of a log record is a fixed64 timestamp); a log
+    record read from a span has fields of the wrong wire type.
+    """
+    traces: ExportTraceServiceRequest | None = None
+    try:
+        traces = ExportTraceServiceRequest.FromString(body)
+    except DecodeError as exc:
+        error = exc
+    else:
+        span = _first(traces.resource_spans, "scope_spans", "spans")
+        if span is None or len(span.trace_id) == 16:
+            return traces
+    try:
+        logs: ExportLogsServiceRequest = ExportLogsServiceRequest.FromString(body)
+    except DecodeError:
+        pass
+    else:
+        record = _first(logs.resource_logs, "scope_logs", "log_records")
+        if (
+            record is not None
+            and len(record.trace_id) in (0, 16)
+            and len(record.span_id) in (0, 8)
+            and len(unknown_fields.UnknownFieldSet(record)) == 0
+        ):
+            return logs
+    if traces is None:
+        raise FormatError(source, offset, f"corrupt record ({error})") from error
+    return traces
+
+
+def trace_ids(request: Request) -> set[bytes]:
+    """The (16-byte) trace ids of the spans or log records in ``request``."""
+    if isinstance(request, ExportLogsServiceRequest):
+        items = (r for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records)
+    else:
+        items = (s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans)
+    return {item.trace_id for item in items if len(item.trace_id) == 16}
+
+
+def records_from_proto(
+    body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
+) -> Iterator[Record]:
+    """Decode one request of either signal (see :func:`parse_request`)."""
+    request = parse_request(body, source, offset)
+    if isinstance(request, ExportLogsServiceRequest):
+        return _logs(request, source, offset, keep)
+    return _spans(request, source, offset, keep)
+
+
+def _logs(
+    request: ExportLogsServiceRequest,
+    source: str,
+    offset: int,
+    keep: Callable[[str], bool] | None,
+) -> Iterator[LogRecord]:
+    for rl in request.resource_logs:
+        resource = attributes(rl.resource.attributes)
+        for sl in rl.scope_logs:
+            scope_name, scope_version = sl.scope.name, sl.scope.version
+            for r in sl.log_records:
+                if len(r.trace_id) not in (0, 16) or len(r.span_id) not in (0, 8):
+                    raise FormatError(source, offset, "bad trace or span id in a log record")
+                trace_id = r.trace_id.hex()
+                if keep is not None and not keep(trace_id):
+                    continue
+                attrs = attributes(r.attributes)
+                name = r.event_name or attrs.get(EVENT_NAME_ATTRIBUTE)
+                yield LogRecord(
+                    trace_id=trace_id,
+                    span_id=r.span_id.hex(),
+                    time_ns=r.time_unix_nano or r.observed_time_unix_nano,
+                    event_name=name if isinstance(name, str) else "",
+                    body=any_value(r.body),
+                    attributes=attrs,
+                    severity_number=r.severity_number,
+                    severity_text=r.severity_text,
+                    resource=resource,
+                    scope_name=scope_name,
+                    scope_version=scope_version,
+                    source=source,
                 )

@@ -1,6 +1,7 @@
-"""Read stored spans, whatever the file: the format is detected per file.
+"""Read stored spans and log records, whatever the file: the format is detected per file.
 
-Framings of OTLP ``ExportTraceServiceRequest`` messages:
+Framings of OTLP ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest``
+messages (a file may mix the two signals; each message says which it is):
 
 ``be32``    4-byte big-endian length + message: our files, the Collector
             ``fileexporter`` with ``format: proto``
@@ -14,7 +15,7 @@ Compression: gzip, or zstd as the Collector writes it — each framed message
 compressed on its own (the default), or the whole file one zstd stream (the
 ``exporter.file.nativeCompression`` gate).  Records are read one at a time,
 so memory does not grow with a plain file.  A fault is reported in
-:attr:`SpanReader.problems` as a :class:`FormatError` naming the file and
+:attr:`RecordReader.problems` as a :class:`FormatError` naming the file and
 byte offset (offsets inside a decompressed whole-file stream count
 decompressed bytes); every good record before it is kept, and JSON lines
 resume at the next line.
@@ -36,9 +37,9 @@ from google.protobuf.message import DecodeError
 
 from . import framing, index, progress
 from .errors import FormatError
-from .otlp_json import JsonShapeError, spans_from_json
-from .otlp_proto import spans_from_proto
-from .records import SpanRecord
+from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
+from .otlp_proto import records_from_proto
+from .records import LogRecord, Record, SpanRecord
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -57,8 +58,8 @@ def _decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
 
 def decode_body(
     body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
-) -> Iterator[SpanRecord]:
-    """One framed message: proto or OTLP/JSON, zstd-compressed or not."""
+) -> Iterator[Record]:
+    """One framed message: proto or OTLP/JSON, zstd-compressed or not, of either signal."""
     if body[:4] == ZSTD_MAGIC:
         body = _decompress_zstd(body, source, offset)
     if body.lstrip()[:1] == b"{":
@@ -67,13 +68,13 @@ def decode_body(
         except ValueError as exc:
             raise FormatError(source, offset, f"not JSON ({exc})") from exc
         try:
-            for span in spans_from_json(doc, source):
-                if keep is None or keep(span.trace_id):
-                    yield span
+            for record in records_from_json(doc, source):
+                if keep is None or keep(record.trace_id):
+                    yield record
         except JsonShapeError as exc:
             raise FormatError(source, offset, str(exc)) from exc
         return
-    yield from spans_from_proto(body, source, offset, keep)
+    yield from records_from_proto(body, source, offset, keep)
 
 
 def _read_varint(f: IO[bytes]) -> tuple[int, int] | None:
@@ -246,11 +247,14 @@ class _Open:
         self.file.close()
 
 
-class SpanReader:
-    """Iterate the spans of one input (file path, ``-`` for stdin, or http(s) URL).
+class RecordReader:
+    """Iterate the span and log records of one input (file path, ``-`` for stdin, or http(s) URL).
 
     Faults land in :attr:`problems`; :attr:`format` says what was detected.
     """
+
+    #: Whether log records are wanted; when not, they are skipped and reported once.
+    logs = True
 
     def __init__(
         self, path: str | os.PathLike[str], trace_ids: Iterable[str] | None = None
@@ -262,12 +266,26 @@ class SpanReader:
         #: is then read through its trace index (built on first use).
         self.trace_ids = None if trace_ids is None else {t.lower() for t in trace_ids}
         self.used_index = False
+        self._skipped_logs = False
 
     def _keep(self, trace_id: str) -> bool:
         wanted = self.trace_ids
         return wanted is None or trace_id in wanted or any(trace_id.startswith(w) for w in wanted)
 
-    def __iter__(self) -> Iterator[SpanRecord]:
+    def _select(self, records: Iterable[Record], offset: int) -> Iterator[Record]:
+        """The wanted ones of the records of one message at ``offset``."""
+        for record in records:
+            if not self.logs and isinstance(record, LogRecord):
+                if not self._skipped_logs:
+                    self._skipped_logs = True
+                    self.problems.append(
+                        FormatError(self.path, offset, "OTLP logs data, not traces")
+                    )
+                return  # a message holds one signal: the rest are log records too
+            if self.trace_ids is None or self._keep(record.trace_id):
+                yield record
+
+    def __iter__(self) -> Iterator[Record]:
         try:
             opened = _Open(self.path)
         except OSError as exc:
@@ -290,7 +308,7 @@ class SpanReader:
         finally:
             opened.close()
 
-    def _read(self, f: IO[bytes], size: int | None) -> Iterator[SpanRecord]:
+    def _read(self, f: IO[bytes], size: int | None) -> Iterator[Record]:
         if self.trace_ids is not None and size is not None:
             # A current index means a 4-byte framed dump: no need to sniff it again.
             idx = index.load(self.path)
@@ -330,9 +348,7 @@ class SpanReader:
             docs = doc if isinstance(doc, list) else [doc]
             for d in docs:
                 try:
-                    for span in spans_from_json(d, name):
-                        if self.trace_ids is None or self._keep(span.trace_id):
-                            yield span
+                    yield from self._select(records_from_json(d, name), 0)
                 except JsonShapeError as exc:
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
@@ -350,22 +366,23 @@ class SpanReader:
                 f.seek(0)
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
             for offset, body in progress.track(frames, size, f"reading {name}"):
-                yield from decode_body(body, name, offset, keep)
+                yield from self._select(decode_body(body, name, offset, keep), offset)
         elif kind == "single":
-            yield from spans_from_proto(
-                f.read(), name, 0, None if self.trace_ids is None else self._keep
-            )
+            keep = None if self.trace_ids is None else self._keep
+            yield from self._select(records_from_proto(f.read(), name, 0, keep), 0)
         else:
-            raise FormatError(name, 0, "not an OTLP trace file (no known format)")
+            raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 
-    def _through_index(self, idx: index.TraceIndex) -> Iterator[SpanRecord]:
+    def _through_index(self, idx: index.TraceIndex) -> Iterator[Record]:
         assert self.trace_ids is not None
         self.used_index = True
         found, records = idx.records(self.trace_ids)
         for offset, body in index.read_records(self.path, records):
-            yield from decode_body(body, self.path, offset, found.__contains__)
+            yield from self._select(
+                decode_body(body, self.path, offset, found.__contains__), offset
+            )
 
-    def _json_lines(self, f: IO[bytes]) -> Iterator[SpanRecord]:
+    def _json_lines(self, f: IO[bytes]) -> Iterator[Record]:
         offset = 0
         for line in f:
             start, offset = offset, offset + len(line)
@@ -373,14 +390,23 @@ class SpanReader:
                 continue
             try:
                 doc: Any = json.loads(line)
-                for span in spans_from_json(doc, self.path):
-                    if self.trace_ids is None or self._keep(span.trace_id):
-                        yield span
+                yield from self._select(records_from_json(doc, self.path), start)
             except (ValueError, JsonShapeError) as exc:
-                if isinstance(exc, JsonShapeError) and "data, not traces" in str(exc):
+                if isinstance(exc, OtherSignalError):
                     raise FormatError(self.path, start, str(exc)) from exc
                 # One bad line costs that line only.
                 self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
+
+
+class SpanReader(RecordReader):
+    """Iterate the spans of one input; log records in it are skipped and reported once."""
+
+    logs = False
+
+    def __iter__(self) -> Iterator[SpanRecord]:
+        for record in super().__iter__():
+            if isinstance(record, SpanRecord):
+                yield record
 
 
 class _Prefixed(io.RawIOBase):

@@ -1,9 +1,9 @@
-"""Spans as read back from storage: plain values, no SDK or protobuf types."""
+"""Spans and log records as read back from storage: plain values, no SDK or protobuf types."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeAlias
 
 
 @dataclasses.dataclass(slots=True)
@@ -46,3 +46,32 @@ class SpanRecord:
     scope_version: str
     source: str = ""
     links: list[LinkRecord] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(slots=True)
+class LogRecord:
+    """One stored log record (an OTel event when :attr:`event_name` is set).
+
+    ``trace_id`` and ``span_id`` are lowercase hex, empty when the record is
+    tied to no span.  ``event_name`` is the record's ``event_name`` field, or
+    the ``event.name`` attribute older SDKs wrote instead.  ``body`` and
+    attribute values are plain Python values as in :class:`SpanRecord`.
+    ``time_ns`` falls back to the observed time when the record has none.
+    """
+
+    trace_id: str
+    span_id: str
+    time_ns: int
+    event_name: str
+    body: Any
+    attributes: dict[str, Any]
+    severity_number: int
+    severity_text: str
+    resource: dict[str, Any]
+    scope_name: str
+    scope_version: str
+    source: str = ""
+
+
+#: What a reader yields: the records of the traces and logs signals.
+Record: TypeAlias = "SpanRecord | LogRecord"
