@@ -1,0 +1,1 @@
+"""Zero-code recording: an already-traced agent, made replayable by environment variables."""
