@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
-import threading
 from collections.abc import Iterator
 from concurrent import futures
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
+from _http import serving
 from otel_replay.cli.main import cli
 from otel_replay.export.resend import otlp_exporter, read_stored, resend
 from otel_replay.store import framing
@@ -45,34 +46,18 @@ class _Collector:
 def http_collector() -> Iterator[tuple[_Collector, str]]:
     got = _Collector()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            got.paths.append(self.path)
-            got.headers.append({k.lower(): v for k, v in self.headers.items()})
-            if got.status != 200:
-                self.send_response(got.status)
-                self.end_headers()
-                return
-            got.requests.append(body)
-            reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        body = request.rfile.read(int(request.headers["Content-Length"]))
+        got.paths.append(request.path)
+        got.headers.append({k.lower(): v for k, v in request.headers.items()})
+        if got.status != 200:
+            return got.status, "text/plain", b"refused"
+        got.requests.append(body)
+        reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        return 200, "application/x-protobuf", reply
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield got, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(answer) as base:
+        yield got, base
 
 
 @pytest.fixture
@@ -214,20 +199,22 @@ def test_grpc_from_the_environment_keeps_its_headers_next_to_given_ones(
 
 
 def test_trace_and_run_select_what_is_sent(
-    http_collector: tuple[_Collector, str], varied_file: Path
+    http_collector: tuple[_Collector, str], varied_file: Path, tmp_path: Path
 ) -> None:
     got, base = http_collector
-    example = list(SpanReader(EXAMPLE))
+    example_file = tmp_path / EXAMPLE.name  # --trace builds an index beside its input
+    example_file.write_bytes(EXAMPLE.read_bytes())
+    example = list(SpanReader(example_file))
     trace = example[0].trace_id
 
-    result = invoke("export", varied_file, EXAMPLE, "--trace", trace[:8], "--endpoint", base)
+    result = invoke("export", varied_file, example_file, "--trace", trace[:8], "--endpoint", base)
     assert result.exit_code == 0, result.output
     assert same_spans(got.spans(), example)
 
     got.requests.clear()
-    shown = invoke("show", EXAMPLE, "--json")
-    run_id = __import__("json").loads(shown.output)["runs"][0]["run_id"]
-    result = invoke("export", varied_file, EXAMPLE, "--run", run_id, "--endpoint", base)
+    shown = invoke("show", example_file, "--json")
+    run_id = json.loads(shown.output)["runs"][0]["run_id"]
+    result = invoke("export", varied_file, example_file, "--run", run_id, "--endpoint", base)
     assert result.exit_code == 0, result.output
     assert same_spans(got.spans(), example)
 

@@ -202,6 +202,12 @@ def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
     help="Seconds per batch, retries included [default: OTEL_EXPORTER_OTLP_TIMEOUT or 10].",
 )
 @click.option("--insecure", is_flag=True, help="grpc: no TLS, whatever the URL scheme.")
+@click.option(
+    "--base64-bytes",
+    is_flag=True,
+    help="Send bytes values as base64 text, for backends that cannot store bytes "
+    "(Arize Phoenix drops such spans); otel-replay reads them back from Phoenix as bytes.",
+)
 def export(
     paths: tuple[str, ...],
     endpoint: str | None,
@@ -211,6 +217,7 @@ def export(
     run_id: str | None,
     timeout: float | None,
     insecure: bool,
+    base64_bytes: bool,
 ) -> None:
     """Re-send stored spans to an OTLP endpoint (any backend or Collector).
 
@@ -236,7 +243,8 @@ def export(
         _fail(str(exc))
     problems: list[FormatError] = []
     try:
-        summary = resend(read_stored(paths, trace_ids, problems), exporter, endpoint=url)
+        records = read_stored(paths, trace_ids, problems)
+        summary = resend(records, exporter, endpoint=url, base64_bytes=base64_bytes)
     except ExportFailed as exc:
         click.echo(f"otel-replay: error: {exc}", err=True)
         sys.exit(1)
