@@ -161,6 +161,102 @@ def check(paths: tuple[str, ...], as_json: bool, run_id: str | None) -> None:
         sys.exit(1)
 
 
+def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    headers = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", ctx, param)
+        headers[key.strip()] = value.strip()
+    return headers
+
+
+@cli.command()
+@_paths
+@click.option(
+    "--endpoint",
+    metavar="URL",
+    help="OTLP endpoint, e.g. http://host:4318/v1/traces "
+    "[default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT].",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(["http/protobuf", "grpc"]),
+    help="[default: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL "
+    "or http/protobuf]",
+)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="K=V",
+    callback=_header,
+    help="Request header (repeatable), added to OTEL_EXPORTER_OTLP_HEADERS.",
+)
+@_trace
+@_run
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="S",
+    help="Seconds per batch, retries included [default: OTEL_EXPORTER_OTLP_TIMEOUT or 10].",
+)
+@click.option("--insecure", is_flag=True, help="grpc: no TLS, whatever the URL scheme.")
+@click.option(
+    "--base64-bytes",
+    is_flag=True,
+    help="Send bytes values as base64 text, for backends that cannot store bytes "
+    "(Arize Phoenix drops such spans); otel-replay reads them back from Phoenix as bytes.",
+)
+def export(
+    paths: tuple[str, ...],
+    endpoint: str | None,
+    protocol: str | None,
+    headers: dict[str, str],
+    trace_id: str | None,
+    run_id: str | None,
+    timeout: float | None,
+    insecure: bool,
+    base64_bytes: bool,
+) -> None:
+    """Re-send stored spans to an OTLP endpoint (any backend or Collector).
+
+    PATH is anything `show` reads.  Exit 1 when the endpoint does not take a
+    batch (down, HTTP 4xx/5xx); input problems are reported after sending
+    every good span, with exit 2.
+    """
+    from ..export.resend import ExportFailed, otlp_exporter, read_stored, resend
+    from ..store.errors import FormatError
+
+    trace_ids = None if trace_id is None else [trace_id]
+    if run_id is not None:
+        trace_ids = sorted({t for r in _load(paths, run_id, trace_id) for t in r.trace_ids})
+    try:
+        exporter, url = otlp_exporter(
+            endpoint,
+            protocol=protocol,
+            headers=headers,
+            timeout=timeout,
+            insecure=insecure or None,
+        )
+    except ValueError as exc:  # a protocol named by the environment that we cannot send
+        _fail(str(exc))
+    problems: list[FormatError] = []
+    try:
+        records = read_stored(paths, trace_ids, problems)
+        summary = resend(records, exporter, endpoint=url, base64_bytes=base64_bytes)
+    except ExportFailed as exc:
+        click.echo(f"otel-replay: error: {exc}", err=True)
+        sys.exit(1)
+    if summary.spans == 0 and trace_id is not None and not problems:
+        _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
+    batches = "batch" if summary.batches == 1 else "batches"
+    click.echo(f"sent {summary.spans} spans in {summary.batches} {batches} to {url}")
+    from ..runs.load import Runs
+
+    _report_problems(Runs(problems=problems))
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="otel-replay")

@@ -35,7 +35,7 @@ from typing import IO, Any, cast
 
 from google.protobuf.message import DecodeError
 
-from . import framing, index, progress
+from . import framing, index, phoenix, progress
 from .errors import FormatError
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
@@ -325,6 +325,9 @@ class RecordReader:
         self.format = (self.format + "+" if self.format else "") + kind
         name = self.path
         if kind == "empty":
+            return
+        if kind in ("json", "jsonl") and phoenix.looks_like(head):  # a backend's REST answer
+            yield from phoenix.spans_from_response(f.read(), name, self._keep)
             return
         if kind == "gzip":
             yield from self._read(cast(IO[bytes], gzip.GzipFile(fileobj=f)), None)

@@ -1,0 +1,273 @@
+"""A real OTLP backend: export a recorded run to Arize Phoenix, read it back, replay it.
+
+Phoenix pins many packages, so it lives in its own virtualenv: set
+``OTEL_REPLAY_PHOENIX`` to that environment's ``phoenix`` executable
+(``.ci/run`` does).  Without it the ``phoenix`` tests are skipped; the reader
+tests at the end use an answer saved from a real Phoenix and always run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from examples.order_support.agent import run_agent
+
+import otel_replay
+from _http import serving
+from _recording import recording
+from otel_replay.store.phoenix import spans_from_response
+from otel_replay.store.reader import SpanReader
+from test_cli_show import cli_process
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDING = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+SAVED = ROOT / "tests" / "data" / "phoenix" / "wrong_order.otlpv1.json"
+PHOENIX = os.environ.get("OTEL_REPLAY_PHOENIX", "")
+STARTUP_SECONDS = 180
+
+
+def _free_port() -> int:
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a ``phoenix serve`` on 127.0.0.1 with its own empty working directory."""
+    if not PHOENIX:
+        pytest.skip("set OTEL_REPLAY_PHOENIX to a phoenix executable to run these tests")
+    work = tmp_path_factory.mktemp("phoenix")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(_free_port()),
+        "PHOENIX_WORKING_DIR": str(work),
+        # Offline: no telemetry pixels, fonts or downloads of its own.
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+        "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
+    }
+    log = open(work / "serve.log", "wb")  # noqa: SIM115 - closed below
+    server = subprocess.Popen([PHOENIX, "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"phoenix serve exited {server.returncode}: see {work / 'serve.log'}")
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"phoenix serve not ready after {STARTUP_SECONDS} s")
+                time.sleep(0.25)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def _export_and_wait(base: str, path: Path, *extra: str) -> str:
+    """Export ``path`` to Phoenix; the URL serving its one trace once every span is stored."""
+    (run,) = otel_replay.load(path)
+    done = cli_process("export", path, "--endpoint", f"{base}/v1/traces", *extra)
+    assert done.returncode == 0, done.stderr
+    expected = sum(1 for _ in otel_replay.load(path)[0].steps)
+    url = f"{base}/v1/projects/default/spans/otlpv1?trace_id={run.trace_ids[0]}"
+    deadline = time.monotonic() + 30
+    while len(_get(url)["data"]) < expected:  # Phoenix stores what it received asynchronously
+        assert time.monotonic() < deadline, f"Phoenix stored {len(_get(url)['data'])} spans"
+        time.sleep(0.2)
+    return url
+
+
+def _without_timing(step: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in step.items() if k not in ("start_ns", "end_ns")}
+
+
+@pytest.mark.phoenix
+def test_a_run_read_back_from_phoenix_replays_like_the_file(phoenix: str) -> None:
+    url = _export_and_wait(phoenix, RECORDING)
+    (local,) = otel_replay.load(RECORDING)
+
+    # Read back through the CLI too: the URL is an input like any file.
+    shown = cli_process("show", url, "--json")
+    assert shown.returncode == 0, shown.stderr
+    (back_json,) = json.loads(shown.stdout)["runs"]
+    (back,) = otel_replay.load(url, strict=True)
+
+    assert back.run_id == local.run_id and back.trace_ids == local.trace_ids
+    assert back.kit.verdict == local.kit.verdict == "full" and back.replayable
+    assert back.fingerprint == local.fingerprint
+    local_steps = [_without_timing(s.to_json()) for s in local.steps]
+    assert [_without_timing(s) for s in back_json["steps"]] == local_steps
+    assert [_without_timing(s.to_json()) for s in back.steps] == local_steps
+    # Phoenix keeps about a microsecond (through float seconds); the reader rounds
+    # away the noise below it.
+    for mine, theirs in zip(local.steps, back.steps, strict=True):
+        assert abs(mine.start_ns - theirs.start_ns) < 1000 and theirs.start_ns % 1000 == 0
+        assert abs(mine.end_ns - theirs.end_ns) < 1000 and theirs.end_ns % 1000 == 0
+
+    # The same replay outcome: the wrong answer re-enacted, and the fix diverging.
+    user = back.fingerprint["user.id"]
+    answers = []
+    for run in (local, back):
+        with otel_replay.replay(run) as session:
+            answers.append(run_agent("Where is my order?", model=session.model, user_id=user))
+            assert session.check_output(answers[-1])
+        assert session.report().matched
+    assert answers[0] == answers[1] and "#4421" in answers[1]
+
+    lookup = next(s for s in back.tool_steps() if s.tool and s.tool.tool_name == "lookup_order")
+    with pytest.raises(otel_replay.ReplayDivergence) as info:
+        with otel_replay.replay(back) as session:
+            run_agent("Where is my order?", model=session.model, user_id=user, fixed=True)
+    assert info.value.index == lookup.index and info.value.name == "lookup_order"
+
+
+@otel_replay.tool
+def fetch_invoice(order: str) -> bytes:
+    return b"%PDF-\xff\x00 invoice"
+
+
+@pytest.mark.phoenix
+def test_bytes_payloads_survive_phoenix_as_base64(phoenix: str, tmp_path: Path) -> None:
+    """Phoenix drops a span with a bytes attribute; --base64-bytes keeps it, exactly."""
+    path = tmp_path / "bytes.otlp"
+    with recording(path), otel_replay.agent_run("billing", input="invoice?") as run:
+        with otel_replay.model_call(
+            provider="openai", model="gpt-4o", messages=[{"role": "user", "content": "invoice?"}]
+        ) as call:
+            call.record(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "c1", "function": {"name": "fetch_invoice", "arguments": "{}"}}
+                    ],
+                }
+            )
+        with otel_replay.tool_call_id("c1"):
+            fetch_invoice("4421")
+        run.record("Here it is.")
+
+    url = _export_and_wait(phoenix, path, "--base64-bytes")
+    (back,) = otel_replay.load(url, strict=True)
+    (local,) = otel_replay.load(path)
+
+    (tool,) = back.tool_steps()
+    payload = tool.tool.result_payload if tool.tool else None
+    assert payload is not None and payload.status == "exact"
+    assert payload.value() == b"%PDF-\xff\x00 invoice"
+    assert [_without_timing(s.to_json()) for s in back.steps] == [
+        _without_timing(s.to_json()) for s in local.steps
+    ]
+    assert back.kit.problems == [] and back.replayable
+
+
+# --- the reader, on an answer saved from Phoenix (no server needed) ------------------
+
+
+@pytest.fixture
+def paged_server() -> Iterator[str]:
+    """Serves the saved answer one span per page, linked by ``next_cursor`` like Phoenix."""
+    spans = json.loads(SAVED.read_bytes())["data"]
+
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        page = int(parse_qs(urlsplit(request.path).query).get("cursor", ["0"])[0])
+        more = page + 1 < len(spans)
+        doc = {"data": [spans[page]], "next_cursor": str(page + 1) if more else None}
+        return 200, "application/json", json.dumps(doc).encode()
+
+    with serving(answer) as base:
+        yield f"{base}/v1/projects/default/spans/otlpv1?limit=1"
+
+
+def test_the_saved_answer_reads_like_the_recording() -> None:
+    reader = SpanReader(SAVED)
+    back = {s.span_id: s for s in reader}
+    assert reader.problems == []
+    local = {s.span_id: s for s in SpanReader(RECORDING)}
+    assert back.keys() == local.keys()
+    for span_id, mine in local.items():
+        theirs = back[span_id]
+        assert (theirs.trace_id, theirs.parent_span_id, theirs.name, theirs.status_code) == (
+            mine.trace_id,
+            mine.parent_span_id,
+            mine.name,
+            mine.status_code,
+        )
+        # Every recorded attribute is back with its value and type; Phoenix only adds.
+        assert {k: theirs.attributes[k] for k in mine.attributes} == mine.attributes
+        assert all(type(theirs.attributes[k]) is type(v) for k, v in mine.attributes.items())
+        assert abs(theirs.start_ns - mine.start_ns) < 1000 and theirs.start_ns % 1000 == 0
+
+
+def test_a_phoenix_url_is_followed_page_by_page(paged_server: str) -> None:
+    (run,) = otel_replay.load(paged_server, strict=True)
+    (local,) = otel_replay.load(RECORDING)
+    assert len(run.steps) == 4
+    assert [_without_timing(s.to_json()) for s in run.steps] == [
+        _without_timing(s.to_json()) for s in local.steps
+    ]
+
+
+def test_phoenix_values_are_undone() -> None:
+    def value(**v: Any) -> dict[str, Any]:
+        return {"string_value": None, "bytes_value": None, "double_value": None, **v}
+
+    span = {
+        "trace_id": "0" * 31 + "1",
+        "span_id": "0" * 15 + "2",
+        "name": "s",
+        "kind": "SPAN_KIND_CLIENT",
+        "start_time_unix_nano": 1_700_000_000_123_456_768,  # float noise below the microsecond
+        "attributes": [
+            {"key": "raw", "value": value(bytes_value=b"\xff\x00".hex())},
+            {"key": "otel_replay.bytes.r", "value": value(string_value="/wA=")},
+            {"key": "inf", "value": value(double_value="inf")},
+        ],
+    }
+    (record,) = spans_from_response(json.dumps({"data": [span]}).encode(), "answer.json")
+    assert record.attributes == {
+        "raw": b"\xff\x00",
+        "otel_replay.bytes.r": b"\xff\x00",
+        "inf": float("inf"),
+    }
+    assert (record.kind, record.start_ns) == (3, 1_700_000_000_123_457_000)
+
+
+def test_another_phoenix_answer_is_a_clear_error(tmp_path: Path) -> None:
+    projects = tmp_path / "projects.json"
+    projects.write_text(
+        '{"data": [{"name": "default", "id": "UHJvamVjdDox"}], "next_cursor": null}'
+    )
+    reader = SpanReader(projects)
+    assert list(reader) == []
+    (problem,) = reader.problems
+    assert str(problem).startswith(f"{projects}: not Phoenix spans")
+    assert "at byte 0" in str(problem)
