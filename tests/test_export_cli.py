@@ -21,12 +21,16 @@ from _http import serving
 from otel_replay.cli.main import cli
 from otel_replay.export.resend import otlp_exporter, read_stored, resend
 from otel_replay.store import framing
-from otel_replay.store.otlp_proto import spans_from_proto
+from otel_replay.store.otlp_proto import records_from_proto
 from otel_replay.store.reader import SpanReader
 from otel_replay.store.records import SpanRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+
+
+def _spans(body: bytes) -> list[SpanRecord]:
+    return [r for r in records_from_proto(body, "received", 0) if isinstance(r, SpanRecord)]
 
 
 class _Collector:
@@ -39,7 +43,7 @@ class _Collector:
         self.status = 200
 
     def spans(self) -> list[SpanRecord]:
-        return [s for body in self.requests for s in spans_from_proto(body, "received", 0)]
+        return [s for body in self.requests for s in _spans(body)]
 
 
 @pytest.fixture
@@ -139,6 +143,21 @@ def test_http_export_sends_every_span_as_stored(
     assert result.output.strip() == f"sent 16 spans in 1 batch to {base}/v1/traces"
 
 
+def test_a_dump_directory_with_a_logs_file_sends_its_spans_cleanly(
+    http_collector: tuple[_Collector, str], tmp_path: Path
+) -> None:
+    # What the Collector configuration leaves: traces and logs side by side.
+    source = ROOT / "tests" / "data" / "genai_logs" / "event_only"
+    for name in ("traces.otlp.pb", "logs.otlp.pb"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    got, base = http_collector
+    result = invoke("export", tmp_path, "--endpoint", f"{base}/v1/traces")
+
+    assert result.exit_code == 0, result.output
+    assert same_spans(got.spans(), list(SpanReader(source / "traces.otlp.pb")))
+    assert "error" not in result.output
+
+
 def test_grpc_export_sends_every_span_as_stored(
     grpc_collector: tuple[_Collector, str], varied_file: Path
 ) -> None:
@@ -161,7 +180,7 @@ def test_batches_are_bounded(http_collector: tuple[_Collector, str], varied_file
     summary = resend(read_stored([varied_file]), exporter, endpoint=url, batch_size=5)
 
     assert (summary.spans, summary.batches) == (16, 4)
-    assert [len(list(spans_from_proto(b, "r", 0))) for b in got.requests] == [5, 5, 5, 1]
+    assert [len(_spans(b)) for b in got.requests] == [5, 5, 5, 1]
     assert same_spans(got.spans(), list(SpanReader(varied_file)))
 
 

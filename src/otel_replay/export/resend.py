@@ -29,7 +29,7 @@ from opentelemetry.sdk.environment_variables import (
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..store.errors import FormatError
-from ..store.reader import SpanReader
+from ..store.reader import RecordReader
 from ..store.records import SpanRecord
 from ..store.sources import expand
 from .readable_spans import readable_spans
@@ -139,15 +139,17 @@ def read_stored(
     trace_ids: Iterable[str] | None = None,
     problems: list[FormatError] | None = None,
 ) -> Iterator[SpanRecord]:
-    """Stored spans of every input ``paths`` names (see :class:`SpanReader`).
+    """Stored spans of every input ``paths`` names (see :class:`RecordReader`).
 
-    Faults are appended to ``problems`` as the inputs are read; every good
-    record before a fault is still yielded.
+    Log records are passed over without complaint: a Collector dump directory
+    holds a logs file beside the traces one.  Faults are appended to
+    ``problems`` as the inputs are read; every good record before a fault is
+    still yielded.
     """
     wanted = None if trace_ids is None else list(trace_ids)
     for name in expand(paths):
-        reader = SpanReader(name, wanted)
-        yield from reader
+        reader = RecordReader(name, wanted)
+        yield from (r for r in reader if isinstance(r, SpanRecord))
         if problems is not None:
             problems.extend(reader.problems)
 
