@@ -9,8 +9,16 @@ with parts ``{"type": "text", "content"}``, ``{"type": "tool_call", "id",
 "name", "arguments"}`` (arguments parsed into JSON values),
 ``{"type": "tool_call_response", "id", "response"}`` (older ``result`` accepted),
 ``reasoning``, ``blob``, ``uri``, ``file``... kept as they come.
-OpenAI-style ``{"role", "content", "tool_calls", "tool_call_id"}`` input is
-accepted too, so capture helpers take what the user's code already has.
+
+Provider shapes are accepted too, so capture helpers take what the user's code
+already has and third-party traces read the same: OpenAI chat messages
+(``content``, ``tool_calls``, ``tool_call_id``), Anthropic content blocks
+(``text``, ``tool_use``, ``tool_result``, ``thinking``) and OpenAI Responses
+items (``message``, ``function_call``, ``function_call_output``).  A user
+message that only answers tool calls (Anthropic's ``tool_result`` blocks,
+pydantic-ai before instrumentation version 6) gets the role ``tool``, and a
+tool response made of text blocks only is their text: so a tool result reads
+the same whichever provider carried it.
 """
 
 from __future__ import annotations
@@ -32,6 +40,21 @@ def parse_arguments(arguments: Any) -> Any:
     return arguments
 
 
+#: Text part types of the providers: OpenAI chat and Responses, Anthropic.
+_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def tool_response(value: Any) -> Any:
+    """A tool result as carried in a message: a list of text blocks is their text."""
+    if isinstance(value, list) and value and all(_is_text_block(b) for b in value):
+        return "".join(str(b.get("text", b.get("content", ""))) for b in value)
+    return value
+
+
+def _is_text_block(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("type") in _TEXT_TYPES
+
+
 def normalize_part(part: Any) -> dict[str, Any]:
     if isinstance(part, str):
         return {"type": "text", "content": part}
@@ -39,23 +62,48 @@ def normalize_part(part: Any) -> dict[str, Any]:
         return {"type": "text", "content": str(part)}
     p = dict(part)
     kind = p.get("type")
-    if kind == "tool_call":
-        out: dict[str, Any] = {"type": "tool_call", "id": p.get("id"), "name": p.get("name")}
-        if "arguments" in p:
-            out["arguments"] = parse_arguments(p["arguments"])
+    if kind in ("tool_call", "tool_use", "function_call") or (
+        kind == "function" and isinstance(p.get("function"), Mapping)
+    ):
+        fn = p["function"] if isinstance(p.get("function"), Mapping) else p
+        call_id = p.get("call_id") if kind == "function_call" else p.get("id")
+        out: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": fn.get("name")}
+        if "arguments" in fn or "input" in fn:
+            out["arguments"] = parse_arguments(fn.get("arguments", fn.get("input")))
         return out
     if kind == "tool_call_response":
         response = p["response"] if "response" in p else p.get("result")
-        return {"type": "tool_call_response", "id": p.get("id"), "response": response}
-    if kind is None and "text" in p:
-        return {"type": "text", "content": p["text"]}
-    if kind == "text" and "content" not in p and "text" in p:
+        return {
+            "type": "tool_call_response",
+            "id": p.get("id"),
+            "response": tool_response(response),
+        }
+    if kind == "tool_result":  # Anthropic
+        return {
+            "type": "tool_call_response",
+            "id": p.get("tool_use_id"),
+            "response": tool_response(p.get("content")),
+        }
+    if kind == "function_call_output":  # OpenAI Responses
+        return {
+            "type": "tool_call_response",
+            "id": p.get("call_id"),
+            "response": tool_response(p.get("output")),
+        }
+    if kind == "thinking" and "thinking" in p:  # Anthropic
+        return {"type": "reasoning", "content": p["thinking"]}
+    if (kind is None or kind in _TEXT_TYPES) and "content" not in p and "text" in p:
         return {"type": "text", "content": p["text"]}
     return p
 
 
 def normalize_message(message: Mapping[str, Any]) -> Message:
     """One message in the GenAI shape (see module docstring)."""
+    kind = message.get("type")
+    if "role" not in message and kind in ("function_call", "function_call_output"):
+        # A Responses API item that is a message of its own.
+        role = "assistant" if kind == "function_call" else "tool"
+        return {"role": role, "parts": [normalize_part(message)]}
     role = str(message.get("role", "user"))
     if "parts" in message:
         parts = [normalize_part(p) for p in (message.get("parts") or [])]
@@ -67,7 +115,7 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
                 {
                     "type": "tool_call_response",
                     "id": message.get("tool_call_id"),
-                    "response": content,
+                    "response": tool_response(content),
                 }
             )
         elif isinstance(content, str):
@@ -84,6 +132,8 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
                     "arguments": parse_arguments(fn.get("arguments")),
                 }
             )
+    if role == "user" and parts and all(p.get("type") == "tool_call_response" for p in parts):
+        role = "tool"
     out: Message = {"role": role, "parts": parts}
     for key in ("name", "finish_reason"):
         if message.get(key) is not None:
@@ -93,6 +143,35 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
 
 def normalize(messages: Iterable[Mapping[str, Any]] | None) -> list[Message]:
     return [normalize_message(m) for m in messages or []]
+
+
+def from_items(items: Any) -> list[Message]:
+    """OpenAI Responses ``input``/``output`` (a string or a list of items) as GenAI messages.
+
+    The items of one assistant turn (text, reasoning, each function call) become
+    one assistant message, as Chat Completions would carry them.
+    """
+    if isinstance(items, str):
+        return [{"role": "user", "parts": [{"type": "text", "content": items}]}]
+    out: list[Message] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        if item.get("type") == "reasoning" and "role" not in item:
+            summary = [
+                s.get("text", "") for s in item.get("summary") or [] if isinstance(s, Mapping)
+            ]
+            msg: Message = {
+                "role": "assistant",
+                "parts": [{"type": "reasoning", "content": "".join(summary)}],
+            }
+        else:
+            msg = normalize_message(item)
+        if msg["role"] == "assistant" and out and out[-1]["role"] == "assistant":
+            out[-1]["parts"].extend(msg["parts"])
+        else:
+            out.append(msg)
+    return out
 
 
 def system_parts(instructions: Any) -> list[dict[str, Any]] | None:

@@ -1,7 +1,11 @@
 """A stored span -> a classified :class:`Step` in GenAI terms.
 
-Attribute names read (current semconv names; the replaced ones in
-:data:`otel_replay.attributes.LEGACY` are accepted too):
+Spans are first read through :func:`otel_replay.dialects.normalize`, so a
+span written by another stack (OpenInference, OpenLLMetry, pydantic-ai...)
+is classified and extracted from the GenAI attributes its dialect gives it;
+``Step.attributes`` keeps the span's own.  Attribute names read (current
+semconv names; the replaced ones in :data:`otel_replay.attributes.LEGACY`
+are accepted too):
 
 - kind: ``gen_ai.operation.name``; without it, ``gen_ai.tool.name`` means a
   tool step and a request model or provider with messages or usage a model step
@@ -27,6 +31,8 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from .. import payload
+from ..dialects import normalize
+from ..dialects.genai import current_attributes
 from ..payload_attributes import BlobReader, Payload, from_attributes
 from ..store.records import SpanRecord
 from .model import ModelCall, Step, StepKind, ToolCall, ToolError
@@ -35,13 +41,7 @@ _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _USAGE = "gen_ai.usage."
 
 
-def current_attributes(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """Attributes with replaced names (``gen_ai.system``...) also under the current ones."""
-    out = dict(attrs)
-    for old, new in A.LEGACY.items():
-        if old in attrs and new not in attrs:
-            out[new] = attrs[old]
-    return out
+__all__ = ["classify", "current_attributes", "model_call", "to_step", "tool_call"]
 
 
 def classify(attrs: Mapping[str, Any]) -> StepKind:
@@ -66,7 +66,11 @@ def classify(attrs: Mapping[str, Any]) -> StepKind:
 
 def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
     """Classify ``span`` and extract what its kind carries; ``blobs`` resolves payload refs."""
-    attrs = current_attributes(span.attributes)
+    events = [
+        {"name": e.name, "time_ns": e.time_ns, "attributes": dict(e.attributes)}
+        for e in span.events
+    ]
+    attrs = normalize(span.attributes, name=span.name, scope=span.scope_name, events=events)
     kind = classify(attrs)
     step = Step(
         kind=kind,
@@ -79,10 +83,7 @@ def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
         status=_STATUS.get(span.status_code, "UNSET"),
         status_message=span.status_message,
         attributes=dict(span.attributes),
-        events=[
-            {"name": e.name, "time_ns": e.time_ns, "attributes": dict(e.attributes)}
-            for e in span.events
-        ],
+        events=events,
     )
     if kind == "model" or (kind == "agent" and _has_messages(attrs)):
         step.model = model_call(attrs, blobs)

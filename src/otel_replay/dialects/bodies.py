@@ -1,0 +1,117 @@
+"""Provider request and response bodies -> GenAI attributes.
+
+Some stacks record the raw body of a model call instead of (or besides) its
+messages: OpenInference's ``input.value``/``output.value``, logfire's
+``request_data``/``response_data``.  The bodies read here: OpenAI Chat
+Completions and Responses, Anthropic Messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import attributes as A
+from .. import messages as M
+from .span import GenAI, put
+
+#: Request body field -> GenAI ``gen_ai.request.<name>``.
+_PARAMS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "max_tokens": "max_tokens",
+    "max_completion_tokens": "max_tokens",
+    "max_output_tokens": "max_tokens",
+    "seed": "seed",
+    "frequency_penalty": "frequency_penalty",
+    "presence_penalty": "presence_penalty",
+    "stop": "stop_sequences",
+    "stop_sequences": "stop_sequences",
+    "n": "choice.count",
+    "stream": "stream",
+}
+
+
+def params(body: Mapping[str, Any]) -> GenAI:
+    """``gen_ai.request.*`` from request parameters (a body or invocation parameters)."""
+    out: GenAI = {}
+    for field, name in _PARAMS.items():
+        value = body.get(field)
+        if isinstance(value, str) and name == "stop_sequences":
+            value = [value]
+        if isinstance(value, (int, float, str, list)) and not isinstance(value, dict):
+            put(out, A.REQUEST_PREFIX + name, value)
+    return out
+
+
+def request(body: Any) -> GenAI:
+    """GenAI attributes of a request body (model, params, system, messages, tools)."""
+    if not isinstance(body, Mapping):
+        return {}
+    out: GenAI = {}
+    put(out, A.REQUEST_MODEL, body.get("model") if isinstance(body.get("model"), str) else None)
+    out.update({k: v for k, v in params(body).items() if k not in out})
+    system = body.get("system", body.get("instructions"))
+    if isinstance(system, (str, list)):
+        put(out, A.SYSTEM_INSTRUCTIONS, M.system_parts(system))
+    if isinstance(body.get("messages"), list):
+        put(out, A.INPUT_MESSAGES, messages(body["messages"]))
+    elif "input" in body:
+        put(out, A.INPUT_MESSAGES, M.from_items(body["input"]))
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        put(
+            out, A.TOOL_DEFINITIONS, [M.tool_definition(t) for t in tools if isinstance(t, Mapping)]
+        )
+    return out
+
+
+def messages(items: list[Any]) -> list[dict[str, Any]]:
+    """Chat-style messages (OpenAI or Anthropic) in the GenAI shape."""
+    return [M.normalize_message(m) for m in items if isinstance(m, Mapping)]
+
+
+def response(body: Any) -> GenAI:
+    """GenAI attributes of a response body: output messages, finish reasons, usage, ids.
+
+    A list is read as the output messages themselves.
+    """
+    if isinstance(body, list):
+        out: GenAI = {}
+        put(out, A.OUTPUT_MESSAGES, messages(body))
+        return out
+    if not isinstance(body, Mapping):
+        return {}
+    out = {}
+    put(out, A.RESPONSE_ID, body.get("id") if isinstance(body.get("id"), str) else None)
+    put(out, A.RESPONSE_MODEL, body.get("model") if isinstance(body.get("model"), str) else None)
+    usage = body.get("usage")
+    if isinstance(usage, Mapping):
+        put(out, A.USAGE_INPUT_TOKENS, usage.get("input_tokens", usage.get("prompt_tokens")))
+        put(out, A.USAGE_OUTPUT_TOKENS, usage.get("output_tokens", usage.get("completion_tokens")))
+    if isinstance(body.get("choices"), list):  # OpenAI Chat Completions
+        outputs, reasons = [], []
+        for choice in body["choices"]:
+            if not isinstance(choice, Mapping) or not isinstance(choice.get("message"), Mapping):
+                continue
+            msg = M.normalize_message(choice["message"])
+            if choice.get("finish_reason"):
+                msg["finish_reason"] = choice["finish_reason"]
+                reasons.append(choice["finish_reason"])
+            outputs.append(msg)
+        put(out, A.OUTPUT_MESSAGES, outputs)
+        put(out, A.RESPONSE_FINISH_REASONS, reasons)
+    elif isinstance(body.get("output"), list):  # OpenAI Responses
+        put(out, A.OUTPUT_MESSAGES, M.from_items(body["output"]))
+    elif isinstance(body.get("content"), list):  # Anthropic Messages
+        msg = M.normalize_message(
+            {"role": body.get("role", "assistant"), "content": body["content"]}
+        )
+        if body.get("stop_reason"):
+            msg["finish_reason"] = body["stop_reason"]
+            put(out, A.RESPONSE_FINISH_REASONS, [body["stop_reason"]])
+        put(out, A.OUTPUT_MESSAGES, [msg])
+    elif isinstance(body.get("message"), Mapping):  # one message (logfire's response_data)
+        put(out, A.OUTPUT_MESSAGES, [M.normalize_message(body["message"])])
+    return out

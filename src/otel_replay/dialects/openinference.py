@@ -1,0 +1,207 @@
+"""OpenInference (Arize): ``openinference.span.kind`` and flattened ``llm.*`` attributes.
+
+Read as documented in the OpenInference semantic conventions:
+
+- kind: ``LLM`` -> chat (text_completion with ``llm.prompts``), ``EMBEDDING`` ->
+  embeddings, ``TOOL`` -> execute_tool, ``AGENT`` -> invoke_agent; ``CHAIN`` and
+  the rest stay unnamed ("other" steps)
+- ``llm.provider``/``llm.system``; ``llm.invocation_parameters`` (JSON: request
+  model and parameters); ``llm.model_name`` (the response model, and the
+  request model when nothing else names it)
+- ``llm.input_messages.<i>.message.{role, content, contents.<j>.message_content.*,
+  tool_calls.<j>.tool_call.{id, function.name, function.arguments}, tool_call_id,
+  name}`` and ``llm.output_messages...``; without them, the request and response
+  bodies in ``input.value``/``output.value`` (JSON)
+- ``llm.tools.<i>.tool.json_schema``; ``llm.token_count.*``; ``llm.finish_reason``
+- TOOL spans: ``tool.name``, ``tool.description``, ``input.value`` (arguments),
+  ``output.value`` (result), ``tool_call.id``/``tool.id``
+- ``session.id`` -> conversation id, ``agent.name``/``graph.node.name``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import attributes as A
+from .. import messages as M
+from . import bodies
+from .flat import path, unflatten
+from .span import Dialect, GenAI, SpanView, loads, put
+
+KIND = "openinference.span.kind"
+_OPERATIONS = {
+    "LLM": A.OP_CHAT,
+    "EMBEDDING": "embeddings",
+    "TOOL": A.OP_EXECUTE_TOOL,
+    "AGENT": A.OP_INVOKE_AGENT,
+}
+_USAGE = {
+    "llm.token_count.prompt": A.USAGE_INPUT_TOKENS,
+    "llm.token_count.completion": A.USAGE_OUTPUT_TOKENS,
+    "llm.token_count.prompt_details.cache_read": "gen_ai.usage.cache_read.input_tokens",
+    "llm.token_count.prompt_details.cache_write": "gen_ai.usage.cache_creation.input_tokens",
+}
+
+
+def _matches(span: SpanView) -> bool:
+    return KIND in span.attributes or span.scope.startswith("openinference.")
+
+
+def _fill(span: SpanView) -> GenAI:
+    out: GenAI = {}
+    kind = str(span.get(KIND) or "").upper()
+    op = _OPERATIONS.get(kind)
+    if op == A.OP_CHAT and any(k.startswith("llm.prompts.") for k in span.attributes):
+        op = "text_completion"
+    put(out, A.OPERATION_NAME, op)
+    put(out, A.CONVERSATION_ID, span.text("session.id"))
+    if kind == "TOOL":
+        _tool(span, out)
+    elif kind == "AGENT":
+        put(out, A.AGENT_NAME, span.text("agent.name") or span.text("graph.node.name") or span.name)
+    elif kind in ("LLM", "EMBEDDING") or any(k.startswith("llm.") for k in span.attributes):
+        _model(span, out)
+    return out
+
+
+def _tool(span: SpanView, out: GenAI) -> None:
+    put(out, A.TOOL_NAME, span.text("tool.name") or span.name)
+    put(out, A.TOOL_DESCRIPTION, span.text("tool.description"))
+    put(out, A.TOOL_CALL_ID, span.text("tool_call.id") or span.text("tool.id"))
+    put(out, A.TOOL_CALL_ARGUMENTS, span.get("input.value"))
+    put(out, A.TOOL_CALL_RESULT, span.get("output.value"))
+
+
+def _model(span: SpanView, out: GenAI) -> None:
+    put(out, A.PROVIDER_NAME, _lower(span.text("llm.provider") or span.text("llm.system")))
+    invocation = span.json("llm.invocation_parameters")
+    if not isinstance(invocation, Mapping):
+        invocation = {}
+    model = span.text("llm.model_name")
+    put(
+        out,
+        A.REQUEST_MODEL,
+        span.text("llm.request.model_name") or invocation.get("model") or model,
+    )
+    put(out, A.RESPONSE_MODEL, span.text("llm.response.model_name") or model)
+    for key, value in bodies.params(invocation).items():
+        put(out, key, value)
+    for key, name in _USAGE.items():
+        put(out, name, span.get(key))
+    reason = span.text("llm.finish_reason")
+    put(out, A.RESPONSE_FINISH_REASONS, [reason] if reason else None)
+    put(out, A.INPUT_MESSAGES, _messages(unflatten(span.attributes, "llm.input_messages")))
+    put(out, A.OUTPUT_MESSAGES, _messages(unflatten(span.attributes, "llm.output_messages")))
+    put(out, A.TOOL_DEFINITIONS, _tools(unflatten(span.attributes, "llm.tools")))
+    # The bodies fill what the flattened attributes did not carry.
+    if span.get("input.mime_type") in (None, "application/json"):
+        request = bodies.request(loads(span.get("input.value")))
+        if any(m["role"] == "system" for m in out.get(A.INPUT_MESSAGES, [])):
+            request.pop(A.SYSTEM_INSTRUCTIONS, None)  # already a message: not twice
+        for key, value in request.items():
+            put(out, key, value)
+    if span.get("output.mime_type") in (None, "application/json"):
+        for key, value in bodies.response(loads(span.get("output.value"))).items():
+            put(out, key, value)
+
+
+def _messages(items: list[Any]) -> list[dict[str, Any]]:
+    return [
+        _message(path(item, "message"))
+        for item in items
+        if isinstance(path(item, "message"), Mapping)
+    ]
+
+
+def _message(m: Mapping[str, Any]) -> dict[str, Any]:
+    role = str(m.get("role") or "user")
+    content = m.get("content")
+    parts: list[dict[str, Any]] = []
+    if role == "tool" or (m.get("tool_call_id") is not None and role != "assistant"):
+        parts.append(
+            {"type": "tool_call_response", "id": m.get("tool_call_id"), "response": content}
+        )
+    elif isinstance(content, str) and not m.get("contents"):
+        # With ``contents`` the items are the message; ``content`` repeats their text.
+        parts.append({"type": "text", "content": content})
+    # Content items keep their order; a ``tool_use`` item carries its call beside it.
+    for item in m.get("contents") or []:
+        if path(item, "message_content", "type") == "tool_use" and isinstance(
+            path(item, "tool_call"), Mapping
+        ):
+            parts.append(_tool_call(item["tool_call"]))
+        else:
+            part = _content_part(path(item, "message_content"))
+            if part is not None:
+                parts.append(part)
+    seen = {p.get("id") for p in parts if p["type"] == "tool_call" and p.get("id")}
+    for call in m.get("tool_calls") or []:
+        tc = path(call, "tool_call")
+        if isinstance(tc, Mapping) and (tc.get("id") is None or tc.get("id") not in seen):
+            parts.append(_tool_call(tc))
+    if m.get("function_call_name"):
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": None,
+                "name": m["function_call_name"],
+                "arguments": M.parse_arguments(m.get("function_call_arguments_json")),
+            }
+        )
+    out = M.normalize_message({"role": role, "parts": parts})
+    if m.get("name"):
+        out["name"] = m["name"]
+    return out
+
+
+def _tool_call(tc: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "id": tc.get("id"),
+        "name": path(tc, "function", "name"),
+        "arguments": M.parse_arguments(path(tc, "function", "arguments")),
+    }
+
+
+def _content_part(c: Any) -> dict[str, Any] | None:
+    if not isinstance(c, Mapping):
+        return None
+    kind = c.get("type")
+    if kind in ("text", None) and "text" in c:
+        return {"type": "text", "content": c["text"]}
+    if kind == "reasoning":
+        return {"type": "reasoning", "content": c.get("text")}
+    url = path(c, "image", "image", "url") or path(c, "image", "url")
+    if isinstance(url, str):
+        return {"type": "uri", "modality": "image", "uri": url}
+    return {"type": str(kind or "unknown"), **{k: v for k, v in c.items() if k != "type"}}
+
+
+def _tools(items: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for item in items:
+        tool = path(item, "tool")
+        if not isinstance(tool, Mapping):
+            continue
+        schema = loads(tool.get("json_schema"))
+        if isinstance(schema, Mapping):
+            out.append(M.tool_definition(schema))
+        elif tool.get("name"):
+            parameters = loads(tool.get("parameters"))
+            out.append(
+                {
+                    "type": "function",
+                    "name": tool["name"],
+                    "description": tool.get("description"),
+                    **({"parameters": parameters} if parameters is not None else {}),
+                }
+            )
+    return out
+
+
+def _lower(value: str | None) -> str | None:
+    return value.lower() if value else None
+
+
+DIALECT = Dialect("openinference", matches=_matches, fill=_fill)

@@ -1,0 +1,137 @@
+"""OpenLLMetry (Traceloop): ``llm.request.type``, ``traceloop.*`` and the indexed content scheme.
+
+Current OpenLLMetry writes GenAI semconv (read by the ``genai`` dialect); this
+module reads what its semantic-conventions-ai package defined before that:
+
+- ``llm.request.type`` (chat, completion, embedding) -> operation;
+  ``traceloop.span.kind`` (tool, agent, workflow, task) with
+  ``traceloop.entity.{name, input, output}`` for decorated functions
+- ``gen_ai.prompt.<i>.{role, content, tool_call_id, tool_calls.<j>.{id, name,
+  arguments}}`` and ``gen_ai.completion.<i>.{role, content, finish_reason,
+  tool_calls.<j>.*, function_call.*}``; a content that is a JSON list of typed
+  blocks is read as those blocks
+- ``llm.request.functions.<i>.{name, description, parameters}``
+- ``llm.top_k``, ``llm.frequency_penalty``, ``llm.presence_penalty``,
+  ``llm.chat.stop_sequences``, ``llm.response.{finish,stop}_reason``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import attributes as A
+from .. import messages as M
+from .flat import unflatten
+from .span import Dialect, GenAI, SpanView, loads, put
+
+_REQUEST_TYPES = {"chat": A.OP_CHAT, "completion": "text_completion", "embedding": "embeddings"}
+_SPAN_KINDS = {"tool": A.OP_EXECUTE_TOOL, "agent": A.OP_INVOKE_AGENT, "workflow": "invoke_workflow"}
+_INDEXED = ("gen_ai.prompt.", "gen_ai.completion.", "llm.request.functions.")
+_PARAMS = {
+    "llm.top_k": "top_k",
+    "llm.frequency_penalty": "frequency_penalty",
+    "llm.presence_penalty": "presence_penalty",
+    "llm.chat.stop_sequences": "stop_sequences",
+}
+
+
+def _matches(span: SpanView) -> bool:
+    return (
+        "llm.request.type" in span.attributes
+        or "traceloop.span.kind" in span.attributes
+        or any(k.startswith(_INDEXED) for k in span.attributes)
+    )
+
+
+def _fill(span: SpanView) -> GenAI:
+    out: GenAI = {}
+    put(out, A.OPERATION_NAME, _REQUEST_TYPES.get(str(span.get("llm.request.type"))))
+    kind = span.text("traceloop.span.kind")
+    if kind is not None:
+        _entity(span, kind, out)
+    for key, name in _PARAMS.items():
+        put(out, A.REQUEST_PREFIX + name, span.get(key))
+    prompts = [
+        _message(p) for p in unflatten(span.attributes, "gen_ai.prompt") if isinstance(p, Mapping)
+    ]
+    completions = [
+        _message(c, "assistant")
+        for c in unflatten(span.attributes, "gen_ai.completion")
+        if isinstance(c, Mapping)
+    ]
+    put(out, A.INPUT_MESSAGES, prompts)
+    put(out, A.OUTPUT_MESSAGES, completions)
+    reason = span.text("llm.response.finish_reason") or span.text("llm.response.stop_reason")
+    reasons = (
+        [reason] if reason else [m["finish_reason"] for m in completions if m.get("finish_reason")]
+    )
+    put(out, A.RESPONSE_FINISH_REASONS, reasons)
+    functions = unflatten(span.attributes, "llm.request.functions")
+    put(
+        out,
+        A.TOOL_DEFINITIONS,
+        [_function(f) for f in functions if isinstance(f, Mapping) and f.get("name")],
+    )
+    return out
+
+
+def _entity(span: SpanView, kind: str, out: GenAI) -> None:
+    op = _SPAN_KINDS.get(kind)
+    put(out, A.OPERATION_NAME, op)
+    name = span.text("traceloop.entity.name")
+    if op == A.OP_EXECUTE_TOOL:
+        put(out, A.TOOL_NAME, name)
+        entity_input = span.json("traceloop.entity.input")
+        # The decorator records {"args": [...], "kwargs": {...}}; keyword calls are the common case.
+        if isinstance(entity_input, Mapping) and not entity_input.get("args"):
+            entity_input = entity_input.get("kwargs", entity_input)
+        put(out, A.TOOL_CALL_ARGUMENTS, entity_input)
+        put(out, A.TOOL_CALL_RESULT, span.get("traceloop.entity.output"))
+    elif op == A.OP_INVOKE_AGENT:
+        put(out, A.AGENT_NAME, name)
+
+
+def _message(m: Mapping[str, Any], default_role: str = "user") -> dict[str, Any]:
+    role = str(m.get("role") or default_role)
+    content = m.get("content")
+    if isinstance(content, str) and role != "tool":
+        blocks = loads(content) if content.startswith("[") else None
+        if (
+            isinstance(blocks, list)
+            and blocks
+            and all(isinstance(b, Mapping) and "type" in b for b in blocks)
+        ):
+            content = blocks
+    message: dict[str, Any] = {"role": role, "content": content}
+    if m.get("tool_call_id") is not None:
+        message["tool_call_id"] = m["tool_call_id"]
+    calls = [c for c in m.get("tool_calls") or [] if isinstance(c, Mapping)]
+    fn = m.get("function_call")
+    if isinstance(fn, Mapping) and fn.get("name"):
+        calls.append({"id": None, "name": fn["name"], "arguments": fn.get("arguments")})
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c.get("id"),
+                "function": {"name": c.get("name"), "arguments": c.get("arguments")},
+            }
+            for c in calls
+        ]
+    out = M.normalize_message(message)
+    if m.get("finish_reason"):
+        out["finish_reason"] = m["finish_reason"]
+    return out
+
+
+def _function(f: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function", "name": f["name"]}
+    if f.get("description"):
+        out["description"] = f["description"]
+    parameters = loads(f.get("parameters"))
+    if parameters is not None:
+        out["parameters"] = parameters
+    return out
+
+
+DIALECT = Dialect("openllmetry", matches=_matches, fill=_fill)

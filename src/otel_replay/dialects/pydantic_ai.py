@@ -1,0 +1,90 @@
+"""pydantic-ai's own instrumentation (scope ``pydantic-ai``), every data-format version.
+
+- versions 2 to 6 write GenAI semconv (``gen_ai.input.messages``...; read by the
+  ``genai`` dialect); tool results sit in ``user`` messages before version 6
+  and in ``tool`` messages from it (both read as ``tool``, see
+  :mod:`otel_replay.messages`)
+- version 1 puts the messages in ``events``: a JSON list of GenAI events
+  (``{"event.name": "gen_ai.user.message", "role", "content", "tool_calls",
+  "id"}``, ``gen_ai.choice`` with ``message``), its tool spans carry
+  ``tool_arguments``/``tool_response``, its agent span ``agent_name`` and
+  ``all_messages_events``
+- every version: ``model_request_parameters`` (JSON, with ``function_tools``
+  and ``output_tools``) names the tools the model was offered
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import attributes as A
+from .. import messages as M
+from .span import Dialect, GenAI, SpanView, put
+
+SCOPE = "pydantic-ai"
+_MARKERS = (
+    "model_request_parameters",
+    "all_messages_events",
+    "pydantic_ai.all_messages",
+    "tool_arguments",
+)
+_CHOICE = "gen_ai.choice"
+
+
+def _matches(span: SpanView) -> bool:
+    return span.scope == SCOPE or any(k in span.attributes for k in _MARKERS)
+
+
+def _fill(span: SpanView) -> GenAI:
+    out: GenAI = {}
+    if A.TOOL_NAME in span.attributes or "tool_arguments" in span.attributes:
+        put(out, A.OPERATION_NAME, A.OP_EXECUTE_TOOL)
+        put(out, A.TOOL_CALL_ARGUMENTS, span.get("tool_arguments"))
+        put(out, A.TOOL_CALL_RESULT, span.get("tool_response"))
+    elif span.text("agent_name") and A.OPERATION_NAME not in span.attributes:
+        put(out, A.OPERATION_NAME, A.OP_INVOKE_AGENT)
+        put(out, A.AGENT_NAME, span.text("agent_name"))
+    events = span.json("events")
+    if isinstance(events, list):
+        inputs = [e for e in events if isinstance(e, Mapping) and e.get("event.name") != _CHOICE]
+        choices = [e for e in events if isinstance(e, Mapping) and e.get("event.name") == _CHOICE]
+        put(out, A.INPUT_MESSAGES, [_event_message(e) for e in inputs])
+        put(out, A.OUTPUT_MESSAGES, [_choice_message(e) for e in choices])
+    params = span.json("model_request_parameters")
+    if isinstance(params, Mapping):
+        tools = [*(params.get("function_tools") or []), *(params.get("output_tools") or [])]
+        put(out, A.TOOL_DEFINITIONS, [_tool(t) for t in tools if isinstance(t, Mapping)])
+    return out
+
+
+def _event_message(event: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``gen_ai.<role>.message`` event (role from the body, else from the event name)."""
+    name = str(event.get("event.name", ""))
+    role = event.get("role") or name.removeprefix("gen_ai.").removesuffix(".message") or "user"
+    message: dict[str, Any] = {"role": role, "content": event.get("content")}
+    if event.get("tool_calls"):
+        message["tool_calls"] = event["tool_calls"]
+    if role == "tool":
+        message["tool_call_id"] = event.get("id")
+    return M.normalize_message(message)
+
+
+def _choice_message(event: Mapping[str, Any]) -> dict[str, Any]:
+    body = event.get("message")
+    out = _event_message({"role": "assistant", **(body if isinstance(body, Mapping) else {})})
+    if event.get("finish_reason"):
+        out["finish_reason"] = event["finish_reason"]
+    return out
+
+
+def _tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function", "name": tool.get("name")}
+    if tool.get("description"):
+        out["description"] = tool["description"]
+    if "parameters_json_schema" in tool:
+        out["parameters"] = tool["parameters_json_schema"]
+    return out
+
+
+DIALECT = Dialect("pydantic_ai", matches=_matches, fill=_fill)

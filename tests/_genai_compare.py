@@ -1,0 +1,146 @@
+"""Test helper: what a model server received and answered vs. what a step recorded.
+
+Both sides become one flat sequence of ``(role, item)`` pairs, so message
+boundaries (Anthropic groups tool results in one user message, OpenAI sends
+one tool message each) and wire details (JSON strings vs. objects) do not
+matter, while every text, call, argument and result does.  Items:
+``("text", str)``, ``("call", id, name, args)``, ``("result", id, value)``.
+Written from the providers' API shapes, independently of ``otel_replay``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+Item = tuple[str, tuple[Any, ...]]
+
+
+def value(v: Any) -> Any:
+    """A JSON (or Python-literal) string as the value it spells; other values kept."""
+    if isinstance(v, str):
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                return parse(v)
+            except (ValueError, SyntaxError):
+                pass
+    if isinstance(v, list) and v and all(isinstance(b, dict) and "text" in b for b in v):
+        return value("".join(b["text"] for b in v))  # text blocks
+    return v
+
+
+def _text(role: str, content: Any) -> list[Item]:
+    if isinstance(content, str):
+        return [(role, ("text", content))] if content else []
+    out: list[Item] = []
+    for block in content or []:
+        kind = block.get("type")
+        if kind in ("text", "input_text", "output_text"):
+            out.append((role, ("text", block["text"])))
+        elif kind == "tool_use":
+            out.append(("assistant", ("call", block["id"], block["name"], value(block["input"]))))
+        elif kind == "tool_result":
+            out.append(("tool", ("result", block["tool_use_id"], value(block.get("content")))))
+    return out
+
+
+def _openai_message(m: dict[str, Any]) -> list[Item]:
+    role = m.get("role")
+    if m.get("type") == "function_call":
+        return [("assistant", ("call", m["call_id"], m["name"], value(m["arguments"])))]
+    if m.get("type") == "function_call_output":
+        return [("tool", ("result", m["call_id"], value(m["output"])))]
+    if role == "tool":
+        return [("tool", ("result", m["tool_call_id"], value(m["content"])))]
+    out = _text(str(role), m.get("content"))
+    for c in m.get("tool_calls") or []:
+        fn = c["function"]
+        out.append(("assistant", ("call", c["id"], fn["name"], value(fn["arguments"]))))
+    return out
+
+
+def sent(request: dict[str, Any]) -> list[Item]:
+    """The conversation a logged request carried (system prompt first)."""
+    body = request["body_json"]
+    system = body.get("system", body.get("instructions"))
+    out = _text("system", system) if system else []
+    items = body.get("messages", body.get("input", []))
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for m in items:
+        out += _openai_message(m)
+    return out
+
+
+def answered(request: dict[str, Any]) -> list[Item]:
+    """What the server answered a logged request (JSON body or SSE stream)."""
+    raw = request["response_raw"]
+    body = json.loads(raw) if raw.lstrip().startswith("{") else _fold_sse(raw)
+    if "choices" in body:
+        return _openai_message(body["choices"][0]["message"])
+    if "output" in body:
+        return [i for item in body["output"] for i in _openai_message(item)]
+    return _text("assistant", body["content"])
+
+
+def _fold_sse(raw: str) -> dict[str, Any]:
+    events = [
+        json.loads(line[5:])
+        for line in raw.splitlines()
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")
+    ]
+    if any(e.get("type") == "response.completed" for e in events):
+        return next(e["response"] for e in events if e.get("type") == "response.completed")
+    if any(e.get("object") == "chat.completion.chunk" for e in events):
+        message: dict[str, Any] = {"role": "assistant", "content": "", "tool_calls": []}
+        for e in events:
+            for choice in e["choices"]:
+                delta = choice["delta"]
+                message["content"] += delta.get("content") or ""
+                for tc in delta.get("tool_calls") or []:
+                    while len(message["tool_calls"]) <= tc["index"]:
+                        message["tool_calls"].append({"function": {"name": "", "arguments": ""}})
+                    slot = message["tool_calls"][tc["index"]]
+                    slot["id"] = tc.get("id") or slot.get("id")
+                    for k in ("name", "arguments"):
+                        slot["function"][k] += (tc.get("function") or {}).get(k) or ""
+        return {"choices": [{"message": message}]}
+    blocks: list[dict[str, Any]] = []  # Anthropic
+    for e in events:
+        if e["type"] == "content_block_start":
+            blocks.append({**e["content_block"], "partial": ""})
+        elif e["type"] == "content_block_delta":
+            d = e["delta"]
+            if d["type"] == "text_delta":
+                blocks[e["index"]]["text"] += d["text"]
+            elif d["type"] == "input_json_delta":
+                blocks[e["index"]]["partial"] += d["partial_json"]
+    for b in blocks:
+        if b["type"] == "tool_use":
+            b["input"] = json.loads(b["partial"] or "{}")
+    return {"content": blocks}
+
+
+def recorded(messages: list[dict[str, Any]] | None, system: Any = None) -> list[Item]:
+    """A step's GenAI messages (and system instructions) as the same sequence."""
+    out: list[Item] = []
+    for part in system or []:
+        out.append(("system", ("text", part.get("content"))))
+    for m in messages or []:
+        for p in m["parts"]:
+            kind = p["type"]
+            if kind == "text" and p.get("content"):
+                out.append((m["role"], ("text", p["content"])))
+            elif kind == "tool_call":
+                out.append(("assistant", ("call", p["id"], p["name"], value(p.get("arguments")))))
+            elif kind == "tool_call_response":
+                out.append(("tool", ("result", p["id"], value(p.get("response")))))
+    return out
+
+
+def tool_calls(requests: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
+    """``(name, arguments, result)`` of every tool call the conversation shows, in order."""
+    calls = [i for r in requests for _, i in answered(r) if i[0] == "call"]
+    results = {i[1]: i[2] for _, i in sent(requests[-1]) if i[0] == "result"}
+    return [(name, args, results.get(call_id)) for _, call_id, name, args in calls]

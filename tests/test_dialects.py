@@ -1,0 +1,115 @@
+"""Dialects on real third-party traces: every model step against what the model server saw.
+
+Each case under data/thirdparty/ (see its README) holds the spans one
+instrumentation wrote and the requests the fake model server received and
+answered.  A model step must carry exactly the conversation the server got
+and exactly what it answered; tool steps (where the framework ran the tools)
+the arguments and results the conversation shows; content-off cases keep
+model and usage and no content.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import otel_replay
+from _genai_compare import Item, answered, recorded, sent, tool_calls, value
+from otel_replay.runs.model import Step
+
+DATA = Path(__file__).parent / "data" / "thirdparty"
+CASES = sorted(p.parent.relative_to(DATA).as_posix() for p in DATA.glob("*/*/traces.otlp.jsonl"))
+CONTENT_OFF = [c for c in CASES if c.endswith("/no_content")]
+WITH_CONTENT = [c for c in CASES if c not in CONTENT_OFF]
+#: Frameworks that run the tools themselves, inside the traced run.
+TOOL_SPANS = ("pydantic_ai/", "openai_agents_", "otel_openai_v2/genai_util_tool_spans")
+#: What a stack does not record (README): the check that stands in for equality.
+NOT_RECORDED = {
+    "anthropic_sdk/stream": {"output"},
+    "openai_agents_otel/responses_async": {"input", "request_model"},
+    # Only the response's model (llm.model_name) is recorded.
+    "openai_agents_openinference/responses_async": {"request_model"},
+    "openai_agents_openinference/responses_stream": {"request_model"},
+}
+#: Output tool calls carry the Responses item id where the call id belongs.
+WRONG_OUTPUT_CALL_IDS = {"openllmetry_openai/responses_sync"}
+
+
+def load_case(case: str) -> tuple[list[Step], list[dict[str, Any]]]:
+    runs = otel_replay.load(str(DATA / case / "traces.otlp.jsonl"))
+    steps = sorted((s for run in runs for s in run.steps), key=lambda s: s.start_ns)
+    requests = [json.loads(line) for line in (DATA / case / "server_requests.jsonl").open()]
+    return steps, requests
+
+
+def without_call_ids(items: list[Item]) -> list[Item]:
+    return [(role, (i[0], None, *i[2:]) if i[0] == "call" else i) for role, i in items]
+
+
+def test_every_dialect_has_cases() -> None:
+    dialects = {c.split("/")[0] for c in CASES}
+    assert dialects >= {
+        "otel_openai_v2",
+        "openinference_openai",
+        "openllmetry_openai",
+        "pydantic_ai",
+        "openai_agents_openinference",
+        "openai_agents_otel",
+        "anthropic_openllmetry",
+        "anthropic_openinference",
+        "anthropic_sdk",
+    }
+
+
+@pytest.mark.parametrize("case", WITH_CONTENT)
+def test_model_steps_hold_what_the_server_received_and_answered(case: str) -> None:
+    steps, requests = load_case(case)
+    models = [s for s in steps if s.kind == "model"]
+    assert len(models) == len(requests)
+    for step, request in zip(models, requests, strict=True):
+        m = step.model
+        assert m is not None
+        gaps = NOT_RECORDED.get(case, set())
+        asked = m.response_model if "request_model" in gaps else request["body_json"]["model"]
+        assert m.request_model == asked
+        got_in = recorded(m.input_messages, m.system_instructions)
+        got_out = recorded(m.output_messages)
+        if "input" in gaps:
+            # Only the first user message: that much must be right.
+            assert got_in == [i for i in sent(request) if i[0] == "user"][:1]
+        else:
+            assert got_in == sent(request), step.label()
+        if "output" in gaps:
+            assert m.output_messages is None and m.usage.get("output_tokens")
+        elif case in WRONG_OUTPUT_CALL_IDS:
+            assert without_call_ids(got_out) == without_call_ids(answered(request))
+        else:
+            assert got_out == answered(request), step.label()
+
+
+@pytest.mark.parametrize("case", [c for c in WITH_CONTENT if c.startswith(TOOL_SPANS)])
+def test_tool_steps_carry_arguments_and_results(case: str) -> None:
+    steps, requests = load_case(case)
+    tools = [s.tool for s in steps if s.kind == "tool" and s.tool is not None]
+    got = [(t.tool_name, value(t.arguments), value(t.result)) for t in tools]
+    assert got == tool_calls(requests)
+    assert len(got) == 2
+
+
+@pytest.mark.parametrize("case", CONTENT_OFF)
+def test_content_off_keeps_model_and_usage_only(case: str) -> None:
+    steps, requests = load_case(case)
+    models = [s for s in steps if s.kind == "model"]
+    assert len(models) == len(requests)
+    for step in models:
+        m = step.model
+        assert m is not None and m.request_model and m.usage.get("input_tokens")
+        # pydantic-ai keeps the message structure, with every text and value left out.
+        for _, item in recorded(m.input_messages) + recorded(m.output_messages):
+            assert item[0] != "text" and item[-1] is None
+    for step in steps:
+        if step.tool is not None:
+            assert step.tool.arguments is None and step.tool.result is None
