@@ -246,13 +246,17 @@ def _text_key(text: Any, kind: str = "text") -> list[Any] | None:
 
 def _value(value: Any) -> Any:
     """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored."""
-    value = text_blocks(value)
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return " ".join(value.split())
-    return payload.plain(value)
+    value = spelled_value(value)
+    return " ".join(value.split()) if isinstance(value, str) else payload.plain(value)
+
+
+def spelled_value(value: Any) -> Any:
+    """A tool result as the value it spells: text blocks joined, then JSON text parsed.
+
+    Instrumentations record the same result as JSON text or as the parsed
+    value, and Anthropic's as text blocks; the model was given the same either way.
+    """
+    return M.parse_arguments(text_blocks(value))
 
 
 def text_blocks(value: Any) -> Any:
