@@ -90,16 +90,17 @@ def _chains(pieces: list[Run]) -> list[list[Run]]:
         collections.deque
     )
     order = {id(p): i for i, p in enumerate(pieces)}
+    hashes = _Hashes()
     for piece in pieces:
         here = _process(piece)
-        for key in _successor_keys(piece):
+        for key in hashes.successor_keys(piece):
             by_key[key].append(piece)
             by_key_here[(key, here)].append(piece)
     after: dict[int, Run] = {}  # id(piece) -> its successor
     before: dict[int, Run] = {}
     for piece in pieces:
         here = _process(piece)
-        for key in reversed(_prefix_keys(piece)):  # the longest continued conversation wins
+        for key in reversed(hashes.prefix_keys(piece)):  # the longest continued one wins
             found = _take(by_key_here.get((key, here)), piece, order, after)
             found = found or _take(by_key.get(key), piece, order, after)
             if found is not None:
@@ -145,35 +146,53 @@ def _models(run: Run) -> list[Step]:
     )
 
 
-def _successor_keys(piece: Run) -> list[bytes]:
-    """Hashes of the conversations a next call would start with: input + one output message."""
-    models = _models(piece)
-    last = models[-1].model if models else None
-    if last is None or not last.output_messages:
-        return []
-    base = _chain_hash(conversation(last.input_messages, last.system_instructions))
-    keys = []
-    for message in last.output_messages:
-        key = message_key(message)
-        if key is not None:
-            keys.append(_extend(base[-1] if base else b"", key))
-    return keys
+class _Hashes:
+    """Prefix hashes of each model call's conversation, computed once per call.
 
-
-def _prefix_keys(piece: Run) -> list[bytes]:
-    """Hashes of the prefixes of the first call's conversation a previous call can end.
-
-    A previous call ends with its answer, the last assistant message; what
-    follows is new input (tool results, the user's next turn).  Shorter
-    prefixes would skip a call that is not in this conversation.
+    A one-call piece is both the head and the tail of its chain: its input is
+    hashed once for both uses.
     """
-    models = _models(piece)
-    first = models[0].model if models else None
-    if first is None:
-        return []
-    keys = list(conversation(first.input_messages, first.system_instructions))
-    last_answer = max((i for i, k in enumerate(keys) if k.startswith(_ASSISTANT)), default=-1)
-    return _chain_hash(keys)[max(last_answer, 0) :]
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[list[bytes], int]] = {}
+
+    def _of(self, step: Step) -> tuple[list[bytes], int]:
+        """(hash of each prefix, position of the last assistant message or -1)."""
+        found = self._done.get(id(step))
+        if found is None:
+            m = step.model
+            assert m is not None
+            keys = list(conversation(m.input_messages, m.system_instructions))
+            last = max((i for i, k in enumerate(keys) if k.startswith(_ASSISTANT)), default=-1)
+            found = self._done[id(step)] = (_chain_hash(keys), last)
+        return found
+
+    def successor_keys(self, piece: Run) -> list[bytes]:
+        """Hashes of the conversations a next call would start with: input + one answer."""
+        models = _models(piece)
+        last = models[-1] if models else None
+        if last is None or last.model is None or not last.model.output_messages:
+            return []
+        base = self._of(last)[0]
+        keys = []
+        for message in last.model.output_messages:
+            key = message_key(message)
+            if key is not None:
+                keys.append(_extend(base[-1] if base else b"", key))
+        return keys
+
+    def prefix_keys(self, piece: Run) -> list[bytes]:
+        """Hashes of the prefixes of the first call's conversation a previous call can end.
+
+        A previous call ends with its answer, the last assistant message; what
+        follows is new input (tool results, the user's next turn).  Shorter
+        prefixes would skip a call that is not in this conversation.
+        """
+        models = _models(piece)
+        if not models:
+            return []
+        hashes, last_answer = self._of(models[0])
+        return hashes[max(last_answer, 0) :]
 
 
 def conversation(
@@ -225,10 +244,10 @@ def message_key(message: Mapping[str, Any]) -> str | None:
     )
 
 
-def _part_key(part: Any) -> list[Any] | None:
-    if not isinstance(part, Mapping):
-        return _text_key(part)
-    p = M.normalize_part(part)
+def _part_key(p: Any) -> list[Any] | None:
+    """One part, already in the GenAI shape (see runs/steps.py), as comparable values."""
+    if not isinstance(p, Mapping):
+        return _text_key(p)
     kind = p.get("type")
     if kind in ("text", "reasoning"):
         return _text_key(p.get("content"), kind)
