@@ -61,7 +61,7 @@ def show(path: Path) -> list[dict[str, Any]]:
 
 
 def test_cases_are_found() -> None:
-    assert len(CASES) >= 5, CASES
+    assert len(CASES) >= 5, f"expected the third-party cases under {THIRDPARTY}, found {CASES}"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -101,9 +101,6 @@ def test_show_gives_one_run_as_the_server_saw_it(case: str, fmt: str) -> None:
         assert run["verdict"] == "full"
 
 
-SCENARIO = runpy.run_path(str(THIRDPARTY / "scenario.py"))
-
-
 @otel_replay.tool(name="lookup_order")
 def lookup_order(order_id: str) -> str:
     # Run live only if the stubs failed: an answer the recording never had, so replay diverges.
@@ -120,8 +117,9 @@ TOOLS = {"lookup_order": lookup_order, "cancel_order": cancel_order}
 
 def scenario_agent(model: otel_replay.PinnedModel, system_apart: bool) -> str:
     """The scenario's loop: call the model, run each tool it asks for, feed results back."""
-    system = SCENARIO["SYSTEM_PROMPT"]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": SCENARIO["USER_PROMPT"]}]
+    scenario = runpy.run_path(str(THIRDPARTY / "scenario.py"))
+    system = scenario["SYSTEM_PROMPT"]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": scenario["USER_PROMPT"]}]
     if not system_apart:  # OpenAI clients send it as the first message
         messages.insert(0, {"role": "system", "content": system})
     for _ in range(6):
