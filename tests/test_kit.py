@@ -205,15 +205,22 @@ def test_tool_calls_without_a_tool_span() -> None:
     no_tool = [s for s in complete() if s.span_id != TOOL]
     run = one(no_tool)
     kit = run.kit
+    # The result in the next model input makes a derived tool step: no timing, model-only.
+    derived = run.steps[2]
+    assert derived.tool is not None and derived.tool.derived and not derived.timed
     assert kit.verdict == "model-only" and not kit.replayable
-    assert kit.missing == ["steps[1].tool_calls[0].result"]
+    assert kit.missing == ["steps[2].timestamps"]
     assert kit.problems == [
-        f"{run.steps[1].label()}: tool call lookup (id c1) has no tool span; "
-        "its result is only in a later model input"
+        f"{derived.label()}: no tool span; arguments and result are taken from the messages "
+        "(as the model saw them, unverified) and the call has no timing"
     ]
-    # The next model input does not answer it either: no result at all.
+    # The next model input does not answer it: no step to derive, no result at all.
     no_answer = replace(no_tool, CHAT2, chat_attrs(ASK, ANSWER))
-    assert one(no_answer).kit.problems[0].endswith("no result was recorded")
+    run = one(no_answer)
+    assert run.kit.missing == ["steps[1].tool_calls[0].result"]
+    assert run.kit.problems == [
+        f"{run.steps[1].label()}: tool call lookup (id c1) has no tool span; no result was recorded"
+    ]
     # A call in the last model output, with nothing after it, needed no result.
     last_only = [s for s in complete() if s.span_id in (ROOT, CHAT1)]
     assert one(last_only).kit.verdict == "full"
@@ -234,7 +241,7 @@ def test_derived_tool_results_are_model_only() -> None:
     tool.derived = True
     kit = check_kit(run)
     assert kit.verdict == "model-only" and not kit.replayable
-    assert "taken from a later model input" in kit.problems[0]
+    assert "taken from the messages" in kit.problems[0]
 
 
 def test_a_digest_mismatch_is_never_replayable() -> None:

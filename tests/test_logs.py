@@ -125,7 +125,12 @@ def assert_matches_server(runs: otel_replay.Runs, case: str) -> None:
         assert step.model is not None
         assert step.model.input_messages == received, step.label()
         assert step.model.output_messages == answered, step.label()
-    assert all(run.replayable for run in runs)
+    # One model call per trace: the content joins them into one conversation,
+    # whose tool calls are derived from the messages (no tool spans).
+    (run,) = runs
+    assert run.kit.verdict == "model-only"
+    tools = [(s.name, s.timed) for s in run.steps if s.kind == "tool"]
+    assert tools == [("execute_tool lookup_order", False), ("execute_tool cancel_order", False)]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -183,7 +188,8 @@ def test_show_json_has_the_joined_messages() -> None:
         cli, ["show", "--json", str(case / "traces.otlp.jsonl"), str(case / "logs.otlp.pb")]
     )
     assert result.exit_code == 0, result.output
-    steps = [s for run in json.loads(result.stdout)["runs"] for s in run["steps"]]
+    runs = json.loads(result.stdout)["runs"]
+    steps = [s for run in runs for s in run["steps"] if s["kind"] == "model"]
     assert [s["input_messages"] for s in steps] == [got for got, _ in server_log("event_only")]
 
 
@@ -193,18 +199,18 @@ def test_trace_id_reads_spans_and_logs_through_their_indexes(tmp_path: Path) -> 
     traces.write_bytes(be32([(DATA / case / "traces.otlp.pb").read_bytes()]))
     logs = tmp_path / "logs.otlp"
     logs.write_bytes(be32(log_messages(case)))
-    everything = otel_replay.load(traces, logs)
-    wanted = everything[1]
-    (run,) = otel_replay.load(traces, logs, trace_id=wanted.trace_ids[0][:8])
+    (everything,) = otel_replay.load(traces, logs)  # three client-only traces, stitched
+    wanted = everything.trace_ids[1]
+    (run,) = otel_replay.load(traces, logs, trace_id=wanted[:8])
     assert index.index_path(logs).exists() and index.index_path(traces).exists()
-    assert run.trace_ids == wanted.trace_ids
+    assert run.trace_ids == [wanted]
     (step,) = run.model_steps()
-    expected = wanted.model_steps()[0].model
+    expected = next(s for s in everything.model_steps() if s.trace_id == wanted).model
     assert step.model is not None and expected is not None
     assert step.model.input_messages is not None
     assert step.model.input_messages == expected.input_messages
     # Read again through the saved indexes: the same.
-    (again,) = otel_replay.load(traces, logs, trace_id=wanted.trace_ids[0])
+    (again,) = otel_replay.load(traces, logs, trace_id=wanted)
     assert again.model_steps()[0].model == step.model
 
 

@@ -120,9 +120,11 @@ def step_line(step: Step) -> str:
     else:
         name = escape(step.name)
         body = _model_text(step) if step.model is not None else ""
+    # A derived step has no span: say so where the duration would be.
+    when = f"{step.duration_ms:.1f} ms" if step.timed else "derived from messages, untimed"
     line = (
         f"[dim]{step.index:>3}[/dim] [{style}]{step.kind:<5}[/{style}] {name}"
-        f"  [dim]{step.duration_ms:.1f} ms[/dim]"
+        f"  [dim]{escape(when)}[/dim]"
     )
     if step.status == "ERROR":
         line += " [red]ERROR[/red]"

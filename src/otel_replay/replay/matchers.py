@@ -12,6 +12,7 @@ from typing import Any
 from .. import messages as M
 from .. import payload
 from ..runs.model import Step
+from ..runs.stitch import spelled_value
 
 Reason = str | None
 
@@ -58,15 +59,27 @@ RUNGS = ("exact", "messages", "last_message", "any")
 
 
 def _strip_ids(value: Any) -> Any:
-    """Messages without what differs run to run: call ids, whitespace at the ends."""
+    """Messages without what differs run to run or client to client.
+
+    Call ids, whitespace at the ends, how a tool result was encoded (JSON text
+    or value, text blocks or string) and the role tool results were sent with.
+    """
     if isinstance(value, list):
         return [_strip_ids(v) for v in value]
     if isinstance(value, dict):
-        return {
+        out = {
             k: (v.strip() if isinstance(v, str) and k == "content" else _strip_ids(v))
             for k, v in value.items()
             if k not in ("id", "finish_reason")
         }
+        if value.get("type") == "tool_call_response":
+            out["response"] = spelled_value(value.get("response"))
+        parts = value.get("parts")
+        if parts and all(
+            isinstance(p, dict) and p.get("type") == "tool_call_response" for p in parts
+        ):
+            out["role"] = "tool"  # Anthropic and some instrumentations send them as "user"
+        return out
     return value
 
 

@@ -1,4 +1,4 @@
-"""Stored spans (and GenAI log events) -> runs: dedupe, one tree per trace, steps in start order."""
+"""Stored spans and GenAI log events -> runs: a tree per trace, client-only traces stitched."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any, TypeAlias
 from .. import attributes as A
 from ..payload_attributes import BlobReader
 from ..store.records import LogRecord, SpanRecord
+from .derived_tools import derive_tool_steps
 from .log_events import join_events
 from .model import Run, Step
 from .steps import to_step
+from .stitch import stitch
 
 #: Identity attributes copied into :attr:`Run.fingerprint` under their own names.
 IDS = (A.USER_ID, A.TENANT_ID, A.SESSION_ID, A.CONVERSATION_ID)
@@ -24,14 +26,18 @@ def build_runs(
     blobs: BlobReaders | None = None,
     logs: Iterable[LogRecord] = (),
 ) -> list[Run]:
-    """Group spans into runs (one per trace for now), each a tree in start order.
+    """Group spans into runs, each a tree in start order.
 
-    A span exported twice counts once (the copy with more attributes, then the
-    later end, wins).  Spans may come in any order; a span whose parent is
-    absent becomes a root of its run, so nothing is dropped.  ``blobs`` gives
-    the blob reader for a span's :attr:`~SpanRecord.source` file.  Model
-    steps whose content was sent as GenAI events (span events, or ``logs``
-    tied to the span by id) get it from them.  Runs are sorted by start time.
+    A run is one trace, or several client-only traces (one model call each)
+    stitched into one conversation (see :mod:`.stitch`); its id is the id of
+    its first trace.  Model steps whose content was sent as GenAI events
+    (span events, or ``logs`` tied to the span by id) get it from them before
+    stitching.  Tool calls no tool span records get derived tool steps (see
+    :mod:`.derived_tools`).  A span exported twice counts once (the copy with
+    more attributes, then the later end, wins).  Spans may come in any order;
+    a span whose parent is absent becomes a root of its run, so nothing is
+    dropped.  ``blobs`` gives the blob reader for a span's
+    :attr:`~SpanRecord.source` file.  Runs are sorted by start time.
     """
     by_trace: dict[str, dict[str, SpanRecord]] = {}
     for span in spans:
@@ -40,9 +46,11 @@ def build_runs(
         if old is None or _better(span, old):
             seen[span.span_id] = span
     reader = _reader(blobs)
-    runs = [_build(tid, list(found.values()), reader) for tid, found in by_trace.items()]
+    traces = [_build(tid, list(found.values()), reader) for tid, found in by_trace.items()]
+    # Content from events first: stitching follows message continuity.
+    join_events(traces, logs)
+    runs = [_complete(group) for group in stitch(traces)]
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
-    join_events(runs, logs)
     return runs
 
 
@@ -97,6 +105,32 @@ def _build(
         fingerprint=_fingerprint(order),
         resource=dict(first.resource),
         sources=sorted({s.source for s in spans if s.source}),
+    )
+
+
+def _complete(traces: list[Run]) -> Run:
+    """One run from its traces (in start order), with derived tool steps added."""
+    first = traces[0]
+    if len(traces) == 1:
+        roots, steps = first.roots, first.steps
+    else:
+        roots = sorted((r for t in traces for r in t.roots), key=_key)
+        steps = [s for t in traces for s in t.steps]
+    if derive_tool_steps(roots, steps) or len(traces) > 1:
+        roots.sort(key=_key)
+        steps = _preorder(roots)
+    fingerprint: dict[str, Any] = {}
+    for trace in traces:
+        for key, value in trace.fingerprint.items():
+            fingerprint.setdefault(key, value)
+    return Run(
+        run_id=first.run_id,
+        trace_ids=[t.run_id for t in traces],
+        roots=roots,
+        steps=steps,
+        fingerprint=fingerprint,
+        resource=first.resource,
+        sources=sorted({src for t in traces for src in t.sources}),
     )
 
 

@@ -8,7 +8,9 @@ Verdicts:
     the run went on has its tool step;
 ``model-only``
     model content is there, but some tool result, or model output, is missing,
-    not usable, or only derivable from a later model input;
+    not usable, or only derived from a later model input (a derived tool
+    step: its arguments and result come from the messages, it has no
+    timestamps);
 ``inspect-only``
     no content was captured (content capture off, or no model step has any
     messages): the run can be looked at, not replayed.
@@ -217,10 +219,14 @@ class _Check:
             self.missing.append(f"steps[{step.index}].arguments")
         self._payload(step, "arguments", args, blocking=True)
         if t.derived:
+            # The result is there, as the model was given it: not exact, but not a gap either.
             self.problems.append(
-                f"{step.label()}: no tool span; the result is taken from a later model input"
+                f"{step.label()}: no tool span; arguments and result are taken from the "
+                "messages (as the model saw them, unverified) and the call has no timing"
             )
             self.incomplete = True
+        if not step.timed:
+            self.missing.append(f"steps[{step.index}].timestamps")
         if t.error is not None:
             if self._payload(step, "exception arguments", t.error.args_payload, blocking=True):
                 self.incomplete = True

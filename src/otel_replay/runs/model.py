@@ -73,6 +73,8 @@ class Step:
     depth: int = 0
     model: ModelCall | None = None
     tool: ToolCall | None = None
+    #: False for a step derived from messages: ``start_ns``/``end_ns`` only place it.
+    timed: bool = True
 
     @property
     def duration_ms(self) -> float:
@@ -95,6 +97,7 @@ class Step:
             "start_ns": self.start_ns,
             "end_ns": self.end_ns,
             "status": self.status,
+            "timed": self.timed,
         }
         if self.status_message:
             out["status_message"] = self.status_message

@@ -1,0 +1,138 @@
+"""Tool steps derived from messages, for tool calls no tool span records.
+
+Client-only instrumentations see the model calls, not the tools the agent ran
+between them.  What the tools did is still in the conversation: the call in
+the assistant's output (name, id, arguments) and the result in a later call's
+input (a ``tool_call_response`` part, sent with role ``tool`` or ``user``).
+Each such call becomes a tool step with ``tool.derived`` set, placed right
+after the model step that made the call (a sibling in the tree).  It has no
+timing of its own (``timed`` is false; it stands at the end of the call that
+asked for it), and its result is the value the model was given, unverified.
+A tool span for the call (same call id, else same tool name) always wins.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .. import messages as M
+from .. import payload
+from ..payload_attributes import Payload
+from .model import Step, ToolCall
+from .stitch import text_blocks
+
+
+def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
+    """Add a derived tool step to the tree for each unanswered tool call; return them."""
+    models = sorted(
+        (s for s in steps if s.kind == "model" and s.model is not None),
+        key=lambda s: (s.start_ns, s.index),
+    )
+    if len(models) < 2:
+        return []  # a result can only show up in a later call
+    real = [s.tool for s in steps if s.kind == "tool" and s.tool is not None]
+    real_ids = {t.call_id for t in real if t.call_id}
+    called = {c.get("id") for s in models for c in M.tool_calls(_outputs(s))}
+    # A tool span whose id no call has (or none at all) answers a call by tool name.
+    by_name = collections.Counter(t.tool_name for t in real if t.call_id not in called)
+    results = _results_by_id(models)
+    parents = {s.span_id: s for s in steps}
+    derived: list[Step] = []
+    for pos, step in enumerate(models):
+        assert step.model is not None
+        calls = M.tool_calls(_outputs(step))
+        if not calls:
+            continue
+        anonymous: Iterator[Any] | None = None
+        for k, call in enumerate(calls):
+            call_id = call.get("id") if isinstance(call.get("id"), str) else None
+            name = str(call.get("name"))
+            if call_id in real_ids:
+                continue
+            if by_name[name] > 0:
+                by_name[name] -= 1
+                continue
+            if call_id:
+                found = next((r for p, r in results.get(call_id, ()) if p > pos), _NONE)
+            else:
+                if anonymous is None:
+                    anonymous = iter(_new_anonymous_results(step, models[pos + 1 :]))
+                found = next(anonymous, _NONE)
+            if found is _NONE:
+                continue  # no later input answers it: the kit reports the gap
+            tool = _derived_step(step, k, name, call_id, call.get("arguments"), found)
+            parent = parents.get(tool.parent_span_id or "")
+            (parent.children if parent is not None else roots).append(tool)
+            derived.append(tool)
+    return derived
+
+
+_NONE: Any = object()
+
+
+def _outputs(step: Step) -> list[dict[str, Any]]:
+    return (step.model.output_messages if step.model is not None else None) or []
+
+
+def _results_by_id(models: Sequence[Step]) -> dict[str, list[tuple[int, Any]]]:
+    """Call id -> (model position, response) of every input that answers it, in order."""
+    out: dict[str, list[tuple[int, Any]]] = collections.defaultdict(list)
+    for pos, step in enumerate(models):
+        assert step.model is not None
+        for part in _responses(step.model.input_messages or []):
+            call_id = part.get("id")
+            if isinstance(call_id, str) and call_id:
+                seen = out[call_id]
+                if not seen or seen[-1][0] != pos:
+                    seen.append((pos, part.get("response")))
+    return out
+
+
+def _new_anonymous_results(step: Step, later: Sequence[Step]) -> list[Any]:
+    """Results without call ids the next call adds after this call's input and output."""
+    if not later or later[0].model is None or step.model is None:
+        return []
+    seen = len(step.model.input_messages or []) + len(step.model.output_messages or [])
+    added = (later[0].model.input_messages or [])[seen:]
+    return [p.get("response") for p in _responses(added) if not p.get("id")]
+
+
+def _responses(messages: Sequence[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    for message in messages:
+        for part in message.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call_response":
+                yield part
+
+
+def _derived_step(
+    calling: Step, k: int, name: str, call_id: str | None, arguments: Any, response: Any
+) -> Step:
+    result = text_blocks(response)
+    return Step(
+        kind="tool",
+        name=f"execute_tool {name}",
+        # Not a span id: the calling span's, with the call's position in its output.
+        span_id=f"{calling.span_id}.{k}",
+        parent_span_id=calling.parent_span_id,
+        trace_id=calling.trace_id,
+        start_ns=calling.end_ns,
+        end_ns=calling.end_ns,
+        timed=False,
+        tool=ToolCall(
+            tool_name=name,
+            call_id=call_id,
+            arguments=arguments,
+            result=result,
+            arguments_payload=_unverified(arguments),
+            result_payload=_unverified(result),
+            derived=True,
+        ),
+    )
+
+
+def _unverified(value: Any) -> Payload:
+    """A value taken from the messages: all there is, with no digest to check it by."""
+    enc = payload.encode(value)
+    return Payload(enc.type, enc.data, None, "unverified")

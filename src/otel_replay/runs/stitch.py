@@ -1,0 +1,300 @@
+"""Stitch client-only traces into runs.
+
+Instrumentations that wrap only the model client (openai-v2, OpenLLMetry,
+OpenInference, the Anthropic SDK's own tracing) write one trace per model call
+and nothing for the agent or its tools.  Such traces ("pieces": model steps,
+perhaps with HTTP children, but no agent or tool step) are joined into one run:
+
+- by conversation id (``gen_ai.conversation.id``, else ``session.id``) when
+  the pieces carry one;
+- else by message continuity: the input of call k+1 starts with the input and
+  the output of call k, and adds no assistant message of its own (that would
+  be the answer of a call that is not there).  Messages are compared by :func:`message_key`, which
+  ignores call ids, whitespace, key order and how the system prompt was given.
+
+A trace with an agent or tool span of its own is a run by itself.  Each piece
+has at most one successor, so two conversations with the same messages (the
+same scenario run twice) stay two runs; among equal candidates the earliest
+one of the same process wins.  Candidates are found through a hash index of
+message prefixes: linear in the number of messages, never pairwise over traces.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import attributes as A
+from .. import messages as M
+from .. import payload
+from .model import Run, Step
+
+#: Attributes that name the conversation a model call belongs to, in order of preference.
+CONVERSATION_KEYS = (A.CONVERSATION_ID, A.SESSION_ID)
+
+
+def stitch(traces: Sequence[Run]) -> list[list[Run]]:
+    """Group per-trace runs into runs: each group in start order, groups in input order."""
+    pieces = sorted((t for t in traces if _is_piece(t)), key=lambda t: (t.start_ns, t.run_id))
+    groups: dict[int, list[Run]] = {}  # id(first piece) -> pieces
+    head_of: dict[int, int] = {}
+    by_conversation: dict[str, int] = {}
+    loose: list[Run] = []
+    for piece in pieces:
+        conversation = conversation_id(piece)
+        if conversation is None:
+            loose.append(piece)
+            continue
+        first = by_conversation.setdefault(conversation, id(piece))
+        groups.setdefault(first, []).append(piece)
+        head_of[id(piece)] = first
+    for chain in _chains(loose):
+        groups[id(chain[0])] = chain
+        head_of.update((id(p), id(chain[0])) for p in chain)
+    out: list[list[Run]] = []
+    for trace in traces:
+        head = head_of.get(id(trace))
+        if head is None:
+            out.append([trace])
+        elif head == id(trace):
+            out.append(groups[head])
+    return out
+
+
+def conversation_id(run: Run) -> str | None:
+    """The conversation id a run's steps carry, if any."""
+    for key in CONVERSATION_KEYS:
+        for step in run.steps:
+            value = step.attributes.get(key)
+            if isinstance(value, str) and value:
+                return f"{key}={value}"
+    return None
+
+
+def _is_piece(run: Run) -> bool:
+    """A trace of model calls only: what a client-only instrumentation writes."""
+    kinds = {s.kind for s in run.steps}
+    return "model" in kinds and not kinds & {"agent", "tool"}
+
+
+# --- continuity ---------------------------------------------------------------------
+
+
+def _chains(pieces: list[Run]) -> list[list[Run]]:
+    """Link each piece to the piece whose conversation it continues; pieces in start order."""
+    by_key: dict[bytes, collections.deque[Run]] = collections.defaultdict(collections.deque)
+    by_key_here: dict[tuple[bytes, str], collections.deque[Run]] = collections.defaultdict(
+        collections.deque
+    )
+    order = {id(p): i for i, p in enumerate(pieces)}
+    hashes = _Hashes()
+    for piece in pieces:
+        here = _process(piece)
+        for key in hashes.successor_keys(piece):
+            by_key[key].append(piece)
+            by_key_here[(key, here)].append(piece)
+    after: dict[int, Run] = {}  # id(piece) -> its successor
+    before: dict[int, Run] = {}
+    for piece in pieces:
+        here = _process(piece)
+        for key in reversed(hashes.prefix_keys(piece)):  # the longest continued one wins
+            found = _take(by_key_here.get((key, here)), piece, order, after)
+            found = found or _take(by_key.get(key), piece, order, after)
+            if found is not None:
+                after[id(found)] = piece
+                before[id(piece)] = found
+                break
+    chains: list[list[Run]] = []
+    for piece in pieces:
+        if id(piece) in before:
+            continue
+        chain = [piece]
+        while id(chain[-1]) in after:
+            chain.append(after[id(chain[-1])])
+        chains.append(chain)
+    return chains
+
+
+def _take(
+    queue: collections.deque[Run] | None,
+    piece: Run,
+    order: Mapping[int, int],
+    after: Mapping[int, Run],
+) -> Run | None:
+    """The earliest candidate that started before ``piece`` and has no successor yet."""
+    if not queue:
+        return None
+    while queue and id(queue[0]) in after:
+        queue.popleft()  # taken: never a candidate again
+    if queue and order[id(queue[0])] < order[id(piece)]:
+        return queue[0]
+    return None
+
+
+def _process(run: Run) -> str:
+    """Which process recorded the run (its resource), as a short key."""
+    return payload.canonical(payload.plain(run.resource))
+
+
+def _models(run: Run) -> list[Step]:
+    return sorted(
+        (s for s in run.steps if s.kind == "model" and s.model is not None),
+        key=lambda s: (s.start_ns, s.index),
+    )
+
+
+class _Hashes:
+    """Prefix hashes of each model call's conversation, computed once per call.
+
+    A one-call piece is both the head and the tail of its chain: its input is
+    hashed once for both uses.
+    """
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[list[bytes], int]] = {}
+
+    def _of(self, step: Step) -> tuple[list[bytes], int]:
+        """(hash of each prefix, position of the last assistant message or -1)."""
+        found = self._done.get(id(step))
+        if found is None:
+            m = step.model
+            assert m is not None
+            keys = list(conversation(m.input_messages, m.system_instructions))
+            last = max((i for i, k in enumerate(keys) if k.startswith(_ASSISTANT)), default=-1)
+            found = self._done[id(step)] = (_chain_hash(keys), last)
+        return found
+
+    def successor_keys(self, piece: Run) -> list[bytes]:
+        """Hashes of the conversations a next call would start with: input + one answer."""
+        models = _models(piece)
+        last = models[-1] if models else None
+        if last is None or last.model is None or not last.model.output_messages:
+            return []
+        base = self._of(last)[0]
+        keys = []
+        for message in last.model.output_messages:
+            key = message_key(message)
+            if key is not None:
+                keys.append(_extend(base[-1] if base else b"", key))
+        return keys
+
+    def prefix_keys(self, piece: Run) -> list[bytes]:
+        """Hashes of the prefixes of the first call's conversation a previous call can end.
+
+        A previous call ends with its answer, the last assistant message; what
+        follows is new input (tool results, the user's next turn).  Shorter
+        prefixes would skip a call that is not in this conversation.
+        """
+        models = _models(piece)
+        if not models:
+            return []
+        hashes, last_answer = self._of(models[0])
+        return hashes[max(last_answer, 0) :]
+
+
+def conversation(
+    messages: Sequence[Mapping[str, Any]] | None, system: Sequence[Mapping[str, Any]] | None
+) -> Iterator[str]:
+    """The keys of a call's messages, the system prompt (however given) first."""
+    if system:
+        key = message_key({"role": "system", "parts": list(system)})
+        if key is not None:
+            yield key
+    for message in messages or []:
+        key = message_key(message)
+        if key is not None:
+            yield key
+
+
+def _chain_hash(keys: Iterable[str]) -> list[bytes]:
+    out: list[bytes] = []
+    h = b""
+    for key in keys:
+        h = _extend(h, key)
+        out.append(h)
+    return out
+
+
+def _extend(prefix: bytes, key: str) -> bytes:
+    return hashlib.blake2b(prefix + key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+_ASSISTANT = '["assistant",'
+
+
+def message_key(message: Mapping[str, Any]) -> str | None:
+    """What a message says, as text: no ids, no edge or repeated whitespace, any key order.
+
+    ``None`` for a message with nothing in it (an empty assistant turn some
+    clients send back and others drop).
+    """
+    parts = [k for p in message.get("parts") or [] if (k := _part_key(p)) is not None]
+    if not parts:
+        return None
+    role = message.get("role")
+    # A tool result is the same result whether the client sent it as role tool or user.
+    if all(p[0] == "tool_call_response" for p in parts):
+        role = "tool"
+    # Compact, so that the key of an assistant message starts with _ASSISTANT.
+    return json.dumps(
+        [role, parts], sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")
+    )
+
+
+def _part_key(p: Any) -> list[Any] | None:
+    """One part, already in the GenAI shape (see runs/steps.py), as comparable values."""
+    if not isinstance(p, Mapping):
+        return _text_key(p)
+    kind = p.get("type")
+    if kind in ("text", "reasoning"):
+        return _text_key(p.get("content"), kind)
+    if kind == "tool_call":
+        return ["tool_call", p.get("name"), _value(p.get("arguments"))]
+    if kind == "tool_call_response":
+        return ["tool_call_response", _value(p.get("response"))]
+    return [kind, _value({k: v for k, v in p.items() if k not in ("id", "type")})]
+
+
+def _text_key(text: Any, kind: str = "text") -> list[Any] | None:
+    words = " ".join(str(text).split()) if text is not None else ""
+    return [kind, words] if words else None
+
+
+def _value(value: Any) -> Any:
+    """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored."""
+    value = spelled_value(value)
+    return " ".join(value.split()) if isinstance(value, str) else payload.plain(value)
+
+
+def spelled_value(value: Any) -> Any:
+    """A tool result as the value it spells: text blocks joined, then JSON text parsed.
+
+    Instrumentations record the same result as JSON text or as the parsed
+    value, and Anthropic's as text blocks; the model was given the same either way.
+    """
+    return M.parse_arguments(text_blocks(value))
+
+
+def text_blocks(value: Any) -> Any:
+    """A list of text blocks (``[{"type": "text", "text": ...}]``) as the one string it spells.
+
+    Anthropic takes a tool result as a string or as such blocks, and its SDK
+    records the string as blocks; anything else is returned as it is.
+    """
+    if (
+        isinstance(value, list)
+        and value
+        and all(
+            isinstance(b, Mapping) and b.get("type") == "text" and isinstance(_text(b), str)
+            for b in value
+        )
+    ):
+        return "".join(str(_text(b)) for b in value)
+    return value
+
+
+def _text(block: Mapping[str, Any]) -> Any:
+    return block.get("text", block.get("content"))
