@@ -61,7 +61,7 @@ def normalize_part(part: Any) -> dict[str, Any]:
     if not isinstance(part, Mapping):
         return {"type": "text", "content": str(part)}
     p = dict(part)
-    kind = p.get("type")
+    kind = p.get("type") if isinstance(p.get("type"), str) else None
     if kind in ("tool_call", "tool_use", "function_call") or (
         kind == "function" and isinstance(p.get("function"), Mapping)
     ):
