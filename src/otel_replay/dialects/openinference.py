@@ -7,7 +7,8 @@ Read as documented in the OpenInference semantic conventions:
   the rest stay unnamed ("other" steps)
 - ``llm.provider``/``llm.system``; ``llm.invocation_parameters`` (JSON: request
   model and parameters); ``llm.model_name`` (the response model, and the
-  request model when nothing else names it)
+  request model when nothing else names it; not taken as the response model on
+  a span that has ``gen_ai.request.model``)
 - ``llm.input_messages.<i>.message.{role, content, contents.<j>.message_content.*,
   tool_calls.<j>.tool_call.{id, function.name, function.arguments}, tool_call_id,
   name}`` and ``llm.output_messages...``; without them, the request and response
@@ -84,7 +85,10 @@ def _model(span: SpanView, out: GenAI) -> None:
         A.REQUEST_MODEL,
         span.text("llm.request.model_name") or invocation.get("model") or model,
     )
-    put(out, A.RESPONSE_MODEL, span.text("llm.response.model_name") or model)
+    # A span that names its request model in GenAI terms (a backend that added
+    # ``llm.*`` on ingest, say) gets no response model guessed from ``llm.model_name``.
+    guess = None if A.REQUEST_MODEL in span.attributes else model
+    put(out, A.RESPONSE_MODEL, span.text("llm.response.model_name") or guess)
     for key, value in bodies.params(invocation).items():
         put(out, key, value)
     for key, name in _USAGE.items():
