@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-RUN_KEYS = ("run_id", "trace_ids", "replayable", "missing", "steps")
-STEP_KEYS = ("kind", "name", "span_id", "parent_span_id", "start_ns", "end_ns")
+RUN_KEYS = ("run_id", "trace_ids", "verdict", "replayable", "missing", "steps")
+STEP_KEYS = ("kind", "name", "span_id", "parent_span_id", "start_ns", "end_ns", "timed")
 MODEL_KEYS = (
     "provider",
     "request_model",
@@ -14,3 +14,4 @@ MODEL_KEYS = (
     "system_instructions",
     "tool_definitions",
 )
+TOOL_KEYS = ("tool_name", "call_id", "arguments", "result", "error", "derived")

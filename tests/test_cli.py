@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import otel_replay
+from _cli import cli_process
 from _contract import MODEL_KEYS, RUN_KEYS, STEP_KEYS
 from _recording import recording
 from otel_replay.cli.main import cli
@@ -130,17 +128,6 @@ def test_run_filter(trace_file: Path, tmp_path: Path) -> None:
     assert [r["run_id"] for r in one["runs"]] == [first]
     missing = CliRunner().invoke(cli, ["show", "--run", "ffffffff", str(trace_file)])
     assert missing.exit_code == 2
-
-
-def cli_process(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "otel_replay.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
 
 
 def test_truncated_file_shows_what_it_has_then_exit_2(trace_file: Path) -> None:

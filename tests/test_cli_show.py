@@ -8,11 +8,8 @@ the format rather than against its own writer.
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,12 +23,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode, Tracer
 
 import otel_replay
-from _contract import MODEL_KEYS, RUN_KEYS, STEP_KEYS
+from _cli import cli_process
+from _contract import MODEL_KEYS, RUN_KEYS, STEP_KEYS, TOOL_KEYS
 from otel_replay import attributes as A
 from otel_replay.cli.main import cli
 from otel_replay.payload_attributes import to_attributes
 
-SRC = Path(otel_replay.__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[")
 
 ASK = [{"role": "user", "parts": [{"type": "text", "content": "Where is my order?"}]}]
@@ -135,19 +132,6 @@ def invoke(*args: str | Path) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 
-def cli_process(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("FORCE_COLOR", None)
-    return subprocess.run(
-        [sys.executable, "-m", "otel_replay.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
-
-
 # --- show --json -----------------------------------------------------------------
 
 
@@ -183,9 +167,10 @@ def test_show_json_is_one_document_following_the_contract(trace_file: Path) -> N
     assert model["tool_definitions"] == [{"type": "function", "name": "lookup_order"}]
     assert model["usage"] == {"input_tokens": 12, "output_tokens": 7}
     tool = run["steps"][2]
-    for key in ("tool_name", "call_id", "arguments", "result", "error"):
+    for key in TOOL_KEYS:
         assert key in tool, key
     assert (tool["tool_name"], tool["call_id"]) == ("lookup_order", "c1")
+    assert tool["timed"] and not tool["derived"]
     assert tool["arguments"] == {"q": "mine"} and tool["result"] == RESULT
     assert tool["error"] is None and tool["exact"]["result"] == "exact"
 

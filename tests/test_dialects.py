@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import otel_replay
-from _genai_compare import Item, answered, recorded, sent, tool_calls, value
+from _ground_truth import Item, answered, recorded, sent, tool_calls, value
 from otel_replay.runs.model import Step
 
 DATA = Path(__file__).parent / "data" / "thirdparty"

@@ -25,11 +25,11 @@ import pytest
 from examples.order_support.agent import run_agent
 
 import otel_replay
+from _cli import cli_process
 from _http import serving
 from _recording import recording
 from otel_replay.store.phoenix import spans_from_response
 from otel_replay.store.reader import SpanReader
-from test_cli_show import cli_process
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDING = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"

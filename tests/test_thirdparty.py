@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 import otel_replay
-from _ground_truth import answered, comparable, received, tool_calls, value
-from test_cli_show import cli_process
+from _cli import cli_process
+from _ground_truth import answered, recorded, sent, tool_calls_with_ids, value
 
 THIRDPARTY = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "thirdparty"
 CASES = sorted(
@@ -33,24 +33,6 @@ FORMATS = ("traces.otlp.jsonl", "traces.otlp.pb", "traces.otlp.ldpb")
 def requests_of(case: str) -> list[dict[str, Any]]:
     with open(THIRDPARTY / case / "server_requests.jsonl", encoding="utf-8") as f:
         return [r for r in map(json.loads, f) if r["method"] == "POST"]
-
-
-def skip_unless_read(case: str, steps: list[dict[str, Any]]) -> None:
-    """Skip a case whose spans use an attribute scheme the loader does not read yet.
-
-    Only when no model step has any input messages and no span carries GenAI
-    messages at all: a GenAI case that loses its messages still fails.
-    """
-    if any(s.get("input_messages") for s in steps):
-        return
-    runs = otel_replay.load(str(THIRDPARTY / case / FORMATS[0]))
-    if any(
-        k.startswith("gen_ai.input.messages") for r in runs for s in r.steps for k in s.attributes
-    ):
-        return
-    pytest.skip(
-        f"{case}: spans are not GenAI semconv; needs the {case.split('/')[0]} dialect (issue 4 §1)"
-    )
 
 
 def show(path: Path) -> list[dict[str, Any]]:
@@ -68,7 +50,6 @@ def test_cases_are_found() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_show_gives_one_run_as_the_server_saw_it(case: str, fmt: str) -> None:
     runs = show(THIRDPARTY / case / fmt)
-    skip_unless_read(case, [s for r in runs for s in r["steps"]])
     requests = requests_of(case)
     (run,) = runs
     steps = run["steps"]
@@ -76,12 +57,11 @@ def test_show_gives_one_run_as_the_server_saw_it(case: str, fmt: str) -> None:
     assert len(models) == len(requests)
     for step, request in zip(models, requests, strict=True):
         where = f"{case} step {step['index']}"
-        got_in = comparable(step["input_messages"], step["system_instructions"])
-        assert got_in == comparable(received(request)), where
-        assert comparable(step["output_messages"]) == comparable(answered(request)), where
+        assert recorded(step["input_messages"], step["system_instructions"]) == sent(request), where
+        assert recorded(step["output_messages"]) == answered(request), where
     tools = [s for s in steps if s["kind"] == "tool"]
     got = [(t["call_id"], t["tool_name"], value(t["arguments"]), value(t["result"])) for t in tools]
-    assert got == tool_calls(requests) and len(got) == 2
+    assert got == tool_calls_with_ids(requests) and len(got) == 2
     # Each tool step sits between the call that asked for it and the next call.
     for tool in tools:
         before = [m for m in models if m["index"] < tool["index"]]
@@ -137,7 +117,6 @@ def scenario_agent(model: otel_replay.PinnedModel, system_apart: bool) -> str:
 @pytest.mark.parametrize("case", CASES)
 def test_the_run_replays_with_pinned_model_and_stubbed_tools(case: str) -> None:
     runs = otel_replay.load(str(THIRDPARTY / case / FORMATS[0]))
-    skip_unless_read(case, [s.to_json() for r in runs for s in r.steps])
     (run,) = runs
     first = run.model_steps()[0].model
     assert first is not None and first.input_messages
@@ -151,4 +130,4 @@ def test_the_run_replays_with_pinned_model_and_stubbed_tools(case: str) -> None:
     assert [k for k, _ in hows] == ["model", "tool", "model", "tool", "model"]
     assert all(how == "stub" for kind, how in hows if kind == "tool")
     final = answered(requests_of(case)[-1])
-    assert answer == "".join(p["content"] for m in final for p in m["parts"] if p["type"] == "text")
+    assert answer == "".join(item[1] for _, item in final if item[0] == "text")
