@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -99,6 +102,12 @@ def _log_seed_files() -> list[bytes]:
 SEEDS = _seed_files()
 SEEDS += _log_seed_files()
 TMP = Path(tempfile.mkdtemp(prefix="otel-replay-fuzz-"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_tmp() -> Iterator[None]:
+    yield
+    shutil.rmtree(TMP, ignore_errors=True)
 
 
 def _read(data: bytes) -> None:
