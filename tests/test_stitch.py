@@ -318,3 +318,35 @@ def test_each_call_continues_at_most_one_conversation() -> None:
     again = conversation(4, "ORD-1", start=5000)
     runs = build_runs([*first, again[1], again[2]])
     assert sorted(trace_ids(r) for r in runs) == [[1, 2, 3], [5, 6]]
+
+
+def test_output_call_ids_no_input_answers_take_the_id_the_next_call_sent() -> None:
+    """OpenLLMetry's Responses spans: the item id (fc_...) where the call id belongs."""
+    ask = [text("user", "Cancel both orders")]
+    both = [call("fc_1", "cancel", {"id": "A"}), call("fc_2", "cancel", '{"id": "B"}')]
+    out1 = [{"role": "assistant", "parts": both}]
+    sent_back = {
+        "role": "assistant",
+        "parts": [call("call_a", "cancel", '{"id": "A"}'), call("call_b", "cancel", {"id": "B"})],
+    }
+    results = [answer("call_a", "ok A"), answer("call_b", "ok B")]
+    done = [text("assistant", "Both cancelled.")]
+    (run,) = build_runs(
+        [chat(1, 1000, ask, out1), chat(2, 2000, [*ask, sent_back, *results], done)]
+    )
+    first = run.model_steps()[0]
+    assert first.model is not None and first.model.output_messages is not None
+    assert [p["id"] for p in first.model.output_messages[0]["parts"]] == ["call_a", "call_b"]
+    assert "fc_1" in first.attributes[A.OUTPUT_MESSAGES]  # the span itself is left as recorded
+    tools = [(s.tool.call_id, s.tool.result) for s in run.steps if s.tool is not None]
+    assert tools == [("call_a", "ok A"), ("call_b", "ok B")]
+
+
+def test_a_call_id_is_kept_when_the_next_call_sent_another_call() -> None:
+    ask = [text("user", "Cancel A")]
+    out1 = [{"role": "assistant", "parts": [call("fc_1", "cancel", {"id": "A"})]}]
+    other = {"role": "assistant", "parts": [call("call_x", "cancel", {"id": "Z"})]}
+    second = chat(2, 2000, [*ask, other, answer("call_x", "ok")], [text("assistant", "Done.")])
+    runs = build_runs([chat(1, 1000, ask, out1), second])
+    outputs = [s.model.output_messages for r in runs for s in r.model_steps() if s.model]
+    assert outputs[0] == out1

@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 from .. import attributes as A
 from ..payload_attributes import BlobReader
 from ..store.records import LogRecord, SpanRecord
+from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .log_events import join_events
 from .model import Run, Step
@@ -109,13 +110,16 @@ def _build(
 
 
 def _complete(traces: list[Run]) -> Run:
-    """One run from its traces (in start order), with derived tool steps added."""
+    """One run from its traces (in start order): call ids set right, derived tool steps added."""
     first = traces[0]
     if len(traces) == 1:
         roots, steps = first.roots, first.steps
     else:
         roots = sorted((r for t in traces for r in t.roots), key=_key)
         steps = [s for t in traces for s in t.steps]
+    repair_call_ids(
+        sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
+    )
     if derive_tool_steps(roots, steps) or len(traces) > 1:
         roots.sort(key=_key)
         steps = _preorder(roots)
