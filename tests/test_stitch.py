@@ -37,7 +37,7 @@ def chat(
     trace: int,
     start: int,
     inputs: list[dict[str, Any]],
-    outputs: list[dict[str, Any]],
+    outputs: list[dict[str, Any]] | None,
     *,
     process: str = "p1",
     system: str | None = None,
@@ -49,9 +49,10 @@ def chat(
         A.PROVIDER_NAME: "openai",
         A.REQUEST_MODEL: "gpt-4o-mini",
         A.INPUT_MESSAGES: json.dumps(inputs),
-        A.OUTPUT_MESSAGES: json.dumps(outputs),
         **extra,
     }
+    if outputs is not None:  # None: not recorded, as some stacks do for streams
+        attrs[A.OUTPUT_MESSAGES] = json.dumps(outputs)
     if system is not None:
         attrs[A.SYSTEM_INSTRUCTIONS] = json.dumps([{"type": "text", "content": system}])
     return span_record(
@@ -350,3 +351,25 @@ def test_a_call_id_is_kept_when_the_next_call_sent_another_call() -> None:
     runs = build_runs([chat(1, 1000, ask, out1), second])
     outputs = [s.model.output_messages for r in runs for s in r.model_steps() if s.model]
     assert outputs[0] == out1
+
+
+def test_calls_whose_output_was_not_recorded_are_stitched_by_the_turn_sent_back() -> None:
+    spans = conversation(1, "ORD-1") + conversation(4, "ORD-2", start=1010)
+    for span in spans:
+        del span.attributes[A.OUTPUT_MESSAGES]
+    runs = build_runs(shuffled(spans))
+    assert [trace_ids(r) for r in runs] == [[1, 2, 3], [4, 5, 6]]
+    for run, prompt in zip(runs, ("ORD-1", "ORD-2"), strict=True):
+        tools = [(s.tool.tool_name, s.tool.arguments) for s in run.steps if s.tool is not None]
+        assert tools == [("lookup", {"id": prompt}), ("cancel", {"id": prompt})]
+        assert run.kit.verdict == "model-only"
+        assert "steps[4].output_messages" in run.kit.missing  # the last answer: nowhere
+
+
+def test_a_call_without_output_is_not_stitched_to_a_call_that_skips_a_turn() -> None:
+    ask = [text("user", "Cancel A")]
+    turn = {"role": "assistant", "parts": [call("c1", "cancel", {"id": "A"})]}
+    other = {"role": "assistant", "parts": [text("assistant", "x")["parts"][0]]}
+    later = [*ask, turn, answer("c1", "ok"), other, text("user", "and B?")]
+    runs = build_runs([chat(1, 1000, ask, None), chat(2, 2000, later, [text("assistant", "B?")])])
+    assert [trace_ids(r) for r in runs] == [[1], [2]]

@@ -4,11 +4,13 @@ Client-only instrumentations see the model calls, not the tools the agent ran
 between them.  What the tools did is still in the conversation: the call in
 the assistant's output (name, id, arguments) and the result in a later call's
 input (a ``tool_call_response`` part, sent with role ``tool`` or ``user``).
-Each such call becomes a tool step with ``tool.derived`` set, placed right
-after the model step that made the call (a sibling in the tree).  It has no
-timing of its own (``timed`` is false; it stands at the end of the call that
-asked for it), and its result is the value the model was given, unverified.
-A tool span for the call (same call id, else same tool name) always wins.
+When the call's output was not recorded, the assistant turn the next call
+sent back stands in for it.  Each such call becomes a tool step with
+``tool.derived`` set, placed right after the model step that made the call (a
+sibling in the tree).  It has no timing of its own (``timed`` is false; it
+stands at the end of the call that asked for it), and its result is the
+value the model was given, unverified.  A tool span for the call (same call
+id, else same tool name) always wins.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
         return []  # a result can only show up in a later call
     real = [s.tool for s in steps if s.kind == "tool" and s.tool is not None]
     real_ids = {t.call_id for t in real if t.call_id}
-    called = {c.get("id") for s in models for c in M.tool_calls(_outputs(s))}
+    answers = [_answer(s, models[i + 1 :]) for i, s in enumerate(models)]
+    called = {c.get("id") for a in answers for c in M.tool_calls(a)}
     # A tool span whose id no call has (or none at all) answers a call by tool name.
     by_name = collections.Counter(t.tool_name for t in real if t.call_id not in called)
     results = _results_by_id(models)
@@ -42,7 +45,7 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
     derived: list[Step] = []
     for pos, step in enumerate(models):
         assert step.model is not None
-        calls = M.tool_calls(_outputs(step))
+        calls = M.tool_calls(answers[pos])
         if not calls:
             continue
         anonymous: Iterator[Any] | None = None
@@ -58,7 +61,7 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
                 found = next((r for p, r in results.get(call_id, ()) if p > pos), _NONE)
             else:
                 if anonymous is None:
-                    anonymous = iter(_new_anonymous_results(step, models[pos + 1 :]))
+                    anonymous = iter(_new_anonymous_results(step, answers[pos], models[pos + 1 :]))
                 found = next(anonymous, _NONE)
             if found is _NONE:
                 continue  # no later input answers it: the kit reports the gap
@@ -72,8 +75,21 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
 _NONE: Any = object()
 
 
-def _outputs(step: Step) -> list[dict[str, Any]]:
-    return (step.model.output_messages if step.model is not None else None) or []
+def _answer(step: Step, later: Sequence[Step]) -> list[dict[str, Any]]:
+    """The call's output; if it was not recorded, the assistant turn the next call sent back."""
+    if step.model is None:
+        return []
+    if step.model.output_messages is not None:
+        return step.model.output_messages
+    if not later or later[0].model is None:
+        return []
+    sent = later[0].model.input_messages or []
+    turn: list[dict[str, Any]] = []
+    for message in sent[len(step.model.input_messages or []) :]:
+        if message.get("role") != "assistant":
+            break
+        turn.append(message)
+    return turn
 
 
 def _results_by_id(models: Sequence[Step]) -> dict[str, list[tuple[int, Any]]]:
@@ -90,11 +106,13 @@ def _results_by_id(models: Sequence[Step]) -> dict[str, list[tuple[int, Any]]]:
     return out
 
 
-def _new_anonymous_results(step: Step, later: Sequence[Step]) -> list[Any]:
-    """Results without call ids the next call adds after this call's input and output."""
+def _new_anonymous_results(
+    step: Step, answer: Sequence[dict[str, Any]], later: Sequence[Step]
+) -> list[Any]:
+    """Results without call ids the next call adds after this call's input and answer."""
     if not later or later[0].model is None or step.model is None:
         return []
-    seen = len(step.model.input_messages or []) + len(step.model.output_messages or [])
+    seen = len(step.model.input_messages or []) + len(answer)
     added = (later[0].model.input_messages or [])[seen:]
     return [p.get("response") for p in _responses(added) if not p.get("id")]
 

@@ -9,8 +9,11 @@ perhaps with HTTP children, but no agent or tool step) are joined into one run:
   the pieces carry one;
 - else by message continuity: the input of call k+1 starts with the input and
   the output of call k, and adds no assistant message of its own (that would
-  be the answer of a call that is not there).  Messages are compared by :func:`message_key`, which
-  ignores call ids, whitespace, key order and how the system prompt was given.
+  be the answer of a call that is not there).  When call k's output was not
+  recorded (some stacks drop it for streams), the input of call k+1 must
+  start with the input of call k followed by one assistant message.  Messages
+  are compared by :func:`message_key`, which ignores call ids, whitespace,
+  key order and how the system prompt was given.
 
 A trace with an agent or tool span of its own is a run by itself.  Each piece
 has at most one successor, so two conversations with the same messages (the
@@ -85,28 +88,30 @@ def _is_piece(run: Run) -> bool:
 
 def _chains(pieces: list[Run]) -> list[list[Run]]:
     """Link each piece to the piece whose conversation it continues; pieces in start order."""
-    by_key: dict[bytes, collections.deque[Run]] = collections.defaultdict(collections.deque)
-    by_key_here: dict[tuple[bytes, str], collections.deque[Run]] = collections.defaultdict(
-        collections.deque
-    )
+    answered = _Candidates()  # keyed by input + one answer
+    unanswered = _Candidates()  # output not recorded: keyed by the input alone
     order = {id(p): i for i, p in enumerate(pieces)}
     hashes = _Hashes()
     for piece in pieces:
-        here = _process(piece)
         for key in hashes.successor_keys(piece):
-            by_key[key].append(piece)
-            by_key_here[(key, here)].append(piece)
+            answered.add(key, piece)
+        open_key = hashes.open_key(piece)
+        if open_key is not None:
+            unanswered.add(open_key, piece)
     after: dict[int, Run] = {}  # id(piece) -> its successor
     before: dict[int, Run] = {}
     for piece in pieces:
-        here = _process(piece)
+        found = None
         for key in reversed(hashes.prefix_keys(piece)):  # the longest continued one wins
-            found = _take(by_key_here.get((key, here)), piece, order, after)
-            found = found or _take(by_key.get(key), piece, order, after)
+            found = answered.take(key, piece, order, after)
             if found is not None:
-                after[id(found)] = piece
-                before[id(piece)] = found
                 break
+        stub = hashes.before_answer_key(piece)
+        if found is None and stub is not None:
+            found = unanswered.take(stub, piece, order, after)
+        if found is not None:
+            after[id(found)] = piece
+            before[id(piece)] = found
     chains: list[list[Run]] = []
     for piece in pieces:
         if id(piece) in before:
@@ -116,6 +121,26 @@ def _chains(pieces: list[Run]) -> list[list[Run]]:
             chain.append(after[id(chain[-1])])
         chains.append(chain)
     return chains
+
+
+class _Candidates:
+    """Pieces by conversation hash, in start order; those of the asking process first."""
+
+    def __init__(self) -> None:
+        self._any: dict[bytes, collections.deque[Run]] = collections.defaultdict(collections.deque)
+        self._here: dict[tuple[bytes, str], collections.deque[Run]] = collections.defaultdict(
+            collections.deque
+        )
+
+    def add(self, key: bytes, piece: Run) -> None:
+        self._any[key].append(piece)
+        self._here[(key, _process(piece))].append(piece)
+
+    def take(
+        self, key: bytes, piece: Run, order: Mapping[int, int], after: Mapping[int, Run]
+    ) -> Run | None:
+        found = _take(self._here.get((key, _process(piece))), piece, order, after)
+        return found or _take(self._any.get(key), piece, order, after)
 
 
 def _take(
@@ -180,6 +205,23 @@ class _Hashes:
             if key is not None:
                 keys.append(_extend(base[-1] if base else b"", key))
         return keys
+
+    def open_key(self, piece: Run) -> bytes | None:
+        """For a last call whose output was not recorded: the hash of its whole input."""
+        models = _models(piece)
+        last = models[-1] if models else None
+        if last is None or last.model is None or last.model.output_messages is not None:
+            return None
+        hashes = self._of(last)[0]
+        return hashes[-1] if hashes else None
+
+    def before_answer_key(self, piece: Run) -> bytes | None:
+        """The hash of the first call's input up to (not with) its last assistant message."""
+        models = _models(piece)
+        if not models:
+            return None
+        hashes, last_answer = self._of(models[0])
+        return hashes[last_answer - 1] if last_answer >= 1 else None
 
     def prefix_keys(self, piece: Run) -> list[bytes]:
         """Hashes of the prefixes of the first call's conversation a previous call can end.
