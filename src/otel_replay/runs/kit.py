@@ -13,7 +13,8 @@ Verdicts:
     timestamps);
 ``inspect-only``
     no content was captured (content capture off, or no model step has any
-    messages): the run can be looked at, not replayed.
+    text, arguments or results in its messages): the run can be looked at,
+    not replayed.
 
 A run is replayable when its verdict is ``full`` and no payload a replay
 serves or matches on (model input/output messages, tool arguments, results,
@@ -51,6 +52,29 @@ def check_kit(run: Run) -> KitReport:
 def _damaged(p: Payload | None) -> bool:
     """True when ``p`` cannot be served back exactly."""
     return p is not None and (p.status in _NOT_USABLE or p.type == payload.REPR)
+
+
+def _says_something(messages: list[dict[str, Any]] | None) -> bool:
+    """True when a message carries content: some text, arguments or result.
+
+    With content capture off, some stacks (pydantic-ai) keep the structure:
+    parts with their types, tool names and call ids, every value left out.
+    """
+    for message in messages or []:
+        for part in message.get("parts") or []:
+            if not isinstance(part, dict):
+                return True
+            kind = part.get("type")
+            if kind == "tool_call":
+                value = part.get("arguments")
+            elif kind == "tool_call_response":
+                value = part.get("response", part.get("result"))
+            else:
+                value = part.get("content", part.get("text"))
+                value = value if kind in ("text", "reasoning") else part
+            if value not in (None, ""):
+                return True
+    return False
 
 
 def _why(what: str, p: Payload) -> str:
@@ -115,7 +139,10 @@ class _Check:
         if self.models:
             return any(
                 s.model is not None
-                and (s.model.input_messages is not None or s.model.output_messages is not None)
+                and (
+                    _says_something(s.model.input_messages)
+                    or _says_something(s.model.output_messages)
+                )
                 for s in self.models
             )
         return any(
