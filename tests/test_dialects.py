@@ -18,6 +18,7 @@ import pytest
 
 import otel_replay
 from _ground_truth import answered, recorded, sent, tool_calls, value
+from _scenario import scenario_agent
 from otel_replay.runs.model import Step
 
 DATA = Path(__file__).parent / "data" / "thirdparty"
@@ -105,3 +106,43 @@ def test_content_off_keeps_model_and_usage_only(case: str) -> None:
     for step in steps:
         if step.tool is not None:
             assert step.tool.arguments is None and step.tool.result is None
+
+
+def expected_verdict(case: str) -> str:
+    if case in CONTENT_OFF:
+        return "inspect-only"
+    # Client-only stacks: tool steps are derived from the messages.
+    return "full" if case.startswith(TOOL_SPANS) else "model-only"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_case_is_one_run_with_its_verdict(case: str) -> None:
+    runs = otel_replay.load(str(DATA / case / "traces.otlp.jsonl"))
+    if case in CONTENT_OFF and not case.startswith(TOOL_SPANS):
+        # One trace per call and no messages to follow: nothing ties the calls together.
+        assert len(runs) == 3
+    else:
+        assert len(runs) == 1
+    assert {r.kit.verdict for r in runs} == {expected_verdict(case)}
+    assert all(r.replayable == (r.kit.verdict == "full") for r in runs)
+
+
+@pytest.mark.parametrize("case", [c for c in WITH_CONTENT if c not in NOT_RECORDED])
+def test_each_case_replays_with_pinned_model_and_stubbed_tools(case: str) -> None:
+    (run,) = otel_replay.load(str(DATA / case / "traces.otlp.jsonl"))
+    first = run.model_steps()[0].model
+    assert first is not None and first.input_messages
+    # openai-agents sends a tool's dict result to Chat Completions as str(dict).
+    as_sent = (
+        (lambda r: str(json.loads(r))) if case.endswith("/chat_sync") and "agents" in case else str
+    )
+    with otel_replay.replay(run) as session:
+        answer = scenario_agent(session.model, first.input_messages[0]["role"] != "system", as_sent)
+        session.check_output(answer)
+    report = session.report()
+    assert report.matched, str(report)
+    assert [k for _, k, _ in report.replayed] == ["model", "tool", "model", "tool", "model"]
+    assert all(how == "stub" for _, kind, how in report.replayed if kind == "tool")
+    requests = [json.loads(line) for line in (DATA / case / "server_requests.jsonl").open()]
+    final = answered(requests[-1])
+    assert answer == "".join(item[1] for _, item in final if item[0] == "text")

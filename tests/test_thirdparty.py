@@ -13,7 +13,6 @@ replay through :func:`otel_replay.replay` with an agent loop like the scenario's
 from __future__ import annotations
 
 import json
-import runpy
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,8 @@ import pytest
 import otel_replay
 from _cli import cli_process
 from _ground_truth import answered, recorded, sent, tool_calls_with_ids, value
+from _scenario import THIRDPARTY, scenario_agent
 
-THIRDPARTY = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "thirdparty"
 CASES = sorted(
     p.parent.relative_to(THIRDPARTY).as_posix() for p in THIRDPARTY.rglob("server_requests.jsonl")
 )
@@ -79,39 +78,6 @@ def test_show_gives_one_run_as_the_server_saw_it(case: str, fmt: str) -> None:
         assert run["verdict"] == "model-only" and not run["replayable"]
     else:
         assert run["verdict"] == "full"
-
-
-@otel_replay.tool(name="lookup_order")
-def lookup_order(order_id: str) -> str:
-    # Run live only if the stubs failed: an answer the recording never had, so replay diverges.
-    return json.dumps({"order_id": order_id, "status": "not stubbed"})
-
-
-@otel_replay.tool(name="cancel_order")
-def cancel_order(order_id: str, reason: str) -> str:
-    return json.dumps({"order_id": order_id, "cancelled": "not stubbed"})
-
-
-TOOLS = {"lookup_order": lookup_order, "cancel_order": cancel_order}
-
-
-def scenario_agent(model: otel_replay.PinnedModel, system_apart: bool) -> str:
-    """The scenario's loop: call the model, run each tool it asks for, feed results back."""
-    scenario = runpy.run_path(str(THIRDPARTY / "scenario.py"))
-    system = scenario["SYSTEM_PROMPT"]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": scenario["USER_PROMPT"]}]
-    if not system_apart:  # OpenAI clients send it as the first message
-        messages.insert(0, {"role": "system", "content": system})
-    for _ in range(6):
-        reply = model(messages, system=system if system_apart else None)
-        messages.append(reply)
-        calls = [p for p in reply["parts"] if p["type"] == "tool_call"]
-        if not calls:
-            return "".join(p["content"] for p in reply["parts"] if p["type"] == "text")
-        for c in calls:
-            result = TOOLS[c["name"]](**value(c["arguments"]))
-            messages.append({"role": "tool", "tool_call_id": c["id"], "content": result})
-    raise AssertionError("the agent did not finish")
 
 
 @pytest.mark.parametrize("case", CASES)
