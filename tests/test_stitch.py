@@ -10,6 +10,7 @@ import pytest
 
 from _records import span_record
 from otel_replay import attributes as A
+from otel_replay.cli.render import step_line
 from otel_replay.payload_attributes import to_attributes
 from otel_replay.runs.build import build_runs
 from otel_replay.runs.model import Run
@@ -373,3 +374,55 @@ def test_a_call_without_output_is_not_stitched_to_a_call_that_skips_a_turn() -> 
     later = [*ask, turn, answer("c1", "ok"), other, text("user", "and B?")]
     runs = build_runs([chat(1, 1000, ask, None), chat(2, 2000, later, [text("assistant", "B?")])])
     assert [trace_ids(r) for r in runs] == [[1], [2]]
+
+
+def traced_twice(spans: list[SpanRecord]) -> list[SpanRecord]:
+    """Each call also recorded by a second tracer inside the first (the Anthropic SDK's own)."""
+    out = []
+    for i, outer in enumerate(spans):
+        attrs = {k: v for k, v in outer.attributes.items() if k != A.OUTPUT_MESSAGES}
+        attrs[A.RESPONSE_ID] = f"msg_{i}"
+        attrs.pop(A.REQUEST_MODEL)
+        inner = span_record(
+            outer.trace_id,
+            f"{0xABC0 + i:016x}",
+            outer.span_id,
+            outer.start_ns + 5,
+            "anthropic.messages.create",
+            attrs,
+            duration=40,
+            resource=outer.resource,
+        )
+        out += [outer, inner]
+    return out
+
+
+def test_a_call_traced_by_two_tracers_is_one_model_step() -> None:
+    (run,) = build_runs(shuffled(traced_twice(conversation(1, "ORD-1"))))
+    models = run.model_steps()
+    assert len(models) == 3
+    assert [m.model.response_id for m in models if m.model] == ["msg_0", "msg_1", "msg_2"]
+    assert all(m.model and m.model.request_model == "gpt-4o-mini" for m in models)
+    assert all(m.name == "chat gpt-4o-mini" for m in models)  # the richer, outer span
+    twins = [s for s in run.steps if s.duplicate_of]
+    assert [(s.kind, s.duplicate_of) for s in twins] == [("other", m.span_id) for m in models]
+    assert f"same call as span {models[0].span_id}, traced twice" in step_line(twins[0])
+    assert run.to_json()["steps"][twins[0].index]["duplicate_of"] == models[0].span_id
+    tools = [s.tool.tool_name for s in run.steps if s.tool is not None]
+    assert tools == ["lookup", "cancel"]
+    assert run.kit.verdict == "model-only"
+
+
+def test_two_calls_with_different_requests_stay_two_model_steps() -> None:
+    ask = [text("user", "Cancel A")]
+    outer = chat(1, 1000, ask, [text("assistant", "Done.")])
+    inner = span_record(
+        outer.trace_id,
+        "00000000000000ff",
+        outer.span_id,
+        1005,
+        "chat",
+        {**outer.attributes, A.INPUT_MESSAGES: json.dumps([text("user", "Cancel B")])},
+    )
+    (run,) = build_runs([outer, inner])
+    assert len(run.model_steps()) == 2 and not any(s.duplicate_of for s in run.steps)

@@ -10,6 +10,7 @@ from ..payload_attributes import BlobReader
 from ..store.records import LogRecord, SpanRecord
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
+from .double_spans import merge_double_spans
 from .log_events import join_events
 from .model import Run, Step
 from .steps import to_step
@@ -50,6 +51,8 @@ def build_runs(
     traces = [_build(tid, list(found.values()), reader) for tid, found in by_trace.items()]
     # Content from events first: stitching follows message continuity.
     join_events(traces, logs)
+    for trace in traces:
+        merge_double_spans(trace.steps)
     runs = [_complete(group) for group in stitch(traces)]
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
     return runs

@@ -75,6 +75,8 @@ class Step:
     tool: ToolCall | None = None
     #: False for a step derived from messages: ``start_ns``/``end_ns`` only place it.
     timed: bool = True
+    #: The model step that records the same call, when this span is its second trace.
+    duplicate_of: str | None = None
 
     @property
     def duration_ms(self) -> float:
@@ -101,6 +103,8 @@ class Step:
         }
         if self.status_message:
             out["status_message"] = self.status_message
+        if self.duplicate_of:
+            out["duplicate_of"] = self.duplicate_of
         if self.model is not None:
             m = self.model
             out.update(
