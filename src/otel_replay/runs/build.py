@@ -10,7 +10,7 @@ from ..payload_attributes import BlobReader
 from ..store.records import LogRecord, SpanRecord
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
-from .double_spans import merge_double_spans
+from .double_spans import merge_double_spans, merge_twin_traces
 from .log_events import join_events
 from .model import Run, Step
 from .steps import to_step
@@ -53,7 +53,13 @@ def build_runs(
     join_events(traces, logs)
     for trace in traces:
         merge_double_spans(trace.steps)
-    runs = [_complete(group) for group in stitch(traces)]
+    twins = merge_twin_traces(traces)
+    joining: dict[int, list[Run]] = {}
+    for trace in traces:
+        if id(trace) in twins:
+            joining.setdefault(id(twins[id(trace)]), []).append(trace)
+    groups = stitch([t for t in traces if id(t) not in twins])
+    runs = [_complete(_with_twins(group, joining)) for group in groups]
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
     return runs
 
@@ -110,6 +116,14 @@ def _build(
         resource=dict(first.resource),
         sources=sorted({s.source for s in spans if s.source}),
     )
+
+
+def _with_twins(group: list[Run], joining: Mapping[int, list[Run]]) -> list[Run]:
+    """``group`` with the traces that record its calls a second time, in start order."""
+    extra = [t for piece in group for t in joining.get(id(piece), ())]
+    if not extra:
+        return group
+    return sorted(group + extra, key=lambda t: (t.start_ns, t.run_id))
 
 
 def _complete(traces: list[Run]) -> Run:

@@ -134,12 +134,12 @@ class _Candidates:
 
     def add(self, key: bytes, piece: Run) -> None:
         self._any[key].append(piece)
-        self._here[(key, _process(piece))].append(piece)
+        self._here[(key, process_key(piece))].append(piece)
 
     def take(
         self, key: bytes, piece: Run, order: Mapping[int, int], after: Mapping[int, Run]
     ) -> Run | None:
-        found = _take(self._here.get((key, _process(piece))), piece, order, after)
+        found = _take(self._here.get((key, process_key(piece))), piece, order, after)
         return found or _take(self._any.get(key), piece, order, after)
 
 
@@ -159,9 +159,14 @@ def _take(
     return None
 
 
-def _process(run: Run) -> str:
+def process_key(run: Run) -> str:
     """Which process recorded the run (its resource), as a short key."""
-    return payload.canonical(payload.plain(run.resource))
+    return process_key_of(run.resource)
+
+
+def process_key_of(resource: Mapping[str, Any]) -> str:
+    """A resource as a short key: what tells the processes of a dump apart."""
+    return payload.canonical(payload.plain(dict(resource)))
 
 
 def _models(run: Run) -> list[Step]:
