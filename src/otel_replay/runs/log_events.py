@@ -18,10 +18,18 @@ Both schemes in use are read, from either carrier:
   a span event.
 
 Content the span itself carries wins: events fill only what it lacks.
+
+A log record sent without span context (OpenLLMetry's Anthropic events) is
+joined by time: to the one model span of the same process whose time window
+holds it; when none or several do, it stays unjoined.  Per-message events of
+the Anthropic API follow its shapes: a ``gen_ai.user.message`` whose content
+is ``{"tools": [...]}`` gives the tool definitions, and the ``gen_ai.choice``
+events of one call (one per content block) form one assistant message.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -30,6 +38,7 @@ from .. import messages as M
 from ..store.records import LogRecord
 from .model import ModelCall, Run, Step
 from .steps import current_attributes, model_call
+from .stitch import process_key, process_key_of
 
 INFERENCE_DETAILS = "gen_ai.client.inference.operation.details"
 CHOICE = "gen_ai.choice"
@@ -64,9 +73,14 @@ def join_events(runs: Iterable[Run], logs: Iterable[LogRecord] = ()) -> None:
             if e["name"] in GENAI_EVENTS:
                 events.setdefault(key, []).append((e["name"], None, e["attributes"]))
     seen: set[tuple[Any, ...]] = set()
+    by_time = _Windows(runs)
     for r in logs:
         key = _key(r.trace_id, r.span_id)
-        if r.event_name not in GENAI_EVENTS or key not in steps:
+        if r.event_name not in GENAI_EVENTS:
+            continue
+        if not r.span_id:
+            key = by_time.find(r) or key
+        if key not in steps:
             continue
         # The same dump given twice (as JSON and as proto, say) must not double the messages.
         ident = (key, r.time_ns, r.event_name, repr(r.body), repr(r.attributes))
@@ -79,9 +93,49 @@ def join_events(runs: Iterable[Run], logs: Iterable[LogRecord] = ()) -> None:
 
 
 def unjoined(runs: Iterable[Run], logs: Iterable[LogRecord]) -> list[LogRecord]:
-    """The log records tied to no step of ``runs``: no span id, or a span not loaded."""
+    """The log records tied to no step of ``runs``: no span, or a span not loaded."""
+    runs = list(runs)
     steps = _steps(runs)
-    return [r for r in logs if _key(r.trace_id, r.span_id) not in steps]
+    by_time = _Windows(runs)
+    return [
+        r
+        for r in logs
+        if _key(r.trace_id, r.span_id) not in steps
+        and not (r.span_id == "" and r.event_name in GENAI_EVENTS and by_time.find(r))
+    ]
+
+
+class _Windows:
+    """Model spans by process and start time, to place records that name no span."""
+
+    def __init__(self, runs: Iterable[Run]) -> None:
+        found: dict[str, list[tuple[int, int, tuple[str, str]]]] = {}
+        for run in runs:
+            here = process_key(run)
+            for s in run.steps:
+                if s.kind == "model" and s.timed:
+                    found.setdefault(here, []).append(
+                        (s.start_ns, s.end_ns, _key(s.trace_id, s.span_id))
+                    )
+        self._by_process = {k: sorted(v) for k, v in found.items()}
+        self._starts = {k: [w[0] for w in v] for k, v in self._by_process.items()}
+        self._longest = {k: max(e - s for s, e, _ in v) for k, v in self._by_process.items()}
+
+    def find(self, record: LogRecord) -> tuple[str, str] | None:
+        """The one model span of the record's process whose window holds its time."""
+        here = process_key_of(record.resource)
+        windows = self._by_process.get(here)
+        if not windows:
+            return None
+        t = record.time_ns
+        holding = []
+        i = bisect.bisect_right(self._starts[here], t) - 1
+        # Only spans that started at most the longest span's length ago can hold t.
+        while i >= 0 and windows[i][0] >= t - self._longest[here]:
+            if windows[i][1] >= t:
+                holding.append(windows[i][2])
+            i -= 1
+        return holding[0] if len(holding) == 1 else None
 
 
 def _fill(step: Step, events: list[Event]) -> None:
@@ -98,12 +152,34 @@ def _fill(step: Step, events: list[Event]) -> None:
             setattr(step.model, name, getattr(call, name))
 
 
+def _answer_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool messages sent without an id answer the calls before them, in order.
+
+    OpenLLMetry's ``gen_ai.tool.message`` events carry the content only; the
+    chat API wants one tool message per call, following the assistant's calls.
+    """
+    pending: list[Any] = []
+    for message in messages:
+        if message["role"] == "assistant":
+            calls = message.get("tool_calls")
+            pending = [c.get("id") for c in calls if isinstance(c, Mapping)] if calls else []
+        elif message["role"] == "tool":
+            if message.get("tool_call_id") is None and pending:
+                message["tool_call_id"] = pending[0]
+            if message.get("tool_call_id") in pending:
+                pending.remove(message["tool_call_id"])
+    return messages
+
+
 def content_of(events: Iterable[Event]) -> ModelCall:
     """The model call the GenAI ``events`` of one span describe (see module docstring)."""
     attrs: dict[str, Any] = {}
     inputs: list[dict[str, Any]] = []
     choices: list[tuple[int, int, dict[str, Any]]] = []
+    anthropic = False
     for name, body, attributes in events:
+        provider = attributes.get(A.PROVIDER_NAME, attributes.get("gen_ai.system"))
+        anthropic = anthropic or provider == "anthropic"
         if name == INFERENCE_DETAILS:
             fields = {**body, **attributes} if isinstance(body, Mapping) else attributes
             for k, v in current_attributes(fields).items():
@@ -117,11 +193,20 @@ def content_of(events: Iterable[Event]) -> ModelCall:
             message["role"] = message.get("role") or "assistant"
             if fields.get("finish_reason") is not None:
                 message["finish_reason"] = fields["finish_reason"]
-            message["tool_calls"] = M.parse_arguments(message.get("tool_calls"))
+            # OpenLLMetry puts the calls beside the message, not in it.
+            calls = message.get("tool_calls") or fields.get("tool_calls")
+            message["tool_calls"] = M.parse_arguments(calls)
             index = fields.get("index")
             choices.append((index if isinstance(index, int) else 0, len(choices), message))
         elif name in MESSAGE_EVENTS:
             role = MESSAGE_EVENTS[name]
+            content = M.parse_arguments(fields.get("content"))
+            if role == "user" and isinstance(content, Mapping) and set(content) == {"tools"}:
+                # The request's tool list, sent as a message (OpenLLMetry, Anthropic).
+                tools = content["tools"] if isinstance(content["tools"], list) else []
+                defs = [M.tool_definition(t) for t in tools if isinstance(t, Mapping)]
+                attrs.setdefault(A.TOOL_DEFINITIONS, defs)
+                continue
             message = {"role": role, "content": fields.get("content")}
             if role == "assistant":
                 message["tool_calls"] = M.parse_arguments(fields.get("tool_calls"))
@@ -129,7 +214,13 @@ def content_of(events: Iterable[Event]) -> ModelCall:
                 message["tool_call_id"] = fields.get("id")
             inputs.append(message)
     if inputs:
-        attrs.setdefault(A.INPUT_MESSAGES, inputs)
+        attrs.setdefault(A.INPUT_MESSAGES, _answer_ids(inputs))
     if choices:
         attrs.setdefault(A.OUTPUT_MESSAGES, [m for _, _, m in sorted(choices)])
-    return model_call(attrs)
+    call = model_call(attrs)
+    out = call.output_messages
+    if anthropic and out and len(out) > 1:
+        # Anthropic answers with one message; each choice event is one of its blocks.
+        parts = [p for m in out for p in m.get("parts") or []]
+        call.output_messages = [{**out[-1], "parts": parts}]
+    return call
