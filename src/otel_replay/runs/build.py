@@ -14,7 +14,7 @@ from .double_spans import merge_double_spans, merge_twin_traces
 from .log_events import join_events
 from .model import Run, Step
 from .steps import to_step
-from .stitch import stitch
+from .stitch import ConversationKeys, stitch
 
 #: Identity attributes copied into :attr:`Run.fingerprint` under their own names.
 IDS = (A.USER_ID, A.TENANT_ID, A.SESSION_ID, A.CONVERSATION_ID)
@@ -53,12 +53,13 @@ def build_runs(
     join_events(traces, logs)
     for trace in traces:
         merge_double_spans(trace.steps)
-    twins = merge_twin_traces(traces)
+    keys = ConversationKeys()  # shared: both passes compare the calls' messages
+    twins = merge_twin_traces(traces, keys)
     joining: dict[int, list[Run]] = {}
     for trace in traces:
         if id(trace) in twins:
             joining.setdefault(id(twins[id(trace)]), []).append(trace)
-    groups = stitch([t for t in traces if id(t) not in twins])
+    groups = stitch([t for t in traces if id(t) not in twins], keys)
     runs = [_complete(_with_twins(group, joining)) for group in groups]
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
     return runs

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .model import ModelCall, Run, Step
-from .stitch import conversation, process_key
+from .stitch import ConversationKeys, conversation, process_key
 
 
 def merge_double_spans(steps: Sequence[Step]) -> int:
@@ -43,12 +43,15 @@ def merge_double_spans(steps: Sequence[Step]) -> int:
     return merged
 
 
-def merge_twin_traces(traces: Sequence[Run]) -> dict[int, Run]:
+def merge_twin_traces(
+    traces: Sequence[Run], keys: ConversationKeys | None = None
+) -> dict[int, Run]:
     """Traces of one model call each that record the same call: ``id(twin) -> trace it joins``.
 
     Only calls with recorded input are paired (without it two calls cannot be
     told apart), and only within one process.
     """
+    keys = keys or ConversationKeys()
     singles: dict[bytes, list[tuple[Run, Step]]] = {}
     joins: dict[int, Run] = {}
     for trace in sorted(traces, key=lambda t: (t.start_ns, t.run_id)):
@@ -60,7 +63,7 @@ def merge_twin_traces(traces: Sequence[Run]) -> dict[int, Run]:
         if step.model.input_messages is None:
             continue
         key = hashlib.blake2b(process_key(trace).encode(), digest_size=16)
-        for k in conversation(step.model.input_messages, step.model.system_instructions):
+        for k in keys(step):
             key.update(k.encode("utf-8", "surrogatepass"))
         seen = singles.setdefault(key.digest(), [])
         found = next((i for i, (_, s) in enumerate(seen) if _same_call(step, s)), None)

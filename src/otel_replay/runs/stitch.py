@@ -39,7 +39,7 @@ from .model import Run, Step
 CONVERSATION_KEYS = (A.CONVERSATION_ID, A.SESSION_ID)
 
 
-def stitch(traces: Sequence[Run]) -> list[list[Run]]:
+def stitch(traces: Sequence[Run], keys: ConversationKeys | None = None) -> list[list[Run]]:
     """Group per-trace runs into runs: each group in start order, groups in input order."""
     pieces = sorted((t for t in traces if _is_piece(t)), key=lambda t: (t.start_ns, t.run_id))
     groups: dict[int, list[Run]] = {}  # id(first piece) -> pieces
@@ -54,7 +54,7 @@ def stitch(traces: Sequence[Run]) -> list[list[Run]]:
         first = by_conversation.setdefault(conversation, id(piece))
         groups.setdefault(first, []).append(piece)
         head_of[id(piece)] = first
-    for chain in _chains(loose):
+    for chain in _chains(loose, keys or ConversationKeys()):
         groups[id(chain[0])] = chain
         head_of.update((id(p), id(chain[0])) for p in chain)
     out: list[list[Run]] = []
@@ -86,12 +86,12 @@ def _is_piece(run: Run) -> bool:
 # --- continuity ---------------------------------------------------------------------
 
 
-def _chains(pieces: list[Run]) -> list[list[Run]]:
+def _chains(pieces: list[Run], keys: ConversationKeys) -> list[list[Run]]:
     """Link each piece to the piece whose conversation it continues; pieces in start order."""
     answered = _Candidates()  # keyed by input + one answer
     unanswered = _Candidates()  # output not recorded: keyed by the input alone
     order = {id(p): i for i, p in enumerate(pieces)}
-    hashes = _Hashes()
+    hashes = _Hashes(keys)
     for piece in pieces:
         for key in hashes.successor_keys(piece):
             answered.add(key, piece)
@@ -159,6 +159,23 @@ def _take(
     return None
 
 
+class ConversationKeys:
+    """Each model call's :func:`conversation` keys, computed once per call."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, list[str]] = {}
+
+    def __call__(self, step: Step) -> list[str]:
+        found = self._done.get(id(step))
+        if found is None:
+            m = step.model
+            assert m is not None
+            found = self._done[id(step)] = list(
+                conversation(m.input_messages, m.system_instructions)
+            )
+        return found
+
+
 def process_key(run: Run) -> str:
     """Which process recorded the run (its resource), as a short key."""
     return process_key_of(run.resource)
@@ -183,16 +200,15 @@ class _Hashes:
     hashed once for both uses.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keys: ConversationKeys) -> None:
+        self._keys = keys
         self._done: dict[int, tuple[list[bytes], int]] = {}
 
     def _of(self, step: Step) -> tuple[list[bytes], int]:
         """(hash of each prefix, position of the last assistant message or -1)."""
         found = self._done.get(id(step))
         if found is None:
-            m = step.model
-            assert m is not None
-            keys = list(conversation(m.input_messages, m.system_instructions))
+            keys = self._keys(step)
             last = max((i for i, k in enumerate(keys) if k.startswith(_ASSISTANT)), default=-1)
             found = self._done[id(step)] = (_chain_hash(keys), last)
         return found
