@@ -62,12 +62,9 @@ _GO_HTML.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
 
 def _str(text: str) -> str:
     """A JSON string as json-iterator writes it."""
-    out = _basestring(text)
-    # json.dumps names \b and \f, json-iterator does not; a false alarm
-    # (a backslash followed by b) only costs the slower path.
-    if "\\b" in out or "\\f" in out:
-        out = '"' + text.translate(_JSONITER) + '"'
-    return out
+    if "\b" in text or "\f" in text:  # json.dumps names these two, json-iterator does not
+        return '"' + text.translate(_JSONITER) + '"'
+    return _basestring(text)
 
 
 def _str_legacy(text: str) -> str:
@@ -200,21 +197,26 @@ def _rule(redact: RedactKey | None) -> _Rule:
 
 
 def _attributes(
+    out: list[str],
     attrs: Mapping[str, Any] | None,
     rule: _Rule,
     checked: bool,
     max_inline: int | None = None,
     blobs: BlobStore | None = None,
-) -> str:
-    """``"attributes":[...]``, or "" when no attribute is left to write."""
+) -> int:
+    """Append the ``KeyValue`` objects of ``attrs``, comma-separated; how many.
+
+    A large string value goes in as a fragment of its own, so its bytes are
+    copied once more (when the request is joined), not at every level.
+    """
     if not attrs:
-        return ""
+        return 0
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: iterate its dict, no lock
     pairs = rule.pairs
     keys = rule.keys
     redact = rule.redact
-    out: list[str] = []
     append = out.append
+    n = 0
     for key, value in attrs.items():
         t = type(value)
         small = (
@@ -226,14 +228,15 @@ def _attributes(
         if small:
             hit = pairs.get((key, t, value))
             if hit is not None:
-                append(hit)
+                append("," + hit if n else hit)
+                n += 1
                 continue
         name = key
         try:
             if redact is not None and redact(key):
                 body = _REDACTED
             elif t is str:
-                body = '{"stringValue":' + _str(value) + "}"
+                body = _str(value)
             elif (
                 t is bytes
                 and blobs is not None
@@ -250,28 +253,60 @@ def _attributes(
                 if len(keys) > _CACHE_MAX:
                     keys.clear()
                 head = keys[name] = ('{"key":' + _str(name) + ',"value":') if name else '{"value":'
-            field = head + body + "}"
+            if t is str and body is not _REDACTED:
+                head += '{"stringValue":'
+                tail = "}}"
+            else:
+                tail = "}"
             if checked:
-                field.encode("utf-8")  # a lone surrogate: skipped, as encode_spans skips it
+                (head + body).encode("utf-8")  # a lone surrogate: skipped, as encode_spans does
         except (TypeError, ValueError) as exc:
             _skip(key, exc)
             continue
+        if n:
+            head = "," + head
+        n += 1
+        if len(body) > 512:
+            out += (head, body, tail)
+            continue
+        field = head + body + tail
         if small:
             if len(pairs) > _CACHE_MAX:
                 pairs.clear()
-            pairs[(key, t, value)] = field
+            pairs[(key, t, value)] = field.lstrip(",")
         append(field)
-    if not out:
-        return ""
-    return '"attributes":[' + ",".join(out) + "]"
+    return n
+
+
+def _attributes_field(
+    out: list[str],
+    sep: str,
+    attrs: Mapping[str, Any] | None,
+    rule: _Rule,
+    checked: bool,
+    max_inline: int | None = None,
+    blobs: BlobStore | None = None,
+) -> str:
+    """``"attributes":[...]`` after ``sep`` when any attribute is left; the next separator."""
+    if not attrs:
+        return sep
+    mark = len(out)
+    out.append(sep + '"attributes":[')
+    if _attributes(out, attrs, rule, checked, max_inline, blobs):
+        out.append("]")
+        return ","
+    del out[mark:]
+    return sep
 
 
 def _resource_block(resource: Any, rule: _Rule, checked: bool) -> str:
     hit = rule.blocks.get(id(resource))
     if hit is not None and hit[0] is resource:
         return hit[1]
-    attrs = _attributes(resource.attributes, rule, checked)
-    data = '"resource":{' + attrs + "}"
+    out = ['"resource":{']
+    _attributes_field(out, "", resource.attributes, rule, checked)
+    out.append("}")
+    data = "".join(out)
     _remember(rule, resource, data)
     return data
 
@@ -282,15 +317,17 @@ def _scope_block(scope: Any, rule: _Rule, checked: bool) -> str:
     hit = rule.blocks.get(id(scope))
     if hit is not None and hit[0] is scope:
         return hit[1]
-    fields = []
+    out = ['"scope":{']
+    sep = ""
     if scope.name:
-        fields.append('"name":' + _str(scope.name))
+        out.append('"name":' + _str(scope.name))
+        sep = ","
     if scope.version:
-        fields.append('"version":' + _str(scope.version))
-    attrs = _attributes(scope.attributes, rule, checked)
-    if attrs:
-        fields.append(attrs)
-    data = '"scope":{' + ",".join(fields) + "}"
+        out.append(sep + '"version":' + _str(scope.version))
+        sep = ","
+    _attributes_field(out, sep, scope.attributes, rule, checked)
+    out.append("}")
+    data = "".join(out)
     if checked:
         data.encode("utf-8")
     _remember(rule, scope, data)
@@ -309,87 +346,93 @@ def _span(
     checked: bool,
     max_inline: int | None,
     blobs: BlobStore | None,
-) -> str:
-    """One span object, with the fields ``encode_request`` writes for it."""
+) -> list[str]:
+    """One span object, as fragments, with the fields ``encode_request`` writes for it."""
     ctx = span.get_span_context()
     if ctx is None:
         raise ValueError(f"span {span.name!r} has no span context")
-    fields = []
+    head = []
     if ctx.trace_id:
-        fields.append(f'"traceId":"{ctx.trace_id:032x}"')
+        head.append(f'"traceId":"{ctx.trace_id:032x}"')
     if ctx.span_id:
-        fields.append(f'"spanId":"{ctx.span_id:016x}"')
+        head.append(f'"spanId":"{ctx.span_id:016x}"')
     if ctx.trace_state:
-        fields.append(
+        head.append(
             '"traceState":' + _str(",".join([f"{k}={v}" for k, v in ctx.trace_state.items()]))
         )
     parent = span.parent
     if parent and parent.span_id:
-        fields.append(f'"parentSpanId":"{parent.span_id:016x}"')
-    fields.append(_FLAGS_REMOTE if parent is not None and parent.is_remote else _FLAGS_LOCAL)
+        head.append(f'"parentSpanId":"{parent.span_id:016x}"')
+    head.append(_FLAGS_REMOTE if parent is not None and parent.is_remote else _FLAGS_LOCAL)
     if span.name:
-        fields.append('"name":' + _str(span.name))
-    fields.append(_KIND[span.kind])
+        head.append('"name":' + _str(span.name))
+    head.append(_KIND[span.kind])
     if span.start_time:
-        fields.append(f'"startTimeUnixNano":"{span.start_time}"')
+        head.append(f'"startTimeUnixNano":"{span.start_time}"')
     if span.end_time:
-        fields.append(f'"endTimeUnixNano":"{span.end_time}"')
+        head.append(f'"endTimeUnixNano":"{span.end_time}"')
+    if checked:
+        ",".join(head).encode("utf-8")  # a name with a lone surrogate: the span cannot go
+    out = ["{" + ",".join(head)]
     attrs = getattr(span, "_attributes", None)  # the mapping ReadableSpan.attributes wraps
     if attrs is None:
         attrs = span.attributes
-    text = _attributes(attrs, rule, checked, max_inline, blobs)
-    if text:
-        fields.append(text)
+    _attributes_field(out, ",", attrs, rule, checked, max_inline, blobs)
     if span.dropped_attributes:
-        fields.append(f'"droppedAttributesCount":{span.dropped_attributes}')
+        out.append(f',"droppedAttributesCount":{span.dropped_attributes}')
     if span.events:
-        events = []
+        sep = ',"events":['
         for event in span.events:
-            parts = []
+            out.append(sep + "{")
+            sep = ","
+            inner = ""
             if event.timestamp:
-                parts.append(f'"timeUnixNano":"{event.timestamp}"')
+                out.append(f'"timeUnixNano":"{event.timestamp}"')
+                inner = ","
             if event.name:
-                parts.append('"name":' + _str(event.name))
-            text = _attributes(event.attributes, rule, checked, max_inline, blobs)
-            if text:
-                parts.append(text)
+                if checked:
+                    event.name.encode("utf-8")
+                out.append(inner + '"name":' + _str(event.name))
+                inner = ","
+            inner = _attributes_field(
+                out, inner, event.attributes, rule, checked, max_inline, blobs
+            )
             if event.dropped_attributes:
-                parts.append(f'"droppedAttributesCount":{event.dropped_attributes}')
-            events.append("{" + ",".join(parts) + "}")
-        fields.append('"events":[' + ",".join(events) + "]")
+                out.append(f'{inner}"droppedAttributesCount":{event.dropped_attributes}')
+            out.append("}")
+        out.append("]")
     if span.dropped_events:
-        fields.append(f'"droppedEventsCount":{span.dropped_events}')
+        out.append(f',"droppedEventsCount":{span.dropped_events}')
     if span.links:
-        links = []
+        sep = ',"links":['
         for link in span.links:
             lc = link.context
-            parts = []
+            ids = []
             if lc.trace_id:
-                parts.append(f'"traceId":"{lc.trace_id:032x}"')
+                ids.append(f'"traceId":"{lc.trace_id:032x}"')
             if lc.span_id:
-                parts.append(f'"spanId":"{lc.span_id:016x}"')
-            text = _attributes(link.attributes, rule, checked)
-            if text:
-                parts.append(text)
+                ids.append(f'"spanId":"{lc.span_id:016x}"')
+            out.append(sep + "{" + ",".join(ids))
+            sep = ","
+            inner = _attributes_field(out, "," if ids else "", link.attributes, rule, checked)
             if link.dropped_attributes:
-                parts.append(f'"droppedAttributesCount":{link.dropped_attributes}')
-            parts.append(_FLAGS_REMOTE if lc.is_remote else _FLAGS_LOCAL)
-            links.append("{" + ",".join(parts) + "}")
-        fields.append('"links":[' + ",".join(links) + "]")
+                out.append(f'{inner}"droppedAttributesCount":{link.dropped_attributes}')
+                inner = ","
+            out.append(inner + (_FLAGS_REMOTE if lc.is_remote else _FLAGS_LOCAL) + "}")
+        out.append("]")
     if span.dropped_links:
-        fields.append(f'"droppedLinksCount":{span.dropped_links}')
+        out.append(f',"droppedLinksCount":{span.dropped_links}')
     status = span.status
     parts = []
     if status is not None:
         if status.description:
+            if checked:
+                status.description.encode("utf-8")
             parts.append('"message":' + _str(status.description))
         if status.status_code.value:
             parts.append(f'"code":{status.status_code.value}')
-    fields.append('"status":{' + ",".join(parts) + "}")
-    data = "{" + ",".join(fields) + "}"
-    if checked:
-        data.encode("utf-8")  # a name with a lone surrogate: the span cannot be written
-    return data
+    out.append(',"status":{' + ",".join(parts) + "}}")
+    return out
 
 
 def encode_json_request(
@@ -406,11 +449,11 @@ def encode_json_request(
     in the bytes pdata's ``JSONMarshaler`` would write for it.
     """
     try:
-        return _encode(spans, max_inline, blobs, redact_key, checked=False).encode("utf-8")
+        return "".join(_encode(spans, max_inline, blobs, redact_key, checked=False)).encode()
     except UnicodeEncodeError:
         # A lone surrogate somewhere: find it, skip that attribute (or raise for a
         # name), as the protobuf encoder does.  Rare, so the common path never checks.
-        return _encode(spans, max_inline, blobs, redact_key, checked=True).encode("utf-8")
+        return "".join(_encode(spans, max_inline, blobs, redact_key, checked=True)).encode()
 
 
 def _encode(
@@ -419,32 +462,36 @@ def _encode(
     blobs: BlobStore | None,
     redact_key: RedactKey | None,
     checked: bool,
-) -> str:
-    rule = _rule(redact_key)
-    if checked:
-        rule = _Rule(redact_key)  # the fast path may have cached unencodable text
+) -> list[str]:
+    # The fast path may have cached text that cannot be encoded: check with fresh caches.
+    rule = _Rule(redact_key) if checked else _rule(redact_key)
     root = _Group(None)
     for span in spans:
-        text = _span(span, rule, checked, max_inline, blobs)
+        fragments = _span(span, rule, checked, max_inline, blobs)
         group = root.child(span.resource).child(span.instrumentation_scope or None)
-        group.pieces.append(text)
-    out = []
-    for rg in root.subgroups:
+        group.pieces.append(fragments)
+    out = ['{"resourceSpans":[']
+    for i, rg in enumerate(root.subgroups):
         resource = rg.key
-        scopes = []
-        for sg in rg.subgroups:
+        out.append(("{" if i == 0 else ",{") + _resource_block(resource, rule, checked))
+        for j, sg in enumerate(rg.subgroups):
             scope = sg.key
-            body = _scope_block(scope, rule, checked)
-            body += ',"spans":[' + ",".join(sg.pieces) + "]"
+            out.append(
+                (',"scopeSpans":[{' if j == 0 else ",{") + _scope_block(scope, rule, checked)
+            )
+            for k, fragments in enumerate(sg.pieces):
+                out.append(',"spans":[' if k == 0 else ",")
+                out += fragments
+            out.append("]")
             if scope is not None and scope.schema_url:
-                body += ',"schemaUrl":' + _str(scope.schema_url)
-            scopes.append("{" + body + "}")
-        block = _resource_block(resource, rule, checked) + ',"scopeSpans":[' + ",".join(scopes)
-        block += "]"
+                out.append(',"schemaUrl":' + _str(scope.schema_url))
+            out.append("}")
+        out.append("]")
         if resource.schema_url:
-            block += ',"schemaUrl":' + _str(resource.schema_url)
-        out.append("{" + block + "}")
-    return '{"resourceSpans":[' + ",".join(out) + "]}"
+            out.append(',"schemaUrl":' + _str(resource.schema_url))
+        out.append("}")
+    out.append("]}")
+    return out
 
 
 # --- protobuf requests ---------------------------------------------------------------------
