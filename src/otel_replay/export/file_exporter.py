@@ -38,6 +38,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -51,7 +52,7 @@ from . import rotation as rot
 from .encoder import encode_request
 from .json_encoder import encode_json_request
 
-__all__ = ["FORMATS", "FileSpanExporter", "NotATraceFile"]
+__all__ = ["COMPRESSIONS", "FORMATS", "FileSpanExporter", "NotATraceFile", "frame"]
 
 logger = logging.getLogger("otel_replay")
 
@@ -360,16 +361,14 @@ class FileSpanExporter(SpanExporter):
         return True
 
     def _frame(self, body: bytes) -> bytes:
-        if self._lines:
-            return body + b"\n"
+        compressor = None
         if self.compression == "zstd":
             compressor = getattr(self._local, "zstd", None)
             if compressor is None:
                 import zstandard
 
                 compressor = self._local.zstd = zstandard.ZstdCompressor()
-            body = compressor.compress(body)
-        return framing.HEADER.pack(len(body)) + body
+        return frame(body, self.format, self.compression, compressor)
 
     def _encode(self, spans: Sequence[ReadableSpan]) -> tuple[bytes, int]:
         """The request body, and how many spans had to be left out."""
@@ -439,6 +438,27 @@ class FileSpanExporter(SpanExporter):
             logger.error(
                 "otel-replay: %d spans could not be written to %s", self.dropped, self.path
             )
+
+
+def frame(
+    body: bytes, format: str, compression: str | None = None, compressor: Any = None
+) -> bytes:
+    """One record of a request body, as the Collector's file exporter frames it.
+
+    ``json`` without compression: the body and a newline.  Otherwise a 4-byte
+    big-endian length and the body, zstd-compressed (as its own frame) with
+    ``compression="zstd"`` (``compressor``: a ``zstandard.ZstdCompressor`` to reuse).
+    """
+    if compression is None:
+        if format == "json":
+            return body + b"\n"
+    else:
+        if compressor is None:
+            import zstandard
+
+            compressor = zstandard.ZstdCompressor()
+        body = compressor.compress(body)
+    return framing.HEADER.pack(len(body)) + body
 
 
 def _last_line_end(fd: int, size: int, chunk: int = 1 << 16) -> int:
