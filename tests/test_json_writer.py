@@ -365,6 +365,51 @@ def test_strings_as_json_iterator_writes_them(text: str, expected: str) -> None:
     }
 
 
+def json_iterator_string(text: str) -> str:
+    """json-iterator's Stream.WriteString, one character at a time (its writeStringSlowPath)."""
+    out = ['"']
+    for c in text:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\t":
+            out.append("\\t")
+        elif ord(c) < 0x20:
+            out.append(f"\\u00{ord(c):02x}")
+        else:
+            out.append(c)
+    return "".join(out) + '"'
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(),
+        st.text(min_size=250, max_size=3000),
+        st.text(alphabet='"\\\n\t\r\b\f\x01\x1f\x7fab{}ü\u2028🚀', min_size=200, max_size=600),
+    )
+)
+def test_every_string_escapes_as_json_iterator_does(text: str) -> None:
+    message = ExportTraceServiceRequest()
+    kv = message.resource_spans.add().resource.attributes.add()
+    kv.key = text
+    kv.value.string_value = text
+    expected = json_iterator_string(text)
+    out = request_to_json(message).decode()
+    assert out == (
+        '{"resourceSpans":[{"resource":{"attributes":[{"key":'
+        + expected
+        + ',"value":{"stringValue":'
+        + expected
+        + "}}]}}]}"
+        if text
+        else '{"resourceSpans":[{"resource":{"attributes":[{"value":{"stringValue":""}}]}}]}'
+    )
+
+
 def test_empty_requests_and_empty_values() -> None:
     assert request_to_json(ExportTraceServiceRequest()) == b"{}"
     assert request_to_json(ExportLogsServiceRequest()) == b"{}"
