@@ -1,4 +1,4 @@
-"""``otel-replay``: show and check recorded runs.
+"""``otel-replay``: show, check, export and convert recorded runs.
 
 Exit codes: 0 ok; 1 a check failed (or a replay diverged); 2 bad usage or
 unreadable input, with a one-line reason naming the file and byte offset.
@@ -255,6 +255,69 @@ def export(
     from ..runs.load import Runs
 
     _report_problems(Runs(problems=problems))
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="IN...")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    required=True,
+    metavar="OUT",
+    help="The file to write ('-': standard output); its payload blobs go beside it.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["proto", "json"]),
+    default="proto",
+    show_default=True,
+    help="proto: 4-byte length + protobuf request per record; json: one OTLP/JSON "
+    "request per line (the Collector file exporter's two formats).",
+)
+@click.option(
+    "--zstd",
+    is_flag=True,
+    help="Compress each record as its own zstd frame inside the 4-byte length prefix "
+    "(the Collector's compression: zstd; JSON records are length-prefixed then).",
+)
+def convert(inputs: tuple[str, ...], output: str, fmt: str, zstd: bool) -> None:
+    """Convert stored spans and log records to a Collector dump format.
+
+    IN is anything `show` reads (files, directories, globs, -, URLs; spans and
+    logs).  Each request is written as the Collector's file exporter would
+    have written it, batches and everything in them kept.  Input faults are
+    reported after converting every good record, with exit 2.
+    """
+    from ..export.convert import convert as run
+    from ..store.errors import FormatError
+
+    problems: list[FormatError] = []
+    try:
+        summary = run(
+            inputs, output, format=fmt, compression="zstd" if zstd else None, problems=problems
+        )
+    except ValueError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or output}: {exc.strerror or exc}")
+    what = _count(summary.spans, "span")
+    if summary.log_records:
+        what += " and " + _count(summary.log_records, "log record")
+    blobs = f", {_count(summary.blobs, 'payload blob')} copied" if summary.blobs else ""
+    click.echo(
+        f"converted {what} in {_count(summary.requests, 'request')} to {output} ({fmt}"
+        f"{', zstd' if zstd else ''}){blobs}",
+        err=output == "-",
+    )
+    from ..runs.load import Runs
+
+    _report_problems(Runs(problems=problems))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def main() -> None:

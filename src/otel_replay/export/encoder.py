@@ -375,7 +375,7 @@ class _Group:
 
     def __init__(self, key: Any) -> None:
         self.key = key
-        self.pieces: list[bytes] = []  # encoded spans, each after its field header
+        self.pieces: list[Any] = []  # encoded spans (bytes after their field header, or JSON)
         self.size = 0
         self.subgroups: list[_Group] = []
         self.by_id: dict[int, _Group] = {}

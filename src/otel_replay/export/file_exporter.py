@@ -1,13 +1,32 @@
-"""``FileSpanExporter``: spans to a local file in the Collector's proto dump format.
+"""``FileSpanExporter``: spans to a local file, as the Collector ``fileexporter`` writes them.
 
-Each export writes one record (see :mod:`otel_replay.store.framing`), what
-the Collector ``fileexporter`` writes with ``format: proto``, so one reader
-serves both.  The record goes out in a single ``write`` on an ``O_APPEND``
-descriptor under an exclusive ``flock``: several processes may append to one
-file, and once ``export`` returns the bytes are in the OS (a killed process
-loses nothing exported).  A torn tail left by a killed writer is cut before
-appending.  Exporting never raises: failures are counted in :attr:`dropped`
-and logged once.
+Each export writes one record, in one of the Collector's layouts:
+
+``format: proto`` (default)  a 4-byte big-endian length and the serialized
+                             ``ExportTraceServiceRequest`` (:mod:`otel_replay.store.framing`)
+``format: json``             the request as one line of OTLP/JSON, byte for byte what
+                             pdata's ``JSONMarshaler`` writes (:mod:`.json_encoder`)
+``compression: zstd``        either one compressed as a zstd frame of its own, inside
+                             the 4-byte length prefix (the Collector length-prefixes
+                             compressed JSON too)
+
+so one reader serves both.  The record goes out in a single ``write`` on an
+``O_APPEND`` descriptor under an exclusive ``flock``: several processes may
+append to one file, and once ``export`` returns the bytes are in the OS (a
+killed process loses nothing exported).  A torn tail left by a killed writer
+is cut before appending.
+
+With rotation (``max_megabytes``), a record that would take the file past
+the limit first renames it ``<name>-<UTC time><ext>``, lumberjack's name, and
+starts a new file; old backups are pruned by count and age.  The rename
+happens under the lock of the file renamed, and a writer checks, under its
+lock, that the path still names the file it holds before appending, so
+processes sharing a file follow each other's rotations.  Payloads moved to
+the blob store stay in the live name's ``.blobs`` directory, shared by every
+backup (``load`` looks there for a rotated file's blobs).
+
+Exporting never raises: failures are counted in :attr:`dropped` and logged
+once; settings that make no sense are logged and replaced by defaults.
 """
 
 from __future__ import annotations
@@ -18,7 +37,8 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -27,31 +47,91 @@ from ..blobs import BlobStore
 from ..capture.redaction import redactor
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
+from ..store.index import SUFFIX as INDEX_SUFFIX
+from . import rotation as rot
 from .encoder import encode_request
+from .json_encoder import encode_json_request
 
-__all__ = ["FileSpanExporter"]
+__all__ = ["COMPRESSIONS", "FORMATS", "FileSpanExporter", "NotATraceFile", "frame"]
 
 logger = logging.getLogger("otel_replay")
+
+FORMATS = ("proto", "json")
+COMPRESSIONS = ("zstd",)
+_TRUE = ("1", "true", "yes", "on")
 
 
 def _env_int(name: str, default: int) -> int:
     try:
         return int(os.environ.get(name, default))
     except ValueError:
+        logger.warning(
+            "otel-replay: %s=%r is not an integer; using %s", name, os.environ[name], default
+        )
         return default
 
 
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        logger.warning(
+            "otel-replay: %s=%r is not a number; using %s", name, os.environ[name], default
+        )
+        return default
+
+
+def _env_bool(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in _TRUE
+
+
+def _choice(
+    value: str | None, env: str, choices: tuple[str, ...], default: str | None
+) -> str | None:
+    """``value``, else the environment's; one of ``choices`` ("none" for no choice)."""
+    raw = value if value is not None else os.environ.get(env)
+    if raw is None or not raw.strip():
+        return default
+    text = raw.strip().lower()
+    if text in choices:
+        return text
+    if text == "none" and default is None:
+        return None
+    logger.warning(
+        "otel-replay: %s %r is not one of %s; using %s",
+        env,
+        raw,
+        ", ".join(choices),
+        default or "none",
+    )
+    return default
+
+
 class NotATraceFile(OSError):
-    """The file holds something other than length-prefixed OTLP records."""
+    """The file holds something other than records of the exporter's format."""
 
 
 class FileSpanExporter(SpanExporter):
     """Append spans to ``path`` (default ``OTEL_REPLAY_FILE`` or ``otel-replay.otlp``).
 
-    Payloads larger than ``max_inline_bytes`` (``OTEL_REPLAY_MAX_INLINE_BYTES``)
-    go to the blob store beside the file; ``fsync`` (``OTEL_REPLAY_FSYNC``)
-    also survives a machine crash, at a cost per export.  Spans that could not
-    be written are counted in :attr:`dropped`.
+    Every setting has an environment variable, read when the argument is not
+    given (the SDK builds ``OTEL_TRACES_EXPORTER=otel_replay_file`` without
+    arguments):
+
+    - ``format`` (``OTEL_REPLAY_FORMAT``): ``proto`` (default) or ``json``
+    - ``compression`` (``OTEL_REPLAY_COMPRESSION``): ``zstd``, or none (default)
+    - ``max_megabytes`` (``OTEL_REPLAY_ROTATE_MB``): rotate before the file
+      grows past this size; unset or 0: never rotate
+    - ``max_backups`` (``OTEL_REPLAY_ROTATE_MAX_BACKUPS``, default 100, 0 keeps
+      all), ``max_days`` (``OTEL_REPLAY_ROTATE_MAX_DAYS``, default 0: any age),
+      ``localtime`` (``OTEL_REPLAY_ROTATE_LOCALTIME``): as the Collector's
+      ``rotation:`` block
+    - ``max_inline_bytes`` (``OTEL_REPLAY_MAX_INLINE_BYTES``): larger exact
+      payloads go to the blob store beside the file
+    - ``fsync`` (``OTEL_REPLAY_FSYNC``): also survive a machine crash, at a
+      cost per export
+
+    Spans that could not be written are counted in :attr:`dropped`.
     """
 
     def __init__(
@@ -60,32 +140,73 @@ class FileSpanExporter(SpanExporter):
         *,
         max_inline_bytes: int | None = None,
         fsync: bool | None = None,
+        format: str | None = None,  # the Collector's name for it
+        compression: str | None = None,
+        max_megabytes: float | None = None,
+        max_backups: int | None = None,
+        max_days: float | None = None,
+        localtime: bool | None = None,
     ) -> None:
+        self.format = _choice(format, "OTEL_REPLAY_FORMAT", FORMATS, "proto") or "proto"
+        self.compression = _choice(compression, "OTEL_REPLAY_COMPRESSION", COMPRESSIONS, None)
+        default_name = "otel-replay.jsonl" if self.format == "json" else "otel-replay.otlp"
         self.path = (
             os.fspath(path)
             if path is not None
-            else os.environ.get("OTEL_REPLAY_FILE", "otel-replay.otlp")
+            else os.environ.get("OTEL_REPLAY_FILE", default_name)
         )
         self.max_inline = (
             max_inline_bytes
             if max_inline_bytes is not None
             else _env_int("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
         )
-        self.fsync = (
-            fsync
-            if fsync is not None
-            else os.environ.get("OTEL_REPLAY_FSYNC", "").strip().lower() in ("1", "true", "yes")
-        )
+        self.fsync = fsync if fsync is not None else _env_bool("OTEL_REPLAY_FSYNC")
+        self.rotation = self._rotation(max_megabytes, max_backups, max_days, localtime)
+        #: JSON lines: a line per record; otherwise 4-byte length-prefixed records.
+        self._lines = self.format == "json" and self.compression is None
         self.blobs = BlobStore(self.path)
         self.dropped = 0
         self._count_lock = threading.Lock()
         self._warned = False
+        self._warned_oversize = False
         self._closed = False
+        self._local = threading.local()  # a zstd compressor per thread
         self._reset()
         ref = weakref.WeakMethod(self._reset)
         # The child must not share our descriptor: flock locks belong to the
         # open file, so parent and child would not exclude each other.
         os.register_at_fork(after_in_child=lambda: (m := ref()) and m(inherited=True))
+
+    @staticmethod
+    def _rotation(
+        max_megabytes: float | None,
+        max_backups: int | None,
+        max_days: float | None,
+        localtime: bool | None,
+    ) -> rot.Rotation | None:
+        mb = max_megabytes if max_megabytes is not None else _env_float("OTEL_REPLAY_ROTATE_MB", 0)
+        if not mb or mb <= 0:
+            return None
+        backups = (
+            max_backups
+            if max_backups is not None
+            else _env_int("OTEL_REPLAY_ROTATE_MAX_BACKUPS", rot.Rotation.max_backups)
+        )
+        days = max_days if max_days is not None else _env_float("OTEL_REPLAY_ROTATE_MAX_DAYS", 0)
+        if backups < 0 or days < 0:
+            logger.warning(
+                "otel-replay: negative rotation limits (max_backups %s, max_days %s) mean no limit",
+                backups,
+                days,
+            )
+        if localtime is None:
+            localtime = _env_bool("OTEL_REPLAY_ROTATE_LOCALTIME")
+        return rot.Rotation(
+            max_megabytes=mb,
+            max_backups=max(0, backups),
+            max_days=max(0.0, days),
+            localtime=localtime,
+        )
 
     def _reset(self, inherited: bool = False) -> None:
         if inherited and self._fd is not None:
@@ -108,6 +229,23 @@ class FileSpanExporter(SpanExporter):
             self._end = None  # checked under the lock before the first append
         return self._fd
 
+    def _drop_fd(self) -> None:
+        """Close our descriptor (which releases its lock); the next append reopens the path."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+        self._fd = None
+        self._end = None
+
+    def _still_named(self, fd: int) -> bool:
+        """Whether the path still names the file ``fd`` holds (not rotated or deleted since)."""
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
     def _tail(self, fd: int) -> int:
         """Offset where the next record lands, after cutting a torn tail (lock held)."""
         size = os.fstat(fd).st_size
@@ -116,17 +254,23 @@ class FileSpanExporter(SpanExporter):
         # Someone else appended (or this is our first write): their records
         # should chain from where ours ended.
         start = self._end if self._end is not None and self._end <= size else 0
-        end = framing.walk(fd, start, size)
-        if end != size and start:
-            end = framing.walk(fd, 0, size)  # confirm from the start before cutting
-        if end != size:
+        if self._lines:
+            # Whole lines end in a newline; a file not starting with "{" is not ours.
+            end = _last_line_end(fd, size)
+            foreign = size > 0 and os.pread(fd, 1, 0) != b"{"
+        else:
+            end = framing.walk(fd, start, size)
+            if end != size and start:
+                end = framing.walk(fd, 0, size)  # confirm from the start before cutting
             # Past a good record the tail can only be a killed writer's; a file
             # whose very first record is implausible is somebody else's file.
-            if end == 0 and not framing.looks_torn(fd, end):
-                raise NotATraceFile(
-                    f"{self.path} does not look like a length-prefixed OTLP file "
-                    f"(at byte {end}); not appending to it"
-                )
+            foreign = end == 0 and size > 0 and not framing.looks_torn(fd, 0)
+        if foreign:
+            raise NotATraceFile(
+                f"{self.path} does not look like a file of {self._describe()} "
+                f"(at byte {end}); not appending to it"
+            )
+        if end != size:
             logger.warning(
                 "otel-replay: %s ends in a torn record at byte %d (a writer was killed); "
                 "cutting %d bytes before appending",
@@ -137,41 +281,104 @@ class FileSpanExporter(SpanExporter):
             os.ftruncate(fd, end)
         return end
 
+    def _describe(self) -> str:
+        layout = "OTLP/JSON lines" if self._lines else "length-prefixed OTLP records"
+        return layout + (" (zstd)" if self.compression else "")
+
     def _append(self, record: bytes) -> None:
         with self._lock:
             if self._closed:
                 raise ValueError("exporter is shut down")
-            fd = self._open()
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                start = self._tail(fd)
-                self._end = None
+            # Each pass either appends, or makes way: follows another writer's
+            # rotation (or deletion) of the path, or rotates the full file itself.
+            for _ in range(1000):
+                fd = self._open()
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if not self._still_named(fd):
+                    self._drop_fd()
+                    continue
                 try:
-                    view = memoryview(record)
-                    while view:
-                        written = os.write(fd, view)
-                        if written <= 0:
-                            raise OSError("write returned 0")
-                        view = view[written:]
-                except BaseException:
-                    # A partial record would hide every later one from readers.
-                    with contextlib.suppress(OSError):
-                        os.ftruncate(fd, start)
-                    raise
-                self._end = start + len(record)
-                if self.fsync:
-                    os.fsync(fd)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                    start = self._tail(fd)
+                    if self._rotate_before(fd, start, len(record)):
+                        self._drop_fd()
+                        continue
+                    self._write(fd, start, record)
+                finally:
+                    if self._fd == fd:
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+                return
+            raise OSError(f"{self.path} kept changing under the exporter")
+
+    def _write(self, fd: int, start: int, record: bytes) -> None:
+        self._end = None
+        try:
+            view = memoryview(record)
+            while view:
+                written = os.write(fd, view)
+                if written <= 0:
+                    raise OSError("write returned 0")
+                view = view[written:]
+        except BaseException:
+            # A partial record would hide every later one from readers.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise
+        self._end = start + len(record)
+        if self.fsync:
+            os.fsync(fd)
+
+    def _rotate_before(self, fd: int, size: int, length: int) -> bool:
+        """Rotate when ``length`` more bytes would pass the limit; whether it rotated.
+
+        A record larger than the limit goes alone into a file of its own
+        (lumberjack refuses it; a replay tool must not lose it).
+        """
+        rotation = self.rotation
+        if rotation is None or size + length <= rotation.max_bytes:
+            return False
+        if size == 0:
+            if not self._warned_oversize:
+                self._warned_oversize = True
+                logger.warning(
+                    "otel-replay: a record of %d bytes is larger than the rotation size of "
+                    "%s (%d bytes); it is written alone in a file of its own",
+                    length,
+                    self.path,
+                    rotation.max_bytes,
+                )
+            return False
+        now = rotation.now()
+        backup = rot.free_backup_name(self.path, now)
+        os.rename(self.path, backup)  # under the lock of the file renamed
+        with contextlib.suppress(OSError):  # the index still describes the renamed file
+            os.rename(self.path + INDEX_SUFFIX, backup + INDEX_SUFFIX)
+        if self.fsync:
+            _fsync_dir(os.path.dirname(self.path) or ".")
+        try:
+            rot.prune(self.path, rotation, now)
+        except OSError as exc:
+            logger.warning("otel-replay: cannot prune the backups of %s (%s)", self.path, exc)
+        return True
+
+    def _frame(self, body: bytes) -> bytes:
+        compressor = None
+        if self.compression == "zstd":
+            compressor = getattr(self._local, "zstd", None)
+            if compressor is None:
+                import zstandard
+
+                compressor = self._local.zstd = zstandard.ZstdCompressor()
+        return frame(body, self.format, self.compression, compressor)
 
     def _encode(self, spans: Sequence[ReadableSpan]) -> tuple[bytes, int]:
         """The request body, and how many spans had to be left out."""
         redact = redactor().is_secret_key
+        encoder: Callable[..., bytes] = (
+            encode_json_request if self.format == "json" else encode_request
+        )
 
         def encode(batch: Sequence[ReadableSpan]) -> bytes:
-            return encode_request(
-                batch, max_inline=self.max_inline, blobs=self.blobs, redact_key=redact
-            )
+            return encoder(batch, max_inline=self.max_inline, blobs=self.blobs, redact_key=redact)
 
         try:
             return encode(spans), 0
@@ -205,7 +412,7 @@ class FileSpanExporter(SpanExporter):
             return SpanExportResult.SUCCESS
         try:
             body, left_out = self._encode(spans)
-            self._append(framing.HEADER.pack(len(body)) + body)
+            self._append(self._frame(body))
         except Exception as exc:  # a tracing problem must never reach the app
             self._count(len(spans))
             self._warn(repr(exc))
@@ -226,11 +433,51 @@ class FileSpanExporter(SpanExporter):
         """Close the file; later exports fail (and are counted)."""
         with self._lock:
             self._closed = True
-            if self._fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(self._fd)
-                self._fd = None
+            self._drop_fd()
         if self.dropped:
             logger.error(
                 "otel-replay: %d spans could not be written to %s", self.dropped, self.path
             )
+
+
+def frame(
+    body: bytes, format: str, compression: str | None = None, compressor: Any = None
+) -> bytes:
+    """One record of a request body, as the Collector's file exporter frames it.
+
+    ``json`` without compression: the body and a newline.  Otherwise a 4-byte
+    big-endian length and the body, zstd-compressed (as its own frame) with
+    ``compression="zstd"`` (``compressor``: a ``zstandard.ZstdCompressor`` to reuse).
+    """
+    if compression is None:
+        if format == "json":
+            return body + b"\n"
+    else:
+        if compressor is None:
+            import zstandard
+
+            compressor = zstandard.ZstdCompressor()
+        body = compressor.compress(body)
+    return framing.HEADER.pack(len(body)) + body
+
+
+def _last_line_end(fd: int, size: int, chunk: int = 1 << 16) -> int:
+    """Offset just past the last newline of the file (0 when there is none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - chunk)
+        data = os.pread(fd, end - start, start)
+        i = data.rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        end = start
+    return 0
+
+
+def _fsync_dir(directory: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -11,7 +11,7 @@ from ..payload_attributes import BlobReader
 from ..store.errors import FormatError
 from ..store.reader import RecordReader
 from ..store.records import LogRecord, SpanRecord
-from ..store.sources import expand
+from ..store.sources import expand, rotated_from
 from .build import build_runs
 from .log_events import unjoined
 from .model import Run
@@ -62,6 +62,25 @@ def _inputs(path: str) -> tuple[list[str], FormatError | None]:
     return found, None
 
 
+def _blob_reader(name: str) -> BlobReader:
+    """The blobs beside ``name``; for a rotated file, also those beside its live name.
+
+    A writer that rotates keeps one blob store under the live name, shared by
+    every backup.
+    """
+    own = BlobStore(name).get
+    live = rotated_from(name)
+    if live is None:
+        return own
+    shared = BlobStore(live).get
+
+    def get(ref: str) -> bytes | None:
+        data = own(ref)
+        return data if data is not None else shared(ref)
+
+    return get
+
+
 def load(
     *paths: str | os.PathLike[str],
     strict: bool = False,
@@ -100,7 +119,7 @@ def load(
                     if real in seen:
                         continue  # named twice (a file and its directory): read once
                     seen.add(real)
-                    blob_readers[name] = BlobStore(name).get
+                    blob_readers[name] = _blob_reader(name)
                 reader = RecordReader(name, wanted)
                 for record in reader:
                     if isinstance(record, LogRecord):

@@ -1,7 +1,9 @@
 """The record framing of our trace files: the Collector ``fileexporter``'s ``format: proto``.
 
 Each record is a 4-byte big-endian length followed by a serialized OTLP
-``ExportTraceServiceRequest``; there is no file header.
+``ExportTraceServiceRequest``; there is no file header.  With ``compression:
+zstd`` the body is a zstd frame (of the protobuf request, or of the OTLP/JSON
+one with ``format: json``), framed the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ HEADER_SIZE: Final = 4
 MAX_RECORD: Final = 1 << 30
 #: First byte of every non-empty request: field 1 (``resource_spans``), length-delimited.
 REQUEST_TAG: Final = 0x0A
+#: First bytes a record body may start with: a request, a zstd frame (the
+#: Collector's ``compression: zstd``, either format), or an OTLP/JSON object.
+BODY_STARTS: Final = (REQUEST_TAG, 0x28, ord("{"))
 
 
 def walk(fd: int, start: int, size: int) -> int:
@@ -40,4 +45,4 @@ def looks_torn(fd: int, offset: int) -> bool:
     (length,) = HEADER.unpack(head[:HEADER_SIZE])
     if length > MAX_RECORD:
         return False
-    return len(head) == HEADER_SIZE or head[HEADER_SIZE] == REQUEST_TAG
+    return len(head) == HEADER_SIZE or head[HEADER_SIZE] in BODY_STARTS

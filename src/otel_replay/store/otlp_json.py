@@ -204,3 +204,237 @@ def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
                         if isinstance(lk, Mapping)
                     ],
                 )
+
+
+# --- OTLP/JSON -> protobuf requests (everything kept, for converting) -------------------
+
+
+def _field(d: Mapping[str, Any], camel: str, snake: str) -> Any:
+    """A field by its JSON name or its proto name (pdata reads both)."""
+    value = d.get(camel)
+    return d.get(snake) if value is None else value
+
+
+def _objects(value: Any, what: str) -> list[Mapping[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+        raise JsonShapeError(f"{what} is not a list of objects")
+    return value
+
+
+def _object(value: Any, what: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise JsonShapeError(f"{what} is not an object")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise JsonShapeError(f"{what} is not a string")
+    return value
+
+
+def _id_bytes(value: Any, size: int, what: str) -> bytes:
+    return bytes.fromhex(_id(value, size, what))
+
+
+def _set_any(target: Any, v: Any) -> None:
+    """Fill protobuf ``AnyValue`` ``target`` from OTLP/JSON ``v``."""
+    if not isinstance(v, Mapping):
+        return  # null or not an object: an empty value, as any_value reads it
+    for key in ("stringValue", "string_value"):
+        if key in v:
+            target.string_value = _text(v[key], "stringValue")
+            return
+    for key in ("boolValue", "bool_value"):
+        if key in v:
+            target.bool_value = bool(v[key])
+            return
+    for key in ("intValue", "int_value"):
+        if key in v:
+            target.int_value = _int(v[key], "intValue")
+            return
+    for key in ("doubleValue", "double_value"):
+        if key in v:
+            try:
+                target.double_value = float(v[key])  # a number, or "NaN" / "Infinity"
+            except (TypeError, ValueError):
+                raise JsonShapeError(f"doubleValue {v[key]!r} is not a number") from None
+            return
+    for key in ("bytesValue", "bytes_value"):
+        if key in v:
+            target.bytes_value = any_value({"bytesValue": v[key]})
+            return
+    for key in ("arrayValue", "array_value"):
+        if key in v:
+            array = target.array_value
+            array.SetInParent()
+            for x in _field(_object(v[key], "arrayValue"), "values", "values") or []:
+                _set_any(array.values.add(), x)
+            return
+    for key in ("kvlistValue", "kvlist_value"):
+        if key in v:
+            kvlist = target.kvlist_value
+            kvlist.SetInParent()
+            values = _field(_object(v[key], "kvlistValue"), "values", "values")
+            _set_attributes(kvlist.values, values)
+            return
+
+
+def _set_attributes(target: Any, kvs: Any) -> None:
+    for kv in _objects(kvs, "attributes"):
+        item = target.add()
+        item.key = _text(kv.get("key"), "attribute key")
+        _set_any(item.value, kv.get("value"))
+
+
+def _set_resource(target: Any, doc: Any) -> None:
+    d = _object(doc, "resource")
+    target.SetInParent()
+    _set_attributes(target.attributes, d.get("attributes"))
+    target.dropped_attributes_count = _int(
+        _field(d, "droppedAttributesCount", "dropped_attributes_count"), "droppedAttributesCount"
+    )
+
+
+def _set_scope(target: Any, doc: Any) -> None:
+    d = _object(doc, "scope")
+    target.SetInParent()
+    target.name = _text(d.get("name"), "scope name")
+    target.version = _text(d.get("version"), "scope version")
+    _set_attributes(target.attributes, d.get("attributes"))
+    target.dropped_attributes_count = _int(
+        _field(d, "droppedAttributesCount", "dropped_attributes_count"), "droppedAttributesCount"
+    )
+
+
+def _set_span(sp: Any, s: Mapping[str, Any]) -> None:
+    sp.trace_id = _id_bytes(_field(s, "traceId", "trace_id"), 16, "traceId")
+    sp.span_id = _id_bytes(_field(s, "spanId", "span_id"), 8, "spanId")
+    sp.trace_state = _text(_field(s, "traceState", "trace_state"), "traceState")
+    sp.parent_span_id = _id_bytes(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId")
+    sp.flags = _int(s.get("flags"), "flags")
+    sp.name = _text(s.get("name"), "span name")
+    sp.kind = _enum(s.get("kind", 0), _KINDS, "span kind")
+    sp.start_time_unix_nano = _int(
+        _field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano"
+    )
+    sp.end_time_unix_nano = _int(
+        _field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano"
+    )
+    _set_attributes(sp.attributes, s.get("attributes"))
+    sp.dropped_attributes_count = _int(
+        _field(s, "droppedAttributesCount", "dropped_attributes_count"), "droppedAttributesCount"
+    )
+    for e in _objects(s.get("events"), "events"):
+        event = sp.events.add()
+        event.time_unix_nano = _int(_field(e, "timeUnixNano", "time_unix_nano"), "timeUnixNano")
+        event.name = _text(e.get("name"), "event name")
+        _set_attributes(event.attributes, e.get("attributes"))
+        event.dropped_attributes_count = _int(
+            _field(e, "droppedAttributesCount", "dropped_attributes_count"),
+            "droppedAttributesCount",
+        )
+    sp.dropped_events_count = _int(
+        _field(s, "droppedEventsCount", "dropped_events_count"), "droppedEventsCount"
+    )
+    for lk in _objects(s.get("links"), "links"):
+        link = sp.links.add()
+        link.trace_id = _id_bytes(_field(lk, "traceId", "trace_id"), 16, "link traceId")
+        link.span_id = _id_bytes(_field(lk, "spanId", "span_id"), 8, "link spanId")
+        link.trace_state = _text(_field(lk, "traceState", "trace_state"), "traceState")
+        _set_attributes(link.attributes, lk.get("attributes"))
+        link.dropped_attributes_count = _int(
+            _field(lk, "droppedAttributesCount", "dropped_attributes_count"),
+            "droppedAttributesCount",
+        )
+        link.flags = _int(lk.get("flags"), "flags")
+    sp.dropped_links_count = _int(
+        _field(s, "droppedLinksCount", "dropped_links_count"), "droppedLinksCount"
+    )
+    status = _object(s.get("status"), "status")
+    sp.status.SetInParent()
+    sp.status.message = _text(status.get("message"), "status message")
+    sp.status.code = _enum(status.get("code", 0), _STATUS, "status code")
+
+
+def _set_log(r: Any, d: Mapping[str, Any]) -> None:
+    r.time_unix_nano = _int(_field(d, "timeUnixNano", "time_unix_nano"), "timeUnixNano")
+    r.observed_time_unix_nano = _int(
+        _field(d, "observedTimeUnixNano", "observed_time_unix_nano"), "observedTimeUnixNano"
+    )
+    r.severity_number = _enum(
+        _field(d, "severityNumber", "severity_number") or 0, _SEVERITIES, "severity number"
+    )
+    r.severity_text = _text(_field(d, "severityText", "severity_text"), "severityText")
+    r.body.SetInParent()
+    _set_any(r.body, d.get("body"))
+    _set_attributes(r.attributes, d.get("attributes"))
+    r.dropped_attributes_count = _int(
+        _field(d, "droppedAttributesCount", "dropped_attributes_count"), "droppedAttributesCount"
+    )
+    r.flags = _int(d.get("flags"), "flags")
+    r.trace_id = _id_bytes(_field(d, "traceId", "trace_id"), 16, "traceId")
+    r.span_id = _id_bytes(_field(d, "spanId", "span_id"), 8, "spanId")
+    r.event_name = _text(_field(d, "eventName", "event_name"), "eventName")
+
+
+def request_from_json(doc: Any) -> Any:
+    """One OTLP/JSON request (or ``TracesData`` / ``LogsData``) as its protobuf request.
+
+    Unlike the record readers above, nothing is left out: trace state, flags,
+    dropped counts, schema URLs and scope attributes are kept, so a request
+    converted to protobuf and back writes the same JSON.  The same spellings
+    are read (hex ids in any case, enums as numbers or names, 64-bit integers
+    as strings or numbers, proto field names, ``instrumentationLibrarySpans``).
+    Raises :class:`JsonShapeError` (or :class:`OtherSignalError`).
+    """
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    if isinstance(doc, Mapping) and "resource_spans" in doc:
+        signal = "resourceSpans"
+    elif isinstance(doc, Mapping) and "resource_logs" in doc:
+        signal = "resourceLogs"
+    else:
+        signal = _signal(doc, ("resourceSpans", "resourceLogs"))
+    try:
+        if signal == "resourceLogs":
+            logs = ExportLogsServiceRequest()
+            for rl in _objects(_field(doc, "resourceLogs", "resource_logs"), "resourceLogs"):
+                group = logs.resource_logs.add()
+                _set_resource(group.resource, rl.get("resource"))
+                for sl in _objects(_field(rl, "scopeLogs", "scope_logs"), "scopeLogs"):
+                    scope = group.scope_logs.add()
+                    _set_scope(scope.scope, sl.get("scope"))
+                    for r in _objects(_field(sl, "logRecords", "log_records"), "logRecords"):
+                        _set_log(scope.log_records.add(), r)
+                    scope.schema_url = _text(_field(sl, "schemaUrl", "schema_url"), "schemaUrl")
+                group.schema_url = _text(_field(rl, "schemaUrl", "schema_url"), "schemaUrl")
+            return logs
+        traces = ExportTraceServiceRequest()
+        for rs in _objects(_field(doc, "resourceSpans", "resource_spans"), "resourceSpans"):
+            group = traces.resource_spans.add()
+            _set_resource(group.resource, rs.get("resource"))
+            scopes = _field(rs, "scopeSpans", "scope_spans")
+            if scopes is None:
+                scopes = rs.get("instrumentationLibrarySpans")
+            for ss in _objects(scopes, "scopeSpans"):
+                scope = group.scope_spans.add()
+                _set_scope(scope.scope, ss.get("scope", ss.get("instrumentationLibrary")))
+                for s in _objects(ss.get("spans"), "spans"):
+                    _set_span(scope.spans.add(), s)
+                scope.schema_url = _text(_field(ss, "schemaUrl", "schema_url"), "schemaUrl")
+            group.schema_url = _text(_field(rs, "schemaUrl", "schema_url"), "schemaUrl")
+        return traces
+    except JsonShapeError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:  # a value protobuf will not take
+        raise JsonShapeError(f"not OTLP data ({exc})") from None

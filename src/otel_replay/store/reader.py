@@ -31,7 +31,7 @@ import sys
 import urllib.request
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any, cast
+from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
@@ -247,14 +247,16 @@ class _Open:
         self.file.close()
 
 
-class RecordReader:
-    """Iterate the span and log records of one input (file path, ``-`` for stdin, or http(s) URL).
+T = TypeVar("T")
 
+
+class Reader(Generic[T]):
+    """Iterate what one input (file path, ``-`` for stdin, or http(s) URL) holds.
+
+    The format is detected and the framing undone here; what each message
+    becomes (records, or the protobuf request itself) is up to the subclass.
     Faults land in :attr:`problems`; :attr:`format` says what was detected.
     """
-
-    #: Whether log records are wanted; when not, they are skipped and reported once.
-    logs = True
 
     def __init__(
         self, path: str | os.PathLike[str], trace_ids: Iterable[str] | None = None
@@ -266,26 +268,39 @@ class RecordReader:
         #: is then read through its trace index (built on first use).
         self.trace_ids = None if trace_ids is None else {t.lower() for t in trace_ids}
         self.used_index = False
-        self._skipped_logs = False
 
     def _keep(self, trace_id: str) -> bool:
         wanted = self.trace_ids
         return wanted is None or trace_id in wanted or any(trace_id.startswith(w) for w in wanted)
 
-    def _select(self, records: Iterable[Record], offset: int) -> Iterator[Record]:
-        """The wanted ones of the records of one message at ``offset``."""
-        for record in records:
-            if not self.logs and isinstance(record, LogRecord):
-                if not self._skipped_logs:
-                    self._skipped_logs = True
-                    self.problems.append(
-                        FormatError(self.path, offset, "OTLP logs data, not traces")
-                    )
-                return  # a message holds one signal: the rest are log records too
-            if self.trace_ids is None or self._keep(record.trace_id):
-                yield record
+    # --- what a message becomes --------------------------------------------------------
 
-    def __iter__(self) -> Iterator[Record]:
+    def _from_body(
+        self, body: bytes, offset: int, keep: Callable[[str], bool] | None
+    ) -> Iterable[T]:
+        """A framed message (protobuf or OTLP/JSON, maybe zstd-compressed)."""
+        raise NotImplementedError
+
+    def _from_proto(
+        self, data: bytes, offset: int, keep: Callable[[str], bool] | None
+    ) -> Iterable[T]:
+        """One bare protobuf message."""
+        raise NotImplementedError
+
+    def _from_doc(self, doc: Any, offset: int) -> Iterable[T]:
+        """One parsed OTLP/JSON document (raises :class:`JsonShapeError`)."""
+        raise NotImplementedError
+
+    def _from_phoenix(self, data: bytes) -> Iterable[T]:
+        """A Phoenix REST answer."""
+        raise NotImplementedError
+
+    def _loads(self, data: bytes) -> Any:
+        return json.loads(data)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[T]:
         try:
             opened = _Open(self.path)
         except OSError as exc:
@@ -308,7 +323,7 @@ class RecordReader:
         finally:
             opened.close()
 
-    def _read(self, f: IO[bytes], size: int | None) -> Iterator[Record]:
+    def _read(self, f: IO[bytes], size: int | None) -> Iterator[T]:
         if self.trace_ids is not None and size is not None:
             # A current index means a 4-byte framed dump: no need to sniff it again.
             idx = index.load(self.path)
@@ -327,7 +342,7 @@ class RecordReader:
         if kind == "empty":
             return
         if kind in ("json", "jsonl") and phoenix.looks_like(head):  # a backend's REST answer
-            yield from phoenix.spans_from_response(f.read(), name, self._keep)
+            yield from self._from_phoenix(f.read())
             return
         if kind == "gzip":
             yield from self._read(cast(IO[bytes], gzip.GzipFile(fileobj=f)), None)
@@ -344,14 +359,14 @@ class RecordReader:
         elif kind == "json":
             data = f.read()
             try:
-                doc = json.loads(data)
+                doc = self._loads(data)
             except ValueError as exc:
                 pos = getattr(exc, "pos", 0)
                 raise FormatError(name, pos, f"not JSON ({exc})") from exc
             docs = doc if isinstance(doc, list) else [doc]
             for d in docs:
                 try:
-                    yield from self._select(records_from_json(d, name), 0)
+                    yield from self._from_doc(d, 0)
                 except JsonShapeError as exc:
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
@@ -369,36 +384,79 @@ class RecordReader:
                 f.seek(0)
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
             for offset, body in progress.track(frames, size, f"reading {name}"):
-                yield from self._select(decode_body(body, name, offset, keep), offset)
+                yield from self._from_body(body, offset, keep)
         elif kind == "single":
             keep = None if self.trace_ids is None else self._keep
-            yield from self._select(records_from_proto(f.read(), name, 0, keep), 0)
+            yield from self._from_proto(f.read(), 0, keep)
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 
-    def _through_index(self, idx: index.TraceIndex) -> Iterator[Record]:
+    def _through_index(self, idx: index.TraceIndex) -> Iterator[T]:
         assert self.trace_ids is not None
         self.used_index = True
         found, records = idx.records(self.trace_ids)
         for offset, body in index.read_records(self.path, records):
-            yield from self._select(
-                decode_body(body, self.path, offset, found.__contains__), offset
-            )
+            yield from self._from_body(body, offset, found.__contains__)
 
-    def _json_lines(self, f: IO[bytes]) -> Iterator[Record]:
+    def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
         offset = 0
         for line in f:
             start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
             try:
-                doc: Any = json.loads(line)
-                yield from self._select(records_from_json(doc, self.path), start)
+                doc: Any = self._loads(line)
+                yield from self._from_doc(doc, start)
             except (ValueError, JsonShapeError) as exc:
                 if isinstance(exc, OtherSignalError):
                     raise FormatError(self.path, start, str(exc)) from exc
                 # One bad line costs that line only.
                 self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
+
+
+class RecordReader(Reader[Record]):
+    """Iterate the span and log records of one input (file path, ``-`` for stdin, or http(s) URL).
+
+    Faults land in :attr:`problems`; :attr:`format` says what was detected.
+    """
+
+    #: Whether log records are wanted; when not, they are skipped and reported once.
+    logs = True
+
+    def __init__(
+        self, path: str | os.PathLike[str], trace_ids: Iterable[str] | None = None
+    ) -> None:
+        super().__init__(path, trace_ids)
+        self._skipped_logs = False
+
+    def _select(self, records: Iterable[Record], offset: int) -> Iterator[Record]:
+        """The wanted ones of the records of one message at ``offset``."""
+        for record in records:
+            if not self.logs and isinstance(record, LogRecord):
+                if not self._skipped_logs:
+                    self._skipped_logs = True
+                    self.problems.append(
+                        FormatError(self.path, offset, "OTLP logs data, not traces")
+                    )
+                return  # a message holds one signal: the rest are log records too
+            if self.trace_ids is None or self._keep(record.trace_id):
+                yield record
+
+    def _from_body(
+        self, body: bytes, offset: int, keep: Callable[[str], bool] | None
+    ) -> Iterator[Record]:
+        return self._select(decode_body(body, self.path, offset, keep), offset)
+
+    def _from_proto(
+        self, data: bytes, offset: int, keep: Callable[[str], bool] | None
+    ) -> Iterator[Record]:
+        return self._select(records_from_proto(data, self.path, offset, keep), offset)
+
+    def _from_doc(self, doc: Any, offset: int) -> Iterator[Record]:
+        return self._select(records_from_json(doc, self.path), offset)
+
+    def _from_phoenix(self, data: bytes) -> Iterator[Record]:
+        return phoenix.spans_from_response(data, self.path, self._keep)
 
 
 class SpanReader(RecordReader):

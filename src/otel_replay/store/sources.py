@@ -3,8 +3,11 @@
 A path may be a file, a directory (every data file below it, as the
 Collector's ``group_by`` writes them), a glob, ``-`` for stdin, or an http(s)
 URL.  Rotated sets are read oldest first: the Collector renames
-``name.json`` to ``name-2022-09-14T05-02-14.173.json`` when it rotates, so
-the timestamped files come before the live one.
+``name.json`` to ``name-2022-09-14T05-02-14.173.json`` when it rotates
+(lumberjack, older releases, and our ``FileSpanExporter``) or to
+``name-2022-09-14T05-02-14.173-size.json`` (timberjack, which adds why it
+rotated: ``size``, ``time`` or a reason of the caller's), so the
+timestamped files come before the live one, in the order of their times.
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+#: A rotated name: the live name with the rotation time before its extension and,
+#: from timberjack, the reason (lowercase ``[a-z0-9_-]``, at most 32) after the time.
 _ROTATED = re.compile(
-    r"^(?P<stem>.+)-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3})(?P<ext>\.[^.]*)?$"
+    r"^(?P<stem>.+)-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3})"
+    r"(?:-(?P<reason>[a-z0-9_-]{1,32}?))?(?P<ext>\.[^.]*)?$"
 )
 #: Files in a dump directory that are never span data.
 _SKIP_SUFFIXES = (
@@ -32,13 +38,22 @@ _SKIP_SUFFIXES = (
 )
 
 
-def rotation_key(path: str) -> tuple[str, str, int, str]:
+def rotation_key(path: str) -> tuple[str, str, int, str, str]:
     """Sort key: same set together, rotated files by timestamp, the live file last."""
     directory, name = os.path.split(path)
     m = _ROTATED.match(name)
     if m:
-        return (directory, m["stem"] + (m["ext"] or ""), 0, m["ts"])
-    return (directory, name, 1, "")
+        return (directory, m["stem"] + (m["ext"] or ""), 0, m["ts"], name)
+    return (directory, name, 1, "", name)
+
+
+def rotated_from(path: str | os.PathLike[str]) -> str | None:
+    """The live file a rotated file was renamed from (same directory), or None."""
+    directory, name = os.path.split(os.fspath(path))
+    m = _ROTATED.match(name)
+    if m is None:
+        return None
+    return os.path.join(directory, m["stem"] + (m["ext"] or ""))
 
 
 def _is_data_file(path: Path) -> bool:
