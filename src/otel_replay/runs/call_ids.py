@@ -22,19 +22,17 @@ from .stitch import spelled_value
 
 def repair_call_ids(models: Sequence[Step]) -> int:
     """Fix the output tool-call ids of ``models`` (in call order); return how many changed."""
-    answered = {p.get("id") for s in models for p in _parts(_inputs(s), "tool_call_response")} - {
-        None
-    }
+    answered = {_id(p) for s in models for p in _parts(_inputs(s), "tool_call_response")} - {None}
     fixed = 0
     for step, after in itertools.pairwise(models):
-        wrong = [p for p in _parts(_outputs(step), "tool_call") if p.get("id") not in answered]
+        wrong = [p for p in _parts(_outputs(step), "tool_call") if _id(p) not in answered]
         if not wrong:
             continue
-        mine = {p.get("id") for p in _parts(_outputs(step), "tool_call")}
+        mine = {_id(p) for p in _parts(_outputs(step), "tool_call")}
         offered = [
             p
             for p in _parts(_inputs(after), "tool_call")
-            if p.get("id") in answered and p.get("id") not in mine
+            if _id(p) in answered and _id(p) not in mine
         ]
         for part in wrong:
             match = next((c for c in offered if _same_call(c, part)), None)
@@ -44,6 +42,12 @@ def repair_call_ids(models: Sequence[Step]) -> int:
             part["id"] = match["id"]
             fixed += 1
     return fixed
+
+
+def _id(part: Mapping[str, Any]) -> str | None:
+    """A part's call id; an id that is not a string (a malformed event) is none."""
+    value = part.get("id")
+    return value if isinstance(value, str) else None
 
 
 def _same_call(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
