@@ -327,7 +327,12 @@ class ReplayEngine:
     def _with_candidates(
         self, err: ReplayDivergence, request: W.WireRequest, conv: Conversation
     ) -> ReplayDivergence:
-        """The divergence, with the other places the request might have belonged (a few)."""
+        """The divergence, with the other places the request might have belonged (a few).
+
+        A session's engine raises the session's own divergence, unchanged.
+        """
+        if self._single is not None:
+            return err
         steps: list[Step] = []
         for other in self.conversations.values():
             step = other.model.expected()

@@ -262,9 +262,10 @@ class ReplaySession:
             if (
                 self.divergence is not None
                 and exc is not self.divergence
-                and _caused_by(exc, self.divergence)
+                and _caused_by_divergence(exc)
             ):
-                # A client library wrapped it (the Anthropic SDK's APIConnectionError).
+                # A client library wrapped it (the Anthropic SDK's APIConnectionError,
+                # after retrying: the cause is then a later, equal divergence).
                 raise self.divergence from exc
             return  # the block's own exception (a divergence included) propagates
         if self.divergence is not None:
@@ -279,11 +280,11 @@ class ReplaySession:
                 raise self.divergence
 
 
-def _caused_by(exc: BaseException, cause: BaseException) -> bool:
+def _caused_by_divergence(exc: BaseException) -> bool:
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if current is cause:
+        if isinstance(current, ReplayDivergence):
             return True
         seen.add(id(current))
         current = current.__cause__ or current.__context__
