@@ -28,9 +28,11 @@ import openai
 import pytest
 from examples.order_support import agent as example
 
+import _http
 import otel_replay
 from _scenario import TOOLS
 from _sdk_agents import AGENTS, STREAM_KEYS, Sent, http_client
+from otel_replay.replay.engine import ReplayEngine
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 DATA = Path(__file__).parent / "data" / "thirdparty"
@@ -375,3 +377,40 @@ def test_serve_refuses_a_recording_without_content() -> None:
     assert done.returncode == 2
     assert "inspect-only" in done.stderr
     assert "no run in" in done.stderr and done.stdout == ""
+
+
+def test_on_divergence_live_forwards_to_the_upstream() -> None:
+    case = "otel_openai_v2/chat_sync"
+    requests = requests_of(case)
+    upstream_got: list[dict[str, Any]] = []
+    final = requests[-1]["response_raw"].encode()
+
+    def answer(handler: Any) -> tuple[int, str, bytes]:
+        length = int(handler.headers["Content-Length"])
+        upstream_got.append(json.loads(handler.rfile.read(length)))
+        return 200, "application/json", final
+
+    first = json.loads(json.dumps(requests[0]["body_json"]))
+    first["messages"][-1]["content"] = "Just say where ORD-5521 is."
+    with _http.serving(answer) as upstream_url:
+        path = DATA / case / "traces.otlp.jsonl"
+        live = ("--on-divergence", "live", "--upstream", upstream_url + "/v1")
+        with serving(path, *live) as url:
+            got = AGENTS["/v1/chat/completions"](
+                url + "/v1", "sync", first, lambda *a: "{}", http_client("sync", Sent())
+            )
+    assert [b["messages"] for b in upstream_got] == [first["messages"]]
+    assert got == json.loads(final)["choices"][0]["message"]["content"]
+
+
+def test_timing_spreads_the_recorded_duration_over_the_chunks() -> None:
+    (run,) = otel_replay.load(str(DATA / "otel_openai_v2" / "chat_sync" / "traces.otlp.jsonl"))
+    requests = requests_of("otel_openai_v2/chat_sync")
+    engine = ReplayEngine([run], timing=2.0)
+    body = {**requests[0]["body_json"], "stream": True}
+    got = engine.handle("POST", "/v1/chat/completions", json.dumps(body).encode())
+    step = run.model_steps()[0]
+    assert got.status == 200 and got.delays is not None
+    assert len(got.delays) == len(list(got.chunks))
+    assert sum(got.delays) == pytest.approx((step.end_ns - step.start_ns) / 1e9 / 2.0)
+    assert dict(got.headers)["x-otel-replay-rung"] == "exact"
