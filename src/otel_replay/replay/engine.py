@@ -61,6 +61,10 @@ def _json(status: int, body: Mapping[str, Any], extra: Sequence[tuple[str, str]]
     return Answer(status, headers, [data])
 
 
+#: What :meth:`ReplayEngine._answer` gives for a request to forward upstream.
+_FORWARD = Answer(0, [], [])
+
+
 def error_answer(status: int, kind: str, message: str, **details: Any) -> Answer:
     # Anthropic's error envelope, which the OpenAI SDK reads too (``error.message``).
     body = {"type": "error", "error": {"type": kind, "message": message, **details}}
@@ -196,7 +200,11 @@ class ReplayEngine:
             return error_answer(400, "invalid_request_error", "the body is not a JSON object")
         request = wire.parse(doc)
         with self._lock:
-            return self._answer(wire, request, path, body, headers)
+            answer = self._answer(wire, request, path, body, headers)
+        if answer is _FORWARD and self.forward is not None:
+            # Outside the lock: other conversations go on while upstream answers.
+            return self.forward(path, body, headers)
+        return answer
 
     def _answer(
         self,
@@ -225,7 +233,7 @@ class ReplayEngine:
                 raise err from None
             if self.forward is not None:
                 self.log(f"conversation {conv.id}: forwarded upstream")
-                return self.forward(path, body, headers)
+                return _FORWARD
             return error_answer(
                 409,
                 "replay_divergence",
