@@ -1,4 +1,4 @@
-"""``otel-replay``: show, check, export and convert recorded runs.
+"""``otel-replay``: show, check, export, convert and serve recorded runs.
 
 Exit codes: 0 ok; 1 a check failed (or a replay diverged); 2 bad usage or
 unreadable input, with a one-line reason naming the file and byte offset.
@@ -318,6 +318,102 @@ def convert(inputs: tuple[str, ...], output: str, fmt: str, zstd: bool) -> None:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+@cli.command()
+@_paths
+@click.option("--run", "run_id", metavar="ID", help="Serve only the run whose id starts with ID.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="0: any free port."
+)
+@click.option(
+    "--match",
+    type=click.Choice(["exact", "messages", "last_message", "any"]),
+    default="messages",
+    show_default=True,
+    help="Loosest matcher rung on which a request still counts as the recorded one.",
+)
+@click.option(
+    "--timing",
+    "speed",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SPEED",
+    help="Take as long as each recorded call took (1 = recorded speed, 2 = twice as fast).",
+)
+@click.option(
+    "--on-divergence",
+    type=click.Choice(["error", "live"]),
+    default="error",
+    show_default=True,
+    help="error: answer HTTP 409 naming the step; live: forward the request to --upstream.",
+)
+@click.option("--upstream", metavar="URL", help="Where --on-divergence live forwards requests.")
+def serve(
+    paths: tuple[str, ...],
+    run_id: str | None,
+    host: str,
+    port: int,
+    match: str,
+    speed: float | None,
+    on_divergence: str,
+    upstream: str | None,
+) -> None:
+    """Serve recorded model responses over HTTP to real OpenAI and Anthropic clients.
+
+    POST /v1/chat/completions and /v1/responses (OpenAI), /v1/messages
+    (Anthropic), as JSON or SSE.  Prints the base URL when ready; point the
+    OpenAI client at BASE/v1 and the Anthropic client at BASE.  A request
+    that does not match the recording gets HTTP 409 with a JSON body naming
+    the step.
+    """
+    if on_divergence == "live" and not upstream:
+        _fail("--on-divergence live needs --upstream URL")
+    runs = _load(paths, run_id)
+    _report_problems(runs)
+    from ..replay.adapters.server import base_url, bind, run_server
+    from ..replay.adapters.server import upstream as forwarder
+    from ..replay.divergence import ReplayError
+    from ..replay.engine import ReplayEngine, servable
+
+    good = []
+    for run in runs:
+        problems = servable(run)
+        for problem in problems:
+            click.echo(f"otel-replay: warning: {problem}", err=True)
+        if not any("inspect-only" in p or "no model calls" in p for p in problems):
+            good.append(run)
+    if not good:
+        _fail(f"no run in {', '.join(paths)} has model responses to serve")
+
+    def log(line: str) -> None:
+        click.echo(f"otel-replay: {line}", err=True)
+
+    try:
+        engine = ReplayEngine(
+            good,
+            run_id=run_id,
+            match=match,
+            timing=speed,
+            forward=forwarder(upstream) if on_divergence == "live" and upstream else None,
+            log=log,
+        )
+    except ReplayError as exc:
+        _fail(str(exc))
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    url = base_url(sock)
+    click.echo(
+        f"otel-replay: serving {len(good)} run(s) ({', '.join(r.run_id for r in good)}): "
+        f"OpenAI base_url {url}/v1, Anthropic base_url {url}",
+        err=True,
+    )
+    click.echo(url)
+    sys.stdout.flush()
+    run_server(engine, sock)
 
 
 def main() -> None:

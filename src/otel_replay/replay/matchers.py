@@ -83,6 +83,27 @@ def _strip_ids(value: Any) -> Any:
     return value
 
 
+def split_system(
+    messages: Sequence[Mapping[str, Any]], system: Any = None
+) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """System instructions apart from the conversation, however the client sent them.
+
+    OpenAI clients send them as leading ``system`` (or ``developer``) messages,
+    Anthropic clients and Responses ``instructions`` beside the messages: both
+    read as ``(system parts, the other messages)``.
+    """
+    msgs = [dict(m) for m in messages]
+    if system is not None:
+        return M.system_parts(system), msgs
+    lead = 0
+    while lead < len(msgs) and msgs[lead].get("role") in ("system", "developer"):
+        lead += 1
+    if not lead:
+        return None, msgs
+    parts = [p for m in msgs[:lead] for p in m.get("parts") or []]
+    return parts, msgs[lead:]
+
+
 def model_rung(
     recorded_input: Sequence[Mapping[str, Any]] | None,
     recorded_system: Any,
@@ -91,10 +112,8 @@ def model_rung(
 ) -> str:
     """The strictest rung on which the request matches the recording."""
     # Recorded steps hold messages already in the GenAI shape (runs/steps.py).
-    rec = list(recorded_input or [])
-    act = M.normalize(actual_input)
-    rec_sys = recorded_system
-    act_sys = M.system_parts(actual_system) if actual_system is not None else None
+    rec_sys, rec = split_system(M.normalize(recorded_input), recorded_system)
+    act_sys, act = split_system(M.normalize(actual_input), actual_system)
     same_system = (
         rec_sys is None
         or act_sys is None
@@ -111,6 +130,21 @@ def model_rung(
     ):
         return "last_message"
     return "any"
+
+
+def messages_key(messages: Sequence[Mapping[str, Any]]) -> str:
+    """What two requests share when they match on the ``messages`` rung (system aside).
+
+    A dict key: the server finds the conversation a request continues in O(1).
+    """
+    return payload.canonical(_strip_ids(split_system(M.normalize(messages))[1]))
+
+
+def last_message_key(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """What two requests share when they match on the ``last_message`` rung."""
+    if not messages:
+        return None
+    return payload.canonical(_strip_ids(M.normalize(messages[-1:])))
 
 
 def same_tools(recorded: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]]) -> bool:

@@ -56,17 +56,37 @@ class PinnedModel:
         **params: Any,
     ) -> dict[str, Any]:
         """The recorded answer to this request (a GenAI ``assistant`` message)."""
-        step = self.next_step(messages, system=system, tools=tools, params=params)
-        assert step.model is not None
-        outputs = step.model.output_messages
-        if not outputs:
-            raise ReplayError(f"{step.label()}: no output messages were recorded")
-        if self._on_done is not None:
-            self._on_done(step)
-        reply: dict[str, Any] = _copy(outputs[0])
+        step, _ = self.serve(messages, system=system, tools=tools, params=params)
+        assert step.model is not None and step.model.output_messages
+        reply: dict[str, Any] = _copy(step.model.output_messages[0])
         return reply
 
     __call__ = respond
+
+    def serve(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: Any = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> tuple[Step, str]:
+        """Check the request, advance, and give the step whose output answers it, and the rung.
+
+        What :meth:`respond` and the wire adapters (HTTP server, httpx
+        transports) share; the step is known to have output messages.
+        """
+        step = self.next_step(messages, system=system, tools=tools, params=params)
+        assert step.model is not None
+        if not step.model.output_messages:
+            raise ReplayError(f"{step.label()}: no output messages were recorded")
+        if self._on_done is not None:
+            self._on_done(step)
+        return step, self.served[-1][1]
+
+    def expected(self) -> Step | None:
+        """The recorded model step the next request must match (None past the end)."""
+        return self.steps[self.cursor] if self.cursor < len(self.steps) else None
 
     def next_step(
         self,

@@ -22,7 +22,7 @@ import os
 import random
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..capture import hooks
 from ..runs.model import Run, Step
@@ -31,6 +31,10 @@ from .divergence import ReplayDivergence, ReplayError
 from .network import NetworkGuard
 from .pinned_model import PinnedModel
 from .tool_stubs import ToolStubs
+
+if TYPE_CHECKING:
+    from .adapters.transport import AsyncReplayTransport, ReplayTransport
+    from .engine import ReplayEngine
 
 
 @dataclasses.dataclass
@@ -121,6 +125,7 @@ class ReplaySession:
         self._output_matched: bool | None = None
         self._previous: hooks.ToolInterceptor | None = None
         self._random_state: Any = None
+        self._engine: ReplayEngine | None = None
 
     # --- hooks from stubs and model --------------------------------------------------
     def _step_started(self, step: Step) -> None:
@@ -167,6 +172,33 @@ class ReplaySession:
             )
             self._diverged(err)
         return self._output_matched
+
+    @property
+    def engine(self) -> ReplayEngine:
+        """The wire engine over this session's pinned model (what the transports use)."""
+        if self._engine is None:
+            from .engine import ReplayEngine
+
+            self._engine = ReplayEngine.for_model(self.model)
+        return self._engine
+
+    def transport(self) -> ReplayTransport:
+        """An httpx (or httpx2) transport serving this session's model calls.
+
+        ``openai.OpenAI(http_client=httpx2.Client(transport=session.transport()))``
+        and the Anthropic equivalent: requests go through the pinned model (its
+        cursor and matcher ladder), answers come back in the request's own wire
+        format, a request that does not match raises :class:`ReplayDivergence`.
+        """
+        from .adapters.transport import ReplayTransport
+
+        return ReplayTransport(self.engine)
+
+    def async_transport(self) -> AsyncReplayTransport:
+        """:meth:`transport` for ``httpx.AsyncClient`` / ``httpx2.AsyncClient``."""
+        from .adapters.transport import AsyncReplayTransport
+
+        return AsyncReplayTransport(self.engine)
 
     def unreplayed(self) -> list[Step]:
         steps = self.tools.unreplayed() + self.model.unreplayed()
@@ -227,6 +259,14 @@ class ReplaySession:
         if self._random_state is not None:
             random.setstate(self._random_state)
         if exc is not None:
+            if (
+                self.divergence is not None
+                and exc is not self.divergence
+                and _caused_by_divergence(exc)
+            ):
+                # A client library wrapped it (the Anthropic SDK's APIConnectionError,
+                # after retrying: the cause is then a later, equal divergence).
+                raise self.divergence from exc
             return  # the block's own exception (a divergence included) propagates
         if self.divergence is not None:
             raise self.divergence  # raised inside, swallowed by the agent code
@@ -238,6 +278,17 @@ class ReplaySession:
                     left[0],
                 )
                 raise self.divergence
+
+
+def _caused_by_divergence(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ReplayDivergence):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _pick_run(runs: list[Run], run_id: str | None, source: str) -> Run:

@@ -1,0 +1,1 @@
+"""Thin adapters over the replay engine: httpx transports and the HTTP server."""

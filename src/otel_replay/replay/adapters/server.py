@@ -1,0 +1,147 @@
+"""``otel-replay serve``: the replay engine over HTTP.
+
+The engine is wrapped in a plain ASGI application (no framework) and served
+by uvicorn: HTTP/1.1 keep-alive, chunked streaming and concurrent
+connections come from a maintained server instead of hand-written socket
+code.  uvicorn is imported only when a server starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from typing import Any
+
+from ..engine import Answer, ReplayEngine, error_answer, iter_chunks
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+_END = object()
+
+
+class ReplayApp:
+    """An ASGI application answering every request with the engine."""
+
+    def __init__(self, engine: ReplayEngine) -> None:
+        self.engine = engine
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            body.extend(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        loop = asyncio.get_running_loop()
+        # In a thread: forwarding upstream blocks; the engine has its own lock.
+        answer = await loop.run_in_executor(
+            None, self.engine.handle, scope["method"], scope["path"], bytes(body), headers
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": answer.status,
+                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers],
+            }
+        )
+        chunks = iter_chunks(answer)
+        eager = isinstance(answer.chunks, (list, tuple))
+        while True:
+            item = next(chunks, _END) if eager else await loop.run_in_executor(None, _next, chunks)
+            if item is _END:
+                break
+            assert isinstance(item, tuple)
+            delay, chunk = item
+            if delay:
+                await asyncio.sleep(delay)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _next(chunks: Iterator[tuple[float, bytes]]) -> object:
+    return next(chunks, _END)
+
+
+#: Request headers not passed upstream (hop-by-hop, or set again by the client library).
+_DROP = frozenset(
+    {"host", "content-length", "connection", "accept-encoding", "transfer-encoding", "keep-alive"}
+)
+#: Upstream response headers not passed back (the server frames the body itself).
+_DROP_BACK = frozenset({"content-length", "connection", "transfer-encoding", "keep-alive"})
+
+
+def upstream(
+    base_url: str, timeout: float = 600
+) -> Callable[[str, bytes, Mapping[str, str]], Answer]:
+    """A forwarder for ``--on-divergence live``: the request goes to ``base_url`` as it came.
+
+    ``base_url`` may end in ``/v1`` or not; the response streams back as it arrives.
+    """
+    base = base_url.rstrip("/")
+
+    def forward(path: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        target = base + (path[3:] if base.endswith("/v1") and path.startswith("/v1/") else path)
+        sent = {k: v for k, v in headers.items() if k.lower() not in _DROP}
+        request = urllib.request.Request(target, data=body, headers=sent, method="POST")
+        try:
+            response = urllib.request.urlopen(request, timeout=timeout)
+        except urllib.error.HTTPError as err:
+            response = err
+        except OSError as exc:
+            return error_answer(502, "upstream_error", f"upstream {target}: {exc}")
+        back = [(k.lower(), v) for k, v in response.headers.items() if k.lower() not in _DROP_BACK]
+        back.append(("x-otel-replay-forwarded", target))
+
+        def body_chunks() -> Iterator[bytes]:
+            with response:
+                while True:
+                    chunk = response.read1(65536) if hasattr(response, "read1") else b""
+                    if not chunk:
+                        break
+                    yield chunk
+
+        return Answer(int(response.status), back, body_chunks())
+
+    return forward
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def base_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def run_server(engine: ReplayEngine, sock: socket.socket) -> None:
+    """Serve until interrupted (uvicorn handles SIGINT and SIGTERM)."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        ReplayApp(engine), log_level="warning", lifespan="off", access_log=False
+    )
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,381 @@
+"""The replay engine: request bytes and path in, status, headers and body chunks out.
+
+What the HTTP server and the httpx transports share.  A request is parsed by
+the wire format its path names (:mod:`otel_replay.wire`), routed to a
+conversation, checked against the recorded step on the matcher ladder by that
+conversation's :class:`~otel_replay.replay.pinned_model.PinnedModel`, and
+answered with the recorded response rendered in the request's own format.
+
+Conversations: each has its own run and cursor, so several clients replay at
+once.  A request continues the conversation whose next recorded request it
+matches on the ``messages`` rung (a dict lookup on the normalized messages,
+so routing costs the same whatever the number of recorded calls), else
+starts one on the run whose first recorded request it matches (or the run
+``run_id`` names), else continues one whose next request has the same last
+message.  An ``x-otel-replay-conversation`` header names a conversation
+outright; a Responses request with ``previous_response_id`` continues the
+conversation that answered it.
+
+When nothing matches, the answer is HTTP 409 with a JSON body naming the step
+and showing expected vs actual (``x-should-retry: false``, so SDKs do not
+retry it); with ``upstream`` the request is forwarded there instead.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import wire as W
+from ..runs.model import Run, Step
+from .divergence import Candidate, ReplayDivergence, ReplayError
+from .matchers import RUNGS, first_difference, last_message_key, messages_key
+from .pinned_model import PinnedModel
+
+CONVERSATION_HEADER = "x-otel-replay-conversation"
+
+
+@dataclasses.dataclass
+class Answer:
+    """What to send back: status, headers, and the body as chunks (one for JSON)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    chunks: Iterable[bytes]
+    #: Seconds to wait before each chunk (recorded timing), or None for no waiting.
+    delays: list[float] | None = None
+    step: Step | None = None
+    rung: str | None = None
+    #: The conversation that served (or refused) the request.
+    conversation: int | None = None
+
+
+def _json(status: int, body: Mapping[str, Any], extra: Sequence[tuple[str, str]] = ()) -> Answer:
+    data = json.dumps(body, ensure_ascii=False, default=repr).encode()
+    headers = [("content-type", "application/json"), *extra]
+    return Answer(status, headers, [data])
+
+
+#: What :meth:`ReplayEngine._answer` gives for a request to forward upstream.
+_FORWARD = Answer(0, [], [])
+
+
+def error_answer(status: int, kind: str, message: str, **details: Any) -> Answer:
+    # Anthropic's error envelope, which the OpenAI SDK reads too (``error.message``).
+    body = {"type": "error", "error": {"type": kind, "message": message, **details}}
+    return _json(status, body, [("x-should-retry", "false")])
+
+
+class Conversation:
+    """One client conversation: a run and a cursor in it."""
+
+    def __init__(self, cid: int, run: Run, model: PinnedModel) -> None:
+        self.id = cid
+        self.run = run
+        self.model = model
+        #: The conversation so far (Responses ``previous_response_id`` continues it).
+        self.transcript: list[dict[str, Any]] = []
+
+
+def servable(run: Run) -> list[str]:
+    """What keeps a run's model steps from being served, one line per problem (empty: fine)."""
+    if run.kit.verdict == "inspect-only":
+        missing = ", ".join(run.kit.missing) or "messages"
+        return [f"run {run.run_id} is inspect-only: content was not captured ({missing})"]
+    problems = []
+    steps = [s for s in run.steps if s.kind == "model" and s.model is not None]
+    if not steps:
+        problems.append(f"run {run.run_id} has no model calls to serve")
+    for step in steps:
+        m = step.model
+        assert m is not None
+        if not m.output_messages:
+            problems.append(f"run {run.run_id} {step.label()}: no output messages were recorded")
+        elif m.output_payload is not None and not m.output_payload.usable:
+            problems.append(
+                f"run {run.run_id} {step.label()}: recorded output cannot be replayed: "
+                f"{m.output_payload.reason}"
+            )
+        if not m.input_messages:
+            problems.append(f"run {run.run_id} {step.label()}: no input messages were recorded")
+    return problems
+
+
+class ReplayEngine:
+    """Serves recorded model responses to requests in any supported wire format.
+
+    ``runs``: the runs to serve; ``run_id`` (a prefix) pins one.  ``match``:
+    the loosest accepted rung (see :data:`~otel_replay.replay.matchers.RUNGS`).
+    ``timing``: a speed factor to reproduce each recorded call's duration
+    (spread evenly over its chunks: chunk boundaries are not recorded), or None.
+    ``forward``: called with the diverging request instead of answering 409.
+    ``log``: called with one line per request served or refused.
+    """
+
+    def __init__(
+        self,
+        runs: Sequence[Run],
+        *,
+        run_id: str | None = None,
+        match: str = "messages",
+        timing: float | None = None,
+        forward: Callable[[str, bytes, Mapping[str, str]], Answer] | None = None,
+        log: Callable[[str], None] | None = None,
+        raise_divergence: bool = False,
+        model_factory: Callable[[Run], PinnedModel] | None = None,
+    ) -> None:
+        if match not in RUNGS:
+            raise ValueError(f"match must be one of {RUNGS}, not {match!r}")
+        self.runs = list(runs)
+        self.match = match
+        self.timing = timing
+        self.forward = forward
+        self.log = log or (lambda line: None)
+        self.raise_divergence = raise_divergence
+        self._model_factory = model_factory or (lambda run: PinnedModel(run, match=match))
+        self.pinned: Run | None = None
+        if run_id is not None:
+            found = [r for r in self.runs if r.run_id.startswith(run_id)]
+            if len(found) != 1:
+                known = ", ".join(r.run_id for r in self.runs) or "none"
+                many = "several" if found else "no"
+                raise ReplayError(f"{many} run(s) match {run_id!r} (runs: {known})")
+            self.pinned = found[0]
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self.conversations: dict[int, Conversation] = {}
+        self._named: dict[str, Conversation] = {}
+        self._by_response: dict[str, Conversation] = {}
+        self._last: Conversation | None = None
+        # Routing indexes: normalized messages -> conversations waiting for them / runs.
+        self._waiting: dict[str, collections.deque[tuple[Conversation, int]]] = (
+            collections.defaultdict(collections.deque)
+        )
+        self._waiting_last: dict[str, collections.deque[tuple[Conversation, int]]] = (
+            collections.defaultdict(collections.deque)
+        )
+        self._first: dict[str, list[Run]] = collections.defaultdict(list)
+        self._first_last: dict[str, list[Run]] = collections.defaultdict(list)
+        for run in [self.pinned] if self.pinned else self.runs:
+            first = next((s for s in run.steps if s.kind == "model" and s.model), None)
+            if first is None or first.model is None or not first.model.input_messages:
+                continue
+            self._first[messages_key(first.model.input_messages)].append(run)
+            last = last_message_key(first.model.input_messages)
+            if last is not None:
+                self._first_last[last].append(run)
+
+    @classmethod
+    def for_model(cls, model: PinnedModel, *, timing: float | None = None) -> ReplayEngine:
+        """An engine with one conversation: ``model`` (a replay session's), raising divergences."""
+        engine = cls([model.run], timing=timing, raise_divergence=True, match=model.match)
+        conv = Conversation(0, model.run, model)
+        engine.conversations[0] = conv
+        engine._last = conv
+        engine._single = conv
+        return engine
+
+    _single: Conversation | None = None
+
+    # --- the one entry point ------------------------------------------------------------
+    def handle(
+        self, method: str, path: str, body: bytes, headers: Mapping[str, str] | None = None
+    ) -> Answer:
+        """Answer one HTTP request (``headers`` with lower-case names)."""
+        headers = headers or {}
+        wire = W.for_path(path)
+        if wire is None or method.upper() != "POST":
+            known = ", ".join(f"POST {p}" for p in W.WIRES)
+            return error_answer(404, "not_found", f"{method} {path} is not served here ({known})")
+        try:
+            doc = json.loads(body or b"null")
+        except ValueError as exc:
+            return error_answer(400, "invalid_request_error", f"the body is not JSON: {exc}")
+        if not isinstance(doc, dict):
+            return error_answer(400, "invalid_request_error", "the body is not a JSON object")
+        request = wire.parse(doc)
+        with self._lock:
+            answer = self._answer(wire, request, path, body, headers)
+        if answer is _FORWARD and self.forward is not None:
+            # Outside the lock: other conversations go on while upstream answers.
+            return self.forward(path, body, headers)
+        return answer
+
+    def _answer(
+        self,
+        wire: W.Wire,
+        request: W.WireRequest,
+        path: str,
+        body: bytes,
+        headers: Mapping[str, str],
+    ) -> Answer:
+        previous = request.body.get("previous_response_id")
+        conv, fresh = self._route(request, headers)
+        if isinstance(previous, str) and conv.transcript:
+            request.messages = [*conv.transcript, *request.messages]
+        try:
+            step, rung = conv.model.serve(
+                request.messages, system=request.system, tools=request.tools, params=request.params
+            )
+        except ReplayDivergence as err:
+            if fresh and not self._single:
+                del self.conversations[conv.id]
+            else:
+                self._wait(conv)
+            err = self._with_candidates(err, request, conv)
+            self.log(f"conversation {conv.id}: {str(err).splitlines()[0]}")
+            if self.raise_divergence:
+                raise err from None
+            if self.forward is not None:
+                self.log(f"conversation {conv.id}: forwarded upstream")
+                return _FORWARD
+            return error_answer(
+                409,
+                "replay_divergence",
+                str(err),
+                run_id=conv.run.run_id,
+                conversation=conv.id,
+                step=err.index,
+                divergence=err.to_json(),
+            )
+        except ReplayError as err:
+            if self.raise_divergence:
+                raise
+            return error_answer(500, "not_recorded", str(err), run_id=conv.run.run_id)
+        self._last = conv
+        self._wait(conv)
+        reply = W.reply_from_step(step, request)
+        conv.transcript = [*request.messages, reply.message]
+        if reply.response_id:
+            self._by_response[reply.response_id] = conv
+        self.log(f"conversation {conv.id}: {step.label()} served ({rung}) to {wire.name}")
+        meta = [
+            ("x-otel-replay-run", conv.run.run_id),
+            ("x-otel-replay-step", str(step.index)),
+            ("x-otel-replay-span", step.span_id),
+            ("x-otel-replay-rung", rung),
+            (CONVERSATION_HEADER, str(conv.id)),
+        ]
+        if request.stream:
+            chunks = list(wire.render_sse(reply, request))
+            headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
+        else:
+            data = json.dumps(wire.render_json(reply, request), ensure_ascii=False).encode()
+            chunks = [data]
+            headers_out = [("content-type", "application/json"), *meta]
+        return Answer(
+            200, headers_out, chunks, self._delays(step, len(chunks)), step, rung, conv.id
+        )
+
+    # --- routing ------------------------------------------------------------------------
+    def _route(
+        self, request: W.WireRequest, headers: Mapping[str, str]
+    ) -> tuple[Conversation, bool]:
+        """The conversation a request belongs to, and whether it was made for it."""
+        if self._single is not None:
+            return self._single, False
+        named = headers.get(CONVERSATION_HEADER)
+        if named and named in self._named:
+            return self._named[named], False
+        previous = request.body.get("previous_response_id")
+        if isinstance(previous, str) and previous in self._by_response:
+            return self._by_response[previous], False
+        key = messages_key(request.messages)
+        last = last_message_key(request.messages)
+        conv = self._pop(self._waiting.get(key))
+        if conv is None and key in self._first:
+            conv = self._start(self._first[key][0])
+        if conv is None and last is not None:
+            conv = self._pop(self._waiting_last.get(last))
+            if conv is None and last in self._first_last:
+                conv = self._start(self._first_last[last][0])
+        fresh = False
+        if conv is None:
+            # Nothing matches: the conversation it most likely belongs to diverges.
+            if self._last is not None and not self.pinned:
+                conv = self._last
+            else:
+                conv = self._start(self.pinned or self.runs[0])
+                fresh = True
+        if named:
+            self._named[named] = conv
+        return conv, fresh
+
+    def _start(self, run: Run) -> Conversation:
+        conv = Conversation(next(self._ids), run, self._model_factory(run))
+        self.conversations[conv.id] = conv
+        return conv
+
+    def _pop(
+        self, queue: collections.deque[tuple[Conversation, int]] | None
+    ) -> Conversation | None:
+        # Entries go stale when their conversation moves on: skip those.
+        while queue:
+            conv, cursor = queue.popleft()
+            if conv.id in self.conversations and conv.model.cursor == cursor:
+                return conv
+        return None
+
+    def _wait(self, conv: Conversation) -> None:
+        """Index ``conv`` under the request it expects next."""
+        step = conv.model.expected()
+        if step is None or step.model is None or not step.model.input_messages:
+            return
+        entry = (conv, conv.model.cursor)
+        self._waiting[messages_key(step.model.input_messages)].append(entry)
+        last = last_message_key(step.model.input_messages)
+        if last is not None:
+            self._waiting_last[last].append(entry)
+
+    def _with_candidates(
+        self, err: ReplayDivergence, request: W.WireRequest, conv: Conversation
+    ) -> ReplayDivergence:
+        """The divergence, with the other places the request might have belonged (a few).
+
+        A session's engine raises the session's own divergence, unchanged.
+        """
+        if self._single is not None:
+            return err
+        steps: list[Step] = []
+        for other in self.conversations.values():
+            step = other.model.expected()
+            if other is not conv and step is not None:
+                steps.append(step)
+        for run in self.runs:
+            first = next((s for s in run.steps if s.kind == "model" and s.model), None)
+            if first is not None and first is not err.step:
+                steps.append(first)
+        candidates = [
+            Candidate(s, (first_difference(s.model.input_messages or [], request.messages),))
+            for s in steps[:5]
+            if s.model is not None
+        ]
+        if not candidates:
+            return err
+        return ReplayDivergence(
+            err.what,
+            err.step,
+            expected=err.expected,
+            actual=err.actual,
+            candidates=candidates,
+            kind=err.kind,
+            name=err.name,
+        )
+
+    def _delays(self, step: Step, n: int) -> list[float] | None:
+        if self.timing is None or not step.timed or n == 0:
+            return None
+        total = max(0.0, (step.end_ns - step.start_ns) / 1e9) / self.timing
+        return [total / n] * n
+
+
+def iter_chunks(answer: Answer) -> Iterator[tuple[float, bytes]]:
+    """``(seconds to wait, chunk)`` pairs of an answer."""
+    delays = answer.delays
+    for i, chunk in enumerate(answer.chunks):
+        yield (delays[i] if delays and i < len(delays) else 0.0), chunk

@@ -1,0 +1,123 @@
+"""Anthropic Messages: ``POST /v1/messages``, JSON and ``stream: true`` SSE.
+
+Content blocks in the order of the recorded parts (``thinking``, ``text``,
+``tool_use``).  The stream is the API's event sequence: ``message_start``
+(usage with the input tokens), per block ``content_block_start`` / deltas
+(``text_delta``, ``input_json_delta``, ``thinking_delta``) /
+``content_block_stop``, a ``ping``, ``message_delta`` (stop reason, output
+tokens) and ``message_stop``: what the SDK's ``MessageStream`` folds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .base import Reply, WireRequest, json_pieces, parse_body, sse, text_pieces
+
+name = "anthropic.messages"
+path = "/v1/messages"
+
+#: One finish-reason spelling (see base) -> Anthropic's ``stop_reason``.
+_STOP = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def parse(body: Mapping[str, Any]) -> WireRequest:
+    return parse_body(body)
+
+
+def _blocks(reply: Reply) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    calls = iter(reply.tool_calls())
+    for part in reply.parts:
+        kind = part.get("type")
+        if kind == "text":
+            text = str(part.get("content") or "")
+            if blocks and blocks[-1]["type"] == "text":
+                blocks[-1]["text"] += text
+            else:
+                blocks.append({"type": "text", "text": text})
+        elif kind == "tool_call":
+            call = next(calls)
+            try:
+                value = json.loads(call["arguments"])
+            except ValueError:
+                value = {}
+            blocks.append(
+                {"type": "tool_use", "id": call["id"], "name": call["name"], "input": value}
+            )
+        elif kind == "reasoning":
+            blocks.append(
+                {"type": "thinking", "thinking": str(part.get("content") or ""), "signature": ""}
+            )
+    return blocks
+
+
+def _usage(reply: Reply, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": reply.input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+    }
+
+
+def _message(reply: Reply, content: list[dict[str, Any]], done: bool) -> dict[str, Any]:
+    return {
+        "id": reply.id_or("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": reply.model,
+        "content": content,
+        "stop_reason": _STOP.get(reply.finish_reason, "end_turn") if done else None,
+        "stop_sequence": None,
+        "usage": _usage(reply, reply.output_tokens if done else 1),
+    }
+
+
+def render_json(reply: Reply, request: WireRequest) -> dict[str, Any]:
+    return _message(reply, _blocks(reply), done=True)
+
+
+def render_sse(reply: Reply, request: WireRequest) -> Iterator[bytes]:
+    def event(kind: str, **fields: Any) -> bytes:
+        return sse({"type": kind, **fields}, kind)
+
+    yield event("message_start", message=_message(reply, [], done=False))
+    for index, block in enumerate(_blocks(reply)):
+        kind = block["type"]
+        if kind == "text":
+            yield event(
+                "content_block_start", index=index, content_block={"type": "text", "text": ""}
+            )
+            if index == 0:
+                yield event("ping")
+            for piece in text_pieces(block["text"]) if block["text"] else []:
+                delta = {"type": "text_delta", "text": piece}
+                yield event("content_block_delta", index=index, delta=delta)
+        elif kind == "tool_use":
+            start = {**block, "input": {}}
+            yield event("content_block_start", index=index, content_block=start)
+            text = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
+            for piece in json_pieces(text):
+                delta = {"type": "input_json_delta", "partial_json": piece}
+                yield event("content_block_delta", index=index, delta=delta)
+        else:  # thinking
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            yield event("content_block_start", index=index, content_block=start)
+            delta = {"type": "thinking_delta", "thinking": block["thinking"]}
+            yield event("content_block_delta", index=index, delta=delta)
+        yield event("content_block_stop", index=index)
+    stop = _STOP.get(reply.finish_reason, "end_turn")
+    yield event(
+        "message_delta",
+        delta={"stop_reason": stop, "stop_sequence": None},
+        usage={"output_tokens": reply.output_tokens},
+    )
+    yield event("message_stop")

@@ -1,0 +1,180 @@
+"""What every wire format shares: the parsed request, the reply to render, SSE framing.
+
+A wire module turns an incoming request body into a :class:`WireRequest`
+(GenAI messages, system instructions, tool definitions, parameters, whether
+to stream) and a recorded model step, as a :class:`Reply`, into a JSON body
+or SSE byte chunks.  Replies are built from GenAI messages only, so a step
+recorded through one provider renders in any other's format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+
+from .. import attributes as A
+from ..dialects import bodies
+from ..runs.model import Step
+
+
+@dataclasses.dataclass
+class WireRequest:
+    """An incoming model request, in GenAI terms."""
+
+    messages: list[dict[str, Any]]
+    system: list[dict[str, Any]] | None
+    tools: list[dict[str, Any]] | None
+    params: dict[str, Any]
+    model: str | None
+    stream: bool
+    #: The body as sent (renderers echo some fields, e.g. Responses ``instructions``).
+    body: dict[str, Any]
+
+
+def parse_body(body: Mapping[str, Any]) -> WireRequest:
+    """A request body of any of the three APIs, read by ``dialects.bodies.request``."""
+    genai = bodies.request(body)
+    params = {
+        k[len(A.REQUEST_PREFIX) :]: v
+        for k, v in genai.items()
+        if k.startswith(A.REQUEST_PREFIX) and k != A.REQUEST_MODEL
+    }
+    model = genai.get(A.REQUEST_MODEL)
+    return WireRequest(
+        messages=list(genai.get(A.INPUT_MESSAGES) or []),
+        system=genai.get(A.SYSTEM_INSTRUCTIONS),
+        tools=genai.get(A.TOOL_DEFINITIONS),
+        params=params,
+        model=model if isinstance(model, str) else None,
+        stream=body.get("stream") is True,
+        body=dict(body),
+    )
+
+
+#: Finish reasons as the providers spell them -> one spelling (OpenAI Chat's).
+_FINISH = {
+    "stop": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "completed": "stop",
+    "tool_calls": "tool_calls",
+    "tool_call": "tool_calls",
+    "tool_use": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+    "refusal": "content_filter",
+}
+
+
+@dataclasses.dataclass
+class Reply:
+    """A recorded model answer, ready to render in any wire format."""
+
+    #: The GenAI assistant message (``parts``: text, tool_call, reasoning).
+    message: dict[str, Any]
+    #: ``stop``, ``tool_calls``, ``length`` or ``content_filter``.
+    finish_reason: str
+    response_id: str | None
+    model: str
+    input_tokens: int
+    output_tokens: int
+    #: Seconds since the epoch (the recorded step's start).
+    created: int
+    #: Seeds made-up ids (a tool call without one) so that they are stable run to run.
+    span_id: str
+
+    @property
+    def parts(self) -> list[dict[str, Any]]:
+        return [p for p in self.message.get("parts") or [] if isinstance(p, dict)]
+
+    def text(self) -> str:
+        return "".join(str(p.get("content") or "") for p in self.parts if p.get("type") == "text")
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """Each call as ``{id, name, arguments}`` with arguments as JSON text."""
+        out = []
+        for i, p in enumerate(p for p in self.parts if p.get("type") == "tool_call"):
+            out.append(
+                {
+                    "id": str(p.get("id") or f"call_{self.span_id}_{i}"),
+                    "name": str(p.get("name") or ""),
+                    "arguments": arguments_text(p.get("arguments")),
+                }
+            )
+        return out
+
+    def id_or(self, prefix: str) -> str:
+        return self.response_id or f"{prefix}{self.span_id}"
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as the JSON text a provider sends (compact, as the APIs do)."""
+    if arguments is None:
+        return "{}"
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+
+
+def reply_from_step(step: Step, request: WireRequest) -> Reply:
+    """The reply a recorded model step gives (its first output message)."""
+    m = step.model
+    assert m is not None and m.output_messages
+    message = m.output_messages[0]
+    recorded = message.get("finish_reason") or next(iter(m.finish_reasons or []), None)
+    has_calls = any(
+        isinstance(p, Mapping) and p.get("type") == "tool_call" for p in message.get("parts") or []
+    )
+    finish = _FINISH.get(str(recorded)) if recorded else None
+    if finish is None:
+        finish = "tool_calls" if has_calls else "stop"
+    return Reply(
+        message=message,
+        finish_reason=finish,
+        response_id=m.response_id,
+        model=m.response_model or m.request_model or request.model or "unknown",
+        input_tokens=_int(m.usage.get("input_tokens")),
+        output_tokens=_int(m.usage.get("output_tokens")),
+        created=step.start_ns // 1_000_000_000,
+        span_id=step.span_id,
+    )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def text_pieces(text: str) -> list[str]:
+    """Text cut into word-sized stream deltas (each word with the spaces after it)."""
+    return [w for w in re.findall(r"\s*\S+\s*|\s+", text) if w] or [""]
+
+
+def json_pieces(text: str, size: int = 7) -> list[str]:
+    """Tool-call arguments cut into stream deltas (the size is arbitrary; clients join them)."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def sse(data: Mapping[str, Any] | str, event: str | None = None) -> bytes:
+    """One server-sent event: ``event:`` line (optional), one ``data:`` line, blank line."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n".encode()
+
+
+class Wire(Protocol):
+    """A wire format module: parse a request, render a reply, shape an error."""
+
+    name: str
+    path: str
+
+    def parse(self, body: Mapping[str, Any]) -> WireRequest: ...
+
+    def render_json(self, reply: Reply, request: WireRequest) -> dict[str, Any]: ...
+
+    def render_sse(self, reply: Reply, request: WireRequest) -> Iterator[bytes]: ...
