@@ -162,7 +162,11 @@ def _answer_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for message in messages:
         if message["role"] == "assistant":
             calls = message.get("tool_calls")
-            pending = [c.get("id") for c in calls if isinstance(c, Mapping)] if calls else []
+            pending = (
+                [c.get("id") for c in calls if isinstance(c, Mapping)]
+                if isinstance(calls, list)
+                else []
+            )
         elif message["role"] == "tool":
             if message.get("tool_call_id") is None and pending:
                 message["tool_call_id"] = pending[0]
