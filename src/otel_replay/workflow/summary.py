@@ -126,6 +126,7 @@ def summarize(run: Run) -> RunSummary:
 
 # --- filters and order ------------------------------------------------------------
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)\s*$", re.I)
 _UNIT_S = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -151,7 +152,8 @@ def parse_since(text: str, now: dt.datetime | None = None) -> int:
         ) from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.timezone.utc)
-    return int(when.timestamp() * 1e9)
+    # Integer arithmetic: a float timestamp would lose the microseconds.
+    return (when - _EPOCH) // dt.timedelta(microseconds=1) * 1000
 
 
 @dataclasses.dataclass(frozen=True)
