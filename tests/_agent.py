@@ -59,7 +59,8 @@ def fetch_price(sku: str) -> str:
 
 
 TOOLS: dict[str, Callable[..., Any]] = {
-    f.__name__: f for f in (lookup_order, check_eligibility, cancel_order, flaky_lookup, fetch_price)
+    f.__name__: f
+    for f in (lookup_order, check_eligibility, cancel_order, flaky_lookup, fetch_price)
 }
 
 
@@ -123,7 +124,9 @@ def support_agent(question: str, model: Any, *, agent: str = "support", turns: i
                 messages.append(
                     {
                         "role": "tool",
-                        "parts": [{"type": "tool_call_response", "id": c["id"], "response": result}],
+                        "parts": [
+                            {"type": "tool_call_response", "id": c["id"], "response": result}
+                        ],
                     }
                 )
     raise AssertionError("the agent did not answer")

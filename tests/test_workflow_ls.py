@@ -124,8 +124,8 @@ def test_filters(dump: Path) -> None:
 def test_sorting(dump: Path) -> None:
     by_tokens = ls_json(dump, "--sort", "tokens")
     assert [r["tokens"] for r in by_tokens] == sorted(r["tokens"] for r in by_tokens)
-    assert [r["user_id"] for r in ls_json(dump, "--sort", "tokens", "--reverse")][0] == "u_3"
-    assert [r["user_id"] for r in ls_json(dump, "--sort", "errors", "--reverse")][0] == "u_2"
+    assert ls_json(dump, "--sort", "tokens", "--reverse")[0]["user_id"] == "u_3"
+    assert ls_json(dump, "--sort", "errors", "--reverse")[0]["user_id"] == "u_2"
     durations = [r["duration_ms"] for r in ls_json(dump, "--sort", "duration")]
     assert durations == sorted(durations)
     assert [r["user_id"] for r in ls_json(dump, "--reverse")] == ["u_3", "u_2", "u_1"]

@@ -1,13 +1,14 @@
 """Compare two runs step by step: a recording and its replay, or two recordings.
 
 Steps are aligned as sequences, not by position: each step has a signature
-(its depth in the tree, its kind, and the tool name or the agent's span
-name; a model step is just "model"), and the two sequences of signatures are
-aligned by their longest matching blocks (:class:`difflib.SequenceMatcher`).
-An inserted tool call therefore shows as one added step, and every later step
-still meets its counterpart.  Steps paired this way are then compared field by
-field: messages, arguments, results, errors, parameters, model ids, call ids,
-and the duration when it differs by more than a threshold.
+(its depth in the tree below the shallowest model or tool step, its kind, and
+the tool name or the agent's span name; a model step is just "model"), and
+the two sequences of signatures are aligned by their longest matching blocks
+(:class:`difflib.SequenceMatcher`).  An inserted tool call therefore shows
+as one added step, and every later step still meets its counterpart.  Steps
+paired this way are then compared field by field: messages, arguments,
+results, errors, parameters, model ids, call ids, and the duration when it
+differs by more than a threshold.
 
 By default the ``other`` steps (HTTP spans, a call's second trace) are left
 out: they are plumbing, not the agent's behaviour.
@@ -117,13 +118,23 @@ class RunDiff:
         }
 
 
-def signature(step: Step) -> tuple[int, str, str]:
-    """What must agree for two steps to be counterparts."""
+def signature(step: Step, base: int = 0) -> tuple[int, str, str]:
+    """What must agree for two steps to be counterparts.
+
+    Depth counts from ``base``, the depth of the run's shallowest model or
+    tool step: an agent span wrapping the calls in one run and not in the
+    other (client-only tracing) does not set every call apart.
+    """
+    depth = step.depth - base
     if step.tool is not None:
-        return (step.depth, "tool", step.tool.tool_name)
+        return (depth, "tool", step.tool.tool_name)
     if step.kind == "model":
-        return (step.depth, "model", "")
-    return (step.depth, step.kind, step.name)
+        return (depth, "model", "")
+    return (depth, step.kind, step.name)
+
+
+def _base(steps: Sequence[Step]) -> int:
+    return min((s.depth for s in steps if s.kind in ("model", "tool")), default=0)
 
 
 def _steps(run: Run, include_other: bool) -> list[Step]:
@@ -142,8 +153,9 @@ def diff_runs(
     ``time_threshold_ms=None`` leaves durations out of the comparison.
     """
     sa, sb = _steps(a, include_other), _steps(b, include_other)
+    ba, bb = _base(sa), _base(sb)
     matcher = difflib.SequenceMatcher(
-        None, [signature(s) for s in sa], [signature(s) for s in sb], autojunk=False
+        None, [signature(s, ba) for s in sa], [signature(s, bb) for s in sb], autojunk=False
     )
     pairs: list[Pair] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
