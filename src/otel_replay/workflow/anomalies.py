@@ -85,6 +85,8 @@ class Config:
     error_phrases: Sequence[str] = DEFAULT_ERROR_PHRASES
     #: A loop is a block of steps seen at least this many times back to back.
     loop_repeats: int = 2
+    #: The longest block of steps looked for as a loop.
+    loop_max_steps: int = 12
 
 
 def find_anomalies(run: Run, config: Config | None = None) -> list[Finding]:
@@ -93,7 +95,7 @@ def find_anomalies(run: Run, config: Config | None = None) -> list[Finding]:
     steps = [s for s in run.steps if s.kind in ("model", "tool") and not s.duplicate_of]
     found: list[Finding] = []
     found.extend(_repeats_and_retries(steps))
-    found.extend(_loops(steps, config.loop_repeats))
+    found.extend(_loops(steps, config.loop_repeats, config.loop_max_steps))
     found.extend(_budget(steps, config.max_tool_calls))
     found.extend(_errors(run.steps))
     found.extend(_error_wording(run, config.error_phrases))
@@ -163,14 +165,18 @@ def _repeats_and_retries(steps: Sequence[Step]) -> Iterator[Finding]:
         seen[sig] = step
 
 
-def _loops(steps: Sequence[Step], repeats: int) -> Iterator[Finding]:
-    """Blocks of steps repeated back to back at least ``repeats`` times (reported once each)."""
+def _loops(steps: Sequence[Step], repeats: int, max_period: int) -> Iterator[Finding]:
+    """Blocks of steps repeated back to back at least ``repeats`` times (reported once each).
+
+    Blocks of up to ``max_period`` steps are looked for, so a long run costs
+    O(steps x max_period²), not a cube of its length.
+    """
     keys = [_answer(s) for s in steps]
     n = len(keys)
     i = 0
     while i < n:
         best: tuple[int, int] | None = None  # (period, repetitions)
-        for period in range(1, (n - i) // max(repeats, 2) + 1):
+        for period in range(1, min(max_period, (n - i) // max(repeats, 2)) + 1):
             reps = 1
             while keys[i + reps * period : i + (reps + 1) * period] == keys[i : i + period]:
                 reps += 1
