@@ -71,29 +71,49 @@ def ls_row(s: RunSummary) -> list[str]:
     ]
 
 
-def render_ls(summaries: Sequence[RunSummary], out: Console | None = None) -> None:
-    """A header and one line per run, columns aligned (numbers to the right)."""
-    out = out or console()
+def ls_lines(summaries: Sequence[RunSummary]) -> list[list[str]]:
+    """The header and one row per run, each cell padded to its column's width."""
     rows = [list(LS_COLUMNS)] + [ls_row(s) for s in summaries]
     widths = [max(len(r[i]) for r in rows) for i in range(len(LS_COLUMNS))]
     numeric = {"STEPS", "TOOLS", "ERRORS", "DURATION", "TOKENS"}
+    return [
+        [
+            cell.rjust(widths[i]) if LS_COLUMNS[i] in numeric else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        for row in rows
+    ]
+
+
+#: Above this many runs the listing is plain text even on a terminal (rich is slow per line).
+_COLOUR_ROWS = 2000
+
+
+def render_ls(summaries: Sequence[RunSummary], out: Console | None = None) -> None:
+    """A header and one line per run, columns aligned (numbers to the right).
+
+    Piped, or long, the listing is written as plain text in one go: tens of
+    thousands of runs print in a fraction of a second.
+    """
+    out = out or console()
+    rows = ls_lines(summaries)
+    if not out.is_terminal or len(rows) > _COLOUR_ROWS:
+        out.file.write("".join("  ".join(r).rstrip() + "\n" for r in rows))
+        out.file.flush()
+        return
     for n, row in enumerate(rows):
-        row[-1] = row[-1].rstrip()
         cells = []
         for i, cell in enumerate(row):
-            text = cell.rjust(widths[i]) if LS_COLUMNS[i] in numeric else cell.ljust(widths[i])
-            if i == len(row) - 1:
-                text = text.rstrip()
-            text = escape(text)
+            text = escape(cell.rstrip() if i == len(row) - 1 else cell)
             if n == 0:
                 text = f"[bold]{text}[/bold]"
-            elif LS_COLUMNS[i] == "ERRORS" and cell != "0":
+            elif LS_COLUMNS[i] == "ERRORS" and cell.strip() != "0":
                 text = f"[red]{text}[/red]"
             elif LS_COLUMNS[i] == "VERDICT":
                 colour = _VERDICT_STYLE.get(cell.split(" ")[0].rstrip(","), "red")
-                text = f"[{colour}]{text.rstrip()}[/{colour}]"
+                text = f"[{colour}]{text}[/{colour}]"
             cells.append(text)
-        out.print("  ".join(cells).rstrip())
+        out.print("  ".join(cells))
 
 
 # --- show --timeline ---------------------------------------------------------------
