@@ -287,7 +287,8 @@ def test_check_exit_codes(trace_file: Path, tmp_path: Path) -> None:
         ("model-only", False),
     ]
     for report in reports:
-        assert set(report) == {"run_id", "verdict", "replayable", "missing", "problems"}
+        assert set(report) == {"run_id", "verdict", "replayable", "missing", "problems", "findings"}
+        assert report["findings"] == []  # anomalies: none in these runs
 
     empty = tmp_path / "empty.otlp"
     empty.write_bytes(b"")

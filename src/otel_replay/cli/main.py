@@ -17,6 +17,7 @@ from .. import __version__
 
 if TYPE_CHECKING:
     from ..runs.load import Runs
+    from ..runs.model import Run
 
 # Heavy modules (protobuf, rich, the run builder) are imported inside the
 # commands so that ``--help`` and ``--version`` stay fast.
@@ -110,33 +111,140 @@ _trace = click.option(
 @click.option("--json", "as_json", is_flag=True, help='One JSON document: {"runs": [...]}.')
 @_run
 @_trace
-def show(paths: tuple[str, ...], as_json: bool, run_id: str | None, trace_id: str | None) -> None:
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help="Per step: start, duration and a bar on the run's time axis; the time to the "
+    "first token of streamed model calls where recorded.",
+)
+@click.option(
+    "--step",
+    "step_ref",
+    metavar="N",
+    help="Everything one step recorded (N: its index, or a prefix of its span id).",
+)
+@click.option("--raw", is_flag=True, help="With --step: the span's raw attributes and events too.")
+def show(
+    paths: tuple[str, ...],
+    as_json: bool,
+    run_id: str | None,
+    trace_id: str | None,
+    timeline: bool,
+    step_ref: str | None,
+    raw: bool,
+) -> None:
     """Show each recorded run as a tree of steps.
 
     PATH is a trace file or a directory of them.
     """
+    if timeline and step_ref is not None:
+        _fail("--timeline and --step do not go together")
+    if raw and step_ref is None:
+        _fail("--raw goes with --step N")
     runs = _load(paths, run_id, trace_id)
-    if as_json:
+    if step_ref is not None:
+        _show_step(runs, paths, step_ref, as_json, raw)
+    elif timeline:
+        if as_json:
+            from ..workflow.timeline import timeline as bars
+
+            doc = {
+                "runs": [
+                    {
+                        "run_id": r.run_id,
+                        "start_ns": r.start_ns,
+                        "end_ns": r.end_ns,
+                        "steps": [b.to_json() for b in bars(r)],
+                    }
+                    for r in runs
+                ]
+            }
+            click.echo(_dumps(doc))
+        else:
+            from .render_workflow import render_timeline
+
+            render_timeline(runs)
+    elif as_json:
         click.echo(_dumps({"runs": [r.to_json() for r in runs]}))
     else:
         from .render import render_runs
 
         render_runs(runs)
-        if not runs and not runs.problems:
-            click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
+    if not runs and not runs.problems and not as_json:
+        click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
     _report_problems(runs)
+
+
+def _show_step(runs: Runs, paths: tuple[str, ...], ref: str, as_json: bool, raw: bool) -> None:
+    if len(runs) != 1:
+        _report_problems(runs)
+        known = ", ".join(r.run_id for r in runs) or "none"
+        _fail(f"{', '.join(paths)} holds {len(runs)} runs; pick one with --run (runs: {known})")
+    run = runs[0]
+    try:
+        step = run.step(int(ref)) if ref.isdigit() else run.step(ref)
+    except (KeyError, IndexError):
+        _fail(f"no step {ref!r} in run {run.run_id} (steps 0-{len(run.steps) - 1})")
+    if as_json:
+        doc = step.to_json()
+        if raw:
+            doc["attributes"] = step.attributes
+            doc["events"] = step.events
+        click.echo(_dumps({"run_id": run.run_id, "step": doc}))
+    else:
+        from .render_workflow import render_step
+
+        render_step(run, step, raw)
 
 
 @cli.command()
 @_paths
 @click.option("--json", "as_json", is_flag=True, help="The reports as one JSON document.")
 @_run
-def check(paths: tuple[str, ...], as_json: bool, run_id: str | None) -> None:
-    """Replay-kit report per run; exit 1 when a run is not fully replayable.
+@click.option(
+    "--max-tool-calls",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Tool-call budget of a run; more is an anomaly [default: 20].",
+)
+@click.option(
+    "--error-phrase",
+    "error_phrases",
+    multiple=True,
+    metavar="TEXT",
+    help="A phrase that marks a failed final answer (repeatable; replaces the defaults: "
+    "I'm sorry, unable to, error, failed, can't, ...).",
+)
+@click.option("--strict", is_flag=True, help="Anomalies fail the check too (exit 1).")
+def check(
+    paths: tuple[str, ...],
+    as_json: bool,
+    run_id: str | None,
+    max_tool_calls: int | None,
+    error_phrases: tuple[str, ...],
+    strict: bool,
+) -> None:
+    """Replay-kit report and anomalies per run; exit 1 when a run is not fully replayable.
 
     PATH is a trace file or a directory of them.  No run at all also fails.
+    Anomalies (repeated tool calls, loops, tool errors and retries, HTTP 429/5xx,
+    cut-off bodies, error wording in the answer, too many tool calls) are
+    warnings: they fail the check only with --strict.
     """
+    from ..workflow.anomalies import (
+        DEFAULT_ERROR_PHRASES,
+        DEFAULT_MAX_TOOL_CALLS,
+        Config,
+        find_anomalies,
+    )
+
+    config = Config(
+        max_tool_calls=DEFAULT_MAX_TOOL_CALLS if max_tool_calls is None else max_tool_calls,
+        error_phrases=error_phrases or DEFAULT_ERROR_PHRASES,
+    )
     runs = _load(paths, run_id)
+    findings = {r.run_id: find_anomalies(r, config) for r in runs}
     if as_json:
         reports = [
             {
@@ -145,20 +253,191 @@ def check(paths: tuple[str, ...], as_json: bool, run_id: str | None) -> None:
                 "replayable": r.kit.replayable,
                 "missing": r.kit.missing,
                 "problems": r.kit.problems,
+                "findings": [f.to_json() for f in findings[r.run_id]],
             }
             for r in runs
         ]
         click.echo(_dumps({"runs": reports}))
     else:
-        from .render import render_check
+        from .render import console, render_check
+        from .render_workflow import render_findings
 
-        render_check(runs)
+        out = console()
+        for r in runs:
+            render_check([r], out)
+            render_findings(findings[r.run_id], out)
     _report_problems(runs)
     if not runs:
         click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
         sys.exit(1)
     if not all(r.kit.replayable for r in runs):
         sys.exit(1)
+    if strict and any(findings.values()):
+        sys.exit(1)
+
+
+@cli.command(name="ls")
+@_paths
+@click.option("--json", "as_json", is_flag=True, help='One JSON document: {"runs": [...]}.')
+@click.option("--agent", metavar="NAME", help="Only runs of agents whose name contains NAME.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only runs started since WHEN: an ISO time (UTC unless it has an offset) "
+    "or a span back from now: 30m, 2h, 3d, 1w.",
+)
+@click.option("--error", "errors_only", is_flag=True, help="Only runs with a failed step.")
+@click.option(
+    "--tool", "tools", multiple=True, metavar="NAME", help="Only runs that called tool NAME."
+)
+@click.option("--replayable", is_flag=True, help="Only runs that replay.")
+@click.option(
+    "--sort",
+    type=click.Choice(["start", "duration", "tokens", "errors", "steps", "tools"]),
+    default="start",
+    show_default=True,
+)
+@click.option("--reverse", is_flag=True, help="Largest (or latest) first.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Read the dump even when summaries saved beside it are current (and save none).",
+)
+def ls_(
+    paths: tuple[str, ...],
+    as_json: bool,
+    agent: str | None,
+    since: str | None,
+    errors_only: bool,
+    tools: tuple[str, ...],
+    replayable: bool,
+    sort: str,
+    reverse: bool,
+    no_cache: bool,
+) -> None:
+    """One line per run: start, agent, user and session, models, steps, tool calls,
+    errors, duration, tokens and replay verdict.
+
+    PATH is anything `show` reads.  The summaries of a file or directory are
+    saved beside it (F.otel-replay-runs, D/.otel-replay-runs) and read back while
+    the dump is unchanged, so listing a big dump again is fast.
+    """
+    from ..workflow.summary import Filter, parse_since, select
+    from ..workflow.summary_cache import summaries
+
+    since_ns = None
+    if since is not None:
+        try:
+            since_ns = parse_since(since)
+        except ValueError as exc:
+            _fail(f"--since: {exc}")
+    found, runs = summaries(list(paths), lambda: _load(paths, None), use_cache=not no_cache)
+    flt = Filter(
+        agent=agent,
+        since_ns=since_ns,
+        errors_only=errors_only,
+        tools=tools,
+        replayable_only=replayable,
+    )
+    picked = select(found, flt, sort, reverse)
+    if as_json:
+        click.echo(_dumps({"runs": [s.to_json() for s in picked]}))
+    else:
+        from .render_workflow import render_ls
+
+        if picked:
+            render_ls(picked)
+        if not found and not (runs is not None and runs.problems):
+            click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
+    if runs is not None:
+        _report_problems(runs)
+
+
+def _split_spec(spec: str) -> tuple[str, str | None]:
+    """``PATH#RUN_ID`` -> (PATH, RUN_ID); a path that exists as given is taken whole."""
+    import os
+
+    if "#" in spec and not os.path.exists(spec):
+        path, _, run = spec.rpartition("#")
+        return path, run or None
+    return spec, None
+
+
+def _one_run(path: str, run_id: str | None, cache: dict[str, Runs]) -> Run:
+    if path not in cache:
+        cache[path] = _load((path,), None)
+        _report_problems(cache[path])
+    runs = cache[path]
+    picked = [r for r in runs if run_id is None or r.run_id.startswith(run_id)]
+    if len(picked) == 1:
+        return picked[0]
+    known = ", ".join(r.run_id for r in runs) or "none"
+    if run_id is None:
+        _fail(f"{path} holds {len(runs)} runs; pick one with {path}#RUN_ID (runs: {known})")
+    how = "several" if picked else "no"
+    _fail(f"{how} run(s) {run_id!r} in {path} (runs: {known})")
+
+
+@cli.command()
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="[B]", required=False)
+@click.option("--run-a", metavar="ID", help="The run of A (instead of A#ID).")
+@click.option("--run-b", metavar="ID", help="The run of B (instead of B#ID).")
+@click.option("--json", "as_json", is_flag=True, help="The comparison as one JSON document.")
+@click.option(
+    "--time-threshold",
+    type=click.FloatRange(min=0),
+    default=1000.0,
+    show_default=True,
+    metavar="MS",
+    help="Durations that differ by more than MS milliseconds count as a change.",
+)
+@click.option("--no-timing", is_flag=True, help="Leave durations out of the comparison.")
+@click.option(
+    "--all", "include_other", is_flag=True, help="Compare 'other' steps (HTTP spans, ...) too."
+)
+def diff(
+    a: str,
+    b: str | None,
+    run_a: str | None,
+    run_b: str | None,
+    as_json: bool,
+    time_threshold: float,
+    no_timing: bool,
+    include_other: bool,
+) -> None:
+    """Compare two runs step by step; exit 1 when they differ, 0 when they are equal.
+
+    A and B are PATH or PATH#RUN_ID (a run id prefix): two recordings, or a
+    recording and the replay a session wrote (``record_to=``).  With one PATH,
+    --run-a and --run-b pick two runs of it.  Steps are aligned by kind, tool
+    name and place in the tree (an inserted call shows as one added step), and
+    the first step that differs is named.
+    """
+    from ..workflow.diff import diff_runs
+
+    path_a, id_a = _split_spec(a)
+    path_b, id_b = _split_spec(b) if b is not None else (path_a, None)
+    id_a = run_a or id_a
+    id_b = run_b or id_b
+    if b is None and (id_a is None or id_b is None):
+        _fail("give two runs: A B, or one PATH with --run-a ID --run-b ID")
+    cache: dict[str, Runs] = {}
+    run_1 = _one_run(path_a, id_a, cache)
+    run_2 = _one_run(path_b, id_b, cache)
+    result = diff_runs(
+        run_1,
+        run_2,
+        time_threshold_ms=None if no_timing else time_threshold,
+        include_other=include_other,
+    )
+    if as_json:
+        click.echo(_dumps(result.to_json()))
+    else:
+        from .render_workflow import render_diff
+
+        render_diff(result, (path_a, path_b))
+    sys.exit(0 if result.equal else 1)
 
 
 def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:

@@ -17,6 +17,7 @@ from .. import messages as M
 from ..runs.model import Run, Step
 from .divergence import ReplayDivergence, ReplayError
 from .matchers import RUNGS, accepts, first_difference, model_rung, same_tools
+from .recorder import ModelEntry, ReplayLog, now_ns
 
 
 class PinnedModel:
@@ -30,6 +31,7 @@ class PinnedModel:
         on_step: Callable[[Step], None] | None = None,
         on_done: Callable[[Step], None] | None = None,
         on_divergence: Callable[[ReplayDivergence], None] | None = None,
+        log: ReplayLog | None = None,
     ) -> None:
         if match not in RUNGS:
             raise ValueError(f"match must be one of {RUNGS}, not {match!r}")
@@ -46,6 +48,7 @@ class PinnedModel:
         self._on_step = on_step
         self._on_done = on_done
         self._on_divergence = on_divergence
+        self._log = log
 
     def respond(
         self,
@@ -97,6 +100,46 @@ class PinnedModel:
         params: Mapping[str, Any] | None = None,
     ) -> Step:
         """Advance to the next recorded model step, checking the request against it."""
+        try:
+            step = self._next_step(messages, system, tools)
+        except ReplayDivergence as err:
+            self._logged(None, err.step, messages, system, tools, params, str(err.what))
+            raise
+        self._logged(step, step, messages, system, tools, params, None)
+        self._drift(step, tools, params)
+        return step
+
+    def _logged(
+        self,
+        step: Step | None,
+        near: Step | None,
+        messages: Sequence[Mapping[str, Any]],
+        system: Any,
+        tools: Sequence[Mapping[str, Any]] | None,
+        params: Mapping[str, Any] | None,
+        divergence: str | None,
+    ) -> None:
+        if self._log is None:
+            return
+        self._log.model(
+            ModelEntry(
+                step=step,
+                near=near,
+                messages=M.normalize(messages),
+                system=system,
+                tools=tools,
+                params=dict(params or {}),
+                at_ns=now_ns(),
+                divergence=divergence,
+            )
+        )
+
+    def _next_step(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        system: Any,
+        tools: Sequence[Mapping[str, Any]] | None,
+    ) -> Step:
         if self.cursor >= len(self.steps):
             last = self.steps[-1] if self.steps else None
             err = ReplayDivergence(
@@ -132,6 +175,16 @@ class PinnedModel:
             raise err
         self.cursor += 1
         self.served.append((step, rung))
+        return step
+
+    def _drift(
+        self,
+        step: Step,
+        tools: Sequence[Mapping[str, Any]] | None,
+        params: Mapping[str, Any] | None,
+    ) -> None:
+        m = step.model
+        assert m is not None
         drift = {
             k: (m.params.get(k), v)
             for k, v in (params or {}).items()
@@ -145,7 +198,6 @@ class PinnedModel:
             and not same_tools(m.tool_definitions, tools)
         ):
             self.tools_drift.append(step.index)
-        return step
 
     def _diverged(self, err: ReplayDivergence) -> None:
         if self._on_divergence is not None:

@@ -30,6 +30,7 @@ from .clock import FrozenClock
 from .divergence import ReplayDivergence, ReplayError
 from .network import NetworkGuard
 from .pinned_model import PinnedModel
+from .recorder import ReplayLog
 from .tool_stubs import ToolStubs
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class ReplaySession:
         allow_network: bool = False,
         allow_hosts: Iterable[str] = (),
         require_complete: bool = True,
+        record_to: str | os.PathLike[str] | None = None,
     ) -> None:
         if run.kit.verdict == "inspect-only":
             raise ReplayError(
@@ -104,6 +106,9 @@ class ReplaySession:
             )
         self.run = run
         self.require_complete = require_complete
+        self.record_to = record_to
+        #: What the replay did, step by step; :meth:`write` makes it a trace file.
+        self.log = ReplayLog(run)
         self.divergence: ReplayDivergence | None = None
         self._replayed: list[tuple[int, str, str]] = []
         self._clock = FrozenClock(run.start_ns) if freeze_clock and run.start_ns else None
@@ -114,6 +119,7 @@ class ReplaySession:
             on_step=self._step_started,
             on_done=self._tool_done,
             on_divergence=self._diverged,
+            log=self.log,
         )
         self.model = PinnedModel(
             run,
@@ -121,6 +127,7 @@ class ReplaySession:
             on_step=self._step_started,
             on_done=self._model_done,
             on_divergence=self._diverged,
+            log=self.log,
         )
         self._output_matched: bool | None = None
         self._previous: hooks.ToolInterceptor | None = None
@@ -156,6 +163,7 @@ class ReplaySession:
     # --- public ---------------------------------------------------------------------
     def check_output(self, answer: str) -> bool:
         """Compare the replay's final answer with the recorded one; a difference diverges."""
+        self.log.final_answer = answer
         recorded = self.run.final_output()
         if recorded is None:
             return True
@@ -199,6 +207,15 @@ class ReplaySession:
         from .adapters.transport import AsyncReplayTransport
 
         return AsyncReplayTransport(self.engine)
+
+    def write(self, path: str | os.PathLike[str]) -> str:
+        """Append the replayed run to ``path`` as spans (our file format); returns its run id.
+
+        Each model request and tool call the agent made is a span in the GenAI
+        shape capture writes, so ``otel-replay diff RECORDING PATH`` compares
+        the replay with its recording (see :mod:`.recorder`).
+        """
+        return self.log.write(path)
 
     def unreplayed(self) -> list[Step]:
         steps = self.tools.unreplayed() + self.model.unreplayed()
@@ -258,6 +275,8 @@ class ReplaySession:
             self._guard.stop()
         if self._random_state is not None:
             random.setstate(self._random_state)
+        if self.record_to is not None:
+            self.write(self.record_to)  # a diverged replay most of all
         if exc is not None:
             if (
                 self.divergence is not None
@@ -318,13 +337,17 @@ def replay(
     allow_network: bool = False,
     allow_hosts: Iterable[str] = (),
     require_complete: bool = True,
+    record_to: str | os.PathLike[str] | None = None,
 ) -> ReplaySession:
     """Replay a recorded run (a :class:`Run`, or a trace file to load it from).
 
     ``tools`` is a policy for every tool (``"stub"``, ``"live"``, ``"error"``)
     or a mapping from tool name to policy (``"*"`` for the rest).
     ``model_match`` is the loosest rung on which a model request still counts
-    as the recorded one.
+    as the recorded one.  ``record_to`` names a trace file the replayed run
+    is appended to when the block ends (diverged or not), for
+    ``otel-replay diff RECORDING REPLAY``; :meth:`ReplaySession.write` does it
+    on demand.
     """
     if isinstance(run_or_path, Run):
         run = run_or_path
@@ -343,4 +366,5 @@ def replay(
         allow_network=allow_network,
         allow_hosts=allow_hosts,
         require_complete=require_complete,
+        record_to=record_to,
     )

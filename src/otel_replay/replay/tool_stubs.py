@@ -20,6 +20,7 @@ from ..capture.hooks import Resolution, ToolInvocation
 from ..runs.model import Run, Step, ToolError
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import tool_arguments_key, tool_reasons
+from .recorder import ReplayLog, ToolEntry, now_ns
 
 POLICIES = ("stub", "live", "error")
 
@@ -35,6 +36,7 @@ class ToolStubs:
         on_step: Callable[[Step], None] | None = None,
         on_done: Callable[[Step], None] | None = None,
         on_divergence: Callable[[ReplayDivergence], None] | None = None,
+        log: ReplayLog | None = None,
     ) -> None:
         self.run = run
         if isinstance(policy, str):
@@ -67,12 +69,47 @@ class ToolStubs:
         self._on_step = on_step
         self._on_done = on_done
         self._on_divergence = on_divergence
+        self._log = log
+        #: id(resolution) -> the log entry its completion fills in.
+        self._pending: dict[int, ToolEntry] = {}
 
     def policy_for(self, name: str) -> str:
         return self.policies.get(name, self.default)
 
     # --- ToolInterceptor ----------------------------------------------------------
     def resolve(self, inv: ToolInvocation) -> Resolution:
+        try:
+            resolution, step = self._resolve(inv)
+        except ReplayDivergence as err:
+            self._logged(inv, None, err.step, divergence=str(err.what))
+            raise
+        entry = self._logged(inv, step, step)
+        if entry is not None:
+            self._pending[id(resolution)] = entry
+        return resolution
+
+    def _logged(
+        self,
+        inv: ToolInvocation,
+        step: Step | None,
+        near: Step | None,
+        divergence: str | None = None,
+    ) -> ToolEntry | None:
+        if self._log is None:
+            return None
+        entry = ToolEntry(
+            step=step,
+            near=near,
+            name=inv.name,
+            call_id=inv.call_id,
+            arguments=inv.arguments,
+            at_ns=now_ns(),
+            divergence=divergence,
+        )
+        self._log.tool(entry)
+        return entry
+
+    def _resolve(self, inv: ToolInvocation) -> tuple[Resolution, Step | None]:
         policy = self.policy_for(inv.name)
         if policy == "error":
             raise ReplayError(f"tool {inv.name!r} may not run during this replay (policy 'error')")
@@ -81,29 +118,32 @@ class ToolStubs:
         if step is None:
             if policy == "live":
                 self.live_unmatched.append(inv.name)
-                return Resolution("live")
+                return Resolution("live"), None
             raise self._diverge(problem, inv, args_key)
         self.used.add(step.index)
         if self._on_step is not None:
             self._on_step(step)
         if policy == "live":
-            return Resolution("live", token=step)
+            return Resolution("live", token=step), step
         tool = step.tool
         assert tool is not None
         hidden = step.attributes.get(A.REDACTED) or ()
         if any(str(p).startswith(A.TOOL_CALL_RESULT) for p in hidden):
             self.redacted.append(step)
         if tool.error is not None:
-            return Resolution("raise", error=rebuild_exception(tool.error), token=step)
+            return Resolution("raise", error=rebuild_exception(tool.error), token=step), step
         if tool.result_payload is None:
             raise ReplayError(f"{step.label()}: no result was recorded for this tool call")
         try:
             value = tool.result_payload.value()
         except payload.PayloadError as exc:
             raise ReplayError(f"{step.label()}: recorded result cannot be replayed: {exc}") from exc
-        return Resolution("return", value=value, token=step)
+        return Resolution("return", value=value, token=step), step
 
     def complete(self, resolution: Resolution, outcome: Any, error: BaseException | None) -> None:
+        entry = self._pending.pop(id(resolution), None)
+        if entry is not None:
+            entry.outcome, entry.error, entry.done = outcome, error, True
         if isinstance(resolution.token, Step) and self._on_done is not None:
             self._on_done(resolution.token)
 

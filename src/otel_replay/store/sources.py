@@ -30,6 +30,7 @@ _SKIP_SUFFIXES = (
     ".lock",
     ".idx",
     ".otel-replay-index",
+    ".otel-replay-runs",
     ".md",
     ".txt",
     ".py",

@@ -1,0 +1,272 @@
+"""Terminal output of ``ls``, ``show --timeline``, ``show --step`` and ``diff``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from .. import payload
+from ..runs.model import Run, Step
+from ..workflow.anomalies import Finding
+from ..workflow.diff import Pair, RunDiff, describe
+from ..workflow.summary import RunSummary
+from ..workflow.timeline import draw, timeline
+from .render import _KIND_STYLE, _VERDICT_STYLE, console, run_header, short
+
+# --- ls ---------------------------------------------------------------------------
+
+
+def _stamp(ns: int) -> str:
+    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _ms(ms: float) -> str:
+    if ms >= 60_000:
+        return f"{ms / 60_000:.1f}m"
+    if ms >= 1000:
+        return f"{ms / 1000:.1f}s"
+    if ms >= 10:
+        return f"{ms:.0f}ms"
+    return f"{ms:.1f}ms" if ms >= 1 else f"{ms:.2f}ms"
+
+
+LS_COLUMNS = (
+    "START (UTC)",
+    "RUN",
+    "AGENT",
+    "USER",
+    "SESSION",
+    "MODELS",
+    "STEPS",
+    "TOOLS",
+    "ERRORS",
+    "DURATION",
+    "TOKENS",
+    "VERDICT",
+)
+
+
+def ls_row(s: RunSummary) -> list[str]:
+    verdict = s.verdict if s.replayable or s.verdict != "full" else "full (damaged)"
+    if s.anomalies:
+        verdict += f", {s.anomalies} warning{'s' if s.anomalies > 1 else ''}"
+    return [
+        _stamp(s.start_ns),
+        s.run_id[:16],
+        s.agent or "-",
+        s.user_id or "-",
+        s.session_id or "-",
+        ",".join(s.models) or "-",
+        str(s.steps),
+        str(s.tool_calls),
+        str(s.errors),
+        _ms(s.duration_ms),
+        str(s.tokens),
+        verdict,
+    ]
+
+
+def ls_lines(summaries: Sequence[RunSummary]) -> list[list[str]]:
+    """The header and one row per run, each cell padded to its column's width."""
+    rows = [list(LS_COLUMNS)] + [ls_row(s) for s in summaries]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(LS_COLUMNS))]
+    numeric = {"STEPS", "TOOLS", "ERRORS", "DURATION", "TOKENS"}
+    return [
+        [
+            cell.rjust(widths[i]) if LS_COLUMNS[i] in numeric else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        for row in rows
+    ]
+
+
+#: Above this many runs the listing is plain text even on a terminal (rich is slow per line).
+_COLOUR_ROWS = 2000
+
+
+def render_ls(summaries: Sequence[RunSummary], out: Console | None = None) -> None:
+    """A header and one line per run, columns aligned (numbers to the right).
+
+    Piped, or long, the listing is written as plain text in one go: tens of
+    thousands of runs print in a fraction of a second.
+    """
+    out = out or console()
+    rows = ls_lines(summaries)
+    if not out.is_terminal or len(rows) > _COLOUR_ROWS:
+        out.file.write("".join("  ".join(r).rstrip() + "\n" for r in rows))
+        out.file.flush()
+        return
+    for n, row in enumerate(rows):
+        cells = []
+        for i, cell in enumerate(row):
+            text = escape(cell.rstrip() if i == len(row) - 1 else cell)
+            if n == 0:
+                text = f"[bold]{text}[/bold]"
+            elif LS_COLUMNS[i] == "ERRORS" and cell.strip() != "0":
+                text = f"[red]{text}[/red]"
+            elif LS_COLUMNS[i] == "VERDICT":
+                colour = _VERDICT_STYLE.get(cell.split(" ")[0].rstrip(","), "red")
+                text = f"[{colour}]{text}[/{colour}]"
+            cells.append(text)
+        out.print("  ".join(cells))
+
+
+# --- show --timeline ---------------------------------------------------------------
+
+
+def render_timeline(runs: Sequence[Run], width: int = 50, out: Console | None = None) -> None:
+    """Per run: each step's offset and duration as a bar on the run's time axis."""
+    out = out or console()
+    for run in runs:
+        out.print(run_header(run))
+        total = (run.end_ns - run.start_ns) / 1e6
+        bars = timeline(run)
+        names = [
+            "  " * b.step.depth + (b.step.tool.tool_name if b.step.tool else b.step.name)
+            for b in bars
+        ]
+        name_w = min(max((len(n) for n in names), default=4), 40)
+        out.print(
+            f"[dim]{'':>3} {'kind':<5} {'step':<{name_w}} {'start':>9} {'took':>9}  "
+            f"|0{'':<{width - 2 - len(_ms(total))}}{escape(_ms(total))}|[/dim]"
+        )
+        for bar, name in zip(bars, names, strict=True):
+            s = bar.step
+            style = _KIND_STYLE[s.kind]
+            label = escape(name[:name_w].ljust(name_w))
+            if not s.timed:
+                line = f"{'':>9} {'untimed':>9}  [dim]derived from messages[/dim]"
+            else:
+                drawn = escape(draw(bar, total, width))
+                colour = "red" if s.status == "ERROR" else style.replace("bold ", "")
+                line = (
+                    f"{_ms(bar.offset_ms):>9} {_ms(bar.duration_ms):>9}  "
+                    f"|[{colour}]{drawn.ljust(width)}[/{colour}]|"
+                )
+                if bar.ttft_ms is not None:
+                    line += f" [dim]first token {_ms(bar.ttft_ms)}[/dim]"
+            out.print(f"[dim]{s.index:>3}[/dim] [{style}]{s.kind:<5}[/{style}] {label} {line}")
+        out.print()
+
+
+# --- show --step -------------------------------------------------------------------
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(payload.plain(value), ensure_ascii=False, indent=2, default=str)
+
+
+def _section(out: Console, title: str, value: Any) -> None:
+    out.print(f"[bold]{escape(title)}[/bold]")
+    for line in _pretty(value).splitlines() or [""]:
+        out.print("  " + escape(line), soft_wrap=True)
+
+
+def render_step(run: Run, step: Step, raw: bool, out: Console | None = None) -> None:
+    """Everything one step recorded: timing, the model's request and answer, or the tool call."""
+    out = out or console()
+    out.print(f"[bold]run {escape(run.run_id)}[/bold]  {escape(step.label())}")
+    when = f"{_stamp(step.start_ns)} UTC, {step.duration_ms:.1f} ms" if step.timed else "untimed"
+    out.print(f"  when: {escape(when)}   status: {escape(step.status)}")
+    if step.status_message:
+        out.print(f"  status message: {escape(step.status_message)}")
+    if step.parent_span_id:
+        out.print(f"  parent span: {escape(step.parent_span_id)}")
+    m = step.model
+    if m is not None:
+        out.print(
+            "  "
+            + escape(
+                f"provider: {m.provider or '-'}   request model: {m.request_model or '-'}   "
+                f"response model: {m.response_model or '-'}   response id: {m.response_id or '-'}"
+            )
+        )
+        if m.finish_reasons:
+            out.print("  finish reasons: " + escape(", ".join(m.finish_reasons)))
+        if m.usage:
+            out.print("  usage: " + escape(", ".join(f"{k}={v}" for k, v in m.usage.items())))
+        _section(out, "params", m.params)
+        if m.system_instructions is not None:
+            _section(out, "system instructions", m.system_instructions)
+        if m.tool_definitions is not None:
+            _section(out, "tool definitions", m.tool_definitions)
+        _section(out, "input messages", m.input_messages)
+        _section(out, "output messages", m.output_messages)
+    t = step.tool
+    if t is not None:
+        out.print("  " + escape(f"tool: {t.tool_name}   call id: {t.call_id or '-'}"))
+        if t.derived:
+            out.print("  [dim]derived from the messages: no tool span recorded[/dim]")
+        _section(out, "arguments", t.arguments)
+        if t.error is not None:
+            _section(out, "error", {"type": t.error.type, "message": t.error.message})
+        else:
+            _section(out, "result", t.result)
+    if raw:
+        _section(out, "attributes", step.attributes)
+        if step.events:
+            _section(out, "events", step.events)
+
+
+# --- diff --------------------------------------------------------------------------
+
+_MARK = {"equal": ("=", "dim"), "changed": ("~", "yellow"), "added": ("+", "green")}
+_MARK["removed"] = ("-", "red")
+
+
+def _pair_name(p: Pair) -> str:
+    s = p.a or p.b
+    assert s is not None
+    name = s.tool.tool_name if s.tool is not None else s.name
+    ia = str(p.a.index) if p.a is not None else "-"
+    ib = str(p.b.index) if p.b is not None else "-"
+    return f"{ia:>3} {ib:>3}  {s.kind:<5} {'  ' * s.depth}{name}"
+
+
+def render_diff(d: RunDiff, names: tuple[str, str], out: Console | None = None) -> None:
+    out = out or console()
+    out.print(f"[bold]A[/bold] run {escape(d.a.run_id)}  ({escape(names[0])})")
+    out.print(f"[bold]B[/bold] run {escape(d.b.run_id)}  ({escape(names[1])})")
+    first = d.first_divergence
+    if d.equal:
+        out.print("[green]the runs are equal[/green] (step by step, and the final answer)")
+    elif first is not None:
+        out.print(f"[red]first divergence:[/red] {escape(first.label())}")
+    else:
+        out.print("[red]the runs differ[/red] in their final answer only")
+    out.print("[dim]      A   B[/dim]")
+    for p in d.pairs:
+        mark, colour = _MARK[p.status]
+        line = f"[{colour}]{mark}[/{colour}] {escape(_pair_name(p))}"
+        if p.status == "added":
+            line += "  [green]only in B[/green]"
+        elif p.status == "removed":
+            line += "  [red]only in A[/red]"
+        out.print(line)
+        for c in p.changes:
+            out.print(f"        [yellow]{escape(c.field)}[/yellow]: {escape(describe(c))}")
+    for c in d.run_changes:
+        out.print(f"final answer: {escape(short(c.a, 80))} -> {escape(short(c.b, 80))}")
+
+
+# --- check: findings --------------------------------------------------------------
+
+
+def render_findings(findings: Sequence[Finding], out: Console | None = None) -> None:
+    out = out or console()
+    if not findings:
+        out.print("  anomalies: none")
+        return
+    out.print(f"  anomalies: {len(findings)}")
+    for f in findings:
+        out.print(
+            f"  [yellow]~[/yellow] step {f.step} (span {escape(f.span_id)}) "
+            f"[yellow]{escape(f.kind)}[/yellow]: {escape(f.message)}"
+        )

@@ -1,0 +1,314 @@
+"""Anomalies in a recorded run: the usual shapes of an agent going wrong.
+
+Each :class:`Finding` names its step (index and span id).  Findings are
+warnings about the run's behaviour, not about what was recorded (that is the
+replay-kit check, :mod:`otel_replay.runs.kit`):
+
+``repeated_tool_call``
+    a tool called again with the same (canonical) arguments as an earlier call;
+``loop``
+    a sequence of steps (tool calls with their arguments, model answers)
+    repeated back to back;
+``tool_budget``
+    more tool calls than the budget (:attr:`Config.max_tool_calls`), named at
+    the first call over it;
+``tool_error``
+    a tool call that raised or whose span has an error status;
+``retry``
+    a failed step followed by the same call again (same tool and arguments,
+    or a model request with the same messages);
+``http_status``
+    an HTTP 429 or 5xx answer: ``http.response.status_code`` on a span, an
+    error status naming one, or a tool result carrying one;
+``partial_body``
+    a tool result that starts as JSON and does not parse: a cut-off body;
+``error_wording``
+    the final answer contains a phrase of :attr:`Config.error_phrases`
+    ("I'm sorry", "unable to", ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .. import messages as M
+from .. import payload
+from ..runs.model import Run, Step
+
+#: Phrases in a final answer that usually mean the agent failed (case-insensitive, whole words).
+DEFAULT_ERROR_PHRASES: tuple[str, ...] = (
+    "I'm sorry",
+    "I am sorry",
+    "I apologize",
+    "unable to",
+    "error",
+    "failed",
+    "can't",
+    "cannot",
+)
+DEFAULT_MAX_TOOL_CALLS = 20
+
+_STATUS_ATTRS = ("http.response.status_code", "http.status_code")
+_STATUS_WORDS = re.compile(r"\b(429|5\d\d)\b|rate.?limit|overloaded|too many requests", re.I)
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One anomaly, at one step."""
+
+    kind: str
+    step: int
+    span_id: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "step": self.step,
+            "span_id": self.span_id,
+            "message": self.message,
+        }
+
+    def __str__(self) -> str:
+        return f"step {self.step} (span {self.span_id}): {self.kind}: {self.message}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """What counts as an anomaly."""
+
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+    error_phrases: Sequence[str] = DEFAULT_ERROR_PHRASES
+    #: A loop is a block of steps seen at least this many times back to back.
+    loop_repeats: int = 2
+    #: The longest block of steps looked for as a loop.
+    loop_max_steps: int = 12
+
+
+def find_anomalies(run: Run, config: Config | None = None) -> list[Finding]:
+    """Every anomaly of ``run``, in step order (ties in the order of the list above)."""
+    config = config or Config()
+    steps = [s for s in run.steps if s.kind in ("model", "tool") and not s.duplicate_of]
+    found: list[Finding] = []
+    found.extend(_repeats_and_retries(steps))
+    found.extend(_loops(steps, config.loop_repeats, config.loop_max_steps))
+    found.extend(_budget(steps, config.max_tool_calls))
+    found.extend(_errors(run.steps))
+    found.extend(_error_wording(run, config.error_phrases))
+    order = {k: i for i, k in enumerate(KINDS)}
+    found.sort(key=lambda f: (f.step, order.get(f.kind, len(order))))
+    return found
+
+
+KINDS = (
+    "tool_error",
+    "http_status",
+    "partial_body",
+    "retry",
+    "repeated_tool_call",
+    "loop",
+    "tool_budget",
+    "error_wording",
+)
+
+
+def _finding(kind: str, step: Step, message: str) -> Finding:
+    return Finding(kind, step.index, step.span_id, message)
+
+
+def _failed(step: Step) -> bool:
+    return step.status == "ERROR" or (step.tool is not None and step.tool.error is not None)
+
+
+def _signature(step: Step) -> tuple[str, str, str]:
+    """What makes two steps "the same call": a tool and its arguments, a model's request."""
+    if step.tool is not None:
+        return ("tool", step.tool.tool_name, payload.canonical(payload.plain(step.tool.arguments)))
+    m = step.model
+    request = payload.canonical(payload.plain(M.normalize(m.input_messages or []))) if m else ""
+    return ("model", (m.request_model or "") if m else "", request)
+
+
+def _answer(step: Step) -> str:
+    """What a step did, for loop detection: a tool call with its arguments, a model's output."""
+    if step.tool is not None:
+        return "tool " + payload.canonical(
+            [step.tool.tool_name, payload.plain(step.tool.arguments)]
+        )
+    m = step.model
+    if m is None or not m.output_messages:
+        return f"model {step.name}"
+    calls = [
+        [c.get("name"), payload.plain(c.get("arguments"))] for c in M.tool_calls(m.output_messages)
+    ]
+    return "model " + payload.canonical(calls or M.last_text(m.output_messages) or "")
+
+
+def _repeats_and_retries(steps: Sequence[Step]) -> Iterator[Finding]:
+    seen: dict[tuple[str, str, str], Step] = {}
+    for step in steps:
+        sig = _signature(step)
+        earlier = seen.get(sig)
+        if earlier is not None and _failed(earlier):
+            what = f"tool {sig[1]}" if step.tool is not None else "model request"
+            yield _finding("retry", step, f"{what} retried after step {earlier.index} failed")
+        elif earlier is not None and step.tool is not None:
+            yield _finding(
+                "repeated_tool_call",
+                step,
+                f"{sig[1]} called again with the same arguments as step {earlier.index}",
+            )
+        seen[sig] = step
+
+
+def _loops(steps: Sequence[Step], repeats: int, max_period: int) -> Iterator[Finding]:
+    """Blocks of steps repeated back to back at least ``repeats`` times (reported once each).
+
+    Blocks of up to ``max_period`` steps are looked for, so a long run costs
+    O(steps x max_period²), not a cube of its length.
+    """
+    keys = [_answer(s) for s in steps]
+    n = len(keys)
+    i = 0
+    while i < n:
+        best: tuple[int, int] | None = None  # (period, repetitions)
+        for period in range(1, min(max_period, (n - i) // max(repeats, 2)) + 1):
+            reps = 1
+            while keys[i + reps * period : i + (reps + 1) * period] == keys[i : i + period]:
+                reps += 1
+            # One step repeated is a loop only when it repeats more (a retry is not a loop).
+            if reps >= repeats and period * reps >= 2 * max(period, 2):
+                best = (period, reps)
+                break
+        if best is None:
+            i += 1
+            continue
+        period, reps = best
+        first = steps[i + period]  # where the repetition starts
+        names = ", ".join(_short_name(s) for s in steps[i : i + period])
+        yield _finding(
+            "loop",
+            first,
+            f"the {period} step(s) from step {steps[i].index} ({names}) repeat "
+            f"{reps} times in a row",
+        )
+        i += period * reps
+
+
+def _short_name(step: Step) -> str:
+    return f"tool {step.tool.tool_name}" if step.tool is not None else "model"
+
+
+def _budget(steps: Sequence[Step], budget: int) -> Iterator[Finding]:
+    tools = [s for s in steps if s.tool is not None]
+    if budget >= 0 and len(tools) > budget:
+        yield _finding(
+            "tool_budget",
+            tools[budget],
+            f"{len(tools)} tool calls, over the budget of {budget}; this is call {budget + 1}",
+        )
+
+
+def _status_code(step: Step) -> int | None:
+    for key in _STATUS_ATTRS:
+        value = step.attributes.get(key)
+        try:
+            return int(value) if value is not None else None
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def _errors(steps: Sequence[Step]) -> Iterator[Finding]:
+    for step in steps:
+        code = _status_code(step)
+        if code is not None and (code == 429 or code >= 500):
+            yield _finding("http_status", step, f"HTTP {code} answer")
+        elif step.status == "ERROR" and _STATUS_WORDS.search(
+            f"{step.status_message} {step.attributes.get('error.type', '')}"
+        ):
+            yield _finding(
+                "http_status",
+                step,
+                f"error status: {step.status_message or step.attributes['error.type']}",
+            )
+        t = step.tool
+        if t is not None:
+            if t.error is not None:
+                yield _finding(
+                    "tool_error", step, f"{t.tool_name} raised {t.error.type}: {t.error.message}"
+                )
+            elif step.status == "ERROR":
+                yield _finding(
+                    "tool_error",
+                    step,
+                    f"{t.tool_name} span has an error status: {step.status_message}",
+                )
+            if t.error is None:
+                yield from _result_findings(step)
+
+
+def _result_findings(step: Step) -> Iterator[Finding]:
+    assert step.tool is not None
+    result = step.tool.result
+    if isinstance(result, dict):
+        for key in ("status_code", "status", "http_status"):
+            value = result.get(key)
+            if (
+                isinstance(value, int)
+                and not isinstance(value, bool)
+                and (value == 429 or 500 <= value < 600)
+            ):
+                yield _finding("http_status", step, f"the result carries HTTP {value} ({key})")
+                return
+        return
+    text = result.decode("utf-8", "replace") if isinstance(result, (bytes, bytearray)) else result
+    if not isinstance(text, str):
+        return
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and len(stripped) > 1:
+        try:
+            json.loads(stripped)
+        except ValueError:
+            yield _finding(
+                "partial_body",
+                step,
+                f"the result starts as JSON and does not parse ({len(text)} chars): cut off?",
+            )
+            return
+    if re.match(r"HTTP/\d(\.\d)? (429|5\d\d)\b", stripped):
+        yield _finding("http_status", step, f"the result is an HTTP error: {stripped[:40]!r}")
+
+
+def final_step(run: Run) -> Step | None:
+    """The step whose output is the run's final answer."""
+    agents = [r for r in run.roots if r.kind == "agent"]
+    models = [s for s in reversed(run.steps) if s.kind == "model"]
+    for step in agents + models:
+        if step.model is not None and M.last_text(step.model.output_messages or []) is not None:
+            return step
+    return None
+
+
+def _error_wording(run: Run, phrases: Sequence[str]) -> Iterator[Finding]:
+    answer = run.final_output()
+    step = final_step(run)
+    if answer is None or step is None or not phrases:
+        return
+    # Typographic apostrophes are common in model output.
+    text = answer.replace("\u2019", "'")
+    for phrase in phrases:
+        pattern = r"(?<!\w)" + re.escape(phrase.replace("\u2019", "'")) + r"(?!\w)"
+        m = re.search(pattern, text, re.I)
+        if m:
+            lo, hi = max(0, m.start() - 30), min(len(text), m.end() + 30)
+            yield _finding(
+                "error_wording",
+                step,
+                f"the final answer says {phrase!r}: …{text[lo:hi]}…",
+            )
+            return

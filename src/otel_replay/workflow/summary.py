@@ -1,0 +1,200 @@
+"""One line per run: what ``otel-replay ls`` lists, filters and sorts.
+
+A :class:`RunSummary` holds only plain values, so a list of them can be kept
+in a cache file beside a big dump (see :mod:`.summary_cache`) and read back
+without loading a single span.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .. import attributes as A
+from ..runs.model import Run
+from .anomalies import Config, find_anomalies
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    trace_ids: list[str]
+    start_ns: int
+    end_ns: int
+    agent: str | None
+    user_id: str | None
+    session_id: str | None
+    tenant_id: str | None
+    models: list[str]
+    steps: int
+    model_calls: int
+    tool_calls: int
+    tools: list[str]
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    verdict: str
+    replayable: bool
+    #: Number of anomalies found with the default :class:`~.anomalies.Config`.
+    anomalies: int
+
+    @property
+    def duration_ms(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e6
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["duration_ms"] = self.duration_ms
+        out["tokens"] = self.tokens
+        return out
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RunSummary:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in names})
+
+
+def _text(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def agent_name(run: Run) -> str | None:
+    """``gen_ai.agent.name`` of the first agent step, else its span name, else the service."""
+    for step in run.steps:
+        if step.kind == "agent":
+            name = step.attributes.get(A.AGENT_NAME)
+            if name:
+                return str(name)
+            for prefix in ("invoke_agent ", "create_agent ", "invoke_workflow "):
+                if step.name.startswith(prefix):
+                    return step.name[len(prefix) :]
+            return step.name
+    return _text(run.resource.get("service.name"))
+
+
+def summarize(run: Run) -> RunSummary:
+    """The ``ls`` line of ``run``."""
+    fp = run.fingerprint
+    models: list[str] = []
+    tools: list[str] = []
+    input_tokens = output_tokens = errors = model_calls = tool_calls = 0
+    for step in run.steps:
+        if step.kind == "model" and step.model is not None:
+            model_calls += 1
+            m = step.model
+            name = m.response_model or m.request_model
+            if name and name not in models:
+                models.append(name)
+            input_tokens += int(m.usage.get("input_tokens", 0) or 0)
+            output_tokens += int(m.usage.get("output_tokens", 0) or 0)
+        elif step.kind == "tool" and step.tool is not None:
+            tool_calls += 1
+            if step.tool.tool_name not in tools:
+                tools.append(step.tool.tool_name)
+        if step.status == "ERROR" or (step.tool is not None and step.tool.error is not None):
+            errors += 1
+    kit = run.kit
+    return RunSummary(
+        run_id=run.run_id,
+        trace_ids=list(run.trace_ids),
+        start_ns=run.start_ns,
+        end_ns=run.end_ns,
+        agent=agent_name(run),
+        user_id=_text(fp.get(A.USER_ID)),
+        session_id=_text(fp.get(A.SESSION_ID) or fp.get(A.CONVERSATION_ID)),
+        tenant_id=_text(fp.get(A.TENANT_ID)),
+        models=models,
+        steps=len(run.steps),
+        model_calls=model_calls,
+        tool_calls=tool_calls,
+        tools=tools,
+        errors=errors,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        verdict=kit.verdict,
+        replayable=kit.replayable,
+        anomalies=len(find_anomalies(run, Config())),
+    )
+
+
+# --- filters and order ------------------------------------------------------------
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)\s*$", re.I)
+_UNIT_S = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str, now: dt.datetime | None = None) -> int:
+    """``--since``: an ISO time (UTC unless it has an offset) or ``30m``/``2h``/``3d``/``1w`` ago.
+
+    Returns nanoseconds since the epoch; raises ValueError for anything else.
+    """
+    m = _RELATIVE.match(text)
+    if m:
+        now = now or dt.datetime.now(dt.timezone.utc)
+        seconds = float(m[1]) * _UNIT_S[m[2].lower()]
+        return int((now.timestamp() - seconds) * 1e9)
+    raw = text.strip()
+    if raw.endswith(("Z", "z")):
+        raw = raw[:-1] + "+00:00"
+    try:
+        when = dt.datetime.fromisoformat(raw)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is neither an ISO time nor a span like 30m, 2h, 3d, 1w"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    # Integer arithmetic: a float timestamp would lose the microseconds.
+    return (when - _EPOCH) // dt.timedelta(microseconds=1) * 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class Filter:
+    agent: str | None = None
+    since_ns: int | None = None
+    errors_only: bool = False
+    tools: Sequence[str] = ()
+    replayable_only: bool = False
+
+    def keeps(self, s: RunSummary) -> bool:
+        if self.agent is not None and self.agent.lower() not in (s.agent or "").lower():
+            return False
+        if self.since_ns is not None and s.start_ns < self.since_ns:
+            return False
+        if self.errors_only and s.errors == 0:
+            return False
+        if any(t not in s.tools for t in self.tools):
+            return False
+        return not (self.replayable_only and not s.replayable)
+
+
+SORT_KEYS = ("start", "duration", "tokens", "errors", "steps", "tools")
+
+
+def select(
+    summaries: Iterable[RunSummary], flt: Filter, sort: str = "start", reverse: bool = False
+) -> list[RunSummary]:
+    """The summaries ``flt`` keeps, sorted by ``sort`` (ties by start, then id)."""
+    if sort not in SORT_KEYS:
+        raise ValueError(f"sort must be one of {SORT_KEYS}, not {sort!r}")
+
+    def key(s: RunSummary) -> tuple[float, int, str]:
+        value: float = {
+            "start": s.start_ns,
+            "duration": s.end_ns - s.start_ns,
+            "tokens": s.tokens,
+            "errors": s.errors,
+            "steps": s.steps,
+            "tools": s.tool_calls,
+        }[sort]
+        return (value, s.start_ns, s.run_id)
+
+    return sorted((s for s in summaries if flt.keeps(s)), key=key, reverse=reverse)

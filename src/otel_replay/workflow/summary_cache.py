@@ -1,0 +1,108 @@
+"""Run summaries kept beside a dump, so listing a big dump again reads no span.
+
+The first ``otel-replay ls`` of a dump loads it (one pass: every run built,
+checked and summarized) and writes the summaries beside it: a file ``F``
+gets ``F.otel-replay-runs``, a directory ``D`` gets ``D/.otel-replay-runs``.
+The cache names every input file with its size and modification time and
+the otel-replay version that wrote it; when any of these changes the dump is
+read again.  Input with problems (a torn tail, a bad line) is never cached:
+the problems are reported on every read.  A place we cannot write to is no
+error; the listing is just not cached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..runs.load import Runs
+from ..store.sources import expand
+from .summary import RunSummary, summarize
+
+SUFFIX = ".otel-replay-runs"
+_FORMAT = 1
+
+
+def cache_path(path: str) -> Path | None:
+    """Where the summaries of ``path`` are kept; None for streams, URLs, globs, missing paths."""
+    if path == "-" or path.startswith(("http://", "https://")):
+        return None
+    p = Path(path)
+    if p.is_dir():
+        return p / SUFFIX
+    if p.is_file():
+        return Path(path + SUFFIX)
+    return None
+
+
+def _stamp(path: str) -> list[list[Any]]:
+    """(name, size, mtime_ns) of every input file ``path`` names, in read order."""
+    base = Path(path)
+    out: list[list[Any]] = []
+    for name in expand([path]):
+        st = os.stat(name)
+        rel = os.path.relpath(name, base) if base.is_dir() else os.path.basename(name)
+        out.append([rel, st.st_size, st.st_mtime_ns])
+    return out
+
+
+def _read(cache: Path, stamp: list[list[Any]]) -> list[RunSummary] | None:
+    try:
+        with open(cache, encoding="utf-8") as f:
+            doc = json.load(f)
+        if (
+            doc.get("format") != _FORMAT
+            or doc.get("version") != __version__
+            or doc.get("inputs") != stamp
+        ):
+            return None
+        return [RunSummary.from_json(s) for s in doc["runs"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _write(cache: Path, stamp: list[list[Any]], summaries: Sequence[RunSummary]) -> None:
+    doc = {
+        "format": _FORMAT,
+        "version": __version__,
+        "inputs": stamp,
+        "runs": [s.to_json() for s in summaries],
+    }
+    tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, cache)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def summaries(
+    paths: Sequence[str], load: Callable[[], Runs], *, use_cache: bool = True
+) -> tuple[list[RunSummary], Runs | None]:
+    """The summaries of every run in ``paths``, from the cache when it is current.
+
+    ``load`` reads the runs when the cache cannot answer; it is returned too
+    (None when the cache answered), so the caller can report its problems.
+    Only a single file or directory is cached.
+    """
+    cache = cache_path(paths[0]) if use_cache and len(paths) == 1 else None
+    stamp: list[list[Any]] | None = None
+    if cache is not None:
+        try:
+            stamp = _stamp(paths[0])
+        except OSError:
+            cache = None
+        if cache is not None and stamp is not None:
+            found = _read(cache, stamp)
+            if found is not None:
+                return found, None
+    runs = load()
+    result = [summarize(r) for r in runs]
+    if cache is not None and stamp is not None and not runs.problems:
+        _write(cache, stamp, result)
+    return result, runs
