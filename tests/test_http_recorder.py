@@ -220,7 +220,7 @@ def test_recorder_stores_the_exact_bytes_and_no_secret(
     if len(fake.chunks) > 1:  # the server paused 10 ms between chunks
         assert raw.chunk_offsets_ms[-1] - raw.chunk_offsets_ms[0] >= 5 * (len(fake.chunks) - 1)
     assert raw.request_body is not None and raw.request_body.status == "exact"
-    sent = json.loads(raw.request_body.value())
+    sent = json.loads(raw.request_body.data)
     assert sent["messages"] == exchange(name)[0]["messages"]
     assert (
         raw.status == 200
@@ -254,7 +254,7 @@ def test_replay_sends_the_recorded_bytes_back(
     (step,) = run.model_steps()
     assert step.model is not None and step.model.raw is not None
     assert step.model.raw.request_body is not None
-    body = step.model.raw.request_body.value()
+    body = step.model.raw.request_body.data
     route = "/v1/messages" if name.startswith("anthropic") else "/v1/chat/completions"
     # The in-process transport: the same bytes, cut where the server cut them.
     with otel_replay.replay(run) as session:
@@ -306,7 +306,7 @@ def test_other_api_or_mode_gets_a_rendered_answer(tmp_path: Path) -> None:
     (step,) = run.model_steps()
     assert step.model is not None and step.model.raw is not None
     assert step.model.raw.request_body is not None
-    body = json.loads(step.model.raw.request_body.value())
+    body = json.loads(step.model.raw.request_body.data)
     with otel_replay.replay(run) as session:
         client = anthropic.Anthropic(
             api_key="unused", http_client=httpx2.Client(transport=session.transport())
@@ -344,10 +344,29 @@ def test_timing_follows_the_recorded_chunk_offsets(tmp_path: Path) -> None:
     assert step.model is not None and step.model.raw is not None
     raw = step.model.raw
     assert raw.request_body is not None
-    answer = ReplayEngine([run], timing=2.0).handle(
-        "POST", "/v1/messages", raw.request_body.value()
-    )
+    answer = ReplayEngine([run], timing=2.0).handle("POST", "/v1/messages", raw.request_body.data)
     assert answer.chunks == fake.chunks and answer.delays is not None
     assert sum(answer.delays) == pytest.approx(raw.chunk_offsets_ms[-1] / 1e3 / 2.0)
     gaps = [b - a for a, b in zip(raw.chunk_offsets_ms, raw.chunk_offsets_ms[1:], strict=False)]
     assert answer.delays[1:] == pytest.approx([g / 1e3 / 2.0 for g in gaps])
+
+
+def test_large_bodies_go_to_blobs_and_stay_exact(tmp_path: Path) -> None:
+    """A body over the inline limit (256 KiB): a preview on the span, the bytes in a blob."""
+    body, chunks, _ = exchange("openai_json")
+    answer = json.loads(chunks[0])
+    answer["choices"][0]["message"]["content"] = "é" + "x" * 300_000
+    big = [json.dumps(answer).encode()[i : i + 65536] for i in range(0, 310_000, 65536)]
+    fake = FakeServer(big, "application/json")
+    path = tmp_path / "trace.otlp"
+    with fake.serving() as url, recording(path):
+        text = call_sdk("openai_json", "sync", url, body)
+    assert text == answer["choices"][0]["message"]["content"]
+    data = b"".join(big)
+    blobs = [p for p in tmp_path.rglob("*") if p.is_file() and p != path]
+    assert any(p.read_bytes() == data for p in blobs)
+    assert data not in path.read_bytes()
+    (run,) = otel_replay.load(str(path))
+    (step,) = run.model_steps()
+    assert step.model is not None and step.model.raw is not None
+    assert step.model.raw.usable and b"".join(step.model.raw.chunks()) == data

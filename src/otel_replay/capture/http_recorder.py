@@ -196,7 +196,13 @@ def _strings(value: Any) -> bool:
 
 
 def _exact(span: Span, key: str, data: bytes) -> dict[str, Any]:
-    return payload_attributes(span, key, data, [], encoded=payload.encode(data))
+    """A body as a payload: text when it is UTF-8 (the display is then the exact
+    bytes, kept once), else bytes; the digest is of the bytes either way."""
+    try:
+        value: str | bytes = data.decode("utf-8")
+    except UnicodeDecodeError:
+        value = data
+    return payload_attributes(span, key, value, [], encoded=payload.encode(value))
 
 
 def _stream_classes(lib: Any) -> tuple[type, type]:
