@@ -176,11 +176,17 @@ class _Exchange:
 
     def _response_genai(self, span: Span, body: bytes) -> dict[str, Any]:
         content_type = (self.response_headers or {}).get("content-type", "")
-        if "json" not in content_type:
-            return {}
-        try:
-            genai = bodies.response(json.loads(body))
-        except ValueError:
+        if "text/event-stream" in content_type:
+            folded = bodies.sse_response(body)  # the stream as the JSON answer it adds up to
+            if folded is None:
+                return {}
+            genai = bodies.response(folded)
+        elif "json" in content_type:
+            try:
+                genai = bodies.response(json.loads(body))
+            except ValueError:
+                return {}
+        else:
             return {}
         attrs: dict[str, Any] = {}
         for key, value in genai.items():
