@@ -183,6 +183,14 @@ def openai_responses(
             text, calls = turn()
             if not calls:
                 return text
+            if text:  # the answer's message item, sent back as the API's conversation state
+                items.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": text}],
+                    }
+                )
             for call_id, name, args in calls:
                 items.append(
                     {"type": "function_call", "call_id": call_id, "name": name, "arguments": args}

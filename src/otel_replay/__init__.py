@@ -24,6 +24,8 @@ _EXPORTS = {
     "agent_run": "otel_replay.capture.agent_run",
     "configure_redaction": "otel_replay.capture.redaction",
     "use_tracer_provider": "otel_replay.capture.spans",
+    "RecordingTransport": "otel_replay.capture.http_recorder",
+    "AsyncRecordingTransport": "otel_replay.capture.http_recorder",
     "FileSpanExporter": "otel_replay.export.file_exporter",
     "RecordingSpanProcessor": "otel_replay.export.recording_processor",
     "load": "otel_replay.runs.load",
@@ -42,6 +44,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "AsyncRecordingTransport",
     "FileSpanExporter",
     "FormatError",
     "LoadWarning",
@@ -49,6 +52,7 @@ __all__ = [
     "NetworkBlocked",
     "PinnedModel",
     "RecordingSpanProcessor",
+    "RecordingTransport",
     "ReplayDivergence",
     "ReplayError",
     "ReplayReport",
@@ -69,6 +73,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .capture.agent_run import agent_run
+    from .capture.http_recorder import AsyncRecordingTransport, RecordingTransport
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
     from .capture.redaction import configure_redaction

@@ -101,3 +101,19 @@ FP_SEED: Final = "otel_replay.fingerprint.seed"
 FP_HOST: Final = "otel_replay.fingerprint.host"
 
 REDACTED_VALUE: Final = "[REDACTED]"
+
+# --- the raw HTTP exchange of a model call (capture/http_recorder.py) ---------------
+#: Request and response bodies as sent, byte-exact payloads (digest, bytes, blob ref).
+HTTP_REQUEST_BODY: Final = "otel_replay.http.request.body"
+HTTP_RESPONSE_BODY: Final = "otel_replay.http.response.body"
+#: Headers as a JSON object, lower-case names, secrets redacted.
+HTTP_REQUEST_HEADERS: Final = "otel_replay.http.request.headers"
+HTTP_RESPONSE_HEADERS: Final = "otel_replay.http.response.headers"
+#: Size in bytes of each response chunk, in the order the server sent them.
+HTTP_CHUNK_SIZES: Final = "otel_replay.http.response.chunk_sizes"
+#: Milliseconds from sending the request to receiving each chunk.
+HTTP_CHUNK_OFFSETS_MS: Final = "otel_replay.http.response.chunk_offsets_ms"
+HTTP_METHOD: Final = "http.request.method"
+HTTP_STATUS: Final = "http.response.status_code"
+URL_PATH: Final = "url.path"
+SERVER_ADDRESS: Final = "server.address"

@@ -8,6 +8,7 @@ Completions and Responses, Anthropic Messages.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -115,3 +116,104 @@ def response(body: Any) -> GenAI:
     elif isinstance(body.get("message"), Mapping):  # one message (logfire's response_data)
         put(out, A.OUTPUT_MESSAGES, [M.normalize_message(body["message"])])
     return out
+
+
+def sse_response(data: bytes) -> dict[str, Any] | None:
+    """A streamed answer (server-sent events) folded into the JSON body the API would have sent.
+
+    OpenAI Chat Completions chunks, Anthropic Messages events and OpenAI
+    Responses events (whose ``response.completed`` carries the whole
+    response).  None when the stream is none of those.
+    """
+    events: list[dict[str, Any]] = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        if not line.startswith("data:"):
+            continue
+        text = line[5:].strip()
+        if not text or text == "[DONE]":
+            continue
+        try:
+            event = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    if not events:
+        return None
+    if events[0].get("object") == "chat.completion.chunk":
+        return _fold_chat(events)
+    kinds = [e.get("type") for e in events]
+    if "message_start" in kinds:
+        return _fold_anthropic(events)
+    for event in reversed(events):
+        if event.get("type") in ("response.completed", "response.incomplete"):
+            response = event.get("response")
+            return dict(response) if isinstance(response, Mapping) else None
+    return None
+
+
+def _fold_chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish = None
+    usage = None
+    for chunk in chunks:
+        if isinstance(chunk.get("usage"), Mapping):
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            text.append(delta.get("content") or "")
+            for tc in delta.get("tool_calls") or []:
+                slot = calls.setdefault(
+                    int(tc.get("index", 0)),
+                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                )
+                slot["id"] = tc.get("id") or slot["id"]
+                fn = tc.get("function") or {}
+                slot["function"]["name"] += fn.get("name") or ""
+                slot["function"]["arguments"] += fn.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    first = chunks[0]
+    return {
+        "id": first.get("id"),
+        "model": first.get("model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
+    }
+
+
+def _fold_anthropic(events: list[dict[str, Any]]) -> dict[str, Any]:
+    message: dict[str, Any] = {}
+    blocks: dict[int, dict[str, Any]] = {}
+    partial: dict[int, str] = {}
+    usage: dict[str, Any] = {}
+    for e in events:
+        kind = e.get("type")
+        if kind == "message_start" and isinstance(e.get("message"), Mapping):
+            message = dict(e["message"])
+            usage.update(message.get("usage") or {})
+        elif kind == "content_block_start":
+            blocks[int(e.get("index", 0))] = dict(e.get("content_block") or {})
+        elif kind == "content_block_delta":
+            i, delta = int(e.get("index", 0)), e.get("delta") or {}
+            block = blocks.setdefault(i, {"type": "text", "text": ""})
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + (delta.get("text") or "")
+            elif delta.get("type") == "input_json_delta":
+                partial[i] = partial.get(i, "") + (delta.get("partial_json") or "")
+            elif delta.get("type") == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + (delta.get("thinking") or "")
+        elif kind == "message_delta":
+            message.update(e.get("delta") or {})
+            usage.update(e.get("usage") or {})
+    for i, text in partial.items():
+        try:
+            blocks[i]["input"] = json.loads(text) if text else {}
+        except ValueError:
+            blocks[i]["input"] = {}
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    message["usage"] = usage
+    return message

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import wire as W
-from ..runs.model import Run, Step
+from ..runs.model import RawHttp, Run, Step
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import RUNGS, first_difference, last_message_key, messages_key
 from .pinned_model import PinnedModel
@@ -261,6 +261,22 @@ class ReplayEngine:
             ("x-otel-replay-rung", rung),
             (CONVERSATION_HEADER, str(conv.id)),
         ]
+        raw = _raw_for(step, wire, request)
+        if raw is not None:
+            # Recorded byte for byte from the same API: sent back verbatim, chunk for chunk.
+            chunks = raw.chunks()
+            kept = [(k, raw.response_headers[k]) for k in _RAW_HEADERS if k in raw.response_headers]
+            meta.append(("x-otel-replay-body", "recorded"))
+            return Answer(
+                200,
+                [*kept, *meta],
+                chunks,
+                self._raw_delays(step, raw),
+                step,
+                rung,
+                conv.id,
+            )
+        meta.append(("x-otel-replay-body", "rendered"))
         if request.stream:
             chunks = list(wire.render_sse(reply, request))
             headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
@@ -367,11 +383,38 @@ class ReplayEngine:
             name=err.name,
         )
 
+    def _raw_delays(self, step: Step, raw: RawHttp) -> list[float] | None:
+        """The recorded gaps between chunks (the first: the wait for the first byte)."""
+        if self.timing is None or len(raw.chunk_offsets_ms) != len(raw.chunk_sizes):
+            return None
+        offsets = [0.0, *raw.chunk_offsets_ms]
+        return [max(0.0, b - a) / 1e3 / self.timing for a, b in itertools.pairwise(offsets)]
+
     def _delays(self, step: Step, n: int) -> list[float] | None:
         if self.timing is None or not step.timed or n == 0:
             return None
         total = max(0.0, (step.end_ns - step.start_ns) / 1e9) / self.timing
         return [total / n] * n
+
+
+#: Recorded response headers sent back with recorded bytes (what the client decodes by).
+_RAW_HEADERS = ("content-type", "content-encoding")
+
+
+def _raw_for(step: Step, wire: W.Wire, request: W.WireRequest) -> RawHttp | None:
+    """The recorded HTTP answer to send verbatim, if the client speaks the API it came from.
+
+    Same API (the recorded request path is served by the same wire format),
+    same mode (a stream for a stream request, JSON otherwise), a 200, and
+    bytes whose digest checks: else the answer is rendered from GenAI messages.
+    """
+    raw = step.model.raw if step.model is not None else None
+    if raw is None or not raw.usable or raw.status not in (None, 200) or raw.path is None:
+        return None
+    if W.for_path(raw.path) is not wire:
+        return None
+    streamed = "text/event-stream" in raw.response_headers.get("content-type", "")
+    return raw if streamed == request.stream else None
 
 
 def iter_chunks(answer: Answer) -> Iterator[tuple[float, bytes]]:

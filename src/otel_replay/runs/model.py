@@ -11,6 +11,46 @@ StepKind = Literal["agent", "model", "tool", "other"]
 
 
 @dataclasses.dataclass
+class RawHttp:
+    """The HTTP exchange of a model call as the client saw it, byte for byte.
+
+    Recorded by :class:`~otel_replay.capture.http_recorder.RecordingTransport`:
+    the request and response bodies as payloads (digest-checked), the size of
+    each response chunk as the server sent it and its offset in ms.
+    """
+
+    method: str | None
+    path: str | None
+    status: int | None
+    request_body: Payload | None
+    response_body: Payload | None
+    #: Response headers (secrets redacted at capture), lower-case names.
+    response_headers: dict[str, str]
+    chunk_sizes: list[int]
+    chunk_offsets_ms: list[float]
+
+    @property
+    def usable(self) -> bool:
+        """The response bytes can be sent again exactly as recorded."""
+        p = self.response_body
+        return (
+            p is not None
+            and p.status == "exact"
+            and p.data is not None
+            and sum(self.chunk_sizes) == len(p.data)
+        )
+
+    def chunks(self) -> list[bytes]:
+        """The response body cut where the server's chunks ended."""
+        assert self.response_body is not None and self.response_body.data is not None
+        data, out, at = self.response_body.data, [], 0
+        for size in self.chunk_sizes:
+            out.append(data[at : at + size])
+            at += size
+        return out or [data]
+
+
+@dataclasses.dataclass
 class ModelCall:
     """What a model step asked and answered (GenAI semconv shapes)."""
 
@@ -28,6 +68,8 @@ class ModelCall:
     #: Exactness of the recorded messages (None when no digest was recorded).
     input_payload: Payload | None = None
     output_payload: Payload | None = None
+    #: The raw HTTP exchange, when an HTTP recorder captured it.
+    raw: RawHttp | None = None
 
 
 @dataclasses.dataclass

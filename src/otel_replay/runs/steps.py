@@ -35,7 +35,7 @@ from ..dialects import normalize
 from ..dialects.genai import current_attributes
 from ..payload_attributes import BlobReader, Payload, from_attributes
 from ..store.records import SpanRecord
-from .model import ModelCall, Step, StepKind, ToolCall, ToolError
+from .model import ModelCall, RawHttp, Step, StepKind, ToolCall, ToolError
 
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _USAGE = "gen_ai.usage."
@@ -201,6 +201,34 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
         usage=usage,
         input_payload=in_p,
         output_payload=out_p,
+        raw=raw_http(attrs, blobs),
+    )
+
+
+def raw_http(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> RawHttp | None:
+    """The raw HTTP exchange an HTTP recorder put on a model span (None: not recorded)."""
+    response = from_attributes(attrs, A.HTTP_RESPONSE_BODY, blobs)
+    if response is None:
+        return None
+    headers: dict[str, str] = {}
+    try:
+        loaded = json.loads(str(attrs.get(A.HTTP_RESPONSE_HEADERS) or "{}"))
+    except ValueError:
+        loaded = {}
+    if isinstance(loaded, dict):
+        headers = {str(k).lower(): str(v) for k, v in loaded.items()}
+    sizes = attrs.get(A.HTTP_CHUNK_SIZES)
+    offsets = attrs.get(A.HTTP_CHUNK_OFFSETS_MS)
+    status = attrs.get(A.HTTP_STATUS)
+    return RawHttp(
+        method=_str(attrs.get(A.HTTP_METHOD)),
+        path=_str(attrs.get(A.URL_PATH)),
+        status=status if _is_int(status) else None,
+        request_body=from_attributes(attrs, A.HTTP_REQUEST_BODY, blobs),
+        response_body=response,
+        response_headers=headers,
+        chunk_sizes=[int(v) for v in sizes] if isinstance(sizes, (list, tuple)) else [],
+        chunk_offsets_ms=[float(v) for v in offsets] if isinstance(offsets, (list, tuple)) else [],
     )
 
 

@@ -36,6 +36,15 @@ def _request_parts(request: Any) -> tuple[str, str, dict[str, str]]:
     return str(request.method), str(request.url.path), headers
 
 
+def _streamed(answer: Answer) -> bool:
+    """Chunk by chunk (recorded timing, or recorded bytes whose chunking is part of them)."""
+    if answer.delays is not None:
+        return True
+    if not isinstance(answer.chunks, list):
+        answer.chunks = list(answer.chunks)
+    return len(answer.chunks) > 1 and ("x-otel-replay-body", "recorded") in answer.headers
+
+
 def _sync_body(answer: Answer) -> Iterator[bytes]:
     import time
 
@@ -63,7 +72,7 @@ class ReplayTransport:
     def handle_request(self, request: Any) -> Any:
         method, path, headers = _request_parts(request)
         answer = self.engine.handle(method, path, request.read(), headers)
-        content = b"".join(answer.chunks) if answer.delays is None else _sync_body(answer)
+        content = _sync_body(answer) if _streamed(answer) else b"".join(answer.chunks)
         return _library(request).Response(
             answer.status, headers=answer.headers, content=content, request=request
         )
@@ -88,7 +97,7 @@ class AsyncReplayTransport:
         method, path, headers = _request_parts(request)
         body = await request.aread()
         answer = self.engine.handle(method, path, body, headers)
-        content = b"".join(answer.chunks) if answer.delays is None else _async_body(answer)
+        content = _async_body(answer) if _streamed(answer) else b"".join(answer.chunks)
         return _library(request).Response(
             answer.status, headers=answer.headers, content=content, request=request
         )

@@ -1,0 +1,339 @@
+"""Byte-exact model I/O: an httpx transport wrapper that records the raw HTTP exchange.
+
+::
+
+    http = httpx2.Client(transport=otel_replay.RecordingTransport(httpx2.HTTPTransport()))
+    client = openai.OpenAI(http_client=http)
+    aclient = anthropic.AsyncAnthropic(
+        http_client=httpx2.AsyncClient(transport=otel_replay.AsyncRecordingTransport(
+            httpx2.AsyncHTTPTransport()))
+    )
+
+Works with ``httpx`` and ``httpx2`` clients (anything with their transport
+API), sync and async.  Each request's body and the response's body go on the
+current model span (a span carrying ``gen_ai.*`` attributes: our
+``model_call``, or an instrumentation's span) as byte-exact payloads (digest,
+exact bytes, blob beside the trace file when large), with, for every
+response, the size of each chunk the server sent and its offset in ms from
+the request: an SSE stream is kept with its byte boundaries and timing.
+With no model span current, the recorder makes a ``chat <model>`` span of its
+own with the request (and a JSON response) in GenAI terms.
+
+Headers are recorded after redaction: ``authorization``, api keys, cookies
+and anything else the redactor calls secret never reach a span.  The
+response is recorded as the client reads it (when the stream ends or is
+closed), so streaming stays streaming.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
+
+from .. import attributes as A
+from .. import payload
+from ..dialects import bodies
+from .content import capture_content
+from .redaction import redactor
+from .spans import payload_attributes, tracer, warn_once
+
+REQUEST_BODY = A.HTTP_REQUEST_BODY
+RESPONSE_BODY = A.HTTP_RESPONSE_BODY
+REQUEST_HEADERS = A.HTTP_REQUEST_HEADERS
+RESPONSE_HEADERS = A.HTTP_RESPONSE_HEADERS
+CHUNK_SIZES = A.HTTP_CHUNK_SIZES
+CHUNK_OFFSETS_MS = A.HTTP_CHUNK_OFFSETS_MS
+
+_PROVIDERS = {"/v1/messages": "anthropic"}
+
+
+def _library(obj: Any) -> Any:
+    """The httpx-like module ``obj`` belongs to (``httpx``, ``httpx2``)."""
+    return sys.modules[type(obj).__module__.split(".", 1)[0]]
+
+
+def _headers(headers: Any, hidden: list[str], key: str) -> str:
+    """Headers as a JSON object (lower-case names, repeated names joined), secrets redacted."""
+    out: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        name = name.lower()
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    clean = redactor().scrub(out, key, hidden)
+    return json.dumps(clean, sort_keys=True, ensure_ascii=False)
+
+
+def _is_model_span(span: Span) -> bool:
+    if not span.is_recording():
+        return False
+    attrs = getattr(span, "attributes", None) or {}
+    return any(k in attrs for k in (A.OPERATION_NAME, A.REQUEST_MODEL, A.PROVIDER_NAME))
+
+
+class _Exchange:
+    """One request and its response as the client reads it; recorded once, at the end."""
+
+    def __init__(self, request: Any) -> None:
+        self.started = time.perf_counter()
+        self.request = request
+        self.hidden: list[str] = []
+        self.sizes: list[int] = []
+        self.offsets: list[float] = []
+        self.chunks: list[bytes] = []
+        self.done = False
+        self.lock = threading.Lock()
+        self.body = bytes(request.content)
+        current = trace.get_current_span()
+        self.own = not _is_model_span(current)
+        self.span: Span = self._start_span() if self.own else current
+        self.status: int | None = None
+        self.response_headers: Any = None
+
+    def _start_span(self) -> Span:
+        try:
+            doc = json.loads(self.body) if self.body else None
+        except ValueError:
+            doc = None
+        model = doc.get("model") if isinstance(doc, dict) else None
+        path = self.request.url.path
+        span = tracer().start_span(
+            f"chat {model}" if isinstance(model, str) else f"{self.request.method} {path}",
+            kind=SpanKind.CLIENT,
+        )
+        if not span.is_recording():
+            return span
+        attrs: dict[str, Any] = {
+            A.OPERATION_NAME: A.OP_CHAT,
+            A.PROVIDER_NAME: next(
+                (p for suffix, p in _PROVIDERS.items() if path.endswith(suffix)), "openai"
+            ),
+        }
+        if isinstance(doc, dict):
+            genai = bodies.request(doc)
+            for key, value in genai.items():
+                if key in (A.INPUT_MESSAGES, A.SYSTEM_INSTRUCTIONS, A.TOOL_DEFINITIONS):
+                    if capture_content() or key == A.TOOL_DEFINITIONS:
+                        attrs.update(payload_attributes(span, key, value, self.hidden))
+                elif isinstance(value, (str, bool, int, float)):
+                    attrs[key] = value
+        span.set_attributes(attrs)
+        return span
+
+    def add(self, chunk: bytes) -> None:
+        if chunk:
+            self.chunks.append(chunk)
+            self.sizes.append(len(chunk))
+            self.offsets.append(round((time.perf_counter() - self.started) * 1e3, 3))
+
+    def finish(self) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self.done = True
+        try:
+            self._record()
+        except Exception as exc:  # recording must never break the client
+            warn_once("http-record", "otel-replay could not record an HTTP exchange: %r", exc)
+        finally:
+            if self.own:
+                self.span.end()
+
+    def _record(self) -> None:
+        span = self.span
+        if not span.is_recording():
+            return
+        request = self.request
+        body = b"".join(self.chunks)
+        attrs: dict[str, Any] = {
+            A.HTTP_METHOD: str(request.method),
+            A.URL_PATH: str(request.url.path),
+            A.SERVER_ADDRESS: str(request.url.host),
+            REQUEST_HEADERS: _headers(request.headers, self.hidden, REQUEST_HEADERS),
+            CHUNK_SIZES: self.sizes,
+            CHUNK_OFFSETS_MS: self.offsets,
+        }
+        if self.status is not None:
+            attrs[A.HTTP_STATUS] = self.status
+        if self.response_headers is not None:
+            attrs[RESPONSE_HEADERS] = _headers(self.response_headers, self.hidden, RESPONSE_HEADERS)
+        if capture_content():
+            # The bodies are recorded as sent: bytes, digest-checked, never scrubbed
+            # (a changed byte would not be the exchange); credentials travel in headers.
+            attrs.update(_exact(span, REQUEST_BODY, self.body))
+            attrs.update(_exact(span, RESPONSE_BODY, body))
+        if self.own and capture_content() and self.status == 200:
+            attrs.update(self._response_genai(span, body))
+        if self.hidden:
+            previous = getattr(span, "attributes", {}).get(A.REDACTED) or ()
+            attrs[A.REDACTED] = [*previous, *self.hidden]
+        span.set_attributes(attrs)
+
+    def _response_genai(self, span: Span, body: bytes) -> dict[str, Any]:
+        content_type = (self.response_headers or {}).get("content-type", "")
+        if "text/event-stream" in content_type:
+            folded = bodies.sse_response(body)  # the stream as the JSON answer it adds up to
+            if folded is None:
+                return {}
+            genai = bodies.response(folded)
+        elif "json" in content_type:
+            try:
+                genai = bodies.response(json.loads(body))
+            except ValueError:
+                return {}
+        else:
+            return {}
+        attrs: dict[str, Any] = {}
+        for key, value in genai.items():
+            if key == A.OUTPUT_MESSAGES:
+                attrs.update(payload_attributes(span, key, value, self.hidden))
+            elif isinstance(value, (str, bool, int, float)) or _strings(value):
+                attrs[key] = value
+        return attrs
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _exact(span: Span, key: str, data: bytes) -> dict[str, Any]:
+    """A body as a payload: text when it is UTF-8 (the display is then the exact
+    bytes, kept once), else bytes; the digest is of the bytes either way."""
+    try:
+        value: str | bytes = data.decode("utf-8")
+    except UnicodeDecodeError:
+        value = data
+    return payload_attributes(span, key, value, [], encoded=payload.encode(value))
+
+
+def _stream_classes(lib: Any) -> tuple[type, type]:
+    """Byte-stream wrappers that subclass the library's own stream base classes."""
+    cached = _STREAMS.get(lib.__name__)
+    if cached is not None:
+        return cached
+
+    class RecordingStream(lib.SyncByteStream):  # type: ignore[misc]
+        def __init__(self, wrapped: Any, exchange: _Exchange) -> None:
+            self._wrapped = wrapped
+            self._exchange = exchange
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._wrapped:
+                self._exchange.add(chunk)
+                yield chunk
+            self._exchange.finish()
+
+        def close(self) -> None:
+            try:
+                self._wrapped.close()
+            finally:
+                self._exchange.finish()
+
+    class AsyncRecordingStream(lib.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, wrapped: Any, exchange: _Exchange) -> None:
+            self._wrapped = wrapped
+            self._exchange = exchange
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self._wrapped:
+                self._exchange.add(chunk)
+                yield chunk
+            self._exchange.finish()
+
+        async def aclose(self) -> None:
+            try:
+                await self._wrapped.aclose()
+            finally:
+                self._exchange.finish()
+
+    _STREAMS[lib.__name__] = (RecordingStream, AsyncRecordingStream)
+    return RecordingStream, AsyncRecordingStream
+
+
+_STREAMS: dict[str, tuple[type, type]] = {}
+
+
+def _wrap(response: Any, exchange: _Exchange, asynchronous: bool) -> Any:
+    exchange.status = int(response.status_code)
+    exchange.response_headers = response.headers
+    sync_cls, async_cls = _stream_classes(_library(response))
+    cls = async_cls if asynchronous else sync_cls
+    response.stream = cls(response.stream, exchange)
+    return response
+
+
+class RecordingTransport:
+    """A synchronous httpx / httpx2 transport that records each exchange (see module doc)."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    def handle_request(self, request: Any) -> Any:
+        request.read()
+        exchange = _Exchange(request)
+        try:
+            response = self.wrapped.handle_request(request)
+        except BaseException:
+            exchange.finish()
+            raise
+        return _wrap(response, exchange, asynchronous=False)
+
+    def close(self) -> None:
+        self.wrapped.close()
+
+    def __enter__(self) -> RecordingTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncRecordingTransport:
+    """An asynchronous httpx / httpx2 transport that records each exchange (see module doc)."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    async def handle_async_request(self, request: Any) -> Any:
+        await request.aread()
+        exchange = _Exchange(request)
+        try:
+            response = await self.wrapped.handle_async_request(request)
+        except BaseException:
+            exchange.finish()
+            raise
+        return _wrap(response, exchange, asynchronous=True)
+
+    async def aclose(self) -> None:
+        await self.wrapped.aclose()
+
+    async def __aenter__(self) -> AsyncRecordingTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def recording_transport(wrapped: Any) -> RecordingTransport | AsyncRecordingTransport:
+    """The recording wrapper that fits ``wrapped`` (sync or async transport)."""
+    if hasattr(wrapped, "handle_async_request"):
+        return AsyncRecordingTransport(wrapped)
+    return RecordingTransport(wrapped)
+
+
+__all__ = [
+    "CHUNK_OFFSETS_MS",
+    "CHUNK_SIZES",
+    "REQUEST_BODY",
+    "REQUEST_HEADERS",
+    "RESPONSE_BODY",
+    "RESPONSE_HEADERS",
+    "AsyncRecordingTransport",
+    "RecordingTransport",
+    "recording_transport",
+]
