@@ -23,6 +23,7 @@ _EXPORTS = {
     "ModelCallRecorder": "otel_replay.capture.model_call",
     "agent_run": "otel_replay.capture.agent_run",
     "configure_redaction": "otel_replay.capture.redaction",
+    "snapshot": "otel_replay.capture.snapshot",
     "use_tracer_provider": "otel_replay.capture.spans",
     "FileSpanExporter": "otel_replay.export.file_exporter",
     "RecordingSpanProcessor": "otel_replay.export.recording_processor",
@@ -62,6 +63,7 @@ __all__ = [
     "load",
     "model_call",
     "replay",
+    "snapshot",
     "tool",
     "tool_call_id",
     "use_tracer_provider",
@@ -72,6 +74,7 @@ if TYPE_CHECKING:
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
     from .capture.redaction import configure_redaction
+    from .capture.snapshot import snapshot
     from .capture.spans import use_tracer_provider
     from .capture.tool import tool, tool_call_id
     from .export.file_exporter import FileSpanExporter

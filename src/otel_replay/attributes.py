@@ -101,3 +101,9 @@ FP_SEED: Final = "otel_replay.fingerprint.seed"
 FP_HOST: Final = "otel_replay.fingerprint.host"
 
 REDACTED_VALUE: Final = "[REDACTED]"
+
+#: ``otel_replay.snapshot(name, state)``: a span event of this name on the current span,
+#: with the snapshot's name and its state as a byte-exact payload (the companions above).
+SNAPSHOT_EVENT: Final = "otel_replay.snapshot"
+SNAPSHOT_NAME: Final = "otel_replay.snapshot.name"
+SNAPSHOT_STATE: Final = "otel_replay.snapshot.state"

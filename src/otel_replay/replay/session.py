@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .. import payload
 from ..capture import hooks
 from ..runs.model import Run, Step
 from .clock import FrozenClock
@@ -207,6 +208,23 @@ class ReplaySession:
         from .adapters.transport import AsyncReplayTransport
 
         return AsyncReplayTransport(self.engine)
+
+    def state_at(self, ref: int | str) -> Any:
+        """The agent state recorded by ``otel_replay.snapshot`` (a fresh, equal value).
+
+        ``ref`` is a step index (the latest snapshot taken before that step
+        started: the state to restart the run from, before a risky step) or a
+        snapshot name (the last snapshot of that name).  Raises
+        :class:`ReplayError` when there is none or it cannot be restored.
+        """
+        try:
+            snap = self.run.snapshot_at(ref)
+        except (KeyError, IndexError) as exc:
+            raise ReplayError(str(exc.args[0]) if exc.args else str(exc)) from None
+        try:
+            return snap.value()
+        except payload.PayloadError as exc:
+            raise ReplayError(f"snapshot {snap.name!r} cannot be restored: {exc}") from exc
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Append the replayed run to ``path`` as spans (our file format); returns its run id.
