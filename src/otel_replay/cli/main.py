@@ -440,6 +440,72 @@ def diff(
     sys.exit(0 if result.equal else 1)
 
 
+@cli.command()
+@click.argument("path", metavar="PATH")
+@_run
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE.py",
+    help="The test file to write; the recording is copied beside it (FILE.otlp, its blobs).",
+)
+@click.option(
+    "--agent",
+    "agent_ref",
+    required=True,
+    metavar="MODULE:FUNC",
+    help="Your agent, called as FUNC(question, model=session.model, **kwargs).",
+)
+@click.option(
+    "--kwarg",
+    "kwargs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A keyword argument for the agent: VALUE as JSON, else text; @FIELD takes a field of "
+    "the recorded fingerprint (user_id=@user.id). Repeatable.",
+)
+@click.option(
+    "--check",
+    "checks",
+    multiple=True,
+    metavar="MODULE:FUNC",
+    help="A predicate FUNC(answer, run) -> bool the test asserts too. Repeatable.",
+)
+@click.option("--question", metavar="TEXT", help="Ask this instead of the recorded input.")
+def regress(
+    path: str,
+    run_id: str | None,
+    output: str,
+    agent_ref: str,
+    kwargs: tuple[str, ...],
+    checks: tuple[str, ...],
+    question: str | None,
+) -> None:
+    """Write a pytest regression test that replays a recorded run (seed 002's lock).
+
+    The test asserts the recorded final answer, the recorded tool calls and
+    each --check; it fails with the divergence report when the agent leaves
+    the recording.
+    """
+    from ..workflow.regress import RegressError, write_regression
+
+    runs = _load((path,), run_id)
+    _report_problems(runs)
+    if len(runs) != 1:
+        known = ", ".join(r.run_id for r in runs) or "none"
+        _fail(f"{path} holds {len(runs)} runs; pick one with --run (runs: {known})")
+    try:
+        test, recording = write_regression(
+            runs[0], output, agent=agent_ref, kwargs=kwargs, checks=checks, question=question
+        )
+    except (RegressError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or output}: {exc.strerror or exc}")
+    click.echo(f"wrote {test} (run {runs[0].run_id}), recording {recording}")
+
+
 def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
     headers = {}
     for item in values:

@@ -31,7 +31,7 @@ from .clock import FrozenClock
 from .divergence import ReplayDivergence, ReplayError
 from .network import NetworkGuard
 from .pinned_model import PinnedModel
-from .recorder import ReplayLog
+from .recorder import ReplayLog, ToolEntry
 from .tool_stubs import ToolStubs
 
 if TYPE_CHECKING:
@@ -208,6 +208,15 @@ class ReplaySession:
         from .adapters.transport import AsyncReplayTransport
 
         return AsyncReplayTransport(self.engine)
+
+    @property
+    def tool_calls(self) -> list[tuple[str, Any]]:
+        """``(tool name, arguments)`` of each tool call the agent made so far, as plain values."""
+        return [
+            (e.name, payload.plain(e.arguments))
+            for e in self.log.entries
+            if isinstance(e, ToolEntry)
+        ]
 
     def state_at(self, ref: int | str) -> Any:
         """The agent state recorded by ``otel_replay.snapshot`` (a fresh, equal value).
