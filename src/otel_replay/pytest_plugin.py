@@ -21,15 +21,18 @@ from __future__ import annotations
 import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .replay.divergence import ReplayDivergence
-from .replay.session import ReplaySession, replay
+if TYPE_CHECKING:
+    from .replay.session import ReplaySession
+
+# The replay machinery is imported when a test asks for a session: pytest loads
+# this plugin in every run of an environment where otel-replay is installed.
 
 MARKER = "otel_replay"
-_SESSION = pytest.StashKey[ReplaySession]()
+_SESSION = pytest.StashKey["ReplaySession"]()
 _CLOSED = pytest.StashKey[bool]()
 
 
@@ -59,6 +62,8 @@ def otel_replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessio
             "otel_replay_session needs @pytest.mark.otel_replay(PATH, run_id=None) on the test",
             pytrace=False,
         )
+    from .replay.session import replay
+
     path, *rest = marker.args
     kwargs = dict(marker.kwargs)
     if rest:
@@ -99,6 +104,8 @@ def _close(item: pytest.Item, exc: BaseException | None) -> str | None:
     if session is None or item.stash.get(_CLOSED, True):
         return None
     item.stash[_CLOSED] = True
+    from .replay.divergence import ReplayDivergence
+
     try:
         session.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
     except ReplayDivergence:
