@@ -234,3 +234,86 @@ def test_fork_a_tool_into_an_error(recorded: Path, tmp_path: Path) -> None:
 def test_override_names_a_model_or_tool_step(recorded: Path) -> None:
     with pytest.raises(otel_replay.ReplayError, match=r"step 0 of run .* is no model or tool step"):
         otel_replay.replay(recorded, override={0: "x"})
+
+
+# --- the live model behind the user's own client -------------------------------------------
+
+
+def to_chat(messages: Any, system: Any) -> list[dict[str, Any]]:
+    """GenAI messages -> OpenAI chat messages (what the user's own adapter would do)."""
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": "".join(p["content"] for p in system)})
+    for m in messages:
+        for p in m["parts"]:
+            if p["type"] == "text":
+                out.append({"role": m["role"], "content": p["content"]})
+            elif p["type"] == "tool_call":
+                function = {"name": p["name"], "arguments": json.dumps(p["arguments"])}
+                out.append(
+                    {
+                        "role": "assistant",
+                        "tool_calls": [{"id": p["id"], "type": "function", "function": function}],
+                    }
+                )
+            elif p["type"] == "tool_call_response":
+                content = json.dumps(p["response"])
+                out.append({"role": "tool", "tool_call_id": p["id"], "content": content})
+    return out
+
+
+def test_drift_through_the_users_own_client_and_a_server_on_loopback(recorded: Path) -> None:
+    """The live model is an OpenAI-compatible server on 127.0.0.1, asked through the OpenAI SDK."""
+    import openai
+
+    import _http
+
+    bodies: list[dict[str, Any]] = []
+
+    def chat_server(handler: Any) -> tuple[int, str, bytes]:
+        body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
+        bodies.append(body)
+        last = body["messages"][-1]
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if last["role"] == "user":
+            arguments = json.dumps({"query": "my order"})
+            function = {"name": "lookup_order", "arguments": arguments}
+            message["tool_calls"] = [{"id": "srv_1", "type": "function", "function": function}]
+        else:
+            message["content"] = f"Rolled forward: {json.loads(last['content'])[0]['order_id']}"
+        reply = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"] + "-2511",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
+        return 200, "application/json", json.dumps(reply).encode()
+
+    with _http.serving(chat_server) as base:
+        client = openai.OpenAI(base_url=base + "/v1", api_key="test", max_retries=0)
+
+        def my_model(messages: Any, *, system: Any = None, tools: Any = None, **params: Any) -> Any:
+            done = client.chat.completions.create(
+                model=params.pop("model"),
+                messages=to_chat(messages, system),
+                seed=params.get("seed"),
+                temperature=params.get("temperature"),
+                top_p=params.get("top_p"),
+            )
+            message = done.choices[0].message
+            if message.tool_calls:
+                (c,) = message.tool_calls
+                return call(c.function.name, c.id, **json.loads(c.function.arguments))
+            return say(message.content or "")
+
+        with otel_replay.replay(recorded, model="live", live=my_model) as session:
+            support_agent("Where is my order?", session.model)
+    assert [(b["model"], b["seed"], b["temperature"], b["top_p"]) for b in bodies] == [
+        ("scripted-1", 7, 0.0, 1.0)
+    ] * 2
+    assert [(e.same, e.what) for e in session.drift.entries] == [
+        (True, ""),
+        (False, "text differs"),
+    ]
+    assert "Rolled forward: 4421" in str(session.drift)
