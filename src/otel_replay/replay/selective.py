@@ -32,6 +32,7 @@ from typing import Any
 from .. import messages as M
 from ..runs.model import Step
 from .divergence import ReplayError, render_diff
+from .matchers import messages_key
 
 LiveModel = Callable[..., Any]
 
@@ -107,8 +108,6 @@ def as_messages(answer: Any) -> list[dict[str, Any]]:
 def compare(recorded: list[dict[str, Any]], live: list[dict[str, Any]]) -> tuple[bool, str]:
     """(same, what differs) between a recorded and a live answer, ids and whitespace aside."""
     a, b = M.normalize(recorded), M.normalize(live)
-    from .matchers import messages_key
-
     if messages_key(a) == messages_key(b):
         return True, ""
     calls_a = [(c.get("name"), c.get("arguments")) for c in M.tool_calls(a)]
