@@ -90,3 +90,10 @@ def test_the_main_job_runs(tmp_path: Path) -> None:
     assert "MATCHED" in done.stdout
     assert "replay diverged at step" in done.stdout and "lookup_order" in done.stdout
     assert (tmp_path / "order_support.otlp").stat().st_size > 0
+    # 5. the fix is locked by a regression test written from the fixed run, and it passes.
+    assert (tmp_path / "test_order_support_regression.otlp").stat().st_size > 0
+    test = (tmp_path / "test_order_support_regression.py").read_text()
+    assert "FINAL_ANSWER = 'Order #4430 (Widget Mini) is processing.'" in test
+    assert "never_another_users_order" in test
+    assert "1 passed" in done.stdout
+    assert "a regression test locks the fix" in done.stdout

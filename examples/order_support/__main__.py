@@ -5,12 +5,16 @@
 3. replay it deterministically (stub tools, pinned model, frozen clock): the
    wrong answer comes back, byte for byte;
 4. replay the fixed agent against the same recording: the divergence is
-   named at the lookup step.
+   named at the lookup step;
+5. lock the fix: record the fixed agent, write a regression test from that
+   run with ``otel-replay regress`` (final answer, tool calls, and "never
+   another user's order"), and run it with pytest when pytest is installed.
 Exits 0 when all of that happened as expected.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -63,8 +67,37 @@ def main(out_dir: str = "out") -> int:
         print(divergence)
         ok = ok and divergence.kind == "tool" and divergence.name == "lookup_order"
 
+    print("\n== 5. lock the fix: record the fixed agent, write a regression test, run it")
+    fixed = out / "order_support_fixed.otlp"
+    fixed.unlink(missing_ok=True)
+    print(f"   fixed agent answered: {record(fixed, fixed=True)}")
+    test = out / "test_order_support_regression.py"
+    regress = [
+        *("otel-replay", "regress", str(fixed), "-o", str(test)),
+        *("--agent", "examples.order_support.agent:run_agent"),
+        *("--kwarg", "user_id=@user.id", "--kwarg", "fixed=true"),
+        *("--check", "examples.order_support.checks:never_another_users_order"),
+    ]
+    print("   $ " + " ".join(regress))
+    written = subprocess.run(
+        [sys.executable, "-m", "otel_replay.cli.main", *regress[1:]], check=False
+    )
+    ok = ok and written.returncode == 0
+    if importlib.util.find_spec("pytest") is None:
+        print(f"   pytest is not installed here; run the test with: python -m pytest {test}")
+    else:
+        print(f"   $ python -m pytest -q {test}")
+        tested = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+            check=False,
+        )
+        ok = ok and tested.returncode == 0
+
     if ok:
-        print("\nOK: the replay matched the recording, and the fix diverges at the lookup step")
+        print(
+            "\nOK: the replay matched the recording, the fix diverges at the lookup step,"
+            " and a regression test locks the fix"
+        )
     else:
         print("\nUNEXPECTED: the replay did not go as the story says")
     return 0 if ok else 1

@@ -19,10 +19,10 @@ QUESTION = "Where is my order?"
 USER = {"user.id": "u_7710", "tenant.id": "widgets-eu", "session.id": "s_0314"}
 
 
-def record(path: str | os.PathLike[str], question: str = QUESTION) -> str:
-    """Run the agent once with tracing to ``path``; returns its answer."""
+def record(path: str | os.PathLike[str], question: str = QUESTION, *, fixed: bool = False) -> str:
+    """Run the agent once with tracing to ``path``; returns its answer (``fixed``: the fix)."""
     provider = TracerProvider(resource=Resource.create({"service.name": "order-support"}))
-    provider.add_span_processor(otel_replay.ReplaySpanProcessor(flags={"lookup_v2": False}, seed=7))
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor(flags={"lookup_v2": fixed}, seed=7))
     provider.add_span_processor(
         otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path))
     )
@@ -34,7 +34,7 @@ def record(path: str | os.PathLike[str], question: str = QUESTION) -> str:
         ctx = baggage.set_baggage(key, value, ctx)
     token = context.attach(ctx)
     try:
-        return run_agent(question, model=ScriptedModel(), user_id=USER["user.id"])
+        return run_agent(question, model=ScriptedModel(), user_id=USER["user.id"], fixed=fixed)
     finally:
         context.detach(token)
         otel_replay.use_tracer_provider(previous)

@@ -23,6 +23,7 @@ _EXPORTS = {
     "ModelCallRecorder": "otel_replay.capture.model_call",
     "agent_run": "otel_replay.capture.agent_run",
     "configure_redaction": "otel_replay.capture.redaction",
+    "snapshot": "otel_replay.capture.snapshot",
     "use_tracer_provider": "otel_replay.capture.spans",
     "RecordingTransport": "otel_replay.capture.http_recorder",
     "AsyncRecordingTransport": "otel_replay.capture.http_recorder",
@@ -66,6 +67,7 @@ __all__ = [
     "load",
     "model_call",
     "replay",
+    "snapshot",
     "tool",
     "tool_call_id",
     "use_tracer_provider",
@@ -77,6 +79,7 @@ if TYPE_CHECKING:
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
     from .capture.redaction import configure_redaction
+    from .capture.snapshot import snapshot
     from .capture.spans import use_tracer_provider
     from .capture.tool import tool, tool_call_id
     from .export.file_exporter import FileSpanExporter

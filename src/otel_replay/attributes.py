@@ -102,6 +102,12 @@ FP_HOST: Final = "otel_replay.fingerprint.host"
 
 REDACTED_VALUE: Final = "[REDACTED]"
 
+#: ``otel_replay.snapshot(name, state)``: a span event of this name on the current span,
+#: with the snapshot's name and its state as a byte-exact payload (the companions above).
+SNAPSHOT_EVENT: Final = "otel_replay.snapshot"
+SNAPSHOT_NAME: Final = "otel_replay.snapshot.name"
+SNAPSHOT_STATE: Final = "otel_replay.snapshot.state"
+
 # --- the raw HTTP exchange of a model call (capture/http_recorder.py) ---------------
 #: Request and response bodies as sent, byte-exact payloads (digest, bytes, blob ref).
 HTTP_REQUEST_BODY: Final = "otel_replay.http.request.body"

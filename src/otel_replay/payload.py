@@ -132,6 +132,20 @@ def plain(value: Any) -> Any:
         return _safe_repr(value)
 
 
+def plain_from(type_: str, data: bytes) -> Any:
+    """The plain JSON form of a recorded payload, without rebuilding its objects.
+
+    For display: a ``pyjson`` dataclass or model whose class is not importable
+    here (the CLI does not import the agent's code) still shows its fields.
+    """
+    if type_ == PYJSON:
+        try:
+            return _plainify(json.loads(data))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise PayloadError(f"corrupt {type_} payload: {exc}") from exc
+    return plain(decode(type_, data))
+
+
 def display_text(value: Any) -> str:
     """The semconv display form: a str as itself, anything else as JSON."""
     if type(value) is str:

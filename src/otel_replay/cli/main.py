@@ -440,6 +440,195 @@ def diff(
     sys.exit(0 if result.equal else 1)
 
 
+@cli.command()
+@click.argument("path", metavar="PATH")
+@_run
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE.py",
+    help="The test file to write; the recording is copied beside it (FILE.otlp, its blobs).",
+)
+@click.option(
+    "--agent",
+    "agent_ref",
+    required=True,
+    metavar="MODULE:FUNC",
+    help="Your agent, called as FUNC(question, model=session.model, **kwargs).",
+)
+@click.option(
+    "--kwarg",
+    "kwargs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A keyword argument for the agent: VALUE as JSON, else text; @FIELD takes a field of "
+    "the recorded fingerprint (user_id=@user.id). Repeatable.",
+)
+@click.option(
+    "--check",
+    "checks",
+    multiple=True,
+    metavar="MODULE:FUNC",
+    help="A predicate FUNC(answer, run) -> bool the test asserts too. Repeatable.",
+)
+@click.option("--question", metavar="TEXT", help="Ask this instead of the recorded input.")
+def regress(
+    path: str,
+    run_id: str | None,
+    output: str,
+    agent_ref: str,
+    kwargs: tuple[str, ...],
+    checks: tuple[str, ...],
+    question: str | None,
+) -> None:
+    """Write a pytest regression test that replays a recorded run (seed 002's lock).
+
+    The test asserts the recorded final answer, the recorded tool calls and
+    each --check; it fails with the divergence report when the agent leaves
+    the recording.
+    """
+    from ..workflow.regress import RegressError, write_regression
+
+    runs = _load((path,), run_id)
+    _report_problems(runs)
+    if len(runs) != 1:
+        known = ", ".join(r.run_id for r in runs) or "none"
+        _fail(f"{path} holds {len(runs)} runs; pick one with --run (runs: {known})")
+    try:
+        test, recording = write_regression(
+            runs[0], output, agent=agent_ref, kwargs=kwargs, checks=checks, question=question
+        )
+    except (RegressError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or output}: {exc.strerror or exc}")
+    click.echo(f"wrote {test} (run {runs[0].run_id}), recording {recording}")
+
+
+@cli.command(name="replay")
+@click.argument("path", metavar="PATH")
+@_run
+@click.option(
+    "--agent",
+    "agent_ref",
+    required=True,
+    metavar="MODULE:FUNC",
+    help="Your agent, called as FUNC(question, model=session.model, **kwargs).",
+)
+@click.option(
+    "--kwarg",
+    "kwargs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A keyword argument for the agent (as for regress). Repeatable.",
+)
+@click.option("--question", metavar="TEXT", help="Ask this instead of the recorded input.")
+@click.option(
+    "--tools",
+    type=click.Choice(["stub", "live", "error"]),
+    default="stub",
+    show_default=True,
+    help="Policy for every tool.",
+)
+@click.option(
+    "--live",
+    "live_ref",
+    metavar="MODULE:FUNC",
+    help="Your model: FUNC(messages, *, system, tools, model, **params) -> message.",
+)
+@click.option(
+    "--model",
+    "model_mode",
+    type=click.Choice(["pinned", "live"]),
+    default="pinned",
+    show_default=True,
+    help="live: also send each recorded request to --live, pinned, and report the drift.",
+)
+@click.option(
+    "--from",
+    "live_from",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Replay the steps before N from the recording, then run model (--live) and tools live.",
+)
+@click.option(
+    "--override",
+    "override",
+    multiple=True,
+    metavar="N=JSON",
+    help="Fork: step N answers JSON instead of what was recorded. Repeatable.",
+)
+@click.option(
+    "-o", "--record-to", metavar="FILE", help="Append the replayed run to FILE, for diff."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="The report (and drift) as one JSON document."
+)
+def replay_(
+    path: str,
+    run_id: str | None,
+    agent_ref: str,
+    kwargs: tuple[str, ...],
+    question: str | None,
+    tools: str,
+    live_ref: str | None,
+    model_mode: str,
+    live_from: int | None,
+    override: tuple[str, ...],
+    record_to: str | None,
+    as_json: bool,
+) -> None:
+    """Replay a recorded run with your agent: exit 0 when it followed the recording, 1 if not.
+
+    Tools stubbed, model pinned, clock frozen, network refused; --from N,
+    --override and --model live make it selective (see the README).
+    """
+    from ..replay.divergence import ReplayError
+    from ..workflow.regress import RegressError
+    from ..workflow.rerun import rerun
+
+    if (live_from is not None or model_mode == "live") and live_ref is None:
+        _fail("--from and --model live need --live MODULE:FUNC (your model)")
+    runs = _load((path,), run_id)
+    _report_problems(runs)
+    if len(runs) != 1:
+        known = ", ".join(r.run_id for r in runs) or "none"
+        _fail(f"{path} holds {len(runs)} runs; pick one with --run (runs: {known})")
+    try:
+        done = rerun(
+            runs[0],
+            agent_ref,
+            kwargs=kwargs,
+            question=question,
+            tools=tools,
+            model=model_mode,
+            live=live_ref,
+            live_from=live_from,
+            override=override,
+            record_to=record_to,
+        )
+    except (RegressError, ReplayError, ValueError) as exc:
+        _fail(str(exc))
+    drift = done.session.drift
+    if as_json:
+        doc = {"report": done.report.to_json(), "answer": done.answer}
+        if model_mode == "live":
+            doc["drift"] = drift.to_json()
+        if done.error is not None:
+            doc["error"] = repr(done.error)
+        click.echo(_dumps(doc))
+    else:
+        click.echo(str(done.report))
+        if model_mode == "live":
+            click.echo(str(drift))
+        if done.answer is not None:
+            click.echo(f"answer: {done.answer}")
+        if done.error is not None:
+            click.echo(f"the agent raised {done.error!r}")
+    sys.exit(0 if done.report.matched and done.error is None else 1)
+
+
 def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
     headers = {}
     for item in values:

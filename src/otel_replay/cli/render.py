@@ -19,7 +19,7 @@ from rich.tree import Tree
 from .. import messages as M
 from .. import payload
 from ..payload_attributes import Payload
-from ..runs.model import Run, Step
+from ..runs.model import Run, Snapshot, Step
 
 _KIND_STYLE = {"agent": "bold magenta", "model": "bold cyan", "tool": "bold yellow", "other": "dim"}
 _VERDICT_STYLE = {"full": "green", "model-only": "yellow", "inspect-only": "red"}
@@ -159,14 +159,42 @@ def render_runs(runs: Iterable[Run], out: Console | None = None) -> None:
     for run in runs:
         tree = Tree(run_header(run), guide_style="dim")
         path: list[Tree] = [tree]  # path[d] is the node steps of depth d hang from
+        nodes: dict[str, Tree] = {}
+        # Snapshots hang from the span they were taken on, placed among its
+        # children by time: before the first step that started after them.
+        pending = run.snapshots()
         for step in run.steps:
+            while pending and pending[0].time_ns <= step.start_ns:
+                _add_snapshot(nodes, tree, pending.pop(0))
             del path[step.depth + 1 :]
             node = path[-1].add(step_line(step))
+            nodes[step.span_id] = node
             path.append(node)
+        for snap in pending:
+            _add_snapshot(nodes, tree, snap)
         out.print(tree)
         for problem in run.kit.problems:
             out.print(f"  [red]![/red] {escape(problem)}")
         out.print()
+
+
+def snapshot_line(snap: Snapshot) -> str:
+    """``snapshot NAME (type, size) state…`` as rich markup."""
+    p = snap.payload
+    if p is None:
+        return f"[green]snapshot[/green] {escape(snap.name)} [dim](no content)[/dim]"
+    what = escape(f"({p.type}, {len(p.data or b'')} bytes)")
+    try:
+        state = escape(short(snap.plain(), 70))
+    except ValueError:
+        state = ""
+    return f"[green]snapshot[/green] {escape(snap.name)} [dim]{what}[/dim] {state}" + _mark(
+        "state", p
+    )
+
+
+def _add_snapshot(nodes: dict[str, Tree], tree: Tree, snap: Snapshot) -> None:
+    nodes.get(snap.span_id, tree).add(snapshot_line(snap))
 
 
 def render_check(runs: Iterable[Run], out: Console | None = None) -> None:

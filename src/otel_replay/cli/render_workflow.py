@@ -209,6 +209,22 @@ def render_step(run: Run, step: Step, raw: bool, out: Console | None = None) -> 
             _section(out, "error", {"type": t.error.type, "message": t.error.message})
         else:
             _section(out, "result", t.result)
+    try:
+        before = run.snapshot_at(step.index)
+    except (KeyError, IndexError):
+        before = None
+    if before is not None and before not in step.snapshots:
+        owner = next((s for s in run.steps if s.span_id == before.span_id), None)
+        where = owner.label() if owner is not None else f"span {before.span_id}"
+        out.print("  " + escape(f"state before this step: snapshot {before.name} (on {where})"))
+    for snap in step.snapshots:
+        p = snap.payload
+        what = f"{p.type}, {p.status}" if p is not None else "no content"
+        try:
+            state: Any = snap.plain()
+        except ValueError as exc:
+            state = f"(cannot be restored: {exc})"
+        _section(out, f"snapshot {snap.name} ({what}, at {_stamp(snap.time_ns)} UTC)", state)
     if raw:
         _section(out, "attributes", step.attributes)
         if step.events:

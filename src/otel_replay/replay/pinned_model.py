@@ -18,6 +18,7 @@ from ..runs.model import Run, Step
 from .divergence import ReplayDivergence, ReplayError
 from .matchers import RUNGS, accepts, first_difference, model_rung, same_tools
 from .recorder import ModelEntry, ReplayLog, now_ns
+from .selective import DriftEntry, LivePlan, as_messages, compare
 
 
 class PinnedModel:
@@ -32,6 +33,7 @@ class PinnedModel:
         on_done: Callable[[Step], None] | None = None,
         on_divergence: Callable[[ReplayDivergence], None] | None = None,
         log: ReplayLog | None = None,
+        plan: LivePlan | None = None,
     ) -> None:
         if match not in RUNGS:
             raise ValueError(f"match must be one of {RUNGS}, not {match!r}")
@@ -49,6 +51,8 @@ class PinnedModel:
         self._on_done = on_done
         self._on_divergence = on_divergence
         self._log = log
+        #: What runs live (``model="live"``, ``live_from``, overrides); see :mod:`.selective`.
+        self.plan = plan
 
     def respond(
         self,
@@ -59,12 +63,90 @@ class PinnedModel:
         **params: Any,
     ) -> dict[str, Any]:
         """The recorded answer to this request (a GenAI ``assistant`` message)."""
+        if self.plan is not None and self.plan.active:
+            return self._planned(self.plan, messages, system, tools, params)
         step, _ = self.serve(messages, system=system, tools=tools, params=params)
         assert step.model is not None and step.model.output_messages
         reply: dict[str, Any] = _copy(step.model.output_messages[0])
         return reply
 
     __call__ = respond
+
+    def _planned(
+        self,
+        plan: LivePlan,
+        messages: Sequence[Mapping[str, Any]],
+        system: Any,
+        tools: Sequence[Mapping[str, Any]] | None,
+        params: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        expected = self.expected()
+        if plan.reached(expected):
+            return self._live(plan, expected, messages, system, tools, params)
+        if plan.forked and plan.live is not None:
+            m = expected.model if expected is not None else None
+            rung = (
+                model_rung(m.input_messages, m.system_instructions, messages, system)
+                if m is not None
+                else None
+            )
+            if rung is None or not accepts(self.match, rung):
+                return self._live(plan, expected, messages, system, tools, params)
+        step, _ = self.serve(messages, system=system, tools=tools, params=params)
+        m = step.model
+        assert m is not None and m.output_messages
+        if step.index in plan.override:
+            plan.forked = True
+            answer = as_messages(plan.override[step.index])
+            if self._log is not None and self._log.entries:
+                entry = self._log.entries[-1]
+                if isinstance(entry, ModelEntry) and entry.step is step:
+                    entry.output = answer
+            return _copy(answer[0])  # type: ignore[no-any-return]
+        if plan.model == "live":
+            live = plan.call_live(
+                m.input_messages or [],
+                system=m.system_instructions,
+                tools=m.tool_definitions,
+                model=m.request_model,
+                params=m.params,
+            )
+            same, what = compare(m.output_messages, live)
+            plan.drift.append(
+                DriftEntry(
+                    step.index, step.span_id, m.request_model, same, what, m.output_messages, live
+                )
+            )
+        reply: dict[str, Any] = _copy(m.output_messages[0])
+        return reply
+
+    def _live(
+        self,
+        plan: LivePlan,
+        near: Step | None,
+        messages: Sequence[Mapping[str, Any]],
+        system: Any,
+        tools: Sequence[Mapping[str, Any]] | None,
+        params: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """Ask the live model (pinned to the recorded model id) and log what it said."""
+        recorded = near or (self.steps[-1] if self.steps else None)
+        model_id = recorded.model.request_model if recorded and recorded.model else None
+        answer = plan.call_live(messages, system=system, tools=tools, model=model_id, params=params)
+        if self._log is not None:
+            self._log.model(
+                ModelEntry(
+                    step=None,
+                    near=recorded,
+                    messages=M.normalize(messages),
+                    system=system,
+                    tools=tools,
+                    params=dict(params),
+                    at_ns=now_ns(),
+                    output=answer,
+                )
+            )
+        return _copy(answer[0])  # type: ignore[no-any-return]
 
     def serve(
         self,

@@ -58,6 +58,8 @@ class ModelEntry:
     params: dict[str, Any]
     at_ns: int
     divergence: str | None = None
+    #: The answer the agent got when it was not the recorded one (live model, an override).
+    output: list[dict[str, Any]] | None = None
 
 
 @dataclasses.dataclass
@@ -123,6 +125,7 @@ class _Writer:
         #: recorded span id -> written span context (for the agent spans and other ancestors)
         self.copies: dict[str, SpanContext] = {}
         self.by_id = {s.span_id: s for s in self.run.steps}
+        self._last_ns = 0
 
     def _context(self) -> SpanContext:
         span_id = int.from_bytes(secrets.token_bytes(8), "big") or 1
@@ -214,9 +217,14 @@ class _Writer:
         return attrs
 
     def _times(self, step: Step | None, at_ns: int) -> tuple[int, int]:
+        # A call with no recorded step (live, or diverged) is placed after the one
+        # before it: the clock stood still meanwhile, and order must survive the reload.
         if step is not None:
-            return step.start_ns, step.end_ns
-        return at_ns, at_ns
+            start, end = step.start_ns, step.end_ns
+        else:
+            start = end = max(at_ns, self._last_ns + 1)
+        self._last_ns = max(self._last_ns, start)
+        return start, end
 
     def _model(self, e: ModelEntry) -> None:
         recorded = e.step.model if e.step is not None and e.step.model is not None else None
@@ -255,8 +263,10 @@ class _Writer:
                 attrs[A.RESPONSE_FINISH_REASONS] = list(recorded.finish_reasons)
             for key, value in recorded.usage.items():
                 attrs[f"gen_ai.usage.{key}"] = value
-            if recorded.output_messages is not None:
+            if recorded.output_messages is not None and e.output is None:
                 attrs.update(to_attributes(A.OUTPUT_MESSAGES, recorded.output_messages))
+        if e.output is not None:
+            attrs.update(to_attributes(A.OUTPUT_MESSAGES, e.output))
         if e.divergence is not None:
             attrs[A.ERROR_TYPE] = DIVERGED
             status = Status(StatusCode.ERROR, f"replay diverged: {e.divergence}")

@@ -24,13 +24,15 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .. import payload
 from ..capture import hooks
 from ..runs.model import Run, Step
 from .clock import FrozenClock
 from .divergence import ReplayDivergence, ReplayError
 from .network import NetworkGuard
 from .pinned_model import PinnedModel
-from .recorder import ReplayLog
+from .recorder import ReplayLog, ToolEntry
+from .selective import DriftReport, LiveModel, LivePlan
 from .tool_stubs import ToolStubs
 
 if TYPE_CHECKING:
@@ -98,6 +100,10 @@ class ReplaySession:
         allow_hosts: Iterable[str] = (),
         require_complete: bool = True,
         record_to: str | os.PathLike[str] | None = None,
+        model: str = "pinned",
+        live: LiveModel | None = None,
+        live_from: int | None = None,
+        override: Mapping[int, Any] | None = None,
     ) -> None:
         if run.kit.verdict == "inspect-only":
             raise ReplayError(
@@ -113,6 +119,13 @@ class ReplaySession:
         self._replayed: list[tuple[int, str, str]] = []
         self._clock = FrozenClock(run.start_ns) if freeze_clock and run.start_ns else None
         self._guard = None if allow_network else NetworkGuard(allow_hosts)
+        #: What runs live, and the fork's state (see :mod:`.selective`).
+        self.plan = LivePlan(model=model, live=live, live_from=live_from, override=override)
+        for index in self.plan.override:
+            if not 0 <= index < len(run.steps) or run.steps[index].kind not in ("model", "tool"):
+                raise ReplayError(
+                    f"override: step {index} of run {run.run_id} is no model or tool step"
+                )
         self.tools = ToolStubs(
             run,
             tools,
@@ -120,6 +133,7 @@ class ReplaySession:
             on_done=self._tool_done,
             on_divergence=self._diverged,
             log=self.log,
+            plan=self.plan,
         )
         self.model = PinnedModel(
             run,
@@ -128,6 +142,7 @@ class ReplaySession:
             on_done=self._model_done,
             on_divergence=self._diverged,
             log=self.log,
+            plan=self.plan,
         )
         self._output_matched: bool | None = None
         self._previous: hooks.ToolInterceptor | None = None
@@ -208,6 +223,32 @@ class ReplaySession:
 
         return AsyncReplayTransport(self.engine)
 
+    @property
+    def tool_calls(self) -> list[tuple[str, Any]]:
+        """``(tool name, arguments)`` of each tool call the agent made so far, as plain values."""
+        return [
+            (e.name, payload.plain(e.arguments))
+            for e in self.log.entries
+            if isinstance(e, ToolEntry)
+        ]
+
+    def state_at(self, ref: int | str) -> Any:
+        """The agent state recorded by ``otel_replay.snapshot`` (a fresh, equal value).
+
+        ``ref`` is a step index (the latest snapshot taken before that step
+        started: the state to restart the run from, before a risky step) or a
+        snapshot name (the last snapshot of that name).  Raises
+        :class:`ReplayError` when there is none or it cannot be restored.
+        """
+        try:
+            snap = self.run.snapshot_at(ref)
+        except (KeyError, IndexError) as exc:
+            raise ReplayError(str(exc.args[0]) if exc.args else str(exc)) from None
+        try:
+            return snap.value()
+        except payload.PayloadError as exc:
+            raise ReplayError(f"snapshot {snap.name!r} cannot be restored: {exc}") from exc
+
     def write(self, path: str | os.PathLike[str]) -> str:
         """Append the replayed run to ``path`` as spans (our file format); returns its run id.
 
@@ -218,8 +259,14 @@ class ReplaySession:
         return self.log.write(path)
 
     def unreplayed(self) -> list[Step]:
+        """Recorded steps not replayed that had to be (not those after ``live_from`` or a fork)."""
         steps = self.tools.unreplayed() + self.model.unreplayed()
-        return sorted(steps, key=lambda s: s.index)
+        return sorted((s for s in steps if self.plan.required(s)), key=lambda s: s.index)
+
+    @property
+    def drift(self) -> DriftReport:
+        """With ``model="live"``: per recorded model step, the live answer against the recorded."""
+        return DriftReport(self.run.run_id, list(self.plan.drift))
 
     def report(self) -> ReplayReport:
         notes = [
@@ -238,6 +285,16 @@ class ReplaySession:
             )
         for step in self.tools.redacted:
             notes.append(f"{step.label()}: the recorded result had secrets redacted at capture")
+        if self.plan.drift:
+            drifted = [str(e.index) for e in self.plan.drift if not e.same]
+            notes.append(
+                f"live model: {len(drifted)} of {len(self.plan.drift)} model step(s) drifted"
+                + (f" (step {', '.join(drifted)})" if drifted else "")
+            )
+        if self.plan.forked:
+            notes.append(f"forked at step {', '.join(map(str, sorted(self.plan.override)))}")
+        if self.plan.gone_live:
+            notes.append(f"live from step {self.plan.live_from}")
         if self._guard is not None and self._guard.refused:
             notes.append("outbound connections refused: " + ", ".join(self._guard.refused))
         return ReplayReport(
@@ -338,6 +395,10 @@ def replay(
     allow_hosts: Iterable[str] = (),
     require_complete: bool = True,
     record_to: str | os.PathLike[str] | None = None,
+    model: str = "pinned",
+    live: LiveModel | None = None,
+    live_from: int | None = None,
+    override: Mapping[int, Any] | None = None,
 ) -> ReplaySession:
     """Replay a recorded run (a :class:`Run`, or a trace file to load it from).
 
@@ -348,6 +409,16 @@ def replay(
     is appended to when the block ends (diverged or not), for
     ``otel-replay diff RECORDING REPLAY``; :meth:`ReplaySession.write` does it
     on demand.
+
+    Selective replay (see :mod:`.selective`): ``live`` is your own model
+    callable, ``live(messages, *, system, tools, model, **params) -> message``;
+    ``model="live"`` sends each recorded request to it, pinned to the
+    recorded model id and parameters, and reports the drift
+    (:attr:`ReplaySession.drift`); ``live_from=N`` replays the steps before
+    ``N`` and runs the model and the tools live from there; ``override={N:
+    value}`` forks the run at step ``N`` (a tool result, an exception to
+    raise, or a model message), recording where it still matches, live
+    where it does not.
     """
     if isinstance(run_or_path, Run):
         run = run_or_path
@@ -367,4 +438,8 @@ def replay(
         allow_hosts=allow_hosts,
         require_complete=require_complete,
         record_to=record_to,
+        model=model,
+        live=live,
+        live_from=live_from,
+        override=override,
     )

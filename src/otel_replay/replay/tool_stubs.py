@@ -21,6 +21,7 @@ from ..runs.model import Run, Step, ToolError
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import tool_arguments_key, tool_reasons
 from .recorder import ReplayLog, ToolEntry, now_ns
+from .selective import LivePlan
 
 POLICIES = ("stub", "live", "error")
 
@@ -37,8 +38,11 @@ class ToolStubs:
         on_done: Callable[[Step], None] | None = None,
         on_divergence: Callable[[ReplayDivergence], None] | None = None,
         log: ReplayLog | None = None,
+        plan: LivePlan | None = None,
     ) -> None:
         self.run = run
+        #: What runs live (``live_from``, overrides, a fork); see :mod:`.selective`.
+        self.plan = plan
         if isinstance(policy, str):
             self.default, self.policies = policy, {}
         else:
@@ -115,6 +119,22 @@ class ToolStubs:
             raise ReplayError(f"tool {inv.name!r} may not run during this replay (policy 'error')")
         args_key = tool_arguments_key(inv.arguments)
         step, problem = self._match(inv, args_key)
+        plan = self.plan
+        if plan is not None and plan.live_from is not None:
+            if step is not None and step.index >= plan.live_from:
+                self._unmatch(step)
+                step = None
+                plan.gone_live = True
+            elif step is None and not any(
+                s.index < plan.live_from for s in self.steps if s.index not in self.used
+            ):
+                plan.gone_live = True  # every recorded call before live_from was replayed
+            if plan.gone_live:
+                if step is not None:
+                    self._unmatch(step)
+                return Resolution("live"), None
+        if step is None and plan is not None and plan.forked:
+            return Resolution("live"), None  # a fork: what the recording no longer has runs live
         if step is None:
             if policy == "live":
                 self.live_unmatched.append(inv.name)
@@ -130,6 +150,12 @@ class ToolStubs:
         hidden = step.attributes.get(A.REDACTED) or ()
         if any(str(p).startswith(A.TOOL_CALL_RESULT) for p in hidden):
             self.redacted.append(step)
+        if plan is not None and step.index in plan.override:
+            plan.forked = True
+            value = plan.override[step.index]
+            if isinstance(value, BaseException):
+                return Resolution("raise", error=value, token=step), step
+            return Resolution("return", value=value, token=step), step
         if tool.error is not None:
             return Resolution("raise", error=rebuild_exception(tool.error), token=step), step
         if tool.result_payload is None:
@@ -148,6 +174,11 @@ class ToolStubs:
             self._on_done(resolution.token)
 
     # --- matching -------------------------------------------------------------------
+    def _unmatch(self, step: Step) -> None:
+        """Put back a step :meth:`_match` took (it is not replayed: the call runs live)."""
+        assert step.tool is not None
+        self.by_key[(step.tool.tool_name, tool_arguments_key(step.tool.arguments))].appendleft(step)
+
     def _match(self, inv: ToolInvocation, args_key: str) -> tuple[Step | None, str]:
         if inv.call_id is not None:
             step = self.by_id.get(inv.call_id)

@@ -96,6 +96,51 @@ class ToolCall:
 
 
 @dataclasses.dataclass
+class Snapshot:
+    """Agent state recorded by ``otel_replay.snapshot(name, state)`` (an event on a span)."""
+
+    name: str
+    time_ns: int
+    #: The span the snapshot was taken on.
+    span_id: str
+    payload: Payload | None
+
+    def value(self) -> Any:
+        """The recorded state: an equal value of the same type (raises ``PayloadError``)."""
+        from ..payload import PayloadError
+
+        if self.payload is None:
+            raise PayloadError(f"snapshot {self.name!r}: its state was not recorded (no content)")
+        return self.payload.value()
+
+    def plain(self) -> Any:
+        """The recorded state as plain JSON values, for display (no class is imported)."""
+        from ..payload import PayloadError, plain_from
+
+        p = self.payload
+        if p is None or p.data is None or not p.usable:
+            raise PayloadError(p.reason if p is not None and p.reason else "no usable state")
+        return plain_from(p.type, p.data)
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.payload
+        state: Any = None
+        try:
+            state = self.plain()
+        except ValueError:
+            state = None
+        return {
+            "name": self.name,
+            "time_ns": self.time_ns,
+            "span_id": self.span_id,
+            "type": p.type if p is not None else None,
+            "exact": p.status if p is not None else None,
+            "size": len(p.data) if p is not None and p.data is not None else None,
+            "state": state,
+        }
+
+
+@dataclasses.dataclass
 class Step:
     """One span of a run, classified; children in start order."""
 
@@ -119,6 +164,8 @@ class Step:
     timed: bool = True
     #: The model step that records the same call, when this span is its second trace.
     duplicate_of: str | None = None
+    #: State snapshots taken on this span, in time order.
+    snapshots: list[Snapshot] = dataclasses.field(default_factory=list)
 
     @property
     def duration_ms(self) -> float:
@@ -147,6 +194,8 @@ class Step:
             out["status_message"] = self.status_message
         if self.duplicate_of:
             out["duplicate_of"] = self.duplicate_of
+        if self.snapshots:
+            out["snapshots"] = [snap.to_json() for snap in self.snapshots]
         if self.model is not None:
             m = self.model
             out.update(
@@ -234,6 +283,30 @@ class Run:
             if s.span_id.startswith(ref):
                 return s
         raise KeyError(f"no step {ref!r} in run {self.run_id}")
+
+    def snapshots(self) -> list[Snapshot]:
+        """Every state snapshot of the run, in time order."""
+        snaps = [snap for s in self.steps for snap in s.snapshots]
+        return sorted(snaps, key=lambda snap: snap.time_ns)
+
+    def snapshot_at(self, ref: int | str) -> Snapshot:
+        """The snapshot in force when step ``ref`` (an index) starts, or the last one named ``ref``.
+
+        For a step: the latest snapshot taken before the step started (the
+        state before a risky step).  Raises ``KeyError`` when there is none.
+        """
+        snaps = self.snapshots()
+        if isinstance(ref, str):
+            named = [snap for snap in snaps if snap.name == ref]
+            if not named:
+                known = ", ".join(dict.fromkeys(snap.name for snap in snaps)) or "none"
+                raise KeyError(f"no snapshot {ref!r} in run {self.run_id} (snapshots: {known})")
+            return named[-1]
+        step = self.step(ref)
+        before = [snap for snap in snaps if snap.time_ns <= step.start_ns]
+        if not before:
+            raise KeyError(f"no snapshot was taken before {step.label()} in run {self.run_id}")
+        return before[-1]
 
     @property
     def kit(self) -> KitReport:

@@ -35,7 +35,7 @@ from ..dialects import normalize
 from ..dialects.genai import current_attributes
 from ..payload_attributes import BlobReader, Payload, from_attributes
 from ..store.records import SpanRecord
-from .model import ModelCall, RawHttp, Step, StepKind, ToolCall, ToolError
+from .model import ModelCall, RawHttp, Snapshot, Step, StepKind, ToolCall, ToolError
 
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _USAGE = "gen_ai.usage."
@@ -85,11 +85,33 @@ def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
         attributes=dict(span.attributes),
         events=events,
     )
+    step.snapshots = _snapshots(span.span_id, events, blobs)
     if kind == "model" or (kind == "agent" and _has_messages(attrs)):
         step.model = model_call(attrs, blobs)
     elif kind == "tool":
         step.tool = tool_call(step, attrs, blobs)
     return step
+
+
+def _snapshots(
+    span_id: str, events: list[dict[str, Any]], blobs: BlobReader | None
+) -> list[Snapshot]:
+    """The ``otel_replay.snapshot`` events of a span (see :mod:`otel_replay.capture.snapshot`)."""
+    out = []
+    for e in events:
+        if e["name"] != A.SNAPSHOT_EVENT:
+            continue
+        attrs = e["attributes"]
+        name = attrs.get(A.SNAPSHOT_NAME)
+        out.append(
+            Snapshot(
+                name=name if isinstance(name, str) else "",
+                time_ns=e["time_ns"],
+                span_id=span_id,
+                payload=from_attributes(attrs, A.SNAPSHOT_STATE, blobs),
+            )
+        )
+    return sorted(out, key=lambda snap: snap.time_ns)
 
 
 def _has_messages(attrs: Mapping[str, Any]) -> bool:

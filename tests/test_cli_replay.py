@@ -1,0 +1,155 @@
+"""``otel-replay replay``: the user's agent against a recording, from the command line.
+
+The worked example's case file and agent; the "live" model is the example's
+scripted model (deterministic, no network), named by ``--live``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CASE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+AGENT = "examples.order_support.agent:run_agent"
+
+LIVE = """\
+from examples.order_support.scripted_model import ScriptedModel
+
+asked = []
+
+
+def model(messages, **params):
+    asked.append(params.get("model"))
+    return ScriptedModel().respond(messages, **params)
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    shutil.copy(CASE, tmp_path / "case.otlp")
+    (tmp_path / "mylive.py").write_text(LIVE)
+    return tmp_path
+
+
+def otel_replay(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The installed command as a user runs it in their project directory."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
+    return subprocess.run(
+        [sys.executable, "-m", "otel_replay.cli.main", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_recorded_run_replays(workdir: Path) -> None:
+    done = otel_replay(
+        workdir, "replay", "case.otlp", "--agent", AGENT, "--kwarg", "user_id=@user.id"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "MATCHED — 3 of 3 recorded model/tool steps replayed" in done.stdout
+    assert "answer: Order #4421 (Widget Pro) is shipped." in done.stdout
+
+
+def test_the_fix_diverges_exit_1(workdir: Path) -> None:
+    done = otel_replay(
+        workdir,
+        "replay",
+        "case.otlp",
+        "--agent",
+        AGENT,
+        "--kwarg",
+        "user_id=@user.id",
+        "--kwarg",
+        "fixed=true",
+        "--json",
+    )
+    assert done.returncode == 1
+    report = json.loads(done.stdout)["report"]
+    assert not report["matched"] and report["divergence"]["index"] == 2
+
+
+def test_from_step_n_the_fixed_tool_and_the_model_run_live(workdir: Path) -> None:
+    done = otel_replay(
+        workdir,
+        "replay",
+        "case.otlp",
+        "--agent",
+        AGENT,
+        "--kwarg",
+        "user_id=@user.id",
+        "--kwarg",
+        "fixed=true",
+        "--from",
+        "2",
+        "--live",
+        "mylive:model",
+        "-o",
+        "live.otlp",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "answer: Order #4430 (Widget Mini) is processing." in done.stdout
+    assert "live from step 2" in done.stdout
+    diff = otel_replay(workdir, "diff", "case.otlp", "live.otlp", "--no-timing")
+    assert diff.returncode == 1
+    assert "first divergence: A step 2 (tool lookup_order" in diff.stdout
+    assert "result:" in diff.stdout  # the live lookup found the user's own order only
+
+
+def test_override_forks_the_run(workdir: Path) -> None:
+    done = otel_replay(
+        workdir,
+        "replay",
+        "case.otlp",
+        "--agent",
+        AGENT,
+        "--kwarg",
+        "user_id=@user.id",
+        "--override",
+        "2=[]",
+        "--live",
+        "mylive:model",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "forked at step 2" in done.stdout
+    assert "answer: I could not find an order for you" in done.stdout
+
+
+def test_model_live_prints_the_drift(workdir: Path) -> None:
+    done = otel_replay(
+        workdir,
+        "replay",
+        "case.otlp",
+        "--agent",
+        AGENT,
+        "--kwarg",
+        "user_id=@user.id",
+        "--model",
+        "live",
+        "--live",
+        "mylive:model",
+        "--json",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    drift = json.loads(done.stdout)["drift"]["entries"]
+    # The scripted model answers as it did when the case was recorded (call ids aside).
+    assert [(e["index"], e["same"]) for e in drift] == [(1, True), (3, True)]
+
+
+def test_bad_usage(workdir: Path) -> None:
+    no_live = otel_replay(workdir, "replay", "case.otlp", "--agent", AGENT, "--from", "2")
+    assert no_live.returncode == 2 and "need --live" in no_live.stderr
+    missing = otel_replay(workdir, "replay", "case.otlp", "--agent", "nosuch.module:run")
+    assert missing.returncode == 2 and "nosuch.module:run: cannot import it" in missing.stderr
+    bad = otel_replay(workdir, "replay", "case.otlp", "--agent", AGENT, "--override", "x=1")
+    assert bad.returncode == 2 and "expected STEP=VALUE" in bad.stderr
