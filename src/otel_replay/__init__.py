@@ -26,6 +26,7 @@ _EXPORTS = {
     "use_tracer_provider": "otel_replay.capture.spans",
     "FileSpanExporter": "otel_replay.export.file_exporter",
     "RecordingSpanProcessor": "otel_replay.export.recording_processor",
+    "GenAISemconvExporter": "otel_replay.export.semconv",
     "load": "otel_replay.runs.load",
     "Runs": "otel_replay.runs.load",
     "LoadWarning": "otel_replay.runs.load",
@@ -44,6 +45,7 @@ _EXPORTS = {
 __all__ = [
     "FileSpanExporter",
     "FormatError",
+    "GenAISemconvExporter",
     "LoadWarning",
     "ModelCallRecorder",
     "NetworkBlocked",
@@ -76,6 +78,7 @@ if TYPE_CHECKING:
     from .capture.tool import tool, tool_call_id
     from .export.file_exporter import FileSpanExporter
     from .export.recording_processor import RecordingSpanProcessor
+    from .export.semconv import GenAISemconvExporter
     from .replay.divergence import ReplayDivergence, ReplayError
     from .replay.network import NetworkBlocked
     from .replay.pinned_model import PinnedModel
