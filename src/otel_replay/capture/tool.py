@@ -37,6 +37,10 @@ R = TypeVar("R")
 _call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "otel_replay_tool_call_id", default=None
 )
+#: The tool a framework integration records (an @tool of that name inside is not recorded twice).
+_framework_tool: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "otel_replay_framework_tool", default=None
+)
 
 
 @contextlib.contextmanager
@@ -173,6 +177,8 @@ class _Call:
     @classmethod
     def begin(cls, w: _ToolWrapper, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call | None:
         """Start recording; None when there is nothing to record or replay."""
+        if _framework_tool.get() == w.name and not getattr(w, "framework", False):
+            return None  # recorded (and replayed) by the framework integration around it
         interceptor = hooks.active()
         try:
             current = trace.get_current_span()
@@ -214,6 +220,8 @@ class _Call:
             if call.content:
                 key = A.TOOL_CALL_ARGUMENTS
                 attrs.update(payload_attributes(t, key, clean_args, hidden, encoded=encoded))
+                if enrich:
+                    _keep_bytes(attrs, key)
                 call.hidden.extend(hidden)
             else:
                 attrs[A.CONTENT] = "NO_CONTENT"
@@ -259,6 +267,8 @@ class _Call:
                     if self.content
                     else {}
                 )
+                if attrs and not self.own_span:
+                    _keep_bytes(attrs, A.TOOL_CALL_RESULT)
                 if self.hidden:
                     attrs[A.REDACTED] = self.hidden
                 span.set_attributes(attrs)
@@ -279,6 +289,17 @@ class _Call:
             warn_once("tool-error", "otel-replay could not record a tool error: %r", err)
         if self.interceptor is not None and self.resolution is not None:
             self.interceptor.complete(self.resolution, None, exc)
+
+
+def _keep_bytes(attrs: dict[str, Any], key: str) -> None:
+    """Add the exact bytes: a framework's span gets its own display of the value afterwards.
+
+    (pydantic-ai sets ``gen_ai.tool.call.result`` after the tool returns; the
+    bytes, checked against the digest on load, win over that display.)
+    """
+    display = attrs.get(key)
+    if isinstance(display, str) and A.BYTES + key not in attrs:
+        attrs[A.BYTES + key] = display.encode("utf-8", "surrogatepass")
 
 
 def _tracing_on() -> bool:
