@@ -209,3 +209,87 @@ def test_a_decorated_tool_inside_is_not_recorded_twice(tmp_path: Path) -> None:
     (step,) = run.tool_steps()
     assert step.tool is not None and step.tool.result == {"id": "A"}
     assert step.tool.result_payload is not None and step.tool.result_payload.status == "exact"
+
+
+# --- openai-agents -------------------------------------------------------------------------
+
+
+def openai_agent(transport: Any, db: dict[str, Any]) -> Any:
+    """The agent as a user writes it: the SDK's @function_tool, nothing of otel-replay."""
+    from agents import Agent, ModelSettings, function_tool
+    from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
+
+    client = openai.AsyncOpenAI(
+        api_key="unused",
+        base_url="http://model.test/v1",
+        http_client=httpx2.AsyncClient(transport=transport),
+        max_retries=0,
+    )
+
+    @function_tool
+    def lookup_order(order_id: str) -> dict[str, Any]:
+        """Look up an order by its id."""
+        return db.get(order_id, {"error": "not found"})
+
+    @function_tool
+    def cancel_order(order_id: str, reason: str) -> dict[str, Any]:
+        """Cancel an order that has not shipped yet."""
+        if order_id not in db:
+            return {"error": "not found"}
+        return {
+            "order_id": order_id,
+            "cancelled": True,
+            "refund": db[order_id]["total"],
+            "reason": reason,
+        }
+
+    return Agent(
+        name="order-support",
+        instructions=SYSTEM,
+        model=OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client),
+        tools=[lookup_order, cancel_order],
+        model_settings=ModelSettings(temperature=0),
+    )
+
+
+@pytest.fixture
+def agents_sdk() -> Any:
+    pytest.importorskip("agents")
+    bridge = pytest.importorskip("openinference.instrumentation.openai_agents")
+    assert frameworks.instrument_openai_agents()
+    return bridge.OpenAIAgentsInstrumentor()
+
+
+def test_openai_agents_tools_are_recorded_byte_exactly_and_replay(
+    agents_sdk: Any, tmp_path: Path
+) -> None:
+    from agents import Runner
+
+    path = tmp_path / "run.otlp"
+    with recording(path) as provider:
+        agents_sdk.instrument(tracer_provider=provider)
+        try:
+            answer = Runner.run_sync(openai_agent(scripted(), DB), QUESTION).final_output
+        finally:
+            agents_sdk.uninstrument()
+    assert answer == FINAL
+    (run,) = otel_replay.load(path)
+    assert run.kit.verdict == "full", run.kit.missing
+    tools = [s.tool for s in run.tool_steps()]
+    # One step per call: OpenInference's TOOL span, enriched.
+    assert [(t.tool_name, t.call_id) for t in tools if t] == [
+        ("lookup_order", "call_1"),
+        ("cancel_order", "call_2"),
+    ]
+    for t in tools:
+        assert t is not None
+        assert t.arguments_payload is not None and t.arguments_payload.status == "exact"
+        assert t.result_payload is not None and t.result_payload.status == "exact"
+    assert tools[0] is not None and tools[0].result == DB["ORD-5521"]
+
+    with otel_replay.replay(path) as session:
+        replayed = Runner.run_sync(
+            openai_agent(session.async_transport(), {}), QUESTION
+        ).final_output
+        assert session.check_output(replayed)
+    assert replayed == FINAL

@@ -27,6 +27,8 @@ _EXPORTS = {
     "FileSpanExporter": "otel_replay.export.file_exporter",
     "RecordingSpanProcessor": "otel_replay.export.recording_processor",
     "GenAISemconvExporter": "otel_replay.export.semconv",
+    "instrument_pydantic_ai": "otel_replay.capture.frameworks",
+    "instrument_openai_agents": "otel_replay.capture.frameworks",
     "load": "otel_replay.runs.load",
     "Runs": "otel_replay.runs.load",
     "LoadWarning": "otel_replay.runs.load",
@@ -61,6 +63,8 @@ __all__ = [
     "Step",
     "agent_run",
     "configure_redaction",
+    "instrument_openai_agents",
+    "instrument_pydantic_ai",
     "load",
     "model_call",
     "replay",
@@ -71,6 +75,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .capture.agent_run import agent_run
+    from .capture.frameworks import instrument_openai_agents, instrument_pydantic_ai
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
     from .capture.redaction import configure_redaction

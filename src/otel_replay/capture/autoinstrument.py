@@ -17,6 +17,11 @@ reach the exporter inside a configured ``BatchSpanProcessor``: this uses its
 ``_batch_processor._exporter`` (SDK 1.45), checked before use; when the
 layout differs it logs once and leaves the exporter as it is.
 
+Frameworks that run the user's tools get their tool calls recorded
+byte-exactly too (:mod:`otel_replay.capture.frameworks`: pydantic-ai,
+openai-agents, when installed); ``OTEL_REPLAY_FRAMEWORK_TOOLS=false`` to
+leave them alone.
+
 Anything that goes wrong is logged once; the app starts regardless.
 """
 
@@ -63,6 +68,8 @@ def install(*args: Any, **kwargs: Any) -> None:
         setattr(provider, "_otel_replay_installed", True)  # noqa: B010 - a marker on a foreign object
         if processor.semconv is not None:
             wrap_exporters(provider)
+        if os.environ.get("OTEL_REPLAY_FRAMEWORK_TOOLS", "true").strip().lower() in _TRUE:
+            instrument_frameworks()
     except Exception as exc:
         warn_once("autoinstrument", "otel-replay could not install its processor: %r", exc)
 
@@ -99,3 +106,22 @@ def wrap_exporters(provider: Any) -> int:
     except Exception as exc:
         warn_once("semconv-wrap", "otel-replay could not wrap the SDK's exporters: %r", exc)
     return wrapped
+
+
+def instrument_frameworks() -> list[str]:
+    """Record the tool calls of the installed agent frameworks; the names of those done."""
+    import importlib.util
+
+    from . import frameworks
+
+    done = []
+    for module, install_one in (
+        ("pydantic_ai", frameworks.instrument_pydantic_ai),
+        ("agents", frameworks.instrument_openai_agents),
+    ):
+        try:
+            if importlib.util.find_spec(module) is not None and install_one():
+                done.append(module)
+        except Exception as exc:
+            warn_once(f"framework-{module}", "otel-replay could not instrument %s: %r", module, exc)
+    return done

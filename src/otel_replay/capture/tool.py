@@ -312,8 +312,14 @@ def _framework_tool_span(span: Span, name: str) -> bool:
     if not span.is_recording():
         return False
     attrs = getattr(span, "attributes", None)
-    if not attrs or attrs.get(A.OPERATION_NAME) != A.OP_EXECUTE_TOOL:
+    if not attrs:
         return False
+    if attrs.get(A.OPERATION_NAME) != A.OP_EXECUTE_TOOL:
+        # OpenInference's TOOL span (its openai-agents bridge) is named after the tool
+        # and gets its other attributes only when it ends.
+        return attrs.get("openinference.span.kind") == "TOOL" and (
+            getattr(span, "name", None) == name or attrs.get("tool.name") == name
+        )
     if A.SHA256 + A.TOOL_CALL_ARGUMENTS in attrs or A.TOOL_CALL_RESULT in attrs:
         return False  # one of ours (a tool calling a tool), or already finished: nest
     other = attrs.get(A.TOOL_NAME)
