@@ -1,0 +1,146 @@
+"""Acceptance: the corpus' pydantic-ai agent, unchanged, recorded by environment variables alone.
+
+``data/thirdparty/scripts/pydantic_ai_agent.py`` (the script that made the
+pydantic_ai recordings, with its fake OpenAI server) runs under
+``opentelemetry-instrument`` with ``OTEL_TRACES_EXPORTER=otel_replay_file``:
+pydantic-ai's own instrumentation writes the spans, otel-replay's hook adds
+the processor and records the tools byte-exactly.  ``otel-replay check``
+rates the run ``full``; replayed in process (pinned model over the session's
+transport, stubbed tools) the same agent gives the same final answer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+import otel_replay
+from _cli import cli_process
+
+pytest.importorskip("pydantic_ai")
+SCRIPTS = Path(__file__).parent / "data" / "thirdparty" / "scripts"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def fake_server(tmp_path: Path) -> Any:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(SCRIPTS / "fake_server.py"),
+            "--port",
+            str(port),
+            "--log",
+            str(tmp_path / "server.jsonl"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            try:
+                if httpx2.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_pydantic_ai_agent_script_records_a_full_run_and_replays(
+    tmp_path: Path, fake_server: str
+) -> None:
+    found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
+    assert found is not None
+    trace_file = tmp_path / "runs.otlp"
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "otel_replay_file",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_REPLAY_FILE": str(trace_file),
+    }
+    done = subprocess.run(
+        [
+            found,
+            sys.executable,
+            str(SCRIPTS / "pydantic_ai_agent.py"),
+            "--out",
+            str(tmp_path / "corpus"),
+            "--base-url",
+            fake_server,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    final = done.stdout.strip().splitlines()[-1].removeprefix("final: ")
+
+    checked = cli_process("check", trace_file)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "full" in checked.stdout
+    (run,) = otel_replay.load(trace_file)
+    assert run.kit.verdict == "full", run.kit.missing
+    tools = [s.tool for s in run.tool_steps() if s.tool is not None]
+    assert [t.tool_name for t in tools] == ["lookup_order", "cancel_order"]
+    assert all(t.result_payload is not None and t.result_payload.status == "exact" for t in tools)
+
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import scenario
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    import openai
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    calls: list[str] = []
+
+    def lookup_order(order_id: str) -> dict[str, Any]:
+        """Look up an order by its id and return its status, items and total."""
+        calls.append("lookup_order")
+        return {}
+
+    def cancel_order(order_id: str, reason: str) -> dict[str, Any]:
+        """Cancel an order that has not shipped yet and issue a refund."""
+        calls.append("cancel_order")
+        return {}
+
+    otel_replay.instrument_pydantic_ai()
+    with otel_replay.replay(trace_file) as session:
+        client = openai.AsyncOpenAI(
+            api_key="unused", http_client=httpx2.AsyncClient(transport=session.async_transport())
+        )
+        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(openai_client=client))
+        agent = Agent(
+            model,
+            name="order-support",
+            instructions=scenario.SYSTEM_PROMPT,
+            model_settings={"temperature": 0},
+            tools=[lookup_order, cancel_order],
+        )
+        answer = str(agent.run_sync(scenario.USER_PROMPT).output)
+        assert session.check_output(answer)
+    assert answer == final
+    assert calls == []  # the stubs answered
