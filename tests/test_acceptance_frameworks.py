@@ -144,3 +144,90 @@ def test_pydantic_ai_agent_script_records_a_full_run_and_replays(
         assert session.check_output(answer)
     assert answer == final
     assert calls == []  # the stubs answered
+
+
+def test_openai_agents_script_records_a_full_run_and_replays(
+    tmp_path: Path, fake_server: str
+) -> None:
+    pytest.importorskip("agents")
+    pytest.importorskip("openinference.instrumentation.openai_agents")
+    found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
+    assert found is not None
+    trace_file = tmp_path / "runs.otlp"
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "otel_replay_file",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_REPLAY_FILE": str(trace_file),
+    }
+    args = ["--instr", "openinference", "--mode", "sync", "--api", "chat"]
+    done = subprocess.run(
+        [
+            found,
+            sys.executable,
+            str(SCRIPTS / "openai_agents_sdk.py"),
+            *args,
+            "--out",
+            str(tmp_path / "corpus"),
+            "--base-url",
+            fake_server,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    final = done.stdout.strip().splitlines()[-1].removeprefix("final: ")
+
+    checked = cli_process("check", trace_file)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (run,) = otel_replay.load(trace_file)
+    assert run.kit.verdict == "full", run.kit.missing
+    tools = [s.tool for s in run.tool_steps() if s.tool is not None]
+    assert [t.tool_name for t in tools] == ["lookup_order", "cancel_order"]
+    assert all(t.result_payload is not None and t.result_payload.status == "exact" for t in tools)
+
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import scenario
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    import openai
+    from agents import Agent, ModelSettings, Runner, function_tool
+    from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
+
+    calls: list[str] = []
+
+    @function_tool
+    def lookup_order(order_id: str) -> dict[str, Any]:
+        """Look up an order by its id and return its status, items and total."""
+        calls.append("lookup_order")
+        return {}
+
+    @function_tool
+    def cancel_order(order_id: str, reason: str) -> dict[str, Any]:
+        """Cancel an order that has not shipped yet and issue a refund."""
+        calls.append("cancel_order")
+        return {}
+
+    otel_replay.instrument_openai_agents()
+    with otel_replay.replay(trace_file) as session:
+        client = openai.AsyncOpenAI(
+            api_key="unused",
+            http_client=httpx2.AsyncClient(transport=session.async_transport()),
+            max_retries=0,
+        )
+        agent = Agent(
+            name="order-support",
+            instructions=scenario.SYSTEM_PROMPT,
+            model=OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client),
+            tools=[lookup_order, cancel_order],
+            model_settings=ModelSettings(temperature=0),
+        )
+        answer = str(Runner.run_sync(agent, scenario.USER_PROMPT).final_output)
+        assert session.check_output(answer)
+    assert answer == final
+    assert calls == []  # the stubs answered
