@@ -231,3 +231,59 @@ def test_openai_agents_script_records_a_full_run_and_replays(
         assert session.check_output(answer)
     assert answer == final
     assert calls == []  # the stubs answered
+
+
+PLAIN_PYDANTIC_AGENT = """
+import sys
+from pydantic_ai import Agent
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=sys.argv[1], api_key="sk-fake"))
+agent = Agent(model, instructions="You are a customer-support agent.")
+
+@agent.tool_plain
+def lookup_order(order_id: str) -> dict:
+    \"\"\"Look up an order by its id.\"\"\"
+    return {"order_id": order_id, "status": "processing"}
+
+@agent.tool_plain
+def cancel_order(order_id: str, reason: str) -> dict:
+    \"\"\"Cancel an order.\"\"\"
+    return {"order_id": order_id, "cancelled": True}
+
+print("final:", agent.run_sync("Cancel ORD-5521 please.").output)
+"""
+
+
+def test_a_pydantic_ai_agent_with_no_tracing_code(tmp_path: Path, fake_server: str) -> None:
+    """Not even ``instrument=True``: the hook turns pydantic-ai's spans on."""
+    found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
+    assert found is not None
+    script = tmp_path / "agent.py"
+    script.write_text(PLAIN_PYDANTIC_AGENT)
+    trace_file = tmp_path / "runs.otlp"
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "otel_replay_file",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_REPLAY_FILE": str(trace_file),
+    }
+    done = subprocess.run(
+        [found, sys.executable, str(script), fake_server],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (run,) = otel_replay.load(trace_file)
+    assert run.kit.verdict == "full", run.kit.missing
+    assert len(run.model_steps()) == 3
+    tools = [s.tool for s in run.tool_steps() if s.tool is not None]
+    assert [t.tool_name for t in tools] == ["lookup_order", "cancel_order"]
+    assert all(
+        t.arguments_payload is not None and t.arguments_payload.status == "exact" for t in tools
+    )

@@ -20,7 +20,9 @@ layout differs it logs once and leaves the exporter as it is.
 Frameworks that run the user's tools get their tool calls recorded
 byte-exactly too (:mod:`otel_replay.capture.frameworks`: pydantic-ai,
 openai-agents, when installed); ``OTEL_REPLAY_FRAMEWORK_TOOLS=false`` to
-leave them alone.
+leave them alone.  pydantic-ai's own spans are turned on for agents that do
+not set their instrumentation (``Agent.instrument_all()``;
+``OTEL_REPLAY_PYDANTIC_AI_SPANS=false`` to leave that to the app).
 
 Anything that goes wrong is logged once; the app starts regardless.
 """
@@ -28,6 +30,7 @@ Anything that goes wrong is logged once; the app starts regardless.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
@@ -115,10 +118,16 @@ def instrument_frameworks() -> list[str]:
     from . import frameworks
 
     done = []
-    for module, install_one in (
-        ("pydantic_ai", frameworks.instrument_pydantic_ai),
+    spans = os.environ.get("OTEL_REPLAY_PYDANTIC_AI_SPANS", "true").strip().lower() in _TRUE
+
+    def pydantic_ai() -> bool:
+        return frameworks.instrument_pydantic_ai(agent_spans=spans)
+
+    installers: tuple[tuple[str, Callable[[], bool]], ...] = (
+        ("pydantic_ai", pydantic_ai),
         ("agents", frameworks.instrument_openai_agents),
-    ):
+    )
+    for module, install_one in installers:
         try:
             if importlib.util.find_spec(module) is not None and install_one():
                 done.append(module)

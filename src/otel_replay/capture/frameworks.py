@@ -76,12 +76,26 @@ async def record_tool_call(
         _framework_tool.reset(token)
 
 
-def instrument_pydantic_ai() -> bool:
-    """Record every pydantic-ai function-tool call; False when pydantic-ai is not usable."""
+def instrument_pydantic_ai(*, agent_spans: bool = False) -> bool:
+    """Record every pydantic-ai function-tool call; False when pydantic-ai is not usable.
+
+    ``agent_spans`` also turns pydantic-ai's own instrumentation on for every
+    agent that does not set it (``Agent.instrument_all()``): its agent, chat
+    and ``execute_tool`` spans, to the global tracer provider.
+    """
     try:
         from pydantic_ai.toolsets.function import FunctionToolset
     except ImportError:
         return False
+    if agent_spans:
+        try:
+            from pydantic_ai import Agent
+
+            Agent.instrument_all()
+        except Exception as exc:
+            warn_once(
+                "pydantic-ai-spans", "otel-replay could not turn on pydantic-ai spans: %r", exc
+            )
     original = FunctionToolset.call_tool
     if getattr(original, _MARK, False):
         return True
