@@ -287,3 +287,75 @@ def test_a_pydantic_ai_agent_with_no_tracing_code(tmp_path: Path, fake_server: s
     assert all(
         t.arguments_payload is not None and t.arguments_payload.status == "exact" for t in tools
     )
+
+
+def test_openinference_openai_loop_script_records_a_model_only_run_that_replays(
+    tmp_path: Path, fake_server: str
+) -> None:
+    """Client-only: the hand-written loop's tools are not traced, so the run is model-only."""
+    pytest.importorskip("openinference.instrumentation.openai")
+    from test_serve import serving
+
+    found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
+    assert found is not None
+    trace_file = tmp_path / "runs.otlp"
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "otel_replay_file",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_REPLAY_FILE": str(trace_file),
+    }
+    script = str(SCRIPTS / "openai_loop.py")
+    done = subprocess.run(
+        [
+            found,
+            sys.executable,
+            script,
+            "--instr",
+            "openinference",
+            "--mode",
+            "sync",
+            "--out",
+            str(tmp_path / "corpus"),
+            "--base-url",
+            fake_server,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    final = done.stdout.strip().splitlines()[-1]
+    assert final.startswith("final:")
+    (run,) = otel_replay.load(trace_file)
+    assert run.kit.verdict == "model-only", run.kit.missing
+    models = run.model_steps()
+    assert len(models) == 3
+    # Normalized on export: the OpenInference spans carry GenAI semconv in the file itself.
+    assert all("gen_ai.input.messages" in s.attributes for s in models)
+
+    # Replayed through the pinned model (the recording served over HTTP), same script, no tracing.
+    with serving(trace_file) as url:
+        again = subprocess.run(
+            [
+                sys.executable,
+                script,
+                "--instr",
+                "none",
+                "--mode",
+                "sync",
+                "--out",
+                str(tmp_path / "again"),
+                "--base-url",
+                url + "/v1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().splitlines()[-1] == final
