@@ -29,6 +29,9 @@ _EXPORTS = {
     "AsyncRecordingTransport": "otel_replay.capture.http_recorder",
     "FileSpanExporter": "otel_replay.export.file_exporter",
     "RecordingSpanProcessor": "otel_replay.export.recording_processor",
+    "GenAISemconvExporter": "otel_replay.export.semconv",
+    "instrument_pydantic_ai": "otel_replay.capture.frameworks",
+    "instrument_openai_agents": "otel_replay.capture.frameworks",
     "load": "otel_replay.runs.load",
     "Runs": "otel_replay.runs.load",
     "LoadWarning": "otel_replay.runs.load",
@@ -48,6 +51,7 @@ __all__ = [
     "AsyncRecordingTransport",
     "FileSpanExporter",
     "FormatError",
+    "GenAISemconvExporter",
     "LoadWarning",
     "ModelCallRecorder",
     "NetworkBlocked",
@@ -64,6 +68,8 @@ __all__ = [
     "Step",
     "agent_run",
     "configure_redaction",
+    "instrument_openai_agents",
+    "instrument_pydantic_ai",
     "load",
     "model_call",
     "replay",
@@ -75,6 +81,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .capture.agent_run import agent_run
+    from .capture.frameworks import instrument_openai_agents, instrument_pydantic_ai
     from .capture.http_recorder import AsyncRecordingTransport, RecordingTransport
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
@@ -84,6 +91,7 @@ if TYPE_CHECKING:
     from .capture.tool import tool, tool_call_id
     from .export.file_exporter import FileSpanExporter
     from .export.recording_processor import RecordingSpanProcessor
+    from .export.semconv import GenAISemconvExporter
     from .replay.divergence import ReplayDivergence, ReplayError
     from .replay.network import NetworkBlocked
     from .replay.pinned_model import PinnedModel

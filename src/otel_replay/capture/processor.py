@@ -6,10 +6,16 @@ Python and key package versions, feature flags, seed); on every span it sets
 user / tenant / session ids found in OTel baggage and hides credential-like
 attributes already present.  It never raises into the app and does no I/O on
 the span path.
+
+It also marks its provider's spans (by resource) so that our exporters
+(``FileSpanExporter``, ``RecordingSpanProcessor``) write them with the current
+GenAI semconv attributes added (:mod:`otel_replay.export.semconv`; for any
+other exporter, wrap it in ``GenAISemconvExporter``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -18,6 +24,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from .. import attributes as A
+from ..export import semconv as _semconv
 from .fingerprint import fingerprint
 from .redaction import configure_redaction, redactor
 from .spans import warn_once
@@ -42,6 +49,13 @@ class ReplaySpanProcessor(SpanProcessor):
     the run; ``seed`` (also ``OTEL_REPLAY_SEED``) the seed the app uses;
     ``packages`` more distributions whose versions to record.  The redaction
     arguments add key patterns, value patterns or a hook to the defaults.
+
+    ``semconv`` (``OTEL_REPLAY_SEMCONV``, default true) adds the GenAI semconv
+    attributes third-party instrumentations lack when our exporters write the
+    spans; ``semconv_exclude`` (``OTEL_REPLAY_SEMCONV_EXCLUDE``) names
+    attribute families to leave out and ``semconv_mode``
+    (``OTEL_REPLAY_SEMCONV_MODE``: ``repair`` or ``missing``) whether known-bad
+    values are replaced or only missing ones added.
     """
 
     def __init__(
@@ -53,7 +67,16 @@ class ReplaySpanProcessor(SpanProcessor):
         redact_keys: Iterable[str] = (),
         redact_patterns: Iterable[str] = (),
         redact_hook: Callable[[str, Any], Any] | None = None,
+        semconv: bool | None = None,
+        semconv_exclude: Iterable[str] | None = None,
+        semconv_mode: str | None = None,
     ) -> None:
+        if semconv is None:
+            flag = os.environ.get("OTEL_REPLAY_SEMCONV", "").strip().lower()
+            semconv = flag not in ("0", "false", "no", "off")
+        self._semconv: _semconv.Normalizer | None = (
+            _semconv.Normalizer.from_settings(semconv_exclude, semconv_mode) if semconv else None
+        )
         redact_keys, redact_patterns = list(redact_keys), list(redact_patterns)
         if redact_keys or redact_patterns or redact_hook is not None:
             configure_redaction(redact_keys, redact_patterns, redact_hook)
@@ -69,6 +92,11 @@ class ReplaySpanProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
+            normalizer = self._semconv
+            if normalizer is not None:
+                resource = span.resource
+                if not _semconv.is_marked(resource):
+                    _semconv.mark_resource(resource, normalizer)
             parent = span.parent
             if parent is None or parent.is_remote:
                 span.set_attributes(self._fingerprint)
@@ -90,7 +118,14 @@ class ReplaySpanProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         return None
 
+    @property
+    def semconv(self) -> _semconv.Normalizer | None:
+        """The GenAI semconv settings our exporters apply to this provider's spans."""
+        return self._semconv
+
     def shutdown(self) -> None:
+        # The provider's marks stay: processors added after this one (the exporting
+        # ones) flush at shutdown after us.  They go with the provider's resource.
         return None
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:

@@ -37,6 +37,10 @@ R = TypeVar("R")
 _call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "otel_replay_tool_call_id", default=None
 )
+#: The tool a framework integration records (an @tool of that name inside is not recorded twice).
+_framework_tool: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "otel_replay_framework_tool", default=None
+)
 
 
 @contextlib.contextmanager
@@ -173,6 +177,8 @@ class _Call:
     @classmethod
     def begin(cls, w: _ToolWrapper, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call | None:
         """Start recording; None when there is nothing to record or replay."""
+        if _framework_tool.get() == w.name and not getattr(w, "framework", False):
+            return None  # recorded (and replayed) by the framework integration around it
         interceptor = hooks.active()
         try:
             current = trace.get_current_span()
@@ -214,6 +220,8 @@ class _Call:
             if call.content:
                 key = A.TOOL_CALL_ARGUMENTS
                 attrs.update(payload_attributes(t, key, clean_args, hidden, encoded=encoded))
+                if enrich:
+                    _keep_bytes(attrs, key)
                 call.hidden.extend(hidden)
             else:
                 attrs[A.CONTENT] = "NO_CONTENT"
@@ -259,6 +267,8 @@ class _Call:
                     if self.content
                     else {}
                 )
+                if attrs and not self.own_span:
+                    _keep_bytes(attrs, A.TOOL_CALL_RESULT)
                 if self.hidden:
                     attrs[A.REDACTED] = self.hidden
                 span.set_attributes(attrs)
@@ -281,6 +291,17 @@ class _Call:
             self.interceptor.complete(self.resolution, None, exc)
 
 
+def _keep_bytes(attrs: dict[str, Any], key: str) -> None:
+    """Add the exact bytes: a framework's span gets its own display of the value afterwards.
+
+    (pydantic-ai sets ``gen_ai.tool.call.result`` after the tool returns; the
+    bytes, checked against the digest on load, win over that display.)
+    """
+    display = attrs.get(key)
+    if isinstance(display, str) and A.BYTES + key not in attrs:
+        attrs[A.BYTES + key] = display.encode("utf-8", "surrogatepass")
+
+
 def _tracing_on() -> bool:
     # With no SDK configured nothing is recorded: skip all encoding work.
     return not isinstance(tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
@@ -291,8 +312,14 @@ def _framework_tool_span(span: Span, name: str) -> bool:
     if not span.is_recording():
         return False
     attrs = getattr(span, "attributes", None)
-    if not attrs or attrs.get(A.OPERATION_NAME) != A.OP_EXECUTE_TOOL:
+    if not attrs:
         return False
+    if attrs.get(A.OPERATION_NAME) != A.OP_EXECUTE_TOOL:
+        # OpenInference's TOOL span (its openai-agents bridge) is named after the tool
+        # and gets its other attributes only when it ends.
+        return attrs.get("openinference.span.kind") == "TOOL" and (
+            getattr(span, "name", None) == name or attrs.get("tool.name") == name
+        )
     if A.SHA256 + A.TOOL_CALL_ARGUMENTS in attrs or A.TOOL_CALL_RESULT in attrs:
         return False  # one of ours (a tool calling a tool), or already finished: nest
     other = attrs.get(A.TOOL_NAME)

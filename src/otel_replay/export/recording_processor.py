@@ -21,6 +21,8 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from . import semconv
+
 __all__ = ["RecordingSpanProcessor"]
 
 logger = logging.getLogger("otel_replay")
@@ -136,7 +138,9 @@ class RecordingSpanProcessor(SpanProcessor):
 
     def _export(self, batch: Sequence[ReadableSpan]) -> None:
         try:
-            result = self.exporter.export(batch)
+            # Spans of a provider with ReplaySpanProcessor get the GenAI semconv attributes
+            # here, on this thread (the normalized copies are not normalized again).
+            result = self.exporter.export(semconv.marked(batch))
             reason = "the exporter failed"
         except Exception as exc:  # an exporter must not kill the worker
             result = SpanExportResult.FAILURE

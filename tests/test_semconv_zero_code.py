@@ -1,0 +1,99 @@
+"""Zero code: under opentelemetry-instrument, every configured exporter sends the added GenAI attributes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from otel_replay.store.reader import SpanReader
+
+#: Spans as OpenInference writes them for one chat call (no gen_ai.* at all).
+AGENT = textwrap.dedent(
+    """
+    from opentelemetry import trace
+
+    tracer = trace.get_tracer("openinference.instrumentation.openai", "0.1.66")
+    with tracer.start_as_current_span("ChatCompletion") as span:
+        span.set_attributes({
+            "openinference.span.kind": "LLM",
+            "llm.provider": "openai",
+            "llm.system": "openai",
+            "llm.model_name": "gpt-4o-mini",
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "Where is ORD-5521?",
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": "It shipped.",
+        })
+    print("done")
+    """
+)
+
+
+def run_instrumented(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
+    if found is None:
+        pytest.fail("opentelemetry-instrument is not installed (the test extra installs it)")
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    full_env = {
+        **os.environ,
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_REPLAY_FILE": str(tmp_path / "runs.otlp"),
+        **env,
+    }
+    done = subprocess.run(
+        [found, sys.executable, str(script)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def console_spans(stdout: str) -> list[dict[str, object]]:
+    """The ConsoleSpanExporter's JSON documents in ``stdout``."""
+    decoder, out, i = json.JSONDecoder(), [], 0
+    while (i := stdout.find("{", i)) >= 0:
+        doc, i = decoder.raw_decode(stdout, i)
+        out.append(doc)
+    return out
+
+
+def test_file_and_console_exporters_both_get_genai_attributes(tmp_path: Path) -> None:
+    done = run_instrumented(tmp_path, OTEL_TRACES_EXPORTER="console,otel_replay_file")
+    (record,) = SpanReader(tmp_path / "runs.otlp")
+    a = record.attributes
+    assert a["llm.model_name"] == "gpt-4o-mini"  # the original stays
+    assert a["gen_ai.request.model"] == "gpt-4o-mini"
+    assert a["gen_ai.operation.name"] == "chat"
+    assert json.loads(a["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Where is ORD-5521?"}]}
+    ]
+    (shown,) = console_spans(done.stdout)
+    attrs = shown["attributes"]
+    assert isinstance(attrs, dict)
+    assert attrs["gen_ai.input.messages"] == a["gen_ai.input.messages"]
+    assert attrs["llm.model_name"] == "gpt-4o-mini"
+
+
+def test_switched_off_by_one_variable(tmp_path: Path) -> None:
+    done = run_instrumented(
+        tmp_path, OTEL_TRACES_EXPORTER="console,otel_replay_file", OTEL_REPLAY_SEMCONV="false"
+    )
+    (record,) = SpanReader(tmp_path / "runs.otlp")
+    assert not any(k.startswith("gen_ai.") for k in record.attributes)
+    (shown,) = console_spans(done.stdout)
+    attrs = shown["attributes"]
+    assert isinstance(attrs, dict)
+    assert not any(k.startswith("gen_ai.") for k in attrs)
