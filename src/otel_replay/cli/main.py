@@ -440,6 +440,24 @@ def diff(
     sys.exit(0 if result.equal else 1)
 
 
+#: The user's agent, as regress and replay call it.
+_agent = click.option(
+    "--agent",
+    "agent_ref",
+    required=True,
+    metavar="MODULE:FUNC",
+    help="Your agent, called as FUNC(question, model=session.model, **kwargs).",
+)
+_agent_kwargs = click.option(
+    "--kwarg",
+    "kwargs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A keyword argument for the agent: VALUE as JSON, else text; @FIELD takes a field of "
+    "the recorded fingerprint (user_id=@user.id). Repeatable.",
+)
+
+
 @cli.command()
 @click.argument("path", metavar="PATH")
 @_run
@@ -450,21 +468,8 @@ def diff(
     metavar="FILE.py",
     help="The test file to write; the recording is copied beside it (FILE.otlp, its blobs).",
 )
-@click.option(
-    "--agent",
-    "agent_ref",
-    required=True,
-    metavar="MODULE:FUNC",
-    help="Your agent, called as FUNC(question, model=session.model, **kwargs).",
-)
-@click.option(
-    "--kwarg",
-    "kwargs",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="A keyword argument for the agent: VALUE as JSON, else text; @FIELD takes a field of "
-    "the recorded fingerprint (user_id=@user.id). Repeatable.",
-)
+@_agent
+@_agent_kwargs
 @click.option(
     "--check",
     "checks",
@@ -509,20 +514,8 @@ def regress(
 @cli.command(name="replay")
 @click.argument("path", metavar="PATH")
 @_run
-@click.option(
-    "--agent",
-    "agent_ref",
-    required=True,
-    metavar="MODULE:FUNC",
-    help="Your agent, called as FUNC(question, model=session.model, **kwargs).",
-)
-@click.option(
-    "--kwarg",
-    "kwargs",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="A keyword argument for the agent (as for regress). Repeatable.",
-)
+@_agent
+@_agent_kwargs
 @click.option("--question", metavar="TEXT", help="Ask this instead of the recorded input.")
 @click.option(
     "--tools",
