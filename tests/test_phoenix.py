@@ -271,3 +271,45 @@ def test_another_phoenix_answer_is_a_clear_error(tmp_path: Path) -> None:
     (problem,) = reader.problems
     assert str(problem).startswith(f"{projects}: not Phoenix spans")
     assert "at byte 0" in str(problem)
+
+
+@pytest.mark.phoenix
+def test_third_party_spans_reach_phoenix_with_genai_semconv(phoenix: str, tmp_path: Path) -> None:
+    """OpenInference spans recorded with ReplaySpanProcessor: Phoenix stores their gen_ai.*."""
+    from test_semconv_export import originals, record_through_sdk
+
+    case = "openai_agents_openinference/chat_sync"
+    assert not any(A_INPUT in r.attributes for r in originals(case))  # none before
+    path = tmp_path / "normalized.otlp"
+    record_through_sdk(case, path)
+    url = _export_and_wait(phoenix, path)
+    (local,) = otel_replay.load(path)
+    (back,) = otel_replay.load(url, strict=True)
+    sent = {s.span_id: s for s in local.steps if s.kind == "model"}
+    stored = {s.span_id: s for s in back.steps if s.kind == "model"}
+    assert len(sent) == 3 and stored.keys() == sent.keys()
+    for span_id, step in stored.items():
+        for key in (
+            A_INPUT,
+            "gen_ai.output.messages",
+            "gen_ai.request.model",
+            "gen_ai.operation.name",
+        ):
+            assert key in step.attributes, (span_id, key)
+            assert json_value(step.attributes[key]) == json_value(sent[span_id].attributes[key])
+    # What came back loads as the same run as the file.
+    assert [s.kind for s in back.steps] == [s.kind for s in local.steps]
+    assert back.kit.verdict == local.kit.verdict
+
+
+A_INPUT = "gen_ai.input.messages"
+
+
+def json_value(value: Any) -> Any:
+    """A JSON attribute as the value it spells (a backend may re-serialize it)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
