@@ -78,7 +78,10 @@ def test_swallowed(otel_replay_session):
     )
     assert done.returncode == 1
     assert "2 failed" in done.stdout and "error" not in done.stdout.splitlines()[-1]
-    assert done.stdout.count("DIVERGED — 0 of 3 recorded model/tool steps replayed") == 2
+    # Counted in the failure reports only: how much of each message the short
+    # summary repeats depends on pytest's version and terminal width.
+    failures = done.stdout.split("short test summary info")[0]
+    assert failures.count("DIVERGED — 0 of 3 recorded model/tool steps replayed") == 2
     assert "model request does not match the recording" in done.stdout
     assert "Cancel my order" in done.stdout  # the actual request, in the diff
 
