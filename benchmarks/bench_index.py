@@ -35,7 +35,9 @@ from otel_replay.store import index
 from otel_replay.store.reader import iter_be32, iter_records
 
 
-def template(traces: int = 50, per_trace: int = 10) -> tuple[bytes, list[bytes]]:
+def template(
+    traces: int = 50, per_trace: int = 10, agent: bool = False
+) -> tuple[bytes, list[bytes]]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -44,7 +46,11 @@ def template(traces: int = 50, per_trace: int = 10) -> tuple[bytes, list[bytes]]
         [{"role": "user", "parts": [{"type": "text", "content": "Where is my order? " * 100}]}]
     )
     for t in range(traces):
-        with tracer.start_as_current_span(f"invoke_agent run-{t}"):
+        with tracer.start_as_current_span(f"invoke_agent run-{t}") as root:
+            if agent:  # a run of an agent, not calls of a bare client
+                root.set_attributes(
+                    {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
+                )
             for i in range(per_trace - 1):
                 with tracer.start_as_current_span("chat gpt-4o") as span:
                     span.set_attributes(
@@ -59,8 +65,8 @@ def template(traces: int = 50, per_trace: int = 10) -> tuple[bytes, list[bytes]]
     return encode_request(spans), ids
 
 
-def write_dump(path: Path, size: int) -> list[str]:
-    body, ids = template()
+def write_dump(path: Path, size: int, agent: bool = False) -> list[str]:
+    body, ids = template(agent=agent)
     rng = random.Random(7)
     written, all_ids = 0, []
     with open(path, "wb") as f:

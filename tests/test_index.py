@@ -135,3 +135,21 @@ def test_progress_bar_on_big_inputs_only() -> None:
     big = progress.THRESHOLD * 2
     assert list(progress.track(iter(frames), big, "indexing dump.otlp", console=console)) == frames
     assert "indexing dump.otlp" in out.getvalue()
+
+
+def test_progress_bar_over_the_windows_of_a_big_input() -> None:
+    import io
+
+    from rich.console import Console
+
+    from otel_replay.store import progress
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    items = list(range(7))
+    assert list(progress.track_items(iter(items), 7, 1000, "small", console=console)) == items
+    assert out.getvalue() == ""
+    big = progress.THRESHOLD * 2
+    got = list(progress.track_items(iter(items), 7, big, "reading d.otlp", console=console))
+    assert got == items
+    assert "reading d.otlp" in out.getvalue() and "7/7" in out.getvalue()

@@ -161,7 +161,7 @@ def test_summaries_are_kept_beside_the_dump_and_renewed_when_it_changes(
         raise AssertionError("the dump was read again")
 
     with monkeypatch.context() as m:
-        m.setattr("otel_replay.runs.load.load", no_load)
+        m.setattr("otel_replay.runs.load.build_traces", no_load)
         assert ls_json(dump) == first
         assert ls_json(dump, "--error")[0]["user_id"] == "u_2"
         # --no-cache reads the dump

@@ -35,6 +35,7 @@ _EXPORTS = {
     "load": "otel_replay.runs.load",
     "Runs": "otel_replay.runs.load",
     "LoadWarning": "otel_replay.runs.load",
+    "iter_runs": "otel_replay.runs.stream",
     "Run": "otel_replay.runs.model",
     "Step": "otel_replay.runs.model",
     "FormatError": "otel_replay.store.errors",
@@ -70,6 +71,7 @@ __all__ = [
     "configure_redaction",
     "instrument_openai_agents",
     "instrument_pydantic_ai",
+    "iter_runs",
     "load",
     "model_call",
     "replay",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
     from .replay.session import ReplayReport, ReplaySession, replay
     from .runs.load import LoadWarning, Runs, load
     from .runs.model import Run, Step
+    from .runs.stream import iter_runs
     from .store.errors import FormatError
 
 

@@ -303,6 +303,13 @@ def check(
     is_flag=True,
     help="Read the dump even when summaries saved beside it are current (and save none).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes reading a big dump [default: the CPU count over 64 MB, else 1].",
+)
 def ls_(
     paths: tuple[str, ...],
     as_json: bool,
@@ -314,6 +321,7 @@ def ls_(
     sort: str,
     reverse: bool,
     no_cache: bool,
+    jobs: int | None,
 ) -> None:
     """One line per run: start, agent, user and session, models, steps, tool calls,
     errors, duration, tokens and replay verdict.
@@ -322,6 +330,7 @@ def ls_(
     saved beside it (F.otel-replay-runs, D/.otel-replay-runs) and read back while
     the dump is unchanged, so listing a big dump again is fast.
     """
+    from ..runs.load import Runs
     from ..workflow.summary import Filter, parse_since, select
     from ..workflow.summary_cache import summaries
 
@@ -331,7 +340,7 @@ def ls_(
             since_ns = parse_since(since)
         except ValueError as exc:
             _fail(f"--since: {exc}")
-    found, runs = summaries(list(paths), lambda: _load(paths, None), use_cache=not no_cache)
+    found, problems = summaries(list(paths), use_cache=not no_cache, jobs=jobs)
     flt = Filter(
         agent=agent,
         since_ns=since_ns,
@@ -347,10 +356,9 @@ def ls_(
 
         if picked:
             render_ls(picked)
-        if not found and not (runs is not None and runs.problems):
+        if not found and not problems:
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
-    if runs is not None:
-        _report_problems(runs)
+    _report_problems(Runs(problems=problems))
 
 
 def _split_spec(spec: str) -> tuple[str, str | None]:

@@ -41,6 +41,19 @@ def build_runs(
     dropped.  ``blobs`` gives the blob reader for a span's
     :attr:`~SpanRecord.source` file.  Runs are sorted by start time.
     """
+    return assemble(build_traces(spans, blobs, logs))
+
+
+def build_traces(
+    spans: Iterable[SpanRecord],
+    blobs: BlobReaders | None = None,
+    logs: Iterable[LogRecord] = (),
+) -> list[Run]:
+    """The first half of :func:`build_runs`: a tree per trace, its events joined.
+
+    Each trace stands alone so far; only traces that :func:`~.stitch.is_piece`
+    says are client-only depend on other traces in :func:`assemble`.
+    """
     by_trace: dict[str, dict[str, SpanRecord]] = {}
     for span in spans:
         seen = by_trace.setdefault(span.trace_id, {})
@@ -53,6 +66,12 @@ def build_runs(
     join_events(traces, logs)
     for trace in traces:
         merge_double_spans(trace.steps)
+    return traces
+
+
+def assemble(traces: list[Run]) -> list[Run]:
+    """The second half of :func:`build_runs`: traces of one call twice merged,
+    client-only traces stitched, every run completed; sorted by start."""
     keys = ConversationKeys()  # shared: both passes compare the calls' messages
     twins = merge_twin_traces(traces, keys)
     joining: dict[int, list[Run]] = {}

@@ -12,7 +12,7 @@ from ..store.errors import FormatError
 from ..store.reader import RecordReader
 from ..store.records import LogRecord, SpanRecord
 from ..store.sources import expand, rotated_from
-from .build import build_runs
+from .build import assemble, build_traces
 from .log_events import unjoined
 from .model import Run
 
@@ -102,14 +102,29 @@ def load(
     (built on first use, rebuilt when the dump changes).
     """
     wanted = [trace_id] if isinstance(trace_id, str) else trace_id
+    runs = read_runs([os.fspath(p) for p in paths], wanted)
+    if strict and runs.problems:
+        raise runs.problems[0]
+    for problem in runs.problems:
+        warnings.warn(str(problem), LoadWarning, stacklevel=2)
+    return runs
+
+
+def read_runs(paths: Iterable[str], wanted: Iterable[str] | None = None) -> Runs:
+    """:func:`load` without the warnings: problems only in :attr:`Runs.problems`."""
+    traces = read_traces(paths, wanted)
+    return Runs(assemble(traces), traces.problems, traces.unjoined_logs)
+
+
+def read_traces(paths: Iterable[str], wanted: Iterable[str] | None = None) -> Runs:
+    """:func:`read_runs` stopped halfway: one run per trace (see :func:`.build.build_traces`)."""
     problems: list[FormatError] = []
     blob_readers: dict[str, BlobReader] = {}
     seen: set[str] = set()
     logs: list[LogRecord] = []
 
     def spans() -> Iterator[SpanRecord]:
-        for given in paths:
-            path = os.fspath(given)
+        for path in paths:
             files, problem = _inputs(path)
             if problem is not None:
                 problems.append(problem)
@@ -128,11 +143,7 @@ def load(
                         yield record
                 problems.extend(reader.problems)
 
-    # build_runs consumes the generator before it resolves any blob or joins
+    # build_traces consumes the generator before it resolves any blob or joins
     # any log record, so every reader is registered and every log read by then.
-    runs = build_runs(spans(), blob_readers, logs)
-    if strict and problems:
-        raise problems[0]
-    for problem in problems:
-        warnings.warn(str(problem), LoadWarning, stacklevel=2)
-    return Runs(runs, problems, unjoined(runs, logs))
+    traces = build_traces(spans(), blob_readers, logs)
+    return Runs(traces, problems, unjoined(traces, logs))

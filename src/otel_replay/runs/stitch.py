@@ -41,7 +41,7 @@ CONVERSATION_KEYS = (A.CONVERSATION_ID, A.SESSION_ID)
 
 def stitch(traces: Sequence[Run], keys: ConversationKeys | None = None) -> list[list[Run]]:
     """Group per-trace runs into runs: each group in start order, groups in input order."""
-    pieces = sorted((t for t in traces if _is_piece(t)), key=lambda t: (t.start_ns, t.run_id))
+    pieces = sorted((t for t in traces if is_piece(t)), key=lambda t: (t.start_ns, t.run_id))
     groups: dict[int, list[Run]] = {}  # id(first piece) -> pieces
     head_of: dict[int, int] = {}
     by_conversation: dict[str, int] = {}
@@ -77,7 +77,7 @@ def conversation_id(run: Run) -> str | None:
     return None
 
 
-def _is_piece(run: Run) -> bool:
+def is_piece(run: Run) -> bool:
     """A trace of model calls only: what a client-only instrumentation writes."""
     kinds = {s.kind for s in run.steps}
     return "model" in kinds and not kinds & {"agent", "tool"}

@@ -9,7 +9,9 @@ they are scanned, keeping only the wanted traces.
 The index file is a header and fixed-size entries sorted by trace id
 (16-byte id, 8-byte record offset, 4-byte record length), so a lookup is a
 binary search over the memory-mapped file: its cost does not grow with the
-number of traces in the dump.
+number of traces in the dump.  The header also counts the log records that
+name no span: they are joined to spans by time, not by id, so whoever reads
+the dump a few traces at a time must know they are there.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import FormatError
-from .otlp_proto import parse_request, trace_ids
+from .otlp_proto import parse_request, spanless_logs, trace_ids
 
 SUFFIX = ".otel-replay-index"
 # 02: log records are indexed too (01 indexes of log dumps were empty).
-_MAGIC = b"OTRIDX02"
-_HEADER = struct.Struct(">8sQQQ")  # magic, dump size, dump mtime_ns, entry count
+# 03: the header counts log records that name no span.
+_MAGIC = b"OTRIDX03"
+# magic, dump size, dump mtime_ns, entry count, log records that name no span
+_HEADER = struct.Struct(">8sQQQQ")
 _ENTRY = struct.Struct(">16sQI")  # trace id, body offset, body length
 
 
@@ -53,9 +57,13 @@ class _Ids:
 class TraceIndex:
     """Sorted (trace id, record) entries of one dump."""
 
-    def __init__(self, size: int, mtime_ns: int, data: bytes | mmap.mmap, count: int) -> None:
+    def __init__(
+        self, size: int, mtime_ns: int, data: bytes | mmap.mmap, count: int, spanless: int = 0
+    ) -> None:
         self.size = size
         self.mtime_ns = mtime_ns
+        #: Log records in the dump that name no span (joined by time, not by id).
+        self.spanless_logs = spanless
         self._data = data
         self._ids = _Ids(data, count)
 
@@ -88,20 +96,31 @@ class TraceIndex:
     def trace_ids(self) -> list[str]:
         return sorted({tid.hex() for tid, _, _ in self._entries(0, len(self))})
 
+    def first_records(self) -> dict[str, int]:
+        """Each trace id -> the offset of the first record holding it."""
+        first: dict[str, int] = {}
+        previous = b""
+        for tid, offset, _ in self._entries(0, len(self)):
+            if tid != previous:  # entries of one trace are adjacent, offsets ascending
+                first[tid.hex()] = offset
+                previous = tid
+        return first
+
 
 def build(dump: str | os.PathLike[str], frames: Iterator[tuple[int, bytes]]) -> TraceIndex:
     """Index the records ``frames`` yields (record offset, body) for ``dump``."""
     stat = os.stat(dump)
     entries: list[tuple[bytes, int, int]] = []
     name = os.fspath(dump)
+    spanless = 0
     for offset, body in frames:
-        seen = trace_ids(parse_request(body, name, offset))
-        entries.extend((tid, offset + 4, len(body)) for tid in seen)
+        request = parse_request(body, name, offset)
+        entries.extend((tid, offset + 4, len(body)) for tid in trace_ids(request))
+        spanless += spanless_logs(request)
     entries.sort()
-    data = _HEADER.pack(_MAGIC, stat.st_size, stat.st_mtime_ns, len(entries)) + b"".join(
-        _ENTRY.pack(*e) for e in entries
-    )
-    return TraceIndex(stat.st_size, stat.st_mtime_ns, data, len(entries))
+    header = _HEADER.pack(_MAGIC, stat.st_size, stat.st_mtime_ns, len(entries), spanless)
+    data = header + b"".join(_ENTRY.pack(*e) for e in entries)
+    return TraceIndex(stat.st_size, stat.st_mtime_ns, data, len(entries), spanless)
 
 
 def save(dump: str | os.PathLike[str], index: TraceIndex) -> None:
@@ -125,7 +144,7 @@ def load(dump: str | os.PathLike[str]) -> TraceIndex | None:
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
-    magic, size, mtime_ns, count = _HEADER.unpack(data[: _HEADER.size])
+    magic, size, mtime_ns, count, spanless = _HEADER.unpack(data[: _HEADER.size])
     if (
         magic != _MAGIC
         or size != stat.st_size
@@ -134,7 +153,7 @@ def load(dump: str | os.PathLike[str]) -> TraceIndex | None:
     ):
         data.close()
         return None
-    return TraceIndex(size, mtime_ns, data, count)
+    return TraceIndex(size, mtime_ns, data, count, spanless)
 
 
 def read_records(

@@ -141,6 +141,18 @@ def trace_ids(request: Request) -> set[bytes]:
     return {item.trace_id for item in items if len(item.trace_id) == 16}
 
 
+def spanless_logs(request: Request) -> int:
+    """How many log records of ``request`` name no (8-byte) span id."""
+    if not isinstance(request, ExportLogsServiceRequest):
+        return 0
+    return sum(
+        len(r.span_id) != 8
+        for rl in request.resource_logs
+        for sl in rl.scope_logs
+        for r in sl.log_records
+    )
+
+
 def records_from_proto(
     body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
 ) -> Iterator[Record]:

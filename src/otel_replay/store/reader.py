@@ -372,16 +372,11 @@ class Reader(Generic[T]):
         elif kind in ("be32", "varint"):
             keep = None if self.trace_ids is None else self._keep
             if kind == "be32" and keep is not None and size is not None:  # a plain file
-                try:
-                    frames = progress.track(iter_be32(f, self.path), size, f"indexing {self.path}")
-                    idx = index.build(self.path, frames)
-                except (FormatError, DecodeError):
-                    idx = None  # a torn or corrupt dump: scan it, and report the fault
+                idx = _build_index(f, self.path, size)
                 if idx is not None:
-                    index.save(self.path, idx)
                     yield from self._through_index(idx)
                     return
-                f.seek(0)
+                f.seek(0)  # a torn or corrupt dump: scan it, and report the fault
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
             for offset, body in progress.track(frames, size, f"reading {name}"):
                 yield from self._from_body(body, offset, keep)
@@ -412,6 +407,36 @@ class Reader(Generic[T]):
                     raise FormatError(self.path, start, str(exc)) from exc
                 # One bad line costs that line only.
                 self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
+
+
+def trace_index(path: str) -> index.TraceIndex | None:
+    """The trace index of a 4-byte framed file: the saved one while current, else built and saved.
+
+    None for any other format, and for a dump that cannot be indexed (torn or
+    corrupt: reading it reports the fault).
+    """
+    idx = index.load(path)
+    if idx is not None:
+        return idx
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if sniff(f.read(min(HEAD, size)), f, size) != "be32":
+                return None
+            f.seek(0)
+            return _build_index(f, path, size)
+    except OSError:
+        return None
+
+
+def _build_index(f: IO[bytes], path: str, size: int) -> index.TraceIndex | None:
+    try:
+        frames = progress.track(iter_be32(f, path), size, f"indexing {path}")
+        idx = index.build(path, frames)
+    except (FormatError, DecodeError):
+        return None
+    index.save(path, idx)
+    return idx
 
 
 class RecordReader(Reader[Record]):

@@ -1,7 +1,8 @@
 """Run summaries kept beside a dump, so listing a big dump again reads no span.
 
-The first ``otel-replay ls`` of a dump loads it (one pass: every run built,
-checked and summarized) and writes the summaries beside it: a file ``F``
+The first ``otel-replay ls`` of a dump reads it (every run built, checked
+and summarized, a window of the dump at a time) and writes the summaries
+beside it: a file ``F``
 gets ``F.otel-replay-runs``, a directory ``D`` gets ``D/.otel-replay-runs``.
 The cache names every input file with its size and modification time and
 the otel-replay version that wrote it; when any of these changes the dump is
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..runs.load import Runs
+from ..runs.stream import default_jobs, map_runs
+from ..store.errors import FormatError
 from ..store.sources import expand
 from .summary import RunSummary, summarize
 
@@ -82,13 +84,15 @@ def _write(cache: Path, stamp: list[list[Any]], summaries: Sequence[RunSummary])
 
 
 def summaries(
-    paths: Sequence[str], load: Callable[[], Runs], *, use_cache: bool = True
-) -> tuple[list[RunSummary], Runs | None]:
-    """The summaries of every run in ``paths``, from the cache when it is current.
+    paths: Sequence[str], *, use_cache: bool = True, jobs: int | None = None
+) -> tuple[list[RunSummary], list[FormatError]]:
+    """The summaries of every run in ``paths`` (in start order), and the problems met.
 
-    ``load`` reads the runs when the cache cannot answer; it is returned too
-    (None when the cache answered), so the caller can report its problems.
-    Only a single file or directory is cached.
+    They come from the cache when it is current; else the dump is read a
+    window at a time, by ``jobs`` worker processes (default:
+    :func:`~otel_replay.runs.stream.default_jobs`; see
+    :func:`~otel_replay.runs.stream.map_runs`), and the cache written when
+    nothing was wrong.  Only a single file or directory is cached.
     """
     cache = cache_path(paths[0]) if use_cache and len(paths) == 1 else None
     stamp: list[list[Any]] | None = None
@@ -100,9 +104,9 @@ def summaries(
         if cache is not None and stamp is not None:
             found = _read(cache, stamp)
             if found is not None:
-                return found, None
-    runs = load()
-    result = [summarize(r) for r in runs]
-    if cache is not None and stamp is not None and not runs.problems:
+                return found, []
+    mapped = map_runs(paths, summarize, jobs=default_jobs(paths) if jobs is None else jobs)
+    result = sorted(mapped.values, key=lambda s: (s.start_ns, s.run_id))
+    if cache is not None and stamp is not None and not mapped.problems:
         _write(cache, stamp, result)
-    return result, runs
+    return result, mapped.problems

@@ -1,0 +1,203 @@
+"""Reading a dump a window at a time gives the runs a whole load gives.
+
+Every third-party case (spans and log records) is converted to one 4-byte
+framed dump, then read with windows so small that each trace is a window of
+its own: client-only traces must still be stitched into their conversation,
+a call recorded twice still merged, log events still joined.  Compared as
+``ls`` summaries (every field a listing shows) with ``load`` of the same
+dump.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+import otel_replay
+from _agent import LOOKUP, record_run
+from _scenario import THIRDPARTY
+from otel_replay.export.convert import convert
+from otel_replay.runs import stream
+from otel_replay.runs.load import read_runs
+from otel_replay.store.reader import trace_index
+from otel_replay.workflow.summary import RunSummary, summarize
+
+LOCAL = Path(__file__).parent / "data" / "thirdparty"
+CASES = sorted(
+    [p.parent for p in LOCAL.glob("*/*/traces.otlp.jsonl")]
+    + [p.parent for p in THIRDPARTY.glob("*/*/traces.otlp.jsonl")]
+)
+
+
+def framed(case: Path, out: Path) -> Path:
+    inputs = [case / n for n in ("traces.otlp.jsonl", "logs.otlp.jsonl") if (case / n).exists()]
+    convert(inputs, out)
+    return out
+
+
+def per_trace(dump: Path) -> list[bytes]:
+    """The framed records of a dump of spans, re-cut into one record per trace."""
+    data, offset, out = dump.read_bytes(), 0, []
+    while offset < len(data):
+        size = int.from_bytes(data[offset : offset + 4], "big")
+        request = ExportTraceServiceRequest.FromString(data[offset + 4 : offset + 4 + size])
+        offset += 4 + size
+        tids = {
+            s.trace_id for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans
+        }
+        for tid in sorted(tids):
+            one = ExportTraceServiceRequest()
+            one.CopyFrom(request)
+            for rs in one.resource_spans:
+                for ss in rs.scope_spans:
+                    keep = [s for s in ss.spans if s.trace_id == tid]
+                    del ss.spans[:]
+                    ss.spans.extend(keep)
+            body = one.SerializeToString()
+            out.append(len(body).to_bytes(4, "big") + body)
+    return out
+
+
+def loaded(*paths: Path) -> list[RunSummary]:
+    runs = otel_replay.load(*paths)
+    return sorted((summarize(r) for r in runs), key=lambda s: (s.start_ns, s.run_id))
+
+
+def windowed(*paths: Path, jobs: int = 1) -> list[RunSummary]:
+    mapped = stream.map_runs([str(p) for p in paths], summarize, jobs=jobs, window_bytes=1)
+    assert mapped.problems == []
+    assert mapped.workers == (jobs if jobs > 1 else 0)
+    return sorted(mapped.values, key=lambda s: (s.start_ns, s.run_id))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_window_per_trace_gives_the_runs_of_a_whole_load(case: Path, tmp_path: Path) -> None:
+    dump = framed(case, tmp_path / "dump.otlp")
+    whole = loaded(dump)
+    assert whole
+    assert windowed(dump) == whole
+    if (case / "logs.otlp.jsonl").exists() and stream.windows([str(dump)]) is None:
+        # Log records that name no span join one by time: the dump is read whole.
+        spanless = [
+            r
+            for line in (case / "logs.otlp.jsonl").open()
+            for rl in json.loads(line)["resourceLogs"]
+            for sl in rl["scopeLogs"]
+            for r in sl["logRecords"]
+            if not r.get("spanId")
+        ]
+        assert spanless
+
+
+def test_client_only_traces_of_other_windows_are_stitched(tmp_path: Path) -> None:
+    """The calls of a conversation, one trace each, far apart in a dump of agent runs."""
+    case = LOCAL / "openllmetry_openai" / "chat_sync"
+    pieces = per_trace(framed(case, tmp_path / "pieces.otlp"))
+    assert len(pieces) == 3
+    dump = tmp_path / "dump.otlp"
+    for piece in pieces:
+        record_run(dump, LOOKUP)
+        with open(dump, "ab") as f:
+            f.write(piece)
+    record_run(dump, LOOKUP)
+    planned = stream.windows([str(dump)], window_bytes=1)
+    assert planned is not None and len(planned) == 7  # each call is a window of its own
+    whole = loaded(dump)
+    assert len(whole) == 5  # four agent runs, one conversation of three calls
+    assert windowed(dump) == whole
+    # Two worker processes give the same.
+    assert windowed(dump, jobs=2) == whole
+
+
+def test_only_client_only_traces_are_held_back(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    for _ in range(4):
+        record_run(dump, LOOKUP)
+    with open(dump, "ab") as f:
+        f.write(
+            framed(LOCAL / "openllmetry_openai" / "chat_sync", tmp_path / "p.otlp").read_bytes()
+        )
+    planned = stream.windows([str(dump)], window_bytes=1)
+    assert planned is not None
+    pieces = [stream.read_window([str(dump)], ids) for ids in planned]
+    kept = [run for p in pieces for run in p.runs]
+    assert len(kept) == 4 and all(r.steps[0].kind == "agent" for r in kept)
+    held = sorted(t.run_id for p in pieces for t in p.held_back)
+    whole = read_runs([str(dump)])
+    assert held == sorted(tid for r in whole if r.steps[0].kind == "model" for tid in r.trace_ids)
+    assert len(held) == 3
+
+
+def test_a_trace_spread_over_files_and_windows_is_one_run(tmp_path: Path) -> None:
+    """A trace whose spans are in two rotated files is read whole in its window."""
+    one = tmp_path / "a.otlp"
+    record_run(one, LOOKUP)
+    data = one.read_bytes()
+    # Split between records: the first half of the requests in one file, the rest in another.
+    cut, offset = 0, 0
+    while offset < len(data) // 2:
+        offset += 4 + int.from_bytes(data[offset : offset + 4], "big")
+        cut = offset
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "x.otlp").write_bytes(data[cut:])
+    (tmp_path / "dir" / "w.otlp").write_bytes(data[:cut])
+    whole = loaded(tmp_path / "dir")
+    assert len(whole) == 1 and whole[0].steps == loaded(one)[0].steps
+    assert windowed(tmp_path / "dir") == whole
+
+
+def test_input_that_cannot_be_windowed_is_read_whole(tmp_path: Path) -> None:
+    case = LOCAL / "openllmetry_openai" / "chat_sync"
+    jsonl = case / "traces.otlp.jsonl"
+    assert stream.windows([str(jsonl)]) is None
+    assert windowed(jsonl) == loaded(jsonl)
+    # A torn dump: no index, read whole, the fault reported and the good runs kept.
+    dump = tmp_path / "torn.otlp"
+    record_run(dump, LOOKUP)
+    with open(dump, "ab") as f:
+        f.write(b"\x00\x00\x10\x00partial")
+    assert stream.windows([str(dump)]) is None
+    mapped = stream.map_runs([str(dump)], summarize, window_bytes=1)
+    assert len(mapped.values) == 1
+    assert [p.offset for p in mapped.problems] == [dump.stat().st_size - 11]
+
+
+def test_iter_runs_hands_the_runs_over_in_batches(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    for piece in per_trace(framed(LOCAL / "openllmetry_openai" / "chat_sync", tmp_path / "p")):
+        record_run(dump, LOOKUP)
+        with open(dump, "ab") as f:
+            f.write(piece)
+    batches = list(otel_replay.iter_runs(str(dump), window_bytes=1))
+    assert len(batches) == 4  # three windows of an agent run each, then the conversation
+    assert [len(b) for b in batches] == [1, 1, 1, 1]
+    assert batches[-1][0].trace_ids == [t for r in batches[-1] for t in r.trace_ids]
+    assert len(batches[-1][0].trace_ids) == 3
+    got = sorted((r.run_id, [s.span_id for s in r.steps]) for b in batches for r in b)
+    assert got == sorted((r.run_id, [s.span_id for s in r.steps]) for r in otel_replay.load(dump))
+
+
+def test_workers_are_not_started_for_client_only_traces(tmp_path: Path) -> None:
+    """Held back traces would all travel back from the workers: read them here."""
+    dump = tmp_path / "dump.otlp"
+    for piece in per_trace(framed(LOCAL / "openllmetry_openai" / "chat_sync", tmp_path / "p")):
+        with open(dump, "ab") as f:
+            f.write(piece)
+        record_run(dump, LOOKUP)
+    mapped = stream.map_runs([str(dump)], summarize, jobs=2, window_bytes=1)
+    assert mapped.workers == 0 and not mapped.problems
+    assert sorted(mapped.values, key=lambda s: (s.start_ns, s.run_id)) == loaded(dump)
+
+
+def test_log_records_that_name_no_span_keep_the_dump_whole(tmp_path: Path) -> None:
+    """They join a span by time, maybe one of another window: the index counts them."""
+    by_id = framed(LOCAL / "openllmetry_openai" / "events_sync", tmp_path / "by_id.otlp")
+    by_time = framed(LOCAL / "anthropic_openllmetry" / "events_sync", tmp_path / "by_time.otlp")
+    for dump, spanless in ((by_id, False), (by_time, True)):
+        idx = trace_index(str(dump))
+        assert idx is not None and (idx.spanless_logs > 0) is spanless
+        assert (stream.windows([str(dump)]) is None) is spanless
+        assert windowed(dump) == loaded(dump)
