@@ -125,7 +125,7 @@ def test_only_client_only_traces_are_held_back(tmp_path: Path) -> None:
     pieces = [stream.read_window([str(dump)], ids) for ids in planned]
     kept = [run for p in pieces for run in p.runs]
     assert len(kept) == 4 and all(r.steps[0].kind == "agent" for r in kept)
-    held = sorted(t.run_id for p in pieces for t in p.held_back)
+    held = sorted(facts.run_id for p in pieces for facts, _ in p.held_back)
     whole = read_runs([str(dump)])
     assert held == sorted(tid for r in whole if r.steps[0].kind == "model" for tid in r.trace_ids)
     assert len(held) == 3
@@ -180,16 +180,41 @@ def test_iter_runs_hands_the_runs_over_in_batches(tmp_path: Path) -> None:
     assert got == sorted((r.run_id, [s.span_id for s in r.steps]) for r in otel_replay.load(dump))
 
 
-def test_workers_are_not_started_for_client_only_traces(tmp_path: Path) -> None:
-    """Held back traces would all travel back from the workers: read them here."""
+def test_a_dump_of_client_only_traces_is_grouped_into_conversations(tmp_path: Path) -> None:
+    """Two conversations, their calls interleaved one trace per window: read back per conversation."""
+    case = LOCAL / "openllmetry_openai" / "chat_sync"
+    first = per_trace(framed(case, tmp_path / "p"))
     dump = tmp_path / "dump.otlp"
-    for piece in per_trace(framed(LOCAL / "openllmetry_openai" / "chat_sync", tmp_path / "p")):
+    for piece in first:
         with open(dump, "ab") as f:
             f.write(piece)
-        record_run(dump, LOOKUP)
-    mapped = stream.map_runs([str(dump)], summarize, jobs=2, window_bytes=1)
-    assert mapped.workers == 0 and not mapped.problems
-    assert sorted(mapped.values, key=lambda s: (s.start_ns, s.run_id)) == loaded(dump)
+    # The same conversation again, an hour later: another run.
+    later = tmp_path / "later.otlp"
+    lines = []
+    for line in (case / "traces.otlp.jsonl").read_text().splitlines():
+        doc = json.loads(line)
+        for rs in doc["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    span["traceId"] = "f" + span["traceId"][1:]
+                    for key in ("startTimeUnixNano", "endTimeUnixNano"):
+                        span[key] = str(int(span[key]) + 3600 * 10**9)
+        lines.append(json.dumps(doc))
+    (tmp_path / "later.jsonl").write_text("\n".join(lines) + "\n")
+    convert([tmp_path / "later.jsonl"], later)
+    with open(dump, "ab") as f:
+        for piece in per_trace(later):
+            f.write(piece)
+    planned = stream.windows([str(dump)], window_bytes=1)
+    assert planned is not None and len(planned) == 6
+    pieces = [stream.read_window([str(dump)], ids) for ids in planned]
+    assert all(not p.runs and len(p.held_back) == 1 for p in pieces)
+    groups = stream.conversations([h for p in pieces for h in p.held_back])
+    assert sorted(map(len, groups)) == [3, 3]
+    whole = loaded(dump)
+    assert len(whole) == 2 and [len(s.trace_ids) for s in whole] == [3, 3]
+    assert windowed(dump) == whole
+    assert windowed(dump, jobs=2) == whole
 
 
 def test_log_records_that_name_no_span_keep_the_dump_whole(tmp_path: Path) -> None:
@@ -201,3 +226,28 @@ def test_log_records_that_name_no_span_keep_the_dump_whole(tmp_path: Path) -> No
         assert idx is not None and (idx.spanless_logs > 0) is spanless
         assert (stream.windows([str(dump)]) is None) is spanless
         assert windowed(dump) == loaded(dump)
+
+
+def test_a_twin_that_recorded_the_answer_lends_it_to_the_one_kept() -> None:
+    """The kept copy of a call traced twice has no output; the next call continues the other's."""
+    from otel_replay.runs.double_spans import TwinFacts
+    from otel_replay.runs.stitch import PieceFacts
+
+    def piece(run_id: str, start: int, **hashes: object) -> PieceFacts:
+        fields = {"prefixes": (), "before_answer": None, "successors": (), "open": None}
+        fields.update(hashes)
+        return PieceFacts(run_id, start, "process", None, **fields)  # type: ignore[arg-type]
+
+    def twin(answered: bool, richness: int) -> TwinFacts:
+        outputs = ("answer",) if answered else None
+        return TwinFacts(b"call", 10, 20, "m", outputs, answered, ((richness, 0), 10.0))
+
+    held = [
+        (piece("kept", 10, prefixes=(b"question",), open=b"question"), twin(False, 9)),
+        (piece("twin", 11, prefixes=(b"question",), successors=(b"answered",)), twin(True, 1)),
+        (piece("next", 30, prefixes=(b"question", b"answered")), None),
+    ]
+    assert stream.conversations(held, batch=1) == [["kept", "twin", "next"]]
+    # Without the twin's answer the next call would continue the kept copy only by its input.
+    alone = [(held[0][0], None), held[2]]
+    assert stream.conversations(alone, batch=1) == [["kept"], ["next"]]

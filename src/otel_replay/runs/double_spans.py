@@ -52,34 +52,94 @@ def merge_twin_traces(
     told apart), and only within one process.
     """
     keys = keys or ConversationKeys()
-    singles: dict[bytes, list[tuple[Run, Step]]] = {}
+    ordered = sorted(traces, key=lambda t: (t.start_ns, t.run_id))
     joins: dict[int, Run] = {}
-    for trace in sorted(traces, key=lambda t: (t.start_ns, t.run_id)):
-        models = [s for s in trace.steps if s.kind == "model" and s.model is not None]
-        if len(models) != 1 or any(s.kind in ("agent", "tool") for s in trace.steps):
-            continue
-        (step,) = models
-        assert step.model is not None
-        if step.model.input_messages is None:
-            continue
-        key = hashlib.blake2b(process_key(trace).encode(), digest_size=16)
-        for k in keys(step):
-            key.update(k.encode("utf-8", "surrogatepass"))
-        seen = singles.setdefault(key.digest(), [])
-        found = next((i for i, (_, s) in enumerate(seen) if _same_call(step, s)), None)
-        if found is None:
-            seen.append((trace, step))
-            continue
-        other_trace, other = seen.pop(found)
-        pair = sorted(
-            ((step, trace), (other, other_trace)),
-            key=lambda p: (_richness(p[0]), p[0].duration_ms),
-            reverse=True,
-        )
-        (keep, keep_trace), (drop, drop_trace) = pair
-        _merge(keep, drop)
-        joins[id(drop_trace)] = keep_trace
+    for keep, drop in pair_twins([twin_facts(t, keys) for t in ordered]):
+        _merge(_one_call(ordered[keep]), _one_call(ordered[drop]))
+        joins[id(ordered[drop])] = ordered[keep]
     return joins
+
+
+@dataclasses.dataclass(frozen=True)
+class TwinFacts:
+    """What pairing needs of a trace of one model call: small and picklable (see :mod:`.stream`)."""
+
+    #: The process and the call's conversation, hashed: twins share it.
+    bucket: bytes
+    start_ns: int
+    end_ns: int
+    request_model: str | None
+    #: Keys of the output messages; None when the output was not recorded.
+    outputs: tuple[str, ...] | None
+    #: Whether the output holds any message (the twin that lacks one takes the other's).
+    answered: bool
+    rank: tuple[tuple[int, int], float]
+
+
+def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
+    """The :class:`TwinFacts` of a trace of one model call with recorded input, else None."""
+    models = [s for s in trace.steps if s.kind == "model" and s.model is not None]
+    if len(models) != 1 or any(s.kind in ("agent", "tool") for s in trace.steps):
+        return None
+    (step,) = models
+    m = step.model
+    assert m is not None
+    if m.input_messages is None:
+        return None
+    bucket = hashlib.blake2b(process_key(trace).encode(), digest_size=16)
+    for k in keys(step):
+        bucket.update(k.encode("utf-8", "surrogatepass"))
+    return TwinFacts(
+        bucket=bucket.digest(),
+        start_ns=step.start_ns,
+        end_ns=step.end_ns,
+        request_model=m.request_model,
+        outputs=None if m.output_messages is None else tuple(_keys(m.output_messages)),
+        answered=bool(m.output_messages),
+        rank=(_richness(step), step.duration_ms),
+    )
+
+
+def pair_twins(facts: Sequence[TwinFacts | None]) -> list[tuple[int, int]]:
+    """(kept, merged into it) index pairs of traces (in start order) recording one call."""
+    singles: dict[bytes, list[int]] = {}
+    pairs: list[tuple[int, int]] = []
+    for i, fact in enumerate(facts):
+        if fact is None:
+            continue
+        seen = singles.setdefault(fact.bucket, [])
+        found = next((k for k, j in enumerate(seen) if _same_facts(fact, facts[j])), None)
+        if found is None:
+            seen.append(i)
+            continue
+        other = seen.pop(found)
+        keep, drop = sorted((i, other), key=lambda j: _rank(facts[j]), reverse=True)
+        pairs.append((keep, drop))
+    return pairs
+
+
+def _rank(fact: TwinFacts | None) -> tuple[tuple[int, int], float]:
+    assert fact is not None
+    return fact.rank
+
+
+def _same_facts(a: TwinFacts, b: TwinFacts | None) -> bool:
+    """One call: same bucket (process and conversation), overlapping, same model and answer."""
+    if b is None or not _overlap(a.start_ns, a.end_ns, b.start_ns, b.end_ns):
+        return False
+    if a.request_model and b.request_model and a.request_model != b.request_model:
+        return False
+    return a.outputs is None or b.outputs is None or a.outputs == b.outputs
+
+
+def _one_call(trace: Run) -> Step:
+    return next(s for s in trace.steps if s.kind == "model" and s.model is not None)
+
+
+def _overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
+    """The spans overlap for most of the shorter one (not just touch)."""
+    overlap = min(a_end, b_end) - max(a_start, b_start)
+    return overlap > 0 and 2 * overlap >= min(a_end - a_start, b_end - b_start)
 
 
 def _merge(keep: Step, drop: Step) -> None:
@@ -93,9 +153,7 @@ def _merge(keep: Step, drop: Step) -> None:
 def _same_call(a: Step, b: Step) -> bool:
     if b.kind != "model" or a.model is None or b.model is None:
         return False
-    # One call: the spans overlap for most of the shorter one (not just touch).
-    overlap = min(a.end_ns, b.end_ns) - max(a.start_ns, b.start_ns)
-    if overlap <= 0 or 2 * overlap < min(a.end_ns - a.start_ns, b.end_ns - b.start_ns):
+    if not _overlap(a.start_ns, a.end_ns, b.start_ns, b.end_ns):
         return False
     ma, mb = a.model, b.model
     if ma.request_model and mb.request_model and ma.request_model != mb.request_model:

@@ -25,6 +25,7 @@ message prefixes: linear in the number of messages, never pairwise over traces.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -42,29 +43,77 @@ CONVERSATION_KEYS = (A.CONVERSATION_ID, A.SESSION_ID)
 def stitch(traces: Sequence[Run], keys: ConversationKeys | None = None) -> list[list[Run]]:
     """Group per-trace runs into runs: each group in start order, groups in input order."""
     pieces = sorted((t for t in traces if is_piece(t)), key=lambda t: (t.start_ns, t.run_id))
-    groups: dict[int, list[Run]] = {}  # id(first piece) -> pieces
-    head_of: dict[int, int] = {}
-    by_conversation: dict[str, int] = {}
-    loose: list[Run] = []
-    for piece in pieces:
-        conversation = conversation_id(piece)
-        if conversation is None:
-            loose.append(piece)
-            continue
-        first = by_conversation.setdefault(conversation, id(piece))
-        groups.setdefault(first, []).append(piece)
-        head_of[id(piece)] = first
-    for chain in _chains(loose, keys or ConversationKeys()):
-        groups[id(chain[0])] = chain
-        head_of.update((id(p), id(chain[0])) for p in chain)
+    hashes = _Hashes(keys or ConversationKeys())
+    groups = group_pieces([piece_facts(p, hashes) for p in pieces])
+    head_of: dict[int, list[Run]] = {}
+    for group in groups:
+        head_of[id(pieces[group[0]])] = [pieces[i] for i in group]
+    grouped = {id(pieces[i]) for group in groups for i in group}
     out: list[list[Run]] = []
     for trace in traces:
-        head = head_of.get(id(trace))
-        if head is None:
+        if id(trace) in head_of:
+            out.append(head_of[id(trace)])
+        elif id(trace) not in grouped:
             out.append([trace])
-        elif head == id(trace):
-            out.append(groups[head])
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PieceFacts:
+    """What stitching needs of one client-only trace: ids, times and message hashes.
+
+    Small and picklable, so the pieces of a big dump can be grouped without
+    holding their runs (see :mod:`.stream`).
+    """
+
+    run_id: str
+    start_ns: int
+    process: str
+    conversation: str | None
+    #: Hashes of the first call's conversation prefixes a previous call can end.
+    prefixes: tuple[bytes, ...]
+    #: The first call's input up to its last assistant message.
+    before_answer: bytes | None
+    #: What a next call would start with: the last call's input and one answer.
+    successors: tuple[bytes, ...]
+    #: The last call's whole input, when its output was not recorded.
+    open: bytes | None
+
+
+def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
+    """The :class:`PieceFacts` of a client-only trace."""
+    if isinstance(hashes, ConversationKeys):
+        hashes = _Hashes(hashes)
+    return PieceFacts(
+        run_id=piece.run_id,
+        start_ns=piece.start_ns,
+        process=process_key(piece),
+        conversation=conversation_id(piece),
+        prefixes=tuple(hashes.prefix_keys(piece)),
+        before_answer=hashes.before_answer_key(piece),
+        successors=tuple(hashes.successor_keys(piece)),
+        open=hashes.open_key(piece),
+    )
+
+
+def group_pieces(pieces: Sequence[PieceFacts]) -> list[list[int]]:
+    """Pieces (in start order) grouped into conversations, as indices; each group in order.
+
+    Groups come in the order of their first piece; a piece no other joins is
+    a group of its own.
+    """
+    groups: dict[int, list[int]] = {}  # first piece -> pieces
+    by_conversation: dict[str, int] = {}
+    loose: list[int] = []
+    for i, piece in enumerate(pieces):
+        if piece.conversation is None:
+            loose.append(i)
+            continue
+        first = by_conversation.setdefault(piece.conversation, i)
+        groups.setdefault(first, []).append(i)
+    for chain in _chains(pieces, loose):
+        groups[chain[0]] = chain
+    return [groups[i] for i in sorted(groups)]
 
 
 def conversation_id(run: Run) -> str | None:
@@ -86,39 +135,37 @@ def is_piece(run: Run) -> bool:
 # --- continuity ---------------------------------------------------------------------
 
 
-def _chains(pieces: list[Run], keys: ConversationKeys) -> list[list[Run]]:
+def _chains(facts: Sequence[PieceFacts], loose: list[int]) -> list[list[int]]:
     """Link each piece to the piece whose conversation it continues; pieces in start order."""
-    answered = _Candidates()  # keyed by input + one answer
-    unanswered = _Candidates()  # output not recorded: keyed by the input alone
-    order = {id(p): i for i, p in enumerate(pieces)}
-    hashes = _Hashes(keys)
-    for piece in pieces:
-        for key in hashes.successor_keys(piece):
-            answered.add(key, piece)
-        open_key = hashes.open_key(piece)
+    answered = _Candidates(facts)  # keyed by input + one answer
+    unanswered = _Candidates(facts)  # output not recorded: keyed by the input alone
+    for i in loose:
+        for key in facts[i].successors:
+            answered.add(key, i)
+        open_key = facts[i].open
         if open_key is not None:
-            unanswered.add(open_key, piece)
-    after: dict[int, Run] = {}  # id(piece) -> its successor
-    before: dict[int, Run] = {}
-    for piece in pieces:
+            unanswered.add(open_key, i)
+    after: dict[int, int] = {}  # piece -> its successor
+    before: set[int] = set()
+    for i in loose:
         found = None
-        for key in reversed(hashes.prefix_keys(piece)):  # the longest continued one wins
-            found = answered.take(key, piece, order, after)
+        for key in reversed(facts[i].prefixes):  # the longest continued one wins
+            found = answered.take(key, i, after)
             if found is not None:
                 break
-        stub = hashes.before_answer_key(piece)
+        stub = facts[i].before_answer
         if found is None and stub is not None:
-            found = unanswered.take(stub, piece, order, after)
+            found = unanswered.take(stub, i, after)
         if found is not None:
-            after[id(found)] = piece
-            before[id(piece)] = found
-    chains: list[list[Run]] = []
-    for piece in pieces:
-        if id(piece) in before:
+            after[found] = i
+            before.add(i)
+    chains: list[list[int]] = []
+    for i in loose:
+        if i in before:
             continue
-        chain = [piece]
-        while id(chain[-1]) in after:
-            chain.append(after[id(chain[-1])])
+        chain = [i]
+        while chain[-1] in after:
+            chain.append(after[chain[-1]])
         chains.append(chain)
     return chains
 
@@ -126,35 +173,29 @@ def _chains(pieces: list[Run], keys: ConversationKeys) -> list[list[Run]]:
 class _Candidates:
     """Pieces by conversation hash, in start order; those of the asking process first."""
 
-    def __init__(self) -> None:
-        self._any: dict[bytes, collections.deque[Run]] = collections.defaultdict(collections.deque)
-        self._here: dict[tuple[bytes, str], collections.deque[Run]] = collections.defaultdict(
+    def __init__(self, facts: Sequence[PieceFacts]) -> None:
+        self._facts = facts
+        self._any: dict[bytes, collections.deque[int]] = collections.defaultdict(collections.deque)
+        self._here: dict[tuple[bytes, str], collections.deque[int]] = collections.defaultdict(
             collections.deque
         )
 
-    def add(self, key: bytes, piece: Run) -> None:
+    def add(self, key: bytes, piece: int) -> None:
         self._any[key].append(piece)
-        self._here[(key, process_key(piece))].append(piece)
+        self._here[(key, self._facts[piece].process)].append(piece)
 
-    def take(
-        self, key: bytes, piece: Run, order: Mapping[int, int], after: Mapping[int, Run]
-    ) -> Run | None:
-        found = _take(self._here.get((key, process_key(piece))), piece, order, after)
-        return found or _take(self._any.get(key), piece, order, after)
+    def take(self, key: bytes, piece: int, after: Mapping[int, int]) -> int | None:
+        found = _take(self._here.get((key, self._facts[piece].process)), piece, after)
+        return found if found is not None else _take(self._any.get(key), piece, after)
 
 
-def _take(
-    queue: collections.deque[Run] | None,
-    piece: Run,
-    order: Mapping[int, int],
-    after: Mapping[int, Run],
-) -> Run | None:
+def _take(queue: collections.deque[int] | None, piece: int, after: Mapping[int, int]) -> int | None:
     """The earliest candidate that started before ``piece`` and has no successor yet."""
     if not queue:
         return None
-    while queue and id(queue[0]) in after:
+    while queue and queue[0] in after:
         queue.popleft()  # taken: never a candidate again
-    if queue and order[id(queue[0])] < order[id(piece)]:
+    if queue and queue[0] < piece:
         return queue[0]
     return None
 

@@ -9,31 +9,32 @@ spans and log records, wherever they are), built, handed over and dropped.
 
 Only client-only traces depend on other traces (they are stitched into
 conversations, and a call recorded twice is merged, see :mod:`.stitch` and
-:mod:`.double_spans`), so such traces are held back, built but not yet
-assembled, and assembled together at the end; every other run is what
-:func:`load` would give.  A dump of client-only traces alone is therefore
-held whole until the end, as :func:`load` would hold it.  Input that
-cannot be windowed (other formats, a dump that cannot be indexed, log
-records that name no span and join one by time alone) is loaded whole.
+:mod:`.double_spans`).  Of those a window keeps only the few hashes and
+times that stitching and pairing look at; once every window is read, they
+are grouped into conversations and read again, a few conversations at a
+time.  Every run is what :func:`load` would give.  Input that cannot be
+windowed (other formats, a dump that cannot be indexed, log records that
+name no span and join one by time alone) is loaded whole.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeAlias, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from ..store import progress
 from ..store.errors import FormatError
 from ..store.reader import trace_index
 from ..store.sources import expand
 from .build import assemble
+from .double_spans import TwinFacts, pair_twins, twin_facts
 from .load import Runs, read_runs, read_traces
 from .model import Run
-from .stitch import is_piece
+from .stitch import ConversationKeys, PieceFacts, group_pieces, is_piece, piece_facts
 
 #: Traces whose first record lies in the same window of a file are read together.
 WINDOW_BYTES = 16 * 1024 * 1024
@@ -43,12 +44,16 @@ PARALLEL_BYTES = 64 * 1024 * 1024
 T = TypeVar("T")
 
 
+#: What a window keeps of a client-only trace until every window is read.
+Held: TypeAlias = "tuple[PieceFacts, TwinFacts | None]"
+
+
 @dataclass
 class Piece:
-    """What one window gave: its runs, and its client-only traces, held back unassembled."""
+    """What one window gave: its runs, and the facts of its client-only traces."""
 
     runs: Runs
-    held_back: list[Run] = field(default_factory=list)
+    held_back: list[Held] = field(default_factory=list)
 
 
 def windows(paths: Sequence[str], window_bytes: int = WINDOW_BYTES) -> list[list[str]] | None:
@@ -75,39 +80,76 @@ def windows(paths: Sequence[str], window_bytes: int = WINDOW_BYTES) -> list[list
 
 
 def read_window(paths: Sequence[str], trace_ids: Sequence[str]) -> Piece:
-    """The runs of one window's traces; client-only traces are held back (see module doc)."""
+    """The runs of one window's traces; of client-only traces only their facts are kept."""
     traces = read_traces(paths, trace_ids)
-    pieces = [t for t in traces if is_piece(t)]
+    keys = ConversationKeys()
+    held = [(piece_facts(t, keys), twin_facts(t, keys)) for t in traces if is_piece(t)]
     alone = [t for t in traces if not is_piece(t)]
-    return Piece(Runs(assemble(alone), traces.problems, traces.unjoined_logs), pieces)
+    return Piece(Runs(assemble(alone), traces.problems, traces.unjoined_logs), held)
+
+
+def conversations(held: Sequence[Held], batch: int = 1) -> list[list[str]]:
+    """The trace ids of held-back traces, grouped as :func:`assemble` would join them.
+
+    Twins are paired and pieces stitched on their facts alone, as
+    :func:`~.double_spans.merge_twin_traces` and :func:`~.stitch.stitch` do
+    on the runs; whole groups are then put together in lists of about
+    ``batch`` traces, each of which assembles to the same runs as the whole.
+    """
+    ordered = sorted(held, key=lambda h: (h[0].start_ns, h[0].run_id))
+    twins = {drop: keep for keep, drop in pair_twins([t for _, t in ordered])}
+    joining: dict[int, list[int]] = {}
+    for drop, keep in twins.items():
+        joining.setdefault(keep, []).append(drop)
+    pieces: list[int] = [i for i in range(len(ordered)) if i not in twins]
+    facts = [_after_merge(ordered, i, joining.get(i, [])) for i in pieces]
+    out: list[list[str]] = []
+    for group in group_pieces(facts):
+        members = [pieces[k] for k in group]
+        ids = [ordered[i][0].run_id for m in members for i in (m, *joining.get(m, []))]
+        if out and len(out[-1]) < batch:
+            out[-1].extend(ids)
+        else:
+            out.append(ids)
+    return out
+
+
+def _after_merge(ordered: Sequence[Held], keep: int, drops: list[int]) -> PieceFacts:
+    """A piece's facts once its twin is merged into it: an answer only the twin recorded counts."""
+    facts, twin = ordered[keep]
+    for drop in drops:
+        other_facts, other = ordered[drop]
+        if twin is not None and other is not None and not twin.answered and other.answered:
+            facts = dataclasses.replace(facts, successors=other_facts.successors, open=None)
+    return facts
 
 
 def iter_runs(*paths: str, window_bytes: int = WINDOW_BYTES) -> Iterator[Runs]:
     """The runs of ``paths`` in batches, each a :class:`Runs` with its own problems.
 
     Together the batches hold the runs :func:`load` returns (not in its
-    order); memory holds one window's runs at a time, plus the client-only
-    traces held back to the end.
+    order); memory holds one window's runs at a time, and a few facts of
+    each client-only trace until they are read again, a conversation at a time.
     """
     planned = windows(paths, window_bytes)
     if planned is None:
         yield read_runs(paths)
         return
-    held_back: list[Run] = []
+    held: list[Held] = []
     for trace_ids in planned:
         piece = read_window(paths, trace_ids)
-        held_back.extend(piece.held_back)
+        held.extend(piece.held_back)
         if piece.runs or piece.runs.problems:
             yield piece.runs
-    if held_back:
-        yield Runs(assemble(held_back))
+    for group in conversations(held, _batch(planned)):
+        yield read_runs(paths, group)
 
 
-def problems_of(batches: Sequence[Runs]) -> list[FormatError]:
+def problems_of(batches: Iterable[Sequence[FormatError]]) -> list[FormatError]:
     """The problems of several batches, each once."""
     seen: dict[str, FormatError] = {}
     for batch in batches:
-        for problem in batch.problems:
+        for problem in batch:
             seen.setdefault(str(problem), problem)
     return list(seen.values())
 
@@ -129,39 +171,27 @@ def map_runs(
     jobs: int = 1,
     window_bytes: int = WINDOW_BYTES,
 ) -> Mapped[T]:
-    """``fn`` of every run of ``paths``, the windows read by ``jobs`` worker processes.
+    """``fn`` of every run of ``paths`` (see :func:`iter_runs`), read by ``jobs`` processes.
 
     With more than one job ``fn`` must be a module-level function (the
     workers get it by name) returning a picklable value; when the workers
-    cannot start (a ``__main__`` they cannot import, say), or the dump holds
-    mostly client-only traces (held back, so they would all travel back from
-    the workers), the windows are read in this process.  :func:`default_jobs`
-    picks a count for ``paths``.
+    cannot start (a ``__main__`` they cannot import, say) everything is read
+    in this process.  :func:`default_jobs` picks a count for ``paths``.
     """
     planned = windows(paths, window_bytes)
     if planned is None:
         runs = read_runs(paths)
         return Mapped([fn(r) for r in runs], list(runs.problems))
-    # The first window is read here, and tells whether workers can help: a
-    # dump of client-only traces would only have them send every trace back.
-    n = len(planned)
-    first = _window_values(paths, planned[0], fn)
-    jobs = max(1, min(jobs, len(planned) - 1))
-    if jobs > 1 and len(first[1]) <= len(first[0]):
+    jobs = max(1, min(jobs, len(planned)))
+    if jobs > 1:
         from concurrent.futures.process import BrokenProcessPool
 
         try:
-            rest = _in_workers(paths, fn, planned[1:], jobs)
-            return _collect(fn, _shown(itertools.chain([first], rest), paths, n), jobs)
+            with _pool(jobs) as pool:
+                return _map(paths, fn, planned, pool.map, jobs)
         except BrokenProcessPool:
             pass
-    rest = (_window_values(paths, ids, fn) for ids in planned[1:])
-    return _collect(fn, _shown(itertools.chain([first], rest), paths, n), 0)
-
-
-def _shown(results: Iterable[_Result[T]], paths: Sequence[str], count: int) -> Iterator[_Result[T]]:
-    """``results`` with a progress bar over the windows, for a person watching a big read."""
-    return progress.track_items(results, count, _size(paths), f"reading {', '.join(paths)}")
+    return _map(paths, fn, planned, map, 0)
 
 
 def default_jobs(paths: Sequence[str]) -> int:
@@ -169,25 +199,52 @@ def default_jobs(paths: Sequence[str]) -> int:
     return (os.cpu_count() or 1) if _size(paths) >= PARALLEL_BYTES else 1
 
 
-_Result: TypeAlias = "tuple[list[T], list[Run], Runs]"
-
-
-def _collect(fn: Callable[[Run], T], results: Iterable[_Result[T]], workers: int) -> Mapped[T]:
+def _map(
+    paths: Sequence[str],
+    fn: Callable[[Run], T],
+    planned: list[list[str]],
+    mapper: Callable[..., Iterator[Any]],
+    workers: int,
+) -> Mapped[T]:
     values: list[T] = []
-    batches: list[Runs] = []
-    held_back: list[Run] = []
-    for found, back, batch in results:
+    problems: list[list[FormatError]] = []
+    held: list[Held] = []
+    n = len(planned)
+    label = f"reading {', '.join(paths)}"
+    results = mapper(_window_values, [paths] * n, planned, [fn] * n)
+    for found, back, trouble in progress.track_items(results, n, _size(paths), label):
         values.extend(found)
-        held_back.extend(back)
-        batches.append(batch)
-    if held_back:
-        values.extend(fn(r) for r in assemble(held_back))
-    return Mapped(values, problems_of(batches), workers)
+        held.extend(back)
+        problems.append(trouble)
+    groups = conversations(held, _batch(planned))
+    for found, _, trouble in mapper(
+        _group_values, [paths] * len(groups), groups, [fn] * len(groups)
+    ):
+        values.extend(found)
+        problems.append(trouble)
+    return Mapped(values, problems_of(problems), workers)
 
 
-def _in_workers(
-    paths: Sequence[str], fn: Callable[[Run], T], planned: list[list[str]], jobs: int
-) -> Iterator[_Result[T]]:
+_Result: TypeAlias = "tuple[list[T], list[Held], list[FormatError]]"
+
+
+def _window_values(
+    paths: Sequence[str], trace_ids: Sequence[str], fn: Callable[[Run], T]
+) -> _Result[T]:
+    piece = read_window(paths, trace_ids)
+    # The runs stay here: only their values, the facts held back and the problems travel.
+    return [fn(r) for r in piece.runs], piece.held_back, list(piece.runs.problems)
+
+
+def _group_values(
+    paths: Sequence[str], trace_ids: Sequence[str], fn: Callable[[Run], T]
+) -> _Result[T]:
+    runs = read_runs(paths, trace_ids)
+    return [fn(r) for r in runs], [], list(runs.problems)
+
+
+@contextlib.contextmanager
+def _pool(jobs: int) -> Iterator[Any]:
     import concurrent.futures
     import multiprocessing
 
@@ -195,17 +252,12 @@ def _in_workers(
     # say) can deadlock; the workers import only what reading needs.
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        n = len(planned)
-        yield from pool.map(_window_values, [paths] * n, planned, [fn] * n)
+        yield pool
 
 
-def _window_values(
-    paths: Sequence[str], trace_ids: Sequence[str], fn: Callable[[Run], T]
-) -> _Result[T]:
-    piece = read_window(paths, trace_ids)
-    found = [fn(r) for r in piece.runs]
-    # The runs stay here: only their values, the held-back traces and the problems travel.
-    return found, piece.held_back, Runs(problems=piece.runs.problems)
+def _batch(planned: Sequence[Sequence[str]]) -> int:
+    """About as many traces as a window holds."""
+    return max(1, sum(map(len, planned)) // max(1, len(planned)))
 
 
 def _size(paths: Sequence[str]) -> int:
