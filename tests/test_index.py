@@ -81,6 +81,25 @@ def test_index_is_rebuilt_when_the_dump_changes(tmp_path: Path) -> None:
     assert loaded is not None and more[-1] in loaded.trace_ids()
 
 
+def test_an_index_taken_earlier_still_reads_the_dump_it_indexed(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 20)
+    list(SpanReader(dump, trace_ids=[ids[0]]))  # builds and saves the index
+    first = index.load(dump)
+    assert first is not None
+    stamp = first.stamp
+    assert stamp == (dump.stat().st_size, dump.stat().st_mtime_ns)
+    write_dump(dump, 5)  # appended
+    assert index.load(dump) is None  # stale for a reader wanting the dump as it is
+    kept = index.load(dump, as_of=stamp)
+    assert kept is not None and kept.stamp == stamp
+    reader = SpanReader(dump, trace_ids=[ids[3]], index_as_of=stamp)
+    assert len(list(reader)) == 3 and reader.used_index
+    assert index.load(dump, as_of=stamp) is not None  # the reader did not index it again
+    dump.write_bytes(dump.read_bytes()[: stamp[0] // 2])  # shrunk: another dump
+    assert index.load(dump, as_of=stamp) is None
+
+
 def test_torn_dump_is_scanned_and_reported(tmp_path: Path) -> None:
     dump = tmp_path / "dump.otlp"
     ids = write_dump(dump, 10)

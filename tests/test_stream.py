@@ -251,3 +251,22 @@ def test_a_twin_that_recorded_the_answer_lends_it_to_the_one_kept() -> None:
     # Without the twin's answer the next call would continue the kept copy only by its input.
     alone = [(held[0][0], None), held[2]]
     assert stream.conversations(alone, batch=1) == [["kept"], ["next"]]
+
+
+def test_a_dump_that_grows_while_it_is_read_is_read_as_planned(tmp_path: Path) -> None:
+    """The agent goes on recording during a listing: no window indexes the dump again."""
+    from otel_replay.store import index
+
+    dump = tmp_path / "dump.otlp"
+    for user in ("u_1", "u_2", "u_3"):
+        record_run(dump, LOOKUP, user=user)
+    batches = otel_replay.iter_runs(str(dump), window_bytes=1)
+    first = next(batches)
+    indexed = index.index_path(dump).read_bytes()
+    record_run(dump, LOOKUP, user="u_4")  # appended: size and mtime change
+    rest = list(batches)
+    assert index.index_path(dump).read_bytes() == indexed  # not indexed again
+    users = [r.fingerprint["user.id"] for b in [first, *rest] for r in b]
+    assert users == ["u_1", "u_2", "u_3"]  # the dump as planned
+    # A fresh read sees the new run.
+    assert len(otel_replay.load(dump)) == 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from ..blobs import BlobStore
 from ..payload_attributes import BlobReader
@@ -110,13 +110,25 @@ def load(
     return runs
 
 
-def read_runs(paths: Iterable[str], wanted: Iterable[str] | None = None) -> Runs:
-    """:func:`load` without the warnings: problems only in :attr:`Runs.problems`."""
-    traces = read_traces(paths, wanted)
+def read_runs(
+    paths: Iterable[str],
+    wanted: Iterable[str] | None = None,
+    as_of: Mapping[str, tuple[int, int]] | None = None,
+) -> Runs:
+    """:func:`load` without the warnings: problems only in :attr:`Runs.problems`.
+
+    ``as_of`` maps file names to the stamp of the trace index to read them
+    through, even if they have grown since (see :func:`~otel_replay.store.index.load`).
+    """
+    traces = read_traces(paths, wanted, as_of)
     return Runs(assemble(traces), traces.problems, traces.unjoined_logs)
 
 
-def read_traces(paths: Iterable[str], wanted: Iterable[str] | None = None) -> Runs:
+def read_traces(
+    paths: Iterable[str],
+    wanted: Iterable[str] | None = None,
+    as_of: Mapping[str, tuple[int, int]] | None = None,
+) -> Runs:
     """:func:`read_runs` stopped halfway: one run per trace (see :func:`.build.build_traces`)."""
     problems: list[FormatError] = []
     blob_readers: dict[str, BlobReader] = {}
@@ -135,7 +147,7 @@ def read_traces(paths: Iterable[str], wanted: Iterable[str] | None = None) -> Ru
                         continue  # named twice (a file and its directory): read once
                     seen.add(real)
                     blob_readers[name] = _blob_reader(name)
-                reader = RecordReader(name, wanted)
+                reader = RecordReader(name, wanted, (as_of or {}).get(name))
                 for record in reader:
                     if isinstance(record, LogRecord):
                         logs.append(record)

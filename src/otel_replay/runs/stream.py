@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeAlias, TypeVar
 
@@ -56,7 +56,19 @@ class Piece:
     held_back: list[Held] = field(default_factory=list)
 
 
-def windows(paths: Sequence[str], window_bytes: int = WINDOW_BYTES) -> list[list[str]] | None:
+class Windows(list[list[str]]):
+    """Trace ids in windows of file position, and :attr:`stamps`: the dump each was taken from.
+
+    ``stamps`` maps each file to the (size, mtime) of its trace index, so the
+    windows are read from the dump as it was planned, even while it grows.
+    """
+
+    def __init__(self, windows: list[list[str]], stamps: dict[str, tuple[int, int]]) -> None:
+        super().__init__(windows)
+        self.stamps = stamps
+
+
+def windows(paths: Sequence[str], window_bytes: int = WINDOW_BYTES) -> Windows | None:
     """The trace ids of ``paths`` in windows of file position; None when it cannot be windowed."""
     if any(p == "-" or p.startswith(("http://", "https://")) for p in paths):
         return None
@@ -67,21 +79,30 @@ def windows(paths: Sequence[str], window_bytes: int = WINDOW_BYTES) -> list[list
     if not files:
         return None
     placed: dict[str, tuple[int, int]] = {}
+    stamps: dict[str, tuple[int, int]] = {}
     for ordinal, name in enumerate(dict.fromkeys(files)):
         idx = trace_index(name)
         if idx is None or idx.spanless_logs:
             return None
+        stamps[name] = idx.stamp
         for tid, offset in idx.first_records().items():
             placed.setdefault(tid, (ordinal, offset // window_bytes))
     grouped: dict[tuple[int, int], list[str]] = {}
     for tid, where in sorted(placed.items(), key=lambda item: item[1]):
         grouped.setdefault(where, []).append(tid)
-    return list(grouped.values())
+    return Windows(list(grouped.values()), stamps)
 
 
-def read_window(paths: Sequence[str], trace_ids: Sequence[str]) -> Piece:
-    """The runs of one window's traces; of client-only traces only their facts are kept."""
-    traces = read_traces(paths, trace_ids)
+def read_window(
+    paths: Sequence[str],
+    trace_ids: Sequence[str],
+    as_of: Mapping[str, tuple[int, int]] | None = None,
+) -> Piece:
+    """The runs of one window's traces; of client-only traces only their facts are kept.
+
+    ``as_of``: the :attr:`Windows.stamps` of the plan the window comes from.
+    """
+    traces = read_traces(paths, trace_ids, as_of)
     keys = ConversationKeys()
     held = [(piece_facts(t, keys), twin_facts(t, keys)) for t in traces if is_piece(t)]
     alone = [t for t in traces if not is_piece(t)]
@@ -137,12 +158,12 @@ def iter_runs(*paths: str, window_bytes: int = WINDOW_BYTES) -> Iterator[Runs]:
         return
     held: list[Held] = []
     for trace_ids in planned:
-        piece = read_window(paths, trace_ids)
+        piece = read_window(paths, trace_ids, planned.stamps)
         held.extend(piece.held_back)
         if piece.runs or piece.runs.problems:
             yield piece.runs
     for group in conversations(held, _batch(planned)):
-        yield read_runs(paths, group)
+        yield read_runs(paths, group, planned.stamps)
 
 
 def problems_of(batches: Iterable[Sequence[FormatError]]) -> list[FormatError]:
@@ -202,7 +223,7 @@ def default_jobs(paths: Sequence[str]) -> int:
 def _map(
     paths: Sequence[str],
     fn: Callable[[Run], T],
-    planned: list[list[str]],
+    planned: Windows,
     mapper: Callable[..., Iterator[Any]],
     workers: int,
 ) -> Mapped[T]:
@@ -211,15 +232,16 @@ def _map(
     held: list[Held] = []
     n = len(planned)
     label = f"reading {', '.join(paths)}"
-    results = mapper(_window_values, [paths] * n, planned, [fn] * n)
+    stamps = [planned.stamps] * n
+    results = mapper(_window_values, [paths] * n, planned, stamps, [fn] * n)
     for found, back, trouble in progress.track_items(results, n, _size(paths), label):
         values.extend(found)
         held.extend(back)
         problems.append(trouble)
     groups = conversations(held, _batch(planned))
-    for found, _, trouble in mapper(
-        _group_values, [paths] * len(groups), groups, [fn] * len(groups)
-    ):
+    m = len(groups)
+    again = mapper(_group_values, [paths] * m, groups, [planned.stamps] * m, [fn] * m)
+    for found, _, trouble in again:
         values.extend(found)
         problems.append(trouble)
     return Mapped(values, problems_of(problems), workers)
@@ -229,17 +251,23 @@ _Result: TypeAlias = "tuple[list[T], list[Held], list[FormatError]]"
 
 
 def _window_values(
-    paths: Sequence[str], trace_ids: Sequence[str], fn: Callable[[Run], T]
+    paths: Sequence[str],
+    trace_ids: Sequence[str],
+    as_of: Mapping[str, tuple[int, int]],
+    fn: Callable[[Run], T],
 ) -> _Result[T]:
-    piece = read_window(paths, trace_ids)
+    piece = read_window(paths, trace_ids, as_of)
     # The runs stay here: only their values, the facts held back and the problems travel.
     return [fn(r) for r in piece.runs], piece.held_back, list(piece.runs.problems)
 
 
 def _group_values(
-    paths: Sequence[str], trace_ids: Sequence[str], fn: Callable[[Run], T]
+    paths: Sequence[str],
+    trace_ids: Sequence[str],
+    as_of: Mapping[str, tuple[int, int]],
+    fn: Callable[[Run], T],
 ) -> _Result[T]:
-    runs = read_runs(paths, trace_ids)
+    runs = read_runs(paths, trace_ids, as_of)
     return [fn(r) for r in runs], [], list(runs.problems)
 
 

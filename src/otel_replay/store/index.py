@@ -70,6 +70,11 @@ class TraceIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    @property
+    def stamp(self) -> tuple[int, int]:
+        """(size, mtime_ns) of the dump as indexed."""
+        return (self.size, self.mtime_ns)
+
     def _entries(self, lo: int, hi: int) -> Iterator[tuple[bytes, int, int]]:
         for i in range(lo, hi):
             start = _HEADER.size + i * _ENTRY.size
@@ -134,8 +139,13 @@ def save(dump: str | os.PathLike[str], index: TraceIndex) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def load(dump: str | os.PathLike[str]) -> TraceIndex | None:
-    """The saved index (memory-mapped), or None when missing, damaged or older than the dump."""
+def load(dump: str | os.PathLike[str], as_of: tuple[int, int] | None = None) -> TraceIndex | None:
+    """The saved index (memory-mapped), or None when missing, damaged or older than the dump.
+
+    ``as_of`` (the :attr:`TraceIndex.stamp` of an index read earlier) also
+    accepts that index after the dump has grown since: a reader that took
+    the dump as it was then keeps reading it so, not indexing it again.
+    """
     try:
         stat = os.stat(dump)
         with open(index_path(dump), "rb") as f:
@@ -145,12 +155,9 @@ def load(dump: str | os.PathLike[str]) -> TraceIndex | None:
     except (OSError, ValueError):
         return None
     magic, size, mtime_ns, count, spanless = _HEADER.unpack(data[: _HEADER.size])
-    if (
-        magic != _MAGIC
-        or size != stat.st_size
-        or mtime_ns != stat.st_mtime_ns
-        or len(data) != _HEADER.size + count * _ENTRY.size
-    ):
+    current = size == stat.st_size and mtime_ns == stat.st_mtime_ns
+    grown = as_of == (size, mtime_ns) and stat.st_size >= size
+    if magic != _MAGIC or not (current or grown) or len(data) != _HEADER.size + count * _ENTRY.size:
         data.close()
         return None
     return TraceIndex(size, mtime_ns, data, count, spanless)

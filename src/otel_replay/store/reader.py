@@ -259,9 +259,14 @@ class Reader(Generic[T]):
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], trace_ids: Iterable[str] | None = None
+        self,
+        path: str | os.PathLike[str],
+        trace_ids: Iterable[str] | None = None,
+        index_as_of: tuple[int, int] | None = None,
     ) -> None:
         self.path = os.fspath(path)
+        #: Read through the index of this stamp even if the dump grew since (see index.load).
+        self.index_as_of = index_as_of
         self.problems: list[FormatError] = []
         self.format = ""
         #: Only spans of these traces (full ids or prefixes); a 4-byte framed file
@@ -326,7 +331,7 @@ class Reader(Generic[T]):
     def _read(self, f: IO[bytes], size: int | None) -> Iterator[T]:
         if self.trace_ids is not None and size is not None:
             # A current index means a 4-byte framed dump: no need to sniff it again.
-            idx = index.load(self.path)
+            idx = index.load(self.path, self.index_as_of)
             if idx is not None:
                 yield from self._through_index(idx)
                 return
@@ -449,9 +454,12 @@ class RecordReader(Reader[Record]):
     logs = True
 
     def __init__(
-        self, path: str | os.PathLike[str], trace_ids: Iterable[str] | None = None
+        self,
+        path: str | os.PathLike[str],
+        trace_ids: Iterable[str] | None = None,
+        index_as_of: tuple[int, int] | None = None,
     ) -> None:
-        super().__init__(path, trace_ids)
+        super().__init__(path, trace_ids, index_as_of)
         self._skipped_logs = False
 
     def _select(self, records: Iterable[Record], offset: int) -> Iterator[Record]:
