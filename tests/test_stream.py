@@ -270,3 +270,23 @@ def test_a_dump_that_grows_while_it_is_read_is_read_as_planned(tmp_path: Path) -
     assert users == ["u_1", "u_2", "u_3"]  # the dump as planned
     # A fresh read sees the new run.
     assert len(otel_replay.load(dump)) == 4
+
+
+@pytest.mark.parametrize("fmt", ["proto", "json"])
+def test_zstd_records_in_the_length_prefix_are_indexed_and_windowed(
+    fmt: str, tmp_path: Path
+) -> None:
+    """The Collector's ``compression: zstd``: each record compressed inside its frame."""
+    case = LOCAL / "openllmetry_openai" / "events_sync"  # spans and log records
+    inputs = [case / "traces.otlp.jsonl", case / "logs.otlp.jsonl"]
+    dump = tmp_path / f"dump.{fmt}.zst"
+    convert(inputs, dump, format=fmt, compression="zstd")
+    assert dump.read_bytes()[4:8] == b"\x28\xb5\x2f\xfd"  # a zstd frame inside the prefix
+    idx = trace_index(str(dump))
+    assert idx is not None and len(idx.trace_ids()) == 3
+    planned = stream.windows([str(dump)], window_bytes=1)
+    assert planned is not None
+    whole = loaded(dump)
+    assert windowed(dump) == whole == loaded(framed(case, tmp_path / "plain.otlp"))
+    (one,) = otel_replay.load(dump, trace_id=idx.trace_ids()[0])
+    assert one.trace_ids == [idx.trace_ids()[0]]

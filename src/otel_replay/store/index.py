@@ -20,7 +20,7 @@ import bisect
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from .errors import FormatError
@@ -112,16 +112,33 @@ class TraceIndex:
         return first
 
 
-def build(dump: str | os.PathLike[str], frames: Iterator[tuple[int, bytes]]) -> TraceIndex:
-    """Index the records ``frames`` yields (record offset, body) for ``dump``."""
+#: What indexing needs of one record body: its trace ids, and how many log records name no span.
+Facts = Callable[[bytes, str, int], tuple[Iterable[bytes], int]]
+
+
+def proto_facts(body: bytes, source: str, offset: int) -> tuple[Iterable[bytes], int]:
+    """The :data:`Facts` of a bare protobuf request."""
+    request = parse_request(body, source, offset)
+    return trace_ids(request), spanless_logs(request)
+
+
+def build(
+    dump: str | os.PathLike[str],
+    frames: Iterator[tuple[int, bytes]],
+    facts: Facts = proto_facts,
+) -> TraceIndex:
+    """Index the records ``frames`` yields (record offset, body) for ``dump``.
+
+    ``facts`` reads a body (the reader's handles zstd and JSON bodies too).
+    """
     stat = os.stat(dump)
     entries: list[tuple[bytes, int, int]] = []
     name = os.fspath(dump)
     spanless = 0
     for offset, body in frames:
-        request = parse_request(body, name, offset)
-        entries.extend((tid, offset + 4, len(body)) for tid in trace_ids(request))
-        spanless += spanless_logs(request)
+        ids, loose = facts(body, name, offset)
+        entries.extend((tid, offset + 4, len(body)) for tid in ids)
+        spanless += loose
     entries.sort()
     header = _HEADER.pack(_MAGIC, stat.st_size, stat.st_mtime_ns, len(entries), spanless)
     data = header + b"".join(_ENTRY.pack(*e) for e in entries)

@@ -434,10 +434,26 @@ def trace_index(path: str) -> index.TraceIndex | None:
         return None
 
 
+def _index_facts(body: bytes, source: str, offset: int) -> tuple[Iterable[bytes], int]:
+    """Trace ids and span-less log records of a framed body: protobuf or JSON, maybe zstd."""
+    if body[:4] == ZSTD_MAGIC:
+        body = _decompress_zstd(body, source, offset)
+    # A protobuf request starts with a field tag, never with "{" or whitespace.
+    if body[:1] not in b"{ \t\r\n" or body.lstrip()[:1] != b"{":
+        return index.proto_facts(body, source, offset)
+    ids: set[bytes] = set()
+    spanless = 0
+    for record in decode_body(body, source, offset):
+        if len(record.trace_id) == 32:
+            ids.add(bytes.fromhex(record.trace_id))
+        spanless += isinstance(record, LogRecord) and not record.span_id
+    return ids, spanless
+
+
 def _build_index(f: IO[bytes], path: str, size: int) -> index.TraceIndex | None:
     try:
         frames = progress.track(iter_be32(f, path), size, f"indexing {path}")
-        idx = index.build(path, frames)
+        idx = index.build(path, frames, _index_facts)
     except (FormatError, DecodeError):
         return None
     index.save(path, idx)
