@@ -290,3 +290,18 @@ def test_zstd_records_in_the_length_prefix_are_indexed_and_windowed(
     assert windowed(dump) == whole == loaded(framed(case, tmp_path / "plain.otlp"))
     (one,) = otel_replay.load(dump, trace_id=idx.trace_ids()[0])
     assert one.trace_ids == [idx.trace_ids()[0]]
+
+
+def test_a_dump_whose_index_cannot_be_kept_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only place: every window would index the dump again, so it is read whole."""
+    from otel_replay.store import index
+
+    dump = tmp_path / "dump.otlp"
+    record_run(dump, LOOKUP)
+    record_run(dump, LOOKUP)
+    monkeypatch.setattr(index, "save", lambda dump, idx: None)  # as when the write is refused
+    assert stream.windows([str(dump)]) is None
+    assert windowed(dump) == loaded(dump)
+    assert not index.index_path(dump).exists()

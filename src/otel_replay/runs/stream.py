@@ -13,8 +13,9 @@ conversations, and a call recorded twice is merged, see :mod:`.stitch` and
 times that stitching and pairing look at; once every window is read, they
 are grouped into conversations and read again, a few conversations at a
 time.  Every run is what :func:`load` would give.  Input that cannot be
-windowed (other formats, a dump that cannot be indexed, log records that
-name no span and join one by time alone) is loaded whole.
+windowed (other formats, a dump that cannot be indexed or whose index
+cannot be saved beside it, log records that name no span and join one by
+time alone) is loaded whole.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeAlias, TypeVar
 
-from ..store import progress
+from ..store import index, progress
 from ..store.errors import FormatError
 from ..store.reader import trace_index
 from ..store.sources import expand
@@ -82,8 +83,8 @@ def windows(paths: Sequence[str], window_bytes: int = WINDOW_BYTES) -> Windows |
     stamps: dict[str, tuple[int, int]] = {}
     for ordinal, name in enumerate(dict.fromkeys(files)):
         idx = trace_index(name)
-        if idx is None or idx.spanless_logs:
-            return None
+        if idx is None or idx.spanless_logs or index.load(name, as_of=idx.stamp) is None:
+            return None  # not indexable, or the index could not be kept beside the dump
         stamps[name] = idx.stamp
         for tid, offset in idx.first_records().items():
             placed.setdefault(tid, (ordinal, offset // window_bytes))
