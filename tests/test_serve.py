@@ -414,3 +414,88 @@ def test_timing_spreads_the_recorded_duration_over_the_chunks() -> None:
     assert len(got.delays) == len(list(got.chunks))
     assert sum(got.delays) == pytest.approx((step.end_ns - step.start_ns) / 1e9 / 2.0)
     assert dict(got.headers)["x-otel-replay-rung"] == "exact"
+
+
+# --- routing: named conversations and previous_response_id ---------------------------------
+
+
+def _engine_client(engine: ReplayEngine, conversation: str | None = None) -> openai.OpenAI:
+    import httpx
+
+    from otel_replay.replay.adapters.transport import ReplayTransport
+
+    headers = {"x-otel-replay-conversation": conversation} if conversation else {}
+    return openai.OpenAI(
+        api_key="test",
+        base_url="http://127.0.0.1/v1",
+        http_client=httpx.Client(transport=ReplayTransport(engine)),
+        default_headers=headers,
+        max_retries=0,
+    )
+
+
+def test_a_named_conversation_keeps_its_own_cursor() -> None:
+    """Two identical clients: each request goes to the conversation its header names."""
+    case = "otel_openai_v2/chat_sync"
+    requests = requests_of(case)
+    engine = ReplayEngine(otel_replay.load(str(DATA / case / "traces.otlp.jsonl")))
+    a, b = _engine_client(engine, "a"), _engine_client(engine, "b")
+
+    def send(client: openai.OpenAI, k: int) -> tuple[str, str]:
+        raw = client.chat.completions.with_raw_response.create(**requests[k]["body_json"])
+        return raw.headers["x-otel-replay-conversation"], raw.headers["x-otel-replay-step"]
+
+    conv_a, first = send(a, 0)
+    conv_b, _ = send(b, 0)
+    assert conv_a != conv_b
+    # b goes on first; unnamed, the request would continue a (the first one waiting for it).
+    conv, second = send(b, 1)
+    assert conv == conv_b and int(second) > int(first)
+    assert send(a, 1) == (conv_a, second)
+    assert send(a, 2)[0] == conv_a and send(b, 2)[0] == conv_b
+    # A changed request in b's conversation is b's divergence, and a is untouched.
+    changed = json.loads(json.dumps(requests[1]["body_json"]).replace("ORD-5521", "ORD-0000"))
+    c = _engine_client(engine, "c")
+    conv_c, _ = send(c, 0)
+    with pytest.raises(openai.APIStatusError) as info:
+        c.chat.completions.create(**changed)
+    assert info.value.status_code == 409
+    assert isinstance(info.value.body, dict)
+    assert info.value.body["conversation"] == int(conv_c)
+
+
+def _chained(client: openai.OpenAI, body: dict[str, Any], results: dict[str, str]) -> Iterator[Any]:
+    """A Responses client that sends only the new items, chained by previous_response_id."""
+    response = client.responses.create(**body)
+    yield response
+    while pending := [item for item in response.output if item.type == "function_call"]:
+        outputs = [
+            {"type": "function_call_output", "call_id": i.call_id, "output": results[i.call_id]}
+            for i in pending
+        ]
+        response = client.responses.create(
+            **{**body, "input": outputs, "previous_response_id": response.id}
+        )
+        yield response
+
+
+def test_previous_response_id_continues_the_conversation_that_answered_it() -> None:
+    case = "openinference_openai/responses_sync"
+    requests = requests_of(case)
+    results = recorded_results(requests)
+    (run,) = otel_replay.load(str(DATA / case / "traces.otlp.jsonl"))
+    engine = ReplayEngine([run])
+    body = without_stream(requests[0]["body_json"])
+    responses = list(_chained(_engine_client(engine), body, results))
+    assert len(responses) == 3
+    assert responses[-1].output_text == run.final_output()
+    assert len(engine.conversations) == 1
+    # Two clients at once: the recorded ids are the same in both conversations,
+    # yet each continues its own.
+    a = _chained(_engine_client(engine), body, results)
+    b = _chained(_engine_client(engine), body, results)
+    first_a, first_b = next(a), next(b)
+    assert first_a.id == first_b.id
+    rest_b, rest_a = list(b), list(a)
+    assert rest_a[-1].output_text == rest_b[-1].output_text == run.final_output()
+    assert len(engine.conversations) == 3

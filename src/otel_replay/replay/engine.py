@@ -150,7 +150,9 @@ class ReplayEngine:
         self._ids = itertools.count(1)
         self.conversations: dict[int, Conversation] = {}
         self._named: dict[str, Conversation] = {}
-        self._by_response: dict[str, Conversation] = {}
+        # Response id -> the conversations that sent it, at the cursor they had then.
+        # Recorded ids repeat: every client replaying a run gets the same ones.
+        self._by_response: dict[str, list[tuple[Conversation, int]]] = collections.defaultdict(list)
         self._last: Conversation | None = None
         # Routing indexes: normalized messages -> conversations waiting for them / runs.
         self._waiting: dict[str, collections.deque[tuple[Conversation, int]]] = (
@@ -252,7 +254,7 @@ class ReplayEngine:
         reply = W.reply_from_step(step, request)
         conv.transcript = [*request.messages, reply.message]
         if reply.response_id:
-            self._by_response[reply.response_id] = conv
+            self._by_response[reply.response_id].append((conv, conv.model.cursor))
         self.log(f"conversation {conv.id}: {step.label()} served ({rung}) to {wire.name}")
         meta = [
             ("x-otel-replay-run", conv.run.run_id),
@@ -300,7 +302,9 @@ class ReplayEngine:
             return self._named[named], False
         previous = request.body.get("previous_response_id")
         if isinstance(previous, str) and previous in self._by_response:
-            return self._by_response[previous], False
+            conv = self._answered(self._by_response[previous], request.messages)
+            if conv is not None:
+                return conv, False
         key = messages_key(request.messages)
         last = last_message_key(request.messages)
         conv = self._pop(self._waiting.get(key))
@@ -321,6 +325,22 @@ class ReplayEngine:
         if named:
             self._named[named] = conv
         return conv, fresh
+
+    def _answered(
+        self, entries: list[tuple[Conversation, int]], messages: list[dict[str, Any]]
+    ) -> Conversation | None:
+        """Of the conversations that sent a response id and have not moved on since,
+        the first whose next recorded request is their transcript plus ``messages``."""
+        entries[:] = [
+            (c, k) for c, k in entries if c.id in self.conversations and c.model.cursor == k
+        ]
+        for conv, _ in entries:
+            step = conv.model.expected()
+            if step is not None and step.model is not None:
+                key = messages_key([*conv.transcript, *messages])
+                if key == messages_key(step.model.input_messages or []):
+                    return conv
+        return entries[0][0] if entries else None
 
     def _start(self, run: Run) -> Conversation:
         conv = Conversation(next(self._ids), run, self._model_factory(run))
