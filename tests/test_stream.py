@@ -23,6 +23,7 @@ from otel_replay.export.convert import convert
 from otel_replay.runs import stream
 from otel_replay.runs.load import read_runs
 from otel_replay.store.reader import trace_index
+from otel_replay.workflow.check import check_run, check_runs
 from otel_replay.workflow.summary import RunSummary, summarize
 
 LOCAL = Path(__file__).parent / "data" / "thirdparty"
@@ -79,7 +80,11 @@ def test_a_window_per_trace_gives_the_runs_of_a_whole_load(case: Path, tmp_path:
     whole = loaded(dump)
     assert whole
     assert windowed(dump) == whole
-    if (case / "logs.otlp.jsonl").exists() and stream.windows([str(dump)]) is None:
+    # check reads the same way: the same reports, in the same order.
+    checks, others, problems = check_runs([str(dump)], jobs=1, window_bytes=1)
+    assert [c.to_json() for c in checks] == [check_run(r).to_json() for r in otel_replay.load(dump)]
+    assert others == [] and problems == []
+    if (case / "logs.otlp.jsonl").exists() and stream.windows([str(dump)], window_bytes=1) is None:
         # Log records that name no span join one by time: the dump is read whole.
         spanless = [
             r
@@ -110,6 +115,9 @@ def test_client_only_traces_of_other_windows_are_stitched(tmp_path: Path) -> Non
     assert windowed(dump) == whole
     # Two worker processes give the same.
     assert windowed(dump, jobs=2) == whole
+    checks, _, _ = check_runs([str(dump)], jobs=2, window_bytes=1)
+    assert [c.run_id for c in checks] == [s.run_id for s in whole]
+    assert [c.kit.verdict for c in checks] == [s.verdict for s in whole]
 
 
 def test_only_client_only_traces_are_held_back(tmp_path: Path) -> None:
@@ -149,17 +157,32 @@ def test_a_trace_spread_over_files_and_windows_is_one_run(tmp_path: Path) -> Non
     assert windowed(tmp_path / "dir") == whole
 
 
+def test_an_input_of_few_windows_is_read_whole(tmp_path: Path) -> None:
+    """Loading it whole is faster, and it fits in memory: no index is made for it."""
+    from otel_replay.store import index
+
+    dump = tmp_path / "dump.otlp"
+    for _ in range(3):
+        record_run(dump, LOOKUP)
+    size = dump.stat().st_size
+    assert stream.windows([str(dump)], window_bytes=size // stream.MIN_WINDOWS + 1) is None
+    assert not index.index_path(dump).exists()
+    planned = stream.windows([str(dump)], window_bytes=size // stream.MIN_WINDOWS)
+    assert planned is not None and len(planned) >= 2
+    assert index.index_path(dump).exists()
+
+
 def test_input_that_cannot_be_windowed_is_read_whole(tmp_path: Path) -> None:
     case = LOCAL / "openllmetry_openai" / "chat_sync"
     jsonl = case / "traces.otlp.jsonl"
-    assert stream.windows([str(jsonl)]) is None
+    assert stream.windows([str(jsonl)], window_bytes=1) is None
     assert windowed(jsonl) == loaded(jsonl)
     # A torn dump: no index, read whole, the fault reported and the good runs kept.
     dump = tmp_path / "torn.otlp"
     record_run(dump, LOOKUP)
     with open(dump, "ab") as f:
         f.write(b"\x00\x00\x10\x00partial")
-    assert stream.windows([str(dump)]) is None
+    assert stream.windows([str(dump)], window_bytes=1) is None
     mapped = stream.map_runs([str(dump)], summarize, window_bytes=1)
     assert len(mapped.values) == 1
     assert [p.offset for p in mapped.problems] == [dump.stat().st_size - 11]
@@ -224,7 +247,7 @@ def test_log_records_that_name_no_span_keep_the_dump_whole(tmp_path: Path) -> No
     for dump, spanless in ((by_id, False), (by_time, True)):
         idx = trace_index(str(dump))
         assert idx is not None and (idx.spanless_logs > 0) is spanless
-        assert (stream.windows([str(dump)]) is None) is spanless
+        assert (stream.windows([str(dump)], window_bytes=1) is None) is spanless
         assert windowed(dump) == loaded(dump)
 
 
@@ -302,6 +325,51 @@ def test_a_dump_whose_index_cannot_be_kept_is_read_whole(
     record_run(dump, LOOKUP)
     record_run(dump, LOOKUP)
     monkeypatch.setattr(index, "save", lambda dump, idx: None)  # as when the write is refused
-    assert stream.windows([str(dump)]) is None
+    assert stream.windows([str(dump)], window_bytes=1) is None
     assert windowed(dump) == loaded(dump)
     assert not index.index_path(dump).exists()
+
+
+def test_commands_that_name_a_run_keep_only_that_run_of_a_big_dump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """show/diff/check --run on a dump read a window at a time give what a whole load gives."""
+    from click.testing import CliRunner
+
+    from _agent import call, say
+    from otel_replay.cli.main import cli
+
+    dump = tmp_path / "dump.otlp"
+    record_run(dump, LOOKUP, user="u_1")
+    record_run(dump, [call("lookup_order", "c1", query="other"), say("Nope.")], user="u_2")
+    record_run(dump, LOOKUP, user="u_3")
+    whole = otel_replay.load(dump)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        done = CliRunner().invoke(cli, list(args))
+        return done.exit_code, done.stdout, done.stderr
+
+    expected = {r.run_id: run("show", "--json", "--run", r.run_id, str(dump)) for r in whole}
+    diff_expected = run("diff", "--json", f"{dump}#{whole[0].run_id}", f"{dump}#{whole[1].run_id}")
+
+    read: list[list[str]] = []
+    real = stream.read_window
+
+    def read_window(paths: list[str], ids: list[str], *rest: object) -> stream.Piece:
+        read.append(list(ids))
+        return real(paths, ids, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stream, "WINDOW_BYTES", 1)
+    monkeypatch.setattr(stream, "read_window", read_window)
+    for r in whole:
+        code, out, err = run("show", "--json", "--run", r.run_id[:10], str(dump))
+        assert (code, out, err) == expected[r.run_id]
+        assert json.loads(out)["runs"][0]["run_id"] == r.run_id
+    assert len(read) == 3 * 3  # every window (a run each), once per command
+    assert (
+        run("diff", "--json", f"{dump}#{whole[0].run_id}", f"{dump}#{whole[1].run_id}")
+        == diff_expected
+    )
+    assert diff_expected[0] == 1  # they differ
+    code, _, err = run("show", "--run", "nope", str(dump))
+    assert code == 2 and all(r.run_id in err for r in whole)

@@ -158,6 +158,24 @@ def test_check_text_names_each_finding(tmp_path: Path) -> None:
     assert cli_process("check", "--strict", path).returncode == 1
 
 
+def test_check_picks_one_run_of_a_dump_and_names_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "runs.otlp"
+    record_run(path, LOOKUP)
+    record_run(path, [*[call("lookup_order", f"c{i}", query="same") for i in range(2)], say("x")])
+    first, second = otel_replay.load(path)
+    both = json.loads(invoke("check", "--json", "-j", "2", path).stdout)["runs"]
+    assert [r["run_id"] for r in both] == [first.run_id, second.run_id]
+    assert both[0]["findings"] == []
+    assert "repeated_tool_call" in {f["kind"] for f in both[1]["findings"]}
+    one = invoke("check", "--json", "--run", second.run_id[:8], path)
+    assert one.exit_code == 0, one.output
+    assert json.loads(one.stdout)["runs"] == both[1:]
+    missing = invoke("check", "--run", "nope", path)
+    assert missing.exit_code == 2
+    assert f"no run 'nope' in {path} (runs: " in missing.stderr
+    assert first.run_id in missing.stderr and second.run_id in missing.stderr
+
+
 # --- show --timeline and --step ------------------------------------------------------------
 
 

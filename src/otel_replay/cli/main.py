@@ -37,6 +37,8 @@ def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LoadWarning)  # reported as errors after the output
         try:
+            if run_id is not None and trace_id is None:
+                return _load_run(paths, run_id)
             runs = load(*paths, trace_id=trace_id)
         except FormatError as exc:
             _fail(str(exc))
@@ -48,9 +50,32 @@ def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = Non
         return runs
     picked = Runs([r for r in runs if r.run_id.startswith(run_id)], runs.problems)
     if not picked and not runs.problems:
-        known = ", ".join(r.run_id for r in runs) or "none"
-        _fail(f"no run {run_id!r} in {', '.join(paths)} (runs: {known})")
+        _no_run(paths, run_id, [r.run_id for r in runs])
     return picked
+
+
+def _load_run(paths: tuple[str, ...], run_id: str) -> Runs:
+    """The runs whose id starts with ``run_id``: a big dump is read a window at a time,
+    keeping only those."""
+    from ..runs.load import Runs
+    from ..runs.stream import iter_runs, problems_of
+
+    picked, others, problems = [], [], []
+    for batch in iter_runs(*paths):
+        for r in batch:
+            if r.run_id.startswith(run_id):
+                picked.append(r)
+            else:
+                others.append(r.run_id)
+        problems.append(batch.problems)
+    runs = Runs(sorted(picked, key=lambda r: (r.start_ns, r.run_id)), problems_of(problems))
+    if not runs and not runs.problems:
+        _no_run(paths, run_id, sorted(others))
+    return runs
+
+
+def _no_run(paths: tuple[str, ...], run_id: str, known: list[str]) -> NoReturn:
+    _fail(f"no run {run_id!r} in {', '.join(paths)} (runs: {', '.join(known) or 'none'})")
 
 
 def _report_problems(runs: Runs) -> None:
@@ -98,6 +123,13 @@ def cli() -> None:
 
 _paths = click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 _run = click.option("--run", "run_id", metavar="ID", help="Only the run whose id starts with ID.")
+_jobs = click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes reading a big dump [default: the CPU count over 64 MB, else 1].",
+)
 _trace = click.option(
     "--trace",
     "trace_id",
@@ -217,6 +249,7 @@ def _show_step(runs: Runs, paths: tuple[str, ...], ref: str, as_json: bool, raw:
     "I'm sorry, unable to, error, failed, can't, ...).",
 )
 @click.option("--strict", is_flag=True, help="Anomalies fail the check too (exit 1).")
+@_jobs
 def check(
     paths: tuple[str, ...],
     as_json: bool,
@@ -224,6 +257,7 @@ def check(
     max_tool_calls: int | None,
     error_phrases: tuple[str, ...],
     strict: bool,
+    jobs: int | None,
 ) -> None:
     """Replay-kit report and anomalies per run; exit 1 when a run is not fully replayable.
 
@@ -232,47 +266,40 @@ def check(
     cut-off bodies, error wording in the answer, too many tool calls) are
     warnings: they fail the check only with --strict.
     """
-    from ..workflow.anomalies import (
-        DEFAULT_ERROR_PHRASES,
-        DEFAULT_MAX_TOOL_CALLS,
-        Config,
-        find_anomalies,
-    )
+    from ..runs.load import Runs
+    from ..store.errors import FormatError
+    from ..workflow.anomalies import DEFAULT_ERROR_PHRASES, DEFAULT_MAX_TOOL_CALLS, Config
+    from ..workflow.check import check_runs
 
     config = Config(
         max_tool_calls=DEFAULT_MAX_TOOL_CALLS if max_tool_calls is None else max_tool_calls,
         error_phrases=error_phrases or DEFAULT_ERROR_PHRASES,
     )
-    runs = _load(paths, run_id)
-    findings = {r.run_id: find_anomalies(r, config) for r in runs}
+    try:
+        checks, others, problems = check_runs(paths, config, run_id=run_id, jobs=jobs)
+    except FormatError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or paths[0]}: {exc.strerror or exc}")
+    if run_id is not None and not checks and not problems:
+        _no_run(paths, run_id, others)
     if as_json:
-        reports = [
-            {
-                "run_id": r.run_id,
-                "verdict": r.kit.verdict,
-                "replayable": r.kit.replayable,
-                "missing": r.kit.missing,
-                "problems": r.kit.problems,
-                "findings": [f.to_json() for f in findings[r.run_id]],
-            }
-            for r in runs
-        ]
-        click.echo(_dumps({"runs": reports}))
+        click.echo(_dumps({"runs": [c.to_json() for c in checks]}))
     else:
         from .render import console, render_check
         from .render_workflow import render_findings
 
         out = console()
-        for r in runs:
-            render_check([r], out)
-            render_findings(findings[r.run_id], out)
-    _report_problems(runs)
-    if not runs:
+        for c in checks:
+            render_check(c.run_id, c.kit, out)
+            render_findings(c.findings, out)
+    _report_problems(Runs(problems=problems))
+    if not checks:
         click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
         sys.exit(1)
-    if not all(r.kit.replayable for r in runs):
+    if not all(c.kit.replayable for c in checks):
         sys.exit(1)
-    if strict and any(findings.values()):
+    if strict and any(c.findings for c in checks):
         sys.exit(1)
 
 
@@ -303,13 +330,7 @@ def check(
     is_flag=True,
     help="Read the dump even when summaries saved beside it are current (and save none).",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes reading a big dump [default: the CPU count over 64 MB, else 1].",
-)
+@_jobs
 def ls_(
     paths: tuple[str, ...],
     as_json: bool,
@@ -372,18 +393,21 @@ def _split_spec(spec: str) -> tuple[str, str | None]:
 
 
 def _one_run(path: str, run_id: str | None, cache: dict[str, Runs]) -> Run:
+    if run_id is not None:
+        picked = _load((path,), run_id)  # a big dump: only this run is kept
+        _report_problems(picked)
+        if len(picked) > 1:
+            known = ", ".join(r.run_id for r in picked)
+            _fail(f"several runs {run_id!r} in {path} (runs: {known})")
+        return picked[0]
     if path not in cache:
         cache[path] = _load((path,), None)
         _report_problems(cache[path])
     runs = cache[path]
-    picked = [r for r in runs if run_id is None or r.run_id.startswith(run_id)]
-    if len(picked) == 1:
-        return picked[0]
+    if len(runs) == 1:
+        return runs[0]
     known = ", ".join(r.run_id for r in runs) or "none"
-    if run_id is None:
-        _fail(f"{path} holds {len(runs)} runs; pick one with {path}#RUN_ID (runs: {known})")
-    how = "several" if picked else "no"
-    _fail(f"{how} run(s) {run_id!r} in {path} (runs: {known})")
+    _fail(f"{path} holds {len(runs)} runs; pick one with {path}#RUN_ID (runs: {known})")
 
 
 @cli.command()

@@ -19,7 +19,7 @@ from rich.tree import Tree
 from .. import messages as M
 from .. import payload
 from ..payload_attributes import Payload
-from ..runs.model import Run, Snapshot, Step
+from ..runs.model import KitReport, Run, Snapshot, Step
 
 _KIND_STYLE = {"agent": "bold magenta", "model": "bold cyan", "tool": "bold yellow", "other": "dim"}
 _VERDICT_STYLE = {"full": "green", "model-only": "yellow", "inspect-only": "red"}
@@ -197,17 +197,14 @@ def _add_snapshot(nodes: dict[str, Tree], tree: Tree, snap: Snapshot) -> None:
     nodes.get(snap.span_id, tree).add(snapshot_line(snap))
 
 
-def render_check(runs: Iterable[Run], out: Console | None = None) -> None:
-    """Per run: verdict, replayable or not, missing kit fields, problems."""
+def render_check(run_id: str, kit: KitReport, out: Console | None = None) -> None:
+    """A run's verdict, replayable or not, missing kit fields, problems."""
     out = out or console()
-    for run in runs:
-        kit = run.kit
-        mark = "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]"
-        colour = _VERDICT_STYLE.get(kit.verdict, "red")
-        out.print(
-            f"[bold]run {escape(run.run_id)}[/bold]: [{colour}]{escape(kit.verdict)}[/{colour}],"
-            f" {mark}"
-        )
-        out.print(f"  missing: {escape(', '.join(kit.missing)) if kit.missing else 'nothing'}")
-        for problem in kit.problems:
-            out.print(f"  [red]![/red] {escape(problem)}")
+    mark = "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]"
+    colour = _VERDICT_STYLE.get(kit.verdict, "red")
+    out.print(
+        f"[bold]run {escape(run_id)}[/bold]: [{colour}]{escape(kit.verdict)}[/{colour}], {mark}"
+    )
+    out.print(f"  missing: {escape(', '.join(kit.missing)) if kit.missing else 'nothing'}")
+    for problem in kit.problems:
+        out.print(f"  [red]![/red] {escape(problem)}")

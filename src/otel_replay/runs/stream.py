@@ -15,7 +15,8 @@ are grouped into conversations and read again, a few conversations at a
 time.  Every run is what :func:`load` would give.  Input that cannot be
 windowed (other formats, a dump that cannot be indexed or whose index
 cannot be saved beside it, log records that name no span and join one by
-time alone) is loaded whole.
+time alone) is loaded whole, and so is one of fewer than
+:data:`MIN_WINDOWS` windows.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from .stitch import ConversationKeys, PieceFacts, group_pieces, is_piece, piece_
 WINDOW_BYTES = 16 * 1024 * 1024
 #: Smaller inputs are not worth starting worker processes for.
 PARALLEL_BYTES = 64 * 1024 * 1024
+#: An input of fewer windows is loaded whole: faster, and its runs fit in memory.
+MIN_WINDOWS = 4
 
 T = TypeVar("T")
 
@@ -69,15 +72,18 @@ class Windows(list[list[str]]):
         self.stamps = stamps
 
 
-def windows(paths: Sequence[str], window_bytes: int = WINDOW_BYTES) -> Windows | None:
-    """The trace ids of ``paths`` in windows of file position; None when it cannot be windowed."""
+def windows(paths: Sequence[str], window_bytes: int | None = None) -> Windows | None:
+    """The trace ids of ``paths`` in windows of file position (of :data:`WINDOW_BYTES`
+    unless ``window_bytes`` is given); None when it cannot be windowed, or is
+    smaller than :data:`MIN_WINDOWS` windows."""
+    window_bytes = window_bytes or WINDOW_BYTES
     if any(p == "-" or p.startswith(("http://", "https://")) for p in paths):
         return None
     try:
         files = expand(list(paths))
     except OSError:
         return None
-    if not files:
+    if not files or _size(files) < MIN_WINDOWS * window_bytes:
         return None
     placed: dict[str, tuple[int, int]] = {}
     stamps: dict[str, tuple[int, int]] = {}
@@ -146,7 +152,7 @@ def _after_merge(ordered: Sequence[Held], keep: int, drops: list[int]) -> PieceF
     return facts
 
 
-def iter_runs(*paths: str, window_bytes: int = WINDOW_BYTES) -> Iterator[Runs]:
+def iter_runs(*paths: str, window_bytes: int | None = None) -> Iterator[Runs]:
     """The runs of ``paths`` in batches, each a :class:`Runs` with its own problems.
 
     Together the batches hold the runs :func:`load` returns (not in its
@@ -191,7 +197,7 @@ def map_runs(
     fn: Callable[[Run], T],
     *,
     jobs: int = 1,
-    window_bytes: int = WINDOW_BYTES,
+    window_bytes: int | None = None,
 ) -> Mapped[T]:
     """``fn`` of every run of ``paths`` (see :func:`iter_runs`), read by ``jobs`` processes.
 
