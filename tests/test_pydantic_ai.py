@@ -136,6 +136,49 @@ def test_agent_override_replays_the_recorded_run(case: str, mode: str) -> None:
         assert [r.provider_response_id for r in responses] == [m.response_id for m in recorded if m]
 
 
+def test_without_pydantic_ais_private_instructions_helper(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The helper may move in a later pydantic-ai: the requests still match as they did."""
+    import pydantic_ai._instrumentation as private
+    import pydantic_ai.models.function  # noqa: F401  (it imports the helper itself)
+
+    from otel_replay.replay.adapters import pydantic_ai as adapter
+
+    path = DATA / "pydantic_ai" / "v6_async" / "traces.otlp.jsonl"
+    (run,) = otel_replay.load(str(path))
+    sent: list[Any] = []
+    real = adapter.request_messages
+
+    def spy(*args: Any) -> Any:
+        sent.append(real(*args))
+        return sent[-1]
+
+    monkeypatch.setattr(adapter, "request_messages", spy)
+
+    def replayed() -> tuple[str, list[tuple[int, str]], list[Any]]:
+        sent.clear()
+        with otel_replay.replay(run) as session:
+            model, agent = ReplayModel(session), make_agent([])
+            with agent.override(model=model):
+                answer, _ = run_agent(
+                    agent, "run_sync", SCENARIO["USER_PROMPT"], [ReplayTools(session)]
+                )
+        return answer, model.served, list(sent)
+
+    with_helper = replayed()
+    monkeypatch.delattr(private, "get_instructions")
+    with pytest.raises(ImportError):
+        from pydantic_ai._instrumentation import get_instructions  # noqa: F401
+    assert replayed() == with_helper
+    answer, served, requests = with_helper
+    assert answer == run.final_output() and served[0][1] == "exact"
+    # The system instructions of every request, as recorded.
+    assert [system for _, system in requests] == [
+        s.model.system_instructions for s in run.model_steps() if s.model
+    ]
+
+
 def test_agent_built_with_the_replay_model() -> None:
     path = DATA / "pydantic_ai" / "v6_stream" / "traces.otlp.jsonl"
     (run,) = otel_replay.load(str(path))

@@ -36,6 +36,7 @@ from typing import Any
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelRequest,
     ModelResponse,
     ModelResponsePart,
     ModelResponseStreamEvent,
@@ -83,13 +84,30 @@ def request_messages(
     Converted by pydantic-ai's own instrumentation (what it records on its
     spans), so a request compares with a pydantic-ai recording part for part.
     """
-    from pydantic_ai._instrumentation import get_instructions
-
     settings = InstrumentationSettings(include_content=True)
     genai = json.loads(json.dumps(settings.messages_to_otel_messages(messages), default=str))
-    instructions = get_instructions(messages, parameters)
+    instructions = _instructions(messages, parameters)
     system = [{"type": "text", "content": instructions}] if instructions else None
     return genai, system
+
+
+def _instructions(
+    messages: list[ModelMessage], parameters: ModelRequestParameters | None
+) -> str | None:
+    """The instructions pydantic-ai's instrumentation records for this request."""
+    try:
+        from pydantic_ai._instrumentation import get_instructions
+    except ImportError:
+        # A private helper that may move: the same text from the request's parameters,
+        # else from the latest request that carries instructions.
+        parts = getattr(parameters, "instruction_parts", None)
+        if parts is not None:
+            return "\n\n".join(str(p.content) for p in parts).strip() or None
+        for message in reversed(messages):
+            if isinstance(message, ModelRequest) and message.instructions is not None:
+                return message.instructions
+        return None
+    return get_instructions(messages, parameters)
 
 
 def _tool_definitions(parameters: ModelRequestParameters) -> list[dict[str, Any]]:
