@@ -8,7 +8,9 @@ then each problem as ``otel-replay: error: <path>: <reason> at byte N``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -28,22 +30,31 @@ def _fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = None) -> Runs:
+@contextlib.contextmanager
+def _reading(paths: tuple[str, ...]) -> Iterator[None]:
+    """Input that cannot be read at all: one line naming it, exit 2."""
     import warnings
 
-    from ..runs.load import LoadWarning, Runs, load
+    from ..runs.load import LoadWarning
     from ..store.errors import FormatError
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LoadWarning)  # reported as errors after the output
         try:
-            if run_id is not None and trace_id is None:
-                return _load_run(paths, run_id)
-            runs = load(*paths, trace_id=trace_id)
+            yield
         except FormatError as exc:
             _fail(str(exc))
         except OSError as exc:
             _fail(f"{exc.filename or paths[0]}: {exc.strerror or exc}")
+
+
+def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = None) -> Runs:
+    from ..runs.load import Runs, load
+
+    with _reading(paths):
+        if run_id is not None and trace_id is None:
+            return _load_run(paths, run_id)
+        runs = load(*paths, trace_id=trace_id)
     if trace_id is not None and not runs and not runs.problems:
         _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
     if run_id is None:
@@ -267,7 +278,6 @@ def check(
     warnings: they fail the check only with --strict.
     """
     from ..runs.load import Runs
-    from ..store.errors import FormatError
     from ..workflow.anomalies import DEFAULT_ERROR_PHRASES, DEFAULT_MAX_TOOL_CALLS, Config
     from ..workflow.check import check_runs
 
@@ -275,12 +285,8 @@ def check(
         max_tool_calls=DEFAULT_MAX_TOOL_CALLS if max_tool_calls is None else max_tool_calls,
         error_phrases=error_phrases or DEFAULT_ERROR_PHRASES,
     )
-    try:
+    with _reading(paths):
         checks, others, problems = check_runs(paths, config, run_id=run_id, jobs=jobs)
-    except FormatError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"{exc.filename or paths[0]}: {exc.strerror or exc}")
     if run_id is not None and not checks and not problems:
         _no_run(paths, run_id, others)
     if as_json:

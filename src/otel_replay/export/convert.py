@@ -36,7 +36,7 @@ from ..store.errors import FormatError
 from ..store.otlp_json import JsonShapeError, request_from_json
 from ..store.otlp_proto import Request, parse_request
 from ..store.reader import ZSTD_MAGIC, Reader, _decompress_zstd
-from ..store.sources import expand, rotated_from
+from ..store.sources import expand, is_stream, rotated_from
 from .file_exporter import COMPRESSIONS, FORMATS, frame
 from .json_encoder import request_to_json
 
@@ -134,10 +134,6 @@ def _counts(request: Request) -> tuple[int, int]:
     return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans), 0
 
 
-def _is_stream(name: str) -> bool:
-    return name == "-" or name.startswith(("http://", "https://"))
-
-
 def _blob_sources(name: str) -> list[str]:
     """Blob stores an input's references may point into: its own, and its live name's."""
     dirs = [str(blob_dir(name))]
@@ -192,7 +188,7 @@ def convert(
     if out != "-":
         real = os.path.realpath(out)
         for name in names:
-            if not _is_stream(name) and os.path.realpath(name) == real:
+            if not is_stream(name) and os.path.realpath(name) == real:
                 raise ValueError(f"{out} is also an input; write the conversion elsewhere")
     summary = ConvertSummary(output=out)
     found = problems if problems is not None else []
@@ -228,7 +224,7 @@ def convert(
             write_all(sink)
         # Blobs first, as the exporter writes them: no reference without its blob.
         summary.blobs = _copy_blobs(
-            (d for name in names if not _is_stream(name) for d in _blob_sources(name)),
+            (d for name in names if not is_stream(name) for d in _blob_sources(name)),
             str(blob_dir(out)),
         )
         os.chmod(tmp, 0o644)

@@ -11,7 +11,7 @@ from ..payload_attributes import BlobReader
 from ..store.errors import FormatError
 from ..store.reader import RecordReader
 from ..store.records import LogRecord, SpanRecord
-from ..store.sources import expand, rotated_from
+from ..store.sources import expand, is_stream, rotated_from
 from .build import assemble, build_traces
 from .log_events import unjoined
 from .model import Run
@@ -42,14 +42,9 @@ class Runs(list[Run]):
         self.unjoined_logs = list(unjoined_logs or [])
 
 
-def _is_stream(path: str) -> bool:
-    """Inputs the reader opens itself: stdin and URLs (no blob store beside them)."""
-    return path == "-" or path.startswith(("http://", "https://"))
-
-
 def _inputs(path: str) -> tuple[list[str], FormatError | None]:
     """The files ``path`` names (see :func:`~otel_replay.store.sources.expand`)."""
-    if _is_stream(path):
+    if is_stream(path):
         return [path], None
     try:
         found = expand([path])
@@ -141,7 +136,7 @@ def read_traces(
             if problem is not None:
                 problems.append(problem)
             for name in files:
-                if not _is_stream(name):
+                if not is_stream(name):
                     real = os.path.realpath(name)
                     if real in seen:
                         continue  # named twice (a file and its directory): read once

@@ -31,7 +31,7 @@ from typing import Any, Generic, TypeAlias, TypeVar
 from ..store import index, progress
 from ..store.errors import FormatError
 from ..store.reader import trace_index
-from ..store.sources import expand
+from ..store.sources import expand, is_stream
 from .build import assemble
 from .double_spans import TwinFacts, pair_twins, twin_facts
 from .load import Runs, read_runs, read_traces
@@ -77,7 +77,7 @@ def windows(paths: Sequence[str], window_bytes: int | None = None) -> Windows | 
     unless ``window_bytes`` is given); None when it cannot be windowed, or is
     smaller than :data:`MIN_WINDOWS` windows."""
     window_bytes = window_bytes or WINDOW_BYTES
-    if any(p == "-" or p.startswith(("http://", "https://")) for p in paths):
+    if any(map(is_stream, paths)):
         return None
     try:
         files = expand(list(paths))
@@ -196,21 +196,22 @@ def map_runs(
     paths: Sequence[str],
     fn: Callable[[Run], T],
     *,
-    jobs: int = 1,
+    jobs: int | None = None,
     window_bytes: int | None = None,
 ) -> Mapped[T]:
-    """``fn`` of every run of ``paths`` (see :func:`iter_runs`), read by ``jobs`` processes.
+    """``fn`` of every run of ``paths`` (see :func:`iter_runs`), read by ``jobs`` processes
+    (default: :func:`default_jobs`).
 
     With more than one job ``fn`` must be a module-level function (the
     workers get it by name) returning a picklable value; when the workers
     cannot start (a ``__main__`` they cannot import, say) everything is read
-    in this process.  :func:`default_jobs` picks a count for ``paths``.
+    in this process.
     """
     planned = windows(paths, window_bytes)
     if planned is None:
         runs = read_runs(paths)
         return Mapped([fn(r) for r in runs], list(runs.problems))
-    jobs = max(1, min(jobs, len(planned)))
+    jobs = max(1, min(default_jobs(paths) if jobs is None else jobs, len(planned)))
     if jobs > 1:
         from concurrent.futures.process import BrokenProcessPool
 

@@ -66,12 +66,17 @@ def _is_data_file(path: Path) -> bool:
     )
 
 
+def is_stream(name: str) -> bool:
+    """Inputs the reader opens itself: stdin and URLs (no file, no blob store beside them)."""
+    return name == "-" or name.startswith(("http://", "https://"))
+
+
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """The inputs named by ``paths``; a name that matches nothing is kept (its read fails)."""
     out: list[str] = []
     for raw in paths:
         name = os.fspath(raw)
-        if name == "-" or name.startswith(("http://", "https://")):
+        if is_stream(name):
             out.append(name)
             continue
         p = Path(name)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..runs.model import KitReport, Run
-from ..runs.stream import default_jobs, map_runs
+from ..runs.stream import map_runs
 from ..store.errors import FormatError
 from .anomalies import Config, Finding, find_anomalies
 
@@ -65,7 +65,6 @@ def check_runs(
     (default: :func:`~otel_replay.runs.stream.default_jobs`).
     """
     fn = functools.partial(_check_picked, config or Config(), run_id)
-    jobs = default_jobs(paths) if jobs is None else jobs
     mapped = map_runs(paths, fn, jobs=jobs, window_bytes=window_bytes)
     found = [c for c in mapped.values if isinstance(c, RunCheck)]
     found.sort(key=lambda c: (c.start_ns, c.run_id))

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..runs.stream import default_jobs, map_runs
+from ..runs.stream import map_runs
 from ..store.errors import FormatError
-from ..store.sources import expand
+from ..store.sources import expand, is_stream
 from .summary import RunSummary, summarize
 
 SUFFIX = ".otel-replay-runs"
@@ -31,7 +31,7 @@ _FORMAT = 1
 
 def cache_path(path: str) -> Path | None:
     """Where the summaries of ``path`` are kept; None for streams, URLs, globs, missing paths."""
-    if path == "-" or path.startswith(("http://", "https://")):
+    if is_stream(path):
         return None
     p = Path(path)
     if p.is_dir():
@@ -105,7 +105,7 @@ def summaries(
             found = _read(cache, stamp)
             if found is not None:
                 return found, []
-    mapped = map_runs(paths, summarize, jobs=default_jobs(paths) if jobs is None else jobs)
+    mapped = map_runs(paths, summarize, jobs=jobs)
     result = sorted(mapped.values, key=lambda s: (s.start_ns, s.run_id))
     if cache is not None and stamp is not None and not mapped.problems:
         _write(cache, stamp, result)
