@@ -28,6 +28,7 @@ import otel_replay
 from _cli import cli_process
 from _http import serving
 from _recording import recording
+from otel_replay.messages import parse_arguments
 from otel_replay.store.phoenix import spans_from_response
 from otel_replay.store.reader import SpanReader
 
@@ -305,11 +306,5 @@ def test_third_party_spans_reach_phoenix_with_genai_semconv(phoenix: str, tmp_pa
 A_INPUT = "gen_ai.input.messages"
 
 
-def json_value(value: Any) -> Any:
-    """A JSON attribute as the value it spells (a backend may re-serialize it)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+# A JSON attribute as the value it spells (a backend may re-serialize it).
+json_value = parse_arguments
