@@ -14,11 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import otel_replay
 from otel_replay import attributes as A
 from otel_replay import payload
 from otel_replay.payload_attributes import from_attributes, to_attributes
+from otel_replay.trusted_types import TypeResolver
 
 
+@otel_replay.register_type
 @dataclasses.dataclass
 class Order:
     order_id: str
@@ -26,6 +29,7 @@ class Order:
     tags: tuple[str, ...] = ()
 
 
+@otel_replay.register_type
 class Color(enum.Enum):
     RED = "r"
 
@@ -81,12 +85,10 @@ def test_pydantic_model_roundtrip() -> None:
         sku: str
         when: dt.date
 
-    globals()["Item"] = Item  # importable by qualified name, as module-level models are
-    Item.__qualname__ = "Item"
     value = Item(sku="W-1", when=dt.date(2025, 5, 6))
     enc = payload.encode(value)
     assert enc.type == payload.PYJSON
-    assert payload.decode(enc.type, enc.data) == value
+    assert payload.decode(enc.type, enc.data, TypeResolver(types=[Item])) == value
 
 
 def test_unrestorable_value_is_refused_not_faked() -> None:
@@ -178,3 +180,26 @@ def test_missing_blob_is_reported() -> None:
 def test_third_party_value_without_digest_is_unverified_but_usable() -> None:
     got = from_attributes({"k": "from another instrumentation"}, "k")
     assert got is not None and got.status == "unverified" and got.usable
+
+
+def test_hostile_nesting_is_a_payload_error_not_a_crash() -> None:
+    deep_tags = b'{"$py":"tuple","v":[' * 900 + b"]}" * 900  # valid JSON, too deep to rebuild
+    for data in (b"[" * 100_000, deep_tags):
+        with pytest.raises(payload.PayloadError):
+            payload.decode(payload.PYJSON, data)
+    with pytest.raises(payload.PayloadError):
+        payload.decode(payload.PYJSON, b'{"$py":"dataclass","cls":"test_payload:Order","v":[1]}')
+
+
+def test_unregistered_classes_come_back_plain_and_are_named() -> None:
+    @dataclasses.dataclass
+    class Local:
+        n: int
+
+    enc = payload.encode(Local(1))
+    types = TypeResolver()
+    assert payload.decode(enc.type, enc.data, types) == {"n": 1}
+    assert types.refused == [f"{__name__}:{Local.__qualname__} (dataclass)"]
+    # A class of another kind than recorded is refused even when registered.
+    forged = b'{"$py":"path","cls":"test_payload:Order","v":"x"}'
+    assert payload.decode(payload.PYJSON, forged) == "x"

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import decimal
 import socket
 import threading
 import time
@@ -21,6 +22,7 @@ from _recording import recording
 WORLD: dict[str, Any] = {}
 
 
+@otel_replay.register_type
 @dataclasses.dataclass
 class Shipment:
     order_id: str
@@ -93,6 +95,54 @@ def test_stubs_return_recorded_values_exactly(tmp_path: Path) -> None:
     assert len(replayed["big"]) == 5 * 1024 * 1024
     report = session.report()
     assert report.matched and len(report.replayed) == len(KINDS)
+
+
+@dataclasses.dataclass
+class Parcel:  # not registered
+    parcel_id: str
+    weight: decimal.Decimal
+
+
+@otel_replay.tool
+def parcel(parcel_id: str) -> Parcel:
+    return Parcel(parcel_id, decimal.Decimal("1.25"))
+
+
+@otel_replay.tool(name="parcel")
+def parcel_untyped(parcel_id: str) -> Any:
+    return Parcel(parcel_id, decimal.Decimal("9.99"))
+
+
+def record_parcel(path: Path) -> None:
+    with recording(path):
+        with otel_replay.agent_run("parcels", input="go") as run:
+            run.record(repr(parcel("P-1")))
+
+
+def test_a_tool_s_return_annotation_trusts_its_class(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_parcel(path)
+    with otel_replay.replay(path) as session:
+        got = parcel("P-1")
+    assert got == Parcel("P-1", decimal.Decimal("1.25")) and type(got) is Parcel
+    assert session.report().notes == []
+
+
+def test_an_untrusted_recorded_class_comes_back_as_plain_json_and_the_report_says_so(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.otlp"
+    record_parcel(path)
+    with otel_replay.replay(path) as session:
+        got = parcel_untyped("P-1")  # same tool name, no annotation to trust the class by
+    assert got == {"parcel_id": "P-1", "weight": "1.25"}
+    (note,) = session.report().notes
+    assert "test_replay:Parcel (dataclass) handed back as plain JSON" in note
+    assert "register_type" in note
+    with otel_replay.replay(path, trusted_types=[Parcel]):
+        assert parcel_untyped("P-1") == Parcel("P-1", decimal.Decimal("1.25"))
+    with otel_replay.replay(path, type_trust="imported"):  # this module is imported
+        assert parcel_untyped("P-1") == Parcel("P-1", decimal.Decimal("1.25"))
 
 
 def test_big_payload_lives_in_the_blob_store(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from _cli import cli_process
 from _recording import in_memory, recording
 
 
+@otel_replay.register_type
 @dataclasses.dataclass
 class AgentState:
     step: int

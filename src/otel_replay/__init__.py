@@ -46,6 +46,7 @@ _EXPORTS = {
     "ReplayReport": "otel_replay.replay.session",
     "NetworkBlocked": "otel_replay.replay.network",
     "PinnedModel": "otel_replay.replay.pinned_model",
+    "register_type": "otel_replay.trusted_types",
 }
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "iter_runs",
     "load",
     "model_call",
+    "register_type",
     "replay",
     "snapshot",
     "tool",
@@ -102,6 +104,7 @@ if TYPE_CHECKING:
     from .runs.model import Run, Step
     from .runs.stream import iter_runs
     from .store.errors import FormatError
+    from .trusted_types import register_type
 
 
 def __getattr__(name: str) -> Any:

@@ -8,12 +8,13 @@ The tag says how to turn the bytes back into a value equal to the original:
 ``pyjson``  JSON with tagged objects ``{"$py": kind, ...}`` for what JSON lacks:
             tuple, set, frozenset, bytes, datetime, date, time, timedelta, Decimal,
             UUID, Path, Enum members, dicts with non-str keys, dataclasses and
-            pydantic models (rebuilt from their importable class)
+            pydantic models (recorded by class name; rebuilt only from classes
+            :mod:`otel_replay.trusted_types` allows, else given back as plain JSON)
 ``repr``    anything else: ``repr(value)``; it cannot be restored, so a replay
             stub refuses it instead of returning something that merely looks right
 
-Decoding a ``pyjson`` dataclass or model whose class cannot be imported gives
-a :class:`PayloadError`; the replay stub reports it rather than guess.
+Decoding never imports anything: a class name in a payload comes from the
+file, and the file may come from anyone (see :mod:`otel_replay.trusted_types`).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ import datetime as dt
 import decimal
 import enum
 import hashlib
-import importlib
 import json
 import pathlib
 import uuid
 from typing import Any, Final, NamedTuple
+
+from .trusted_types import Kind, TypeResolver, class_path
 
 STR: Final = "str"
 BYTES: Final = "bytes"
@@ -99,8 +101,25 @@ def encode(value: Any) -> Encoded:
         return Encoded(REPR, _safe_repr(value).encode("utf-8", "surrogatepass"))
 
 
-def decode(type_: str, data: bytes) -> Any:
-    """Rebuild the value recorded as ``(type_, data)``; raises :class:`PayloadError`."""
+#: What a corrupt or hostile payload can raise while it is rebuilt (not a crash: a PayloadError).
+_BAD_PAYLOAD: Final = (
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+)
+
+
+def decode(type_: str, data: bytes, types: TypeResolver | None = None) -> Any:
+    """Rebuild the value recorded as ``(type_, data)``; raises :class:`PayloadError`.
+
+    Objects recorded by class name are rebuilt only with the classes ``types``
+    allows (by default: stdlib value types and registered classes); any other
+    comes back as its plain JSON value, and ``types.refused`` names it.
+    """
     try:
         if type_ == STR:
             return data.decode("utf-8", "surrogatepass")
@@ -109,10 +128,10 @@ def decode(type_: str, data: bytes) -> Any:
         if type_ == JSON:
             return json.loads(data)
         if type_ == PYJSON:
-            return _from_tagged(json.loads(data))
+            return _from_tagged(json.loads(data), types if types is not None else TypeResolver())
     except PayloadError:
         raise
-    except (ValueError, TypeError, KeyError) as exc:
+    except _BAD_PAYLOAD as exc:
         raise PayloadError(f"corrupt {type_} payload: {exc}") from exc
     if type_ == REPR:
         raise PayloadError(
@@ -141,7 +160,7 @@ def plain_from(type_: str, data: bytes) -> Any:
     if type_ == PYJSON:
         try:
             return _plainify(json.loads(data))
-        except (ValueError, TypeError, KeyError) as exc:
+        except _BAD_PAYLOAD as exc:
             raise PayloadError(f"corrupt {type_} payload: {exc}") from exc
     return plain(decode(type_, data))
 
@@ -181,21 +200,6 @@ def _safe_repr(value: Any) -> str:
         return f"<{type(value).__qualname__} (repr failed: {type(exc).__name__})>"
 
 
-def _class_path(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def _import_class(path: str) -> Any:
-    module, _, qualname = path.partition(":")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise PayloadError(f"cannot import {path} to rebuild the recorded value") from exc
-    return obj
-
-
 def _to_tagged(value: Any, depth: int) -> Any:
     if depth > 200:
         raise _NotJson("too deep")
@@ -233,48 +237,48 @@ def _to_tagged(value: Any, depth: int) -> Any:
     if t is uuid.UUID:
         return {_TAG_KEY: "uuid", "v": str(value)}
     if isinstance(value, pathlib.PurePath):
-        return {_TAG_KEY: "path", "cls": _class_path(t), "v": str(value)}
+        return {_TAG_KEY: "path", "cls": class_path(t), "v": str(value)}
     if isinstance(value, enum.Enum):
-        return {_TAG_KEY: "enum", "cls": _class_path(t), "name": value.name}
+        return {_TAG_KEY: "enum", "cls": class_path(t), "name": value.name}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {
             f.name: _to_tagged(getattr(value, f.name), d)
             for f in dataclasses.fields(value)
             if f.init
         }
-        return {_TAG_KEY: "dataclass", "cls": _class_path(t), "v": fields}
+        return {_TAG_KEY: "dataclass", "cls": class_path(t), "v": fields}
     dump = getattr(value, "model_dump", None)
     if callable(dump) and hasattr(t, "model_validate"):
         return {
             _TAG_KEY: "pydantic",
-            "cls": _class_path(t),
+            "cls": class_path(t),
             "v": _to_tagged(dump(mode="python"), d),
         }
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # NamedTuple
         return {
             _TAG_KEY: "namedtuple",
-            "cls": _class_path(t),
+            "cls": class_path(t),
             "v": [_to_tagged(v, d) for v in value],
         }
     raise _NotJson(t.__qualname__)
 
 
-def _from_tagged(node: Any) -> Any:
+def _from_tagged(node: Any, types: TypeResolver) -> Any:
     if type(node) is list:
-        return [_from_tagged(v) for v in node]
+        return [_from_tagged(v, types) for v in node]
     if type(node) is not dict:
         return node
     kind = node.get(_TAG_KEY)
     if kind is None:
-        return {k: _from_tagged(v) for k, v in node.items()}
+        return {k: _from_tagged(v, types) for k, v in node.items()}
     if kind == "dict":
-        return {_hashable(_from_tagged(k)): _from_tagged(v) for k, v in node["items"]}
+        return {_hashable(_from_tagged(k, types)): _from_tagged(v, types) for k, v in node["items"]}
     if kind == "tuple":
-        return tuple(_from_tagged(v) for v in node["v"])
+        return tuple(_from_tagged(v, types) for v in node["v"])
     if kind == "set":
-        return {_hashable(_from_tagged(v)) for v in node["v"]}
+        return {_hashable(_from_tagged(v, types)) for v in node["v"]}
     if kind == "frozenset":
-        return frozenset(_hashable(_from_tagged(v)) for v in node["v"])
+        return frozenset(_hashable(_from_tagged(v, types)) for v in node["v"])
     if kind == "bytes":
         return base64.b64decode(node["b64"])
     if kind == "bytearray":
@@ -292,18 +296,25 @@ def _from_tagged(node: Any) -> Any:
         return decimal.Decimal(node["v"])
     if kind == "uuid":
         return uuid.UUID(node["v"])
-    if kind == "path":
-        return _import_class(node["cls"])(node["v"])
-    if kind == "enum":
-        return _import_class(node["cls"])[node["name"]]
-    if kind == "dataclass":
-        cls = _import_class(node["cls"])
-        return cls(**{k: _from_tagged(v) for k, v in node["v"].items()})
-    if kind == "pydantic":
-        return _import_class(node["cls"]).model_validate(_from_tagged(node["v"]))
-    if kind == "namedtuple":
-        return _import_class(node["cls"])(*(_from_tagged(v) for v in node["v"]))
+    if kind in _CLASS_KINDS:
+        cls = types.resolve(str(node["cls"]), kind)
+        if cls is None:
+            return _plainify(node)  # not a class this replay may use: its plain value
+        if kind == "path":
+            return cls(str(node["v"]))
+        if kind == "enum":
+            return cls[node["name"]]  # type: ignore[index]
+        if kind == "dataclass":
+            return cls(**{k: _from_tagged(v, types) for k, v in node["v"].items()})
+        if kind == "pydantic":
+            return cls.model_validate(_from_tagged(node["v"], types))  # type: ignore[attr-defined]
+        return cls(*(_from_tagged(v, types) for v in node["v"]))
     raise PayloadError(f"unknown tagged kind {kind!r}")
+
+
+_CLASS_KINDS: Final[frozenset[Kind]] = frozenset(
+    {"path", "enum", "dataclass", "pydantic", "namedtuple"}
+)
 
 
 def _hashable(value: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 
 from . import attributes as A
 from . import payload
+from .trusted_types import TypeResolver
 
 #: Payloads above this size are kept out of the display attribute (preview only);
 #: the file exporter moves their bytes into the blob store beside the trace file.
@@ -83,10 +84,17 @@ class Payload:
         """True when the value may be replayed: exact, or all there is (unverified)."""
         return self.status in ("exact", "unverified") and self.type != payload.REPR
 
-    def value(self) -> Any:
+    def value(self, types: TypeResolver | None = None) -> Any:
+        """The recorded value (objects rebuilt only with classes ``types`` allows)."""
         if self.data is None or self.status in ("mismatch", "missing"):
             raise payload.PayloadError(self.reason or f"payload is {self.status}")
-        return payload.decode(self.type, self.data)
+        return payload.decode(self.type, self.data, types)
+
+    def plain(self) -> Any:
+        """The recorded value as plain JSON values: for display, nothing is rebuilt."""
+        if self.data is None or self.status in ("mismatch", "missing"):
+            raise payload.PayloadError(self.reason or f"payload is {self.status}")
+        return payload.plain_from(self.type, self.data)
 
 
 def from_attributes(

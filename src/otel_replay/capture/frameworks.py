@@ -41,6 +41,8 @@ class _Named:
     """What :class:`~otel_replay.capture.tool._Call` needs to know of a tool."""
 
     framework = True
+    #: The framework calls the function; its return annotation is not ours to read.
+    fn = None
 
     def __init__(self, name: str, description: str | None) -> None:
         self.name = name

@@ -10,6 +10,7 @@ the frozen clock is process-wide anyway.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import payload
@@ -23,6 +24,9 @@ class ToolInvocation:
     call_id: str | None
     arguments: dict[str, Any]
     encoded: payload.Encoded
+    #: The tool function itself, when known: its return annotation names the
+    #: classes a replayed result may be rebuilt as.
+    function: Callable[..., Any] | None = None
 
 
 @dataclasses.dataclass

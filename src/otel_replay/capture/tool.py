@@ -202,7 +202,7 @@ class _Call:
             return None
         if interceptor is not None:
             call.resolution = interceptor.resolve(
-                hooks.ToolInvocation(w.name, call_id, clean_args, encoded)
+                hooks.ToolInvocation(w.name, call_id, clean_args, encoded, w.fn)
             )
         try:
             # One attribute dict, given at span start: far cheaper in the SDK

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .. import payload
 from ..capture import hooks
 from ..runs.model import Run, Step
+from ..trusted_types import TypeResolver, TypeTrust
 from .clock import FrozenClock
 from .divergence import ReplayDivergence, ReplayError
 from .network import NetworkGuard
@@ -104,6 +105,8 @@ class ReplaySession:
         live: LiveModel | None = None,
         live_from: int | None = None,
         override: Mapping[int, Any] | None = None,
+        trusted_types: Iterable[type] = (),
+        type_trust: TypeTrust = "registered",
     ) -> None:
         if run.kit.verdict == "inspect-only":
             raise ReplayError(
@@ -126,9 +129,14 @@ class ReplaySession:
                 raise ReplayError(
                     f"override: step {index} of run {run.run_id} is no model or tool step"
                 )
+        #: The classes recorded objects may be rebuilt with (see :mod:`otel_replay.trusted_types`).
+        self.types = TypeResolver(type_trust, trusted_types)
+        #: Values handed back as plain JSON outside tool steps: (where, classes refused).
+        self._untrusted: list[tuple[str, list[str]]] = []
         self.tools = ToolStubs(
             run,
             tools,
+            types=self.types,
             on_step=self._step_started,
             on_done=self._tool_done,
             on_divergence=self._diverged,
@@ -244,10 +252,14 @@ class ReplaySession:
             snap = self.run.snapshot_at(ref)
         except (KeyError, IndexError) as exc:
             raise ReplayError(str(exc.args[0]) if exc.args else str(exc)) from None
+        before = len(self.types.refused)
         try:
-            return snap.value()
+            value = snap.value(self.types)
         except payload.PayloadError as exc:
             raise ReplayError(f"snapshot {snap.name!r} cannot be restored: {exc}") from exc
+        if len(self.types.refused) > before:
+            self._untrusted.append((f"snapshot {snap.name!r}", self.types.refused[before:]))
+        return value
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Append the replayed run to ``path`` as spans (our file format); returns its run id.
@@ -285,6 +297,13 @@ class ReplaySession:
             )
         for step in self.tools.redacted:
             notes.append(f"{step.label()}: the recorded result had secrets redacted at capture")
+        untrusted = [(s.label(), c) for s, c in self.tools.untrusted] + self._untrusted
+        for where, classes in untrusted:
+            notes.append(
+                f"{where}: recorded {', '.join(classes)} handed back as plain JSON: "
+                "the class is not trusted (register it with otel_replay.register_type, "
+                "pass trusted_types=, or type_trust='imported')"
+            )
         if self.plan.drift:
             drifted = [str(e.index) for e in self.plan.drift if not e.same]
             notes.append(
@@ -399,6 +418,8 @@ def replay(
     live: LiveModel | None = None,
     live_from: int | None = None,
     override: Mapping[int, Any] | None = None,
+    trusted_types: Iterable[type] = (),
+    type_trust: TypeTrust = "registered",
 ) -> ReplaySession:
     """Replay a recorded run (a :class:`Run`, or a trace file to load it from).
 
@@ -419,6 +440,15 @@ def replay(
     value}`` forks the run at step ``N`` (a tool result, an exception to
     raise, or a model message), recording where it still matches, live
     where it does not.
+
+    Recorded objects (dataclasses, pydantic models, enums, NamedTuples,
+    exceptions) are rebuilt only with classes the replay trusts, since the
+    trace file names them and a file may come from anyone: stdlib value types,
+    classes registered with :func:`otel_replay.register_type`, those in
+    ``trusted_types``, and with ``type_trust="imported"`` classes defined in
+    modules already imported (nothing is ever imported).  Others are handed
+    back as plain JSON, and the report says so.  A recorded exception whose
+    type is not loaded is raised as a stand-in of the same name.
     """
     if isinstance(run_or_path, Run):
         run = run_or_path
@@ -442,4 +472,6 @@ def replay(
         live=live,
         live_from=live_from,
         override=override,
+        trusted_types=trusted_types,
+        type_trust=type_trust,
     )

@@ -4,13 +4,15 @@ Matching, each lookup O(1): by call id when both sides have one, else by tool
 name + canonical arguments in recorded order.  Per-tool policy: ``stub``
 (return the recorded bytes, re-raise the recorded exception), ``live`` (run
 the real function) or ``error`` (refuse the call).
+
+A recorded object (a dataclass, a model, an exception) is rebuilt only with a
+class the replay trusts (:mod:`otel_replay.trusted_types`): the trace file
+names it, and nothing a file names is imported.
 """
 
 from __future__ import annotations
 
-import builtins
 import collections
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,6 +20,7 @@ from .. import attributes as A
 from .. import payload
 from ..capture.hooks import Resolution, ToolInvocation
 from ..runs.model import Run, Step, ToolError
+from ..trusted_types import TypeResolver, declared_types
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import tool_arguments_key, tool_reasons
 from .recorder import ReplayLog, ToolEntry, now_ns
@@ -39,8 +42,11 @@ class ToolStubs:
         on_divergence: Callable[[ReplayDivergence], None] | None = None,
         log: ReplayLog | None = None,
         plan: LivePlan | None = None,
+        types: TypeResolver | None = None,
     ) -> None:
         self.run = run
+        #: The classes recorded objects may be rebuilt with.
+        self.types = types if types is not None else TypeResolver()
         #: What runs live (``live_from``, overrides, a fork); see :mod:`.selective`.
         self.plan = plan
         if isinstance(policy, str):
@@ -70,6 +76,10 @@ class ToolStubs:
         self.live_unmatched: list[str] = []
         #: Steps whose recorded result had values hidden by the redactor at capture.
         self.redacted: list[Step] = []
+        #: Steps whose recorded result was handed back as plain JSON, with the classes refused.
+        self.untrusted: list[tuple[Step, list[str]]] = []
+        #: Tool function -> the classes its return annotation names (computed once).
+        self._declared_types: dict[Callable[..., Any], tuple[type, ...]] = {}
         self._on_step = on_step
         self._on_done = on_done
         self._on_divergence = on_divergence
@@ -156,15 +166,32 @@ class ToolStubs:
             if isinstance(value, BaseException):
                 return Resolution("raise", error=value, token=step), step
             return Resolution("return", value=value, token=step), step
+        types = self.types
+        if inv.function is not None:
+            types = types.including(self._declared(inv.function))
+        refused = len(types.refused)
         if tool.error is not None:
-            return Resolution("raise", error=rebuild_exception(tool.error), token=step), step
+            error = rebuild_exception(tool.error, types)
+            self._note_untrusted(step, refused)
+            return Resolution("raise", error=error, token=step), step
         if tool.result_payload is None:
             raise ReplayError(f"{step.label()}: no result was recorded for this tool call")
         try:
-            value = tool.result_payload.value()
+            value = tool.result_payload.value(types)
         except payload.PayloadError as exc:
             raise ReplayError(f"{step.label()}: recorded result cannot be replayed: {exc}") from exc
+        self._note_untrusted(step, refused)
         return Resolution("return", value=value, token=step), step
+
+    def _declared(self, fn: Callable[..., Any]) -> tuple[type, ...]:
+        found = self._declared_types.get(fn)
+        if found is None:
+            found = self._declared_types[fn] = declared_types(fn)
+        return found
+
+    def _note_untrusted(self, step: Step, before: int) -> None:
+        if len(self.types.refused) > before:
+            self.untrusted.append((step, self.types.refused[before:]))
 
     def complete(self, resolution: Resolution, outcome: Any, error: BaseException | None) -> None:
         entry = self._pending.pop(id(resolution), None)
@@ -248,42 +275,29 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _import_qualified(name: str) -> Any:
-    if "." not in name:
-        return getattr(builtins, name, None)
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return None
-        return obj
-    return None
+def rebuild_exception(error: ToolError, types: TypeResolver | None = None) -> BaseException:
+    """The recorded exception: same type when ``types`` allows it, same arguments or message.
 
-
-def rebuild_exception(error: ToolError) -> BaseException:
-    """The recorded exception: same type (imported), same arguments or message."""
-    cls = _import_qualified(error.type)
-    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+    The type is looked up, never imported (:meth:`TypeResolver.exception`); one
+    that is not there is replaced by a stand-in class of the same name.
+    """
+    types = types if types is not None else TypeResolver()
+    cls = types.exception(error.type)
+    if cls is None:
         module, _, qualname = error.type.rpartition(".")
-        # The type is gone from this codebase: an exception of the same name
-        # still tells the user what happened.
+        # Not loaded here (or not an exception type): an exception of the same
+        # name still tells the user what happened.
         cls = type(qualname or error.type, (Exception,), {"__module__": module or "builtins"})
     args: tuple[Any, ...] = (error.message,)
     if error.args_payload is not None and error.args_payload.usable:
         try:
-            value = error.args_payload.value()
+            value = error.args_payload.value(types)
             args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
         except payload.PayloadError:
             pass
     try:
-        return cls(*args)  # type: ignore[no-any-return]
+        return cls(*args)
     except Exception:
         exc = cls.__new__(cls)
         exc.args = args
-        return exc  # type: ignore[no-any-return]
+        return exc

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, Literal
 
 from ..payload_attributes import Payload
+from ..trusted_types import TypeResolver
 
 StepKind = Literal["agent", "model", "tool", "other"]
 
@@ -105,13 +106,17 @@ class Snapshot:
     span_id: str
     payload: Payload | None
 
-    def value(self) -> Any:
-        """The recorded state: an equal value of the same type (raises ``PayloadError``)."""
+    def value(self, types: TypeResolver | None = None) -> Any:
+        """The recorded state: an equal value of the same type (raises ``PayloadError``).
+
+        Objects are rebuilt only with the classes ``types`` allows (see
+        :mod:`otel_replay.trusted_types`); others come back as plain JSON.
+        """
         from ..payload import PayloadError
 
         if self.payload is None:
             raise PayloadError(f"snapshot {self.name!r}: its state was not recorded (no content)")
-        return self.payload.value()
+        return self.payload.value(types)
 
     def plain(self) -> Any:
         """The recorded state as plain JSON values, for display (no class is imported)."""

@@ -129,7 +129,7 @@ def _json_value(p: Payload | None, display: Any, *, text: bool) -> Any:
     """
     if p is not None and p.usable:
         try:
-            value = p.value()
+            value = p.plain()
         except payload.PayloadError:
             pass
         else:
@@ -285,19 +285,19 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
 def _arguments(p: Payload | None, display: Any) -> Any:
     if p is not None and p.usable:
         try:
-            value = p.value()
+            value = p.plain()
         except payload.PayloadError:
             pass
         else:
             # Semconv records arguments as a JSON string; a str payload is that string.
-            return M.parse_arguments(value) if isinstance(value, str) else payload.plain(value)
+            return M.parse_arguments(value) if isinstance(value, str) else value
     return M.parse_arguments(display)
 
 
 def _result(p: Payload | None, display: Any) -> Any:
     if p is not None and p.usable:
         try:
-            return payload.plain(p.value())
+            return p.plain()
         except payload.PayloadError:
             pass
     return display

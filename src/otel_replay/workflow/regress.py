@@ -1,4 +1,4 @@
-"""``otel-replay regress``: lock a recorded run as a pytest regression test (seed 002).
+"""``otel-replay regress``: lock a recorded run as a pytest regression test.
 
 The test written replays the run through the ``otel_replay`` pytest marker
 (tools stubbed, model pinned, clock frozen, network refused) with the user's
@@ -11,10 +11,16 @@ The agent is called as ``agent(QUESTION, model=session.model, **AGENT_KWARGS)``:
 ``QUESTION`` is the run's recorded input, ``AGENT_KWARGS`` come from
 ``--kwarg NAME=VALUE`` (VALUE as JSON, else as text; ``@field`` takes a field
 of the recorded fingerprint, e.g. ``user_id=@user.id``).
+
+Every recorded string (run id, agent name, question, answer, tool names and
+arguments) comes from a trace file, which may come from anyone: it enters the
+written module only as a Python literal that is checked to read back as the
+same value, never as text pasted into code.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import keyword
 import os
@@ -91,7 +97,27 @@ def _import_line(ref: str, alias: str) -> str:
 
 
 def _literal(value: Any) -> str:
-    return pprint.pformat(value, indent=4, width=88, sort_dicts=False)
+    """``value`` as Python source that evaluates to an equal value, and does nothing else."""
+    text = pprint.pformat(value, indent=4, width=88, sort_dicts=False)
+    try:
+        if _same(ast.literal_eval(text), value):
+            return text
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    # NaN, infinities, anything pprint does not write as a literal: JSON text in a str literal.
+    try:
+        return f"json.loads({json.dumps(value, allow_nan=True)!r})"
+    except (TypeError, ValueError) as exc:
+        raise RegressError(f"cannot write {type(value).__name__} as a literal: {exc}") from exc
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and repr(a) == repr(b)
+
+
+def _identifier(text: str) -> str:
+    """``text`` cut down to the characters of a Python identifier (for a test's name)."""
+    return re.sub(r"\W", "_", text, flags=re.ASCII)[:32] or "run"
 
 
 def test_source(
@@ -115,11 +141,22 @@ def test_source(
         (str(r.attributes.get("gen_ai.agent.name")) for r in run.roots if r.kind == "agent"),
         "agent",
     )
+    constants = {
+        "RECORDING": recording,
+        "RUN_ID": run.run_id,
+        "AGENT_NAME": agent_name,
+        "QUESTION": question if question is not None else question_of(run),
+        "AGENT_KWARGS": dict(kwargs),
+        "FINAL_ANSWER": answer,
+        "TOOL_CALLS": tool_calls_of(run),
+    }
+    assignments = [f"{name} = {_literal(value)}" for name, value in constants.items()]
+    uses_json = any(a.partition(" = ")[2].startswith("json.loads(") for a in assignments)
     lines = [
-        f'"""Regression test for run {run.run_id} ({agent_name}).',
+        '"""Regression test for the recorded run RUN_ID of the agent AGENT_NAME.',
         "",
         "Written by otel-replay regress.  It replays the recorded run (the file",
-        f"{recording}, beside this one) through the otel_replay pytest",
+        "RECORDING, beside this one) through the otel_replay pytest",
         "marker: tools stubbed, model pinned, clock frozen, network",
         "refused.  It fails when the agent leaves the recording (the report names the",
         "step), when the final answer or the tool calls differ, or when a check fails.",
@@ -127,20 +164,16 @@ def test_source(
         "",
         "from __future__ import annotations",
         "",
+        *(["import json", ""] if uses_json else []),
         "import pytest",
         "",
         *imports,
         "",
-        f"RECORDING = {recording!r}",
-        f"RUN_ID = {run.run_id!r}",
-        f"QUESTION = {_literal(question if question is not None else question_of(run))}",
-        f"AGENT_KWARGS = {_literal(dict(kwargs))}",
-        f"FINAL_ANSWER = {_literal(answer)}",
-        f"TOOL_CALLS = {_literal(tool_calls_of(run))}",
+        *assignments,
         "",
         "",
         "@pytest.mark.otel_replay(RECORDING, run_id=RUN_ID)",
-        f"def test_run_{run.run_id[:12]}_still_behaves(otel_replay_session):",
+        f"def test_run_{_identifier(run.run_id[:12])}_still_behaves(otel_replay_session):",
         "    session = otel_replay_session",
         "    answer = agent(QUESTION, model=session.model, **AGENT_KWARGS)",
     ]
@@ -148,8 +181,10 @@ def test_source(
         lines.append("    assert answer == FINAL_ANSWER")
     lines.append("    assert session.tool_calls == TOOL_CALLS")
     for alias, ref in names:
-        lines.append(f"    assert {alias}(answer, session.run), {f'{ref} failed'!r}")
-    return "\n".join(lines) + "\n"
+        lines.append(f"    assert {alias}(answer, session.run), {_literal(f'{ref} failed')}")
+    source = "\n".join(lines) + "\n"
+    ast.parse(source)  # a literal that broke the module would show here, not in pytest
+    return source
 
 
 def write_regression(
