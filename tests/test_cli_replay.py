@@ -153,3 +153,52 @@ def test_bad_usage(workdir: Path) -> None:
     assert missing.returncode == 2 and "nosuch.module:run: cannot import it" in missing.stderr
     bad = otel_replay(workdir, "replay", "case.otlp", "--agent", AGENT, "--override", "x=1")
     assert bad.returncode == 2 and "expected STEP=VALUE" in bad.stderr
+
+
+PARCELS = """\
+import dataclasses
+from typing import Any
+
+import otel_replay
+
+
+@dataclasses.dataclass
+class Parcel:
+    parcel_id: str
+
+
+@otel_replay.tool
+def find(parcel_id: str) -> Any:  # no annotation that names the class
+    return Parcel(parcel_id)
+
+
+def agent(question, model=None):
+    found = find("P-1")
+    return f"{type(found).__name__} {found}"
+"""
+
+
+def test_type_trust_imported_rebuilds_the_agent_s_own_classes(tmp_path: Path) -> None:
+    (tmp_path / "parcels.py").write_text(PARCELS)
+    record = (
+        "import otel_replay, parcels\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "p = TracerProvider()\n"
+        "p.add_span_processor(otel_replay.ReplaySpanProcessor())\n"
+        "p.add_span_processor(otel_replay.RecordingSpanProcessor("
+        "otel_replay.FileSpanExporter('parcels.otlp')))\n"
+        "otel_replay.use_tracer_provider(p)\n"
+        "with otel_replay.agent_run('parcels', input='where?') as run:\n"
+        "    run.record(parcels.agent('where?'))\n"
+        "p.shutdown()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "src")])}
+    subprocess.run([sys.executable, "-c", record], cwd=tmp_path, env=env, check=True, timeout=60)
+    plain = otel_replay(tmp_path, "replay", "parcels.otlp", "--agent", "parcels:agent")
+    assert "answer: dict {'parcel_id': 'P-1'}" in plain.stdout, plain.stdout + plain.stderr
+    assert "parcels:Parcel (dataclass) handed back as plain JSON" in plain.stdout
+    trusted = otel_replay(
+        tmp_path, "replay", "parcels.otlp", "--agent", "parcels:agent", "--type-trust", "imported"
+    )
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    assert "answer: Parcel Parcel(parcel_id='P-1')" in trusted.stdout

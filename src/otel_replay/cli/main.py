@@ -20,6 +20,7 @@ from .. import __version__
 if TYPE_CHECKING:
     from ..runs.load import Runs
     from ..runs.model import Run
+    from ..trusted_types import TypeTrust
 
 # Heavy modules (protobuf, rich, the run builder) are imported inside the
 # commands so that ``--help`` and ``--version`` stay fast.
@@ -594,6 +595,14 @@ def regress(
     "-o", "--record-to", metavar="FILE", help="Append the replayed run to FILE, for diff."
 )
 @click.option(
+    "--type-trust",
+    type=click.Choice(["registered", "imported"]),
+    default="registered",
+    show_default=True,
+    help="Rebuild recorded objects only with registered classes (and tools' return "
+    "annotations), or also with classes of modules your agent imported. Never imports.",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="The report (and drift) as one JSON document."
 )
 def replay_(
@@ -608,6 +617,7 @@ def replay_(
     live_from: int | None,
     override: tuple[str, ...],
     record_to: str | None,
+    type_trust: TypeTrust,
     as_json: bool,
 ) -> None:
     """Replay a recorded run with your agent: exit 0 when it followed the recording, 1 if not.
@@ -638,6 +648,7 @@ def replay_(
             live_from=live_from,
             override=override,
             record_to=record_to,
+            type_trust=type_trust,
         )
     except (RegressError, ReplayError, ValueError) as exc:
         _fail(str(exc))

@@ -22,6 +22,7 @@ from typing import Any
 from ..replay.divergence import ReplayDivergence
 from ..replay.session import ReplayReport, ReplaySession, replay
 from ..runs.model import Run
+from ..trusted_types import TypeTrust
 from .regress import RegressError, agent_kwargs, question_of
 
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -77,6 +78,7 @@ def rerun(
     live_from: int | None = None,
     override: Sequence[str] = (),
     record_to: str | None = None,
+    type_trust: TypeTrust = "registered",
 ) -> Rerun:
     """Replay ``run`` with the agent ``agent``; a divergence is in the report, not raised."""
     fn = import_ref(agent)
@@ -91,6 +93,7 @@ def rerun(
         live_from=live_from,
         override=overrides(override),
         record_to=record_to,
+        type_trust=type_trust,
     )
     answer: Any = None
     error: BaseException | None = None
