@@ -35,7 +35,7 @@ from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
-from . import framing, index, phoenix, progress
+from . import framing, index, limits, phoenix, progress
 from .errors import FormatError
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
@@ -43,7 +43,7 @@ from .records import LogRecord, Record, SpanRecord
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
-#: What the sniffer looks at.
+#: What the sniffer looks at (and, for JSON, on to the end of the first line).
 HEAD = 64 * 1024
 
 
@@ -188,20 +188,57 @@ def _chains(f: IO[bytes], size: int, varint: bool) -> bool:
     return frames > 0
 
 
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def first_line(head: bytes, f: IO[bytes]) -> bytes:
+    """``head`` read on from ``f``, when it starts a JSON value, to the end of its first line.
+
+    A JSON line may be far longer than :data:`HEAD` (an agent run exported in
+    one batch is one line): :func:`sniff` needs all of the first line and the
+    first byte of the next to tell JSON lines from a document.  Read a chunk
+    at a time, and no further than :data:`~.limits.MAX_RECORD_BYTES`.
+    """
+    start = len(head) - len(head.lstrip())
+    if head[start : start + 1] not in (b"{", b"["):
+        return head
+    parts, total = [head], len(head)
+    newline = head.find(b"\n", start)
+    limit = limits.MAX_RECORD_BYTES.bytes()
+    while (newline < 0 or newline + 1 >= total) and total <= limit:
+        chunk = f.read(HEAD)
+        if not chunk:
+            break
+        if newline < 0 and (at := chunk.find(b"\n")) >= 0:
+            newline = total + at
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts) if len(parts) > 1 else head
+
+
 def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
-    """The format of a stream from its first bytes (see module docstring)."""
+    """The format of a stream from its first bytes (see module docstring).
+
+    ``head`` holds the first line whole when the input starts with JSON (see
+    :func:`first_line`).
+    """
     if head[:2] == GZIP_MAGIC:
         return "gzip"
     if head[:4] == ZSTD_MAGIC:
         return "zstd"
     text = head.lstrip()
     if text[:1] in (b"{", b"["):
-        first = text.split(b"\n", 1)[0]
-        try:
-            json.loads(first)
-            return "jsonl"
-        except ValueError:
-            return "json"
+        # JSON lines: the first line is a whole JSON value, or (a bad first
+        # record) an object followed by a line starting another.  A document's
+        # second line is indented, goes on with a key, or is an array's item.
+        first, _, rest = text.partition(b"\n")
+        next_object = first[:1] == rest[:1] == b"{"
+        return "jsonl" if next_object or _is_json(first) else "json"
     if not head:
         return "empty"
     if f is not None and size is not None:
@@ -335,7 +372,7 @@ class Reader(Generic[T]):
             if idx is not None:
                 yield from self._through_index(idx)
                 return
-        head = f.read(HEAD) if size is None else f.read(min(HEAD, size))
+        head = first_line(f.read(HEAD) if size is None else f.read(min(HEAD, size)), f)
         if size is not None:
             kind = sniff(head, f, size)
             f.seek(0)
