@@ -14,3 +14,11 @@ class FormatError(ValueError):
         self.path = path
         self.offset = offset
         self.reason = reason
+
+
+class OtherSignal(FormatError):
+    """OTLP data of a signal the reader does not take (metrics, say).
+
+    A file holds one signal, so what follows is that signal too: reading
+    stops here rather than reporting every record.
+    """

@@ -17,8 +17,10 @@ compressed on its own (the default), or the whole file one zstd stream (the
 so memory does not grow with a plain file.  A fault is reported in
 :attr:`RecordReader.problems` as a :class:`FormatError` naming the file and
 byte offset (offsets inside a decompressed whole-file stream count
-decompressed bytes); every good record before it is kept, and JSON lines
-resume at the next line.
+decompressed bytes).  A record or JSON line that cannot be read costs only
+itself: reading resumes at the next one.  A fault in the framing (a torn
+record, a length past the end) ends the read; every good record before it
+is kept.
 """
 
 from __future__ import annotations
@@ -36,13 +38,16 @@ from typing import IO, Any, Generic, TypeVar, cast
 from google.protobuf.message import DecodeError
 
 from . import framing, index, limits, phoenix, progress
-from .errors import FormatError
+from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
+#: What input shaped in a way no check foresaw raises while it is read: still the
+#: input's fault, so it is reported, never raised.
+_UNFORESEEN = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
 #: What the sniffer looks at (and, for JSON, on to the end of the first line).
 HEAD = 64 * 1024
 
@@ -356,7 +361,7 @@ class Reader(Generic[T]):
             self.problems.append(FormatError(self.path, 0, f"bad gzip stream ({exc})"))
         except OSError as exc:
             self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        except _UNFORESEEN as exc:
             # Input shaped in a way no check above foresaw: still the user's data
             # that is wrong, so it is reported, never raised.
             self.problems.append(
@@ -421,10 +426,10 @@ class Reader(Generic[T]):
                 f.seek(0)  # a torn or corrupt dump: scan it, and report the fault
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
             for offset, body in progress.track(frames, size, f"reading {name}"):
-                yield from self._from_body(body, offset, keep)
+                yield from self._record(offset, self._from_body, body, keep)
         elif kind == "single":
             keep = None if self.trace_ids is None else self._keep
-            yield from self._from_proto(f.read(), 0, keep)
+            yield from self._record(0, self._from_proto, f.read(), keep)
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 
@@ -433,7 +438,31 @@ class Reader(Generic[T]):
         self.used_index = True
         found, records = idx.records(self.trace_ids)
         for offset, body in index.read_records(self.path, records):
-            yield from self._from_body(body, offset, found.__contains__)
+            yield from self._record(offset, self._from_body, body, found.__contains__)
+
+    def _record(
+        self,
+        offset: int,
+        decode: Callable[[bytes, int, Callable[[str], bool] | None], Iterable[T]],
+        body: bytes,
+        keep: Callable[[str], bool] | None,
+    ) -> list[T]:
+        """What the record at ``offset`` holds, all of it or nothing.
+
+        A record that cannot be read is reported and costs only itself: the
+        framing says where the next one starts.
+        """
+        try:
+            return list(decode(body, offset, keep))
+        except OtherSignal:
+            raise
+        except FormatError as exc:
+            self.problems.append(exc)
+        except (DecodeError, *_UNFORESEEN) as exc:
+            # Shaped in a way no check foresaw: still this record's fault only.
+            reason = f"unreadable record ({type(exc).__name__}: {exc})"
+            self.problems.append(FormatError(self.path, offset, reason))
+        return []
 
     def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
         offset = 0
