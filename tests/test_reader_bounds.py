@@ -6,11 +6,20 @@ record is reported with the file and its byte offset and costs only itself.
 
 from __future__ import annotations
 
+import functools
 import gzip
+import io
 import json
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+import zstandard
 from click.testing import CliRunner
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -83,3 +92,154 @@ def test_a_long_bad_first_line_costs_only_that_line(tmp_path: Path) -> None:
     assert reader.format == "jsonl"
     (problem,) = reader.problems
     assert problem.offset == 0 and "bad JSON line" in problem.reason
+
+
+# --- decompression bombs ---------------------------------------------------------------
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+#: Address space the CLI gets below: far under what any bomb here expands to.
+ADDRESS_SPACE = 256 * 1024 * 1024
+CAP = 16 * 1024 * 1024
+_UNDER_RLIMIT = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
+from otel_replay.cli.main import main
+sys.argv = ["otel-replay", *sys.argv[2:]]
+main()
+"""
+
+
+def cli_in_little_memory(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``otel-replay ARGS`` in a process that cannot map more than :data:`ADDRESS_SPACE`."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OTEL_REPLAY_MAX_RECORD_BYTES": str(CAP)}
+    return subprocess.run(
+        [sys.executable, "-c", _UNDER_RLIMIT, str(ADDRESS_SPACE), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+
+
+def zstd_bomb(gigabytes: int) -> bytes:
+    """One zstd frame of zeros, without its size in the header: ~33 KB a gigabyte."""
+    out = io.BytesIO()
+    chunk = bytes(64 * 1024 * 1024)
+    with zstandard.ZstdCompressor(level=1).stream_writer(out, closefd=False) as writer:
+        for _ in range(gigabytes * 16):
+            writer.write(chunk)
+    return out.getvalue()
+
+
+def repeated(compress: Callable[[bytes], bytes], byte: bytes, megabytes: int) -> bytes:
+    """``megabytes`` of ``byte`` as concatenated gzip members or zstd frames (both read on)."""
+    piece = compress(byte * (16 * 1024 * 1024))
+    return piece * (megabytes // 16)
+
+
+def frame(body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + body
+
+
+def two_dumps(tmp_path: Path, **exporter: Any) -> tuple[bytes, bytes]:
+    """Two real dumps of one agent run each."""
+    out = []
+    for name in ("before", "after"):
+        path = tmp_path / f"{name}.dump"
+        record_agent_runs(path, runs=1, spans_per_run=3, pad=10, **exporter)
+        out.append(path.read_bytes())
+    return out[0], out[1]
+
+
+def assert_bomb_reported(done: subprocess.CompletedProcess[str], path: Path, offset: int) -> None:
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr
+    assert done.returncode == 2, done.stderr
+    shown = json.loads(done.stdout)["runs"]
+    assert [r["steps"][0]["name"] for r in shown] == ["invoke_agent agent-0"] * 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"otel-replay: error: {path}: ") and line.endswith(f" at byte {offset}")
+    assert "the 16 MiB limit (OTEL_REPLAY_MAX_RECORD_BYTES)" in line
+
+
+def test_zstd_record_bomb_costs_that_record(tmp_path: Path) -> None:
+    before, after = two_dumps(tmp_path, compression="zstd")
+    bomb = zstd_bomb(3)
+    assert len(bomb) < 150_000  # 3 GB of zeros
+    path = tmp_path / "bomb.otlp"
+    path.write_bytes(before + frame(bomb) + after)
+    done = cli_in_little_memory("show", "--json", path)
+    assert_bomb_reported(done, path, len(before))
+    assert "record decompresses past the 16 MiB limit" in done.stderr
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zstd"])
+def test_compressed_json_line_bomb_costs_that_line(tmp_path: Path, compression: str) -> None:
+    before, after = two_dumps(tmp_path, format="json")
+    compress = (
+        functools.partial(gzip.compress, compresslevel=9)
+        if compression == "gzip"
+        else zstandard.ZstdCompressor(level=3).compress
+    )
+    bomb = repeated(compress, b"x", 512) + compress(b"\n")  # one 512 MB line
+    assert len(bomb) < 1_000_000
+    path = tmp_path / f"bomb.jsonl.{compression}"
+    path.write_bytes(compress(before) + bomb + compress(after))
+    done = cli_in_little_memory("show", "--json", path)
+    assert_bomb_reported(done, path, len(before))
+    assert "line longer than the 16 MiB limit" in done.stderr
+
+
+def test_compressed_framed_record_bomb_costs_that_record(tmp_path: Path) -> None:
+    before, after = two_dumps(tmp_path)
+    body = bytes(400 * 1024 * 1024)  # a length the framing allows, far past the record limit
+    path = tmp_path / "bomb.otlp.gz"
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(before)
+        f.write(struct.pack(">I", len(body)))
+        f.write(body)
+        f.write(after)
+    del body
+    done = cli_in_little_memory("show", "--json", path)
+    assert_bomb_reported(done, path, len(before))
+    assert "record of 419430400 bytes is past the 16 MiB limit" in done.stderr
+
+
+def test_a_record_past_the_limit_is_passed_over_and_the_limit_is_configurable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before, after = two_dumps(tmp_path)
+    big = tmp_path / "big.dump"
+    record_agent_runs(big, runs=1, spans_per_run=200, pad=10_000)  # one ~2 MB record
+    path = tmp_path / "t.otlp"
+    path.write_bytes(before + big.read_bytes() + after)
+
+    monkeypatch.setenv("OTEL_REPLAY_MAX_RECORD_BYTES", str(1024 * 1024))
+    reader = RecordReader(path)
+    assert sum(1 for _ in reader) == 2 * 4
+    (problem,) = reader.problems
+    assert problem.offset == len(before)
+    assert problem.reason == (
+        f"record of {len(big.read_bytes()) - 4} bytes is past the 1 MiB limit "
+        "(OTEL_REPLAY_MAX_RECORD_BYTES)"
+    )
+
+    monkeypatch.setenv("OTEL_REPLAY_MAX_RECORD_BYTES", str(4 * 1024 * 1024))
+    reader = RecordReader(path)
+    assert sum(1 for _ in reader) == 2 * 4 + 201 and reader.problems == []
+
+
+def test_a_json_document_past_the_limit_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = tmp_path / "t.jsonl"
+    record_agent_runs(lines, runs=1, spans_per_run=200, pad=10_000, format="json")
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(json.loads(lines.read_bytes()), indent=2))
+    monkeypatch.setenv("OTEL_REPLAY_MAX_RECORD_BYTES", str(1024 * 1024))
+    reader = RecordReader(path)
+    assert list(reader) == [] and reader.format == "json"
+    (problem,) = reader.problems
+    assert str(problem) == (
+        f"{path}: JSON document larger than the 1 MiB limit (OTEL_REPLAY_MAX_RECORD_BYTES) at byte 0"
+    )

@@ -69,6 +69,7 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-#: The most a reader holds of one record, JSON line or JSON document (decompressed):
-#: past it, the record is reported, not allocated.
+#: The most a reader holds of one record, JSON line or JSON document, decompressed:
+#: a zstd record, a length prefix or a gzip line that goes past it is reported
+#: (and passed over where the framing allows), not allocated.
 MAX_RECORD_BYTES: Final = Limit("OTEL_REPLAY_MAX_RECORD_BYTES", 256 * MiB)

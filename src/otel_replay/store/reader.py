@@ -37,7 +37,7 @@ from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
-from . import framing, index, limits, phoenix, progress
+from . import bounded, framing, index, limits, phoenix, progress
 from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
@@ -52,13 +52,7 @@ _UNFORESEEN = (ValueError, TypeError, KeyError, AttributeError, OverflowError, R
 HEAD = 64 * 1024
 
 
-def _decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
-    import zstandard
-
-    try:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    except zstandard.ZstdError as exc:
-        raise FormatError(source, offset, f"bad zstd frame ({exc})") from exc
+_decompress_zstd = bounded.decompress_zstd
 
 
 def decode_body(
@@ -117,9 +111,14 @@ def _varint_header(f: IO[bytes]) -> tuple[int, int] | None:
 
 
 def _frames(
-    f: IO[bytes], source: str, header: Callable[[IO[bytes]], tuple[int, int] | None]
+    f: IO[bytes],
+    source: str,
+    header: Callable[[IO[bytes]], tuple[int, int] | None],
+    size: int | None,
+    skipped: list[FormatError] | None,
 ) -> Iterator[tuple[int, bytes]]:
     offset = 0
+    limit = limits.MAX_RECORD_BYTES.bytes()
     while True:
         try:
             got = header(f)
@@ -130,23 +129,55 @@ def _frames(
         length, used = got
         if length > framing.MAX_RECORD:
             raise FormatError(source, offset, f"corrupt record length {length}")
-        body = f.read(length)
-        if len(body) < length:
-            raise FormatError(
-                source, offset, f"truncated record: header says {length} bytes, {len(body)} present"
+        # A record known to be cut short, or too big to hold, is not read into memory.
+        present = length if size is None else min(length, size - offset - used)
+        if present == length and length > limit:
+            too_big = FormatError(
+                source, offset, f"record of {length} bytes is past {limits.MAX_RECORD_BYTES.text()}"
             )
-        yield offset, body
-        offset += used + length
+            if skipped is None:
+                raise too_big
+            present = bounded.skip(f, length, seekable=size is not None)
+            if present == length:
+                skipped.append(too_big)
+                offset += used + length
+                continue
+        elif present == length:
+            body = f.read(length)
+            present = len(body)
+            if present == length:
+                yield offset, body
+                offset += used + length
+                continue
+        raise FormatError(
+            source, offset, f"truncated record: header says {length} bytes, {present} present"
+        )
 
 
-def iter_be32(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of 4-byte big-endian length-prefixed records."""
-    return _frames(f, source, _be32_header)
+def iter_be32(
+    f: IO[bytes],
+    source: str,
+    size: int | None = None,
+    skipped: list[FormatError] | None = None,
+) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of 4-byte big-endian length-prefixed records.
+
+    ``size``: the bytes left in ``f`` when known (a plain file).  A record
+    past :data:`~.limits.MAX_RECORD_BYTES` is not read: it raises
+    :class:`FormatError`, or when a ``skipped`` list is given, is reported
+    there and passed over.
+    """
+    return _frames(f, source, _be32_header, size, skipped)
 
 
-def iter_varint(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of varint length-delimited records."""
-    return _frames(f, source, _varint_header)
+def iter_varint(
+    f: IO[bytes],
+    source: str,
+    size: int | None = None,
+    skipped: list[FormatError] | None = None,
+) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of varint length-delimited records (see :func:`iter_be32`)."""
+    return _frames(f, source, _varint_header, size, skipped)
 
 
 # Kept for callers that only know our own files.
@@ -389,7 +420,7 @@ class Reader(Generic[T]):
         if kind == "empty":
             return
         if kind in ("json", "jsonl") and phoenix.looks_like(head):  # a backend's REST answer
-            yield from self._from_phoenix(f.read())
+            yield from self._from_phoenix(self._whole(f, size, "answer"))
             return
         if kind == "gzip":
             yield from self._read(cast(IO[bytes], gzip.GzipFile(fileobj=f)), None)
@@ -404,7 +435,7 @@ class Reader(Generic[T]):
         elif kind == "jsonl":
             yield from self._json_lines(f)
         elif kind == "json":
-            data = f.read()
+            data = self._whole(f, size, "JSON document")
             try:
                 doc = self._loads(data)
             except ValueError as exc:
@@ -424,12 +455,13 @@ class Reader(Generic[T]):
                     yield from self._through_index(idx)
                     return
                 f.seek(0)  # a torn or corrupt dump: scan it, and report the fault
-            frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
+            framed = iter_be32 if kind == "be32" else iter_varint
+            frames = framed(f, name, size, skipped=self.problems)
             for offset, body in progress.track(frames, size, f"reading {name}"):
                 yield from self._record(offset, self._from_body, body, keep)
         elif kind == "single":
             keep = None if self.trace_ids is None else self._keep
-            yield from self._record(0, self._from_proto, f.read(), keep)
+            yield from self._record(0, self._from_proto, self._whole(f, size, "record"), keep)
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 
@@ -464,20 +496,38 @@ class Reader(Generic[T]):
             self.problems.append(FormatError(self.path, offset, reason))
         return []
 
+    def _whole(self, f: IO[bytes], size: int | None, what: str) -> bytes:
+        """The rest of ``f``: one record, document or answer, so no more than the record limit."""
+        data = bounded.read_at_most(f, limits.MAX_RECORD_BYTES.bytes(), size)
+        if data is None:
+            limit = limits.MAX_RECORD_BYTES.text()
+            raise FormatError(self.path, 0, f"{what} larger than {limit}")
+        return data
+
     def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
+        limit = limits.MAX_RECORD_BYTES.bytes()
         offset = 0
-        for line in f:
-            start, offset = offset, offset + len(line)
+        while True:
+            line, length = bounded.read_line(f, limit)
+            if not length:
+                return
+            start, offset = offset, offset + length
+            if not line:
+                too_long = f"line longer than {limits.MAX_RECORD_BYTES.text()}"
+                self.problems.append(FormatError(self.path, start, too_long))
+                continue
             if not line.strip():
                 continue
             try:
                 doc: Any = self._loads(line)
-                yield from self._from_doc(doc, start)
+                records = list(self._from_doc(doc, start))  # all of the line or none
             except (ValueError, JsonShapeError) as exc:
                 if isinstance(exc, OtherSignalError):
-                    raise FormatError(self.path, start, str(exc)) from exc
+                    raise OtherSignal(self.path, start, str(exc)) from exc
                 # One bad line costs that line only.
                 self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
+                continue
+            yield from records
 
 
 def trace_index(path: str) -> index.TraceIndex | None:
