@@ -243,3 +243,87 @@ def test_a_json_document_past_the_limit_is_reported(
     assert str(problem) == (
         f"{path}: JSON document larger than the 1 MiB limit (OTEL_REPLAY_MAX_RECORD_BYTES) at byte 0"
     )
+
+
+# --- deep nesting ----------------------------------------------------------------------
+
+
+def nested_value(levels: int) -> dict[str, Any]:
+    """An OTLP/JSON AnyValue: a list in a list ... ``levels`` deep."""
+    value: dict[str, Any] = {"stringValue": "bottom"}
+    for _ in range(levels):
+        value = {"arrayValue": {"values": [value]}}
+    return value
+
+
+def span_line(name: str, value: dict[str, Any] | None = None) -> bytes:
+    span: dict[str, Any] = {"traceId": "ab" * 16, "spanId": f"{len(name):016x}", "name": name}
+    if value is not None:
+        span["attributes"] = [{"key": "deep", "value": value}]
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    return json.dumps(doc).encode() + b"\n"
+
+
+def test_a_deeply_nested_json_line_costs_only_that_line(tmp_path: Path) -> None:
+    first, last = span_line("first"), span_line("last-one")
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(first + b"[" * 100_000 + b"\n" + last)
+    reader = RecordReader(path)
+    assert [r.name for r in reader] == ["first", "last-one"]
+    (problem,) = reader.problems
+    assert problem.offset == len(first)
+    assert problem.reason.startswith("bad JSON line (JSON nested too deep")
+
+    code, shown, stderr = show_json(path)
+    assert code == 2 and len(shown) == 1 and len(shown[0]["steps"]) == 2
+    assert stderr.strip().endswith(f"at byte {len(first)}") and "Traceback" not in stderr
+
+
+def test_attribute_values_nested_past_the_bound_cost_their_line(tmp_path: Path) -> None:
+    first, last = span_line("first"), span_line("last-one")
+    fine = span_line("fine", nested_value(64))
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(first + span_line("deep", nested_value(65)) + fine + last)
+    reader = RecordReader(path)
+    assert [r.name for r in reader] == ["first", "fine", "last-one"]
+    (problem,) = reader.problems
+    assert problem.offset == len(first)
+    assert problem.reason == "bad JSON line (attribute value nested deeper than 64 levels)"
+
+
+def test_a_deeply_nested_json_document_is_reported_where_it_gets_too_deep(tmp_path: Path) -> None:
+    head = b'{\n  "resourceSpans": '
+    path = tmp_path / "deep.json"
+    path.write_bytes(head + b"[" * 100_000 + b"]" * 100_000 + b"\n}\n")
+    reader = RecordReader(path)
+    assert list(reader) == [] and reader.format == "json"
+    (problem,) = reader.problems
+    assert problem.reason.startswith("JSON nested too deep")
+    assert len(head) < problem.offset < len(head) + 100_000
+
+    done = CliRunner().invoke(cli, ["check", str(path)])
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert done.stderr.splitlines()[0].startswith(
+        f"otel-replay: error: {path}: JSON nested too deep"
+    )
+
+
+def test_a_protobuf_record_nested_past_the_parser_bound_costs_that_record(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = b"\x01" * 16, b"\x02" * 8, "deep"
+    value = span.attributes.add(key="deep").value
+    for _ in range(200):
+        value = value.array_value.values.add()
+    value.string_value = "bottom"
+    before, after = two_dumps(tmp_path)
+    path = tmp_path / "deep.otlp"
+    path.write_bytes(before + frame(request.SerializeToString()) + after)
+    reader = RecordReader(path)
+    assert sum(1 for _ in reader) == 2 * 4
+    (problem,) = reader.problems
+    assert problem.offset == len(before) and "corrupt record" in problem.reason

@@ -73,3 +73,8 @@ def size_text(n: int) -> str:
 #: a zstd record, a length prefix or a gzip line that goes past it is reported
 #: (and passed over where the framing allows), not allocated.
 MAX_RECORD_BYTES: Final = Limit("OTEL_REPLAY_MAX_RECORD_BYTES", 256 * MiB)
+#: How deep attribute values (OTLP ``AnyValue`` lists and maps) may nest in
+#: JSON input.  Each level costs Python stack; no tracing SDK writes more
+#: than a few, and protobuf parsers stop at 100 nested messages (about 48
+#: levels), so protobuf input never comes near it.
+MAX_NESTING: Final = 64

@@ -40,6 +40,7 @@ from typing import Any
 
 from ..attributes import BYTES as _BYTES
 from .errors import FormatError
+from .otlp_json import deeper
 from .records import EventRecord, LinkRecord, SpanRecord
 
 __all__ = ["looks_like", "spans_from_response"]
@@ -83,7 +84,7 @@ def _id(value: Any, size: int, what: str) -> str:
     return text
 
 
-def _any_value(v: Any) -> Any:
+def _any_value(v: Any, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` with protobuf field names (unset ones ``null``)."""
     if not isinstance(v, Mapping):
         return None
@@ -99,16 +100,17 @@ def _any_value(v: Any) -> Any:
             return bytes.fromhex(value)
         return value
     if v.get("array_value") is not None:
-        return [_any_value(x) for x in v["array_value"].get("values") or []]
+        inner = deeper(depth)
+        return [_any_value(x, inner) for x in v["array_value"].get("values") or []]
     if v.get("kvlist_value") is not None:
-        return _key_values(v["kvlist_value"].get("values"))
+        return _key_values(v["kvlist_value"].get("values"), deeper(depth))
     return None
 
 
-def _key_values(kvs: Any) -> dict[str, Any]:
+def _key_values(kvs: Any, depth: int = 0) -> dict[str, Any]:
     if not isinstance(kvs, list):
         return {}
-    return {str(kv.get("key", "")): _any_value(kv.get("value")) for kv in kvs}
+    return {str(kv.get("key", "")): _any_value(kv.get("value"), depth) for kv in kvs}
 
 
 def _plain(attrs: Any) -> dict[str, Any]:

@@ -29,6 +29,7 @@ import gzip
 import io
 import json
 import os
+import re
 import sys
 import urllib.request
 import zlib
@@ -55,6 +56,41 @@ HEAD = 64 * 1024
 _decompress_zstd = bounded.decompress_zstd
 
 
+#: A JSON string (skipped whole) or a bracket.
+_JSON_NESTING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+class NestedTooDeep(ValueError):
+    """JSON nested deeper than the parser can follow; :attr:`pos` is where it is deepest."""
+
+    def __init__(self, data: bytes) -> None:
+        depth = deepest = self.pos = 0
+        for m in _JSON_NESTING.finditer(data):
+            c = data[m.start()]
+            if c in b"[{":
+                depth += 1
+                if depth > deepest:
+                    deepest, self.pos = depth, m.start()
+            elif c in b"]}":
+                depth -= 1
+        limit = sys.getrecursionlimit()
+        super().__init__(
+            f"JSON nested too deep: {deepest} levels, past Python's recursion limit ({limit})"
+        )
+
+
+def parse_json(data: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
+    """``loads(data)``: a ValueError for anything but JSON, :class:`NestedTooDeep` included."""
+    try:
+        return loads(data)
+    except RecursionError:
+        raise NestedTooDeep(data) from None
+
+
+def _not_json(exc: ValueError) -> str:
+    return str(exc) if isinstance(exc, NestedTooDeep) else f"not JSON ({exc})"
+
+
 def decode_body(
     body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
 ) -> Iterator[Record]:
@@ -63,9 +99,9 @@ def decode_body(
         body = _decompress_zstd(body, source, offset)
     if body.lstrip()[:1] == b"{":
         try:
-            doc = json.loads(body)
+            doc = parse_json(body)
         except ValueError as exc:
-            raise FormatError(source, offset, f"not JSON ({exc})") from exc
+            raise FormatError(source, offset, _not_json(exc)) from exc
         try:
             for record in records_from_json(doc, source):
                 if keep is None or keep(record.trace_id):
@@ -437,10 +473,10 @@ class Reader(Generic[T]):
         elif kind == "json":
             data = self._whole(f, size, "JSON document")
             try:
-                doc = self._loads(data)
+                doc = parse_json(data, self._loads)
             except ValueError as exc:
                 pos = getattr(exc, "pos", 0)
-                raise FormatError(name, pos, f"not JSON ({exc})") from exc
+                raise FormatError(name, pos, _not_json(exc)) from exc
             docs = doc if isinstance(doc, list) else [doc]
             for d in docs:
                 try:
@@ -519,7 +555,7 @@ class Reader(Generic[T]):
             if not line.strip():
                 continue
             try:
-                doc: Any = self._loads(line)
+                doc: Any = parse_json(line, self._loads)
                 records = list(self._from_doc(doc, start))  # all of the line or none
             except (ValueError, JsonShapeError) as exc:
                 if isinstance(exc, OtherSignalError):
