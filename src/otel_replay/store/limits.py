@@ -73,6 +73,10 @@ def size_text(n: int) -> str:
 #: a zstd record, a length prefix or a gzip line that goes past it is reported
 #: (and passed over where the framing allows), not allocated.
 MAX_RECORD_BYTES: Final = Limit("OTEL_REPLAY_MAX_RECORD_BYTES", 256 * MiB)
+#: Seconds a URL's answer may take, from connecting to its last byte.
+URL_TIMEOUT: Final = Limit("OTEL_REPLAY_URL_TIMEOUT", 60.0, unit="s")
+#: The most a URL's answer may hold (kept in a temporary file while it is read).
+MAX_URL_BYTES: Final = Limit("OTEL_REPLAY_MAX_URL_BYTES", 1 * GiB)
 #: How deep attribute values (OTLP ``AnyValue`` lists and maps) may nest in
 #: JSON input.  Each level costs Python stack; no tracing SDK writes more
 #: than a few, and protobuf parsers stop at 100 nested messages (about 48

@@ -34,11 +34,11 @@ import datetime as dt
 import json
 import re
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..attributes import BYTES as _BYTES
+from . import download, limits
 from .errors import FormatError
 from .otlp_json import deeper
 from .records import EventRecord, LinkRecord, SpanRecord
@@ -240,8 +240,8 @@ def spans_from_response(
         seen.add(cursor)
         url = _next_page_url(source, cursor)
         try:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                body = response.read()
-        except OSError as exc:
-            raise FormatError(source, 0, f"cannot read the next page {url} ({exc})") from exc
+            body = download.fetch(url, cap=limits.MAX_RECORD_BYTES)  # one answer: one record
+        except FormatError as exc:
+            reason = f"cannot read the next page {url} ({exc.reason})"
+            raise FormatError(source, exc.offset, reason) from exc
     raise FormatError(source, 0, f"more than {MAX_PAGES} pages")

@@ -31,14 +31,13 @@ import json
 import os
 import re
 import sys
-import urllib.request
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
-from . import bounded, framing, index, limits, phoenix, progress
+from . import bounded, download, framing, index, limits, phoenix, progress
 from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
@@ -342,12 +341,7 @@ class _Open:
             data = sys.stdin.buffer.read()
             self.file, self.size = io.BytesIO(data), len(data)
         elif name.startswith(("http://", "https://")):
-            request = urllib.request.Request(
-                name, headers={"Accept": "application/json, application/x-protobuf"}
-            )
-            with urllib.request.urlopen(request, timeout=60) as response:
-                data = response.read()
-            self.file, self.size = io.BytesIO(data), len(data)
+            self.file, self.size = download.download(name)
         else:
             self.file = open(name, "rb")  # noqa: SIM115 - closed by close()
             self.size = os.fstat(self.file.fileno()).st_size
@@ -417,6 +411,9 @@ class Reader(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         try:
             opened = _Open(self.path)
+        except FormatError as exc:
+            self.problems.append(exc)
+            return
         except OSError as exc:
             self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
             return
