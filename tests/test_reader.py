@@ -252,3 +252,19 @@ def test_mangled_files_never_raise_and_keep_what_precedes_the_fault(tmp_path: Pa
         names = {r.name for r in got}
         for k in range(intact):  # records wholly before the damage are all there
             assert {f"r{k}-root", f"r{k}-0", f"r{k}-1"} <= names, (i, how)
+
+
+def test_a_problem_survives_the_trip_from_a_worker_process(tmp_path: Path) -> None:
+    # check and ls read big dumps in worker processes: their problems come back pickled.
+    import pickle
+
+    path = write(tmp_path, frame(encode_request(spans(2, "a")))[:-3])
+    (problem,) = read(path)[1]
+    back = pickle.loads(pickle.dumps(problem))
+    assert type(back) is FormatError
+    assert (back.path, back.offset, back.reason, str(back)) == (
+        problem.path,
+        problem.offset,
+        problem.reason,
+        str(problem),
+    )

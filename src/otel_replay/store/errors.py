@@ -15,6 +15,10 @@ class FormatError(ValueError):
         self.offset = offset
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[FormatError], tuple[str, int, str]]:
+        # Rebuilt from its fields, not from the formatted message (worker processes send it back).
+        return (type(self), (self.path, self.offset, self.reason))
+
 
 class OtherSignal(FormatError):
     """OTLP data of a signal the reader does not take (metrics, say).
