@@ -15,7 +15,7 @@ from . import limits
 from .errors import FormatError
 
 #: What one read asks for while the total is unknown.
-CHUNK: Final = 1 << 20
+CHUNK: Final = 1 << 16
 
 
 def read_at_most(f: IO[bytes], limit: int, size: int | None = None) -> bytes | None:
