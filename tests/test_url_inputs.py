@@ -164,3 +164,27 @@ def test_an_http_error_status(tmp_path: Any) -> None:
     with server(send(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")) as url:
         result, _ = show(url)
     assert one_error_line(result, url) == "cannot read (HTTP Error 404: Not Found) at byte 0"
+
+
+def test_one_trace_of_a_dump_served_over_http(tmp_path: Any) -> None:
+    # A 4-byte framed dump read a trace at a time: no index is kept beside a URL.
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    import otel_replay
+    from otel_replay.export.encoder import encode_request
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    for name in ("first", "second"):
+        with provider.get_tracer("url").start_as_current_span(name):
+            pass
+    spans = memory.get_finished_spans()
+    body = b"".join(len(r).to_bytes(4, "big") + r for r in (encode_request([s]) for s in spans))
+    wanted = f"{spans[1].context.trace_id:032x}"
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    with server(send(head + body)) as url:
+        runs = otel_replay.load(url, trace_id=wanted[:8], strict=True)
+    assert [r.steps[0].name for r in runs] == ["second"]

@@ -42,6 +42,7 @@ from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
+from .sources import is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -435,7 +436,9 @@ class Reader(Generic[T]):
             opened.close()
 
     def _read(self, f: IO[bytes], size: int | None) -> Iterator[T]:
-        if self.trace_ids is not None and size is not None:
+        # A dump's index lives beside it: only a plain file (not stdin or a URL) has one.
+        file_size = None if is_stream(self.path) else size
+        if self.trace_ids is not None and file_size is not None:
             # A current index means a 4-byte framed dump: no need to sniff it again.
             idx = index.load(self.path, self.index_as_of)
             if idx is not None:
@@ -482,8 +485,8 @@ class Reader(Generic[T]):
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
             keep = None if self.trace_ids is None else self._keep
-            if kind == "be32" and keep is not None and size is not None:  # a plain file
-                idx = _build_index(f, self.path, size)
+            if kind == "be32" and keep is not None and file_size is not None:
+                idx = _build_index(f, self.path, file_size)
                 if idx is not None:
                     yield from self._through_index(idx)
                     return
