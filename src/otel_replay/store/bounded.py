@@ -9,7 +9,8 @@ was allocated stays near the limit whatever the input claims.
 from __future__ import annotations
 
 import os
-from typing import IO, Final
+import threading
+from typing import IO, Any, Final, cast
 
 from . import limits
 from .errors import FormatError
@@ -69,6 +70,19 @@ def read_line(f: IO[bytes], limit: int) -> tuple[bytes, int]:
     return b"", length
 
 
+_local = threading.local()
+
+
+def _decompressor() -> Any:
+    """This thread's zstd decompressor (making one costs more than decompressing a record)."""
+    made = getattr(_local, "zstd", None)
+    if made is None:
+        import zstandard
+
+        made = _local.zstd = zstandard.ZstdDecompressor()
+    return made
+
+
 def decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
     """One zstd frame (the record at ``offset``), decompressed no further than the record limit.
 
@@ -86,9 +100,9 @@ def decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
         if declared > limit:
             raise too_big
         if declared >= 0:  # the size is in the frame header: one allocation of it
-            return zstandard.ZstdDecompressor().decompress(data)
-        reader = zstandard.ZstdDecompressor().stream_reader(data)
-        out = read_at_most(reader, limit)
+            return cast(bytes, _decompressor().decompress(data))
+        with _decompressor().stream_reader(data) as reader:
+            out = read_at_most(reader, limit)
     except zstandard.ZstdError as exc:
         raise FormatError(source, offset, f"bad zstd frame ({exc})") from exc
     if out is None:
