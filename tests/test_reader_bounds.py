@@ -205,6 +205,20 @@ def test_compressed_framed_record_bomb_costs_that_record(tmp_path: Path) -> None
     assert "record of 419430400 bytes is past the 16 MiB limit" in done.stderr
 
 
+def test_a_zstd_record_cut_short_is_reported(tmp_path: Path) -> None:
+    before, after = two_dumps(tmp_path, compression="zstd")
+    records = tmp_path / "records.dump"
+    record_agent_runs(records, runs=1, spans_per_run=3, pad=10)
+    # A frame that does not say its size (streamed), cut short: it decompresses quietly to less.
+    whole = zstandard.ZstdCompressor(write_content_size=False).compress(records.read_bytes()[4:])
+    path = tmp_path / "t.otlp"
+    path.write_bytes(before + frame(whole[: len(whole) // 2]) + after)
+    reader = RecordReader(path)
+    assert sum(1 for _ in reader) == 2 * 4
+    (problem,) = reader.problems
+    assert (problem.offset, problem.reason) == (len(before), "bad zstd frame (cut short)")
+
+
 def test_a_record_past_the_limit_is_passed_over_and_the_limit_is_configurable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -86,8 +86,8 @@ def _decompressor() -> Any:
 def decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
     """One zstd frame (the record at ``offset``), decompressed no further than the record limit.
 
-    Raises :class:`FormatError` for a bad frame or one that expands past
-    :data:`~.limits.MAX_RECORD_BYTES`.
+    Raises :class:`FormatError` for a bad or cut-short frame, or one that
+    expands past :data:`~.limits.MAX_RECORD_BYTES`.
     """
     import zstandard
 
@@ -103,8 +103,14 @@ def decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
             return cast(bytes, _decompressor().decompress(data))
         with _decompressor().stream_reader(data) as reader:
             out = read_at_most(reader, limit)
+        if out is None:
+            raise too_big
+        # A stream ends quietly where its input does: whether the frame was
+        # whole, only a decompression object says (known to fit by now).
+        whole = _decompressor().decompressobj()
+        whole.decompress(data)
     except zstandard.ZstdError as exc:
         raise FormatError(source, offset, f"bad zstd frame ({exc})") from exc
-    if out is None:
-        raise too_big
+    if not whole.eof:
+        raise FormatError(source, offset, "bad zstd frame (cut short)")
     return out
