@@ -14,6 +14,7 @@ import os
 import struct
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -217,6 +218,22 @@ def test_a_zstd_record_cut_short_is_reported(tmp_path: Path) -> None:
     assert sum(1 for _ in reader) == 2 * 4
     (problem,) = reader.problems
     assert (problem.offset, problem.reason) == (len(before), "bad zstd frame (cut short)")
+
+
+def test_a_gzip_stream_cut_short_is_reported_where_it_ends(tmp_path: Path) -> None:
+    lines = tmp_path / "t.jsonl"
+    record_agent_runs(lines, runs=30, spans_per_run=3, pad=1000, format="json")
+    data = lines.read_bytes()
+    zipped = gzip.compress(data)
+    cut = zipped[: len(zipped) - 12]  # the trailer and a little of the last block
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(cut)
+    reader = RecordReader(path)
+    kept = [r.name for r in reader]
+    assert "invoke_agent agent-2" in kept
+    (problem,) = reader.problems
+    got = len(zlib.decompressobj(31).decompress(cut))  # what the cut stream still holds
+    assert 0 < problem.offset <= got and problem.reason.startswith("bad gzip stream")
 
 
 def test_a_record_past_the_limit_is_passed_over_and_the_limit_is_configurable(

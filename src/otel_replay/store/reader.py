@@ -459,7 +459,12 @@ class Reader(Generic[T]):
             yield from self._from_phoenix(self._whole(f, size, "answer"))
             return
         if kind == "gzip":
-            yield from self._read(cast(IO[bytes], gzip.GzipFile(fileobj=f)), None)
+            unzipped = gzip.GzipFile(fileobj=f)
+            try:
+                yield from self._read(cast(IO[bytes], unzipped), None)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                reason = f"bad gzip stream ({exc})"
+                raise FormatError(name, _position(unzipped), reason) from exc
         elif kind == "zstd":
             import zstandard
 
@@ -467,7 +472,7 @@ class Reader(Generic[T]):
             try:
                 yield from self._read(stream, None)
             except zstandard.ZstdError as exc:
-                raise FormatError(name, 0, f"bad zstd stream ({exc})") from exc
+                raise FormatError(name, _position(stream), f"bad zstd stream ({exc})") from exc
         elif kind == "jsonl":
             yield from self._json_lines(f)
         elif kind == "json":
@@ -564,6 +569,14 @@ class Reader(Generic[T]):
                 self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
                 continue
             yield from records
+
+
+def _position(stream: Any) -> int:
+    """How far a decompressing stream got, in decompressed bytes: where it broke."""
+    try:
+        return int(stream.tell())
+    except (OSError, ValueError):
+        return 0
 
 
 def trace_index(path: str) -> index.TraceIndex | None:
