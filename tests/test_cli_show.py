@@ -315,7 +315,8 @@ def test_truncated_tail_prints_what_was_read_then_exit_2(trace_file: Path) -> No
         f.write(struct.pack(">I", 500) + b"\x0a\x05torn")
     for args in (("show", "--json"), ("show",), ("check",)):
         done = cli_process(*args, trace_file)
-        assert done.returncode == 2, (args, done.stderr)
+        # check: the run read from the torn file may lack spans, so it fails the check.
+        assert done.returncode == (1 if args == ("check",) else 2), (args, done.stderr)
         assert "Traceback" not in done.stderr
         (line,) = done.stderr.splitlines()
         assert line.startswith(f"otel-replay: error: {trace_file}: ")

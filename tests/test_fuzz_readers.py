@@ -1,16 +1,29 @@
-"""Fuzzing the readers: whatever the bytes, the only failure is a reported FormatError."""
+"""Fuzzing the readers and the commands that use them, against the contract for any input:
+
+- whatever the bytes, the only failure is a reported FormatError naming the
+  file and a byte offset; the CLI prints it as one line and exits 2;
+- a bad record or line between good ones costs only itself, in every
+  framing and compression;
+- what a record may expand to stays within the record limit, whatever the
+  compressed bytes claim.
+"""
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+import re
 import shutil
 import struct
 import tempfile
-from collections.abc import Iterator
+import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import zstandard
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry._logs import LogRecord
@@ -22,8 +35,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otel_replay.cli.main import cli
+from otel_replay.export.json_encoder import encode_json_request
 from otel_replay.store.errors import FormatError
-from otel_replay.store.reader import RecordReader, SpanReader
+from otel_replay.store.reader import ZSTD_MAGIC, RecordReader, SpanReader
 
 
 def _seed_files() -> list[bytes]:
@@ -101,12 +116,16 @@ def _log_seed_files() -> list[bytes]:
 
 SEEDS = _seed_files()
 SEEDS += _log_seed_files()
+SEEDS += [gzip.compress(SEEDS[0]), gzip.compress(SEEDS[3])]  # gzip of a dump, of JSON lines
 TMP = Path(tempfile.mkdtemp(prefix="otel-replay-fuzz-"))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _remove_tmp() -> Iterator[None]:
-    yield
+    # Whatever the commands keep in the user's cache directory stays in TMP.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("XDG_CACHE_HOME", str(TMP / "cache"))
+        yield
     shutil.rmtree(TMP, ignore_errors=True)
 
 
@@ -139,3 +158,195 @@ def test_mutated_valid_files(seed: int, flips: list[tuple[int, int]], cut: int) 
         if data:
             data[pos % len(data)] = value
     _read(bytes(data[: max(0, len(data) - cut % (len(data) + 1))]))
+
+
+# --- a bad record between good ones costs only itself ----------------------------------
+
+
+def _request(prefix: str) -> tuple[bytes, bytes, list[str]]:
+    """A request of two spans as protobuf and as a JSON line, and the span names."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with provider.get_tracer("fuzz").start_as_current_span(f"{prefix}-root"):
+        with provider.get_tracer("fuzz").start_as_current_span(f"{prefix}-child"):
+            pass
+    spans = exporter.get_finished_spans()
+    names = [s.name for s in spans]
+    return encode_spans(spans).SerializeToString(), encode_json_request(spans), names
+
+
+GOOD = [_request(p) for p in ("a", "b", "c")]
+GOOD_NAMES = {n for _, _, names in GOOD for n in names}
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _framed(bodies: list[bytes], varint: bool = False) -> tuple[bytes, int]:
+    """Good, good, bad, good: the file, and the offset of the bad record (the third)."""
+    prefix = _varint if varint else (lambda n: struct.pack(">I", n))
+    records = [prefix(len(b)) + b for b in bodies]
+    return b"".join(records), len(records[0]) + len(records[1])
+
+
+def _be32(bad: bytes) -> tuple[bytes, int]:
+    (a, _, _), (b, _, _), (c, _, _) = GOOD
+    return _framed([a, b, b"\xff" + bad, c])  # wire type 7: never a protobuf message
+
+
+def _varint_file(bad: bytes) -> tuple[bytes, int]:
+    (a, _, _), (b, _, _), (c, _, _) = GOOD
+    return _framed([a, b, b"\xff" + bad, c], varint=True)
+
+
+def _zstd_records(bad: bytes) -> tuple[bytes, int]:
+    z = zstandard.ZstdCompressor()
+    (a, _, _), (b, _, _), (c, _, _) = GOOD
+    return _framed([z.compress(a), z.compress(b), ZSTD_MAGIC + bad, z.compress(c)])
+
+
+def _lines(bad: bytes) -> tuple[bytes, int]:
+    (_, a, _), (_, b, _), (_, c, _) = GOOD
+    line = b"{" + bad.replace(b"\n", b" ")
+    return b"".join(x + b"\n" for x in (a, b, line, c)), len(a) + len(b) + 2
+
+
+def _compressed(
+    make: Callable[[bytes], tuple[bytes, int]], compress: Callable[[bytes], bytes]
+) -> Callable[[bytes], tuple[bytes, int]]:
+    # Offsets inside a compressed stream count decompressed bytes: the same offset.
+    def build(bad: bytes) -> tuple[bytes, int]:
+        data, offset = make(bad)
+        return compress(data), offset
+
+    return build
+
+
+CONTAINERS: dict[str, Callable[[bytes], tuple[bytes, int]]] = {
+    "be32": _be32,
+    "varint": _varint_file,
+    "zstd records": _zstd_records,
+    "json lines": _lines,
+    "gzip be32": _compressed(_be32, gzip.compress),
+    "gzip json lines": _compressed(_lines, gzip.compress),
+    "zstd stream be32": _compressed(_be32, zstandard.ZstdCompressor().compress),
+    "zstd stream json lines": _compressed(_lines, zstandard.ZstdCompressor().compress),
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(CONTAINERS)), st.binary(max_size=300))
+def test_a_bad_record_between_good_ones_costs_only_itself(container: str, bad: bytes) -> None:
+    data, offset = CONTAINERS[container](bad)
+    path = TMP / "between"
+    path.write_bytes(data)
+    reader = RecordReader(path)
+    names = {r.name for r in reader}
+    assert names == GOOD_NAMES, (container, reader.problems)
+    (problem,) = reader.problems
+    assert (problem.path, problem.offset) == (str(path), offset), (container, problem)
+
+
+# --- bombs stay within the record limit ------------------------------------------------
+
+LIMIT = 1 << 20
+
+
+#: A MiB of zeros as one gzip member, as one zstd frame.
+_MIB_OF_ZEROS = {
+    "gzip": gzip.compress(bytes(LIMIT)),
+    "zstd": zstandard.ZstdCompressor().compress(bytes(LIMIT)),
+}
+
+
+def _zeros(compression: str, megabytes: int) -> bytes:
+    """``megabytes`` MiB of zeros as repeated gzip members or zstd frames (both read on)."""
+    return _MIB_OF_ZEROS[compression] * megabytes
+
+
+def _bomb(kind: str, megabytes: int) -> tuple[bytes, int]:
+    """A file holding a good record, a bomb, a good record; and the bomb's offset."""
+    (a, a_line, _), (_, _, _), (c, c_line, _) = GOOD
+    zstd = zstandard.ZstdCompressor()
+    if kind == "zstd record":
+        writer = zstd.compressobj()
+        body = b"".join(writer.compress(bytes(LIMIT)) for _ in range(megabytes)) + writer.flush()
+        data = b"".join(struct.pack(">I", len(x)) + x for x in (a, body, c))
+        return data, 4 + len(a)
+    if kind == "gzip line":
+        line = gzip.compress(a_line + b"\n") + _zeros("gzip", megabytes)
+        return line + gzip.compress(b"\n" + c_line + b"\n"), len(a_line) + 1
+    if kind == "zstd stream line":
+        line = zstd.compress(a_line + b"\n") + _zeros("zstd", megabytes)
+        return line + zstd.compress(b"\n" + c_line + b"\n"), len(a_line) + 1
+    # A length prefix the framing allows, inside a gzip stream: never read into memory.
+    head = gzip.compress(struct.pack(">I", len(a)) + a + struct.pack(">I", megabytes * LIMIT))
+    tail = gzip.compress(struct.pack(">I", len(c)) + c)
+    return head + _zeros("gzip", megabytes) + tail, 4 + len(a)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["zstd record", "gzip line", "zstd stream line", "gzip framed record"]),
+    st.integers(min_value=2, max_value=48),
+)
+def test_bombs_cost_their_record_and_memory_stays_near_the_limit(kind: str, megabytes: int) -> None:
+    data, offset = _bomb(kind, megabytes)
+    path = TMP / "bomb"
+    path.write_bytes(data)
+    os.environ["OTEL_REPLAY_MAX_RECORD_BYTES"] = str(LIMIT)
+    tracemalloc.start()
+    try:
+        reader = RecordReader(path)
+        names = {r.name for r in reader}
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        del os.environ["OTEL_REPLAY_MAX_RECORD_BYTES"]
+    assert names == {n for i in (0, 2) for n in GOOD[i][2]}, reader.problems
+    (problem,) = reader.problems
+    assert problem.offset == offset and "the 1 MiB limit (OTEL_REPLAY_MAX_RECORD_BYTES)" in str(
+        problem
+    )
+    assert peak < 4 * LIMIT, f"{peak} bytes held for a {megabytes} MiB bomb"
+
+
+# --- the commands ----------------------------------------------------------------------
+
+_ERROR = re.compile(r"^otel-replay: error: (?P<path>.+?): .* at byte (?P<offset>\d+)$")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from([("show",), ("show", "--json"), ("ls", "--no-cache"), ("check",)]),
+    st.sampled_from(range(len(SEEDS))),
+    st.lists(st.tuples(st.integers(min_value=0, max_value=4096), st.integers(0, 255)), max_size=4),
+    st.integers(min_value=0, max_value=4096),
+)
+def test_commands_on_mutated_files(
+    command: tuple[str, ...], seed: int, flips: list[tuple[int, int]], cut: int
+) -> None:
+    data = bytearray(SEEDS[seed])
+    for pos, value in flips:
+        if data:
+            data[pos % len(data)] = value
+    path = TMP / "cli-input"
+    path.write_bytes(bytes(data[: max(0, len(data) - cut % (len(data) + 1))]))
+    result = CliRunner().invoke(cli, [*command, str(path)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    errors = [line for line in result.stderr.splitlines() if line.startswith("otel-replay: error:")]
+    for line in errors:  # one line each, naming the file and the offset
+        match = _ERROR.match(line)
+        assert match and match["path"] == str(path), line
+    if command[0] == "check":
+        assert result.exit_code in (0, 1, 2)
+        assert result.exit_code != 0 or not errors
+    else:
+        assert result.exit_code == (2 if errors else 0), result.output

@@ -170,27 +170,31 @@ def test_truncated_last_record(tmp_path: Path, cut: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "garbage",
+    ("garbage", "after_kept"),
     [
-        frame(b"\xff" * 12),  # not protobuf
-        frame(b"\x0a\x05\x0a\x03"),  # a sub-message longer than its record
-        struct.pack(">I", 2**31) + b"\x0a" * 16,  # an absurd length
-        frame(
-            ExportMetricsServiceRequest(
-                resource_metrics=[
-                    ResourceMetrics(scope_metrics=[ScopeMetrics(metrics=[Metric(name="m")])])
-                ]
-            ).SerializeToString()
-        ),  # valid protobuf, but metrics
+        (frame(b"\xff" * 12), True),  # not protobuf
+        (frame(b"\x0a\x05\x0a\x03"), True),  # a sub-message longer than its record
+        (struct.pack(">I", 2**31) + b"\x0a" * 16, False),  # an absurd length: framing lost
+        (
+            frame(
+                ExportMetricsServiceRequest(
+                    resource_metrics=[
+                        ResourceMetrics(scope_metrics=[ScopeMetrics(metrics=[Metric(name="m")])])
+                    ]
+                ).SerializeToString()
+            ),
+            False,  # valid protobuf, but metrics: the rest is metrics too
+        ),
     ],
 )
-def test_corrupt_record_after_good_ones(tmp_path: Path, garbage: bytes) -> None:
+def test_corrupt_record_after_good_ones(tmp_path: Path, garbage: bytes, after_kept: bool) -> None:
     good, n_good = good_prefix()
     after = frame(encode_request(spans(2, "after")))
     path = write(tmp_path, good + garbage + after)
     got, problems = read(path)
     assert [r.name for r in got][:n_good] == [r.name for r in read(write(tmp_path, good, "g"))[0]]
-    assert len(got) == n_good  # reading stops at the fault
+    # A bad record costs only itself while the framing holds; reading stops where it does not.
+    assert [r.name for r in got][n_good:] == (["after-0", "after-root"] if after_kept else [])
     (problem,) = problems
     assert problem.offset == len(good) and problem.path == str(path)
 
@@ -248,3 +252,19 @@ def test_mangled_files_never_raise_and_keep_what_precedes_the_fault(tmp_path: Pa
         names = {r.name for r in got}
         for k in range(intact):  # records wholly before the damage are all there
             assert {f"r{k}-root", f"r{k}-0", f"r{k}-1"} <= names, (i, how)
+
+
+def test_a_problem_survives_the_trip_from_a_worker_process(tmp_path: Path) -> None:
+    # check and ls read big dumps in worker processes: their problems come back pickled.
+    import pickle
+
+    path = write(tmp_path, frame(encode_request(spans(2, "a")))[:-3])
+    (problem,) = read(path)[1]
+    back = pickle.loads(pickle.dumps(problem))
+    assert type(back) is FormatError
+    assert (back.path, back.offset, back.reason, str(back)) == (
+        problem.path,
+        problem.offset,
+        problem.reason,
+        str(problem),
+    )

@@ -90,11 +90,11 @@ def _no_run(paths: tuple[str, ...], run_id: str, known: list[str]) -> NoReturn:
     _fail(f"no run {run_id!r} in {', '.join(paths)} (runs: {', '.join(known) or 'none'})")
 
 
-def _report_problems(runs: Runs) -> None:
+def _report_problems(runs: Runs, code: int = 2) -> None:
     for problem in runs.problems:
         click.echo(f"otel-replay: error: {problem}", err=True)
     if runs.problems:
-        sys.exit(2)
+        sys.exit(code)
 
 
 def _dumps(doc: Any) -> str:
@@ -273,11 +273,14 @@ def check(
 ) -> None:
     """Replay-kit report and anomalies per run; exit 1 when a run is not fully replayable.
 
-    PATH is a trace file or a directory of them.  No run at all also fails.
-    Anomalies (repeated tool calls, loops, tool errors and retries, HTTP 429/5xx,
-    cut-off bodies, error wording in the answer, too many tool calls) are
-    warnings: they fail the check only with --strict.
+    PATH is a trace file or a directory of them.  No run at all also fails, and
+    so does a run that may have lost records to a cut or corrupt file (exit 1;
+    a damaged file that no run read from is unreadable input, exit 2).
+    Anomalies (repeated tool calls, loops, tool errors and retries, HTTP
+    429/5xx, cut-off bodies, error wording in the answer, too many tool calls)
+    are warnings: they fail the check only with --strict.
     """
+    from ..runs.kit import lost_records
     from ..runs.load import Runs
     from ..workflow.anomalies import DEFAULT_ERROR_PHRASES, DEFAULT_MAX_TOOL_CALLS, Config
     from ..workflow.check import check_runs
@@ -300,7 +303,11 @@ def check(
         for c in checks:
             render_check(c.run_id, c.kit, out)
             render_findings(c.findings, out)
-    _report_problems(Runs(problems=problems))
+    # A fault every run it may have cost already fails on (the run says records may
+    # be missing) is a failed check, exit 1; one no run accounts for is unreadable input.
+    missing = {m for c in checks for m in c.kit.missing}
+    carried = bool(checks) and all(lost_records(p) in missing for p in problems)
+    _report_problems(Runs(problems=problems), 1 if carried else 2)
     if not checks:
         click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
         sys.exit(1)

@@ -32,7 +32,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 
 from ..blobs import blob_dir
 from ..store import phoenix
-from ..store.errors import FormatError
+from ..store.errors import FormatError, OtherSignal
 from ..store.otlp_json import JsonShapeError, request_from_json
 from ..store.otlp_proto import Request, parse_request
 from ..store.reader import ZSTD_MAGIC, Reader, _decompress_zstd
@@ -102,7 +102,7 @@ class MessageReader(Reader[Request]):
     ) -> list[Request]:
         request = parse_request(data, self.path, offset)
         if _bad_ids(request):
-            raise FormatError(
+            raise OtherSignal(
                 self.path, offset, "not OTLP trace or log data (metrics?): bad span ids"
             )
         return [request]

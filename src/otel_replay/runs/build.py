@@ -172,6 +172,7 @@ def _complete(traces: list[Run]) -> Run:
         fingerprint=fingerprint,
         resource=first.resource,
         sources=sorted({src for t in traces for src in t.sources}),
+        read_faults=list({str(f): f for t in traces for f in t.read_faults}.values()),
     )
 
 

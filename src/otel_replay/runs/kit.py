@@ -16,6 +16,10 @@ Verdicts:
     text, arguments or results in its messages): the run can be looked at,
     not replayed.
 
+A run whose input had a cut or corrupt record that may have held its spans
+(:attr:`Run.read_faults`) is never ``full``: ``missing`` names each such
+fault as ``records: <file> cut at byte N``.
+
 A run is replayable when its verdict is ``full`` and no payload a replay
 serves or matches on (model input/output messages, tool arguments, results,
 exception arguments) is damaged (digest ``mismatch``), ``missing`` (blob not
@@ -32,6 +36,7 @@ from .. import attributes as A
 from .. import messages as M
 from .. import payload
 from ..payload_attributes import Payload
+from ..store.errors import FormatError
 from .model import KitReport, Run, Step
 
 #: Run-level fields of the replay kit (fingerprint keys), in report order.
@@ -42,6 +47,11 @@ MODEL_FIELDS = ("provider", "request_model")
 PARAM_FIELDS = ("temperature", "top_p", "seed")
 
 _NOT_USABLE = ("mismatch", "missing")
+
+
+def lost_records(fault: FormatError) -> str:
+    """The ``missing`` entry of a run that may have lost records to ``fault``."""
+    return f"records: {fault.path} cut at byte {fault.offset}"
 
 
 def check_kit(run: Run) -> KitReport:
@@ -98,6 +108,7 @@ class _Check:
         self.damaged = False
 
     def report(self) -> KitReport:
+        self._read_faults()
         self._no_content()
         self._run_fields()
         for step in self.run.steps:
@@ -122,6 +133,13 @@ class _Check:
         )
 
     # --- run level ----------------------------------------------------------------
+    def _read_faults(self) -> None:
+        """Records the input lost where this run's spans were: any step may be gone."""
+        for fault in self.run.read_faults:
+            self.missing.append(lost_records(fault))
+            self.problems.append(f"spans of this run may be missing: {fault}")
+            self.incomplete = True
+
     def _no_content(self) -> None:
         off = [s for s in self.run.steps if s.attributes.get(A.CONTENT) == "NO_CONTENT"]
         if not off:

@@ -11,7 +11,7 @@ from ..payload_attributes import BlobReader
 from ..store.errors import FormatError
 from ..store.reader import RecordReader
 from ..store.records import LogRecord, SpanRecord
-from ..store.sources import expand, is_stream, rotated_from
+from ..store.sources import expand, is_stream, rotated_from, same_set
 from .build import assemble, build_traces
 from .log_events import unjoined
 from .model import Run
@@ -129,12 +129,14 @@ def read_traces(
     blob_readers: dict[str, BlobReader] = {}
     seen: set[str] = set()
     logs: list[LogRecord] = []
+    inputs: list[list[str]] = []
 
     def spans() -> Iterator[SpanRecord]:
         for path in paths:
             files, problem = _inputs(path)
             if problem is not None:
                 problems.append(problem)
+            inputs.append(files)
             for name in files:
                 if not is_stream(name):
                     real = os.path.realpath(name)
@@ -153,4 +155,35 @@ def read_traces(
     # build_traces consumes the generator before it resolves any blob or joins
     # any log record, so every reader is registered and every log read by then.
     traces = build_traces(spans(), blob_readers, logs)
+    _blame(traces, problems, inputs)
     return Runs(traces, problems, unjoined(traces, logs))
+
+
+def _blame(traces: list[Run], problems: list[FormatError], inputs: list[list[str]]) -> None:
+    """Give each trace the read faults that may have cost it records (:attr:`Run.read_faults`).
+
+    Which traces a cut or corrupt record held is unknown, so the blame is
+    wide.  A fault in a file goes to every trace with spans in that file,
+    and, in a rotated set, in the member written after it (a trace cut at
+    the end of one member goes on in the next).  A file that gave no span at
+    all may have held any trace of its set: the fault goes to all of them.
+    Faults of an input that names no file (a missing path) cost no trace.
+    """
+    by_source: dict[str, list[Run]] = {}
+    for trace in traces:
+        for source in trace.sources:
+            by_source.setdefault(source, []).append(trace)
+    for problem in problems:
+        for files in inputs:
+            if problem.path not in files:
+                continue
+            members = [f for f in files if same_set(f, problem.path)]
+            if problem.path in by_source:
+                at = members.index(problem.path)
+                blamed = members[at : at + 2]
+            else:
+                blamed = members
+            for name in blamed:
+                for trace in by_source.get(name, ()):
+                    if not any(f is problem for f in trace.read_faults):
+                        trace.read_faults.append(problem)

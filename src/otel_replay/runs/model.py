@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, Literal
 
 from ..payload_attributes import Payload
+from ..store.errors import FormatError
 from ..trusted_types import TypeResolver
 
 StepKind = Literal["agent", "model", "tool", "other"]
@@ -264,6 +265,9 @@ class Run:
     #: Resource attributes of the process that recorded the run.
     resource: dict[str, Any] = dataclasses.field(default_factory=dict)
     sources: list[str] = dataclasses.field(default_factory=list)
+    #: Faults met reading the input that may have cost this run records (see
+    #: :func:`~otel_replay.runs.load.read_traces`): the run is not ``full``.
+    read_faults: list[FormatError] = dataclasses.field(default_factory=list)
     _kit: KitReport | None = dataclasses.field(default=None, repr=False)
 
     @property

@@ -14,3 +14,15 @@ class FormatError(ValueError):
         self.path = path
         self.offset = offset
         self.reason = reason
+
+    def __reduce__(self) -> tuple[type[FormatError], tuple[str, int, str]]:
+        # Rebuilt from its fields, not from the formatted message (worker processes send it back).
+        return (type(self), (self.path, self.offset, self.reason))
+
+
+class OtherSignal(FormatError):
+    """OTLP data of a signal the reader does not take (metrics, say).
+
+    A file holds one signal, so what follows is that signal too: reading
+    stops here rather than reporting every record.
+    """

@@ -15,6 +15,7 @@ from typing import Any
 
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
+from .limits import MAX_NESTING
 from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
 
 _KINDS = {
@@ -73,8 +74,16 @@ def _enum(value: Any, names: Mapping[str, int], what: str) -> int:
     return _int(value, what)
 
 
-def any_value(v: Any) -> Any:
-    """OTLP/JSON ``AnyValue`` to a Python value."""
+def deeper(depth: int) -> int:
+    """``depth + 1``, for the values inside a list or map at ``depth``; bounded by
+    :data:`~.limits.MAX_NESTING`."""
+    if depth >= MAX_NESTING:
+        raise JsonShapeError(f"attribute value nested deeper than {MAX_NESTING} levels")
+    return depth + 1
+
+
+def any_value(v: Any, depth: int = 0) -> Any:
+    """OTLP/JSON ``AnyValue`` to a Python value (``depth``: lists and maps around it)."""
     if not isinstance(v, Mapping):
         return None
     if "stringValue" in v:
@@ -91,16 +100,21 @@ def any_value(v: Any) -> Any:
         except (binascii.Error, TypeError, ValueError):
             raise JsonShapeError("bytesValue is not base64") from None
     if "arrayValue" in v:
-        return [any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+        inner = deeper(depth)
+        return [any_value(x, inner) for x in (v["arrayValue"] or {}).get("values", [])]
     if "kvlistValue" in v:
-        return attributes((v["kvlistValue"] or {}).get("values", []))
+        return attributes((v["kvlistValue"] or {}).get("values", []), deeper(depth))
     return None
 
 
-def attributes(kvs: Any) -> dict[str, Any]:
+def attributes(kvs: Any, depth: int = 0) -> dict[str, Any]:
     if not isinstance(kvs, list):
         return {}
-    return {kv.get("key", ""): any_value(kv.get("value")) for kv in kvs if isinstance(kv, Mapping)}
+    return {
+        kv.get("key", ""): any_value(kv.get("value"), depth)
+        for kv in kvs
+        if isinstance(kv, Mapping)
+    }
 
 
 _SIGNALS = {
@@ -243,7 +257,7 @@ def _id_bytes(value: Any, size: int, what: str) -> bytes:
     return bytes.fromhex(_id(value, size, what))
 
 
-def _set_any(target: Any, v: Any) -> None:
+def _set_any(target: Any, v: Any, depth: int = 0) -> None:
     """Fill protobuf ``AnyValue`` ``target`` from OTLP/JSON ``v``."""
     if not isinstance(v, Mapping):
         return  # null or not an object: an empty value, as any_value reads it
@@ -274,23 +288,24 @@ def _set_any(target: Any, v: Any) -> None:
         if key in v:
             array = target.array_value
             array.SetInParent()
+            inner = deeper(depth)
             for x in _field(_object(v[key], "arrayValue"), "values", "values") or []:
-                _set_any(array.values.add(), x)
+                _set_any(array.values.add(), x, inner)
             return
     for key in ("kvlistValue", "kvlist_value"):
         if key in v:
             kvlist = target.kvlist_value
             kvlist.SetInParent()
             values = _field(_object(v[key], "kvlistValue"), "values", "values")
-            _set_attributes(kvlist.values, values)
+            _set_attributes(kvlist.values, values, deeper(depth))
             return
 
 
-def _set_attributes(target: Any, kvs: Any) -> None:
+def _set_attributes(target: Any, kvs: Any, depth: int = 0) -> None:
     for kv in _objects(kvs, "attributes"):
         item = target.add()
         item.key = _text(kv.get("key"), "attribute key")
-        _set_any(item.value, kv.get("value"))
+        _set_any(item.value, kv.get("value"), depth)
 
 
 def _set_resource(target: Any, doc: Any) -> None:

@@ -10,7 +10,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from .errors import FormatError
+from .errors import FormatError, OtherSignal
 from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
 
 Request: TypeAlias = "ExportTraceServiceRequest | ExportLogsServiceRequest"
@@ -56,7 +56,7 @@ def _spans(
                 if len(s.trace_id) not in (0, 16) or len(s.span_id) not in (0, 8):
                     # Metrics share field numbers with traces and parse
                     # "fine": the ids give them away.
-                    raise FormatError(
+                    raise OtherSignal(
                         source, offset, "not OTLP trace or log data (metrics?): bad span ids"
                     )
                 trace_id = s.trace_id.hex()

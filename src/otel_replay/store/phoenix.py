@@ -34,12 +34,13 @@ import datetime as dt
 import json
 import re
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..attributes import BYTES as _BYTES
+from . import download, limits
 from .errors import FormatError
+from .otlp_json import deeper
 from .records import EventRecord, LinkRecord, SpanRecord
 
 __all__ = ["looks_like", "spans_from_response"]
@@ -83,7 +84,7 @@ def _id(value: Any, size: int, what: str) -> str:
     return text
 
 
-def _any_value(v: Any) -> Any:
+def _any_value(v: Any, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` with protobuf field names (unset ones ``null``)."""
     if not isinstance(v, Mapping):
         return None
@@ -99,16 +100,17 @@ def _any_value(v: Any) -> Any:
             return bytes.fromhex(value)
         return value
     if v.get("array_value") is not None:
-        return [_any_value(x) for x in v["array_value"].get("values") or []]
+        inner = deeper(depth)
+        return [_any_value(x, inner) for x in v["array_value"].get("values") or []]
     if v.get("kvlist_value") is not None:
-        return _key_values(v["kvlist_value"].get("values"))
+        return _key_values(v["kvlist_value"].get("values"), deeper(depth))
     return None
 
 
-def _key_values(kvs: Any) -> dict[str, Any]:
+def _key_values(kvs: Any, depth: int = 0) -> dict[str, Any]:
     if not isinstance(kvs, list):
         return {}
-    return {str(kv.get("key", "")): _any_value(kv.get("value")) for kv in kvs}
+    return {str(kv.get("key", "")): _any_value(kv.get("value"), depth) for kv in kvs}
 
 
 def _plain(attrs: Any) -> dict[str, Any]:
@@ -238,8 +240,8 @@ def spans_from_response(
         seen.add(cursor)
         url = _next_page_url(source, cursor)
         try:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                body = response.read()
-        except OSError as exc:
-            raise FormatError(source, 0, f"cannot read the next page {url} ({exc})") from exc
+            body = download.fetch(url, cap=limits.MAX_RECORD_BYTES)  # one answer: one record
+        except FormatError as exc:
+            reason = f"cannot read the next page {url} ({exc.reason})"
+            raise FormatError(source, exc.offset, reason) from exc
     raise FormatError(source, 0, f"more than {MAX_PAGES} pages")

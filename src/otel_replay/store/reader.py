@@ -17,8 +17,10 @@ compressed on its own (the default), or the whole file one zstd stream (the
 so memory does not grow with a plain file.  A fault is reported in
 :attr:`RecordReader.problems` as a :class:`FormatError` naming the file and
 byte offset (offsets inside a decompressed whole-file stream count
-decompressed bytes); every good record before it is kept, and JSON lines
-resume at the next line.
+decompressed bytes).  A record or JSON line that cannot be read costs only
+itself: reading resumes at the next one.  A fault in the framing (a torn
+record, a length past the end) ends the read; every good record before it
+is kept.
 """
 
 from __future__ import annotations
@@ -27,33 +29,66 @@ import gzip
 import io
 import json
 import os
+import re
 import sys
-import urllib.request
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
-from . import framing, index, phoenix, progress
-from .errors import FormatError
+from . import bounded, download, framing, index, limits, phoenix, progress
+from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
+from .sources import is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
-#: What the sniffer looks at.
+#: What input shaped in a way no check foresaw raises while it is read: still the
+#: input's fault, so it is reported, never raised.
+_UNFORESEEN = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
+#: What the sniffer looks at (and, for JSON, on to the end of the first line).
 HEAD = 64 * 1024
 
 
-def _decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
-    import zstandard
+_decompress_zstd = bounded.decompress_zstd
 
+
+#: A JSON string (skipped whole) or a bracket.
+_JSON_NESTING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+class NestedTooDeep(ValueError):
+    """JSON nested deeper than the parser can follow; :attr:`pos` is where it is deepest."""
+
+    def __init__(self, data: bytes) -> None:
+        depth = deepest = self.pos = 0
+        for m in _JSON_NESTING.finditer(data):
+            c = data[m.start()]
+            if c in b"[{":
+                depth += 1
+                if depth > deepest:
+                    deepest, self.pos = depth, m.start()
+            elif c in b"]}":
+                depth -= 1
+        limit = sys.getrecursionlimit()
+        super().__init__(
+            f"JSON nested too deep: {deepest} levels, past Python's recursion limit ({limit})"
+        )
+
+
+def parse_json(data: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
+    """``loads(data)``: a ValueError for anything but JSON, :class:`NestedTooDeep` included."""
     try:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    except zstandard.ZstdError as exc:
-        raise FormatError(source, offset, f"bad zstd frame ({exc})") from exc
+        return loads(data)
+    except RecursionError:
+        raise NestedTooDeep(data) from None
+
+
+def _not_json(exc: ValueError) -> str:
+    return str(exc) if isinstance(exc, NestedTooDeep) else f"not JSON ({exc})"
 
 
 def decode_body(
@@ -64,9 +99,9 @@ def decode_body(
         body = _decompress_zstd(body, source, offset)
     if body.lstrip()[:1] == b"{":
         try:
-            doc = json.loads(body)
+            doc = parse_json(body)
         except ValueError as exc:
-            raise FormatError(source, offset, f"not JSON ({exc})") from exc
+            raise FormatError(source, offset, _not_json(exc)) from exc
         try:
             for record in records_from_json(doc, source):
                 if keep is None or keep(record.trace_id):
@@ -112,9 +147,14 @@ def _varint_header(f: IO[bytes]) -> tuple[int, int] | None:
 
 
 def _frames(
-    f: IO[bytes], source: str, header: Callable[[IO[bytes]], tuple[int, int] | None]
+    f: IO[bytes],
+    source: str,
+    header: Callable[[IO[bytes]], tuple[int, int] | None],
+    size: int | None,
+    skipped: list[FormatError] | None,
 ) -> Iterator[tuple[int, bytes]]:
     offset = 0
+    limit = limits.MAX_RECORD_BYTES.bytes()
     while True:
         try:
             got = header(f)
@@ -125,23 +165,55 @@ def _frames(
         length, used = got
         if length > framing.MAX_RECORD:
             raise FormatError(source, offset, f"corrupt record length {length}")
-        body = f.read(length)
-        if len(body) < length:
-            raise FormatError(
-                source, offset, f"truncated record: header says {length} bytes, {len(body)} present"
+        # A record known to be cut short, or too big to hold, is not read into memory.
+        present = length if size is None else min(length, size - offset - used)
+        if present == length and length > limit:
+            too_big = FormatError(
+                source, offset, f"record of {length} bytes is past {limits.MAX_RECORD_BYTES.text()}"
             )
-        yield offset, body
-        offset += used + length
+            if skipped is None:
+                raise too_big
+            present = bounded.skip(f, length, seekable=size is not None)
+            if present == length:
+                skipped.append(too_big)
+                offset += used + length
+                continue
+        elif present == length:
+            body = f.read(length)
+            present = len(body)
+            if present == length:
+                yield offset, body
+                offset += used + length
+                continue
+        raise FormatError(
+            source, offset, f"truncated record: header says {length} bytes, {present} present"
+        )
 
 
-def iter_be32(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of 4-byte big-endian length-prefixed records."""
-    return _frames(f, source, _be32_header)
+def iter_be32(
+    f: IO[bytes],
+    source: str,
+    size: int | None = None,
+    skipped: list[FormatError] | None = None,
+) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of 4-byte big-endian length-prefixed records.
+
+    ``size``: the bytes left in ``f`` when known (a plain file).  A record
+    past :data:`~.limits.MAX_RECORD_BYTES` is not read: it raises
+    :class:`FormatError`, or when a ``skipped`` list is given, is reported
+    there and passed over.
+    """
+    return _frames(f, source, _be32_header, size, skipped)
 
 
-def iter_varint(f: IO[bytes], source: str) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of varint length-delimited records."""
-    return _frames(f, source, _varint_header)
+def iter_varint(
+    f: IO[bytes],
+    source: str,
+    size: int | None = None,
+    skipped: list[FormatError] | None = None,
+) -> Iterator[tuple[int, bytes]]:
+    """``(offset, body)`` of varint length-delimited records (see :func:`iter_be32`)."""
+    return _frames(f, source, _varint_header, size, skipped)
 
 
 # Kept for callers that only know our own files.
@@ -188,20 +260,57 @@ def _chains(f: IO[bytes], size: int, varint: bool) -> bool:
     return frames > 0
 
 
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def first_line(head: bytes, f: IO[bytes]) -> bytes:
+    """``head`` read on from ``f``, when it starts a JSON value, to the end of its first line.
+
+    A JSON line may be far longer than :data:`HEAD` (an agent run exported in
+    one batch is one line): :func:`sniff` needs all of the first line and the
+    first byte of the next to tell JSON lines from a document.  Read a chunk
+    at a time, and no further than :data:`~.limits.MAX_RECORD_BYTES`.
+    """
+    start = len(head) - len(head.lstrip())
+    if head[start : start + 1] not in (b"{", b"["):
+        return head
+    parts, total = [head], len(head)
+    newline = head.find(b"\n", start)
+    limit = limits.MAX_RECORD_BYTES.bytes()
+    while (newline < 0 or newline + 1 >= total) and total <= limit:
+        chunk = f.read(HEAD)
+        if not chunk:
+            break
+        if newline < 0 and (at := chunk.find(b"\n")) >= 0:
+            newline = total + at
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts) if len(parts) > 1 else head
+
+
 def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
-    """The format of a stream from its first bytes (see module docstring)."""
+    """The format of a stream from its first bytes (see module docstring).
+
+    ``head`` holds the first line whole when the input starts with JSON (see
+    :func:`first_line`).
+    """
     if head[:2] == GZIP_MAGIC:
         return "gzip"
     if head[:4] == ZSTD_MAGIC:
         return "zstd"
     text = head.lstrip()
     if text[:1] in (b"{", b"["):
-        first = text.split(b"\n", 1)[0]
-        try:
-            json.loads(first)
-            return "jsonl"
-        except ValueError:
-            return "json"
+        # JSON lines: the first line is a whole JSON value, or (a bad first
+        # record) an object followed by a line starting another.  A document's
+        # second line is indented, goes on with a key, or is an array's item.
+        first, _, rest = text.partition(b"\n")
+        next_object = first[:1] == rest[:1] == b"{"
+        return "jsonl" if next_object or _is_json(first) else "json"
     if not head:
         return "empty"
     if f is not None and size is not None:
@@ -233,12 +342,7 @@ class _Open:
             data = sys.stdin.buffer.read()
             self.file, self.size = io.BytesIO(data), len(data)
         elif name.startswith(("http://", "https://")):
-            request = urllib.request.Request(
-                name, headers={"Accept": "application/json, application/x-protobuf"}
-            )
-            with urllib.request.urlopen(request, timeout=60) as response:
-                data = response.read()
-            self.file, self.size = io.BytesIO(data), len(data)
+            self.file, self.size = download.download(name)
         else:
             self.file = open(name, "rb")  # noqa: SIM115 - closed by close()
             self.size = os.fstat(self.file.fileno()).st_size
@@ -308,6 +412,9 @@ class Reader(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         try:
             opened = _Open(self.path)
+        except FormatError as exc:
+            self.problems.append(exc)
+            return
         except OSError as exc:
             self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
             return
@@ -319,7 +426,7 @@ class Reader(Generic[T]):
             self.problems.append(FormatError(self.path, 0, f"bad gzip stream ({exc})"))
         except OSError as exc:
             self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        except _UNFORESEEN as exc:
             # Input shaped in a way no check above foresaw: still the user's data
             # that is wrong, so it is reported, never raised.
             self.problems.append(
@@ -329,13 +436,15 @@ class Reader(Generic[T]):
             opened.close()
 
     def _read(self, f: IO[bytes], size: int | None) -> Iterator[T]:
-        if self.trace_ids is not None and size is not None:
+        # A dump's index lives beside it: only a plain file (not stdin or a URL) has one.
+        file_size = None if is_stream(self.path) else size
+        if self.trace_ids is not None and file_size is not None:
             # A current index means a 4-byte framed dump: no need to sniff it again.
             idx = index.load(self.path, self.index_as_of)
             if idx is not None:
                 yield from self._through_index(idx)
                 return
-        head = f.read(HEAD) if size is None else f.read(min(HEAD, size))
+        head = first_line(f.read(HEAD) if size is None else f.read(min(HEAD, size)), f)
         if size is not None:
             kind = sniff(head, f, size)
             f.seek(0)
@@ -347,10 +456,15 @@ class Reader(Generic[T]):
         if kind == "empty":
             return
         if kind in ("json", "jsonl") and phoenix.looks_like(head):  # a backend's REST answer
-            yield from self._from_phoenix(f.read())
+            yield from self._from_phoenix(self._whole(f, size, "answer"))
             return
         if kind == "gzip":
-            yield from self._read(cast(IO[bytes], gzip.GzipFile(fileobj=f)), None)
+            unzipped = gzip.GzipFile(fileobj=f)
+            try:
+                yield from self._read(cast(IO[bytes], unzipped), None)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                reason = f"bad gzip stream ({exc})"
+                raise FormatError(name, _position(unzipped), reason) from exc
         elif kind == "zstd":
             import zstandard
 
@@ -358,16 +472,16 @@ class Reader(Generic[T]):
             try:
                 yield from self._read(stream, None)
             except zstandard.ZstdError as exc:
-                raise FormatError(name, 0, f"bad zstd stream ({exc})") from exc
+                raise FormatError(name, _position(stream), f"bad zstd stream ({exc})") from exc
         elif kind == "jsonl":
             yield from self._json_lines(f)
         elif kind == "json":
-            data = f.read()
+            data = self._whole(f, size, "JSON document")
             try:
-                doc = self._loads(data)
+                doc = parse_json(data, self._loads)
             except ValueError as exc:
                 pos = getattr(exc, "pos", 0)
-                raise FormatError(name, pos, f"not JSON ({exc})") from exc
+                raise FormatError(name, pos, _not_json(exc)) from exc
             docs = doc if isinstance(doc, list) else [doc]
             for d in docs:
                 try:
@@ -376,18 +490,19 @@ class Reader(Generic[T]):
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
             keep = None if self.trace_ids is None else self._keep
-            if kind == "be32" and keep is not None and size is not None:  # a plain file
-                idx = _build_index(f, self.path, size)
+            if kind == "be32" and keep is not None and file_size is not None:
+                idx = _build_index(f, self.path, file_size)
                 if idx is not None:
                     yield from self._through_index(idx)
                     return
                 f.seek(0)  # a torn or corrupt dump: scan it, and report the fault
-            frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
+            framed = iter_be32 if kind == "be32" else iter_varint
+            frames = framed(f, name, size, skipped=self.problems)
             for offset, body in progress.track(frames, size, f"reading {name}"):
-                yield from self._from_body(body, offset, keep)
+                yield from self._record(offset, self._from_body, body, keep)
         elif kind == "single":
             keep = None if self.trace_ids is None else self._keep
-            yield from self._from_proto(f.read(), 0, keep)
+            yield from self._record(0, self._from_proto, self._whole(f, size, "record"), keep)
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 
@@ -396,22 +511,72 @@ class Reader(Generic[T]):
         self.used_index = True
         found, records = idx.records(self.trace_ids)
         for offset, body in index.read_records(self.path, records):
-            yield from self._from_body(body, offset, found.__contains__)
+            yield from self._record(offset, self._from_body, body, found.__contains__)
+
+    def _record(
+        self,
+        offset: int,
+        decode: Callable[[bytes, int, Callable[[str], bool] | None], Iterable[T]],
+        body: bytes,
+        keep: Callable[[str], bool] | None,
+    ) -> list[T]:
+        """What the record at ``offset`` holds, all of it or nothing.
+
+        A record that cannot be read is reported and costs only itself: the
+        framing says where the next one starts.
+        """
+        try:
+            return list(decode(body, offset, keep))
+        except OtherSignal:
+            raise
+        except FormatError as exc:
+            self.problems.append(exc)
+        except (DecodeError, *_UNFORESEEN) as exc:
+            # Shaped in a way no check foresaw: still this record's fault only.
+            reason = f"unreadable record ({type(exc).__name__}: {exc})"
+            self.problems.append(FormatError(self.path, offset, reason))
+        return []
+
+    def _whole(self, f: IO[bytes], size: int | None, what: str) -> bytes:
+        """The rest of ``f``: one record, document or answer, so no more than the record limit."""
+        data = bounded.read_at_most(f, limits.MAX_RECORD_BYTES.bytes(), size)
+        if data is None:
+            limit = limits.MAX_RECORD_BYTES.text()
+            raise FormatError(self.path, 0, f"{what} larger than {limit}")
+        return data
 
     def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
+        limit = limits.MAX_RECORD_BYTES.bytes()
         offset = 0
-        for line in f:
-            start, offset = offset, offset + len(line)
+        while True:
+            line, length = bounded.read_line(f, limit)
+            if not length:
+                return
+            start, offset = offset, offset + length
+            if not line:
+                too_long = f"line longer than {limits.MAX_RECORD_BYTES.text()}"
+                self.problems.append(FormatError(self.path, start, too_long))
+                continue
             if not line.strip():
                 continue
             try:
-                doc: Any = self._loads(line)
-                yield from self._from_doc(doc, start)
+                doc: Any = parse_json(line, self._loads)
+                records = list(self._from_doc(doc, start))  # all of the line or none
             except (ValueError, JsonShapeError) as exc:
                 if isinstance(exc, OtherSignalError):
-                    raise FormatError(self.path, start, str(exc)) from exc
+                    raise OtherSignal(self.path, start, str(exc)) from exc
                 # One bad line costs that line only.
                 self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
+                continue
+            yield from records
+
+
+def _position(stream: Any) -> int:
+    """How far a decompressing stream got, in decompressed bytes: where it broke."""
+    try:
+        return int(stream.tell())
+    except (OSError, ValueError):
+        return 0
 
 
 def trace_index(path: str) -> index.TraceIndex | None:

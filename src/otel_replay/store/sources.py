@@ -48,6 +48,11 @@ def rotation_key(path: str) -> tuple[str, str, int, str, str]:
     return (directory, name, 1, "", name)
 
 
+def same_set(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` belong to one rotated set (a live file and its backups)."""
+    return rotation_key(a)[:2] == rotation_key(b)[:2]
+
+
 def rotated_from(path: str | os.PathLike[str]) -> str | None:
     """The live file a rotated file was renamed from (same directory), or None."""
     directory, name = os.path.split(os.fspath(path))
