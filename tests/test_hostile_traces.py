@@ -244,3 +244,33 @@ def test_a_generated_regression_test_runs_none_of_the_recorded_strings(
     # It ran, and failed on the answer (the agent answers something else): nothing else ran.
     assert pytest_run.returncode == 1, pytest_run.stdout + pytest_run.stderr
     assert "assert answer == FINAL_ANSWER" in pytest_run.stdout
+
+
+@pytest.mark.parametrize("depth", [100_000, 900])
+def test_json_attributes_nested_too_deep_cost_only_their_value(tmp_path: Path, depth: int) -> None:
+    """``"[" * 100000`` breaks ``json.loads``; 900 levels parse and break what walks them."""
+    deep = "[" * depth + "]" * depth
+    path = tmp_path / "deep.otlp"
+    with recording(path) as provider:
+        tracer = provider.get_tracer("hostile")
+        with otel_replay.agent_run("agent", input="go") as run:
+            for key in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.TOOL_DEFINITIONS, "input.value"):
+                attrs = {A.OPERATION_NAME: "chat", A.REQUEST_MODEL: "m", key: deep}
+                with tracer.start_as_current_span("chat m", attributes=attrs):
+                    pass
+            attrs = {
+                A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+                A.TOOL_NAME: "t",
+                A.TOOL_CALL_ARGUMENTS: deep,
+                A.TOOL_CALL_RESULT: deep,
+            }
+            with tracer.start_as_current_span("execute_tool t", attributes=attrs):
+                pass
+            run.record("done")
+    (loaded,) = otel_replay.load(path)
+    assert len(loaded.model_steps()) == 4 and len(loaded.tool_steps()) == 1
+    assert loaded.kit.verdict != "full"
+    for command in (["show"], ["show", "--json"], ["ls"], ["check"], ["diff", path]):
+        proc = cli_process(*command, path)
+        assert proc.returncode in (0, 1), (command, proc.stderr[-2000:])
+        assert "Traceback" not in proc.stderr, command

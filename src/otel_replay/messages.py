@@ -23,9 +23,10 @@ the same whichever provider carried it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from . import json_text
 
 Message = dict[str, Any]
 
@@ -34,7 +35,7 @@ def parse_arguments(arguments: Any) -> Any:
     """Tool-call arguments as JSON values: a JSON string is parsed, others kept."""
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            return json_text.loads(arguments)
         except ValueError:
             return arguments
     return arguments

@@ -8,11 +8,11 @@ Completions and Responses, Anthropic Messages.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
+from .. import json_text
 from .. import messages as M
 from .span import GenAI, put
 
@@ -133,7 +133,7 @@ def sse_response(data: bytes) -> dict[str, Any] | None:
         if not text or text == "[DONE]":
             continue
         try:
-            event = json.loads(text)
+            event = json_text.loads(text)
         except ValueError:
             continue
         if isinstance(event, dict):
@@ -211,7 +211,7 @@ def _fold_anthropic(events: list[dict[str, Any]]) -> dict[str, Any]:
             usage.update(e.get("usage") or {})
     for i, text in partial.items():
         try:
-            blocks[i]["input"] = json.loads(text) if text else {}
+            blocks[i]["input"] = json_text.loads(text) if text else {}
         except ValueError:
             blocks[i]["input"] = {}
     message["content"] = [blocks[i] for i in sorted(blocks)]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from .. import json_text
 
 #: GenAI attributes computed for a span: semconv name -> value.
 GenAI = dict[str, Any]
@@ -54,7 +55,7 @@ def loads(value: Any) -> Any:
     """A JSON string parsed (None when it is not JSON); other values kept."""
     if isinstance(value, (str, bytes)):
         try:
-            return json.loads(value)
+            return json_text.loads(value)
         except ValueError:
             return None
     return value

@@ -31,6 +31,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .. import json_text
 from .. import wire as W
 from ..runs.model import RawHttp, Run, Step
 from .divergence import Candidate, ReplayDivergence, ReplayError
@@ -195,7 +196,7 @@ class ReplayEngine:
             known = ", ".join(f"POST {p}" for p in W.WIRES)
             return error_answer(404, "not_found", f"{method} {path} is not served here ({known})")
         try:
-            doc = json.loads(body or b"null")
+            doc = json_text.loads(body or b"null")
         except ValueError as exc:
             return error_answer(400, "invalid_request_error", f"the body is not JSON: {exc}")
         if not isinstance(doc, dict):

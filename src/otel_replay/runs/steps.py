@@ -24,13 +24,12 @@ so the exact bytes win over a display form that may have been truncated.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
+from .. import json_text, payload
 from .. import messages as M
-from .. import payload
 from ..dialects import normalize
 from ..dialects.genai import current_attributes
 from ..payload_attributes import BlobReader, Payload, from_attributes
@@ -140,7 +139,7 @@ def _json_value(p: Payload | None, display: Any, *, text: bool) -> Any:
 
 def _loads(raw: str, *, text: bool) -> Any:
     try:
-        return json.loads(raw)
+        return json_text.loads(raw)
     except ValueError:
         return raw if text else None
 
@@ -234,7 +233,7 @@ def raw_http(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> RawHt
         return None
     headers: dict[str, str] = {}
     try:
-        loaded = json.loads(str(attrs.get(A.HTTP_RESPONSE_HEADERS) or "{}"))
+        loaded = json_text.loads(str(attrs.get(A.HTTP_RESPONSE_HEADERS) or "{}"))
     except ValueError:
         loaded = {}
     if isinstance(loaded, dict):

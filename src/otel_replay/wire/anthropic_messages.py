@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .. import json_text
 from .base import Reply, WireRequest, json_pieces, parse_body, sse, text_pieces
 
 name = "anthropic.messages"
@@ -46,7 +47,7 @@ def _blocks(reply: Reply) -> list[dict[str, Any]]:
         elif kind == "tool_call":
             call = next(calls)
             try:
-                value = json.loads(call["arguments"])
+                value = json_text.loads(call["arguments"])
             except ValueError:
                 value = {}
             blocks.append(

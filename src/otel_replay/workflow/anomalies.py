@@ -30,13 +30,12 @@ replay-kit check, :mod:`otel_replay.runs.kit`):
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .. import json_text, payload
 from .. import messages as M
-from .. import payload
 from ..runs.model import Run, Step
 
 #: Phrases in a final answer that usually mean the agent failed (case-insensitive, whole words).
@@ -272,7 +271,7 @@ def _result_findings(step: Step) -> Iterator[Finding]:
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and len(stripped) > 1:
         try:
-            json.loads(stripped)
+            json_text.loads(stripped)
         except ValueError:
             yield _finding(
                 "partial_body",
