@@ -30,7 +30,7 @@ import os
 import sys
 import urllib.request
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
@@ -332,8 +332,7 @@ class Reader(Generic[T]):
         if self.trace_ids is not None and size is not None:
             # A current index means a 4-byte framed dump: no need to sniff it again.
             idx = index.load(self.path, self.index_as_of)
-            if idx is not None:
-                yield from self._through_index(idx)
+            if idx is not None and (yield from self._through_index(idx)):
                 return
         head = f.read(HEAD) if size is None else f.read(min(HEAD, size))
         if size is not None:
@@ -378,8 +377,7 @@ class Reader(Generic[T]):
             keep = None if self.trace_ids is None else self._keep
             if kind == "be32" and keep is not None and size is not None:  # a plain file
                 idx = _build_index(f, self.path, size)
-                if idx is not None:
-                    yield from self._through_index(idx)
+                if idx is not None and (yield from self._through_index(idx)):
                     return
                 f.seek(0)  # a torn or corrupt dump: scan it, and report the fault
             frames = iter_be32(f, name) if kind == "be32" else iter_varint(f, name)
@@ -391,12 +389,17 @@ class Reader(Generic[T]):
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 
-    def _through_index(self, idx: index.TraceIndex) -> Iterator[T]:
+    def _through_index(self, idx: index.TraceIndex) -> Generator[T, None, bool]:
+        """The wanted traces through ``idx``; False (nothing read) when it does not hold."""
         assert self.trace_ids is not None
+        looked = index.lookup(self.path, idx, self.trace_ids, _index_facts)
+        if looked is None:
+            return False
         self.used_index = True
-        found, records = idx.records(self.trace_ids)
-        for offset, body in index.read_records(self.path, records):
+        found, records = looked
+        for offset, body in records:
             yield from self._from_body(body, offset, found.__contains__)
+        return True
 
     def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
         offset = 0
