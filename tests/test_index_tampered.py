@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 import otel_replay
+from _cli import cli_process
 from otel_replay.cli.main import cli
 from otel_replay.runs import stream
 from otel_replay.store import index
@@ -179,3 +180,20 @@ def test_without_a_key_no_index_is_kept_or_believed(
     index.index_path(dump).unlink()
     assert runs_of(dump, ids[9]) == runs_of(clean, ids[9])
     assert not index.index_path(dump).exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+def test_an_index_that_is_not_a_regular_file(
+    dumps: tuple[Path, Path, list[str]], kind: str
+) -> None:
+    dump, _, ids = dumps
+    target = index.index_path(dump)
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    done = cli_process("show", "--json", "--trace", ids[4], dump, timeout=30)
+    assert done.returncode == 0, done.stderr
+    (run,) = json.loads(done.stdout)["runs"]
+    assert run["run_id"] == ids[4] and len(run["steps"]) == 3

@@ -171,3 +171,20 @@ def test_a_relative_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert seal.key_dir() == tmp_path / "home" / ".cache" / "otel-replay"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "link to the dump", "directory"])
+def test_a_cache_that_is_not_a_regular_file(dump: Path, kind: str) -> None:
+    """Never waited on, never read through a link: ls reads the dump (a process of its own,
+    with a timeout: a blocked open fails the test)."""
+    real = ls_json("--no-cache", dump)
+    cache = cache_of(dump)
+    if kind == "fifo":
+        os.mkfifo(cache)
+    elif kind == "directory":
+        cache.mkdir()
+    else:
+        cache.symlink_to("/dev/zero" if "zero" in kind else dump)
+    done = cli_process("ls", "--json", dump, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["runs"] == real

@@ -20,10 +20,11 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
+
+from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
 
 #: Blobs larger than this are refused rather than read into memory.
 DEFAULT_MAX_BLOB_BYTES: Final = 256 * 1024 * 1024
@@ -31,9 +32,8 @@ MAX_BLOB_BYTES_ENV: Final = "OTEL_REPLAY_MAX_BLOB_BYTES"
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _PREFIX = "sha256:"
-# Flags that keep an open from following a link or waiting on a FIFO's writer.
+# The store directory itself is opened without following a link.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
@@ -80,20 +80,9 @@ class BlobStore:
     def put(self, data: bytes) -> str:
         """Store ``data`` (once: the name is its digest) and return its reference."""
         digest = hashlib.sha256(data).hexdigest()
-        target = self.root / digest
         if not self.holds(digest):
             self.root.mkdir(parents=True, exist_ok=True)
-            # A fresh name of our own (O_EXCL): never written through a planted link.
-            fd, tmp = tempfile.mkstemp(prefix=f".{digest}.", suffix=".tmp", dir=self.root)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, target)  # atomic: a reader never sees half a blob
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            replace_atomically(self.root / digest, data)  # a reader never sees half a blob
         return _PREFIX + digest
 
     def holds(self, digest: str) -> bool:
@@ -151,38 +140,19 @@ class BlobStore:
         path = self.root / digest
         limit = max_blob_bytes()
         try:
-            fd = os.open(digest, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+            data = read_regular(digest, limit, dir_fd=dir_fd)
         except FileNotFoundError:
             raise
+        except NotARegularFile as exc:
+            raise BlobUnavailable(path, "is not a regular file; not read") from exc
+        except TooLarge as exc:
+            held = f"holds {exc.size} bytes" if exc.size is not None else "grew"
+            raise BlobUnavailable(path, f"{held}, past {_limit_text(limit)}") from exc
         except OSError as exc:
-            if stat.S_ISLNK(os.lstat(digest, dir_fd=dir_fd).st_mode):
-                raise BlobUnavailable(path, "is a symbolic link; not followed") from exc
+            with contextlib.suppress(OSError):
+                if stat.S_ISLNK(os.lstat(digest, dir_fd=dir_fd).st_mode):
+                    raise BlobUnavailable(path, "is a symbolic link; not followed") from exc
             raise BlobUnavailable(path, f"cannot be read ({exc.strerror or exc})") from exc
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise BlobUnavailable(path, "is not a regular file; not read")
-            if st.st_size > limit:
-                raise BlobUnavailable(path, f"holds {st.st_size} bytes, past {_limit_text(limit)}")
-            data = _read_at_most(fd, limit + 1)
-        except OSError as exc:
-            raise BlobUnavailable(path, f"cannot be read ({exc.strerror or exc})") from exc
-        finally:
-            os.close(fd)
-        if len(data) > limit:  # it grew after fstat
-            raise BlobUnavailable(path, f"is larger than {_limit_text(limit)}")
         if hashlib.sha256(data).hexdigest() != digest:
             raise BlobUnavailable(path, "does not hold the bytes its name is the digest of")
         return data
-
-
-def _read_at_most(fd: int, n: int) -> bytes:
-    parts: list[bytes] = []
-    left = n
-    while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            break
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)

@@ -21,16 +21,15 @@ import hashlib
 import hmac
 import os
 import secrets
-import stat
 import tempfile
 from pathlib import Path
 from typing import Final
 
+from .safe_files import open_regular
+
 #: Bytes of a seal (an HMAC-SHA256).
 SIZE: Final = 32
 _KEY_BYTES: Final = 32
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 #: Keys read (or found missing) in this process, by key file.
 _keys: dict[str, bytes | None] = {}
@@ -62,17 +61,12 @@ def _key() -> bytes | None:
 def _read_key(path: str) -> bytes | None:
     """The key at ``path`` if it is ours alone: a regular file of ours, mode 0600 or stricter."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        fd = open_regular(path)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & 0o077
-            or st.st_size != _KEY_BYTES
-        ):
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077 or st.st_size != _KEY_BYTES:
             return None
         data = os.read(fd, _KEY_BYTES + 1)
     except OSError:

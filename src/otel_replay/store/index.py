@@ -25,15 +25,16 @@ they hold (:func:`lookup`); when one does not, the dump is read instead.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import logging
 import mmap
 import os
-import stat
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from .. import seal
+from ..safe_files import open_regular, replace_atomically
 from .errors import FormatError
 from .framing import HEADER as FRAME_HEADER
 from .otlp_proto import parse_request, spanless_logs, trace_ids
@@ -49,8 +50,6 @@ _MAGIC = b"OTRIDX04"
 _HEADER = struct.Struct(">8sQQQQQQ")
 _ENTRY = struct.Struct(">16sQI")  # trace id, body offset, body length
 _SEAL_PURPOSE = b"otel-replay trace index"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def index_path(dump: str | os.PathLike[str]) -> Path:
@@ -189,13 +188,8 @@ def save(dump: str | os.PathLike[str], index: TraceIndex) -> None:
     sealed = seal.tag(_SEAL_PURPOSE, data)
     if sealed is None:
         return
-    target = index_path(dump)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data + sealed)
-        os.replace(tmp, target)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        replace_atomically(index_path(dump), data + sealed)
 
 
 def load(dump: str | os.PathLike[str], as_of: tuple[int, int] | None = None) -> TraceIndex | None:
@@ -208,13 +202,11 @@ def load(dump: str | os.PathLike[str], as_of: tuple[int, int] | None = None) -> 
     """
     try:
         st = os.stat(dump)
-        # Not through a link, never blocking on a FIFO: the index may be anyone's.
-        fd = os.open(index_path(dump), os.O_RDONLY | _NOFOLLOW | _NONBLOCK | os.O_CLOEXEC)
+        fd = open_regular(index_path(dump))  # the index may be anyone's: no link, no FIFO
     except OSError:
         return None
     try:
-        held = os.fstat(fd)
-        if not stat.S_ISREG(held.st_mode) or held.st_size < _HEADER.size + seal.SIZE:
+        if os.fstat(fd).st_size < _HEADER.size + seal.SIZE:
             return None
         data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):

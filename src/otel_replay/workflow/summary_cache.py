@@ -19,6 +19,7 @@ The file is the seal (hex) on its first line, then the JSON document.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from typing import Any
 
 from .. import __version__, seal
 from ..runs.stream import map_runs
+from ..safe_files import read_regular, replace_atomically
 from ..store.errors import FormatError
 from ..store.sources import expand, is_stream
 from .summary import RunSummary, summarize
@@ -35,6 +37,9 @@ SUFFIX = ".otel-replay-runs"
 # 2: sealed, and the inputs are stamped with ctime and inode too.
 _FORMAT = 2
 _SEAL_PURPOSE = b"otel-replay ls summaries"
+#: A run's summary takes a few hundred bytes and its spans at least as many: a
+#: cache this much larger than its inputs was not written for them.
+_MAX_BYTES_PER_INPUT_BYTE = 16
 
 
 def cache_path(path: str) -> Path | None:
@@ -67,10 +72,10 @@ def _stamp(path: str) -> list[list[Any]]:
 def _read(cache: Path, stamp: list[list[Any]]) -> list[RunSummary] | None:
     """The summaries in ``cache`` if it is sealed here, for these inputs, and well-formed."""
     try:
-        with open(cache, "rb") as f:
-            head = f.readline(2 * seal.SIZE + 1)
-            body = f.read()
-        if not seal.verify(_SEAL_PURPOSE, body, bytes.fromhex(head.decode("ascii").strip())):
+        # No link, FIFO or device, nor more than the inputs could make summaries of.
+        limit = _MAX_BYTES_PER_INPUT_BYTE * sum(size for _, size, *_ in stamp) + (1 << 20)
+        head, _, body = read_regular(cache, limit).partition(b"\n")
+        if not seal.verify(_SEAL_PURPOSE, body, bytes.fromhex(head.decode("ascii"))):
             return None
         doc = json.loads(body)
         if (
@@ -97,13 +102,8 @@ def _write(cache: Path, stamp: list[list[Any]], summaries: Sequence[RunSummary])
     sealed = seal.tag(_SEAL_PURPOSE, body)
     if sealed is None:
         return  # no key: a cache this machine cannot vouch for would never be read
-    tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(sealed.hex().encode("ascii") + b"\n" + body)
-        os.replace(tmp, cache)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        replace_atomically(cache, sealed.hex().encode("ascii") + b"\n" + body)
 
 
 def summaries(
