@@ -15,7 +15,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -82,6 +81,8 @@ def replace_atomically(target: str | os.PathLike[str], data: bytes, mode: int = 
 
     Raises :class:`OSError`; the temporary file is removed then.
     """
+    import tempfile  # only writers need it: readers (ls from its cache) start faster
+
     path = Path(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

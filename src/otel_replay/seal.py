@@ -20,8 +20,6 @@ import contextlib
 import hashlib
 import hmac
 import os
-import secrets
-import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -78,6 +76,9 @@ def _read_key(path: str) -> bytes | None:
 
 def _create_key(directory: Path, path: str) -> bytes | None:
     """A new key at ``path`` (unless another process made one first); None if it cannot be kept."""
+    import secrets
+    import tempfile
+
     if os.path.lexists(path):
         return None  # there, but not a key we may trust: do not replace it
     try:

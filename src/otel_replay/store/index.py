@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import logging
 import mmap
 import os
 import struct
@@ -38,8 +37,6 @@ from ..safe_files import open_regular, replace_atomically
 from .errors import FormatError
 from .framing import HEADER as FRAME_HEADER
 from .otlp_proto import parse_request, spanless_logs, trace_ids
-
-logger = logging.getLogger("otel_replay")
 
 SUFFIX = ".otel-replay-index"
 # 02: log records are indexed too (01 indexes of log dumps were empty).
@@ -279,9 +276,11 @@ def lookup(
                 )
             out.append((offset, body))
     except Exception as exc:  # any fault: reading the dump itself will say what is wrong
+        import logging  # only when an index does not hold: listings start faster without it
+
         reason = exc.reason if isinstance(exc, FormatError) else f"{type(exc).__name__}: {exc}"
         where = exc.offset if isinstance(exc, FormatError) else offset
-        logger.warning(
+        logging.getLogger("otel_replay").warning(
             "otel-replay: %s does not match %s (%s at byte %d); reading the dump instead",
             index_path(name),
             name,
