@@ -10,6 +10,7 @@ same dump with no index beside it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -81,7 +82,15 @@ def the_same_as_without_an_index(dump: Path, clean: Path, ids: list[str]) -> Non
     )
 
 
-def test_an_index_pointing_a_trace_at_another_record(dumps: tuple[Path, Path, list[str]]) -> None:
+def told(caplog: pytest.LogCaptureFixture, dump: Path) -> list[str]:
+    """The log lines saying the index beside ``dump`` was not used."""
+    name = f"{index.index_path(dump)} is not used"
+    return [r.getMessage() for r in caplog.records if name in r.getMessage()]
+
+
+def test_an_index_pointing_a_trace_at_another_record(
+    dumps: tuple[Path, Path, list[str]], caplog: pytest.LogCaptureFixture
+) -> None:
     dump, clean, ids = dumps
     data, start, count = entries(dump)
     wanted = bytes.fromhex(ids[7])
@@ -91,7 +100,10 @@ def test_an_index_pointing_a_trace_at_another_record(dumps: tuple[Path, Path, li
     )
     put_entry(data, start, i, (wanted, other[1], other[2]))
     index.index_path(dump).write_bytes(data)
-    the_same_as_without_an_index(dump, clean, ids)
+    with caplog.at_level(logging.WARNING, "otel_replay"):
+        the_same_as_without_an_index(dump, clean, ids)
+    (line,) = told(caplog, dump)
+    assert "not written on this machine for this dump, or was altered" in line
 
 
 def test_an_index_missing_a_record_of_a_trace(dumps: tuple[Path, Path, list[str]]) -> None:
@@ -123,7 +135,7 @@ def test_an_index_of_the_dump_before_it_was_rewritten(dumps: tuple[Path, Path, l
 
 
 def test_an_index_sealed_here_that_names_the_wrong_records(
-    dumps: tuple[Path, Path, list[str]],
+    dumps: tuple[Path, Path, list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     """Even an index sealed on this machine is checked against the records it names."""
     dump, clean, ids = dumps
@@ -139,7 +151,11 @@ def test_an_index_sealed_here_that_names_the_wrong_records(
     with open(dump, "rb") as f:
         index.save(dump, index.build(dump, iter_be32(f, str(dump)), lying))
     assert index.load(dump) is not None  # believed as far as the seal goes
-    the_same_as_without_an_index(dump, clean, ids)
+    with caplog.at_level(logging.WARNING, "otel_replay"):
+        the_same_as_without_an_index(dump, clean, ids)
+    (line,) = told(caplog, dump)
+    assert f"does not match {dump}: the record holds no trace" in line
+    assert "reading the dump instead" in line
 
 
 def test_a_windowed_check_reads_what_the_dump_holds(

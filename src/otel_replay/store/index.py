@@ -214,15 +214,32 @@ def load(dump: str | os.PathLike[str], as_of: tuple[int, int] | None = None) -> 
     body = _HEADER.size + count * _ENTRY.size
     current = (size, mtime_ns, ctime_ns, ino) == _dump_stamp(st)
     grown = as_of == (size, mtime_ns) and st.st_size >= size and ino == st.st_ino
-    if (
-        magic != _MAGIC
-        or not (current or grown)
-        or len(data) != body + seal.SIZE
-        or not _sealed(data, body)
-    ):
+    if magic != _MAGIC or not (current or grown):
+        data.close()  # another format, or another state of the dump: indexed again, as ever
+        return None
+    if len(data) != body + seal.SIZE or not _sealed(data, body):
         data.close()
+        _refused(dump, "it was not written on this machine for this dump, or was altered")
         return None
     return TraceIndex(size, mtime_ns, data, count, spanless)
+
+
+#: Indexes already said to be refused, in this process: once each is enough.
+_told: set[str] = set()
+
+
+def _refused(dump: str | os.PathLike[str], reason: str, offset: int | None = None) -> None:
+    """One log line: the index beside ``dump`` does not hold, and the dump is read instead."""
+    import logging  # only when an index does not hold: listings start faster without it
+
+    name = os.fspath(index_path(dump))
+    if name in _told:
+        return
+    _told.add(name)
+    where = "" if offset is None else f" at byte {offset}"
+    logging.getLogger("otel_replay").warning(
+        "otel-replay: %s is not used (%s%s); reading the dump instead", name, reason, where
+    )
 
 
 def _sealed(data: mmap.mmap, body: int) -> bool:
@@ -276,16 +293,9 @@ def lookup(
                 )
             out.append((offset, body))
     except Exception as exc:  # any fault: reading the dump itself will say what is wrong
-        import logging  # only when an index does not hold: listings start faster without it
-
-        reason = exc.reason if isinstance(exc, FormatError) else f"{type(exc).__name__}: {exc}"
-        where = exc.offset if isinstance(exc, FormatError) else offset
-        logging.getLogger("otel_replay").warning(
-            "otel-replay: %s does not match %s (%s at byte %d); reading the dump instead",
-            index_path(name),
-            name,
-            reason,
-            where,
-        )
+        if isinstance(exc, FormatError):
+            _refused(name, f"it does not match {name}: {exc.reason}", exc.offset)
+        else:
+            _refused(name, f"it does not match {name}: {type(exc).__name__}: {exc}", offset)
         return None
     return found, out
