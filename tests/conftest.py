@@ -21,6 +21,15 @@ from opentelemetry.trace import (
     TraceState,
 )
 
+
+@pytest.fixture(autouse=True)
+def _cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key sealing indexes and ls summaries lives under the user's cache directory:
+    point it at a directory of the test session, never at the real home (CLI
+    processes the tests start inherit it)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+
+
 #: One attribute of every value type the SDK keeps (>= 1.45), edge cases included.
 VARIED_ATTRIBUTES: dict[str, Any] = {
     "s": "text",

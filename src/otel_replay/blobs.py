@@ -4,17 +4,73 @@
 one as ``"sha256:<hex>"``.  Blobs are written before the span that names them
 and are immutable, so a crash can leave an unreferenced blob but never a
 reference without its blob.
+
+A trace file and its blob store may come from anyone, so reading is strict:
+a reference must be a sha256 digest (no path can hide in it), the store must
+be a real directory, a blob a regular file directly inside it (opened without
+following a symbolic link, and without blocking on a FIFO), no larger than
+:data:`MAX_BLOB_BYTES`, and its bytes must hash to its name.  Anything else
+is refused with :class:`BlobUnavailable`, whose message says why.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
+import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
+
+from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
+
+#: Blobs larger than this are refused rather than read into memory.
+DEFAULT_MAX_BLOB_BYTES: Final = 256 * 1024 * 1024
+MAX_BLOB_BYTES_ENV: Final = "OTEL_REPLAY_MAX_BLOB_BYTES"
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_PREFIX = "sha256:"
+# The store directory itself is opened without following a link.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class BlobUnavailable(Exception):
+    """A blob that is refused or unreadable; the message says which and why, on one line."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str, noun: str = "blob") -> None:
+        super().__init__(f"{noun} {os.fspath(path)} {reason}")
+        self.path = os.fspath(path)
+        self.reason = reason
+        self.noun = noun
+
+
+def max_blob_bytes() -> int:
+    """``OTEL_REPLAY_MAX_BLOB_BYTES`` when it is a positive integer, else 256 MiB."""
+    try:
+        value = int(os.environ.get(MAX_BLOB_BYTES_ENV, DEFAULT_MAX_BLOB_BYTES))
+    except ValueError:
+        return DEFAULT_MAX_BLOB_BYTES
+    return value if value > 0 else DEFAULT_MAX_BLOB_BYTES
+
+
+def _limit_text(limit: int) -> str:
+    size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+    return f"the {size} limit ({MAX_BLOB_BYTES_ENV})"
 
 
 def blob_dir(trace_path: str | os.PathLike[str]) -> Path:
     return Path(os.fspath(trace_path) + ".blobs")
+
+
+def digest_of(ref: str) -> str | None:
+    """The hex digest of a ``sha256:<hex>`` reference; None for anything else."""
+    if not ref.startswith(_PREFIX):
+        return None
+    digest = ref[len(_PREFIX) :]
+    return digest if _DIGEST.fullmatch(digest) else None
 
 
 class BlobStore:
@@ -22,25 +78,81 @@ class BlobStore:
         self.root = blob_dir(trace_path)
 
     def put(self, data: bytes) -> str:
+        """Store ``data`` (once: the name is its digest) and return its reference."""
         digest = hashlib.sha256(data).hexdigest()
-        target = self.root / digest
-        if not target.exists():
+        if not self.holds(digest):
             self.root.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{digest}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, target)  # atomic: a reader never sees half a blob
-        return "sha256:" + digest
+            replace_atomically(self.root / digest, data)  # a reader never sees half a blob
+        return _PREFIX + digest
+
+    def holds(self, digest: str) -> bool:
+        """Whether a regular file is stored under ``digest`` (a link is not a blob)."""
+        try:
+            return stat.S_ISREG(os.lstat(self.root / digest).st_mode)
+        except OSError:
+            return False
 
     def get(self, ref: str) -> bytes | None:
-        algo, _, digest = ref.partition(":")
-        if (
-            algo != "sha256"
-            or len(digest) != 64
-            or not all(c in "0123456789abcdef" for c in digest)
-        ):
-            return None
+        """The bytes ``ref`` names; None when the store does not hold it.
+
+        Raises :class:`BlobUnavailable` for a reference that is not a digest
+        and for a blob that is there but refused (see the module docstring).
+        """
+        digest = digest_of(ref)
+        if digest is None:
+            raise BlobUnavailable(
+                repr(ref[:80]), "is not of the form sha256:<64 hex digits>", "blob reference"
+            )
         try:
-            return (self.root / digest).read_bytes()
-        except OSError:
+            with self._open_dir() as dir_fd:
+                return self._read(dir_fd, digest)
+        except FileNotFoundError:
             return None
+
+    def digests(self) -> list[str]:
+        """The digests of the blobs the store holds (other names are not blobs).
+
+        Raises :class:`BlobUnavailable` when the store is refused (see :meth:`get`).
+        """
+        try:
+            with self._open_dir() as dir_fd:
+                names = os.listdir(dir_fd)
+        except FileNotFoundError:
+            return []
+        return sorted(name for name in names if _DIGEST.fullmatch(name))
+
+    @contextlib.contextmanager
+    def _open_dir(self) -> Iterator[int]:
+        try:
+            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            kind = "a symbolic link" if os.path.islink(self.root) else "not a readable directory"
+            raise BlobUnavailable(self.root, f"is {kind}; not read", "blob store") from exc
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _read(self, dir_fd: int, digest: str) -> bytes:
+        """The blob ``digest`` of the open store ``dir_fd``, checked as the module says."""
+        path = self.root / digest
+        limit = max_blob_bytes()
+        try:
+            data = read_regular(digest, limit, dir_fd=dir_fd)
+        except FileNotFoundError:
+            raise
+        except NotARegularFile as exc:
+            raise BlobUnavailable(path, "is not a regular file; not read") from exc
+        except TooLarge as exc:
+            held = f"holds {exc.size} bytes" if exc.size is not None else "grew"
+            raise BlobUnavailable(path, f"{held}, past {_limit_text(limit)}") from exc
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                if stat.S_ISLNK(os.lstat(digest, dir_fd=dir_fd).st_mode):
+                    raise BlobUnavailable(path, "is a symbolic link; not followed") from exc
+            raise BlobUnavailable(path, f"cannot be read ({exc.strerror or exc})") from exc
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise BlobUnavailable(path, "does not hold the bytes its name is the digest of")
+        return data

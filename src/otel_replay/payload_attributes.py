@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 
 from . import attributes as A
 from . import payload
+from .blobs import BlobUnavailable
 from .trusted_types import TypeResolver
 
 #: Payloads above this size are kept out of the display attribute (preview only);
@@ -25,6 +26,8 @@ DEFAULT_MAX_INLINE_BYTES: Final = 256 * 1024
 PREVIEW_CHARS: Final = 1024
 
 Status = Literal["exact", "unverified", "mismatch", "missing"]
+#: Resolves a blob reference: the bytes, None when absent, or :class:`BlobUnavailable`
+#: (with the reason) when the blob is there but refused.
 BlobReader = Callable[[str], "bytes | None"]
 
 
@@ -70,7 +73,7 @@ class Payload:
     ``status`` is ``exact`` (digest verified), ``unverified`` (no digest was
     recorded, as with third-party instrumentations), ``mismatch`` (the bytes do
     not match the digest: truncated or altered on the way) or ``missing`` (a
-    blob the span refers to is not there).
+    blob the span refers to is not there, or is refused: ``reason`` says why).
     """
 
     type: str
@@ -114,7 +117,10 @@ def from_attributes(
     if isinstance(raw, (bytes, bytearray)):
         data = bytes(raw)
     elif isinstance(ref, str):
-        data = blobs(ref) if blobs is not None else None
+        try:
+            data = blobs(ref) if blobs is not None else None
+        except BlobUnavailable as exc:
+            return Payload(type_, None, _str(digest), "missing", str(exc))
         if data is None:
             return Payload(type_, None, _str(digest), "missing", f"blob {ref} is not available")
     elif isinstance(display, str):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from .. import __version__
+from .printable import printable
 
 if TYPE_CHECKING:
     from ..runs.load import Runs
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"otel-replay: error: {message}", err=True)
+    # Messages name files and runs a trace supplied: never raw control characters.
+    click.echo(f"otel-replay: error: {printable(message)}", err=True)
     sys.exit(2)
 
 
@@ -92,7 +94,7 @@ def _no_run(paths: tuple[str, ...], run_id: str, known: list[str]) -> NoReturn:
 
 def _report_problems(runs: Runs, code: int = 2) -> None:
     for problem in runs.problems:
-        click.echo(f"otel-replay: error: {problem}", err=True)
+        click.echo(f"otel-replay: error: {printable(str(problem))}", err=True)
     if runs.problems:
         sys.exit(code)
 
@@ -668,11 +670,11 @@ def replay_(
             doc["error"] = repr(done.error)
         click.echo(_dumps(doc))
     else:
-        click.echo(str(done.report))
+        click.echo(printable(str(done.report), lines=True))
         if model_mode == "live":
-            click.echo(str(drift))
+            click.echo(printable(str(drift), lines=True))
         if done.answer is not None:
-            click.echo(f"answer: {done.answer}")
+            click.echo(f"answer: {printable(str(done.answer))}")
         if done.error is not None:
             click.echo(f"the agent raised {done.error!r}")
     sys.exit(0 if done.report.matched and done.error is None else 1)

@@ -2,6 +2,9 @@
 
 On a terminal the output is coloured; piped or redirected it is plain text
 with no colour and no wrapping (each step stays one line, already shortened).
+Recorded text reaches the console only through :func:`esc`: control
+characters shown escaped (see :mod:`.printable`), rich markup printed
+literally.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from .. import messages as M
 from .. import payload
 from ..payload_attributes import Payload
 from ..runs.model import KitReport, Run, Snapshot, Step
+from .printable import printable
 
 _KIND_STYLE = {"agent": "bold magenta", "model": "bold cyan", "tool": "bold yellow", "other": "dim"}
 _VERDICT_STYLE = {"full": "green", "model-only": "yellow", "inspect-only": "red"}
@@ -32,6 +36,12 @@ def console() -> Console:
         return out
     # Lines are shortened by us; a fixed wrap width would only break them.
     return Console(highlight=False, emoji=False, width=100_000, file=sys.stdout)
+
+
+def esc(text: object) -> str:
+    """Recorded text as rich markup that prints it as it reads: escape sequences and
+    other controls shown escaped, ``[bold]`` and the like printed literally."""
+    return escape(printable(str(text)))
 
 
 def short(value: Any, limit: int = 90) -> str:
@@ -61,7 +71,7 @@ def _mark(what: str, p: Payload | None) -> str:
         note = f"{what} repr only"
     else:
         return ""
-    return f" [red]({escape(note)})[/red]"
+    return f" [red]({esc(note)})[/red]"
 
 
 def _model_text(step: Step) -> str:
@@ -70,13 +80,13 @@ def _model_text(step: Step) -> str:
     bits: list[str] = []
     model = m.response_model or m.request_model
     if model and model not in step.name:
-        bits.append(escape(f"[{model}]"))
+        bits.append(esc(f"[{model}]"))
     if m.input_messages:
         last = m.input_messages[-1]
         text = M.last_text([last])
         if text is not None:
             who = "" if step.kind == "agent" else f"{last.get('role')}: "
-            bits.append(escape(f"← {who}{short(text, 60)!r}"))
+            bits.append(esc(f"← {who}{short(text, 60)!r}"))
         elif any(p.get("type") == "tool_call_response" for p in last.get("parts", [])):
             bits.append("← tool results")
     if m.output_messages:
@@ -84,12 +94,12 @@ def _model_text(step: Step) -> str:
         text = M.last_text(m.output_messages)
         if calls:
             shown = ", ".join(f"{c.get('name')}({short(c.get('arguments'), 50)})" for c in calls)
-            bits.append(escape(f"→ {shown}"))
+            bits.append(esc(f"→ {shown}"))
         elif text is not None:
-            bits.append(escape(f"→ {short(text, 70)!r}"))
+            bits.append(esc(f"→ {short(text, 70)!r}"))
     if m.usage:
         used = f"{m.usage.get('input_tokens', '?')}→{m.usage.get('output_tokens', '?')} tok"
-        bits.append(f"[dim]{escape('[' + used + ']')}[/dim]")
+        bits.append(f"[dim]{esc('[' + used + ']')}[/dim]")
     line = "  ".join(bits)
     return line + _mark("input", m.input_payload) + _mark("output", m.output_payload)
 
@@ -98,17 +108,15 @@ def _tool_text(step: Step) -> tuple[str, str]:
     """(``name(arguments)``, the outcome) as rich markup."""
     t = step.tool
     assert t is not None
-    call = escape(f"{t.tool_name}({short(t.arguments, 60)})") + _mark(
-        "arguments", t.arguments_payload
-    )
+    call = esc(f"{t.tool_name}({short(t.arguments, 60)})") + _mark("arguments", t.arguments_payload)
     if t.error is not None:
-        err = escape(f"✗ {t.error.type}: {short(t.error.message, 60)}")
+        err = esc(f"✗ {t.error.type}: {short(t.error.message, 60)}")
         return call, f"[red]{err}[/red]" + _mark("exception args", t.error.args_payload)
     if t.result_payload is None:
         return call, "[red](no result recorded)[/red]"
-    outcome = escape(f"→ {short(t.result, 70)}") + _mark("result", t.result_payload)
+    outcome = esc(f"→ {short(t.result, 70)}") + _mark("result", t.result_payload)
     if t.result_payload.type not in (payload.STR, payload.JSON, payload.REPR):
-        outcome += f" [dim]({escape(t.result_payload.type)})[/dim]"
+        outcome += f" [dim]({esc(t.result_payload.type)})[/dim]"
     return call, outcome
 
 
@@ -118,15 +126,15 @@ def step_line(step: Step) -> str:
     if step.tool is not None:
         name, body = _tool_text(step)
     else:
-        name = escape(step.name)
+        name = esc(step.name)
         body = _model_text(step) if step.model is not None else ""
         if step.duplicate_of:
-            body = f"[dim]the same call as span {escape(step.duplicate_of)}, traced twice[/dim]"
+            body = f"[dim]the same call as span {esc(step.duplicate_of)}, traced twice[/dim]"
     # A derived step has no span: say so where the duration would be.
     when = f"{step.duration_ms:.1f} ms" if step.timed else "derived from messages, untimed"
     line = (
         f"[dim]{step.index:>3}[/dim] [{style}]{step.kind:<5}[/{style}] {name}"
-        f"  [dim]{escape(when)}[/dim]"
+        f"  [dim]{esc(when)}[/dim]"
     )
     if step.status == "ERROR":
         line += " [red]ERROR[/red]"
@@ -138,18 +146,18 @@ def run_header(run: Run) -> str:
     fp = run.fingerprint
     colour = _VERDICT_STYLE.get(kit.verdict, "red")
     parts = [
-        f"[bold]run {escape(run.run_id)}[/bold]",
+        f"[bold]run {esc(run.run_id)}[/bold]",
         _when(run.start_ns),
         f"{(run.end_ns - run.start_ns) / 1e6:.1f} ms",
-        f"[{colour}]{escape(kit.verdict)}[/{colour}]",
+        f"[{colour}]{esc(kit.verdict)}[/{colour}]",
         "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]",
     ]
     commit = fp.get("commit")
     if commit:
-        parts.append(escape(f"commit {str(commit)[:12]}{'+dirty' if fp.get('dirty') else ''}"))
+        parts.append(esc(f"commit {str(commit)[:12]}{'+dirty' if fp.get('dirty') else ''}"))
     for key in ("user.id", "tenant.id", "session.id", "gen_ai.conversation.id"):
         if key in fp:
-            parts.append(escape(f"{key}={fp[key]}"))
+            parts.append(esc(f"{key}={fp[key]}"))
     return "  ".join(parts)
 
 
@@ -174,7 +182,7 @@ def render_runs(runs: Iterable[Run], out: Console | None = None) -> None:
             _add_snapshot(nodes, tree, snap)
         out.print(tree)
         for problem in run.kit.problems:
-            out.print(f"  [red]![/red] {escape(problem)}")
+            out.print(f"  [red]![/red] {esc(problem)}")
         out.print()
 
 
@@ -182,15 +190,13 @@ def snapshot_line(snap: Snapshot) -> str:
     """``snapshot NAME (type, size) state…`` as rich markup."""
     p = snap.payload
     if p is None:
-        return f"[green]snapshot[/green] {escape(snap.name)} [dim](no content)[/dim]"
-    what = escape(f"({p.type}, {len(p.data or b'')} bytes)")
+        return f"[green]snapshot[/green] {esc(snap.name)} [dim](no content)[/dim]"
+    what = esc(f"({p.type}, {len(p.data or b'')} bytes)")
     try:
-        state = escape(short(snap.plain(), 70))
+        state = esc(short(snap.plain(), 70))
     except ValueError:
         state = ""
-    return f"[green]snapshot[/green] {escape(snap.name)} [dim]{what}[/dim] {state}" + _mark(
-        "state", p
-    )
+    return f"[green]snapshot[/green] {esc(snap.name)} [dim]{what}[/dim] {state}" + _mark("state", p)
 
 
 def _add_snapshot(nodes: dict[str, Tree], tree: Tree, snap: Snapshot) -> None:
@@ -202,9 +208,7 @@ def render_check(run_id: str, kit: KitReport, out: Console | None = None) -> Non
     out = out or console()
     mark = "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]"
     colour = _VERDICT_STYLE.get(kit.verdict, "red")
-    out.print(
-        f"[bold]run {escape(run_id)}[/bold]: [{colour}]{escape(kit.verdict)}[/{colour}], {mark}"
-    )
-    out.print(f"  missing: {escape(', '.join(kit.missing)) if kit.missing else 'nothing'}")
+    out.print(f"[bold]run {esc(run_id)}[/bold]: [{colour}]{esc(kit.verdict)}[/{colour}], {mark}")
+    out.print(f"  missing: {esc(', '.join(kit.missing)) if kit.missing else 'nothing'}")
     for problem in kit.problems:
-        out.print(f"  [red]![/red] {escape(problem)}")
+        out.print(f"  [red]![/red] {esc(problem)}")

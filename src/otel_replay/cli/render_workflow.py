@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from .. import payload
 from ..runs.model import Run, Step
@@ -16,7 +15,8 @@ from ..workflow.anomalies import Finding
 from ..workflow.diff import Pair, RunDiff, describe
 from ..workflow.summary import RunSummary
 from ..workflow.timeline import draw, timeline
-from .render import _KIND_STYLE, _VERDICT_STYLE, console, run_header, short
+from .printable import printable
+from .render import _KIND_STYLE, _VERDICT_STYLE, console, esc, run_header, short
 
 # --- ls ---------------------------------------------------------------------------
 
@@ -57,11 +57,11 @@ def ls_row(s: RunSummary) -> list[str]:
         verdict += f", {s.anomalies} warning{'s' if s.anomalies > 1 else ''}"
     return [
         _stamp(s.start_ns),
-        s.run_id[:16],
-        s.agent or "-",
-        s.user_id or "-",
-        s.session_id or "-",
-        ",".join(s.models) or "-",
+        printable(s.run_id[:16]),
+        printable(s.agent or "-"),
+        printable(s.user_id or "-"),
+        printable(s.session_id or "-"),
+        printable(",".join(s.models) or "-"),
         str(s.steps),
         str(s.tool_calls),
         str(s.errors),
@@ -104,7 +104,7 @@ def render_ls(summaries: Sequence[RunSummary], out: Console | None = None) -> No
     for n, row in enumerate(rows):
         cells = []
         for i, cell in enumerate(row):
-            text = escape(cell.rstrip() if i == len(row) - 1 else cell)
+            text = esc(cell.rstrip() if i == len(row) - 1 else cell)
             if n == 0:
                 text = f"[bold]{text}[/bold]"
             elif LS_COLUMNS[i] == "ERRORS" and cell.strip() != "0":
@@ -127,22 +127,22 @@ def render_timeline(runs: Sequence[Run], width: int = 50, out: Console | None = 
         total = (run.end_ns - run.start_ns) / 1e6
         bars = timeline(run)
         names = [
-            "  " * b.step.depth + (b.step.tool.tool_name if b.step.tool else b.step.name)
+            "  " * b.step.depth + printable(b.step.tool.tool_name if b.step.tool else b.step.name)
             for b in bars
         ]
         name_w = min(max((len(n) for n in names), default=4), 40)
         out.print(
             f"[dim]{'':>3} {'kind':<5} {'step':<{name_w}} {'start':>9} {'took':>9}  "
-            f"|0{'':<{width - 2 - len(_ms(total))}}{escape(_ms(total))}|[/dim]"
+            f"|0{'':<{width - 2 - len(_ms(total))}}{esc(_ms(total))}|[/dim]"
         )
         for bar, name in zip(bars, names, strict=True):
             s = bar.step
             style = _KIND_STYLE[s.kind]
-            label = escape(name[:name_w].ljust(name_w))
+            label = esc(name[:name_w].ljust(name_w))  # already printable: cut, then escaped
             if not s.timed:
                 line = f"{'':>9} {'untimed':>9}  [dim]derived from messages[/dim]"
             else:
-                drawn = escape(draw(bar, total, width))
+                drawn = esc(draw(bar, total, width))
                 colour = "red" if s.status == "ERROR" else style.replace("bold ", "")
                 line = (
                     f"{_ms(bar.offset_ms):>9} {_ms(bar.duration_ms):>9}  "
@@ -164,34 +164,34 @@ def _pretty(value: Any) -> str:
 
 
 def _section(out: Console, title: str, value: Any) -> None:
-    out.print(f"[bold]{escape(title)}[/bold]")
-    for line in _pretty(value).splitlines() or [""]:
-        out.print("  " + escape(line), soft_wrap=True)
+    out.print(f"[bold]{esc(title)}[/bold]")
+    for line in printable(_pretty(value), lines=True).split("\n"):
+        out.print("  " + esc(line), soft_wrap=True)
 
 
 def render_step(run: Run, step: Step, raw: bool, out: Console | None = None) -> None:
     """Everything one step recorded: timing, the model's request and answer, or the tool call."""
     out = out or console()
-    out.print(f"[bold]run {escape(run.run_id)}[/bold]  {escape(step.label())}")
+    out.print(f"[bold]run {esc(run.run_id)}[/bold]  {esc(step.label())}")
     when = f"{_stamp(step.start_ns)} UTC, {step.duration_ms:.1f} ms" if step.timed else "untimed"
-    out.print(f"  when: {escape(when)}   status: {escape(step.status)}")
+    out.print(f"  when: {esc(when)}   status: {esc(step.status)}")
     if step.status_message:
-        out.print(f"  status message: {escape(step.status_message)}")
+        out.print(f"  status message: {esc(step.status_message)}")
     if step.parent_span_id:
-        out.print(f"  parent span: {escape(step.parent_span_id)}")
+        out.print(f"  parent span: {esc(step.parent_span_id)}")
     m = step.model
     if m is not None:
         out.print(
             "  "
-            + escape(
+            + esc(
                 f"provider: {m.provider or '-'}   request model: {m.request_model or '-'}   "
                 f"response model: {m.response_model or '-'}   response id: {m.response_id or '-'}"
             )
         )
         if m.finish_reasons:
-            out.print("  finish reasons: " + escape(", ".join(m.finish_reasons)))
+            out.print("  finish reasons: " + esc(", ".join(m.finish_reasons)))
         if m.usage:
-            out.print("  usage: " + escape(", ".join(f"{k}={v}" for k, v in m.usage.items())))
+            out.print("  usage: " + esc(", ".join(f"{k}={v}" for k, v in m.usage.items())))
         _section(out, "params", m.params)
         if m.system_instructions is not None:
             _section(out, "system instructions", m.system_instructions)
@@ -201,7 +201,7 @@ def render_step(run: Run, step: Step, raw: bool, out: Console | None = None) -> 
         _section(out, "output messages", m.output_messages)
     t = step.tool
     if t is not None:
-        out.print("  " + escape(f"tool: {t.tool_name}   call id: {t.call_id or '-'}"))
+        out.print("  " + esc(f"tool: {t.tool_name}   call id: {t.call_id or '-'}"))
         if t.derived:
             out.print("  [dim]derived from the messages: no tool span recorded[/dim]")
         _section(out, "arguments", t.arguments)
@@ -216,7 +216,7 @@ def render_step(run: Run, step: Step, raw: bool, out: Console | None = None) -> 
     if before is not None and before not in step.snapshots:
         owner = next((s for s in run.steps if s.span_id == before.span_id), None)
         where = owner.label() if owner is not None else f"span {before.span_id}"
-        out.print("  " + escape(f"state before this step: snapshot {before.name} (on {where})"))
+        out.print("  " + esc(f"state before this step: snapshot {before.name} (on {where})"))
     for snap in step.snapshots:
         p = snap.payload
         what = f"{p.type}, {p.status}" if p is not None else "no content"
@@ -248,28 +248,28 @@ def _pair_name(p: Pair) -> str:
 
 def render_diff(d: RunDiff, names: tuple[str, str], out: Console | None = None) -> None:
     out = out or console()
-    out.print(f"[bold]A[/bold] run {escape(d.a.run_id)}  ({escape(names[0])})")
-    out.print(f"[bold]B[/bold] run {escape(d.b.run_id)}  ({escape(names[1])})")
+    out.print(f"[bold]A[/bold] run {esc(d.a.run_id)}  ({esc(names[0])})")
+    out.print(f"[bold]B[/bold] run {esc(d.b.run_id)}  ({esc(names[1])})")
     first = d.first_divergence
     if d.equal:
         out.print("[green]the runs are equal[/green] (step by step, and the final answer)")
     elif first is not None:
-        out.print(f"[red]first divergence:[/red] {escape(first.label())}")
+        out.print(f"[red]first divergence:[/red] {esc(first.label())}")
     else:
         out.print("[red]the runs differ[/red] in their final answer only")
     out.print("[dim]      A   B[/dim]")
     for p in d.pairs:
         mark, colour = _MARK[p.status]
-        line = f"[{colour}]{mark}[/{colour}] {escape(_pair_name(p))}"
+        line = f"[{colour}]{mark}[/{colour}] {esc(_pair_name(p))}"
         if p.status == "added":
             line += "  [green]only in B[/green]"
         elif p.status == "removed":
             line += "  [red]only in A[/red]"
         out.print(line)
         for c in p.changes:
-            out.print(f"        [yellow]{escape(c.field)}[/yellow]: {escape(describe(c))}")
+            out.print(f"        [yellow]{esc(c.field)}[/yellow]: {esc(describe(c))}")
     for c in d.run_changes:
-        out.print(f"final answer: {escape(short(c.a, 80))} -> {escape(short(c.b, 80))}")
+        out.print(f"final answer: {esc(short(c.a, 80))} -> {esc(short(c.b, 80))}")
 
 
 # --- check: findings --------------------------------------------------------------
@@ -283,6 +283,6 @@ def render_findings(findings: Sequence[Finding], out: Console | None = None) -> 
     out.print(f"  anomalies: {len(findings)}")
     for f in findings:
         out.print(
-            f"  [yellow]~[/yellow] step {f.step} (span {escape(f.span_id)}) "
-            f"[yellow]{escape(f.kind)}[/yellow]: {escape(f.message)}"
+            f"  [yellow]~[/yellow] step {f.step} (span {esc(f.span_id)}) "
+            f"[yellow]{esc(f.kind)}[/yellow]: {esc(f.message)}"
         )

@@ -22,7 +22,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,7 +29,7 @@ from typing import IO, Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from ..blobs import blob_dir
+from ..blobs import BlobStore, BlobUnavailable
 from ..store import phoenix
 from ..store.errors import FormatError, OtherSignal
 from ..store.otlp_json import JsonShapeError, request_from_json
@@ -134,33 +133,43 @@ def _counts(request: Request) -> tuple[int, int]:
     return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans), 0
 
 
-def _blob_sources(name: str) -> list[str]:
+def _blob_sources(name: str) -> list[BlobStore]:
     """Blob stores an input's references may point into: its own, and its live name's."""
-    dirs = [str(blob_dir(name))]
+    stores = [BlobStore(name)]
     live = rotated_from(name)
     if live is not None:
-        dirs.append(str(blob_dir(live)))
-    return [d for d in dirs if os.path.isdir(d)]
+        stores.append(BlobStore(live))
+    return stores
 
 
-def _copy_blobs(sources: Iterable[str], target: str) -> int:
-    """Copy the blobs of ``sources`` into the blob store ``target``; how many were new."""
+def _copy_blobs(
+    sources: Iterable[BlobStore], target: BlobStore, problems: list[FormatError]
+) -> int:
+    """Copy the blobs of ``sources`` into ``target``; how many were new.
+
+    Each is read as a load reads it (see :mod:`otel_replay.blobs`): a blob
+    refused there is reported in ``problems`` and not copied.
+    """
     copied = 0
     for source in sources:
-        if os.path.realpath(source) == os.path.realpath(target):
+        if os.path.realpath(source.root) == os.path.realpath(target.root):
             continue
-        for entry in os.scandir(source):
-            name = entry.name
-            if not entry.is_file() or name.startswith("."):
-                continue
-            dest = os.path.join(target, name)
-            if os.path.exists(dest):
+        try:
+            digests = source.digests()
+        except BlobUnavailable as exc:
+            problems.append(FormatError(exc.path, 0, f"{exc.noun} {exc.reason}"))
+            continue
+        for digest in digests:
+            if target.holds(digest):
                 continue  # content-addressed: the same name holds the same bytes
-            os.makedirs(target, exist_ok=True)
-            tmp = os.path.join(target, f".{name}.{os.getpid()}.tmp")
-            shutil.copyfile(entry.path, tmp)
-            os.replace(tmp, dest)
-            copied += 1
+            try:
+                data = source.get("sha256:" + digest)
+            except BlobUnavailable as exc:
+                problems.append(FormatError(exc.path, 0, f"{exc.noun} {exc.reason}"))
+                continue
+            if data is not None:
+                target.put(data)
+                copied += 1
     return copied
 
 
@@ -224,8 +233,9 @@ def convert(
             write_all(sink)
         # Blobs first, as the exporter writes them: no reference without its blob.
         summary.blobs = _copy_blobs(
-            (d for name in names if not is_stream(name) for d in _blob_sources(name)),
-            str(blob_dir(out)),
+            (b for name in names if not is_stream(name) for b in _blob_sources(name)),
+            BlobStore(out),
+            found,
         )
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)

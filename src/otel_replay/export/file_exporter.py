@@ -38,7 +38,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -255,18 +255,22 @@ class FileSpanExporter(SpanExporter):
         # Someone else appended (or this is our first write): their records
         # should chain from where ours ended.
         start = self._end if self._end is not None and self._end <= size else 0
+        # Only a file in our layout is appended to, and only a tail that looks
+        # like our record cut short is cut: anything else (a package.json, a
+        # binary, JSON that is not OTLP) is somebody else's file, left as it is.
         if self._lines:
-            # Whole lines end in a newline; a file not starting with "{" is not ours.
             end = _last_line_end(fd, size)
-            foreign = size > 0 and os.pread(fd, 1, 0) != b"{"
+            ours = size == 0 or (
+                _starts_json_record(fd, 0, size)
+                and (end == 0 or os.pread(fd, 2, end - 2) == b"}\n")
+                and (end == size or _starts_json_record(fd, end, size))
+            )
         else:
             end = framing.walk(fd, start, size)
             if end != size and start:
                 end = framing.walk(fd, 0, size)  # confirm from the start before cutting
-            # Past a good record the tail can only be a killed writer's; a file
-            # whose very first record is implausible is somebody else's file.
-            foreign = end == 0 and size > 0 and not framing.looks_torn(fd, 0)
-        if foreign:
+            ours = end == size or framing.looks_torn(fd, end, size)
+        if not ours:
             raise NotATraceFile(
                 f"{self.path} does not look like a file of {self._describe()} "
                 f"(at byte {end}); not appending to it"
@@ -417,7 +421,7 @@ class FileSpanExporter(SpanExporter):
             self._append(self._frame(body))
         except Exception as exc:  # a tracing problem must never reach the app
             self._count(len(spans))
-            self._warn(repr(exc))
+            self._warn(str(exc) if isinstance(exc, NotATraceFile) else repr(exc))
             return SpanExportResult.FAILURE
         if left_out:
             self._count(left_out)
@@ -461,6 +465,19 @@ def frame(
             compressor = zstandard.ZstdCompressor()
         body = compressor.compress(body)
     return framing.HEADER.pack(len(body)) + body
+
+
+#: How every OTLP/JSON record line starts, as the Collector and our encoder write it.
+JSON_RECORD_STARTS: Final = (b'{"resourceSpans":', b'{"resourceLogs":')
+_JSON_START_MAX = max(map(len, JSON_RECORD_STARTS))
+
+
+def _starts_json_record(fd: int, offset: int, size: int) -> bool:
+    """Whether the line at ``offset`` starts as a record line does (or, running to the
+    end of the file, was cut before it could say)."""
+    line, newline, _ = os.pread(fd, _JSON_START_MAX, offset).partition(b"\n")
+    cut = not newline and offset + len(line) == size
+    return any(line.startswith(s) or (cut and s.startswith(line)) for s in JSON_RECORD_STARTS)
 
 
 def _last_line_end(fd: int, size: int, chunk: int = 1 << 16) -> int:

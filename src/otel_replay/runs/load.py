@@ -6,7 +6,7 @@ import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
-from ..blobs import BlobStore
+from ..blobs import BlobStore, BlobUnavailable
 from ..payload_attributes import BlobReader
 from ..store.errors import FormatError
 from ..store.reader import RecordReader
@@ -70,8 +70,18 @@ def _blob_reader(name: str) -> BlobReader:
     shared = BlobStore(live).get
 
     def get(ref: str) -> bytes | None:
-        data = own(ref)
-        return data if data is not None else shared(ref)
+        try:
+            data = own(ref)
+        except BlobUnavailable as exc:
+            refused: BlobUnavailable | None = exc
+            data = None
+        else:
+            refused = None
+        if data is None:
+            data = shared(ref)
+        if data is None and refused is not None:
+            raise refused  # say why the one beside the file was not read
+        return data
 
     return get
 

@@ -24,25 +24,35 @@ BODY_STARTS: Final = (REQUEST_TAG, 0x28, ord("{"))
 
 
 def walk(fd: int, start: int, size: int) -> int:
-    """End of the last whole record, walking headers from ``start`` (a record boundary)."""
+    """End of the last whole record, walking headers from ``start`` (a record boundary).
+
+    The walk stops before a record whose body could not be ours (empty, or
+    not starting as a request, a zstd frame or a JSON object does): past
+    that point the bytes are somebody else's, not records.
+    """
     offset = start
     while offset + HEADER_SIZE <= size:
-        (length,) = HEADER.unpack(os.pread(fd, HEADER_SIZE, offset))
+        head = os.pread(fd, HEADER_SIZE + 1, offset)
+        (length,) = HEADER.unpack(head[:HEADER_SIZE])
         if offset + HEADER_SIZE + length > size:
+            break
+        if length == 0 or head[HEADER_SIZE] not in BODY_STARTS:
             break
         offset += HEADER_SIZE + length
     return offset
 
 
-def looks_torn(fd: int, offset: int) -> bool:
-    """Whether the bytes from ``offset`` look like the start of a record cut short.
+def looks_torn(fd: int, offset: int, size: int) -> bool:
+    """Whether the bytes from ``offset`` to ``size`` look like the start of a record cut short.
 
-    A JSON file or some other binary does not: it is not ours to truncate.
+    A record that is whole, a length no record has, a body that starts as no
+    record of ours does (a JSON file, some other binary): not a torn record,
+    and not ours to truncate.
     """
     head = os.pread(fd, HEADER_SIZE + 1, offset)
     if len(head) < HEADER_SIZE:
         return True  # a torn header
     (length,) = HEADER.unpack(head[:HEADER_SIZE])
-    if length > MAX_RECORD:
+    if length > MAX_RECORD or offset + HEADER_SIZE + length <= size:
         return False
     return len(head) == HEADER_SIZE or head[HEADER_SIZE] in BODY_STARTS

@@ -12,27 +12,41 @@ binary search over the memory-mapped file: its cost does not grow with the
 number of traces in the dump.  The header also counts the log records that
 name no span: they are joined to spans by time, not by id, so whoever reads
 the dump a few traces at a time must know they are there.
+
+An index travels with its dump and may come from anyone, or be left over
+from a dump since rewritten; a wrong one would silently drop spans.  So it
+is believed only when sealed on this machine (see :mod:`otel_replay.seal`)
+and stamped with the dump as it is now: size, modification and change times
+(the change time cannot be set back) and inode.  The records a lookup reads
+must then hold, behind their own length prefix, every trace the index says
+they hold (:func:`lookup`); when one does not, the dump is read instead.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import mmap
 import os
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from .. import seal
+from ..safe_files import open_regular, replace_atomically
 from .errors import FormatError
+from .framing import HEADER as FRAME_HEADER
 from .otlp_proto import parse_request, spanless_logs, trace_ids
 
 SUFFIX = ".otel-replay-index"
 # 02: log records are indexed too (01 indexes of log dumps were empty).
 # 03: the header counts log records that name no span.
-_MAGIC = b"OTRIDX03"
-# magic, dump size, dump mtime_ns, entry count, log records that name no span
-_HEADER = struct.Struct(">8sQQQQ")
+# 04: stamped with the dump's ctime and inode too, and sealed.
+_MAGIC = b"OTRIDX04"
+# magic, dump size, mtime_ns, ctime_ns, inode, entry count, log records that name no span
+_HEADER = struct.Struct(">8sQQQQQQ")
 _ENTRY = struct.Struct(">16sQI")  # trace id, body offset, body length
+_SEAL_PURPOSE = b"otel-replay trace index"
 
 
 def index_path(dump: str | os.PathLike[str]) -> Path:
@@ -84,6 +98,22 @@ class TraceIndex:
         """Trace ids starting with any of ``prefixes``, and their records in file order."""
         found: set[str] = set()
         records: set[tuple[int, int]] = set()
+        for lo, hi in self._ranges(prefixes):
+            for tid, offset, length in self._entries(lo, hi):
+                found.add(tid.hex())
+                records.add((offset, length))
+        return found, sorted(records)
+
+    def claims(self, prefixes: set[str]) -> dict[int, set[bytes]]:
+        """For each record :meth:`records` names (by body offset), the trace ids it should hold."""
+        out: dict[int, set[bytes]] = {}
+        for lo, hi in self._ranges(prefixes):
+            for tid, offset, _ in self._entries(lo, hi):
+                out.setdefault(offset, set()).add(tid)
+        return out
+
+    def _ranges(self, prefixes: set[str]) -> Iterator[tuple[int, int]]:
+        """The entry ranges of the trace ids starting with each of ``prefixes``."""
         for prefix in prefixes:
             text = prefix.lower()
             try:
@@ -91,12 +121,7 @@ class TraceIndex:
                 high = bytes.fromhex(text.ljust(32, "f"))
             except ValueError:
                 continue  # not hex: no trace id starts with it
-            lo = bisect.bisect_left(self._ids, low)
-            hi = bisect.bisect_right(self._ids, high)
-            for tid, offset, length in self._entries(lo, hi):
-                found.add(tid.hex())
-                records.add((offset, length))
-        return found, sorted(records)
+            yield bisect.bisect_left(self._ids, low), bisect.bisect_right(self._ids, high)
 
     def trace_ids(self) -> list[str]:
         return sorted({tid.hex() for tid, _, _ in self._entries(0, len(self))})
@@ -131,7 +156,7 @@ def build(
 
     ``facts`` reads a body (the reader's handles zstd and JSON bodies too).
     """
-    stat = os.stat(dump)
+    st = os.stat(dump)
     entries: list[tuple[bytes, int, int]] = []
     name = os.fspath(dump)
     spanless = 0
@@ -140,55 +165,137 @@ def build(
         entries.extend((tid, offset + 4, len(body)) for tid in ids)
         spanless += loose
     entries.sort()
-    header = _HEADER.pack(_MAGIC, stat.st_size, stat.st_mtime_ns, len(entries), spanless)
+    header = _HEADER.pack(_MAGIC, *_dump_stamp(st), len(entries), spanless)
     data = header + b"".join(_ENTRY.pack(*e) for e in entries)
-    return TraceIndex(stat.st_size, stat.st_mtime_ns, data, len(entries), spanless)
+    return TraceIndex(st.st_size, st.st_mtime_ns, data, len(entries), spanless)
+
+
+def _dump_stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What says a dump is the one indexed: size, mtime, ctime (never set back), inode."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def save(dump: str | os.PathLike[str], index: TraceIndex) -> None:
-    """Write the index beside the dump (atomically); a read-only place is no error."""
-    target = index_path(dump)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(bytes(index._data))
-        os.replace(tmp, target)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    """Write the index beside the dump (atomically), sealed (see :mod:`otel_replay.seal`).
+
+    A read-only place is no error, and without a seal nothing is written: an
+    unsealed index would never be believed.
+    """
+    data = bytes(index._data[: _HEADER.size + len(index) * _ENTRY.size])
+    sealed = seal.tag(_SEAL_PURPOSE, data)
+    if sealed is None:
+        return
+    with contextlib.suppress(OSError):
+        replace_atomically(index_path(dump), data + sealed)
 
 
 def load(dump: str | os.PathLike[str], as_of: tuple[int, int] | None = None) -> TraceIndex | None:
-    """The saved index (memory-mapped), or None when missing, damaged or older than the dump.
+    """The saved index (memory-mapped), or None when missing, damaged, not sealed on this
+    machine, or not stamped with the dump as it is now.
 
     ``as_of`` (the :attr:`TraceIndex.stamp` of an index read earlier) also
     accepts that index after the dump has grown since: a reader that took
     the dump as it was then keeps reading it so, not indexing it again.
     """
     try:
-        stat = os.stat(dump)
-        with open(index_path(dump), "rb") as f:
-            if os.fstat(f.fileno()).st_size < _HEADER.size:
-                return None
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        st = os.stat(dump)
+        fd = open_regular(index_path(dump))  # the index may be anyone's: no link, no FIFO
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size < _HEADER.size + seal.SIZE:
+            return None
+        data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
-    magic, size, mtime_ns, count, spanless = _HEADER.unpack(data[: _HEADER.size])
-    current = size == stat.st_size and mtime_ns == stat.st_mtime_ns
-    grown = as_of == (size, mtime_ns) and stat.st_size >= size
-    if magic != _MAGIC or not (current or grown) or len(data) != _HEADER.size + count * _ENTRY.size:
+    finally:
+        os.close(fd)
+    magic, size, mtime_ns, ctime_ns, ino, count, spanless = _HEADER.unpack(data[: _HEADER.size])
+    body = _HEADER.size + count * _ENTRY.size
+    current = (size, mtime_ns, ctime_ns, ino) == _dump_stamp(st)
+    grown = as_of == (size, mtime_ns) and st.st_size >= size and ino == st.st_ino
+    if magic != _MAGIC or not (current or grown):
+        data.close()  # another format, or another state of the dump: indexed again, as ever
+        return None
+    if len(data) != body + seal.SIZE or not _sealed(data, body):
         data.close()
+        _refused(dump, "it was not written on this machine for this dump, or was altered")
         return None
     return TraceIndex(size, mtime_ns, data, count, spanless)
+
+
+#: Indexes already said to be refused, in this process: once each is enough.
+_told: set[str] = set()
+
+
+def _refused(dump: str | os.PathLike[str], reason: str, offset: int | None = None) -> None:
+    """One log line: the index beside ``dump`` does not hold, and the dump is read instead."""
+    import logging  # only when an index does not hold: listings start faster without it
+
+    name = os.fspath(index_path(dump))
+    if name in _told:
+        return
+    _told.add(name)
+    where = "" if offset is None else f" at byte {offset}"
+    logging.getLogger("otel_replay").warning(
+        "otel-replay: %s is not used (%s%s); reading the dump instead", name, reason, where
+    )
+
+
+def _sealed(data: mmap.mmap, body: int) -> bool:
+    with memoryview(data) as view:
+        return seal.verify(_SEAL_PURPOSE, view[:body], view[body:])
 
 
 def read_records(
     dump: str | os.PathLike[str], records: list[tuple[int, int]]
 ) -> Iterator[tuple[int, bytes]]:
-    """(record offset, body) for the given (body offset, length) pairs."""
+    """(record offset, body) for the given (body offset, length) pairs.
+
+    Each body must sit behind its own length prefix, else the dump is not
+    the one indexed: :class:`FormatError`.
+    """
     name = os.fspath(dump)
     with open(name, "rb") as f:
         for offset, length in records:
-            f.seek(offset)
-            body = f.read(length)
-            if len(body) < length:
+            if offset < FRAME_HEADER.size:
+                raise FormatError(name, offset, "the trace index names no record here")
+            f.seek(offset - FRAME_HEADER.size)
+            framed = f.read(FRAME_HEADER.size + length)
+            if len(framed) < FRAME_HEADER.size + length:
                 raise FormatError(name, offset - 4, "the dump changed under its index")
-            yield offset - 4, body
+            if FRAME_HEADER.unpack(framed[: FRAME_HEADER.size])[0] != length:
+                raise FormatError(name, offset - 4, "the trace index names no record here")
+            yield offset - 4, framed[FRAME_HEADER.size :]
+
+
+def lookup(
+    dump: str | os.PathLike[str], idx: TraceIndex, prefixes: set[str], facts: Facts = proto_facts
+) -> tuple[set[str], list[tuple[int, bytes]]] | None:
+    """The trace ids starting with any of ``prefixes``, and (record offset, body) of their
+    records in file order, each checked to hold the traces the index says it holds.
+
+    None, logged in one line, when the index does not hold for the dump: the
+    caller reads the dump instead.
+    """
+    found, records = idx.records(prefixes)
+    claims = idx.claims(prefixes)
+    name = os.fspath(dump)
+    out: list[tuple[int, bytes]] = []
+    offset = 0
+    try:
+        for offset, body in read_records(name, records):
+            ids, _ = facts(body, name, offset)
+            absent = claims[offset + 4] - set(ids)
+            if absent:
+                raise FormatError(
+                    name, offset, f"the record holds no trace {next(iter(absent)).hex()}"
+                )
+            out.append((offset, body))
+    except Exception as exc:  # any fault: reading the dump itself will say what is wrong
+        if isinstance(exc, FormatError):
+            _refused(name, f"it does not match {name}: {exc.reason}", exc.offset)
+        else:
+            _refused(name, f"it does not match {name}: {type(exc).__name__}: {exc}", offset)
+        return None
+    return found, out

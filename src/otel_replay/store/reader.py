@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
@@ -441,8 +441,7 @@ class Reader(Generic[T]):
         if self.trace_ids is not None and file_size is not None:
             # A current index means a 4-byte framed dump: no need to sniff it again.
             idx = index.load(self.path, self.index_as_of)
-            if idx is not None:
-                yield from self._through_index(idx)
+            if idx is not None and (yield from self._through_index(idx)):
                 return
         head = first_line(f.read(HEAD) if size is None else f.read(min(HEAD, size)), f)
         if size is not None:
@@ -490,10 +489,9 @@ class Reader(Generic[T]):
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
             keep = None if self.trace_ids is None else self._keep
-            if kind == "be32" and keep is not None and file_size is not None:
+            if kind == "be32" and keep is not None and file_size is not None:  # a plain file
                 idx = _build_index(f, self.path, file_size)
-                if idx is not None:
-                    yield from self._through_index(idx)
+                if idx is not None and (yield from self._through_index(idx)):
                     return
                 f.seek(0)  # a torn or corrupt dump: scan it, and report the fault
             framed = iter_be32 if kind == "be32" else iter_varint
@@ -506,12 +504,17 @@ class Reader(Generic[T]):
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 
-    def _through_index(self, idx: index.TraceIndex) -> Iterator[T]:
+    def _through_index(self, idx: index.TraceIndex) -> Generator[T, None, bool]:
+        """The wanted traces through ``idx``; False (nothing read) when it does not hold."""
         assert self.trace_ids is not None
+        looked = index.lookup(self.path, idx, self.trace_ids, _index_facts)
+        if looked is None:
+            return False
         self.used_index = True
-        found, records = idx.records(self.trace_ids)
-        for offset, body in index.read_records(self.path, records):
+        found, records = looked
+        for offset, body in records:
             yield from self._record(offset, self._from_body, body, found.__contains__)
+        return True
 
     def _record(
         self,

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
+import typing
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .. import attributes as A
@@ -56,9 +57,44 @@ class RunSummary:
         return out
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> RunSummary:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in doc.items() if k in names})
+    def from_json(cls, doc: Any) -> RunSummary:
+        """The summary :meth:`to_json` gave; ``ValueError`` unless every field is there with
+        its type (``doc`` may come from a file anyone wrote)."""
+        if type(doc) is not dict:
+            raise ValueError(f"a run summary is an object, not {type(doc).__name__}")
+        for name, fits in _FIELD_CHECKS:
+            if not fits(doc.get(name)):
+                raise ValueError(f"run summary field {name!r} is not {_FIELD_TYPES[name]}")
+        return cls(**{name: doc[name] for name in _FIELD_TYPES})
+
+
+#: The most an integer field may hold: what a 64-bit protobuf field can carry.
+_INT_MIN, _INT_END = -(2**63), 2**64
+
+
+def _check(hint: Any) -> Callable[[Any], bool]:
+    """Whether a value parsed from JSON has the type ``hint`` (one of RunSummary's field types).
+
+    Built once per field: a cache of thousands of summaries is checked in milliseconds.
+    """
+    if hint is bool:
+        return lambda v: v is True or v is False
+    if hint is int:
+        return lambda v: type(v) is int and _INT_MIN <= v < _INT_END
+    if hint is str:
+        return lambda v: type(v) is str
+    if hint is type(None):
+        return lambda v: v is None
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is list:
+        item = _check(args[0])
+        return lambda v: type(v) is list and all(map(item, v))
+    options = [_check(a) for a in args]  # a union: str | None
+    return lambda v: any(fits(v) for fits in options)
+
+
+_FIELD_TYPES: dict[str, Any] = typing.get_type_hints(RunSummary)
+_FIELD_CHECKS = [(name, _check(hint)) for name, hint in _FIELD_TYPES.items()]
 
 
 def _text(value: Any) -> str | None:
