@@ -224,3 +224,20 @@ def test_step_prints_the_full_input_and_output(tmp_path: Path) -> None:
     assert doc["step"]["attributes"]["gen_ai.tool.name"] == "lookup_order"
     bad = invoke("show", path, "--step", "99")
     assert bad.exit_code == 2 and "no step '99'" in bad.stderr
+
+
+def test_a_span_id_that_starts_with_digits_still_names_its_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opentelemetry.sdk.trace import RandomIdGenerator
+
+    ids = iter(range(0x1234567800000001, 0x1234567800000100))
+    monkeypatch.setattr(RandomIdGenerator, "generate_span_id", lambda self: next(ids))
+    path, run = recorded(tmp_path, LOOKUP)
+    tool = run.tool_steps()[0]
+    assert tool.span_id[:8] == "12345678"
+    by_span = invoke("show", path, "--step", tool.span_id, "--json")
+    assert by_span.exit_code == 0, by_span.output
+    assert json.loads(by_span.stdout)["step"]["span_id"] == tool.span_id
+    by_index = invoke("show", path, "--step", str(tool.index), "--json")
+    assert json.loads(by_index.stdout)["step"]["span_id"] == tool.span_id

@@ -228,7 +228,10 @@ def _show_step(runs: Runs, paths: tuple[str, ...], ref: str, as_json: bool, raw:
         _fail(f"{', '.join(paths)} holds {len(runs)} runs; pick one with --run (runs: {known})")
     run = runs[0]
     try:
-        step = run.step(int(ref)) if ref.isdigit() else run.step(ref)
+        # Digits name a step index when there is such a step, else a span id prefix
+        # (one in about 40 span ids starts with eight digits).
+        index = int(ref) if ref.isdigit() and int(ref) < len(run.steps) else None
+        step = run.step(index) if index is not None else run.step(ref)
     except (KeyError, IndexError):
         _fail(f"no step {ref!r} in run {run.run_id} (steps 0-{len(run.steps) - 1})")
     if as_json:
