@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Final
 
 from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
+from .store import limits
 
 #: Blobs larger than this are refused rather than read into memory.
-DEFAULT_MAX_BLOB_BYTES: Final = 256 * 1024 * 1024
-MAX_BLOB_BYTES_ENV: Final = "OTEL_REPLAY_MAX_BLOB_BYTES"
+MAX_BLOB_BYTES: Final = limits.Limit("OTEL_REPLAY_MAX_BLOB_BYTES", 256 * limits.MiB)
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _PREFIX = "sha256:"
@@ -45,20 +45,6 @@ class BlobUnavailable(Exception):
         self.path = os.fspath(path)
         self.reason = reason
         self.noun = noun
-
-
-def max_blob_bytes() -> int:
-    """``OTEL_REPLAY_MAX_BLOB_BYTES`` when it is a positive integer, else 256 MiB."""
-    try:
-        value = int(os.environ.get(MAX_BLOB_BYTES_ENV, DEFAULT_MAX_BLOB_BYTES))
-    except ValueError:
-        return DEFAULT_MAX_BLOB_BYTES
-    return value if value > 0 else DEFAULT_MAX_BLOB_BYTES
-
-
-def _limit_text(limit: int) -> str:
-    size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
-    return f"the {size} limit ({MAX_BLOB_BYTES_ENV})"
 
 
 def blob_dir(trace_path: str | os.PathLike[str]) -> Path:
@@ -138,16 +124,15 @@ class BlobStore:
     def _read(self, dir_fd: int, digest: str) -> bytes:
         """The blob ``digest`` of the open store ``dir_fd``, checked as the module says."""
         path = self.root / digest
-        limit = max_blob_bytes()
         try:
-            data = read_regular(digest, limit, dir_fd=dir_fd)
+            data = read_regular(digest, MAX_BLOB_BYTES.bytes(), dir_fd=dir_fd)
         except FileNotFoundError:
             raise
         except NotARegularFile as exc:
             raise BlobUnavailable(path, "is not a regular file; not read") from exc
         except TooLarge as exc:
             held = f"holds {exc.size} bytes" if exc.size is not None else "grew"
-            raise BlobUnavailable(path, f"{held}, past {_limit_text(limit)}") from exc
+            raise BlobUnavailable(path, f"{held}, past {MAX_BLOB_BYTES.text()}") from exc
         except OSError as exc:
             with contextlib.suppress(OSError):
                 if stat.S_ISLNK(os.lstat(digest, dir_fd=dir_fd).st_mode):
