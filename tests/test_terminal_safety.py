@@ -132,6 +132,10 @@ def test_json_output_keeps_the_text_as_recorded(dumps: tuple[Path, Path]) -> Non
     (run,) = json.loads(done.stdout)["runs"]
     assert run["agent"] == f"agent{HOSTILE}{MARKUP}\nforged"
     assert "\x1b" not in done.stdout  # json.dumps writes it as \u001b
+    # C1 and bidi controls too, which json.dumps(ensure_ascii=False) would leave raw.
+    shown = cli_process("show", "--json", a)
+    assert json.loads(shown.stdout)["runs"][0]["steps"]
+    assert not RAW.search(done.stdout) and not RAW.search(shown.stdout)
 
 
 def test_error_lines_name_a_hostile_file_escaped(tmp_path: Path) -> None:

@@ -102,10 +102,13 @@ def _report_problems(runs: Runs, code: int = 2) -> None:
 def _dumps(doc: Any) -> str:
     import json
 
+    from .printable import json_printable
+
     try:
-        return json.dumps(doc, ensure_ascii=False, default=_default, allow_nan=False)
+        text = json.dumps(doc, ensure_ascii=False, default=_default, allow_nan=False)
     except ValueError:  # NaN or infinity in an attribute: not JSON, so say it as a string
-        return json.dumps(_finite(doc), ensure_ascii=False, default=_default)
+        text = json.dumps(_finite(doc), ensure_ascii=False, default=_default)
+    return json_printable(text)
 
 
 def _finite(value: Any) -> Any:

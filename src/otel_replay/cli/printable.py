@@ -42,3 +42,16 @@ def printable(text: str, *, lines: bool = False) -> str:
     if lines:
         return "\n".join(_UNSAFE.sub(_escaped, line.expandtabs()) for line in text.split("\n"))
     return _UNSAFE.sub(_escaped, text)
+
+
+#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal acts on.
+_UNSAFE_IN_JSON: Final = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def json_printable(text: str) -> str:
+    """JSON text with DEL, C1, separator and bidi characters as ``\\uXXXX`` escapes.
+
+    They can only stand inside JSON strings, where the escape means the same
+    character: the document is unchanged as data.
+    """
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
