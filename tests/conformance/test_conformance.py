@@ -1,0 +1,58 @@
+"""Conformance: every recorded stack and mode rebuilds each agent run exactly.
+
+Each case under ``cases/<stack>/<mode>/`` is what an agent framework's own
+tracing exported while its agent ran the conformance scenario against the
+fake model server, with the server's log as ground truth (see README.md and
+``checks.py`` for what is compared).  A case passes when
+:func:`~tests.conformance.checks.check` finds no difference.
+
+Known gaps are listed in :data:`KNOWN_GAPS`, one line each, and marked
+``xfail(strict=True)``: a fix makes the case pass, and the test then fails
+until its entry is removed.  ``python -m tests.conformance.table`` rewrites
+the README's table from the same checks.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.conformance.checks import Case, check, find_cases
+from tests.conformance.table import README, render, table_in
+
+
+def _modes(stack: str, reason: str, *modes: str) -> dict[str, str]:
+    return {f"{stack}/{mode}": reason for mode in modes}
+
+
+_RUNS = ("two_runs", "two_runs_concurrent")
+
+#: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
+KNOWN_GAPS: dict[str, str] = {}
+
+CASES = find_cases()
+
+
+def _param(case: Case) -> object:
+    gap = KNOWN_GAPS.get(case.id)
+    marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+def test_cases_are_found() -> None:
+    assert CASES, "no conformance case found under tests/conformance/cases/"
+
+
+def test_every_known_gap_names_a_case() -> None:
+    ids = {c.id for c in CASES}
+    assert not set(KNOWN_GAPS) - ids, "KNOWN_GAPS lists cases that do not exist"
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_the_trace_rebuilds_every_run_exactly(case: Case) -> None:
+    outcome = check(case)
+    assert outcome.exact, f"{case.id}:\n  " + "\n  ".join(outcome.problems)
+
+
+def test_the_readme_table_is_current() -> None:
+    assert table_in(README.read_text(encoding="utf-8")) == render(CASES, KNOWN_GAPS), (
+        "tests/conformance/README.md is stale: run `python -m tests.conformance.table`"
+    )
