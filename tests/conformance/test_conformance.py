@@ -38,6 +38,20 @@ KNOWN_GAPS: dict[str, str] = {
         "tool steps: no call id; hidden arguments and results read as the text '__REDACTED__' "
         "instead of being reported missing"
     ),
+    # --- langgraph_openllmetry
+    **_modes(
+        "langgraph_openllmetry",
+        "tool steps: no call id, arguments are the callback's whole input (input_str, tags, "
+        "metadata), results are the serialized ToolMessage instead of its content",
+        *("sync", "async", "stream", "async_stream", *_RUNS),
+    ),
+    **_modes(
+        "langgraph_openllmetry",
+        "Responses function_call items read as text in outputs and later inputs; tool steps "
+        "as in sync (no call id, the callback's whole input, the serialized ToolMessage)",
+        *("responses", "responses_stream"),
+    ),
+    "langgraph_openllmetry/no_content": "tool steps: no call id",
 }
 
 CASES = find_cases()
