@@ -81,6 +81,20 @@ KNOWN_GAPS: dict[str, str] = {
         *("anthropic", "anthropic_stream"),
     ),
     "litellm_otel/no_content": _SPLIT_WITHOUT_CONTENT,
+    # --- litellm_openinference
+    **_modes(
+        "litellm_openinference",
+        "tool results in the inputs carry no call id (the instrumentation records none), "
+        "so no tool step is derived from the messages",
+        *("sync", "async", "stream", "async_stream", "anthropic", "anthropic_stream", *_RUNS),
+    ),
+    **_modes(
+        "litellm_openinference",
+        "split: one run per completion() call, each with two model steps (the responses span "
+        "inside the completion span); no derived tool steps",
+        *("responses", "responses_stream"),
+    ),
+    "litellm_openinference/no_content": _SPLIT_WITHOUT_CONTENT,
 }
 
 CASES = find_cases()
