@@ -211,8 +211,15 @@ class _RunCheck:
     def _model_steps(self) -> None:
         steps, requests = self.models, self.requests
         if len(steps) != len(requests):
-            self._unaligned_models()
-            return
+            self.out.append(f"{len(steps)} model steps for {len(requests)} model requests")
+            answering = [s for s in steps if s.model is not None and s.model.output_messages]
+            if len(answering) != len(requests):
+                self._lost_and_invented()
+                return
+            # The extra steps answer nothing: compare the others one to one.
+            extra = [s.label() for s in steps if all(s is not a for a in answering)]
+            self.out.append(f"invented: {', '.join(extra)} (no output; no request of their own)")
+            steps = answering
         if not self.content:
             return
         for step, request in zip(steps, requests, strict=True):
@@ -227,10 +234,9 @@ class _RunCheck:
             if diff:
                 self.out.append(f"{step.label()} output: {diff}")
 
-    def _unaligned_models(self) -> None:
-        """Too few or too many model steps: say which requests are lost, which steps invented."""
+    def _lost_and_invented(self) -> None:
+        """Model steps that do not pair with requests: which requests are lost, which invented."""
         steps, requests = list(self.models), self.requests
-        self.out.append(f"{len(steps)} model steps for {len(requests)} model requests")
         lost = []
         for n, request in enumerate(requests):
             same = next((s for s in steps if self._same_call(s, request)), None)

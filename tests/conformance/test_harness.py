@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import re
 import struct
 import urllib.request
 from pathlib import Path
@@ -59,8 +60,12 @@ TRACED = {
 }
 
 
-def ask(client: openai.OpenAI, question: str, tools: dict[str, Any]) -> str:
-    """The scenario's agent: call the model, run the tools it asks for, until it answers."""
+def ask(client: openai.OpenAI, question: str, tools: dict[str, Any], prepare: bool = False) -> str:
+    """The scenario's agent: call the model, run the tools it asks for, until it answers.
+
+    ``prepare`` opens a model span that records no answer before each call,
+    as some instrumentations trace a framework's request preparation.
+    """
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": scenario.SYSTEM_PROMPT},
         {"role": "user", "content": question},
@@ -68,6 +73,9 @@ def ask(client: openai.OpenAI, question: str, tools: dict[str, Any]) -> str:
     with otel_replay.agent_run("conformance", input=question) as run:
         for _ in range(6):
             request = {"model": MODEL, "tools": scenario.openai_tools(), "temperature": 0}
+            if prepare:
+                with otel_replay.model_call(provider="openai", messages=messages, **request):
+                    pass
             with otel_replay.model_call(provider="openai", messages=messages, **request) as call:
                 response = client.chat.completions.create(messages=messages, **request)
                 message = response.choices[0].message.model_dump(exclude_none=True)
@@ -88,7 +96,11 @@ def ask(client: openai.OpenAI, question: str, tools: dict[str, Any]) -> str:
 
 
 def record(
-    tmp_path: Path, runs: int = 1, tools: dict[str, Any] = TRACED, mode: str = "sync"
+    tmp_path: Path,
+    runs: int = 1,
+    tools: dict[str, Any] = TRACED,
+    mode: str = "sync",
+    prepare: bool = False,
 ) -> Case:
     """Run the agent ``runs`` times in this process; the case, as ``generate`` writes it."""
     work = tmp_path / "work"
@@ -100,7 +112,7 @@ def record(
         previous = otel_replay.use_tracer_provider(provider)
         client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
         try:
-            answers = [ask(client, q, tools) for q in scenario.QUESTIONS[:runs]]
+            answers = [ask(client, q, tools, prepare) for q in scenario.QUESTIONS[:runs]]
         finally:
             otel_replay.use_tracer_provider(previous)
             provider.shutdown()
@@ -143,18 +155,34 @@ def test_a_step_the_server_never_saw_is_named(tmp_path: Path) -> None:
     assert any(p.startswith("invented or wrong: step ") for p in problems), problems
 
 
+def _reword(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The second request as if the question had been other words."""
+    body = json.loads(records[1]["body_raw"])
+    body["messages"][1]["content"] = "Où est ORD-5521 ?"
+    records[1]["body_raw"] = json.dumps(body, ensure_ascii=False)
+    return records
+
+
 def test_a_message_other_than_the_server_got_is_named_with_its_step(tmp_path: Path) -> None:
     case = record(tmp_path)
-
-    def reword(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        body = json.loads(records[1]["body_raw"])
-        body["messages"][1]["content"] = "Où est ORD-5521 ?"
-        records[1]["body_raw"] = json.dumps(body, ensure_ascii=False)
-        return records
-
-    _edit_log(case, reword)
+    _edit_log(case, _reword)
     (problem,) = check(case).problems
     assert problem.startswith("step ") and " input: item 1 is " in problem, problem
+
+
+def test_extra_model_steps_without_output_are_named_and_the_others_compared(
+    tmp_path: Path,
+) -> None:
+    case = record(tmp_path, prepare=True)
+    _edit_log(case, _reword)
+    problems = [re.sub(r", span [0-9a-f]+\)", ")", p) for p in check(case).problems]
+    assert problems[:3] == [
+        "6 model steps for 3 model requests",
+        "invented: step 1 (model chat gpt-4o-mini), step 5 (model chat gpt-4o-mini), "
+        "step 8 (model chat gpt-4o-mini) (no output; no request of their own)",
+        'step 6 (model chat gpt-4o-mini) input: item 1 is ["user", ["text", '
+        f'"{scenario.QUESTIONS[0]}"]], the server\'s is ["user", ["text", "Où est ORD-5521 ?"]]',
+    ], problems
 
 
 def test_split_runs_are_named(tmp_path: Path) -> None:
