@@ -95,6 +95,24 @@ KNOWN_GAPS: dict[str, str] = {
         *("responses", "responses_stream"),
     ),
     "litellm_openinference/no_content": _SPLIT_WITHOUT_CONTENT,
+    # --- llamaindex_openinference
+    **_modes(
+        "llamaindex_openinference",
+        "a second, answerless model step per call (OpenAI._prepare_chat_with_tools) makes it "
+        "model-only; tool steps: no call id, arguments as {kwargs: ...}, results the "
+        "serialized ToolOutput",
+        *("async", "async_stream", *_RUNS),
+    ),
+    **_modes(
+        "llamaindex_openinference",
+        "as async, and the system prompt is recorded as a system message where the Responses "
+        "request sent a developer message",
+        *("responses", "responses_stream"),
+    ),
+    "llamaindex_openinference/no_content": (
+        "a second model step per call (OpenAI._prepare_chat_with_tools); tool steps: no call id, "
+        "hidden tool I/O read as '__REDACTED__' instead of being reported missing"
+    ),
 }
 
 CASES = find_cases()
