@@ -1,0 +1,364 @@
+"""Does a case's trace rebuild each agent run exactly as the model server saw it?
+
+:func:`check` loads a case's trace files with :func:`otel_replay.load` and
+compares every run with the ground truth the fake model server logged
+(``server.jsonl``), through ``tests/_ground_truth.py``:
+
+- one run per agent run in the process (requests are grouped by the order
+  their conversation is about; each run asks about its own order);
+- one model step per request, whose input (system prompt included) is what
+  the server received and whose output is what it answered;
+- one tool step per call the model made, with its arguments and the result
+  the model was sent, or, for the tool that raised, the error (from a tool
+  span; a step derived from messages can only show the error text);
+- the verdict: ``full`` when content was captured and the stack traces its
+  tools (``model-only`` when it does not: tool steps are then derived);
+  with content off, not ``full``, and ``missing`` names the content of
+  every step;
+- the run's final output is the answer the agent printed.
+
+Every difference becomes one line of :attr:`Outcome.problems`, so that a
+case's gaps (split runs, lost or invented steps, wrong messages) are all
+seen at once.  ``test_conformance.py`` asserts there are none;
+``table.py`` tabulates them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+from tests._ground_truth import Item, answered, recorded, sent, tool_calls_with_ids, value
+from tests.conformance import scenario
+from tests.conformance.receiver import TRACE_FILES
+
+import otel_replay
+from otel_replay.runs.model import Run, Step
+
+CASES = Path(__file__).resolve().parent / "cases"
+#: Longest rendering of one value in a problem line.
+SHOWN = 120
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A recorded case: ``cases/<stack>/<mode>/``."""
+
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.parent.name}/{self.path.name}"
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """``case.json``: stack, mode, api, runs, content, tool_spans, command, env."""
+        meta: dict[str, Any] = json.loads((self.path / "case.json").read_text(encoding="utf-8"))
+        return meta
+
+    def trace_files(self) -> list[Path]:
+        return [self.path / n for n in TRACE_FILES if (self.path / n).exists()]
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The model requests the server answered, in order, each with its body parsed."""
+        lines = (self.path / "server.jsonl").read_text(encoding="utf-8").splitlines()
+        records = [json.loads(line) for line in lines]
+        return [
+            {**r, "body_json": json.loads(r["body_raw"])}
+            for r in records
+            if r["method"] == "POST" and "conversation" in r
+        ]
+
+    def conversations(self) -> dict[str, list[dict[str, Any]]]:
+        """Requests per agent run (keyed by the order it is about), runs in order of start."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in self.requests():
+            out.setdefault(r["conversation"], []).append(r)
+        return out
+
+
+def find_cases(root: Path = CASES) -> list[Case]:
+    """Every case under ``root``, sorted by id."""
+    return sorted((Case(p.parent) for p in root.glob("*/*/case.json")), key=lambda c: c.id)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What :func:`check` found for one case."""
+
+    case: Case
+    runs: list[Run]
+    problems: list[str]
+
+    @property
+    def exact(self) -> bool:
+        return not self.problems
+
+    @property
+    def verdicts(self) -> list[str]:
+        return [run.kit.verdict for run in self.runs]
+
+
+def check(case: Case) -> Outcome:
+    """Load ``case`` and compare every run with the ground truth; see the module doc."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", otel_replay.LoadWarning)
+        loaded = otel_replay.load(*case.trace_files())
+    runs = sorted(loaded, key=lambda r: r.start_ns)
+    problems = [f"unreadable: {p}" for p in loaded.problems]
+    conversations = case.conversations()
+    content = bool(case.meta["content"])
+    if len(runs) != len(conversations):
+        steps = ", ".join(str(len(r.model_steps())) for r in runs)
+        kind = "split runs" if len(runs) > len(conversations) else "merged runs"
+        problems.append(
+            f"{kind}: {len(runs)} runs for {len(conversations)} agent runs "
+            f"(model steps per run: {steps or 'none'})"
+        )
+    for order, requests, its_runs in _group(runs, conversations, content):
+        where = f"run about {order}: " if len(conversations) > 1 else ""
+        if len(its_runs) == 1:
+            run, whole = its_runs[0], True
+        else:  # split: what the runs hold together, as if they were one
+            run, whole = _merged(its_runs), False
+            where += f"the {len(its_runs)} runs taken together: "
+        found = _RunCheck(case, run, order, requests, whole).problems()
+        problems += [where + p for p in found]
+    return Outcome(case, runs, problems)
+
+
+Conversation = tuple[str, list[dict[str, Any]], list[Run]]
+
+
+def _group(
+    runs: list[Run], conversations: dict[str, list[dict[str, Any]]], content: bool
+) -> list[Conversation]:
+    """Each conversation with the runs about it: by the order a run names, else by start order.
+
+    Runs that cannot be told apart (no content, and not one per conversation) are not compared.
+    """
+    if content:
+        texts = [
+            json.dumps([s.to_json() for s in r.model_steps()], ensure_ascii=False) for r in runs
+        ]
+        groups = [
+            (order, requests, [r for r, t in zip(runs, texts, strict=True) if order in t])
+            for order, requests in conversations.items()
+        ]
+        if all(g[2] for g in groups):
+            return groups
+    if len(runs) != len(conversations):
+        return []
+    return [(o, reqs, [r]) for (o, reqs), r in zip(conversations.items(), runs, strict=True)]
+
+
+def _merged(runs: list[Run]) -> Run:
+    """One run holding the steps of ``runs`` in start order (indexes renumbered)."""
+    steps = sorted((s for r in runs for s in r.steps), key=lambda s: s.start_ns)
+    copies = [dataclasses.replace(s, index=i) for i, s in enumerate(steps)]
+    trace_ids = [t for r in runs for t in r.trace_ids]
+    return Run(run_id="+".join(r.run_id for r in runs), trace_ids=trace_ids, roots=[], steps=copies)
+
+
+def short(obj: Any) -> str:
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def first_difference(got: list[Item], want: list[Item]) -> str | None:
+    """Where two message sequences part, in one line; None when equal."""
+    if got == want:
+        return None
+    at = next(
+        (i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w),
+        min(len(got), len(want)),
+    )
+    g = short(got[at]) if at < len(got) else "nothing"
+    w = short(want[at]) if at < len(want) else "nothing"
+    counts = f" ({len(got)} items recorded, {len(want)} sent)" if len(got) != len(want) else ""
+    return f"item {at} is {g}, the server's is {w}{counts}"
+
+
+class _RunCheck:
+    """The comparisons of one run with its conversation."""
+
+    def __init__(
+        self, case: Case, run: Run, order: str, requests: list[dict[str, Any]], whole: bool
+    ) -> None:
+        self.case, self.run, self.order, self.requests = case, run, order, requests
+        #: False for several runs taken together: they have no verdict as one.
+        self.whole = whole
+        self.content = bool(case.meta["content"])
+        self.tool_spans = bool(case.meta.get("tool_spans", True))
+        self.models = [s for s in run.model_steps() if not s.duplicate_of]
+        self.out: list[str] = []
+
+    def problems(self) -> list[str]:
+        self._model_steps()
+        self._tool_steps()
+        if self.whole:
+            self._verdict()
+        if self.content:
+            final = self.run.final_output()
+            if final != scenario.final_answer(self.order):
+                self.out.append(f"final output is {short(final)}, not the agent's answer")
+        return self.out
+
+    # --- model steps ---------------------------------------------------------------
+    def _model_steps(self) -> None:
+        steps, requests = self.models, self.requests
+        if len(steps) != len(requests):
+            self.out.append(f"{len(steps)} model steps for {len(requests)} model requests")
+            answering = [s for s in steps if s.model is not None and s.model.output_messages]
+            if len(answering) != len(requests):
+                self._lost_and_invented()
+                return
+            # The extra steps answer nothing: compare the others one to one.
+            extra = [s.label() for s in steps if all(s is not a for a in answering)]
+            self.out.append(f"invented: {', '.join(extra)} (no output; no request of their own)")
+            steps = answering
+        if not self.content:
+            return
+        for step, request in zip(steps, requests, strict=True):
+            m = step.model
+            assert m is not None
+            diff = first_difference(
+                recorded(m.input_messages, m.system_instructions), sent(request)
+            )
+            if diff:
+                self.out.append(f"{step.label()} input: {diff}")
+            diff = first_difference(recorded(m.output_messages), answered(request))
+            if diff:
+                self.out.append(f"{step.label()} output: {diff}")
+
+    def _lost_and_invented(self) -> None:
+        """Model steps that do not pair with requests: which requests are lost, which invented."""
+        steps, requests = list(self.models), self.requests
+        lost = []
+        for n, request in enumerate(requests):
+            same = next((s for s in steps if self._same_call(s, request)), None)
+            if same is None:
+                lost.append(f"#{n} (turn {request['turn']})")
+            else:
+                steps.remove(same)
+        if lost and self.content:
+            self.out.append(f"lost: no model step records request {', '.join(lost)}")
+        if steps and self.content:
+            names = ", ".join(s.label() for s in steps)
+            self.out.append(f"invented or wrong: {names} records no request as sent")
+
+    @staticmethod
+    def _same_call(step: Step, request: dict[str, Any]) -> bool:
+        m = step.model
+        assert m is not None
+        return recorded(m.input_messages, m.system_instructions) == sent(request) and recorded(
+            m.output_messages
+        ) == answered(request)
+
+    # --- tool steps ----------------------------------------------------------------
+    def _tool_steps(self) -> None:
+        calls = tool_calls_with_ids(self.requests)
+        steps = list(self.run.tool_steps())
+        if len(steps) != len(calls):
+            names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
+            self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
+        for call_id, name, args, result in calls:
+            step = self._step_of(steps, call_id, name)
+            if step is None:
+                self.out.append(f"lost: no tool step for {name} (call {call_id})")
+                continue
+            steps.remove(step)
+            self._tool_step(step, call_id, name, args, result)
+        for step in steps:
+            self.out.append(f"invented: {step.label()} answers no call the model made")
+
+    @staticmethod
+    def _step_of(steps: list[Step], call_id: str, name: str) -> Step | None:
+        for s in steps:
+            if s.tool is not None and s.tool.call_id == call_id:
+                return s
+        for s in steps:  # a step that recorded no call id: by name
+            if s.tool is not None and s.tool.call_id is None and s.tool.tool_name == name:
+                return s
+        return None
+
+    def _tool_step(self, step: Step, call_id: str, name: str, args: Any, result: Any) -> None:
+        t = step.tool
+        assert t is not None
+        label = step.label()
+        if t.call_id != call_id:
+            self.out.append(f"{label}: call id {t.call_id!r}, the model's is {call_id!r}")
+        if t.tool_name != name:
+            self.out.append(f"{label}: tool name {t.tool_name!r}, the model called {name!r}")
+        self._placement(step, call_id)
+        if name == scenario.RAISING_TOOL and not t.derived:
+            if t.error is None:
+                self.out.append(
+                    f"{label}: the tool raised; no error recorded (result {short(t.result)})"
+                )
+            elif self.content and scenario.TRACKING_ERROR not in t.error.message:
+                self.out.append(f"{label}: error message {short(t.error.message)}")
+            if self.content and value(t.arguments) != args:
+                self.out.append(
+                    f"{label}: arguments {short(t.arguments)}, the model's are {short(args)}"
+                )
+            return
+        if not self.content:
+            return
+        if value(t.arguments) != args:
+            self.out.append(
+                f"{label}: arguments {short(t.arguments)}, the model's are {short(args)}"
+            )
+        if value(t.result) != value(result):
+            self.out.append(
+                f"{label}: result {short(t.result)}, the model was sent {short(result)}"
+            )
+
+    def _placement(self, step: Step, call_id: str) -> None:
+        """A tool step sits after the model step that asked for it and before the next one."""
+        asked = [
+            m
+            for m in self.models
+            if m.model is not None
+            and any(
+                p.get("id") == call_id
+                for msg in m.model.output_messages or []
+                for p in msg["parts"]
+            )
+        ]
+        if not asked:
+            return  # reported with the model steps
+        after = [m for m in self.models if m.index > asked[0].index]
+        if step.index < asked[0].index or (after and step.index > after[0].index):
+            self.out.append(f"{step.label()}: out of place (asked for at step {asked[0].index})")
+
+    # --- verdict -------------------------------------------------------------------
+    def _verdict(self) -> None:
+        kit = self.run.kit
+        if self.content:
+            want = "full" if self.tool_spans else "model-only"
+            if kit.verdict != want:
+                why = kit.problems[0] if kit.problems else f"missing {', '.join(kit.missing)}"
+                self.out.append(f"verdict {kit.verdict}, not {want}: {why}")
+            return
+        if kit.verdict == "full":
+            self.out.append("verdict full with content capture off")
+        unnamed = [s.index for s in self.run.steps if not self._content_named(s, kit.missing)]
+        if unnamed:
+            named = [m for m in kit.missing if m.startswith("steps[")]
+            self.out.append(
+                f"missing does not name the content of steps {unnamed} (it names {named})"
+            )
+
+    @staticmethod
+    def _content_named(step: Step, missing: list[str]) -> bool:
+        fields = {
+            "model": ("input_messages", "output_messages"),
+            "tool": ("arguments", "result"),
+        }.get(step.kind)
+        if fields is None:
+            return True
+        return any(f"steps[{step.index}].{f}" in missing for f in fields)

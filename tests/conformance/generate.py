@@ -1,0 +1,365 @@
+"""Record a stack's conformance cases: its agent, its own tracing, the fake model server.
+
+    python -m tests.conformance.generate STACK [--mode MODE]... [--list]
+
+(from the repository root).  For each mode of ``stacks/STACK/stack.json``
+(all unless ``--mode`` names some): start the fake model server
+(:mod:`.server`) and the OTLP receiver (:mod:`.receiver`) on free ports of
+127.0.0.1, run ``stacks/STACK/agent.py`` in the stack's own virtualenv with
+the environment the mode needs, check that every run reached the scripted
+answer, and write ``cases/STACK/MODE/``:
+
+- ``traces.binpb`` (and/or ``traces.jsonl``; ``logs.*`` when the stack sends
+  log records): what the stack exported, as it was sent;
+- ``server.jsonl``: every request the model server received and what it answered;
+- ``answer.txt``: the agent's output, one final answer per run;
+- ``versions.txt``: Python and the versions of the stack's packages;
+- ``case.json``: stack, mode, API, runs, whether content was captured, the
+  command and the environment (ports as ``{model_server}`` / ``{otlp_receiver}``).
+
+The virtualenv lives in ``.cache/conformance/STACK/venv`` and is made again
+when ``requirements.txt`` (or the Python running this) changes; pip's cache
+is ``.cache/pip``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.conformance import scenario
+from tests.conformance.receiver import TRACE_FILES, OtlpReceiver
+from tests.conformance.server import ModelServer
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+STACKS = HERE / "stacks"
+CASES = HERE / "cases"
+CACHE = ROOT / ".cache"
+#: An agent that has not finished by then is stuck (a retry loop, a wrong URL).
+AGENT_TIMEOUT_S = float(os.environ.get("OTEL_REPLAY_CONFORMANCE_TIMEOUT_S", "600"))
+#: Environment of every agent; the mode's own variables are added on top.
+BASE_ENV = {
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "{otlp_receiver}",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+    "OTEL_METRICS_EXPORTER": "none",
+    "OPENAI_API_KEY": "sk-conformance-dummy",
+    "ANTHROPIC_API_KEY": "sk-ant-conformance-dummy",
+    "NO_PROXY": "127.0.0.1,localhost",
+    "PYTHONHASHSEED": "0",
+    "PYTHONUTF8": "1",
+    "TZ": "UTC",
+}
+#: The agents' import path: ``scenario`` and the agent code stacks share.
+AGENT_PATH = os.pathsep.join([str(HERE), str(STACKS / "_shared")])
+#: Taken from this process's environment into the agent's (nothing else leaks in).
+PASSED_ENV = ("PATH", "HOME", "LANG", "TMPDIR")
+#: Distributions reported in versions.txt besides the requirements: the stack's tracing and clients.
+RELEVANT = re.compile(
+    r"^(opentelemetry|openinference|langchain|langgraph|litellm|openai|anthropic|httpx|"
+    r"aiohttp|pydantic|llama|smolagents|traceloop)",
+    re.IGNORECASE,
+)
+
+
+class GenerateError(Exception):
+    """A mode could not be recorded; the message says why."""
+
+
+def stack_config(stack: str) -> dict[str, Any]:
+    """``stacks/STACK/stack.json``: its description, modes and skipped modes.
+
+    A mode has ``args`` (for ``agent.py``), ``env``, ``api`` (``chat``,
+    ``responses``, ``anthropic``), ``runs`` and ``content`` (false when the
+    mode turns content capture off); the stack has ``env`` for every mode and
+    ``tool_spans`` (false when its tracing records no span per tool call).
+    """
+    path = STACKS / stack / "stack.json"
+    if not path.is_file():
+        known = ", ".join(sorted(p.parent.name for p in STACKS.glob("*/stack.json"))) or "none"
+        raise GenerateError(f"no stack {stack!r} ({path} not found); stacks: {known}")
+    config: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return config
+
+
+def venv_python(stack: str) -> Path:
+    """The stack's virtualenv, made (again) when its requirements or this Python changed."""
+    requirements = STACKS / stack / "requirements.txt"
+    venv = CACHE / "conformance" / stack / "venv"
+    python = venv / "bin" / "python"
+    stamp = venv / "requirements.sha256"
+    digest = hashlib.sha256(requirements.read_bytes() + sys.version.encode()).hexdigest()
+    if python.exists() and stamp.exists() and stamp.read_text() == digest:
+        return python
+    shutil.rmtree(venv, ignore_errors=True)
+    print(f"[{stack}] making {venv.relative_to(ROOT)}", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "-q", "--cache-dir", str(CACHE / "pip")]
+    subprocess.run([*pip, "-r", str(requirements)], check=True)
+    stamp.write_text(digest)
+    return python
+
+
+def versions(python: Path, stack: str) -> str:
+    """Python's version and the ``pip freeze`` lines of the stack's packages."""
+    required = {
+        re.split(r"[=<>\[; ]", line, maxsplit=1)[0].lower().replace("_", "-")
+        for line in (STACKS / stack / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    frozen = subprocess.run(
+        [str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    keep = [
+        line
+        for line in frozen
+        if RELEVANT.match(line) or line.split("==")[0].lower().replace("_", "-") in required
+    ]
+    version = subprocess.run(
+        [str(python), "-c", "import platform; print(platform.python_version())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return "\n".join([f"python=={version}", *sorted(keep, key=str.lower)]) + "\n"
+
+
+def command_of(stack: str, mode: dict[str, Any]) -> list[str]:
+    """The agent's command line, the model server's URL as ``{model_server}``."""
+    base = "{model_server}" if mode.get("api") == "anthropic" else "{model_server}/v1"
+    agent = (STACKS / stack / "agent.py").relative_to(ROOT).as_posix()
+    runs = str(mode.get("runs", 1))
+    return ["python", agent, "--base-url", base, "--runs", runs, *mode.get("args", [])]
+
+
+def env_of(stack: str, config: dict[str, Any], mode: dict[str, Any]) -> dict[str, str]:
+    """The variables the mode sets (ports as placeholders)."""
+    return {
+        **BASE_ENV,
+        "OTEL_SERVICE_NAME": f"conformance-{stack}",
+        **config.get("env", {}),
+        **mode.get("env", {}),
+    }
+
+
+def machine_paths() -> dict[str, str]:
+    """Paths of this machine and what a committed case says instead (longest first).
+
+    Exceptions' stack traces name the files of the agent, its virtualenv and
+    Python; the cases keep them relative to the repository root.
+    """
+    paths = {
+        f"{ROOT}/": "",
+        f"{Path(sys.base_prefix).resolve()}/": "{python}/",
+        f"{Path.home()}/": "~/",
+    }
+    return dict(sorted(paths.items(), key=lambda kv: -len(kv[0])))
+
+
+def _scrub_text(text: str, paths: dict[str, str]) -> str:
+    for path, instead in paths.items():
+        text = text.replace(path, instead)
+    return text
+
+
+def _scrub_message(msg: Any, paths: dict[str, str]) -> None:
+    """Every string field of a protobuf message, recursively, without this machine's paths."""
+    for field, val in msg.ListFields():
+        repeated = (
+            field.is_repeated  # protobuf >= 5.28; older ones only have `label`
+            if hasattr(field, "is_repeated")
+            else field.label == field.LABEL_REPEATED
+        )
+        if field.type == field.TYPE_STRING:
+            if repeated:
+                val[:] = [_scrub_text(v, paths) for v in val]
+            else:
+                setattr(msg, field.name, _scrub_text(val, paths))
+        elif field.type == field.TYPE_MESSAGE:
+            for sub in val if repeated else [val]:
+                _scrub_message(sub, paths)
+
+
+def _scrub_json(node: Any, paths: dict[str, str]) -> Any:
+    if isinstance(node, str):
+        return _scrub_text(node, paths)
+    if isinstance(node, list):
+        return [_scrub_json(v, paths) for v in node]
+    if isinstance(node, dict):
+        return {k: _scrub_json(v, paths) for k, v in node.items()}
+    return node
+
+
+def scrub(src: Path, dst: Path) -> None:
+    """Copy an exported file, with this machine's paths made relative (see :func:`machine_paths`).
+
+    Records are re-encoded only when they changed.
+    """
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    paths = machine_paths()
+    data = src.read_bytes()
+    if src.suffix == ".jsonl":
+        lines = []
+        for line in data.decode().splitlines():
+            if any(p in line for p in paths):
+                line = json.dumps(_scrub_json(json.loads(line), paths), ensure_ascii=False)
+            lines.append(line + "\n")
+        dst.write_text("".join(lines), encoding="utf-8")
+        return
+    request = ExportLogsServiceRequest if src.name.startswith("logs") else ExportTraceServiceRequest
+    out, at = bytearray(), 0
+    while at < len(data):
+        (size,) = struct.unpack(">I", data[at : at + 4])
+        body = data[at + 4 : at + 4 + size]
+        at += 4 + size
+        if any(p.encode() in body for p in paths):
+            msg = request.FromString(body)
+            _scrub_message(msg, paths)
+            body = msg.SerializeToString()
+        out += struct.pack(">I", len(body)) + body
+    dst.write_bytes(bytes(out))
+
+
+def fill(text: str, server: ModelServer, receiver: OtlpReceiver) -> str:
+    return text.replace("{model_server}", server.url).replace("{otlp_receiver}", receiver.url)
+
+
+def check_ground_truth(log: Path, runs: int) -> None:
+    """The server's log, checked: every request answered, every run reached its answer."""
+    if not log.exists():
+        raise GenerateError("the model server got no request")
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    posts = [r for r in records if r["method"] == "POST"]
+    bad = [r for r in posts if "conversation" not in r]
+    if bad:
+        raise GenerateError(f"the server could not answer {bad[0]['path']}: {bad[0]['body_raw']}")
+    conversations = list(dict.fromkeys(r["conversation"] for r in posts))
+    if len(conversations) != runs:
+        raise GenerateError(f"{runs} runs expected, the server saw {conversations}")
+    for order in conversations:
+        turns = [r["turn"] for r in posts if r["conversation"] == order]
+        if turns[-1] != 2:
+            raise GenerateError(f"the run about {order} stopped at turn {turns[-1]} ({turns})")
+
+
+def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> Path:
+    """Run the agent in mode ``name``; write and return its case directory."""
+    mode = config["modes"][name]
+    runs = int(mode.get("runs", 1))
+    command, env = command_of(stack, mode), env_of(stack, config, mode)
+    with tempfile.TemporaryDirectory(prefix=f"conformance-{stack}-") as tmp:
+        work = Path(tmp)
+        log = work / "server.jsonl"
+        with ModelServer(log) as server, OtlpReceiver(work) as receiver:
+            real_env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+            real_env.update({k: fill(v, server, receiver) for k, v in env.items()})
+            real_env["PYTHONPATH"] = AGENT_PATH
+            argv = [str(python), *(fill(a, server, receiver) for a in command[1:])]
+            try:
+                done = subprocess.run(
+                    argv,
+                    cwd=ROOT,
+                    env=real_env,
+                    capture_output=True,
+                    text=True,
+                    timeout=AGENT_TIMEOUT_S,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired as e:
+                raise GenerateError(f"the agent ran past {AGENT_TIMEOUT_S:.0f} s") from e
+            exports = receiver.requests
+        if done.returncode != 0:
+            tail = "\n".join(done.stderr.splitlines()[-30:])
+            raise GenerateError(f"the agent exited with {done.returncode}:\n{tail}")
+        check_ground_truth(log, runs)
+        if not exports:
+            raise GenerateError("the stack exported nothing to the OTLP receiver")
+        answers = done.stdout.splitlines()
+        expected = [scenario.final_answer(scenario.order_in(q)) for q in scenario.QUESTIONS[:runs]]
+        if sorted(answers) != sorted(expected):
+            raise GenerateError(f"the agent answered {answers!r}, not {expected!r}")
+        case = {
+            "stack": stack,
+            "mode": name,
+            "api": mode.get("api", "chat"),
+            "runs": runs,
+            "content": mode.get("content", True),
+            "tool_spans": config.get("tool_spans", True),
+            "command": command,
+            "env": env,
+            "python": platform.python_version(),
+        }
+        out = write_case(CASES / stack / name, work, done.stdout, case)
+    (out / "versions.txt").write_text(versions(python, stack), encoding="utf-8")
+    return out
+
+
+def write_case(out: Path, work: Path, answers: str, case: dict[str, Any]) -> Path:
+    """Make ``out`` the case recorded in ``work`` (the receiver's files and ``server.jsonl``)."""
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for name in TRACE_FILES:
+        if (work / name).exists():
+            scrub(work / name, out / name)
+    shutil.copy(work / "server.jsonl", out / "server.jsonl")
+    (out / "answer.txt").write_text(answers, encoding="utf-8")
+    (out / "case.json").write_text(json.dumps(case, indent=2) + "\n", encoding="utf-8")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m tests.conformance.generate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("stack")
+    ap.add_argument("--mode", action="append", help="a mode of the stack (repeatable; all if none)")
+    ap.add_argument("--list", action="store_true", help="list the stack's modes and stop")
+    a = ap.parse_args(argv)
+    try:
+        config = stack_config(a.stack)
+        if a.list:
+            for name, mode in config["modes"].items():
+                print(name, " ".join(command_of(a.stack, mode)))
+            for name, why in config.get("skipped", {}).items():
+                print(f"{name} (skipped: {why})")
+            return 0
+        names = a.mode or list(config["modes"])
+        unknown = [n for n in names if n not in config["modes"]]
+        if unknown:
+            raise GenerateError(f"unknown modes {unknown}; {a.stack} has {list(config['modes'])}")
+        python = venv_python(a.stack)
+    except GenerateError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    failed = 0
+    for name in names:
+        try:
+            out = record_mode(a.stack, name, config, python)
+        except GenerateError as e:
+            print(f"[{a.stack}/{name}] FAILED: {e}", file=sys.stderr, flush=True)
+            failed += 1
+            continue
+        sizes = ", ".join(f"{p.name} {p.stat().st_size} B" for p in sorted(out.iterdir()))
+        print(f"[{a.stack}/{name}] {out.relative_to(ROOT)}: {sizes}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

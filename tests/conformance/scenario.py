@@ -1,0 +1,177 @@
+"""The conformance scenario: what the customer asks, the three tools, what the model answers.
+
+One definition shared by the fake model server (which scripts the model's
+side), every stack's agent (which runs the tools), and the checks.  Stdlib
+only: the agents import it inside their own virtualenvs.
+
+A run, as the model server scripts it (the *turn* follows from how many tool
+results the request carries):
+
+1. no tool result yet: two parallel tool calls, ``lookup_order`` and
+   ``track_shipment``; the agent's ``track_shipment`` raises, so the framework
+   sends an error result back;
+2. one or two results: one more call, ``open_ticket``;
+3. three or more: the final answer.
+
+Texts carry non-ASCII characters on purpose (accents, the euro sign, an
+emoji), in the question, the arguments, a tool result, the error and the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+SYSTEM_PROMPT = (
+    "You are the support agent of the Ködbüro store. Use the tools to look orders up, "
+    "track them and open tickets; answer in the customer's language."
+)
+
+#: The question of each agent run in one process; each names its own order.
+QUESTIONS = (
+    "Bonjour ! Où en est ma commande ORD-5521 ? Je l'ai payée 24,98 € et rien n'est arrivé 📦",
+    "Hallo! Wo bleibt meine Bestellung ORD-7730? Sie hat 24,98 € gekostet, danke für die Hilfe ☕",
+)
+DEFAULT_ORDER = "ORD-5521"
+_ORDER_ID = re.compile(r"ORD-\d+")
+
+#: The tool that raises in the agent, and what it raises.
+RAISING_TOOL = "track_shipment"
+TRACKING_ERROR = "le transporteur « Colis-Express » ne répond pas (délai dépassé)"
+TICKET_REASON = "échec du suivi du colis"
+
+#: Tool name -> description, as every agent declares them.
+TOOL_DESCRIPTIONS = {
+    "lookup_order": "Look up an order by its id: status, items and total.",
+    "track_shipment": "Track the shipment of an order with the carrier.",
+    "open_ticket": "Open a support ticket about an order.",
+}
+
+
+def order_in(text: str) -> str:
+    """The order id a question (or any text) names; the default order when none."""
+    found = _ORDER_ID.search(text)
+    return found.group(0) if found else DEFAULT_ORDER
+
+
+def digits(order_id: str) -> str:
+    """``ORD-5521`` -> ``5521``: the suffix of every id the server makes for that order."""
+    return order_id.rsplit("-", 1)[-1]
+
+
+# --- the agent's side: the three tools -------------------------------------------------
+
+
+def lookup_order(order_id: str) -> dict[str, Any]:
+    """Look up an order by its id: status, items and total."""
+    return {
+        "order_id": order_id,
+        "status": "en préparation",
+        "items": [{"name": "Câble USB-C 2 m", "qty": 2}],
+        "total": "24,98 €",
+    }
+
+
+def track_shipment(order_id: str) -> dict[str, Any]:
+    """Track the shipment of an order with the carrier (always fails: the carrier is down)."""
+    raise RuntimeError(TRACKING_ERROR)
+
+
+def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
+    """Open a support ticket about an order."""
+    return {"ticket_id": f"T-{digits(order_id)}", "order_id": order_id, "status": "ouvert"}
+
+
+TOOLS = {"lookup_order": lookup_order, "track_shipment": track_shipment, "open_ticket": open_ticket}
+
+#: JSON Schemas of the tools' parameters (for agents that declare tools as schemas).
+TOOL_PARAMETERS: dict[str, dict[str, Any]] = {
+    "lookup_order": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string", "description": "Order id, e.g. ORD-1234"}},
+        "required": ["order_id"],
+    },
+    "track_shipment": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string", "description": "Order id, e.g. ORD-1234"}},
+        "required": ["order_id"],
+    },
+    "open_ticket": {
+        "type": "object",
+        "properties": {
+            "order_id": {"type": "string", "description": "Order id, e.g. ORD-1234"},
+            "reason": {"type": "string", "description": "Why the ticket is opened"},
+        },
+        "required": ["order_id", "reason"],
+    },
+}
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """The three tools in the Chat Completions ``tools`` shape."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": name, "description": desc, "parameters": TOOL_PARAMETERS[name]},
+        }
+        for name, desc in TOOL_DESCRIPTIONS.items()
+    ]
+
+
+# --- the model's side: what the server answers at each turn -----------------------------
+
+
+def tool_calls_of_turn(turn: int, order_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(tool name, arguments)`` the model asks for at ``turn`` (none: the final answer)."""
+    if turn == 0:
+        return [
+            ("lookup_order", {"order_id": order_id}),
+            ("track_shipment", {"order_id": order_id}),
+        ]
+    if turn == 1:
+        return [("open_ticket", {"order_id": order_id, "reason": TICKET_REASON})]
+    return []
+
+
+def turn_of(tool_results: int) -> int:
+    """The turn a request is at, from the number of tool results it carries."""
+    if tool_results == 0:
+        return 0
+    return 1 if tool_results < 3 else 2
+
+
+#: What the model says before its first tool calls (Anthropic answers carry text beside them).
+PREAMBLE = "Je vérifie la commande et son suivi…"
+
+
+def final_answer(order_id: str) -> str:
+    """The model's last answer for ``order_id``."""
+    return (
+        f"Votre commande {order_id} (2 × câble USB-C, 24,98 €) est en préparation. "
+        f"Le suivi du transporteur est indisponible ; j'ai ouvert le ticket T-{digits(order_id)}, "
+        "vous aurez une réponse sous 24 h. Merci de votre patience 🙏"
+    )
+
+
+# --- the agents' command line ----------------------------------------------------------
+
+#: How an agent calls the model: blocking or asyncio, whole answers or streamed.
+CALL_MODES = ("sync", "async", "stream", "async_stream")
+
+
+def agent_arguments(description: str | None) -> argparse.Namespace:
+    """The command line every stack's ``agent.py`` takes (``generate`` passes it).
+
+    ``--mode`` (:data:`CALL_MODES`), ``--api`` (``chat``, ``responses``,
+    ``anthropic``), ``--runs`` (agent runs in this process, one per
+    question, one after the other or, with ``--concurrent``, at once) and
+    ``--base-url`` (the model server).
+    """
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--mode", choices=CALL_MODES, default="sync")
+    ap.add_argument("--api", choices=("chat", "responses", "anthropic"), default="chat")
+    ap.add_argument("--runs", type=int, default=1, choices=range(1, len(QUESTIONS) + 1))
+    ap.add_argument("--concurrent", action="store_true", help="the runs at once (async modes)")
+    ap.add_argument("--base-url", required=True)
+    return ap.parse_args()

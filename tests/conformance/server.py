@@ -1,0 +1,549 @@
+"""A deterministic fake model server (stdlib) for the conformance scenario, with its ground truth.
+
+Endpoints, on 127.0.0.1 only, each in JSON or, with ``"stream": true``, in SSE:
+
+- ``POST /v1/chat/completions``: OpenAI Chat Completions
+- ``POST /v1/responses``: OpenAI Responses
+- ``POST /v1/messages``: Anthropic Messages
+- ``GET /v1/models``: a one-model listing; ``GET /healthz``: readiness (not logged)
+
+The model's side of the conversation is scripted by :mod:`scenario`: the
+turn follows from the number of tool results the request carries (two
+parallel calls, one of which the agent fails; one more call; the answer),
+and the order id from the first user message, so that several runs in one
+process each get their own conversation.  A request without tools gets the
+final answer.
+
+Every request is appended to a JSON-lines log, the ground truth of a case:
+the exact request body as text (``body_raw``), the order it is about
+(``conversation``), the ``turn``, and the exact response body sent (the whole
+SSE text for a stream).
+
+    python -m tests.conformance.server --port 18100 --log server.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from tests.conformance import scenario
+
+#: Fixed creation time (2026-01-01T00:00:00Z): the bodies do not depend on the clock.
+CREATED = 1767225600
+#: (input tokens, output tokens) of each turn.
+USAGE = {0: (182, 41), 1: (263, 29), 2: (318, 57)}
+RESPONSE_MODELS = {
+    "gpt-4o-mini": "gpt-4o-mini-2024-07-18",
+    "claude-sonnet-4-5": "claude-sonnet-4-5-20250929",
+}
+#: How often a serving thread looks for its shutdown.
+POLL_S = 0.05
+#: Characters per streamed piece of tool-call arguments.
+ARGUMENT_PIECE = 7
+
+
+def compact(obj: Any) -> str:
+    """JSON as the real APIs send it: no spaces, UTF-8 characters as they are."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def words(text: str) -> list[str]:
+    """``text`` cut after each space: the deltas a streamed answer comes in."""
+    out = [w + " " for w in text.split(" ")]
+    out[-1] = out[-1][:-1]
+    return [w for w in out if w]
+
+
+def _texts(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+class Turn:
+    """What the model answers one request: the scripted calls or the final text."""
+
+    def __init__(self, body: dict[str, Any], tool_results: int) -> None:
+        self.body = body
+        self.order_id = scenario.order_in(_first_user_text(body))
+        self.turn = scenario.turn_of(tool_results) if body.get("tools") else 2
+        self.calls = scenario.tool_calls_of_turn(self.turn, self.order_id)
+        self.text = None if self.calls else scenario.final_answer(self.order_id)
+        self.model = RESPONSE_MODELS.get(body.get("model", ""), body.get("model"))
+        self.suffix = f"{scenario.digits(self.order_id)}_{self.turn + 1}"
+
+    def call_id(self, name: str) -> str:
+        """The model's id of the call of ``name`` (the same in every API shape)."""
+        return f"call_{name}_{scenario.digits(self.order_id)}"
+
+    @property
+    def usage(self) -> tuple[int, int]:
+        return USAGE[self.turn]
+
+
+def _first_user_text(body: dict[str, Any]) -> str:
+    items = body.get("messages", body.get("input"))
+    if isinstance(items, str):
+        return items
+    for m in items or []:
+        if isinstance(m, dict) and m.get("role") == "user":
+            text = _texts(m.get("content"))
+            if text:
+                return text
+    return ""
+
+
+# --- OpenAI Chat Completions --------------------------------------------------------------
+
+
+def chat_results(body: dict[str, Any]) -> int:
+    return sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
+
+
+def chat_usage(t: Turn) -> dict[str, Any]:
+    p, c = t.usage
+    return {
+        "prompt_tokens": p,
+        "completion_tokens": c,
+        "total_tokens": p + c,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+
+
+def _chat_base(t: Turn, kind: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{t.suffix}",
+        "object": kind,
+        "created": CREATED,
+        "model": t.model,
+        "system_fingerprint": "fp_conformance",
+        "service_tier": "default",
+    }
+
+
+def chat_json(t: Turn) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": t.text,
+        "refusal": None,
+        "annotations": [],
+    }
+    if t.calls:
+        message["tool_calls"] = [
+            {
+                "id": t.call_id(name),
+                "type": "function",
+                "function": {"name": name, "arguments": compact(args)},
+            }
+            for name, args in t.calls
+        ]
+    finish = "tool_calls" if t.calls else "stop"
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+    return {**_chat_base(t, "chat.completion"), "choices": [choice], "usage": chat_usage(t)}
+
+
+def chat_sse(t: Turn) -> Iterator[str]:
+    include_usage = bool((t.body.get("stream_options") or {}).get("include_usage"))
+    base = _chat_base(t, "chat.completion.chunk")
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        d = {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None}]}
+        d["choices"][0]["finish_reason"] = finish
+        if include_usage:
+            d["usage"] = None
+        return f"data: {compact(d)}\n\n"
+
+    if t.calls:
+        for i, (name, args) in enumerate(t.calls):
+            start = {
+                "index": i,
+                "id": t.call_id(name),
+                "type": "function",
+                "function": {"name": name, "arguments": ""},
+            }
+            head = {"role": "assistant", "content": None, "refusal": None} if i == 0 else {}
+            yield chunk({**head, "tool_calls": [start]})
+            for piece in pieces(compact(args), ARGUMENT_PIECE):
+                yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+        yield chunk({}, "tool_calls")
+    else:
+        assert t.text is not None
+        yield chunk({"role": "assistant", "content": "", "refusal": None})
+        for w in words(t.text):
+            yield chunk({"content": w})
+        yield chunk({}, "stop")
+    if include_usage:
+        yield f"data: {compact({**base, 'choices': [], 'usage': chat_usage(t)})}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+# --- OpenAI Responses ------------------------------------------------------------------
+
+
+def responses_results(body: dict[str, Any]) -> int:
+    items = body.get("input")
+    if not isinstance(items, list):
+        return 0
+    return sum(1 for i in items if isinstance(i, dict) and i.get("type") == "function_call_output")
+
+
+def responses_output(t: Turn) -> list[dict[str, Any]]:
+    if t.calls:
+        return [
+            {
+                "type": "function_call",
+                "id": f"fc_{name}_{t.suffix}",
+                "call_id": t.call_id(name),
+                "name": name,
+                "arguments": compact(args),
+                "status": "completed",
+            }
+            for name, args in t.calls
+        ]
+    text = {"type": "output_text", "text": t.text, "annotations": [], "logprobs": []}
+    return [
+        {
+            "type": "message",
+            "id": f"msg_{t.suffix}",
+            "status": "completed",
+            "role": "assistant",
+            "content": [text],
+        }
+    ]
+
+
+def responses_obj(
+    t: Turn, status: str = "completed", output: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    b = t.body
+    p, c = t.usage
+    usage = {
+        "input_tokens": p,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": c,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": p + c,
+    }
+    return {
+        "id": f"resp_{t.suffix}",
+        "object": "response",
+        "created_at": CREATED,
+        "status": status,
+        "background": False,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": b.get("instructions"),
+        "max_output_tokens": b.get("max_output_tokens"),
+        "model": t.model,
+        "output": responses_output(t) if output is None else output,
+        "parallel_tool_calls": b.get("parallel_tool_calls", True),
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "service_tier": "default",
+        "store": False,
+        "temperature": b.get("temperature", 1.0),
+        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "tool_choice": b.get("tool_choice", "auto"),
+        "tools": b.get("tools") or [],
+        "top_p": b.get("top_p", 1.0),
+        "truncation": "disabled",
+        "usage": usage if status == "completed" else None,
+        "user": None,
+        "metadata": {},
+    }
+
+
+def responses_sse(t: Turn) -> Iterator[str]:
+    seq = 0
+
+    def event(kind: str, **payload: Any) -> str:
+        nonlocal seq
+        d = {"type": kind, "sequence_number": seq, **payload}
+        seq += 1
+        return f"event: {kind}\ndata: {compact(d)}\n\n"
+
+    yield event("response.created", response=responses_obj(t, "in_progress", []))
+    yield event("response.in_progress", response=responses_obj(t, "in_progress", []))
+    for index, item in enumerate(responses_output(t)):
+        at = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "function_call":
+            added = {**item, "arguments": "", "status": "in_progress"}
+            yield event("response.output_item.added", output_index=index, item=added)
+            for piece in pieces(item["arguments"], ARGUMENT_PIECE):
+                yield event("response.function_call_arguments.delta", **at, delta=piece)
+            yield event("response.function_call_arguments.done", **at, arguments=item["arguments"])
+        else:
+            added = {**item, "content": [], "status": "in_progress"}
+            yield event("response.output_item.added", output_index=index, item=added)
+            part = item["content"][0]
+            empty = {**part, "text": ""}
+            yield event("response.content_part.added", **at, content_index=0, part=empty)
+            for w in words(part["text"]):
+                yield event(
+                    "response.output_text.delta", **at, content_index=0, delta=w, logprobs=[]
+                )
+            yield event(
+                "response.output_text.done",
+                **at,
+                content_index=0,
+                text=part["text"],
+                logprobs=[],
+            )
+            yield event("response.content_part.done", **at, content_index=0, part=part)
+        yield event("response.output_item.done", output_index=index, item=item)
+    yield event("response.completed", response=responses_obj(t))
+
+
+# --- Anthropic Messages ----------------------------------------------------------------
+
+
+def anthropic_results(body: dict[str, Any]) -> int:
+    return sum(
+        1
+        for m in body.get("messages") or []
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    )
+
+
+def anthropic_content(t: Turn) -> tuple[list[dict[str, Any]], str]:
+    if not t.calls:
+        return [{"type": "text", "text": t.text}], "end_turn"
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": scenario.PREAMBLE}]
+    for name, args in t.calls:
+        tool_id = f"toolu_{name}_{scenario.digits(t.order_id)}"
+        blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": args})
+    return blocks, "tool_use"
+
+
+def anthropic_usage(t: Turn, output: int) -> dict[str, Any]:
+    return {
+        "input_tokens": t.usage[0],
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output,
+        "service_tier": "standard",
+    }
+
+
+def anthropic_json(t: Turn) -> dict[str, Any]:
+    content, stop = anthropic_content(t)
+    return {
+        "id": f"msg_{t.suffix}",
+        "type": "message",
+        "role": "assistant",
+        "model": t.model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": anthropic_usage(t, t.usage[1]),
+    }
+
+
+def anthropic_sse(t: Turn) -> Iterator[str]:
+    content, stop = anthropic_content(t)
+
+    def event(kind: str, **payload: Any) -> str:
+        return f"event: {kind}\ndata: {compact({'type': kind, **payload})}\n\n"
+
+    start = {**anthropic_json(t), "content": [], "stop_reason": None}
+    start["usage"] = anthropic_usage(t, 1)
+    yield event("message_start", message=start)
+    for index, block in enumerate(content):
+        if block["type"] == "text":
+            yield event(
+                "content_block_start", index=index, content_block={"type": "text", "text": ""}
+            )
+            if index == 0:
+                yield event("ping")
+            for w in words(block["text"]):
+                yield event(
+                    "content_block_delta", index=index, delta={"type": "text_delta", "text": w}
+                )
+        else:
+            empty = {**block, "input": {}}
+            yield event("content_block_start", index=index, content_block=empty)
+            for piece in pieces(compact(block["input"]), ARGUMENT_PIECE):
+                delta = {"type": "input_json_delta", "partial_json": piece}
+                yield event("content_block_delta", index=index, delta=delta)
+        yield event("content_block_stop", index=index)
+    yield event(
+        "message_delta",
+        delta={"stop_reason": stop, "stop_sequence": None},
+        usage={"output_tokens": t.usage[1]},
+    )
+    yield event("message_stop")
+
+
+# --- HTTP ------------------------------------------------------------------------------
+
+Route = tuple[
+    Callable[[dict[str, Any]], int],
+    Callable[[Turn], dict[str, Any]],
+    Callable[[Turn], Iterator[str]],
+]
+ROUTES: dict[str, Route] = {
+    "/chat/completions": (chat_results, chat_json, chat_sse),
+    "/responses": (responses_results, responses_obj, responses_sse),
+    "/messages": (anthropic_results, anthropic_json, anthropic_sse),
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # close-delimited: the simplest framing for SSE
+    server_version = "conformance-model/1.0"
+    sys_version = ""
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, ctype: str, body: str) -> str:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("x-request-id", "req_conformance")
+        self.end_headers()
+        self.wfile.write(data)
+        return body
+
+    def _send_sse(self, events: Iterator[str]) -> str:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("x-request-id", "req_conformance")
+        self.end_headers()
+        sent = []
+        for e in events:
+            self.wfile.write(e.encode())
+            self.wfile.flush()
+            sent.append(e)
+        return "".join(sent)
+
+    def do_GET(self) -> None:
+        if self.path == "/healthz":
+            self._send(200, "application/json", '{"ok":true}')
+            return
+        if self.path.startswith("/v1/models"):
+            model = {"id": "gpt-4o-mini", "object": "model", "created": CREATED, "owned_by": "fake"}
+            text = self._send(200, "application/json", compact({"object": "list", "data": [model]}))
+        else:
+            text = self._send(404, "application/json", '{"error":{"message":"not found"}}')
+        self.server.record({"method": "GET", "path": self.path, "response_raw": text})
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        path = self.path.split("?", 1)[0]
+        record: dict[str, Any] = {"method": "POST", "path": self.path, "body_raw": raw}
+        route = next((r for suffix, r in ROUTES.items() if path.endswith(suffix)), None)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if route is None or not isinstance(body, dict):
+            error = compact({"error": {"message": f"cannot answer {path}"}})
+            record["response_raw"] = self._send(404, "application/json", error)
+            self.server.record(record)
+            return
+        results, as_json, as_sse = route
+        t = Turn(body, results(body))
+        record.update(conversation=t.order_id, turn=t.turn)
+        if body.get("stream"):
+            record["response_raw"] = self._send_sse(as_sse(t))
+        else:
+            record["response_raw"] = self._send(200, "application/json", compact(as_json(t)))
+        self.server.record(record)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, log_path: Path, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.log_path = log_path
+        self.lock = threading.Lock()
+        self.seq = 0
+
+    def record(self, record: dict[str, Any]) -> None:
+        with self.lock:
+            self.seq += 1
+            with self.log_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"seq": self.seq, **record}, ensure_ascii=False) + "\n")
+
+
+_B = TypeVar("_B", bound="Background")
+
+
+class Background:
+    """An HTTP server of this module's kind, serving from a thread while the ``with`` lasts."""
+
+    def __init__(self, server: ThreadingHTTPServer) -> None:
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self: _B) -> _B:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+class ModelServer(Background):
+    """The fake model server on 127.0.0.1 (a free port unless given), logging to ``log_path``.
+
+    Its :attr:`url` is the base URL of the Anthropic clients; the OpenAI
+    clients want ``/v1`` after it.
+    """
+
+    def __init__(self, log_path: Path, port: int = 0) -> None:
+        super().__init__(_Server(log_path, port))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--port", type=int, default=18100)
+    ap.add_argument("--log", type=Path, required=True)
+    a = ap.parse_args()
+    with ModelServer(a.log, a.port) as server:
+        print(f"model server on {server.url}, logging to {a.log}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

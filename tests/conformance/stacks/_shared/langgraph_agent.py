@@ -1,0 +1,126 @@
+"""The conformance agent on LangGraph: LangChain's ``create_agent`` with ChatOpenAI and three tools.
+
+Written as LangChain's documentation shows it (``create_agent``, the current
+form of LangGraph's prebuilt ReAct agent): ``@tool`` functions, a
+``wrap_tool_call`` middleware that turns a tool's exception into an error
+``ToolMessage`` for the model, ``invoke``/``ainvoke`` or, streamed,
+``stream``/``astream`` with ``stream_mode="messages"``.  Each stack's
+``agent.py`` sets up its tracing and calls :func:`main`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import scenario
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+
+
+@tool
+def lookup_order(order_id: str) -> dict[str, Any]:
+    """Look up an order by its id: status, items and total."""
+    return scenario.lookup_order(order_id)
+
+
+@tool
+def track_shipment(order_id: str) -> dict[str, Any]:
+    """Track the shipment of an order with the carrier."""
+    return scenario.track_shipment(order_id)
+
+
+@tool
+def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
+    """Open a support ticket about an order."""
+    return scenario.open_ticket(order_id, reason)
+
+
+class ToolErrors(AgentMiddleware):  # type: ignore[misc]
+    """A tool that raises answers the model with the error instead of ending the run."""
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return handler(request)
+        except Exception as e:
+            return self._error(request, e)
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        try:
+            return await handler(request)
+        except Exception as e:
+            return self._error(request, e)
+
+    @staticmethod
+    def _error(request: Any, e: Exception) -> ToolMessage:
+        return ToolMessage(
+            content=f"Error: {e}", tool_call_id=request.tool_call["id"], status="error"
+        )
+
+
+def build_agent(base_url: str, api: str) -> Any:
+    model = ChatOpenAI(
+        model="gpt-4o-mini",
+        base_url=base_url,
+        api_key="sk-conformance-dummy",
+        temperature=0,
+        max_retries=0,
+        use_responses_api=api == "responses",
+    )
+    return create_agent(
+        model,
+        tools=[lookup_order, track_shipment, open_ticket],
+        system_prompt=scenario.SYSTEM_PROMPT,
+        middleware=[ToolErrors()],
+    )
+
+
+def _inputs(question: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": question}]}
+
+
+def ask(agent: Any, question: str, stream: bool) -> str:
+    if not stream:
+        return str(agent.invoke(_inputs(question))["messages"][-1].text)
+    state: dict[str, Any] = {}
+    for kind, data in agent.stream(_inputs(question), stream_mode=["messages", "values"]):
+        if kind == "values":
+            state = data
+    return str(state["messages"][-1].text)
+
+
+async def aask(agent: Any, question: str, stream: bool) -> str:
+    if not stream:
+        return str((await agent.ainvoke(_inputs(question)))["messages"][-1].text)
+    state: dict[str, Any] = {}
+    async for kind, data in agent.astream(_inputs(question), stream_mode=["messages", "values"]):
+        if kind == "values":
+            state = data
+    return str(state["messages"][-1].text)
+
+
+def main(flush: Callable[[], Any]) -> None:
+    """Run the agent as the command line says, print each answer, then ``flush`` the telemetry."""
+    args = scenario.agent_arguments(__doc__)
+    agent = build_agent(args.base_url, args.api)
+    questions = scenario.QUESTIONS[: args.runs]
+    stream = args.mode in ("stream", "async_stream")
+    if args.mode in ("sync", "stream"):
+        answers = [ask(agent, q, stream) for q in questions]
+    else:
+        answers = asyncio.run(_run_async(agent, questions, stream, args.concurrent))
+    for answer in answers:
+        print(answer)
+    flush()
+
+
+async def _run_async(
+    agent: Any, questions: tuple[str, ...], stream: bool, concurrent: bool
+) -> list[str]:
+    if concurrent:
+        return list(await asyncio.gather(*(aask(agent, q, stream) for q in questions)))
+    return [await aask(agent, q, stream) for q in questions]

@@ -1,0 +1,124 @@
+"""The conformance table of README.md, made from the checks the conformance test runs.
+
+    PYTHONPATH=src python -m tests.conformance.table [--check]
+
+(from the repository root) rewrites the part of ``tests/conformance/README.md``
+between its table markers: the stacks (from their ``stack.json`` and
+``requirements.txt``), one row per case (stack, mode, API, agent runs,
+rebuilt exactly or not, the verdict of each run, the known gap), the modes
+stacks skip and why, and, for each case that is not rebuilt exactly, the
+differences the check found.  With
+``--check`` it only says whether the README is current (exit 1 when not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conformance.checks import Case, Outcome, check, find_cases
+from tests.conformance.generate import STACKS, stack_config
+
+README = Path(__file__).resolve().parent / "README.md"
+START = "<!-- conformance-table:start (python -m tests.conformance.table) -->"
+END = "<!-- conformance-table:end -->"
+#: Span ids differ at each generation and say nothing to a reader of the table.
+_SPAN = re.compile(r", span [0-9a-f]+\)")
+#: Differences shown per case; the test shows them all.
+SHOWN_PROBLEMS = 8
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _row(o: Outcome, gaps: dict[str, str]) -> str:
+    meta = o.case.meta
+    exact = "yes" if o.exact else "**no**"
+    verdicts = ", ".join(o.verdicts) or "no run"
+    gap = gaps.get(o.case.id, "" if o.exact else "(not in KNOWN_GAPS)")
+    cells = [meta["stack"], meta["mode"], meta["api"], str(meta["runs"]), exact, verdicts, gap]
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _in_stack_order(case: Case) -> tuple[str, int, str]:
+    """Cases by stack, then in the order the stack lists its modes."""
+    stack, mode = case.meta["stack"], case.meta["mode"]
+    path = STACKS / stack / "stack.json"
+    modes = list(stack_config(stack)["modes"]) if path.exists() else []
+    return stack, modes.index(mode) if mode in modes else len(modes), mode
+
+
+def _stacks(configs: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per stack: what it is (its ``stack.json``) and its pinned packages."""
+    if not configs:
+        return []
+    lines = ["Stacks (`stacks/<stack>/`):", ""]
+    for stack, config in configs.items():
+        requirements = (STACKS / stack / "requirements.txt").read_text(encoding="utf-8")
+        pins = [p for p in requirements.splitlines() if "==" in p and not p.startswith("#")]
+        lines.append(f"- `{stack}`: {config['description']} ({', '.join(pins)})")
+    return lines
+
+
+def render(cases: list[Case], gaps: dict[str, str]) -> str:
+    """The stacks, the table, the skipped modes, and the differences of each inexact case."""
+    outcomes = [check(c) for c in sorted(cases, key=_in_stack_order)]
+    exact = sum(o.exact for o in outcomes)
+    lines = [
+        f"{exact} of {len(outcomes)} cases rebuild exactly.",
+        "",
+        "| stack | mode | API | runs | rebuilt exactly | verdict | known gap |",
+        "|---|---|---|---|---|---|---|",
+        *(_row(o, gaps) for o in outcomes),
+    ]
+    stacks = sorted({c.meta["stack"] for c in cases})
+    configs = {st: stack_config(st) for st in stacks if (STACKS / st / "stack.json").exists()}
+    skipped = [
+        f"- `{stack}/{mode}`: {why}"
+        for stack, config in configs.items()
+        for mode, why in config.get("skipped", {}).items()
+    ]
+    if skipped:
+        lines += ["", "Modes not recorded, and why:", "", *skipped]
+    lines = [*_stacks(configs), "", *lines] if configs else lines
+    failing = [o for o in outcomes if not o.exact]
+    if failing:
+        lines += ["", "What the check finds in each case that is not rebuilt exactly:", ""]
+        for o in failing:
+            lines.append(f"- `{o.case.id}`:")
+            lines += [f"  - {_SPAN.sub(')', p)}" for p in o.problems[:SHOWN_PROBLEMS]]
+            if len(o.problems) > SHOWN_PROBLEMS:
+                lines.append(f"  - ... and {len(o.problems) - SHOWN_PROBLEMS} more")
+    return "\n".join(lines) + "\n"
+
+
+def table_in(readme: str) -> str:
+    """The table part of the README text (between the markers)."""
+    start, end = readme.index(START) + len(START), readme.index(END)
+    return readme[start:end].strip("\n") + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.conformance.table", description=__doc__)
+    ap.add_argument("--check", action="store_true", help="only check that the README is current")
+    a = ap.parse_args(argv)
+    from tests.conformance.test_conformance import KNOWN_GAPS
+
+    text = README.read_text(encoding="utf-8")
+    table = render(find_cases(), KNOWN_GAPS)
+    if a.check:
+        current = table_in(text) == table
+        print("README table is current" if current else "README table is stale")
+        return 0 if current else 1
+    start, end = text.index(START) + len(START), text.index(END)
+    README.write_text(text[:start] + "\n" + table + text[end:], encoding="utf-8")
+    print(f"wrote the table of {README.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Conformance: every recorded stack and mode rebuilds each agent run exactly.
+
+Each case under ``cases/<stack>/<mode>/`` is what an agent framework's own
+tracing exported while its agent ran the conformance scenario against the
+fake model server, with the server's log as ground truth (see README.md and
+``checks.py`` for what is compared).  A case passes when
+:func:`~tests.conformance.checks.check` finds no difference.
+
+Known gaps are listed in :data:`KNOWN_GAPS`, one line each, and marked
+``xfail(strict=True)``: a fix makes the case pass, and the test then fails
+until its entry is removed.  ``python -m tests.conformance.table`` rewrites
+the README's table from the same checks.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.conformance.checks import Case, check, find_cases
+from tests.conformance.table import README, render, table_in
+
+
+def _modes(stack: str, reason: str, *modes: str) -> dict[str, str]:
+    return {f"{stack}/{mode}": reason for mode in modes}
+
+
+_RUNS = ("two_runs", "two_runs_concurrent")
+_SPLIT_WITHOUT_CONTENT = (
+    "split: one run per completion() call (without content nothing joins the calls of a run)"
+)
+
+#: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
+KNOWN_GAPS: dict[str, str] = {
+    # --- langgraph_openinference
+    **_modes(
+        "langgraph_openinference",
+        "tool steps: no call id (the TOOL span has none), a one-argument tool's arguments are "
+        "the bare value, results are the serialized ToolMessage instead of its content",
+        *("sync", "async", "stream", "async_stream", "responses", "responses_stream", *_RUNS),
+    ),
+    "langgraph_openinference/no_content": (
+        "tool steps: no call id; hidden arguments and results read as the text '__REDACTED__' "
+        "instead of being reported missing"
+    ),
+    # --- langgraph_openllmetry
+    **_modes(
+        "langgraph_openllmetry",
+        "tool steps: no call id, arguments are the callback's whole input (input_str, tags, "
+        "metadata), results are the serialized ToolMessage instead of its content",
+        *("sync", "async", "stream", "async_stream", *_RUNS),
+    ),
+    **_modes(
+        "langgraph_openllmetry",
+        "Responses function_call items read as text in outputs and later inputs; tool steps "
+        "as in sync (no call id, the callback's whole input, the serialized ToolMessage)",
+        *("responses", "responses_stream"),
+    ),
+    "langgraph_openllmetry/no_content": "tool steps: no call id",
+    # --- litellm_otel
+    **_modes(
+        "litellm_otel",
+        "split: one run per completion() call; tool calls missing from outputs (only in the legacy "
+        "gen_ai.completion.N.function_call attributes) and from later inputs; no derived tool steps",
+        *("sync", "stream", "two_runs"),
+    ),
+    **_modes(
+        "litellm_otel",
+        "split: one run per call, and no model step: acompletion() spans "
+        "(gen_ai.operation.name 'acompletion') are not read as model calls",
+        *("async", "async_stream", "two_runs_concurrent"),
+    ),
+    **_modes(
+        "litellm_otel",
+        "split: one run per completion() call; the system prompt is recorded twice (system "
+        "instructions and a system input message); no derived tool steps",
+        *("responses", "responses_stream"),
+    ),
+    **_modes(
+        "litellm_otel",
+        "tool calls missing from outputs and later inputs; no derived tool steps; the verdict "
+        "says full although tool results are missing",
+        *("anthropic", "anthropic_stream"),
+    ),
+    "litellm_otel/no_content": _SPLIT_WITHOUT_CONTENT,
+    # --- litellm_openinference
+    **_modes(
+        "litellm_openinference",
+        "tool results in the inputs carry no call id (the instrumentation records none), "
+        "so no tool step is derived from the messages",
+        *("sync", "async", "stream", "async_stream", "anthropic", "anthropic_stream", *_RUNS),
+    ),
+    **_modes(
+        "litellm_openinference",
+        "split: one run per completion() call, each with two model steps (the responses span "
+        "inside the completion span); no derived tool steps",
+        *("responses", "responses_stream"),
+    ),
+    "litellm_openinference/no_content": _SPLIT_WITHOUT_CONTENT,
+    # --- llamaindex_openinference
+    **_modes(
+        "llamaindex_openinference",
+        "a second, answerless model step per call (OpenAI._prepare_chat_with_tools) makes it "
+        "model-only; tool steps: no call id, arguments as {kwargs: ...}, results the "
+        "serialized ToolOutput",
+        *("async", "async_stream", *_RUNS),
+    ),
+    **_modes(
+        "llamaindex_openinference",
+        "as async, and the system prompt is recorded as a system message where the Responses "
+        "request sent a developer message",
+        *("responses", "responses_stream"),
+    ),
+    "llamaindex_openinference/no_content": (
+        "a second model step per call (OpenAI._prepare_chat_with_tools); tool steps: no call id, "
+        "hidden tool I/O read as '__REDACTED__' instead of being reported missing"
+    ),
+}
+
+CASES = find_cases()
+
+
+def _param(case: Case) -> object:
+    gap = KNOWN_GAPS.get(case.id)
+    marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+def test_cases_are_found() -> None:
+    assert CASES, "no conformance case found under tests/conformance/cases/"
+
+
+def test_every_known_gap_names_a_case() -> None:
+    ids = {c.id for c in CASES}
+    assert not set(KNOWN_GAPS) - ids, "KNOWN_GAPS lists cases that do not exist"
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_the_trace_rebuilds_every_run_exactly(case: Case) -> None:
+    outcome = check(case)
+    assert outcome.exact, f"{case.id}:\n  " + "\n  ".join(outcome.problems)
+
+
+def test_the_readme_table_is_current() -> None:
+    assert table_in(README.read_text(encoding="utf-8")) == render(CASES, KNOWN_GAPS), (
+        "tests/conformance/README.md is stale: run `python -m tests.conformance.table`"
+    )

@@ -1,0 +1,327 @@
+"""The conformance harness itself: server, receiver and checks on runs recorded here and now.
+
+An agent written against the openai SDK and recorded with otel-replay's own
+capture (``agent_run``, ``model_call``, ``@otel_replay.tool``) runs the
+scenario against the fake model server; the SDK's OTLP/HTTP exporter sends
+its spans to the receiver; the case is written as ``generate`` writes one.
+Recorded this way a run must rebuild exactly, and the check must name what
+differs when the trace or the ground truth is made to differ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import re
+import struct
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from tests._ground_truth import answered
+from tests.conformance import scenario
+from tests.conformance.checks import Case, check
+from tests.conformance.generate import ROOT, scrub, write_case
+from tests.conformance.receiver import OtlpReceiver
+from tests.conformance.server import ModelServer
+
+import otel_replay
+
+MODEL = "gpt-4o-mini"
+
+
+@otel_replay.tool
+def lookup_order(order_id: str) -> dict[str, Any]:
+    return scenario.lookup_order(order_id)
+
+
+@otel_replay.tool
+def track_shipment(order_id: str) -> dict[str, Any]:
+    return scenario.track_shipment(order_id)
+
+
+@otel_replay.tool
+def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
+    return scenario.open_ticket(order_id, reason)
+
+
+TRACED = {
+    "lookup_order": lookup_order,
+    "track_shipment": track_shipment,
+    "open_ticket": open_ticket,
+}
+
+
+def ask(client: openai.OpenAI, question: str, tools: dict[str, Any], prepare: bool = False) -> str:
+    """The scenario's agent: call the model, run the tools it asks for, until it answers.
+
+    ``prepare`` opens a model span that records no answer before each call,
+    as some instrumentations trace a framework's request preparation.
+    """
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": scenario.SYSTEM_PROMPT},
+        {"role": "user", "content": question},
+    ]
+    with otel_replay.agent_run("conformance", input=question) as run:
+        for _ in range(6):
+            request = {"model": MODEL, "tools": scenario.openai_tools(), "temperature": 0}
+            if prepare:
+                with otel_replay.model_call(provider="openai", messages=messages, **request):
+                    pass
+            with otel_replay.model_call(provider="openai", messages=messages, **request) as call:
+                response = client.chat.completions.create(messages=messages, **request)
+                message = response.choices[0].message.model_dump(exclude_none=True)
+                call.record(message, response_id=response.id, response_model=response.model)
+            messages.append(message)
+            if not message.get("tool_calls"):
+                run.record(message["content"])
+                return str(message["content"])
+            for c in message["tool_calls"]:
+                name, args = c["function"]["name"], json.loads(c["function"]["arguments"])
+                try:
+                    with otel_replay.tool_call_id(c["id"]):
+                        result = json.dumps(tools[name](**args), ensure_ascii=False)
+                except RuntimeError as e:
+                    result = f"Error: {e}"
+                messages.append({"role": "tool", "tool_call_id": c["id"], "content": result})
+    raise AssertionError("the agent did not answer")
+
+
+def record(
+    tmp_path: Path,
+    runs: int = 1,
+    tools: dict[str, Any] = TRACED,
+    mode: str = "sync",
+    prepare: bool = False,
+) -> Case:
+    """Run the agent ``runs`` times in this process; the case, as ``generate`` writes it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    with ModelServer(work / "server.jsonl") as server, OtlpReceiver(work) as receiver:
+        provider = TracerProvider()
+        exporter = OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces")
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+        previous = otel_replay.use_tracer_provider(provider)
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        try:
+            answers = [ask(client, q, tools, prepare) for q in scenario.QUESTIONS[:runs]]
+        finally:
+            otel_replay.use_tracer_provider(previous)
+            provider.shutdown()
+    meta = {"stack": "otel_replay", "mode": mode, "api": "chat", "runs": runs, "content": True}
+    out = write_case(tmp_path / "cases" / "otel_replay" / mode, work, "\n".join(answers), meta)
+    return Case(out)
+
+
+def test_a_run_recorded_with_every_step_rebuilds_exactly(tmp_path: Path) -> None:
+    case = record(tmp_path)
+    assert (case.path / "traces.binpb").exists()
+    outcome = check(case)
+    assert outcome.problems == []
+    assert outcome.verdicts == ["full"]
+
+
+def test_two_runs_in_one_process_are_two_runs_each_exact(tmp_path: Path) -> None:
+    outcome = check(record(tmp_path, runs=2, mode="two_runs"))
+    assert outcome.problems == []
+    assert outcome.verdicts == ["full", "full"]
+
+
+def test_an_untraced_tool_is_named(tmp_path: Path) -> None:
+    tools = {**TRACED, "open_ticket": scenario.open_ticket}
+    problems = check(record(tmp_path, tools=tools)).problems
+    assert any(p.startswith("verdict model-only, not full: ") for p in problems), problems
+
+
+def _edit_log(case: Case, edit: Any) -> None:
+    log = case.path / "server.jsonl"
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    log.write_text("".join(json.dumps(r) + "\n" for r in edit(records)), encoding="utf-8")
+
+
+def test_a_step_the_server_never_saw_is_named(tmp_path: Path) -> None:
+    case = record(tmp_path)
+    _edit_log(case, lambda records: records[:-1])
+    problems = check(case).problems
+    assert "3 model steps for 2 model requests" in problems
+    assert any(p.startswith("invented or wrong: step ") for p in problems), problems
+
+
+def _reword(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The second request as if the question had been other words."""
+    body = json.loads(records[1]["body_raw"])
+    body["messages"][1]["content"] = "Où est ORD-5521 ?"
+    records[1]["body_raw"] = json.dumps(body, ensure_ascii=False)
+    return records
+
+
+def test_a_message_other_than_the_server_got_is_named_with_its_step(tmp_path: Path) -> None:
+    case = record(tmp_path)
+    _edit_log(case, _reword)
+    (problem,) = check(case).problems
+    assert problem.startswith("step ") and " input: item 1 is " in problem, problem
+
+
+def test_extra_model_steps_without_output_are_named_and_the_others_compared(
+    tmp_path: Path,
+) -> None:
+    case = record(tmp_path, prepare=True)
+    _edit_log(case, _reword)
+    problems = [re.sub(r", span [0-9a-f]+\)", ")", p) for p in check(case).problems]
+    assert problems[:3] == [
+        "6 model steps for 3 model requests",
+        "invented: step 1 (model chat gpt-4o-mini), step 5 (model chat gpt-4o-mini), "
+        "step 8 (model chat gpt-4o-mini) (no output; no request of their own)",
+        'step 6 (model chat gpt-4o-mini) input: item 1 is ["user", ["text", '
+        f'"{scenario.QUESTIONS[0]}"]], the server\'s is ["user", ["text", "Où est ORD-5521 ?"]]',
+    ], problems
+
+
+def test_split_runs_are_named(tmp_path: Path) -> None:
+    case = record(tmp_path, runs=2, mode="two_runs")
+    _edit_log(case, lambda records: [{**r, "conversation": "ORD-5521"} for r in records])
+    problems = check(case).problems
+    assert problems[0] == "split runs: 2 runs for 1 agent runs (model steps per run: 3, 3)"
+
+
+def _scripted_calls(api: str, url: str, stream: bool) -> list[tuple[str, str, Any]]:
+    """``(id, name, arguments)`` of the calls the first answer asks for, as the SDK parsed them."""
+    question = scenario.QUESTIONS[0]
+    if api == "anthropic":
+        client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+        tools = [
+            {"name": n, "description": d, "input_schema": scenario.TOOL_PARAMETERS[n]}
+            for n, d in scenario.TOOL_DESCRIPTIONS.items()
+        ]
+        request: dict[str, Any] = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 256,
+            "messages": [{"role": "user", "content": question}],
+            "tools": tools,
+        }
+        if stream:
+            with client.messages.stream(**request) as events:
+                blocks = events.get_final_message().content
+        else:
+            blocks = client.messages.create(**request).content
+        return [(b.id, b.name, b.input) for b in blocks if b.type == "tool_use"]
+    oai = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+    if api == "responses":
+        tools = [
+            {"type": "function", "name": n, "parameters": scenario.TOOL_PARAMETERS[n]}
+            for n in scenario.TOOL_DESCRIPTIONS
+        ]
+        if stream:
+            events = list(
+                oai.responses.create(model=MODEL, input=question, tools=tools, stream=True)
+            )
+            output = events[-1].response.output
+        else:
+            output = oai.responses.create(model=MODEL, input=question, tools=tools).output
+        return [(o.call_id, o.name, json.loads(o.arguments)) for o in output]
+    messages = [{"role": "user", "content": question}]
+    tools = scenario.openai_tools()
+    if stream:
+        chunks = oai.chat.completions.create(
+            model=MODEL, messages=messages, tools=tools, stream=True
+        )
+        calls: dict[int, list[str]] = {}
+        for chunk in chunks:
+            for tc in chunk.choices[0].delta.tool_calls or [] if chunk.choices else []:
+                slot = calls.setdefault(tc.index, ["", "", ""])
+                fn = tc.function
+                slot[0] += tc.id or ""
+                slot[1] += (fn.name or "") if fn else ""
+                slot[2] += (fn.arguments or "") if fn else ""
+        return [(i, n, json.loads(a)) for i, n, a in calls.values()]
+    message = oai.chat.completions.create(model=MODEL, messages=messages, tools=tools)
+    return [
+        (c.id, c.function.name, json.loads(c.function.arguments))
+        for c in message.choices[0].message.tool_calls or []
+    ]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
+def test_the_server_answers_each_api_as_scripted_and_logs_it(
+    tmp_path: Path, api: str, stream: bool
+) -> None:
+    log = tmp_path / "server.jsonl"
+    with ModelServer(log) as server:
+        calls = _scripted_calls(api, server.url, stream)
+    prefix = "toolu" if api == "anthropic" else "call"
+    args = {"order_id": "ORD-5521"}
+    assert calls == [
+        (f"{prefix}_lookup_order_5521", "lookup_order", args),
+        (f"{prefix}_track_shipment_5521", "track_shipment", args),
+    ]
+    (logged,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert (logged["conversation"], logged["turn"]) == ("ORD-5521", 0)
+    logged["body_json"] = json.loads(logged["body_raw"])
+    in_log = [item[1:] for _, item in answered(logged) if item[0] == "call"]
+    assert in_log == calls
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> None:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    with contextlib.closing(urllib.request.urlopen(request, timeout=10)) as response:
+        assert response.status == 200
+
+
+def test_the_receiver_keeps_json_requests_one_per_line(tmp_path: Path) -> None:
+    first = {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "é"}]}]}]}
+    second = {"resourceSpans": []}
+    with OtlpReceiver(tmp_path) as receiver:
+        url = f"{receiver.url}/v1/traces"
+        _post(
+            url,
+            gzip.compress(json.dumps(first).encode()),
+            {
+                "Content-Type": "application/json",
+                "Content-Encoding": "gzip",
+            },
+        )
+        _post(url, json.dumps(second, indent=2).encode(), {"Content-Type": "application/json"})
+        _post(f"{receiver.url}/v1/metrics", b"\x0a\x00", {"Content-Type": "application/x-protobuf"})
+    lines = (tmp_path / "traces.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [first, second]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["traces.jsonl"]
+
+
+def _framed(*requests: ExportTraceServiceRequest) -> bytes:
+    bodies = [r.SerializeToString() for r in requests]
+    return b"".join(struct.pack(">I", len(b)) + b for b in bodies)
+
+
+def _request_with(text: str) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.name = "tool"
+    event = span.events.add()
+    event.name = "exception"
+    attribute = event.attributes.add()
+    attribute.key = "exception.stacktrace"
+    attribute.value.string_value = text
+    return request
+
+
+def test_paths_of_this_machine_are_made_relative_in_a_recorded_case(tmp_path: Path) -> None:
+    here = f'File "{ROOT}/tests/conformance/scenario.py", line 78'
+    untouched = _request_with('File "agent.py", line 3')
+    (tmp_path / "traces.binpb").write_bytes(_framed(_request_with(here), untouched))
+    scrub(tmp_path / "traces.binpb", tmp_path / "scrubbed.binpb")
+    data = (tmp_path / "scrubbed.binpb").read_bytes()
+    (size,) = struct.unpack(">I", data[:4])
+    first = ExportTraceServiceRequest.FromString(data[4 : 4 + size])
+    event = first.resource_spans[0].scope_spans[0].spans[0].events[0]
+    text = event.attributes[0].value.string_value
+    assert text == 'File "tests/conformance/scenario.py", line 78'
+    assert data[4 + size :] == _framed(untouched)
