@@ -1,4 +1,4 @@
-"""``otel-replay regress``: lock a recorded run as a pytest regression test (seed 002).
+"""``otel-replay regress``: lock a recorded run as a pytest regression test.
 
 The test written replays the run through the ``otel_replay`` pytest marker
 (tools stubbed, model pinned, clock frozen, network refused) with the user's
