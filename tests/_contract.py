@@ -1,4 +1,4 @@
-"""The ``show --json`` contract (DESIGN §5): keys every consumer may rely on."""
+"""The ``show --json`` contract: keys every consumer may rely on."""
 
 from __future__ import annotations
 

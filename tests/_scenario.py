@@ -11,13 +11,11 @@ from __future__ import annotations
 import json
 import runpy
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import otel_replay
+from _data import SCENARIO_SCRIPT
 from _ground_truth import value
-
-THIRDPARTY = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "thirdparty"
 
 
 @otel_replay.tool(name="lookup_order")
@@ -44,7 +42,7 @@ def scenario_agent(
     ``tool_output`` turns a tool's result into the text sent to the model, as
     the recorded framework did.
     """
-    scenario = runpy.run_path(str(THIRDPARTY / "scenario.py"))
+    scenario = runpy.run_path(str(SCENARIO_SCRIPT))
     system = scenario["SYSTEM_PROMPT"]
     messages: list[dict[str, Any]] = [{"role": "user", "content": scenario["USER_PROMPT"]}]
     if not system_apart:  # OpenAI clients send it as the first message

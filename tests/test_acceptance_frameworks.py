@@ -7,6 +7,10 @@ pydantic-ai's own instrumentation writes the spans, otel-replay's hook adds
 the processor and records the tools byte-exactly.  ``otel-replay check``
 rates the run ``full``; replayed in process (pinned model over the session's
 transport, stubbed tools) the same agent gives the same final answer.
+
+Each run starts real processes (the fake server, the instrumented agent), so
+only the pydantic-ai script's run is in the default tier; the others, the same
+path through other stacks, are in the slow tier.
 """
 
 from __future__ import annotations
@@ -146,6 +150,7 @@ def test_pydantic_ai_agent_script_records_a_full_run_and_replays(
     assert calls == []  # the stubs answered
 
 
+@pytest.mark.slow
 def test_openai_agents_script_records_a_full_run_and_replays(
     tmp_path: Path, fake_server: str
 ) -> None:
@@ -256,6 +261,7 @@ print("final:", agent.run_sync("Cancel ORD-5521 please.").output)
 """
 
 
+@pytest.mark.slow
 def test_a_pydantic_ai_agent_with_no_tracing_code(tmp_path: Path, fake_server: str) -> None:
     """Not even ``instrument=True``: the hook turns pydantic-ai's spans on."""
     found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
@@ -289,6 +295,7 @@ def test_a_pydantic_ai_agent_with_no_tracing_code(tmp_path: Path, fake_server: s
     )
 
 
+@pytest.mark.slow
 def test_openinference_openai_loop_script_records_a_model_only_run_that_replays(
     tmp_path: Path, fake_server: str
 ) -> None:

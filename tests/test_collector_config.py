@@ -22,6 +22,7 @@ import yaml
 import zstandard
 from examples.order_support.agent import run_agent
 from examples.order_support.scripted_model import ScriptedModel
+from tests._data import found
 from tests._recording import in_memory
 
 import otel_replay
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = ROOT / "collector-config"
 DOCUMENTED: dict[str, Any] = json.loads((CONFIG_DIR / "documented-keys.json").read_text())
 VERSION = DOCUMENTED["collector_contrib_version"]
-CONFIGS = sorted(CONFIG_DIR.glob("*.yaml"))
+CONFIGS = found(CONFIG_DIR, "*.yaml")
 SECTIONS = ("receivers", "processors", "exporters")
 
 

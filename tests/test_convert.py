@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import otel_replay
+from _data import COLLECTOR, THIRDPARTY_FORMATS
 from _recording import recording
 from otel_replay.export.convert import MessageReader, convert
 from otel_replay.store import framing
@@ -21,7 +22,6 @@ from otel_replay.store.reader import RecordReader, iter_be32
 ROOT = Path(__file__).resolve().parents[1]
 CASE_FILE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
 LOGS = ROOT / "tests" / "data" / "genai_logs" / "event_only"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "testdata"
 
 
 def cli(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -140,7 +140,7 @@ def test_stdin_to_stdout() -> None:
 def test_a_rotated_directory_in_order(tmp_path: Path) -> None:
     dump = tmp_path / "dump"
     dump.mkdir()
-    older = SHARED / "thirdparty" / "otel_v2" / "latest_span_only" / "sync" / "traces.otlp.ldpb"
+    older = THIRDPARTY_FORMATS / "otel_v2" / "latest_span_only" / "sync" / "traces.otlp.ldpb"
     shutil.copy(older, dump / "traces-2026-05-11T09-30-12.345-size.otlp")  # a backup
     shutil.copy(CASE_FILE, dump / "traces.otlp")  # the live file, read last
     out = tmp_path / "all.otlp"
@@ -223,15 +223,7 @@ def test_a_bad_json_line_costs_that_line_only(tmp_path: Path) -> None:
 
 
 def test_metrics_are_refused_not_converted(tmp_path: Path) -> None:
-    metrics = (
-        SHARED
-        / "collector"
-        / "opentelemetry-collector-contrib"
-        / "receiver"
-        / "filereceiver"
-        / "testdata"
-        / "metrics.json"
-    )
+    metrics = COLLECTOR / "filereceiver-metrics.json"
     out = tmp_path / "out.otlp"
     done = cli("convert", metrics, "-o", out)
     assert done.returncode == 2

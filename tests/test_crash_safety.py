@@ -13,6 +13,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -117,13 +118,15 @@ def check(path: Path, expected: dict[str, int]) -> int:
     return size - end
 
 
-def test_sigkill_at_random_moments(tmp_path: Path) -> None:
+# The default tier kills ten writers (and tears the shared file up to twice); the slow tier fifty.
+@pytest.mark.parametrize("kills", [10, pytest.param(50, marks=pytest.mark.slow)])
+def test_sigkill_at_random_moments(tmp_path: Path, kills: int) -> None:
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     rng = random.Random(20261123)
     shared = tmp_path / "shared.otlp"
     expected_shared: dict[str, int] = {}
-    for i in range(50):
+    for i in range(kills):
         if i % 2 == 0:  # one file across kills: each writer appends after what the last left
             tag = f"s{i}"
             expected_shared[tag] = run_and_kill(script, shared, tag, rng)

@@ -23,13 +23,13 @@ import httpx2
 import pytest
 
 import otel_replay
-from _scenario import THIRDPARTY
+from _data import SCENARIO_SCRIPT
 from _sdk_agents import AGENTS, Sent
 from test_serve import DATA, _stubbed_tool, base_url, recorded_results, requests_of, servers
 
 __all__ = ["servers"]  # the module-scoped fixture, shared with test_serve
 
-SCENARIO = runpy.run_path(str(THIRDPARTY / "scenario.py"))
+SCENARIO = runpy.run_path(str(SCENARIO_SCRIPT))
 CHAT, RESPONSES, MESSAGES = "/v1/chat/completions", "/v1/responses", "/v1/messages"
 
 

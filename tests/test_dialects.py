@@ -17,12 +17,13 @@ from typing import Any
 import pytest
 
 import otel_replay
+from _data import found
 from _ground_truth import answered, recorded, sent, tool_calls, value
 from _scenario import scenario_agent
 from otel_replay.runs.model import Step
 
 DATA = Path(__file__).parent / "data" / "thirdparty"
-CASES = sorted(p.parent.relative_to(DATA).as_posix() for p in DATA.glob("*/*/traces.otlp.jsonl"))
+CASES = [p.parent.relative_to(DATA).as_posix() for p in found(DATA, "*/*/traces.otlp.jsonl")]
 CONTENT_OFF = [c for c in CASES if c.endswith("/no_content")]
 WITH_CONTENT = [c for c in CASES if c not in CONTENT_OFF]
 #: Frameworks that run the tools themselves, inside the traced run.

@@ -21,10 +21,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from _data import COLLECTOR, THIRDPARTY_FORMATS, found
 from otel_replay.store.reader import SpanReader
 from otel_replay.store.sources import expand
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "testdata"
 
 
 def make_spans(n: int = 4) -> list[ReadableSpan]:
@@ -158,15 +157,13 @@ def _write(path: Path, data: bytes) -> Path:
 
 
 def test_public_samples(tmp_path: Path) -> None:
-    proto_example = SpanReader(SHARED / "collector/opentelemetry-proto/examples/trace.json")
+    proto_example = SpanReader(COLLECTOR / "proto-examples-trace.json")
     (span,) = list(proto_example)
     assert span.trace_id == "5b8efff798038103d269b633813fc60c" and span.kind == 2
     assert span.start_ns == 1544712660000000000 and span.parent_span_id == "eee19b7ec3c1b173"
-    spec = SpanReader(
-        SHARED / "collector/opentelemetry-specification/file-exporter-md-traces-example.jsonl"
-    )
+    spec = SpanReader(COLLECTOR / "file-exporter-md-traces-example.jsonl")
     assert len(list(spec)) == 8 and spec.format == "jsonl" and spec.problems == []
-    for case in sorted((SHARED / "thirdparty").glob("*/*/*/")):
+    for case in found(THIRDPARTY_FORMATS, "*/*/*/"):
         sigs = [
             signature(SpanReader(case / f"traces.otlp.{ext}")) for ext in ("jsonl", "ldpb", "pb")
         ]
@@ -175,12 +172,8 @@ def test_public_samples(tmp_path: Path) -> None:
 
 def test_metrics_and_logs_are_named_not_misread() -> None:
     for path, words in [
-        (
-            SHARED
-            / "collector/opentelemetry-collector-contrib/receiver/filereceiver/testdata/metrics.json",
-            "metrics data",
-        ),
-        (SHARED / "collector/opentelemetry-proto/examples/logs.json", "logs data"),
+        (COLLECTOR / "filereceiver-metrics.json", "metrics data"),
+        (COLLECTOR / "proto-examples-logs.json", "logs data"),
     ]:
         reader = SpanReader(path)
         assert list(reader) == []

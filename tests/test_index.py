@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
+from _data import COLLECTOR
 from otel_replay.cli.main import cli
 from otel_replay.store import index
 from otel_replay.store.reader import SpanReader
@@ -111,10 +112,7 @@ def test_torn_dump_is_scanned_and_reported(tmp_path: Path) -> None:
 
 
 def test_json_dumps_are_filtered_by_scanning(tmp_path: Path) -> None:
-    spans_file = (
-        Path(__file__).resolve().parents[2]
-        / "shared/testdata/collector/opentelemetry-proto/examples/trace.json"
-    )
+    spans_file = COLLECTOR / "proto-examples-trace.json"
     assert len(list(SpanReader(spans_file, trace_ids=["5b8efff7"]))) == 1
     assert list(SpanReader(spans_file, trace_ids=["00000000"])) == []
 

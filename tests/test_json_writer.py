@@ -28,15 +28,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from _data import COLLECTOR, DATA, THIRDPARTY_FORMATS, found
 from otel_replay.blobs import BlobStore
 from otel_replay.export.encoder import encode_request
 from otel_replay.export.json_encoder import encode_json_request, format_double, request_to_json
 from otel_replay.store.otlp_json import OtherSignalError, request_from_json
 from otel_replay.store.reader import RecordReader, iter_varint
-
-DATA = Path(__file__).parent / "data"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "testdata"
-COLLECTOR = SHARED / "collector" / "opentelemetry-collector-contrib"
 
 
 def rewrite(line: bytes, legacy: bool = False) -> bytes:
@@ -55,13 +52,10 @@ def collector_lines() -> list[tuple[str, bytes]]:
     lines = [
         (f"file-exporter.md line {n}", line)
         for n, line in enumerate(
-            (DATA / "collector" / "file-exporter-md-traces-example.jsonl")
-            .read_bytes()
-            .splitlines(),
-            1,
+            (COLLECTOR / "file-exporter-md-traces-example.jsonl").read_bytes().splitlines(), 1
         )
     ]
-    doc = yaml.safe_load((DATA / "collector" / "otlpjsonconnector-input-trace.yaml").read_text())
+    doc = yaml.safe_load((COLLECTOR / "otlpjsonconnector-input-trace.yaml").read_text())
     body = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["body"]["stringValue"]
     lines.append(("otlpjsonconnector log body", body.encode()))
     return lines
@@ -87,10 +81,10 @@ def test_current_pdata_leaves_empty_ids_out(name: str, line: bytes) -> None:
 
 
 def test_the_collectors_metrics_dump_is_not_ours_to_write() -> None:
-    # The one fileexporter `format: json` dump in the shared data holds metrics,
+    # The one fileexporter `format: json` dump in the test data holds metrics,
     # written before pdata wrote enums as numbers: no traces or logs writer can
     # produce those bytes.  Reading it says so instead of writing something else.
-    path = COLLECTOR / "receiver" / "filereceiver" / "testdata" / "metrics.json"
+    path = COLLECTOR / "filereceiver-metrics.json"
     first = path.read_bytes().splitlines()[0]
     assert b'"aggregationTemporality":"AGGREGATION_TEMPORALITY_CUMULATIVE"' in first
     with pytest.raises(OtherSignalError, match="metrics"):
@@ -108,21 +102,13 @@ def records(path: Path) -> list[Any]:
 
 
 def not_pdata_json() -> list[Path]:
-    thirdparty = sorted((SHARED / "thirdparty").glob("*/*/sync/traces.otlp.jsonl"))
-    assert len(thirdparty) >= 5, f"shared third-party data missing under {SHARED}"
     return [
-        SHARED / "collector" / "opentelemetry-proto" / "examples" / "trace.json",
-        SHARED / "collector" / "opentelemetry-proto" / "examples" / "logs.json",
-        COLLECTOR
-        / "internal"
-        / "coreinternal"
-        / "golden"
-        / "testdata"
-        / "traces-roundtrip"
-        / "traces.json",
-        COLLECTOR / "connector" / "countconnector" / "testdata" / "traces" / "input.json",
-        *thirdparty,
-        *sorted((DATA / "genai_logs").glob("*/*.otlp.jsonl")),
+        COLLECTOR / "proto-examples-trace.json",
+        COLLECTOR / "proto-examples-logs.json",
+        COLLECTOR / "golden-traces-roundtrip.json",
+        COLLECTOR / "countconnector-traces-input.json",
+        *found(THIRDPARTY_FORMATS, "*/*/sync/traces.otlp.jsonl"),
+        *found(DATA / "genai_logs", "*/*.otlp.jsonl"),
     ]
 
 
@@ -142,8 +128,8 @@ def test_other_json_reads_the_same_after_rewriting(path: Path, tmp_path: Path) -
 
 @pytest.mark.parametrize(
     "path",
-    sorted((SHARED / "thirdparty").glob("*/*/sync/traces.otlp.ldpb"))
-    + sorted((DATA / "genai_logs").glob("*/logs.otlp.ldpb")),
+    found(THIRDPARTY_FORMATS, "*/*/sync/traces.otlp.ldpb")
+    + found(DATA / "genai_logs", "*/logs.otlp.ldpb"),
     ids=lambda p: "/".join(p.parts[-4:-1]),
 )
 def test_protobuf_requests_write_what_their_json_twin_holds(path: Path, tmp_path: Path) -> None:

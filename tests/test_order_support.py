@@ -1,4 +1,4 @@
-"""The worked example's regression tests: replay the recorded complaint (seed 002's r_8821).
+"""The worked example's regression tests: replay the recorded complaint.
 
 The recording in examples/order_support/recordings/ is the case file of the
 complaint: user u_7710 asked "Where is my order?" and was told about order

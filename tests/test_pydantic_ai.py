@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import otel_replay
-from _scenario import THIRDPARTY
+from _data import SCENARIO_SCRIPT
 from test_serve import DATA
 
 pytest.importorskip("pydantic_ai")
@@ -32,7 +32,7 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 
 from otel_replay.replay.adapters.pydantic_ai import ReplayModel, ReplayTools
 
-SCENARIO = runpy.run_path(str(THIRDPARTY / "scenario.py"))
+SCENARIO = runpy.run_path(str(SCENARIO_SCRIPT))
 CASES = ["v6_async", "v6_stream", "v6_responses_sync", "v5_sync", "v2_sync", "v1_sync", "v1_stream"]
 MODES = ["run_sync", "run", "run_stream", "iter"]
 

@@ -1,4 +1,4 @@
-"""``otel-replay regress``: a recorded run becomes a pytest test that locks the fix (seed 002).
+"""``otel-replay regress``: a recorded run becomes a pytest test that locks the fix.
 
 The generated test is run the way a user runs it: pytest in a fresh process,
 against the recording copied beside it.  It passes as written, and fails when

@@ -34,6 +34,7 @@ from opentelemetry.trace import (
 )
 
 import otel_replay
+from _data import found
 from otel_replay.dialects.registry import genai_attributes
 from otel_replay.dialects.span import SpanView, loads
 from otel_replay.export import semconv
@@ -42,7 +43,7 @@ from otel_replay.store.reader import SpanReader
 from otel_replay.store.records import SpanRecord
 
 DATA = Path(__file__).parent / "data" / "thirdparty"
-CASES = sorted(p.parent.relative_to(DATA).as_posix() for p in DATA.glob("*/*/traces.otlp.jsonl"))
+CASES = [p.parent.relative_to(DATA).as_posix() for p in found(DATA, "*/*/traces.otlp.jsonl")]
 _LIMITS = SpanLimits(max_span_attributes=100_000, max_event_attributes=100_000)
 _STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
 

@@ -1,6 +1,6 @@
 """State snapshots: ``otel_replay.snapshot(name, state)`` while recording, ``state_at`` in replay.
 
-The agent of seed 001's snapshot example: it keeps memory and context
+The agent of the snapshot example: it keeps memory and context
 variables, snapshots them before the risky cancel, and the cancel fails.  The
 replay restores the state from before the cancel and restarts from there.
 """

@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 import otel_replay
 from _agent import LOOKUP, record_run
-from _scenario import THIRDPARTY
+from _data import THIRDPARTY, THIRDPARTY_FORMATS, found
 from otel_replay.export.convert import convert
 from otel_replay.runs import stream
 from otel_replay.runs.load import read_runs
@@ -26,10 +26,9 @@ from otel_replay.store.reader import trace_index
 from otel_replay.workflow.check import check_run, check_runs
 from otel_replay.workflow.summary import RunSummary, summarize
 
-LOCAL = Path(__file__).parent / "data" / "thirdparty"
 CASES = sorted(
-    [p.parent for p in LOCAL.glob("*/*/traces.otlp.jsonl")]
-    + [p.parent for p in THIRDPARTY.glob("*/*/traces.otlp.jsonl")]
+    [p.parent for p in found(THIRDPARTY, "*/*/traces.otlp.jsonl")]
+    + [p.parent for p in found(THIRDPARTY_FORMATS, "*/*/*/traces.otlp.jsonl")]
 )
 
 
@@ -99,7 +98,7 @@ def test_a_window_per_trace_gives_the_runs_of_a_whole_load(case: Path, tmp_path:
 
 def test_client_only_traces_of_other_windows_are_stitched(tmp_path: Path) -> None:
     """The calls of a conversation, one trace each, far apart in a dump of agent runs."""
-    case = LOCAL / "openllmetry_openai" / "chat_sync"
+    case = THIRDPARTY / "openllmetry_openai" / "chat_sync"
     pieces = per_trace(framed(case, tmp_path / "pieces.otlp"))
     assert len(pieces) == 3
     dump = tmp_path / "dump.otlp"
@@ -126,7 +125,9 @@ def test_only_client_only_traces_are_held_back(tmp_path: Path) -> None:
         record_run(dump, LOOKUP)
     with open(dump, "ab") as f:
         f.write(
-            framed(LOCAL / "openllmetry_openai" / "chat_sync", tmp_path / "p.otlp").read_bytes()
+            framed(
+                THIRDPARTY / "openllmetry_openai" / "chat_sync", tmp_path / "p.otlp"
+            ).read_bytes()
         )
     planned = stream.windows([str(dump)], window_bytes=1)
     assert planned is not None
@@ -173,7 +174,7 @@ def test_an_input_of_few_windows_is_read_whole(tmp_path: Path) -> None:
 
 
 def test_input_that_cannot_be_windowed_is_read_whole(tmp_path: Path) -> None:
-    case = LOCAL / "openllmetry_openai" / "chat_sync"
+    case = THIRDPARTY / "openllmetry_openai" / "chat_sync"
     jsonl = case / "traces.otlp.jsonl"
     assert stream.windows([str(jsonl)], window_bytes=1) is None
     assert windowed(jsonl) == loaded(jsonl)
@@ -190,7 +191,7 @@ def test_input_that_cannot_be_windowed_is_read_whole(tmp_path: Path) -> None:
 
 def test_iter_runs_hands_the_runs_over_in_batches(tmp_path: Path) -> None:
     dump = tmp_path / "dump.otlp"
-    for piece in per_trace(framed(LOCAL / "openllmetry_openai" / "chat_sync", tmp_path / "p")):
+    for piece in per_trace(framed(THIRDPARTY / "openllmetry_openai" / "chat_sync", tmp_path / "p")):
         record_run(dump, LOOKUP)
         with open(dump, "ab") as f:
             f.write(piece)
@@ -205,7 +206,7 @@ def test_iter_runs_hands_the_runs_over_in_batches(tmp_path: Path) -> None:
 
 def test_a_dump_of_client_only_traces_is_grouped_into_conversations(tmp_path: Path) -> None:
     """Two conversations, their calls interleaved one trace per window: read back per conversation."""
-    case = LOCAL / "openllmetry_openai" / "chat_sync"
+    case = THIRDPARTY / "openllmetry_openai" / "chat_sync"
     first = per_trace(framed(case, tmp_path / "p"))
     dump = tmp_path / "dump.otlp"
     for piece in first:
@@ -242,8 +243,10 @@ def test_a_dump_of_client_only_traces_is_grouped_into_conversations(tmp_path: Pa
 
 def test_log_records_that_name_no_span_keep_the_dump_whole(tmp_path: Path) -> None:
     """They join a span by time, maybe one of another window: the index counts them."""
-    by_id = framed(LOCAL / "openllmetry_openai" / "events_sync", tmp_path / "by_id.otlp")
-    by_time = framed(LOCAL / "anthropic_openllmetry" / "events_sync", tmp_path / "by_time.otlp")
+    by_id = framed(THIRDPARTY / "openllmetry_openai" / "events_sync", tmp_path / "by_id.otlp")
+    by_time = framed(
+        THIRDPARTY / "anthropic_openllmetry" / "events_sync", tmp_path / "by_time.otlp"
+    )
     for dump, spanless in ((by_id, False), (by_time, True)):
         idx = trace_index(str(dump))
         assert idx is not None and (idx.spanless_logs > 0) is spanless
@@ -300,7 +303,7 @@ def test_zstd_records_in_the_length_prefix_are_indexed_and_windowed(
     fmt: str, tmp_path: Path
 ) -> None:
     """The Collector's ``compression: zstd``: each record compressed inside its frame."""
-    case = LOCAL / "openllmetry_openai" / "events_sync"  # spans and log records
+    case = THIRDPARTY / "openllmetry_openai" / "events_sync"  # spans and log records
     inputs = [case / "traces.otlp.jsonl", case / "logs.otlp.jsonl"]
     dump = tmp_path / f"dump.{fmt}.zst"
     convert(inputs, dump, format=fmt, compression="zstd")

@@ -1,8 +1,8 @@
 """Acceptance over real third-party traces: one run per case, as the model server saw it.
 
-Each case under ../shared/testdata/thirdparty/ (beside the checkout) holds the
-spans one instrumentation wrote of the same order-support scenario, in three
-formats, and ``server_requests.jsonl``: every request the fake model server
+Each case under tests/data/thirdparty_formats/ holds the spans one
+instrumentation wrote of the same order-support scenario, in three formats,
+and ``server_requests.jsonl``: every request the fake model server
 received and the exact answer it sent.  ``otel-replay show --json`` (the real
 CLI) must give one run: a model step per request with the messages the server
 received and answered, and the two tool steps with their arguments and
@@ -20,17 +20,19 @@ import pytest
 
 import otel_replay
 from _cli import cli_process
+from _data import THIRDPARTY_FORMATS, found
 from _ground_truth import answered, recorded, sent, tool_calls_with_ids, value
-from _scenario import THIRDPARTY, scenario_agent
+from _scenario import scenario_agent
 
-CASES = sorted(
-    p.parent.relative_to(THIRDPARTY).as_posix() for p in THIRDPARTY.rglob("server_requests.jsonl")
-)
+CASES = [
+    p.parent.relative_to(THIRDPARTY_FORMATS).as_posix()
+    for p in found(THIRDPARTY_FORMATS, "**/server_requests.jsonl")
+]
 FORMATS = ("traces.otlp.jsonl", "traces.otlp.pb", "traces.otlp.ldpb")
 
 
 def requests_of(case: str) -> list[dict[str, Any]]:
-    with open(THIRDPARTY / case / "server_requests.jsonl", encoding="utf-8") as f:
+    with open(THIRDPARTY_FORMATS / case / "server_requests.jsonl", encoding="utf-8") as f:
         return [r for r in map(json.loads, f) if r["method"] == "POST"]
 
 
@@ -42,13 +44,15 @@ def show(path: Path) -> list[dict[str, Any]]:
 
 
 def test_cases_are_found() -> None:
-    assert len(CASES) >= 5, f"expected the third-party cases under {THIRDPARTY}, found {CASES}"
+    assert len(CASES) >= 5, (
+        f"expected the third-party cases under {THIRDPARTY_FORMATS}, found {CASES}"
+    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("case", CASES)
 def test_show_gives_one_run_as_the_server_saw_it(case: str, fmt: str) -> None:
-    runs = show(THIRDPARTY / case / fmt)
+    runs = show(THIRDPARTY_FORMATS / case / fmt)
     requests = requests_of(case)
     (run,) = runs
     steps = run["steps"]
@@ -82,7 +86,7 @@ def test_show_gives_one_run_as_the_server_saw_it(case: str, fmt: str) -> None:
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_run_replays_with_pinned_model_and_stubbed_tools(case: str) -> None:
-    runs = otel_replay.load(str(THIRDPARTY / case / FORMATS[0]))
+    runs = otel_replay.load(str(THIRDPARTY_FORMATS / case / FORMATS[0]))
     (run,) = runs
     first = run.model_steps()[0].model
     assert first is not None and first.input_messages

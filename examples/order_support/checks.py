@@ -1,4 +1,4 @@
-"""What the fix must keep true, as a predicate the regression test asserts (seed 002)."""
+"""What the fix must keep true, as a predicate the regression test asserts."""
 
 from __future__ import annotations
 

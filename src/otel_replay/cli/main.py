@@ -541,7 +541,7 @@ def regress(
     checks: tuple[str, ...],
     question: str | None,
 ) -> None:
-    """Write a pytest regression test that replays a recorded run (seed 002's lock).
+    """Write a pytest regression test that replays a recorded run, to lock a fix in.
 
     The test asserts the recorded final answer, the recorded tool calls and
     each --check; it fails with the divergence report when the agent leaves

@@ -55,7 +55,7 @@ def lost_records(fault: FormatError) -> str:
 
 
 def check_kit(run: Run) -> KitReport:
-    """What ``run`` carries of the replay kit (DESIGN §4), what is missing, the verdict."""
+    """Check ``run`` for what a replay needs: what it carries, what is missing, its verdict."""
     return _Check(run).report()
 
 
