@@ -10,10 +10,13 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def cli_process(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``otel-replay ARGS`` in a fresh interpreter (no colour), its output captured."""
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("FORCE_COLOR", None)
+def cli_process(
+    *args: str | Path, timeout: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``otel-replay ARGS`` in a fresh interpreter (no colour unless ``env`` asks), output captured."""
+    base = {**os.environ, "PYTHONPATH": str(SRC)}
+    base.pop("FORCE_COLOR", None)
+    env = {**base, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "otel_replay.cli.main", *map(str, args)],
         capture_output=True,

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import otel_replay
 from _agent import identity
-from _cli import SRC, cli_process
+from _cli import cli_process
 from _recording import recording
 
 HOSTILE = "\x1b[31mRED\x1b[0m\x1b]0;pwned\x07\x9b2J\r\x08\u202eevil"
@@ -76,15 +74,7 @@ def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def coloured(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """The CLI as on a terminal: colour forced on."""
-    env = {**os.environ, "PYTHONPATH": str(SRC), "FORCE_COLOR": "1", "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-m", "otel_replay.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+    return cli_process(*args, env={"FORCE_COLOR": "1", "COLUMNS": "250"})
 
 
 COMMANDS = [

@@ -71,7 +71,9 @@ def _shut(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-class _HTTPConnection(http.client.HTTPConnection):
+class _Watched(http.client.HTTPConnection):
+    """A connection whose socket the watchdog shuts down at the deadline."""
+
     def __init__(self, *args: Any, watchdog: _Watchdog, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._watchdog = watchdog
@@ -81,14 +83,12 @@ class _HTTPConnection(http.client.HTTPConnection):
         self._watchdog.watch(self.sock)
 
 
-class _HTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, watchdog: _Watchdog, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._watchdog = watchdog
+class _HTTPConnection(_Watched):
+    pass
 
-    def connect(self) -> None:
-        super().connect()
-        self._watchdog.watch(self.sock)
+
+class _HTTPSConnection(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
