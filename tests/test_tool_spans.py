@@ -155,3 +155,28 @@ def test_arguments_the_agent_changed_are_the_tools_own(tmp_path: Path) -> None:
     assert lookup is not None
     assert lookup.arguments == {"query": "my order", "user_id": "u_7710"}
     assert lookup.arguments_payload is not None and lookup.arguments_payload.status == "exact"
+
+
+def test_responses_function_calls_recorded_as_text_read_as_tool_calls(tmp_path: Path) -> None:
+    # OpenLLMetry's LangChain instrumentation with the Responses API writes each
+    # function_call item as JSON in a text part, in outputs and in later inputs.
+    (run,) = otel_replay.load(_copy("langgraph_openllmetry/responses", tmp_path))
+    first, second, _ = [s.model for s in run.steps if s.kind == "model" and s.model]
+    assert (first.output_messages or [])[0]["parts"] == [
+        {
+            "type": "tool_call",
+            "id": "call_lookup_order_5521",
+            "name": "lookup_order",
+            "arguments": {"order_id": "ORD-5521"},
+        },
+        {
+            "type": "tool_call",
+            "id": "call_track_shipment_5521",
+            "name": "track_shipment",
+            "arguments": {"order_id": "ORD-5521"},
+        },
+    ]
+    sent_back = second.input_messages or []
+    assert [p["type"] for p in sent_back[1]["parts"]] == ["tool_call", "tool_call"]
+    # The call that was also recorded as a tool_call part is there once.
+    assert [p["type"] for p in (second.output_messages or [])[0]["parts"]] == ["tool_call"]

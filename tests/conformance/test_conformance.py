@@ -37,11 +37,6 @@ KNOWN_GAPS: dict[str, str] = {
     # --- langgraph_openinference
     "langgraph_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     # --- langgraph_openllmetry
-    **_modes(
-        "langgraph_openllmetry",
-        "Responses function_call items read as text in outputs and later inputs",
-        *("responses", "responses_stream"),
-    ),
     "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     # --- litellm_otel
     **_modes(
