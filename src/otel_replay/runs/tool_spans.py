@@ -3,10 +3,10 @@
 Framework tool spans (LangChain/LangGraph under OpenInference or OpenLLMetry,
 LlamaIndex under OpenInference) record the tool run, not the model's call:
 
-- no call id: each tool span is joined to a call in the output of the model
-  step before it (same run) by call id when it has one, else by tool name
-  and arguments, else by order among that turn's calls of the same tool;
-  the step then takes the call's id;
+- no call id: each tool span is joined to a call in the output of the last
+  model step with tool calls that ended before it (same run), by call id
+  when it has one, else by tool name and arguments, else by order among
+  that turn's calls of the same tool; the step then takes the call's id;
 - arguments as the framework saw them (a one-argument tool's bare value, the
   callback's whole input with ``input_str``/tags/metadata, ``{"kwargs": ...}``)
   where the model's call has the exact JSON object: when the span's value
@@ -20,8 +20,10 @@ LlamaIndex under OpenInference) record the tool run, not the model's call:
 A span that recorded no arguments or no result (content off, or hidden by
 the instrumentation) is not filled in: the kit reports them missing.
 
-Values taken from the messages are marked ``unverified`` (no digest proves
-them); the span's own attributes are left as recorded.
+Exact values (a digest proves them, as otel-replay's own capture records
+them) and a tool's error are never replaced.  Values taken from the
+messages or a wrapper are marked ``unverified``; the span's own attributes
+are left as recorded.
 """
 
 from __future__ import annotations
