@@ -24,6 +24,10 @@ def _modes(stack: str, reason: str, *modes: str) -> dict[str, str]:
 
 
 _RUNS = ("two_runs", "two_runs_concurrent")
+_NO_CALL_IDS_WITHOUT_CONTENT = (
+    "tool steps: no call id (without content the trace holds none: the TOOL spans record "
+    "none and the model's calls are not recorded)"
+)
 _SPLIT_WITHOUT_CONTENT = (
     "split: one run per completion() call (without content nothing joins the calls of a run)"
 )
@@ -31,30 +35,9 @@ _SPLIT_WITHOUT_CONTENT = (
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
 KNOWN_GAPS: dict[str, str] = {
     # --- langgraph_openinference
-    **_modes(
-        "langgraph_openinference",
-        "tool steps: no call id (the TOOL span has none), a one-argument tool's arguments are "
-        "the bare value, results are the serialized ToolMessage instead of its content",
-        *("sync", "async", "stream", "async_stream", "responses", "responses_stream", *_RUNS),
-    ),
-    "langgraph_openinference/no_content": (
-        "tool steps: no call id; hidden arguments and results read as the text '__REDACTED__' "
-        "instead of being reported missing"
-    ),
+    "langgraph_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     # --- langgraph_openllmetry
-    **_modes(
-        "langgraph_openllmetry",
-        "tool steps: no call id, arguments are the callback's whole input (input_str, tags, "
-        "metadata), results are the serialized ToolMessage instead of its content",
-        *("sync", "async", "stream", "async_stream", *_RUNS),
-    ),
-    **_modes(
-        "langgraph_openllmetry",
-        "Responses function_call items read as text in outputs and later inputs; tool steps "
-        "as in sync (no call id, the callback's whole input, the serialized ToolMessage)",
-        *("responses", "responses_stream"),
-    ),
-    "langgraph_openllmetry/no_content": "tool steps: no call id",
+    "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     # --- litellm_otel
     **_modes(
         "litellm_otel",
@@ -99,8 +82,7 @@ KNOWN_GAPS: dict[str, str] = {
     **_modes(
         "llamaindex_openinference",
         "a second, answerless model step per call (OpenAI._prepare_chat_with_tools) makes it "
-        "model-only; tool steps: no call id, arguments as {kwargs: ...}, results the "
-        "serialized ToolOutput",
+        "model-only",
         *("async", "async_stream", *_RUNS),
     ),
     **_modes(
@@ -110,8 +92,8 @@ KNOWN_GAPS: dict[str, str] = {
         *("responses", "responses_stream"),
     ),
     "llamaindex_openinference/no_content": (
-        "a second model step per call (OpenAI._prepare_chat_with_tools); tool steps: no call id, "
-        "hidden tool I/O read as '__REDACTED__' instead of being reported missing"
+        "a second model step per call (OpenAI._prepare_chat_with_tools); "
+        + _NO_CALL_IDS_WITHOUT_CONTENT
     ),
 }
 

@@ -15,7 +15,8 @@ Read as documented in the OpenInference semantic conventions:
   bodies in ``input.value``/``output.value`` (JSON)
 - ``llm.tools.<i>.tool.json_schema``; ``llm.token_count.*``; ``llm.finish_reason``
 - TOOL spans: ``tool.name``, ``tool.description``, ``input.value`` (arguments),
-  ``output.value`` (result), ``tool_call.id``/``tool.id``
+  ``output.value`` (result), ``tool_call.id``/``tool.id``; ``__REDACTED__`` (content
+  hidden by the instrumentation's settings) is no value: the step's content is missing
 - ``session.id`` -> conversation id, ``agent.name``/``graph.node.name``
 """
 
@@ -70,8 +71,17 @@ def _tool(span: SpanView, out: GenAI) -> None:
     put(out, A.TOOL_NAME, span.text("tool.name") or span.name)
     put(out, A.TOOL_DESCRIPTION, span.text("tool.description"))
     put(out, A.TOOL_CALL_ID, span.text("tool_call.id") or span.text("tool.id"))
-    put(out, A.TOOL_CALL_ARGUMENTS, span.get("input.value"))
-    put(out, A.TOOL_CALL_RESULT, span.get("output.value"))
+    put(out, A.TOOL_CALL_ARGUMENTS, _shown(span.get("input.value")))
+    put(out, A.TOOL_CALL_RESULT, _shown(span.get("output.value")))
+
+
+#: What OpenInference writes in place of a value its hide-inputs/outputs settings keep out.
+REDACTED = "__REDACTED__"
+
+
+def _shown(value: Any) -> Any:
+    """A recorded value, or None where it was hidden (a placeholder is not a value)."""
+    return None if value == REDACTED else value
 
 
 def _model(span: SpanView, out: GenAI) -> None:

@@ -13,6 +13,16 @@ module reads what its semantic-conventions-ai package defined before that:
 - ``llm.request.functions.<i>.{name, description, parameters}``
 - ``llm.top_k``, ``llm.frequency_penalty``, ``llm.presence_penalty``,
   ``llm.chat.stop_sequences``, ``llm.response.{finish,stop}_reason``
+
+Repaired: its LangChain instrumentation (scope
+``opentelemetry.instrumentation.langchain``) writes GenAI messages, but with
+the OpenAI Responses API a function call the model made reaches
+``gen_ai.output.messages`` (and the later ``gen_ai.input.messages`` that send
+it back) as a text part holding the Responses item as JSON (``{"type":
+"function_call", "call_id": ..., "name": ..., "arguments": ...}``), sometimes
+beside the same call as a ``tool_call`` part.  Such a text part is read as the
+item it holds (a ``tool_call``, or a ``tool_call_response`` for a
+``function_call_output``), once per call id.
 """
 
 from __future__ import annotations
@@ -36,9 +46,15 @@ _PARAMS = {
 }
 
 
+LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
+#: Responses items the LangChain instrumentation writes as JSON text parts.
+_ITEMS = ("function_call", "function_call_output")
+
+
 def _matches(span: SpanView) -> bool:
     return (
-        "llm.request.type" in span.attributes
+        span.scope == LANGCHAIN_SCOPE
+        or "llm.request.type" in span.attributes
         or "traceloop.span.kind" in span.attributes
         or any(k.startswith(_INDEXED) for k in span.attributes)
     )
@@ -134,4 +150,45 @@ def _function(f: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-DIALECT = Dialect("openllmetry", matches=_matches, fill=_fill)
+def _repair(span: SpanView) -> GenAI:
+    out: GenAI = {}
+    if span.scope != LANGCHAIN_SCOPE:
+        return out
+    for key in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES):
+        messages = loads(span.get(key))
+        if isinstance(messages, list):
+            repaired = [_items_read(m) if isinstance(m, Mapping) else m for m in messages]
+            if repaired != messages:
+                out[key] = repaired
+    return out
+
+
+def _items_read(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``message`` with its text parts that hold a Responses item read as that item."""
+    parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
+    fixed: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for part in parts:
+        item = _item(part)
+        for new in [dict(part)] if item is None else M.from_items([item])[0]["parts"]:
+            key = (str(new.get("type")), str(new.get("id")))
+            if new.get("type") in ("tool_call", "tool_call_response") and new.get("id"):
+                if key in seen:
+                    continue  # the same call again
+                seen.add(key)
+            fixed.append(new)
+    return {**message, "parts": fixed}
+
+
+def _item(part: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The Responses function-call item a text part holds as JSON, else None."""
+    content = part.get("content")
+    if part.get("type") != "text" or not isinstance(content, str) or not content.startswith("{"):
+        return None
+    item = loads(content)
+    if isinstance(item, dict) and item.get("type") in _ITEMS and item.get("call_id"):
+        return item
+    return None
+
+
+DIALECT = Dialect("openllmetry", matches=_matches, fill=_fill, repair=_repair)

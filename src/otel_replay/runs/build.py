@@ -15,6 +15,7 @@ from .log_events import join_events
 from .model import Run, Step
 from .steps import to_step
 from .stitch import ConversationKeys, stitch
+from .tool_spans import join_tool_spans
 
 #: Identity attributes copied into :attr:`Run.fingerprint` under their own names.
 IDS = (A.USER_ID, A.TENANT_ID, A.SESSION_ID, A.CONVERSATION_ID)
@@ -147,7 +148,8 @@ def _with_twins(group: list[Run], joining: Mapping[int, list[Run]]) -> list[Run]
 
 
 def _complete(traces: list[Run]) -> Run:
-    """One run from its traces (in start order): call ids set right, derived tool steps added."""
+    """One run from its traces (in start order): call ids set right, tool spans joined to
+    their calls, derived tool steps added."""
     first = traces[0]
     if len(traces) == 1:
         roots, steps = first.roots, first.steps
@@ -157,6 +159,7 @@ def _complete(traces: list[Run]) -> Run:
     repair_call_ids(
         sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
     )
+    join_tool_spans(steps)
     if derive_tool_steps(roots, steps) or len(traces) > 1:
         roots.sort(key=_key)
         steps = _preorder(roots)

@@ -40,7 +40,7 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
     called = {c.get("id") for a in answers for c in M.tool_calls(a)}
     # A tool span whose id no call has (or none at all) answers a call by tool name.
     by_name = collections.Counter(t.tool_name for t in real if t.call_id not in called)
-    results = _results_by_id(models)
+    results = results_by_id(models)
     parents = {s.span_id: s for s in steps}
     derived: list[Step] = []
     for pos, step in enumerate(models):
@@ -92,7 +92,7 @@ def _answer(step: Step, later: Sequence[Step]) -> list[dict[str, Any]]:
     return turn
 
 
-def _results_by_id(models: Sequence[Step]) -> dict[str, list[tuple[int, Any]]]:
+def results_by_id(models: Sequence[Step]) -> dict[str, list[tuple[int, Any]]]:
     """Call id -> (model position, response) of every input that answers it, in order."""
     out: dict[str, list[tuple[int, Any]]] = collections.defaultdict(list)
     for pos, step in enumerate(models):
@@ -143,14 +143,14 @@ def _derived_step(
             call_id=call_id,
             arguments=arguments,
             result=result,
-            arguments_payload=_unverified(arguments),
-            result_payload=_unverified(result),
+            arguments_payload=unverified(arguments),
+            result_payload=unverified(result),
             derived=True,
         ),
     )
 
 
-def _unverified(value: Any) -> Payload:
+def unverified(value: Any) -> Payload:
     """A value taken from the messages: all there is, with no digest to check it by."""
     enc = payload.encode(value)
     return Payload(enc.type, enc.data, None, "unverified")

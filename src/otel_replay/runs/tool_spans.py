@@ -1,0 +1,204 @@
+"""Tool spans joined to the model's tool calls they answer.
+
+Framework tool spans (LangChain/LangGraph under OpenInference or OpenLLMetry,
+LlamaIndex under OpenInference) record the tool run, not the model's call:
+
+- no call id: each tool span is joined to a call in the output of the last
+  model step with tool calls that ended before it (same run), by call id
+  when it has one, else by tool name and arguments, else by order among
+  that turn's calls of the same tool; the step then takes the call's id;
+- arguments as the framework saw them (a one-argument tool's bare value, the
+  callback's whole input with ``input_str``/tags/metadata, ``{"kwargs": ...}``)
+  where the model's call has the exact JSON object: when the span's value
+  shows exactly the call's values but is not that object, the call's
+  arguments are taken (arguments an agent changed are the tool's own, kept);
+- results as the framework's message wrapper (a serialized LangChain
+  ``ToolMessage``, LlamaIndex's ``ToolOutput``): the content the model was
+  sent for that call id in a later request is taken; without one, the
+  wrapper's content.  A result that is no wrapper is the tool's own and kept.
+
+A span that recorded no arguments or no result (content off, or hidden by
+the instrumentation) is not filled in: the kit reports them missing.
+
+Exact values (a digest proves them, as otel-replay's own capture records
+them) and a tool's error are never replaced.  Values taken from the
+messages or a wrapper are marked ``unverified``; the span's own attributes
+are left as recorded.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .. import json_text
+from .. import messages as M
+from ..payload_attributes import Payload
+from .derived_tools import results_by_id, unverified
+from .model import Step
+from .stitch import spelled_value
+
+
+def join_tool_spans(steps: Sequence[Step]) -> int:
+    """Join the tool steps of one run to the model's calls; return how many were joined."""
+    models = sorted(
+        (s for s in steps if s.kind == "model" and s.model is not None),
+        key=lambda s: (s.start_ns, s.index),
+    )
+    tools = sorted(
+        (s for s in steps if s.kind == "tool" and s.tool is not None and not s.tool.derived),
+        key=lambda s: (s.start_ns, s.index),
+    )
+    if not models or not tools:
+        return 0
+    turns: dict[int, list[Step]] = collections.defaultdict(list)
+    for tool in tools:
+        pos = _asking(models, tool)
+        if pos is not None:
+            turns[pos].append(tool)
+    received = results_by_id(models)
+    joined = 0
+    for pos, spans in turns.items():
+        for tool, call in _pairs(spans, _calls(models[pos])):
+            _fill(tool, call, received.get(str(call.get("id")), []), pos)
+            joined += 1
+    return joined
+
+
+def _asking(models: Sequence[Step], tool: Step) -> int | None:
+    """Position of the last model step with tool calls that ended before ``tool`` started.
+
+    A step that made no call (a framework's answerless inner LLM span) asks for no tool.
+    """
+    found = None
+    for pos, m in enumerate(models):
+        if m.end_ns <= tool.start_ns and m.model is not None and _calls(m):
+            found = pos
+    return found
+
+
+def _calls(model: Step) -> list[dict[str, Any]]:
+    return M.tool_calls((model.model.output_messages if model.model is not None else None) or [])
+
+
+def _pairs(spans: list[Step], calls: list[dict[str, Any]]) -> list[tuple[Step, dict[str, Any]]]:
+    """Tool spans and the calls they answer: by call id, name and arguments, then order."""
+    left = list(calls)
+    pairs: list[tuple[Step, dict[str, Any]]] = []
+    waiting = list(spans)
+    for rule in ("id", "name and arguments", "name"):
+        for tool in list(waiting):
+            call = next((c for c in left if _answers(tool, c, rule)), None)
+            if call is not None:
+                left.remove(call)
+                waiting.remove(tool)
+                pairs.append((tool, call))
+    return pairs
+
+
+def _answers(tool: Step, call: Mapping[str, Any], rule: str) -> bool:
+    t = tool.tool
+    assert t is not None
+    if rule == "id":
+        return t.call_id is not None and t.call_id == call.get("id")
+    if t.call_id is not None or t.tool_name != call.get("name"):
+        return False  # a span with its own id answers only that call
+    return rule == "name" or spelled_value(t.arguments) == spelled_value(call.get("arguments"))
+
+
+def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], pos: int) -> None:
+    t = tool.tool
+    assert t is not None
+    call_id = call.get("id")
+    if t.call_id is None and isinstance(call_id, str) and call_id:
+        t.call_id = call_id
+    args = call.get("arguments")
+    # Exact values (a digest proves them: otel-replay's own capture) are the tool's own.
+    # No value recorded (content off, hidden) stays missing: the kit names it.
+    if (
+        t.arguments is not None
+        and not _exact(t.arguments_payload)
+        and isinstance(args, Mapping)
+        and _stands_for(t.arguments, args)
+    ):
+        t.arguments = dict(args)
+        t.arguments_payload = unverified(t.arguments)
+    if t.error is not None or t.result is None or _exact(t.result_payload):
+        return  # an error is the tool's own record; no result stays missing
+    content = unwrap_result(t.result)
+    if content is t.result:
+        return  # the tool's own value: kept as recorded
+    # A wrapper: what the model was sent for this call is the content it carried.
+    sent = next((r for p, r in received if p > pos), _NONE)
+    t.result = content if sent is _NONE else sent
+    t.result_payload = unverified(t.result)
+
+
+_NONE: Any = object()
+
+
+def _exact(p: Payload | None) -> bool:
+    return p is not None and p.status == "exact"
+
+
+def _stands_for(value: Any, call_args: Mapping[str, Any]) -> bool:
+    """True when ``value`` is not the call's arguments object but shows exactly those values.
+
+    Shown as: the bare value of a one-argument call, or the arguments (as an
+    object, or their JSON or Python literal text) under a wrapper's key
+    (``{"kwargs": ...}``, ``{"input_str": ..., "tags": ..., "metadata": ...}``).
+    A value that differs (an agent that changed the arguments) is the tool's own.
+    """
+    value = _spelled(value)
+    if value == call_args:
+        return False  # already the arguments object: the span's own bytes are kept
+    if isinstance(value, Mapping):
+        # A wrapper holds the whole object; one of its values alone proves nothing.
+        return any(_spelled(v) == call_args for v in value.values())
+    only = list(call_args.values())
+    return len(only) == 1 and value == only[0]
+
+
+def _spelled(value: Any) -> Any:
+    """JSON text parsed, then Python literal text (a ``str()`` of a dict) evaluated."""
+    value = spelled_value(value)
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return value
+    return value
+
+
+def unwrap_result(value: Any) -> Any:
+    """The content of a framework's tool-message wrapper; other values as they are.
+
+    Handled: a serialized LangChain ``ToolMessage`` (``{"lc": 1, "type":
+    "constructor", ..., "kwargs": {"content": ...}}``, also under
+    ``{"output": ...}`` as OpenLLMetry records a callback's output), its
+    ``{"type": "tool", "data": {"content": ...}}`` form, and LlamaIndex's
+    ``ToolOutput`` (``{"blocks": [{"text": ...}], "raw_output": ..., "tool_name": ...}``).
+    """
+    parsed = value
+    if isinstance(value, str):
+        try:
+            parsed = json_text.loads(value)
+        except ValueError:
+            return value
+    if not isinstance(parsed, Mapping):
+        return value
+    if isinstance(parsed.get("output"), Mapping) and set(parsed) <= {"output", "kwargs"}:
+        parsed = parsed["output"]
+    kwargs = parsed.get("kwargs")
+    if parsed.get("lc") == 1 and isinstance(kwargs, Mapping) and "content" in kwargs:
+        return kwargs["content"]
+    data = parsed.get("data")
+    if parsed.get("type") == "tool" and isinstance(data, Mapping) and "content" in data:
+        return data["content"]
+    if "tool_name" in parsed and "raw_output" in parsed and isinstance(parsed.get("blocks"), list):
+        texts = [b.get("text") for b in parsed["blocks"] if isinstance(b, Mapping)]
+        if texts and all(isinstance(x, str) for x in texts):
+            return "".join(str(x) for x in texts)
+    return value

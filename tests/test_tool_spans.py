@@ -1,0 +1,182 @@
+"""Agent frameworks' tool spans (LangChain/LangGraph, LlamaIndex) read as the model's calls.
+
+Each test reads a trace a framework's own tracing exported (the conformance
+cases), as a user would: a copy in ``tmp_path`` read with ``load()`` or the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests._cli import cli_process
+
+import otel_replay
+from otel_replay.runs.model import Step
+from otel_replay.runs.tool_spans import unwrap_result
+
+CASES = Path(__file__).resolve().parent / "conformance" / "cases"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "order_support" / "recordings"
+
+LOOKUP_SENT = {
+    "order_id": "ORD-5521",
+    "status": "en préparation",
+    "items": [{"name": "Câble USB-C 2 m", "qty": 2}],
+    "total": "24,98 €",
+}
+TICKET_ARGS = {"order_id": "ORD-5521", "reason": "échec du suivi du colis"}
+
+
+def _copy(case: str, tmp_path: Path) -> Path:
+    target = tmp_path / "traces.binpb"
+    shutil.copyfile(CASES / case / "traces.binpb", target)
+    return target
+
+
+def _tools(path: Path) -> dict[str, Step]:
+    (run,) = otel_replay.load(path)
+    return {s.tool.tool_name: s for s in run.tool_steps() if s.tool is not None}
+
+
+def _shown_tools(path: Path) -> dict[str, dict[str, Any]]:
+    done = cli_process("show", "--json", path)
+    assert done.returncode == 0, done.stderr
+    (run,) = json.loads(done.stdout)["runs"]
+    return {s["tool_name"]: s for s in run["steps"] if s["kind"] == "tool"}
+
+
+def test_langchain_callback_input_and_tool_message_read_as_the_models_call(
+    tmp_path: Path,
+) -> None:
+    # OpenLLMetry's LangChain tool spans: no call id, the callback's whole input
+    # (input_str, tags, metadata), the serialized ToolMessage as the result.
+    tools = _shown_tools(_copy("langgraph_openllmetry/sync", tmp_path))
+    lookup = tools["lookup_order"]
+    assert lookup["call_id"] == "call_lookup_order_5521"
+    assert lookup["arguments"] == {"order_id": "ORD-5521"}
+    assert json.loads(lookup["result"]) == LOOKUP_SENT
+    # Taken from the messages, not proved by a digest.
+    assert lookup["exact"]["arguments"] == "unverified"
+    assert lookup["exact"]["result"] == "unverified"
+    raised = tools["track_shipment"]
+    assert raised["call_id"] == "call_track_shipment_5521"
+    assert raised["result"] is None and raised["error"]["type"] == "RuntimeError"
+    assert tools["open_ticket"]["arguments"] == TICKET_ARGS
+
+
+def test_a_one_argument_tool_recorded_as_its_bare_value_takes_the_calls_object(
+    tmp_path: Path,
+) -> None:
+    # OpenInference's LangChain TOOL spans: ``input.value`` is "ORD-5521" for a
+    # one-argument tool, and the result the ToolMessage as {"type": "tool", "data": ...}.
+    tools = _tools(_copy("langgraph_openinference/sync", tmp_path))
+    lookup = tools["lookup_order"]
+    assert lookup.tool is not None
+    assert lookup.tool.call_id == "call_lookup_order_5521"
+    assert lookup.tool.arguments == {"order_id": "ORD-5521"}
+    assert json.loads(lookup.tool.result) == LOOKUP_SENT
+    # The span's own attributes stay as recorded.
+    assert lookup.attributes["input.value"] == "ORD-5521"
+    ticket = tools["open_ticket"].tool
+    assert ticket is not None
+    assert ticket.arguments == TICKET_ARGS
+    # Recorded as the arguments object: the span's own bytes are kept.
+    span_args = tools["open_ticket"].attributes["input.value"]
+    assert ticket.arguments_payload is not None
+    assert ticket.arguments_payload.data == span_args.encode()
+
+
+def test_llamaindex_kwargs_and_tool_output_read_as_what_the_model_was_sent(
+    tmp_path: Path,
+) -> None:
+    tools = _tools(_copy("llamaindex_openinference/async", tmp_path))
+    lookup = tools["lookup_order"].tool
+    assert lookup is not None
+    assert lookup.call_id == "call_lookup_order_5521"
+    assert lookup.arguments == {"order_id": "ORD-5521"}
+    # LlamaIndex sends the model the ToolOutput's text: str() of the tool's dict.
+    assert lookup.result == str(LOOKUP_SENT)
+
+
+def test_hidden_tool_input_and_output_are_missing_not_the_placeholder(tmp_path: Path) -> None:
+    (run,) = otel_replay.load(_copy("langgraph_openinference/no_content", tmp_path))
+    for step in run.tool_steps():
+        assert step.tool is not None
+        assert step.attributes["input.value"] == "__REDACTED__"
+        assert step.tool.arguments is None and step.tool.result is None
+        assert f"steps[{step.index}].arguments" in run.kit.missing
+        if step.tool.error is None:
+            assert f"steps[{step.index}].result" in run.kit.missing
+    assert run.kit.verdict != "full"
+
+
+def test_wrappers_unwrap_to_their_content_and_other_values_stay() -> None:
+    recorded = {}
+    for case, name in (
+        ("langgraph_openinference/sync", "output.value"),
+        ("langgraph_openllmetry/sync", "traceloop.entity.output"),
+        ("llamaindex_openinference/async", "output.value"),
+    ):
+        (run,) = otel_replay.load(CASES / case / "traces.binpb")
+        lookup = next(s for s in run.tool_steps() if s.tool and s.tool.tool_name == "lookup_order")
+        recorded[case] = lookup.attributes[name]
+    assert json.loads(unwrap_result(recorded["langgraph_openinference/sync"])) == LOOKUP_SENT
+    assert json.loads(unwrap_result(recorded["langgraph_openllmetry/sync"])) == LOOKUP_SENT
+    # LlamaIndex's block text is what str() of the tool's dict gave.
+    assert "'order_id': 'ORD-5521'" in unwrap_result(recorded["llamaindex_openinference/async"])
+    plain = json.dumps(LOOKUP_SENT)
+    assert unwrap_result(plain) is plain
+
+
+def test_a_tools_own_result_is_kept_exact(tmp_path: Path) -> None:
+    # otel-replay's own capture: the span has the call id and the exact bytes.
+    target = tmp_path / "wrong_order.otlp"
+    shutil.copyfile(EXAMPLE / "wrong_order.otlp", target)
+    (run,) = otel_replay.load(target)
+    tools = [s.tool for s in run.tool_steps() if s.tool is not None]
+    assert tools
+    for tool in tools:
+        assert tool.result_payload is not None and tool.result_payload.status == "exact"
+        assert tool.arguments_payload is not None and tool.arguments_payload.status == "exact"
+
+
+def test_arguments_the_agent_changed_are_the_tools_own(tmp_path: Path) -> None:
+    # The fixed example agent adds user_id to the model's lookup_order call:
+    # the tool ran with other arguments than the model asked for, and replay
+    # must see those.
+    from examples.order_support.record import record
+
+    target = tmp_path / "fixed.otlp"
+    record(target, fixed=True)
+    (run,) = otel_replay.load(target)
+    lookup = next(s.tool for s in run.tool_steps() if s.tool and s.tool.tool_name == "lookup_order")
+    assert lookup is not None
+    assert lookup.arguments == {"query": "my order", "user_id": "u_7710"}
+    assert lookup.arguments_payload is not None and lookup.arguments_payload.status == "exact"
+
+
+def test_responses_function_calls_recorded_as_text_read_as_tool_calls(tmp_path: Path) -> None:
+    # OpenLLMetry's LangChain instrumentation with the Responses API writes each
+    # function_call item as JSON in a text part, in outputs and in later inputs.
+    (run,) = otel_replay.load(_copy("langgraph_openllmetry/responses", tmp_path))
+    first, second, _ = [s.model for s in run.steps if s.kind == "model" and s.model]
+    assert (first.output_messages or [])[0]["parts"] == [
+        {
+            "type": "tool_call",
+            "id": "call_lookup_order_5521",
+            "name": "lookup_order",
+            "arguments": {"order_id": "ORD-5521"},
+        },
+        {
+            "type": "tool_call",
+            "id": "call_track_shipment_5521",
+            "name": "track_shipment",
+            "arguments": {"order_id": "ORD-5521"},
+        },
+    ]
+    sent_back = second.input_messages or []
+    assert [p["type"] for p in sent_back[1]["parts"]] == ["tool_call", "tool_call"]
+    # The call that was also recorded as a tool_call part is there once.
+    assert [p["type"] for p in (second.output_messages or [])[0]["parts"]] == ["tool_call"]
