@@ -9,7 +9,7 @@ the openai-agents bridges, the Anthropic SDK), rebuilt as SDK
 (best of R), in batches of 512:
 
 - ``FileSpanExporter.export`` as is (baseline) vs wrapped in
-  ``GenAISemconvExporter`` (what ``ReplaySpanProcessor`` gets our exporters to do)
+  ``GenAISemconvExporter`` (the normalization ``ReplaySpanProcessor`` applies as a span ends)
 - the SDK's OTLP encoding ``encode_spans(...).SerializeToString()`` (what
   ``OTLPSpanExporter`` pays) as is vs after normalization
 - normalization alone, per span

@@ -303,6 +303,44 @@ def test_third_party_spans_reach_phoenix_with_genai_semconv(phoenix: str, tmp_pa
     assert back.kit.verdict == local.kit.verdict
 
 
+@pytest.mark.phoenix
+def test_the_readme_setup_sends_genai_semconv_to_phoenix(phoenix: str) -> None:
+    """ReplaySpanProcessor beside the SDK's own BatchSpanProcessor(OTLPSpanExporter()), live."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from test_semconv_export import _Ids, emit, originals
+
+    case = "openinference_openai/chat_sync"
+    records = originals(case)
+    assert not any(A_INPUT in r.attributes for r in records)  # none before
+    ids = _Ids()
+    provider = TracerProvider(resource=Resource(records[0].resource), id_generator=ids)
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(f"{phoenix}/v1/traces")))
+    emit(records, provider, ids)
+    provider.shutdown()
+
+    models = []
+    for trace_id in sorted({r.trace_id for r in records}):
+        url = f"{phoenix}/v1/projects/default/spans/otlpv1?trace_id={trace_id}"
+        expected = sum(1 for r in records if r.trace_id == trace_id)
+        deadline = time.monotonic() + 30
+        while len(_get(url)["data"]) < expected:
+            assert time.monotonic() < deadline, f"Phoenix stored {len(_get(url)['data'])} spans"
+            time.sleep(0.2)
+        for run in otel_replay.load(url, strict=True):
+            models += [s for s in run.steps if s.kind == "model"]
+    assert len(models) == sum(
+        1 for r in records if r.attributes.get("openinference.span.kind") == "LLM"
+    )
+    for step in models:
+        for key in (A_INPUT, "gen_ai.output.messages", "gen_ai.provider.name"):
+            assert key in step.attributes, (step.span_id, key)
+
+
 A_INPUT = "gen_ai.input.messages"
 
 

@@ -364,9 +364,72 @@ def test_our_own_capture_spans_are_left_alone(tmp_path: Path) -> None:
         }
         for s in exporter.get_finished_spans()
     }
-    assert semconv.is_marked(provider.resource)
+    assert processor.semconv is not None and processor.semconv.normalized == 0
     for r in SpanReader(out):
         assert r.attributes == plain[r.span_id]
+
+
+@pytest.mark.parametrize("exporter_first", [False, True], ids=["processor-first", "exporter-first"])
+def test_every_exporter_of_the_provider_gets_them(exporter_first: bool) -> None:
+    """The README setup: the SDK's own processor and exporter, beside ours, in either order."""
+    case = "openinference_openai/chat_sync"
+    records = originals(case)
+    ids = _Ids()
+    provider = TracerProvider(
+        resource=Resource(records[0].resource), id_generator=ids, span_limits=_LIMITS
+    )
+    exporter = InMemorySpanExporter()
+    processors = [otel_replay.ReplaySpanProcessor(), SimpleSpanProcessor(exporter)]
+    for processor in reversed(processors) if exporter_first else processors:
+        provider.add_span_processor(processor)
+    emit(records, provider, ids)
+    provider.shutdown()
+    sent = {format(s.context.span_id, "016x"): s for s in exporter.get_finished_spans()}
+    assert sent.keys() == by_id(records).keys()
+    added = 0
+    for r in records:
+        attrs = sent[r.span_id].attributes or {}
+        for key, value in r.attributes.items():
+            assert plain(attrs[key]) == plain(value), (r.span_id, key)
+        for key, value in genai_attributes(view(r)).items():
+            assert plain(attrs[key]) == plain(semconv.attribute_value(value)), (r.span_id, key)
+            added += 1
+    assert added and any("gen_ai.input.messages" in (s.attributes or {}) for s in sent.values())
+
+
+def test_an_added_attribute_past_the_limit_is_left_out_and_counted() -> None:
+    """The span's own attributes are never pushed out by added ones."""
+    case = "openinference_openai/chat_sync"
+    records = [r for r in originals(case) if genai_attributes(view(r))]
+    record = max(records, key=lambda r: len(genai_attributes(view(r))))
+    ids = _Ids()
+    # A run root also carries the fingerprint, set as it starts.
+    own = len(record.attributes) + (0 if record.parent_span_id else len(fingerprint_keys()))
+    limit = own + 1
+    provider = TracerProvider(id_generator=ids, span_limits=SpanLimits(max_span_attributes=limit))
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    emit([record], provider, ids)
+    provider.shutdown()
+    (span,) = exporter.get_finished_spans()
+    attrs = span.attributes or {}
+    assert len(attrs) == limit
+    assert all(key in attrs for key in record.attributes)
+    assert fingerprint_keys() <= set(attrs) or record.parent_span_id
+    assert span.dropped_attributes == len(genai_attributes(view(record))) - 1
+
+
+def plain(value: Any) -> Any:
+    """An attribute value as JSON would spell it (SDK tuples as lists, JSON text parsed)."""
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def test_attribute_values_are_valid_otel_types() -> None:

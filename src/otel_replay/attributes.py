@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import Final
 
 # --- GenAI semantic conventions -------------------------------------------------
+#: Instrumentation scope of our own capture spans (already written in the current semconv).
+SCOPE_NAME: Final = "otel_replay"
 OPERATION_NAME: Final = "gen_ai.operation.name"
 PROVIDER_NAME: Final = "gen_ai.provider.name"
 REQUEST_MODEL: Final = "gen_ai.request.model"

@@ -8,14 +8,10 @@ configured, it adds :class:`ReplaySpanProcessor` to the tracer provider when
     OTEL_TRACES_EXPORTER=otlp,otel_replay_file OTEL_REPLAY_FILE=runs.otlp \\
         opentelemetry-instrument python agent.py
 
-The exporters the SDK built from ``OTEL_TRACES_EXPORTER`` (``otlp``,
-``console``...) are wrapped in :class:`~otel_replay.export.semconv.GenAISemconvExporter`,
-so they too send the GenAI semconv attributes third-party instrumentations
-lack (``OTEL_REPLAY_SEMCONV=false`` to leave them alone; ours,
-``otel_replay_file``, normalizes by itself).  The SDK offers no public way to
-reach the exporter inside a configured ``BatchSpanProcessor``: this uses its
-``_batch_processor._exporter`` (SDK 1.45), checked before use; when the
-layout differs it logs once and leaves the exporter as it is.
+Every exporter the SDK built from ``OTEL_TRACES_EXPORTER`` (``otlp``,
+``console``...) then sends the GenAI semconv attributes third-party
+instrumentations lack, as the processor adds them to each span as it ends
+(``OTEL_REPLAY_SEMCONV=false`` to leave the spans alone).
 
 Frameworks that run the user's tools get their tool calls recorded
 byte-exactly too (:mod:`otel_replay.capture.frameworks`: pydantic-ai,
@@ -69,46 +65,10 @@ def install(*args: Any, **kwargs: Any) -> None:
         processor = ReplaySpanProcessor()
         add(processor)
         setattr(provider, "_otel_replay_installed", True)  # noqa: B010 - a marker on a foreign object
-        if processor.semconv is not None:
-            wrap_exporters(provider)
         if os.environ.get("OTEL_REPLAY_FRAMEWORK_TOOLS", "true").strip().lower() in _TRUE:
             instrument_frameworks()
     except Exception as exc:
         warn_once("autoinstrument", "otel-replay could not install its processor: %r", exc)
-
-
-def wrap_exporters(provider: Any) -> int:
-    """Wrap the exporters of the provider's SDK span processors; returns how many."""
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-
-    from ..export.file_exporter import FileSpanExporter
-    from ..export.semconv import GenAISemconvExporter
-
-    def ours(exporter: Any) -> bool:
-        return isinstance(exporter, (FileSpanExporter, GenAISemconvExporter))
-
-    wrapped = 0
-    try:
-        active = getattr(provider, "_active_span_processor", None)
-        for sp in getattr(active, "_span_processors", ()):
-            if isinstance(sp, SimpleSpanProcessor) and not ours(sp.span_exporter):
-                sp.span_exporter = GenAISemconvExporter(sp.span_exporter)
-                wrapped += 1
-            elif isinstance(sp, BatchSpanProcessor):
-                inner = getattr(sp, "_batch_processor", None)
-                exporter = getattr(inner, "_exporter", None)
-                if exporter is None:
-                    warn_once(
-                        "semconv-wrap",
-                        "otel-replay: this SDK's BatchSpanProcessor layout is unknown; "
-                        "its exporter sends spans without added GenAI attributes",
-                    )
-                elif not ours(exporter):
-                    setattr(inner, "_exporter", GenAISemconvExporter(exporter))  # noqa: B010
-                    wrapped += 1
-    except Exception as exc:
-        warn_once("semconv-wrap", "otel-replay could not wrap the SDK's exporters: %r", exc)
-    return wrapped
 
 
 def instrument_frameworks() -> list[str]:

@@ -7,10 +7,10 @@ user / tenant / session ids found in OTel baggage and hides credential-like
 attributes already present.  It never raises into the app and does no I/O on
 the span path.
 
-It also marks its provider's spans (by resource) so that our exporters
-(``FileSpanExporter``, ``RecordingSpanProcessor``) write them with the current
-GenAI semconv attributes added (:mod:`otel_replay.export.semconv`; for any
-other exporter, wrap it in ``GenAISemconvExporter``).
+As each span of its provider ends, it adds the current GenAI semconv
+attributes the span's instrumentation lacks (:mod:`otel_replay.export.semconv`),
+so every exporter of the provider sends them: OTLP to any backend, the
+console, ``FileSpanExporter``, in whatever order they were added.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ class ReplaySpanProcessor(SpanProcessor):
     arguments add key patterns, value patterns or a hook to the defaults.
 
     ``semconv`` (``OTEL_REPLAY_SEMCONV``, default true) adds the GenAI semconv
-    attributes third-party instrumentations lack when our exporters write the
-    spans; ``semconv_exclude`` (``OTEL_REPLAY_SEMCONV_EXCLUDE``) names
-    attribute families to leave out and ``semconv_mode``
+    attributes third-party instrumentations lack to their spans as they end,
+    for every exporter of the provider; ``semconv_exclude``
+    (``OTEL_REPLAY_SEMCONV_EXCLUDE``) names attribute families to leave out and ``semconv_mode``
     (``OTEL_REPLAY_SEMCONV_MODE``: ``repair`` or ``missing``) whether known-bad
     values are replaced or only missing ones added.
     """
@@ -92,11 +92,6 @@ class ReplaySpanProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
-            normalizer = self._semconv
-            if normalizer is not None:
-                resource = span.resource
-                if not _semconv.is_marked(resource):
-                    _semconv.mark_resource(resource, normalizer)
             parent = span.parent
             if parent is None or parent.is_remote:
                 span.set_attributes(self._fingerprint)
@@ -115,17 +110,22 @@ class ReplaySpanProcessor(SpanProcessor):
         except Exception as exc:  # tracing trouble must never reach the app
             warn_once("processor", "otel-replay processor error: %r", exc)
 
+    def _on_ending(self, span: Span) -> None:
+        # The SDK calls this on every processor before any on_end: the attributes
+        # added here reach every exporter of the provider.
+        normalizer = self._semconv
+        if normalizer is not None:
+            normalizer.add_to(span)
+
     def on_end(self, span: ReadableSpan) -> None:
         return None
 
     @property
     def semconv(self) -> _semconv.Normalizer | None:
-        """The GenAI semconv settings our exporters apply to this provider's spans."""
+        """The GenAI semconv settings applied to this provider's spans as they end."""
         return self._semconv
 
     def shutdown(self) -> None:
-        # The provider's marks stay: processors added after this one (the exporting
-        # ones) flush at shutdown after us.  They go with the provider's resource.
         return None
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:

@@ -56,7 +56,7 @@ def tracer() -> trace.Tracer:
     if cached is not None and cached[0] is provider:
         return cached[1]
     # The SDK builds a new Tracer per get_tracer() call: worth caching per provider.
-    made = provider.get_tracer("otel_replay", __version__)
+    made = provider.get_tracer(A.SCOPE_NAME, __version__)
     if not isinstance(provider, trace.ProxyTracerProvider):
         _tracer = (provider, made)
     return made

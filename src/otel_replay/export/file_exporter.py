@@ -49,7 +49,6 @@ from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
 from ..store.index import SUFFIX as INDEX_SUFFIX
 from . import rotation as rot
-from . import semconv
 from .encoder import encode_request
 from .json_encoder import encode_json_request
 
@@ -416,8 +415,7 @@ class FileSpanExporter(SpanExporter):
         if not spans:
             return SpanExportResult.SUCCESS
         try:
-            # Spans of a provider with ReplaySpanProcessor get the GenAI semconv attributes.
-            body, left_out = self._encode(semconv.marked(spans))
+            body, left_out = self._encode(spans)
             self._append(self._frame(body))
         except Exception as exc:  # a tracing problem must never reach the app
             self._count(len(spans))

@@ -21,8 +21,6 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from . import semconv
-
 __all__ = ["RecordingSpanProcessor"]
 
 logger = logging.getLogger("otel_replay")
@@ -138,9 +136,7 @@ class RecordingSpanProcessor(SpanProcessor):
 
     def _export(self, batch: Sequence[ReadableSpan]) -> None:
         try:
-            # Spans of a provider with ReplaySpanProcessor get the GenAI semconv attributes
-            # here, on this thread (the normalized copies are not normalized again).
-            result = self.exporter.export(semconv.marked(batch))
+            result = self.exporter.export(batch)
             reason = "the exporter failed"
         except Exception as exc:  # an exporter must not kill the worker
             result = SpanExportResult.FAILURE

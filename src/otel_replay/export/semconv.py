@@ -1,21 +1,20 @@
-"""GenAI semconv on export: spans of other instrumentations leave with current ``gen_ai.*`` too.
+"""GenAI semconv on every exporter: spans of other instrumentations leave with current ``gen_ai.*``.
 
-The SDK freezes a span's attributes before any processor's ``on_end`` sees it,
-and hands every processor the same ``ReadableSpan``.  Rewriting that object in
-place would mean writing the SDK's private ``_attributes`` and would depend on
-processor order (an exporting processor added first would export it as it
-was).  So normalization happens where the span is exported:
-:class:`GenAISemconvExporter` wraps any ``SpanExporter`` and hands it copies of
-the spans (public ``ReadableSpan`` constructor) carrying the GenAI attributes
-the loader's dialects compute (:func:`otel_replay.dialects.registry.genai_attributes`),
-each span's own attributes kept.  The work runs on the exporter's thread, not
-the app's.
+:class:`~otel_replay.capture.processor.ReplaySpanProcessor` adds the GenAI
+attributes the loader's dialects compute
+(:func:`otel_replay.dialects.registry.genai_attributes`) to each span of its
+provider as the span ends (:meth:`Normalizer.add_to`, from the SDK's
+``_on_ending`` hook, which runs before any processor's ``on_end``), so every
+exporter of that provider sends them, whatever the order the processors were
+added in: OTLP to any backend, the console, ours.  The SDK has frozen the
+span's attributes by then; the normalized set replaces them as a new
+``BoundedAttributes`` with the span's own limits, its own attributes kept
+first (an added attribute that does not fit the limit is left out and counted
+as dropped).
 
-:class:`~otel_replay.capture.processor.ReplaySpanProcessor` marks the spans of
-its provider (by resource, in ``on_start``); our own exporters
-(``FileSpanExporter``, ``RecordingSpanProcessor``) normalize the marked spans
-with the processor's settings, so "ReplaySpanProcessor in the pipeline" is all
-it takes for them.  Any other exporter: wrap it.
+:class:`GenAISemconvExporter` does the same work on an exporter's thread, for
+spans of a provider without the processor: it wraps any ``SpanExporter`` and
+hands it normalized copies (public ``ReadableSpan`` constructor).
 
 Settings (argument, else environment variable):
 
@@ -28,10 +27,12 @@ Settings (argument, else environment variable):
 - ``OTEL_REPLAY_SEMCONV=false`` turns it off in ``ReplaySpanProcessor``.
 
 A value the SDK would not take as an attribute (a dict, a list of dicts, a
-mixed list) is written as JSON text, as the semconv says for span attributes.
-A value our capture recorded byte-exactly (it has an ``otel_replay.sha256.``
-companion) is never replaced.  Normalizing never raises: a span that fails
-is exported as it was, counted in :attr:`Normalizer.failures` and logged once.
+mixed list) is written as JSON text, as the semconv says for span attributes
+(the Python SDK takes no structured span attributes).  A value our capture
+recorded byte-exactly (it has an ``otel_replay.sha256.`` companion) is never
+replaced, and our own capture's spans, already in the current semconv, are
+not looked at.  Normalizing never raises: a span that fails is exported as it
+was, counted in :attr:`Normalizer.failures` and logged once.
 """
 
 from __future__ import annotations
@@ -40,13 +41,11 @@ import dataclasses
 import json
 import logging
 import os
-import threading
-import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import attributes as A
@@ -58,10 +57,6 @@ __all__ = [
     "GenAISemconvExporter",
     "Normalizer",
     "family",
-    "is_marked",
-    "mark_resource",
-    "marked",
-    "unmark_resource",
 ]
 
 logger = logging.getLogger("otel_replay")
@@ -231,70 +226,56 @@ class Normalizer:
             )
             copy._dropped = span.dropped_attributes
         except Exception as exc:  # the span leaves as it was
-            self._stats["failures"] += 1
-            if self._stats["failures"] == 1:
-                logger.warning(
-                    "otel-replay: could not add GenAI attributes to span %r (%r); "
-                    "exported as it was (failures are counted)",
-                    getattr(span, "name", "?"),
-                    exc,
-                )
+            self._failed(span, exc)
             return span
         self._stats["normalized"] += 1
         return copy
 
+    def add_to(self, span: Span) -> None:
+        """Add the GenAI attributes to an SDK span that is ending (its attributes frozen).
+
+        Called from the processor's ``_on_ending``: every processor's ``on_end``
+        then sees them.  Never raises.
+        """
+        try:
+            scope = span.instrumentation_scope
+            if scope is not None and scope.name == A.SCOPE_NAME:
+                return
+            frozen = span._attributes  # the SDK gives no public way in
+            if not isinstance(frozen, BoundedAttributes):
+                return
+            extra = self.added(span)
+            if not extra:
+                return
+            merged = dict(frozen)
+            left_out = 0
+            for key, value in extra.items():
+                if key in merged or frozen.maxlen is None or len(merged) < frozen.maxlen:
+                    merged[key] = value
+                else:
+                    left_out += 1
+            replaced = BoundedAttributes(
+                frozen.maxlen, merged, immutable=True, max_value_len=frozen.max_value_len
+            )
+            replaced.dropped = frozen.dropped + left_out
+            span._attributes = replaced
+        except Exception as exc:  # the span leaves as it was
+            self._failed(span, exc)
+            return
+        self._stats["normalized"] += 1
+
+    def _failed(self, span: ReadableSpan, exc: Exception) -> None:
+        self._stats["failures"] += 1
+        if self._stats["failures"] == 1:
+            logger.warning(
+                "otel-replay: could not add GenAI attributes to span %r (%r); "
+                "exported as it was (failures are counted)",
+                getattr(span, "name", "?"),
+                exc,
+            )
+
     def spans(self, spans: Sequence[ReadableSpan]) -> list[ReadableSpan]:
         return [self.span(s) for s in spans]
-
-
-# --- spans of providers with a ReplaySpanProcessor ------------------------------------
-
-_marks: dict[int, tuple[weakref.ref[Resource], Normalizer]] = {}
-_marks_lock = threading.Lock()
-
-
-def mark_resource(resource: Resource, normalizer: Normalizer) -> None:
-    """Spans with this resource (one provider's) are normalized by our exporters."""
-    key = id(resource)
-    with _marks_lock:
-        found = _marks.get(key)
-        if found is not None and found[0]() is resource:
-            return
-        _marks[key] = (weakref.ref(resource, lambda _: _marks.pop(key, None)), normalizer)
-
-
-def is_marked(resource: Resource) -> bool:
-    """True when ``resource``'s spans are normalized (lock-free: a dict lookup)."""
-    found = _marks.get(id(resource))
-    return found is not None and found[0]() is resource
-
-
-def unmark_resource(resource: Resource) -> None:
-    with _marks_lock:
-        found = _marks.get(id(resource))
-        if found is not None and found[0]() is resource:
-            del _marks[id(resource)]
-
-
-def marked(spans: Sequence[ReadableSpan]) -> Sequence[ReadableSpan]:
-    """``spans`` with those of marked providers normalized (one dict lookup per span)."""
-    if not _marks:
-        return spans
-    out: list[ReadableSpan] | None = None
-    try:
-        for i, s in enumerate(spans):
-            found = _marks.get(id(s.resource))
-            if found is None or found[0]() is not s.resource:
-                continue
-            copy = found[1].span(s)
-            if copy is not s:
-                if out is None:
-                    out = list(spans)
-                out[i] = copy
-    except Exception as exc:  # never costs the batch
-        logger.warning("otel-replay: GenAI semconv normalization failed: %r", exc)
-        return spans
-    return spans if out is None else out
 
 
 class GenAISemconvExporter(SpanExporter):
