@@ -36,12 +36,14 @@ AGENT = textwrap.dedent(
 )
 
 
-def run_instrumented(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def run_instrumented(
+    tmp_path: Path, script: str = AGENT, **env: str
+) -> subprocess.CompletedProcess[str]:
     found = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
     if found is None:
         pytest.fail("opentelemetry-instrument is not installed (the test extra installs it)")
-    script = tmp_path / "agent.py"
-    script.write_text(AGENT)
+    path = tmp_path / "agent.py"
+    path.write_text(script)
     full_env = {
         **os.environ,
         "OTEL_METRICS_EXPORTER": "none",
@@ -50,7 +52,7 @@ def run_instrumented(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[
         **env,
     }
     done = subprocess.run(
-        [found, sys.executable, str(script)],
+        [found, sys.executable, str(path)],
         env=full_env,
         capture_output=True,
         text=True,
@@ -97,3 +99,34 @@ def test_switched_off_by_one_variable(tmp_path: Path) -> None:
     attrs = shown["attributes"]
     assert isinstance(attrs, dict)
     assert not any(k.startswith("gen_ai.") for k in attrs)
+
+
+def test_sdk_disabled_turns_the_hook_and_the_framework_patches_off(tmp_path: Path) -> None:
+    """``OTEL_SDK_DISABLED=true`` wins over every otel-replay variable."""
+    probe = textwrap.dedent(
+        """
+        from opentelemetry import trace
+        from pydantic_ai.toolsets.function import FunctionToolset
+
+        provider = trace.get_tracer_provider()
+        print("installed", getattr(provider, "_otel_replay_installed", False))
+        print("patched", getattr(FunctionToolset.call_tool, "__otel_replay_wrapped__", False))
+        """
+    )
+    env = {"OTEL_TRACES_EXPORTER": "console,otel_replay_file", "OTEL_REPLAY_PROCESSOR": "true"}
+    on = run_instrumented(tmp_path, script=probe, **env)
+    assert "installed True" in on.stdout and "patched True" in on.stdout
+    off = run_instrumented(tmp_path, script=probe, OTEL_SDK_DISABLED="true", **env)
+    assert "installed False" in off.stdout and "patched False" in off.stdout
+
+
+def test_sdk_disabled_leaves_the_frameworks_unpatched(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic_ai.toolsets.function import FunctionToolset
+
+    import otel_replay
+
+    before = FunctionToolset.call_tool
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    assert otel_replay.instrument_pydantic_ai() is False
+    assert otel_replay.instrument_openai_agents() is False
+    assert FunctionToolset.call_tool is before

@@ -20,7 +20,9 @@ leave them alone.  pydantic-ai's own spans are turned on for agents that do
 not set their instrumentation (``Agent.instrument_all()``;
 ``OTEL_REPLAY_PYDANTIC_AI_SPANS=false`` to leave that to the app).
 
-Anything that goes wrong is logged once; the app starts regardless.
+With ``OTEL_SDK_DISABLED=true`` nothing is installed or patched, whatever
+the other variables say.  Anything that goes wrong is logged once; the app
+starts regardless.
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ from typing import Any
 
 from opentelemetry import trace
 
-from .spans import warn_once
+from .spans import sdk_disabled, warn_once
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 def enabled() -> bool:
+    """Whether to install: never with ``OTEL_SDK_DISABLED=true`` (the SDK is off too)."""
+    if sdk_disabled():
+        return False
     flag = os.environ.get("OTEL_REPLAY_PROCESSOR", "").strip().lower()
     if flag:
         return flag in _TRUE

@@ -18,6 +18,7 @@ is not run).
 
 Both patch the framework's internals, checked when installed: a version
 whose layout differs is left alone, with a warning.  Calls are idempotent.
+With ``OTEL_SDK_DISABLED=true`` they patch nothing (and return False).
 An ``@otel_replay.tool`` of the same name inside a recorded call is not
 recorded twice.
 """
@@ -29,7 +30,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .spans import warn_once
+from .spans import sdk_disabled, warn_once
 from .tool import _Call, _framework_tool
 
 __all__ = ["instrument_openai_agents", "instrument_pydantic_ai", "record_tool_call"]
@@ -78,6 +79,17 @@ async def record_tool_call(
         _framework_tool.reset(token)
 
 
+def _disabled(framework: str) -> bool:
+    if not sdk_disabled():
+        return False
+    warn_once(
+        "sdk-disabled-" + framework,
+        "otel-replay: OTEL_SDK_DISABLED is true; %s tool calls are not instrumented",
+        framework,
+    )
+    return True
+
+
 def instrument_pydantic_ai(*, agent_spans: bool = False) -> bool:
     """Record every pydantic-ai function-tool call; False when pydantic-ai is not usable.
 
@@ -85,6 +97,8 @@ def instrument_pydantic_ai(*, agent_spans: bool = False) -> bool:
     agent that does not set it (``Agent.instrument_all()``): its agent, chat
     and ``execute_tool`` spans, to the global tracer provider.
     """
+    if _disabled("pydantic-ai"):
+        return False
     try:
         from pydantic_ai.toolsets.function import FunctionToolset
     except ImportError:
@@ -135,6 +149,8 @@ def _json_arguments(text: Any) -> dict[str, Any]:
 
 def instrument_openai_agents() -> bool:
     """Record every openai-agents function-tool call; False when openai-agents is not usable."""
+    if _disabled("openai-agents"):
+        return False
     try:
         from agents import tool as agents_tool
         from agents.run_internal import tool_execution

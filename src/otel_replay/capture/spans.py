@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
 from opentelemetry.trace import Span, Status, StatusCode
 
 from .. import __version__, payload
@@ -24,6 +25,14 @@ def warn_once(key: str, message: str, *args: Any) -> None:
     if key not in _warned:
         _warned.add(key)
         logger.warning(message, *args)
+
+
+def sdk_disabled() -> bool:
+    """``OTEL_SDK_DISABLED=true``: the SDK records nothing, and we patch and install nothing.
+
+    Read as the SDK reads it, at each call (the variable may be set after import).
+    """
+    return os.environ.get(OTEL_SDK_DISABLED, "").strip().lower() == "true"
 
 
 _provider: trace.TracerProvider | None = None
