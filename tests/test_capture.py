@@ -222,6 +222,56 @@ def test_model_call_records_request_and_response() -> None:
     assert from_attributes(a, A.OUTPUT_MESSAGES).status == "exact"  # type: ignore[union-attr]
 
 
+def test_current_semconv_stream_server_reasoning_and_cache() -> None:
+    with in_memory() as exp:
+        with otel_replay.model_call(
+            provider="openai",
+            model="o4-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+            server_address="api.openai.com",
+            server_port=443,
+        ) as call:
+            call.record(
+                "hello", input_tokens=9, output_tokens=40, reasoning_tokens=32, cached_tokens=8
+            )
+        with otel_replay.model_call(provider="anthropic", model="claude") as call:
+            call.record("hi", cache_read_input_tokens=5, cache_creation_input_tokens=7, other=1)
+    first, second = exp.get_finished_spans()
+    a = first.attributes
+    assert a["gen_ai.request.stream"] is True
+    assert a["server.address"] == "api.openai.com" and a["server.port"] == 443
+    assert a["gen_ai.usage.reasoning.output_tokens"] == 32
+    assert a["gen_ai.usage.cache_read.input_tokens"] == 8
+    b = second.attributes
+    assert b["gen_ai.usage.cache_read.input_tokens"] == 5
+    assert b["gen_ai.usage.cache_creation.input_tokens"] == 7
+    assert b["gen_ai.usage.other"] == 1
+
+
+def test_an_agent_run_names_the_provider_of_its_first_model_call() -> None:
+    with in_memory() as exp:
+        with otel_replay.agent_run("support", input="q") as run:
+            with otel_replay.model_call(provider="anthropic", model="claude"):
+                pass
+            with otel_replay.model_call(provider="openai", model="gpt-4o"):
+                pass
+            run.record("done")
+        with otel_replay.agent_run("named", provider="openai"):
+            with otel_replay.model_call(provider="anthropic", model="claude"):
+                pass
+        with otel_replay.agent_run("without"):
+            pass
+    agents = {
+        s.attributes[A.AGENT_NAME]: s.attributes
+        for s in exp.get_finished_spans()
+        if s.attributes.get(A.OPERATION_NAME) == "invoke_agent"
+    }
+    assert agents["support"][A.PROVIDER_NAME] == "anthropic"
+    assert agents["named"][A.PROVIDER_NAME] == "openai"
+    assert A.PROVIDER_NAME not in agents["without"]
+
+
 def test_model_call_error_propagates_and_is_recorded() -> None:
     with in_memory() as exp, pytest.raises(TimeoutError):
         with otel_replay.model_call(provider="p", model="m", messages=[]):

@@ -339,3 +339,44 @@ def test_registry_detects_by_scope_and_markers_and_keeps_originals() -> None:
     assert normalize(own)[A.REQUEST_MODEL] == "mine"
     unknown = {"http.method": "GET", "x": 1}
     assert normalize(unknown, name="GET /") == unknown
+
+
+def test_reasoning_and_cache_token_counts_of_each_api() -> None:
+    """Usage details as the APIs document them -> the semconv usage attributes."""
+    from otel_replay.dialects.bodies import response
+
+    chat = {
+        "choices": [],
+        "usage": {
+            "prompt_tokens": 20,
+            "completion_tokens": 50,
+            "prompt_tokens_details": {"cached_tokens": 16},
+            "completion_tokens_details": {"reasoning_tokens": 40},
+        },
+    }
+    responses = {
+        "output": [],
+        "usage": {
+            "input_tokens": 20,
+            "output_tokens": 50,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 12},
+        },
+    }
+    anthropic = {
+        "content": [],
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": 9,
+            "cache_read_input_tokens": 100,
+            "cache_creation_input_tokens": 50,
+        },
+    }
+    assert response(chat)["gen_ai.usage.reasoning.output_tokens"] == 40
+    assert response(chat)["gen_ai.usage.cache_read.input_tokens"] == 16
+    got = response(responses)
+    assert got["gen_ai.usage.reasoning.output_tokens"] == 12
+    assert "gen_ai.usage.cache_read.input_tokens" not in got  # zero: nothing to say
+    got = response(anthropic)
+    assert got["gen_ai.usage.cache_read.input_tokens"] == 100
+    assert got["gen_ai.usage.cache_creation.input_tokens"] == 50

@@ -552,3 +552,58 @@ def test_load_reports_a_missing_path_and_reads_the_rest(tmp_path: Path) -> None:
         "no such file",
     )
     assert isinstance(otel_replay.load(path), otel_replay.Runs)  # the public name
+
+
+def _any_value(value: Any) -> dict[str, Any]:
+    """``value`` as an OTLP/JSON AnyValue, maps and lists structured (not JSON text)."""
+    if isinstance(value, dict):
+        pairs = [{"key": k, "value": _any_value(v)} for k, v in value.items()]
+        return {"kvlistValue": {"values": pairs}}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
+    return {"stringValue": value}
+
+
+def test_structured_message_attributes_read_like_json_text(tmp_path: Path) -> None:
+    """SDKs that take structured attributes send messages as AnyValue maps, not JSON text."""
+    messages = {
+        A.INPUT_MESSAGES: [{"role": "user", "parts": [{"type": "text", "content": "Où ?"}]}],
+        A.OUTPUT_MESSAGES: [{"role": "assistant", "parts": [{"type": "text", "content": "Ici."}]}],
+        A.SYSTEM_INSTRUCTIONS: [{"type": "text", "content": "Sois bref."}],
+    }
+    runs = []
+    for structured in (True, False):
+        attributes = [
+            {"key": A.OPERATION_NAME, "value": {"stringValue": "chat"}},
+            {"key": A.PROVIDER_NAME, "value": {"stringValue": "openai"}},
+            {"key": A.REQUEST_MODEL, "value": {"stringValue": "gpt-4o"}},
+        ] + [
+            {
+                "key": key,
+                "value": _any_value(value)
+                if structured
+                else {"stringValue": json.dumps(value, ensure_ascii=False)},
+            }
+            for key, value in messages.items()
+        ]
+        span = {
+            "traceId": "0" * 31 + "1",
+            "spanId": "0" * 15 + "1",
+            "name": "chat gpt-4o",
+            "kind": 3,
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+            "attributes": attributes,
+        }
+        scope = {"scope": {"name": "any"}, "spans": [span]}
+        path = tmp_path / f"{structured}.json"
+        path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [scope]}]}) + "\n")
+        (run,) = otel_replay.load(path)
+        runs.append(run)
+    structured_run, text_run = runs
+    (step,) = structured_run.steps
+    assert step.model is not None
+    assert step.model.input_messages == messages[A.INPUT_MESSAGES]
+    assert step.model.output_messages == messages[A.OUTPUT_MESSAGES]
+    assert step.model.system_instructions == messages[A.SYSTEM_INSTRUCTIONS]
+    assert structured_run.steps[0].to_json() == text_run.steps[0].to_json()

@@ -41,6 +41,7 @@ from .. import attributes as A
 from .. import payload
 from ..dialects import bodies
 from .content import capture_content
+from .model_call import tell_agent
 from .redaction import redactor
 from .spans import payload_attributes, tracer, warn_once
 
@@ -51,6 +52,8 @@ RESPONSE_HEADERS = A.HTTP_RESPONSE_HEADERS
 CHUNK_SIZES = A.HTTP_CHUNK_SIZES
 CHUNK_OFFSETS_MS = A.HTTP_CHUNK_OFFSETS_MS
 
+#: ``server.port`` where the URL names none.
+_DEFAULT_PORTS = {"https": 443, "http": 80}
 _PROVIDERS = {"/v1/messages": "anthropic"}
 
 
@@ -108,12 +111,9 @@ class _Exchange:
         )
         if not span.is_recording():
             return span
-        attrs: dict[str, Any] = {
-            A.OPERATION_NAME: A.OP_CHAT,
-            A.PROVIDER_NAME: next(
-                (p for suffix, p in _PROVIDERS.items() if path.endswith(suffix)), "openai"
-            ),
-        }
+        provider = next((p for suffix, p in _PROVIDERS.items() if path.endswith(suffix)), "openai")
+        attrs: dict[str, Any] = {A.OPERATION_NAME: A.OP_CHAT, A.PROVIDER_NAME: provider}
+        tell_agent(provider)
         if isinstance(doc, dict):
             genai = bodies.request(doc)
             for key, value in genai.items():
@@ -158,6 +158,9 @@ class _Exchange:
             CHUNK_SIZES: self.sizes,
             CHUNK_OFFSETS_MS: self.offsets,
         }
+        port = request.url.port or _DEFAULT_PORTS.get(request.url.scheme)
+        if port:
+            attrs[A.SERVER_PORT] = port
         if self.status is not None:
             attrs[A.HTTP_STATUS] = self.status
         if self.response_headers is not None:

@@ -16,6 +16,7 @@ recorded and propagates unchanged.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -28,6 +29,15 @@ from .content import capture_content
 from .redaction import redactor
 from .spans import record_error, set_payload, tracer, warn_once
 
+#: ``record(**usage)`` names -> their GenAI semconv attribute (others: ``gen_ai.usage.<name>``).
+_USAGE_ALIASES = {
+    "reasoning_tokens": A.USAGE_REASONING_OUTPUT_TOKENS,
+    "reasoning_output_tokens": A.USAGE_REASONING_OUTPUT_TOKENS,
+    "cached_tokens": A.USAGE_CACHE_READ_INPUT_TOKENS,
+    "cache_read_input_tokens": A.USAGE_CACHE_READ_INPUT_TOKENS,
+    "cache_creation_input_tokens": A.USAGE_CACHE_CREATION_INPUT_TOKENS,
+}
+
 _PARAM_ALIASES = {
     "stop": "stop_sequences",
     "n": "choice.count",
@@ -35,13 +45,29 @@ _PARAM_ALIASES = {
 }
 
 
+#: The ``agent_run`` being recorded: its span takes the provider of its first model call.
+current_agent: contextvars.ContextVar[ModelCallRecorder | None] = contextvars.ContextVar(
+    "otel_replay_agent", default=None
+)
+
+
+def tell_agent(provider: str) -> None:
+    """The enclosing agent run, if it has no ``gen_ai.provider.name`` yet, takes ``provider``."""
+    agent = current_agent.get()
+    if agent is not None and agent.provider is None and agent.span.is_recording():
+        agent.provider = provider
+        agent.span.set_attribute(A.PROVIDER_NAME, provider)
+
+
 class ModelCallRecorder:
     """Handle yielded by :func:`model_call` (and :func:`agent_run`) to record the outcome."""
 
-    def __init__(self, span: Span, content: bool) -> None:
+    def __init__(self, span: Span, content: bool, provider: str | None = None) -> None:
         self.span = span
         self.content = content
         self.hidden: list[str] = []
+        #: ``gen_ai.provider.name`` as set on the span (an agent's: its first model call's).
+        self.provider = provider
 
     def record(
         self,
@@ -54,7 +80,13 @@ class ModelCallRecorder:
         finish_reasons: Sequence[str] | None = None,
         **usage: int,
     ) -> None:
-        """Record the response: output message(s) (or plain text), usage, ids."""
+        """Record the response: output message(s) (or plain text), usage, ids.
+
+        More ``usage`` counts go to ``gen_ai.usage.<name>``; the semconv ones are
+        spelled as the providers report them: ``reasoning_tokens``,
+        ``cached_tokens`` / ``cache_read_input_tokens``,
+        ``cache_creation_input_tokens``.
+        """
         try:
             span = self.span
             if not span.is_recording():
@@ -71,7 +103,7 @@ class ModelCallRecorder:
             if output_tokens is not None:
                 attrs[A.USAGE_OUTPUT_TOKENS] = output_tokens
             for key, value in usage.items():
-                attrs[f"gen_ai.usage.{key}"] = value
+                attrs[_USAGE_ALIASES.get(key, f"gen_ai.usage.{key}")] = value
             if response_id is not None:
                 attrs[A.RESPONSE_ID] = response_id
             if response_model is not None:
@@ -111,12 +143,17 @@ def model_call(
     tools: Sequence[Mapping[str, Any]] | None = None,
     operation: str = A.OP_CHAT,
     conversation_id: str | None = None,
+    server_address: str | None = None,
+    server_port: int | None = None,
     **params: Any,
 ) -> Iterator[ModelCallRecorder]:
     """Record one model call as a ``chat <model>`` CLIENT span (GenAI semconv).
 
     ``params`` are request parameters (temperature, top_p, top_k, max_tokens,
-    seed, stop, ...), recorded as ``gen_ai.request.<name>``.
+    seed, stop, stream, ...), recorded as ``gen_ai.request.<name>``;
+    ``server_address`` / ``server_port`` name the model server.  The
+    enclosing :func:`~otel_replay.agent_run` takes ``provider`` when it was
+    given none.
     """
     content = capture_content()
     with tracer().start_as_current_span(
@@ -137,6 +174,7 @@ def model_call(
                     tools,
                     operation,
                     conversation_id,
+                    (server_address, server_port),
                     params,
                 )
             except Exception as exc:
@@ -154,14 +192,21 @@ def _record_request(
     tools: Sequence[Mapping[str, Any]] | None,
     operation: str,
     conversation_id: str | None,
+    server: tuple[str | None, int | None],
     params: Mapping[str, Any],
 ) -> None:
     span, hidden = recorder.span, recorder.hidden
+    recorder.provider = provider
     attrs: dict[str, Any] = {
         A.OPERATION_NAME: operation,
         A.PROVIDER_NAME: provider,
         A.REQUEST_MODEL: model,
     }
+    tell_agent(provider)
+    if server[0] is not None:
+        attrs[A.SERVER_ADDRESS] = server[0]
+    if server[1] is not None:
+        attrs[A.SERVER_PORT] = server[1]
     if conversation_id is not None:
         attrs[A.CONVERSATION_ID] = conversation_id
     for key, value in params.items():

@@ -73,6 +73,33 @@ def messages(items: list[Any]) -> list[dict[str, Any]]:
     return [M.normalize_message(m) for m in items if isinstance(m, Mapping)]
 
 
+def usage_details(usage: Mapping[str, Any]) -> GenAI:
+    """Reasoning and prompt-cache token counts of an OpenAI or Anthropic ``usage`` object."""
+
+    def detail(parent: str, key: str) -> Any:
+        details = usage.get(parent)
+        return details.get(key) if isinstance(details, Mapping) else None
+
+    out: GenAI = {}
+    for key, value in (
+        (
+            A.USAGE_REASONING_OUTPUT_TOKENS,
+            detail("completion_tokens_details", "reasoning_tokens")  # Chat Completions
+            or detail("output_tokens_details", "reasoning_tokens"),  # Responses
+        ),
+        (
+            A.USAGE_CACHE_READ_INPUT_TOKENS,
+            detail("prompt_tokens_details", "cached_tokens")
+            or detail("input_tokens_details", "cached_tokens")
+            or usage.get("cache_read_input_tokens"),  # Anthropic
+        ),
+        (A.USAGE_CACHE_CREATION_INPUT_TOKENS, usage.get("cache_creation_input_tokens")),
+    ):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            out[key] = value
+    return out
+
+
 def response(body: Any) -> GenAI:
     """GenAI attributes of a response body: output messages, finish reasons, usage, ids.
 
@@ -91,6 +118,7 @@ def response(body: Any) -> GenAI:
     if isinstance(usage, Mapping):
         put(out, A.USAGE_INPUT_TOKENS, usage.get("input_tokens", usage.get("prompt_tokens")))
         put(out, A.USAGE_OUTPUT_TOKENS, usage.get("output_tokens", usage.get("completion_tokens")))
+        out.update(usage_details(usage))
     if isinstance(body.get("choices"), list):  # OpenAI Chat Completions
         outputs, reasons = [], []
         for choice in body["choices"]:
