@@ -7,7 +7,7 @@ import datetime as dt
 import decimal
 import enum
 import uuid
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -203,3 +203,37 @@ def test_unregistered_classes_come_back_plain_and_are_named() -> None:
     # A class of another kind than recorded is refused even when registered.
     forged = b'{"$py":"path","cls":"test_payload:Order","v":"x"}'
     assert payload.decode(payload.PYJSON, forged) == "x"
+
+
+def test_bytes_sent_as_base64_text_read_back_exactly(tmp_path: Path) -> None:
+    """ReplaySpanProcessor(base64_bytes=True): no bytes value leaves, the payload still verifies."""
+    from _recording import recording
+    from otel_replay.store.reader import SpanReader
+
+    @otel_replay.tool
+    def fetch_raw(name: str) -> bytes:
+        return b"\x89PNG\xff\x00"
+
+    path = tmp_path / "runs.otlp"
+    with recording(path, base64_bytes=True), otel_replay.agent_run("a", input="q") as run:
+        fetch_raw("logo")
+        run.record("done")
+    for record in SpanReader(path):
+        assert not any(isinstance(v, bytes) for v in record.attributes.values())
+    (loaded,) = otel_replay.load(path)
+    (step,) = loaded.tool_steps()
+    payload = step.tool.result_payload if step.tool else None
+    assert payload is not None and payload.status == "exact"
+    assert payload.value() == b"\x89PNG\xff\x00"
+
+
+def test_bytes_attribute_text_that_is_not_base64_is_missing() -> None:
+    data = b"\x00\xff"
+    attrs = {
+        A.SHA256 + "r": payload.sha256(data),
+        A.BYTES + "r": "not base64!",
+        A.TYPE + "r": payload.BYTES,
+    }
+    got = from_attributes(attrs, "r")
+    assert got is not None and got.status == "missing"
+    assert "otel_replay.bytes.r" in got.reason

@@ -156,11 +156,9 @@ def fetch_invoice(order: str) -> bytes:
     return b"%PDF-\xff\x00 invoice"
 
 
-@pytest.mark.phoenix
-def test_bytes_payloads_survive_phoenix_as_base64(phoenix: str, tmp_path: Path) -> None:
-    """Phoenix drops a span with a bytes attribute; --base64-bytes keeps it, exactly."""
-    path = tmp_path / "bytes.otlp"
-    with recording(path), otel_replay.agent_run("billing", input="invoice?") as run:
+def _billing_run() -> None:
+    """A run whose tool returns bytes (kept in an ``otel_replay.bytes.*`` attribute)."""
+    with otel_replay.agent_run("billing", input="invoice?") as run:
         with otel_replay.model_call(
             provider="openai", model="gpt-4o", messages=[{"role": "user", "content": "invoice?"}]
         ) as call:
@@ -176,18 +174,59 @@ def test_bytes_payloads_survive_phoenix_as_base64(phoenix: str, tmp_path: Path) 
             fetch_invoice("4421")
         run.record("Here it is.")
 
-    url = _export_and_wait(phoenix, path, "--base64-bytes")
-    (back,) = otel_replay.load(url, strict=True)
-    (local,) = otel_replay.load(path)
 
+def _assert_exact_bytes(back: otel_replay.Run) -> None:
     (tool,) = back.tool_steps()
     payload = tool.tool.result_payload if tool.tool else None
     assert payload is not None and payload.status == "exact"
     assert payload.value() == b"%PDF-\xff\x00 invoice"
+    assert back.kit.problems == [] and back.replayable
+
+
+@pytest.mark.phoenix
+def test_bytes_payloads_survive_phoenix_as_base64(phoenix: str, tmp_path: Path) -> None:
+    """Phoenix drops a span with a bytes attribute; --base64-bytes keeps it, exactly."""
+    path = tmp_path / "bytes.otlp"
+    with recording(path):
+        _billing_run()
+
+    url = _export_and_wait(phoenix, path, "--base64-bytes")
+    (back,) = otel_replay.load(url, strict=True)
+    (local,) = otel_replay.load(path)
+    _assert_exact_bytes(back)
     assert [_without_timing(s.to_json()) for s in back.steps] == [
         _without_timing(s.to_json()) for s in local.steps
     ]
-    assert back.kit.problems == [] and back.replayable
+
+
+@pytest.mark.phoenix
+def test_bytes_payloads_sent_live_as_base64_survive_phoenix(phoenix: str) -> None:
+    """ReplaySpanProcessor(base64_bytes=True) beside the SDK's OTLP exporter, live."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor(base64_bytes=True))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(f"{phoenix}/v1/traces")))
+    sent = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(sent))
+    previous = otel_replay.use_tracer_provider(provider)
+    try:
+        _billing_run()
+    finally:
+        otel_replay.use_tracer_provider(previous)
+        provider.shutdown()
+    spans = sent.get_finished_spans()
+    trace_id = format(spans[0].context.trace_id, "032x")
+    url = f"{phoenix}/v1/projects/default/spans/otlpv1?trace_id={trace_id}"
+    deadline = time.monotonic() + 30
+    while len(_get(url)["data"]) < len(spans):  # each span is stored, the tool's too
+        assert time.monotonic() < deadline, f"Phoenix stored {len(_get(url)['data'])} spans"
+        time.sleep(0.2)
+    (back,) = otel_replay.load(url, strict=True)
+    _assert_exact_bytes(back)
 
 
 # --- the reader, on an answer saved from Phoenix (no server needed) ------------------

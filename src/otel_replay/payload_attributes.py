@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 from . import attributes as A
 from . import payload
 from .blobs import BlobUnavailable
+from .bytes_text import from_base64
 from .trusted_types import TypeResolver
 
 #: Payloads above this size are kept out of the display attribute (preview only);
@@ -116,6 +117,11 @@ def from_attributes(
     data: bytes | None
     if isinstance(raw, (bytes, bytearray)):
         data = bytes(raw)
+    elif isinstance(raw, str):  # sent as base64 text to a backend that stores no bytes
+        data = from_base64(raw)
+        if data is None:
+            reason = f"{A.BYTES}{key} is neither bytes nor base64 text"
+            return Payload(type_, None, _str(digest), "missing", reason)
     elif isinstance(ref, str):
         try:
             data = blobs(ref) if blobs is not None else None

@@ -24,7 +24,9 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from .. import attributes as A
+from ..bytes_text import as_base64
 from ..export import semconv as _semconv
+from ..export.ending_span import update_attributes
 from .fingerprint import fingerprint
 from .redaction import configure_redaction, redactor
 from .spans import warn_once
@@ -42,6 +44,12 @@ BAGGAGE_IDS: Mapping[str, str] = {
 }
 
 
+def _has_bytes(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, (bytes, bytearray)) for v in value)
+    return isinstance(value, (bytes, bytearray))
+
+
 class ReplaySpanProcessor(SpanProcessor):
     """Fingerprint run roots, copy ids from baggage, hide secrets.
 
@@ -56,6 +64,11 @@ class ReplaySpanProcessor(SpanProcessor):
     (``OTEL_REPLAY_SEMCONV_EXCLUDE``) names attribute families to leave out and ``semconv_mode``
     (``OTEL_REPLAY_SEMCONV_MODE``: ``repair`` or ``missing``) whether known-bad
     values are replaced or only missing ones added.
+
+    ``base64_bytes`` (``OTEL_REPLAY_BASE64_BYTES``, default false) sends every
+    ``bytes`` attribute value as base64 text, for backends that cannot store
+    bytes (Arize Phoenix drops a span that carries one); otel-replay reads
+    ``otel_replay.bytes.*`` back from either.
     """
 
     def __init__(
@@ -70,10 +83,15 @@ class ReplaySpanProcessor(SpanProcessor):
         semconv: bool | None = None,
         semconv_exclude: Iterable[str] | None = None,
         semconv_mode: str | None = None,
+        base64_bytes: bool | None = None,
     ) -> None:
         if semconv is None:
             flag = os.environ.get("OTEL_REPLAY_SEMCONV", "").strip().lower()
             semconv = flag not in ("0", "false", "no", "off")
+        if base64_bytes is None:
+            flag = os.environ.get("OTEL_REPLAY_BASE64_BYTES", "").strip().lower()
+            base64_bytes = flag in ("1", "true", "yes", "on")
+        self._base64_bytes = base64_bytes
         self._semconv: _semconv.Normalizer | None = (
             _semconv.Normalizer.from_settings(semconv_exclude, semconv_mode) if semconv else None
         )
@@ -116,6 +134,14 @@ class ReplaySpanProcessor(SpanProcessor):
         normalizer = self._semconv
         if normalizer is not None:
             normalizer.add_to(span)
+        if self._base64_bytes:
+            try:
+                attrs = span.attributes or {}
+                text = {k: as_base64(v) for k, v in attrs.items() if _has_bytes(v)}
+                if text:
+                    update_attributes(span, text)
+            except Exception as exc:  # the span leaves as it was
+                warn_once("base64-bytes", "otel-replay could not rewrite bytes values: %r", exc)
 
     def on_end(self, span: ReadableSpan) -> None:
         return None

@@ -10,13 +10,12 @@ themselves where they do.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
-from typing import Any, Final
+from typing import Final
 
 from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -28,6 +27,7 @@ from opentelemetry.sdk.environment_variables import (
 )
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from ..bytes_text import as_base64
 from ..store.errors import FormatError
 from ..store.reader import RecordReader
 from ..store.records import SpanRecord
@@ -226,16 +226,6 @@ def _unreachable(endpoint: str) -> str:
     return ""
 
 
-def _base64(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, list):
-        return [_base64(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _base64(v) for k, v in value.items()}
-    return value
-
-
 def bytes_as_base64(records: Iterable[SpanRecord]) -> Iterator[SpanRecord]:
     """Records whose ``bytes`` attribute values are base64 strings instead.
 
@@ -246,8 +236,8 @@ def bytes_as_base64(records: Iterable[SpanRecord]) -> Iterator[SpanRecord]:
     for r in records:
         yield dataclasses.replace(
             r,
-            attributes=_base64(r.attributes),
-            events=[dataclasses.replace(e, attributes=_base64(e.attributes)) for e in r.events],
+            attributes=as_base64(r.attributes),
+            events=[dataclasses.replace(e, attributes=as_base64(e.attributes)) for e in r.events],
         )
 
 

@@ -6,11 +6,10 @@ attributes the loader's dialects compute
 provider as the span ends (:meth:`Normalizer.add_to`, from the SDK's
 ``_on_ending`` hook, which runs before any processor's ``on_end``), so every
 exporter of that provider sends them, whatever the order the processors were
-added in: OTLP to any backend, the console, ours.  The SDK has frozen the
-span's attributes by then; the normalized set replaces them as a new
-``BoundedAttributes`` with the span's own limits, its own attributes kept
-first (an added attribute that does not fit the limit is left out and counted
-as dropped).
+added in: OTLP to any backend, the console, ours
+(:mod:`~otel_replay.export.ending_span`: the span's own attributes kept first,
+an added attribute that does not fit the limit left out and counted as
+dropped).
 
 :class:`GenAISemconvExporter` does the same work on an exporter's thread, for
 spans of a provider without the processor: it wraps any ``SpanExporter`` and
@@ -44,13 +43,13 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import attributes as A
 from ..dialects.registry import genai_attributes
 from ..dialects.span import SpanView
+from .ending_span import update_attributes
 
 __all__ = [
     "FAMILIES",
@@ -241,24 +240,9 @@ class Normalizer:
             scope = span.instrumentation_scope
             if scope is not None and scope.name == A.SCOPE_NAME:
                 return
-            frozen = span._attributes  # the SDK gives no public way in
-            if not isinstance(frozen, BoundedAttributes):
-                return
             extra = self.added(span)
-            if not extra:
+            if not extra or not update_attributes(span, extra):
                 return
-            merged = dict(frozen)
-            left_out = 0
-            for key, value in extra.items():
-                if key in merged or frozen.maxlen is None or len(merged) < frozen.maxlen:
-                    merged[key] = value
-                else:
-                    left_out += 1
-            replaced = BoundedAttributes(
-                frozen.maxlen, merged, immutable=True, max_value_len=frozen.max_value_len
-            )
-            replaced.dropped = frozen.dropped + left_out
-            span._attributes = replaced
         except Exception as exc:  # the span leaves as it was
             self._failed(span, exc)
             return

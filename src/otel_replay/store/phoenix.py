@@ -27,9 +27,6 @@ from GenAI ones; and a span with a ``bytes`` attribute is not stored at all.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
 import datetime as dt
 import json
 import re
@@ -38,6 +35,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..attributes import BYTES as _BYTES
+from ..bytes_text import from_base64
 from . import download, limits
 from .errors import FormatError
 from .otlp_json import deeper
@@ -124,8 +122,9 @@ def _restore_bytes(attrs: dict[str, Any]) -> dict[str, Any]:
     """``otel_replay.bytes.*`` sent as base64 text (``export --base64-bytes``) -> bytes."""
     for key, value in attrs.items():
         if key.startswith(_BYTES) and isinstance(value, str):
-            with contextlib.suppress(binascii.Error, ValueError):  # else left as served
-                attrs[key] = base64.b64decode(value, validate=True)
+            data = from_base64(value)
+            if data is not None:  # else left as served
+                attrs[key] = data
     return attrs
 
 

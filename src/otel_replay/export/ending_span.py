@@ -1,0 +1,42 @@
+"""Attributes changed on an SDK span as it ends, before any exporter sees it.
+
+The SDK calls every processor's ``_on_ending`` after it has frozen the span's
+attributes and before any ``on_end``: a change made there reaches every
+exporter of the provider, whatever the order the processors were added in.
+The SDK gives no public way to write then, so the frozen ``BoundedAttributes``
+is replaced by a new one with the same limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.trace import Span
+
+
+def update_attributes(span: Span, changes: Mapping[str, Any]) -> bool:
+    """Set ``changes`` on an ending ``span``; False when this SDK's span has another layout.
+
+    The span's own attributes stay first: a new key that does not fit the
+    attribute limit is left out and counted in the span's dropped attributes.
+    """
+    frozen = span._attributes  # the SDK gives no public way in
+    if not isinstance(frozen, BoundedAttributes):
+        return False
+    if not changes:
+        return True
+    merged = dict(frozen)
+    left_out = 0
+    for key, value in changes.items():
+        if key in merged or frozen.maxlen is None or len(merged) < frozen.maxlen:
+            merged[key] = value
+        else:
+            left_out += 1
+    replaced = BoundedAttributes(
+        frozen.maxlen, merged, immutable=True, max_value_len=frozen.max_value_len
+    )
+    replaced.dropped = frozen.dropped + left_out
+    span._attributes = replaced
+    return True
