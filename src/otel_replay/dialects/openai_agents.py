@@ -13,12 +13,12 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
+from .. import python_repr
 from .span import Dialect, GenAI, SpanView, loads
 
 SCOPE = "opentelemetry.instrumentation.openai_agents"
@@ -72,28 +72,13 @@ def _sdk_repr(text: Any) -> list[Any] | None:
     ):
         return None
     try:
-        value = _literal(ast.parse(text, mode="eval").body)
-    except (SyntaxError, ValueError):
+        value = python_repr.loads(text)
+    except ValueError:
         return None
     items = value if isinstance(value, list) else [value]
     if not all(isinstance(i, dict) and ("role" in i or "type" in i) for i in items):
         return None
     return items
-
-
-def _literal(node: ast.expr) -> Any:
-    """``ast.literal_eval`` that also reads ``Model(field=value, ...)`` as a dict."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
-        return {str(k.arg): _literal(k.value) for k in node.keywords if k.arg is not None}
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [_literal(e) for e in node.elts]
-    if isinstance(node, ast.Dict):
-        return {
-            _literal(k): _literal(v)
-            for k, v in zip(node.keys, node.values, strict=True)
-            if k is not None
-        }
-    return ast.literal_eval(node)
 
 
 DIALECT = Dialect("openai_agents", matches=_matches, fill=_fill, repair=_repair)
