@@ -91,6 +91,14 @@ KNOWN_GAPS: dict[str, str] = {
         "request sent a developer message",
         *("responses", "responses_stream"),
     ),
+    # --- haystack_openinference, haystack2_openinference
+    **{
+        f"{stack}/no_content": (
+            "no tool step: the Agent traces no span per tool call and, without content, the "
+            "chat generator spans hold no tool call to derive one from"
+        )
+        for stack in ("haystack_openinference", "haystack2_openinference")
+    },
     "llamaindex_openinference/no_content": (
         "a second model step per call (OpenAI._prepare_chat_with_tools); "
         + _NO_CALL_IDS_WITHOUT_CONTENT

@@ -6,7 +6,16 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import anthropic, genai, logfire, openai_agents, openinference, openllmetry, pydantic_ai
+from . import (
+    anthropic,
+    genai,
+    haystack,
+    logfire,
+    openai_agents,
+    openinference,
+    openllmetry,
+    pydantic_ai,
+)
 from .span import Dialect, GenAI, SpanView
 
 #: Most specific first: where two dialects fill the same attribute, the first wins.
@@ -14,6 +23,7 @@ DIALECTS: tuple[Dialect, ...] = (
     openai_agents.DIALECT,
     anthropic.DIALECT,
     pydantic_ai.DIALECT,
+    haystack.DIALECT,
     openinference.DIALECT,
     openllmetry.DIALECT,
     logfire.DIALECT,

@@ -43,12 +43,17 @@ async def _aignore(chunk: StreamingChunk) -> None:
 
 
 def make_agent(args: Any) -> Agent:
-    generator_class = OpenAIResponsesChatGenerator if args.api == "responses" else OpenAIChatGenerator
+    generator_class = (
+        OpenAIResponsesChatGenerator if args.api == "responses" else OpenAIChatGenerator
+    )
     generator = generator_class(
         api_key=Secret.from_token("sk-conformance-dummy"),
         model="gpt-4o-mini",
         api_base_url=args.base_url,
-        generation_kwargs={"temperature": 0, "max_tokens" if args.api == "chat" else "max_output_tokens": 1024},
+        generation_kwargs={
+            "temperature": 0,
+            "max_tokens" if args.api == "chat" else "max_output_tokens": 1024,
+        },
     )
     return Agent(
         chat_generator=generator,
