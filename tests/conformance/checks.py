@@ -294,7 +294,7 @@ class _RunCheck:
         if t.tool_name != name:
             self.out.append(f"{label}: tool name {t.tool_name!r}, the model called {name!r}")
         self._placement(step, call_id)
-        if name == scenario.RAISING_TOOL and not t.derived:
+        if scenario.tool_of(name) == scenario.RAISING_TOOL and not t.derived:
             if t.error is None:
                 self.out.append(
                     f"{label}: the tool raised; no error recorded (result {short(t.result)})"

@@ -85,6 +85,19 @@ def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
 
 TOOLS = {"lookup_order": lookup_order, "track_shipment": track_shipment, "open_ticket": open_ticket}
 
+
+def tool_of(declared: str) -> str:
+    """The scenario's name of a tool a framework declared under a longer name.
+
+    ``OrderPlugin-lookup_order`` (Semantic Kernel's plugin prefix) -> ``lookup_order``;
+    any other name is itself.
+    """
+    for name in TOOL_DESCRIPTIONS:
+        if declared == name or declared.endswith(("-" + name, "." + name, "_" + name)):
+            return name
+    return declared
+
+
 #: JSON Schemas of the tools' parameters (for agents that declare tools as schemas).
 TOOL_PARAMETERS: dict[str, dict[str, Any]] = {
     "lookup_order": {

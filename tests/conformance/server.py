@@ -81,18 +81,39 @@ class Turn:
         self.body = body
         self.order_id = scenario.order_in(_first_user_text(body))
         self.turn = scenario.turn_of(tool_results) if body.get("tools") else 2
-        self.calls = scenario.tool_calls_of_turn(self.turn, self.order_id)
+        self.calls = [
+            (_declared(body, name), args)
+            for name, args in scenario.tool_calls_of_turn(self.turn, self.order_id)
+        ]
         self.text = None if self.calls else scenario.final_answer(self.order_id)
         self.model = RESPONSE_MODELS.get(body.get("model", ""), body.get("model"))
         self.suffix = f"{scenario.digits(self.order_id)}_{self.turn + 1}"
 
     def call_id(self, name: str) -> str:
         """The model's id of the call of ``name`` (the same in every API shape)."""
-        return f"call_{name}_{scenario.digits(self.order_id)}"
+        return f"call_{scenario.tool_of(name)}_{scenario.digits(self.order_id)}"
 
     @property
     def usage(self) -> tuple[int, int]:
         return USAGE[self.turn]
+
+
+def _declared(body: dict[str, Any], name: str) -> str:
+    """The request's name for the scenario's tool ``name``, as a model would call it.
+
+    Frameworks may declare a tool under a longer name (Semantic Kernel:
+    ``OrderPlugin-lookup_order``); the model calls the name it was given.
+    """
+    declared = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            if isinstance(fn.get("name"), str):
+                declared.append(fn["name"])
+    if name in declared:
+        return name
+    longer = [d for d in declared if scenario.tool_of(d) == name]
+    return longer[0] if len(longer) == 1 else name
 
 
 def _first_user_text(body: dict[str, Any]) -> str:
@@ -212,7 +233,7 @@ def responses_output(t: Turn) -> list[dict[str, Any]]:
         return [
             {
                 "type": "function_call",
-                "id": f"fc_{name}_{t.suffix}",
+                "id": f"fc_{scenario.tool_of(name)}_{t.suffix}",
                 "call_id": t.call_id(name),
                 "name": name,
                 "arguments": compact(args),
@@ -332,7 +353,7 @@ def anthropic_content(t: Turn) -> tuple[list[dict[str, Any]], str]:
         return [{"type": "text", "text": t.text}], "end_turn"
     blocks: list[dict[str, Any]] = [{"type": "text", "text": scenario.PREAMBLE}]
     for name, args in t.calls:
-        tool_id = f"toolu_{name}_{scenario.digits(t.order_id)}"
+        tool_id = f"toolu_{scenario.tool_of(name)}_{scenario.digits(t.order_id)}"
         blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": args})
     return blocks, "tool_use"
 

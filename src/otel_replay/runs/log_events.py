@@ -14,8 +14,9 @@ Both schemes in use are read, from either carrier:
   ``gen_ai.assistant.message`` and ``gen_ai.tool.message`` are the input
   messages in event order, ``gen_ai.choice`` the output messages by
   ``index``; their fields (``content``, ``tool_calls``, ``id``, ``message``,
-  ``finish_reason``) are in the body of a log record, in the attributes of
-  a span event.
+  ``finish_reason``) are in the body of a log record (a map, or JSON text of
+  one when the record came through Python's logging), in the attributes of a
+  span event.
 
 Content the span itself carries wins: events fill only what it lacks.
 
@@ -34,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import attributes as A
+from .. import json_text
 from .. import messages as M
 from ..store.records import LogRecord
 from .model import ModelCall, Run, Step
@@ -172,13 +174,25 @@ def _answer_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages
 
 
+def _structured(body: Any) -> Any:
+    """An event body sent as JSON text (through Python's logging, the record's message is the
+    text: Semantic Kernel) as the map it spells; any other body as it is."""
+    if isinstance(body, str) and body[:1] == "{":
+        try:
+            return json_text.loads(body)
+        except ValueError:
+            return body
+    return body
+
+
 def content_of(events: Iterable[Event]) -> ModelCall:
     """The model call the GenAI ``events`` of one span describe (see module docstring)."""
     attrs: dict[str, Any] = {}
     inputs: list[dict[str, Any]] = []
     choices: list[tuple[int, int, dict[str, Any]]] = []
     anthropic = False
-    for name, body, attributes in events:
+    for name, recorded, attributes in events:
+        body = _structured(recorded)
         provider = attributes.get(A.PROVIDER_NAME, attributes.get("gen_ai.system"))
         anthropic = anthropic or provider == "anthropic"
         if name == INFERENCE_DETAILS:
@@ -212,7 +226,7 @@ def content_of(events: Iterable[Event]) -> ModelCall:
             if role == "assistant":
                 message["tool_calls"] = M.parse_arguments(fields.get("tool_calls"))
             elif role == "tool":
-                message["tool_call_id"] = fields.get("id")
+                message["tool_call_id"] = fields.get("id", fields.get("tool_call_id"))
             inputs.append(message)
     if inputs:
         attrs.setdefault(A.INPUT_MESSAGES, _answer_ids(inputs))
