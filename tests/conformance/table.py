@@ -2,8 +2,10 @@
 
     PYTHONPATH=src python -m tests.conformance.table [--check]
 
-(from the repository root) rewrites the part of ``tests/conformance/README.md``
-between its table markers: the stacks (from their ``stack.json`` and
+(from the repository root) rewrites the part of the repository's
+``README.md`` between its summary markers (one row per stack, one column per
+mode: rebuilt exactly or not, and the verdict) and the part of
+``tests/conformance/README.md`` between its table markers: the stacks (from their ``stack.json`` and
 ``requirements.txt``), one row per case (stack, mode, API, agent runs,
 rebuilt exactly or not, the verdict of each run, the known gap), the modes
 stacks skip and why, and, for each case that is not rebuilt exactly, the
@@ -25,6 +27,10 @@ from tests.conformance.generate import STACKS, stack_config
 README = Path(__file__).resolve().parent / "README.md"
 START = "<!-- conformance-table:start (python -m tests.conformance.table) -->"
 END = "<!-- conformance-table:end -->"
+#: The repository's README, with the summary.
+MAIN_README = Path(__file__).resolve().parents[2] / "README.md"
+SUMMARY_START = "<!-- conformance-summary:start (python -m tests.conformance.table) -->"
+SUMMARY_END = "<!-- conformance-summary:end -->"
 #: Span ids differ at each generation and say nothing to a reader of the table.
 _SPAN = re.compile(r", span [0-9a-f]+\)")
 #: Differences shown per case; the test shows them all.
@@ -35,11 +41,22 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _row(o: Outcome, gaps: dict[str, str]) -> str:
+#: How a case that is not rebuilt only for what its trace lacks is marked.
+NOT_IN_TRACE = "not in the trace"
+
+
+def _exact(o: Outcome, not_recorded: dict[str, str]) -> str:
+    if o.exact:
+        return "yes"
+    return NOT_IN_TRACE if o.case.id in not_recorded else "**no**"
+
+
+def _row(o: Outcome, gaps: dict[str, str], not_recorded: dict[str, str]) -> str:
     meta = o.case.meta
-    exact = "yes" if o.exact else "**no**"
+    exact = _exact(o, not_recorded)
     verdicts = ", ".join(o.verdicts) or "no run"
-    gap = gaps.get(o.case.id, "" if o.exact else "(not in KNOWN_GAPS)")
+    gap = gaps.get(o.case.id) or not_recorded.get(o.case.id)
+    gap = gap or ("" if o.exact else "(not in KNOWN_GAPS)")
     cells = [meta["stack"], meta["mode"], meta["api"], str(meta["runs"]), exact, verdicts, gap]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
@@ -64,16 +81,25 @@ def _stacks(configs: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-def render(cases: list[Case], gaps: dict[str, str]) -> str:
+def _count(outcomes: list[Outcome], not_recorded: dict[str, str]) -> str:
+    exact = sum(o.exact for o in outcomes)
+    lacking = sum(not o.exact and o.case.id in not_recorded for o in outcomes)
+    return (
+        f"{exact} of {len(outcomes)} cases rebuild exactly; {lacking} more lack in their "
+        "trace what the check asks for (no reader could rebuild it: the verdict says what "
+        "is missing)."
+    )
+
+
+def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]) -> str:
     """The stacks, the table, the skipped modes, and the differences of each inexact case."""
     outcomes = [check(c) for c in sorted(cases, key=_in_stack_order)]
-    exact = sum(o.exact for o in outcomes)
     lines = [
-        f"{exact} of {len(outcomes)} cases rebuild exactly.",
+        _count(outcomes, not_recorded),
         "",
         "| stack | mode | API | runs | rebuilt exactly | verdict | known gap |",
         "|---|---|---|---|---|---|---|",
-        *(_row(o, gaps) for o in outcomes),
+        *(_row(o, gaps, not_recorded) for o in outcomes),
     ]
     stacks = sorted({c.meta["stack"] for c in cases})
     configs = {st: stack_config(st) for st in stacks if (STACKS / st / "stack.json").exists()}
@@ -96,27 +122,63 @@ def render(cases: list[Case], gaps: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table_in(readme: str) -> str:
+def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
+    """Stack x mode: rebuilt exactly or not (or not in the trace), with the verdicts."""
+    outcomes = [check(c) for c in sorted(cases, key=_in_stack_order)]
+    modes: list[str] = []
+    for o in outcomes:
+        if o.case.meta["mode"] not in modes:
+            modes.append(o.case.meta["mode"])
+    cells: dict[str, dict[str, str]] = {}
+    for o in outcomes:
+        verdicts = ", ".join(sorted(set(o.verdicts))) or "no run"
+        mark = _exact(o, not_recorded)
+        cells.setdefault(o.case.meta["stack"], {})[o.case.meta["mode"]] = f"{mark} ({verdicts})"
+    lines = [
+        _count(outcomes, not_recorded),
+        "Per case: rebuilt exactly, and the verdict; a blank cell is a mode the stack does not "
+        "have or that is not recorded.",
+        "",
+        "| stack | " + " | ".join(modes) + " |",
+        "|---|" + "---|" * len(modes),
+    ]
+    for stack, row in cells.items():
+        lines.append(f"| {stack} | " + " | ".join(row.get(m, "") for m in modes) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def table_in(readme: str, start_mark: str = START, end_mark: str = END) -> str:
     """The table part of the README text (between the markers)."""
-    start, end = readme.index(START) + len(START), readme.index(END)
+    start, end = readme.index(start_mark) + len(start_mark), readme.index(end_mark)
     return readme[start:end].strip("\n") + "\n"
+
+
+def _replaced(text: str, start_mark: str, end_mark: str, table: str) -> str:
+    start, end = text.index(start_mark) + len(start_mark), text.index(end_mark)
+    return text[:start] + "\n" + table + text[end:]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.conformance.table", description=__doc__)
     ap.add_argument("--check", action="store_true", help="only check that the README is current")
     a = ap.parse_args(argv)
-    from tests.conformance.test_conformance import KNOWN_GAPS
+    from tests.conformance.test_conformance import KNOWN_GAPS, NOT_RECORDED
 
+    cases = find_cases()
     text = README.read_text(encoding="utf-8")
-    table = render(find_cases(), KNOWN_GAPS)
+    main_text = MAIN_README.read_text(encoding="utf-8")
+    table, short = render(cases, KNOWN_GAPS, NOT_RECORDED), summary(cases, NOT_RECORDED)
     if a.check:
-        current = table_in(text) == table
-        print("README table is current" if current else "README table is stale")
+        current = table_in(text) == table and (
+            table_in(main_text, SUMMARY_START, SUMMARY_END) == short
+        )
+        print("README tables are current" if current else "README tables are stale")
         return 0 if current else 1
-    start, end = text.index(START) + len(START), text.index(END)
-    README.write_text(text[:start] + "\n" + table + text[end:], encoding="utf-8")
-    print(f"wrote the table of {README.name}")
+    README.write_text(_replaced(text, START, END, table), encoding="utf-8")
+    MAIN_README.write_text(
+        _replaced(main_text, SUMMARY_START, SUMMARY_END, short), encoding="utf-8"
+    )
+    print(f"wrote the tables of {README.name} and the repository's {MAIN_README.name}")
     return 0
 
 

@@ -8,7 +8,9 @@ fake model server, with the server's log as ground truth (see README.md and
 
 Known gaps are listed in :data:`KNOWN_GAPS`, one line each, and marked
 ``xfail(strict=True)``: a fix makes the case pass, and the test then fails
-until its entry is removed.  ``python -m tests.conformance.table`` rewrites
+until its entry is removed.  Cases whose trace does not hold what the check
+asks for (no reader could rebuild it) are in :data:`NOT_RECORDED`, marked the
+same way, and shown as such in the tables.  ``python -m tests.conformance.table`` rewrites
 the README's table from the same checks.
 """
 
@@ -16,7 +18,15 @@ from __future__ import annotations
 
 import pytest
 from tests.conformance.checks import Case, check, find_cases
-from tests.conformance.table import README, render, table_in
+from tests.conformance.table import (
+    MAIN_README,
+    README,
+    SUMMARY_END,
+    SUMMARY_START,
+    render,
+    summary,
+    table_in,
+)
 
 
 def _modes(stack: str, reason: str, *modes: str) -> dict[str, str]:
@@ -34,10 +44,6 @@ _SPLIT_WITHOUT_CONTENT = (
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
 KNOWN_GAPS: dict[str, str] = {
-    # --- langgraph_openinference
-    "langgraph_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
-    # --- langgraph_openllmetry
-    "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     # --- litellm_otel
     **_modes(
         "litellm_otel",
@@ -91,7 +97,17 @@ KNOWN_GAPS: dict[str, str] = {
         "request sent a developer message",
         *("responses", "responses_stream"),
     ),
-    # --- haystack_openinference, haystack2_openinference
+    "llamaindex_openinference/no_content": (
+        "a second model step per call (OpenAI._prepare_chat_with_tools); "
+        + _NO_CALL_IDS_WITHOUT_CONTENT
+    ),
+}
+
+#: Case id -> what the stack's trace does not hold, so that no reader could rebuild it.
+#: The case fails its check for that alone; the verdict says what is missing.
+NOT_RECORDED: dict[str, str] = {
+    "langgraph_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     **{
         f"{stack}/no_content": (
             "no tool step: the Agent traces no span per tool call and, without content, the "
@@ -99,17 +115,13 @@ KNOWN_GAPS: dict[str, str] = {
         )
         for stack in ("haystack_openinference", "haystack2_openinference")
     },
-    "llamaindex_openinference/no_content": (
-        "a second model step per call (OpenAI._prepare_chat_with_tools); "
-        + _NO_CALL_IDS_WITHOUT_CONTENT
-    ),
 }
 
 CASES = find_cases()
 
 
 def _param(case: Case) -> object:
-    gap = KNOWN_GAPS.get(case.id)
+    gap = KNOWN_GAPS.get(case.id) or NOT_RECORDED.get(case.id)
     marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
     return pytest.param(case, id=case.id, marks=marks)
 
@@ -121,6 +133,8 @@ def test_cases_are_found() -> None:
 def test_every_known_gap_names_a_case() -> None:
     ids = {c.id for c in CASES}
     assert not set(KNOWN_GAPS) - ids, "KNOWN_GAPS lists cases that do not exist"
+    assert not set(NOT_RECORDED) - ids, "NOT_RECORDED lists cases that do not exist"
+    assert not set(KNOWN_GAPS) & set(NOT_RECORDED), "a case is either a gap or not recorded"
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
@@ -129,7 +143,11 @@ def test_the_trace_rebuilds_every_run_exactly(case: Case) -> None:
     assert outcome.exact, f"{case.id}:\n  " + "\n  ".join(outcome.problems)
 
 
-def test_the_readme_table_is_current() -> None:
-    assert table_in(README.read_text(encoding="utf-8")) == render(CASES, KNOWN_GAPS), (
-        "tests/conformance/README.md is stale: run `python -m tests.conformance.table`"
+def test_the_readme_tables_are_current() -> None:
+    assert table_in(README.read_text(encoding="utf-8")) == render(
+        CASES, KNOWN_GAPS, NOT_RECORDED
+    ), "tests/conformance/README.md is stale: run `python -m tests.conformance.table`"
+    main = MAIN_README.read_text(encoding="utf-8")
+    assert table_in(main, SUMMARY_START, SUMMARY_END) == summary(CASES, NOT_RECORDED), (
+        "the summary in README.md is stale: run `python -m tests.conformance.table`"
     )
