@@ -108,6 +108,10 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     role = str(message.get("role", "user"))
     if "parts" in message:
         parts = [normalize_part(p) for p in (message.get("parts") or [])]
+        call_id = message.get("tool_call_id")
+        if role == "tool" and call_id is not None and not _responses(parts):
+            # The result as text parts, its call id beside them (LiteLLM's converter).
+            parts = [{"type": "tool_call_response", "id": call_id, "response": _text(parts)}]
     else:
         parts = []
         content = message.get("content")
@@ -139,6 +143,40 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     for key in ("name", "finish_reason"):
         if message.get(key) is not None:
             out[key] = message[key]
+    return out
+
+
+def _responses(parts: list[dict[str, Any]]) -> bool:
+    return any(p.get("type") == "tool_call_response" for p in parts)
+
+
+def _text(parts: list[dict[str, Any]]) -> Any:
+    """Text parts as the one string they spell; other parts as they are."""
+    if all(p.get("type") == "text" for p in parts):
+        return "".join(str(p.get("content", "")) for p in parts)
+    return parts
+
+
+def one_answer(messages: list[Message]) -> list[Message]:
+    """An output's consecutive assistant messages that are one answer, as one message.
+
+    The Responses API answers with a list of items, and instrumentations
+    record one assistant message per item (a text, each parallel function
+    call): they are parts of one answer.  Messages that each end with their
+    own ``finish_reason`` are separate choices (``n`` > 1) and stay apart.
+    """
+    out: list[Message] = []
+    for message in messages:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last.get("role") == message.get("role") == "assistant"
+            and "finish_reason" not in last
+        ):
+            merged = {**last, **message, "parts": [*last["parts"], *message["parts"]]}
+            out[-1] = merged
+        else:
+            out.append(message)
     return out
 
 

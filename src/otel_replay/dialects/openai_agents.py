@@ -19,17 +19,9 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from .. import python_repr
-from .span import Dialect, GenAI, SpanView, loads
+from .span import Dialect, GenAI, SpanView, fills_nothing, in_scope, loads
 
 SCOPE = "opentelemetry.instrumentation.openai_agents"
-
-
-def _matches(span: SpanView) -> bool:
-    return span.scope == SCOPE
-
-
-def _fill(span: SpanView) -> GenAI:
-    return {}
 
 
 def _repair(span: SpanView) -> GenAI:
@@ -81,4 +73,4 @@ def _sdk_repr(text: Any) -> list[Any] | None:
     return items
 
 
-DIALECT = Dialect("openai_agents", matches=_matches, fill=_fill, repair=_repair)
+DIALECT = Dialect("openai_agents", matches=in_scope(SCOPE), fill=fills_nothing, repair=_repair)

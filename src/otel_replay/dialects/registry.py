@@ -10,6 +10,7 @@ from . import (
     anthropic,
     genai,
     haystack,
+    litellm,
     logfire,
     openai_agents,
     openinference,
@@ -21,6 +22,7 @@ from .span import Dialect, GenAI, SpanView
 #: Most specific first: where two dialects fill the same attribute, the first wins.
 DIALECTS: tuple[Dialect, ...] = (
     openai_agents.DIALECT,
+    litellm.DIALECT,
     anthropic.DIALECT,
     pydantic_ai.DIALECT,
     haystack.DIALECT,

@@ -51,6 +51,16 @@ class Dialect:
     repair: Callable[[SpanView], GenAI] | None = None
 
 
+def in_scope(name: str) -> Callable[[SpanView], bool]:
+    """The ``matches`` of a dialect that is the spans of one instrumentation scope."""
+    return lambda span: span.scope == name
+
+
+def fills_nothing(span: SpanView) -> GenAI:
+    """The ``fill`` of a dialect that only repairs."""
+    return {}
+
+
 def loads(value: Any) -> Any:
     """A JSON string parsed (None when it is not JSON); other values kept."""
     if isinstance(value, (str, bytes)):

@@ -13,6 +13,7 @@ from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans, merge_twin_traces
 from .log_events import join_events
 from .model import Run, Step
+from .recovered_turns import recover_turns
 from .steps import to_step
 from .stitch import ConversationKeys, stitch
 from .tool_spans import join_tool_spans
@@ -148,17 +149,17 @@ def _with_twins(group: list[Run], joining: Mapping[int, list[Run]]) -> list[Run]
 
 
 def _complete(traces: list[Run]) -> Run:
-    """One run from its traces (in start order): call ids set right, tool spans joined to
-    their calls, derived tool steps added."""
+    """One run from its traces (in start order): lost parts of turns recovered, call ids set right,
+    tool spans joined to their calls, derived tool steps added."""
     first = traces[0]
     if len(traces) == 1:
         roots, steps = first.roots, first.steps
     else:
         roots = sorted((r for t in traces for r in t.roots), key=_key)
         steps = [s for t in traces for s in t.steps]
-    repair_call_ids(
-        sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
-    )
+    models = sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
+    recover_turns(models)
+    repair_call_ids(models)
     join_tool_spans(steps)
     if derive_tool_steps(roots, steps) or len(traces) > 1:
         roots.sort(key=_key)

@@ -65,7 +65,8 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
                 found = next(anonymous, _NONE)
             if found is _NONE:
                 continue  # no later input answers it: the kit reports the gap
-            tool = _derived_step(step, k, name, call_id, call.get("arguments"), found)
+            after = models[pos + 1] if pos + 1 < len(models) else None
+            tool = _derived_step(step, after, k, name, call_id, call.get("arguments"), found)
             parent = parents.get(tool.parent_span_id or "")
             (parent.children if parent is not None else roots).append(tool)
             derived.append(tool)
@@ -125,9 +126,20 @@ def _responses(messages: Sequence[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 
 def _derived_step(
-    calling: Step, k: int, name: str, call_id: str | None, arguments: Any, response: Any
+    calling: Step,
+    after: Step | None,
+    k: int,
+    name: str,
+    call_id: str | None,
+    arguments: Any,
+    response: Any,
 ) -> Step:
     result = text_blocks(response)
+    # Between the call and the next one.  A span may end after the next call has
+    # started (LiteLLM ends a stream's span when its logging callback runs).
+    at = calling.end_ns
+    if after is not None and at >= after.start_ns:
+        at = max(calling.start_ns, after.start_ns - 1)
     return Step(
         kind="tool",
         name=f"execute_tool {name}",
@@ -135,8 +147,8 @@ def _derived_step(
         span_id=f"{calling.span_id}.{k}",
         parent_span_id=calling.parent_span_id,
         trace_id=calling.trace_id,
-        start_ns=calling.end_ns,
-        end_ns=calling.end_ns,
+        start_ns=at,
+        end_ns=at,
         timed=False,
         tool=ToolCall(
             tool_name=name,

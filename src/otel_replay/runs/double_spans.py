@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -127,7 +128,7 @@ def _same_facts(a: TwinFacts, b: TwinFacts | None) -> bool:
     """One call: same bucket (process and conversation), overlapping, same model and answer."""
     if b is None or not _overlap(a.start_ns, a.end_ns, b.start_ns, b.end_ns):
         return False
-    if a.request_model and b.request_model and a.request_model != b.request_model:
+    if not same_model(a.request_model, b.request_model):
         return False
     return a.outputs is None or b.outputs is None or a.outputs == b.outputs
 
@@ -156,7 +157,7 @@ def _same_call(a: Step, b: Step) -> bool:
     if not _overlap(a.start_ns, a.end_ns, b.start_ns, b.end_ns):
         return False
     ma, mb = a.model, b.model
-    if ma.request_model and mb.request_model and ma.request_model != mb.request_model:
+    if not same_model(ma.request_model, mb.request_model):
         return False
     if ma.input_messages is None or mb.input_messages is None:
         return ma.input_messages is None and mb.input_messages is None
@@ -166,6 +167,25 @@ def _same_call(a: Step, b: Step) -> bool:
     return list(conversation(ma.input_messages, ma.system_instructions)) == list(
         conversation(mb.input_messages, mb.system_instructions)
     )
+
+
+#: A model release suffix: ``-2024-07-18``, ``-20250929``, ``-latest``.
+_RELEASE = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)")
+
+
+def same_model(a: str | None, b: str | None) -> bool:
+    """Whether two spans name one model (unknown names agree with anything).
+
+    A router names it with its route (LiteLLM: ``openai/responses/gpt-4o-mini``)
+    and an instrumentation inside it with the dated release the answer named
+    (``gpt-4o-mini-2024-07-18``, ``claude-sonnet-4-5-20250929``): the last path
+    segments agree, or one is the other with a release date.
+    """
+    if not a or not b or a == b:
+        return True
+    a, b = a.rsplit("/", 1)[-1], b.rsplit("/", 1)[-1]
+    short, long = sorted((a, b), key=len)
+    return a == b or (long.startswith(short) and _RELEASE.fullmatch(long[len(short) :]) is not None)
 
 
 def _keys(messages: list[dict[str, Any]] | None) -> list[str]:

@@ -154,26 +154,6 @@ def _fill(step: Step, events: list[Event]) -> None:
             setattr(step.model, name, getattr(call, name))
 
 
-def _answer_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tool messages sent without an id answer the calls before them, in order.
-
-    OpenLLMetry's ``gen_ai.tool.message`` events carry the content only; the
-    chat API wants one tool message per call, following the assistant's calls.
-    """
-    pending: list[Any] = []
-    for message in messages:
-        if message["role"] == "assistant":
-            calls = message.get("tool_calls")
-            calls = calls if isinstance(calls, list) else []
-            pending = [c.get("id") for c in calls if isinstance(c, Mapping)]
-        elif message["role"] == "tool":
-            if message.get("tool_call_id") is None and pending:
-                message["tool_call_id"] = pending[0]
-            if message.get("tool_call_id") in pending:
-                pending.remove(message["tool_call_id"])
-    return messages
-
-
 def _structured(body: Any) -> Any:
     """An event body sent as JSON text (through Python's logging, the record's message is the
     text: Semantic Kernel) as the map it spells; any other body as it is."""
@@ -229,7 +209,7 @@ def content_of(events: Iterable[Event]) -> ModelCall:
                 message["tool_call_id"] = fields.get("id", fields.get("tool_call_id"))
             inputs.append(message)
     if inputs:
-        attrs.setdefault(A.INPUT_MESSAGES, _answer_ids(inputs))
+        attrs.setdefault(A.INPUT_MESSAGES, inputs)
     if choices:
         attrs.setdefault(A.OUTPUT_MESSAGES, [m for _, _, m in sorted(choices)])
     call = model_call(attrs)

@@ -72,6 +72,8 @@ class ModelCall:
     output_payload: Payload | None = None
     #: The raw HTTP exchange, when an HTTP recorder captured it.
     raw: RawHttp | None = None
+    #: What was filled in from other steps rather than recorded here, one line each.
+    derived: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -221,6 +223,8 @@ class Step:
                     "output_messages": m.output_payload.status if m.output_payload else None,
                 },
             )
+            if m.derived:
+                out["derived_fields"] = list(m.derived)
         if self.tool is not None:
             t = self.tool
             out.update(

@@ -189,6 +189,10 @@ def _tool_definitions(value: Any) -> list[dict[str, Any]] | None:
     return [M.tool_definition(t) if isinstance(t, Mapping) else {"name": str(t)} for t in value]
 
 
+def _answer(messages: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    return None if messages is None else M.one_answer(messages)
+
+
 def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> ModelCall:
     """The :class:`ModelCall` recorded on a model (or agent) span's current-name attributes."""
     inputs, in_p = _content(attrs, A.INPUT_MESSAGES, blobs)
@@ -215,7 +219,7 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
         response_id=_str(attrs.get(A.RESPONSE_ID)),
         params=params,
         input_messages=_messages(inputs),
-        output_messages=_messages(outputs),
+        output_messages=_answer(_messages(outputs)),
         system_instructions=_system(system),
         tool_definitions=_tool_definitions(tools),
         finish_reasons=[str(r) for r in reasons] if isinstance(reasons, list) else None,

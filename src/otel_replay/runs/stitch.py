@@ -11,7 +11,11 @@ perhaps with HTTP children, but no agent or tool step) are joined into one run:
   the output of call k, and adds no assistant message of its own (that would
   be the answer of a call that is not there).  When call k's output was not
   recorded (some stacks drop it for streams), the input of call k+1 must
-  start with the input of call k followed by one assistant message.  Messages
+  start with the input of call k followed by one assistant message.  When the
+  input of call k+1 records that answer without its tool calls (LiteLLM drops
+  the calls of earlier turns from the messages it records: the turn is empty,
+  or its text only, and tool results follow it), it must start with the input
+  of call k followed by the answer's other parts.  Messages
   are compared by :func:`message_key`, which ignores call ids, whitespace,
   key order and how the system prompt was given.
 
@@ -78,6 +82,10 @@ class PieceFacts:
     successors: tuple[bytes, ...]
     #: The last call's whole input, when its output was not recorded.
     open: bytes | None
+    #: The last call's input and answer without its calls (a next input may record it so).
+    without_calls: tuple[bytes, ...] = ()
+    #: Hashes of the first call's input up to each turn that lost its calls.
+    lost_calls: tuple[bytes, ...] = ()
 
 
 def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
@@ -93,6 +101,8 @@ def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
         before_answer=hashes.before_answer_key(piece),
         successors=tuple(hashes.successor_keys(piece)),
         open=hashes.open_key(piece),
+        without_calls=tuple(hashes.without_calls_keys(piece)),
+        lost_calls=tuple(hashes.lost_calls_keys(piece)),
     )
 
 
@@ -139,12 +149,15 @@ def _chains(facts: Sequence[PieceFacts], loose: list[int]) -> list[list[int]]:
     """Link each piece to the piece whose conversation it continues; pieces in start order."""
     answered = _Candidates(facts)  # keyed by input + one answer
     unanswered = _Candidates(facts)  # output not recorded: keyed by the input alone
+    stripped = _Candidates(facts)  # a next input recorded the answer without its calls
     for i in loose:
         for key in facts[i].successors:
             answered.add(key, i)
         open_key = facts[i].open
         if open_key is not None:
             unanswered.add(open_key, i)
+        for key in facts[i].without_calls:
+            stripped.add(key, i)
     after: dict[int, int] = {}  # piece -> its successor
     before: set[int] = set()
     for i in loose:
@@ -156,6 +169,10 @@ def _chains(facts: Sequence[PieceFacts], loose: list[int]) -> list[list[int]]:
         stub = facts[i].before_answer
         if found is None and stub is not None:
             found = unanswered.take(stub, i, after)
+        for key in reversed(facts[i].lost_calls) if found is None else ():
+            found = stripped.take(key, i, after)
+            if found is not None:
+                break
         if found is not None:
             after[found] = i
             before.add(i)
@@ -285,6 +302,40 @@ class _Hashes:
         hashes, last_answer = self._of(models[0])
         return hashes[last_answer - 1] if last_answer >= 1 else None
 
+    def without_calls_keys(self, piece: Run) -> list[bytes]:
+        """Hashes of the last call's input and each answer that calls tools, calls left out."""
+        models = _models(piece)
+        last = models[-1] if models else None
+        if last is None or last.model is None or not last.model.output_messages:
+            return []
+        base = self._of(last)[0]
+        start = base[-1] if base else b""
+        keys = []
+        for message in last.model.output_messages:
+            if _calls(message):
+                key = message_key(without_calls(message))
+                keys.append(start if key is None else _extend(start, key))
+        return keys
+
+    def lost_calls_keys(self, piece: Run) -> list[bytes]:
+        """Hashes of the first call's input up to and with each turn that lost its calls."""
+        models = _models(piece)
+        m = models[0].model if models else None
+        inputs = turns((m.input_messages if m is not None else None) or [])
+        if m is None or not any(lost_calls(inputs, j) for j in range(len(inputs))):
+            return []
+        out: list[bytes] = []
+        h = b""
+        for system in conversation([], m.system_instructions):  # the system prompt first
+            h = _extend(h, system)
+        for j, message in enumerate(inputs):
+            key = message_key(message)
+            if lost_calls(inputs, j) and h:
+                out.append(h if key is None else _extend(h, key))
+            if key is not None:
+                h = _extend(h, key)
+        return out
+
     def prefix_keys(self, piece: Run) -> list[bytes]:
         """Hashes of the prefixes of the first call's conversation a previous call can end.
 
@@ -307,10 +358,54 @@ def conversation(
         key = message_key({"role": "system", "parts": list(system)})
         if key is not None:
             yield key
-    for message in messages or []:
+    for message in turns(messages or []):
         key = message_key(message)
         if key is not None:
             yield key
+
+
+def turns(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Consecutive assistant messages as one turn: instrumentations record the Responses
+    API's items one message each (a text, each parallel function call)."""
+    out: list[Mapping[str, Any]] = []
+    for message in messages:
+        last = out[-1] if out else None
+        if last is not None and last.get("role") == message.get("role") == "assistant":
+            parts = [*(last.get("parts") or []), *(message.get("parts") or [])]
+            out[-1] = {**last, "parts": parts}
+        else:
+            out.append(message)
+    return out
+
+
+def lost_calls(messages: Sequence[Mapping[str, Any]], j: int) -> bool:
+    """``messages[j]`` is an assistant turn recorded without the calls the next message answers.
+
+    Tool results follow only a turn that called tools; a turn with no call
+    before them lost its calls (it may still hold its text).
+    """
+    if messages[j].get("role") != "assistant" or _calls(messages[j]) or j + 1 >= len(messages):
+        return False
+    following = messages[j + 1]
+    parts = following.get("parts") or []
+    return following.get("role") == "tool" or (
+        bool(parts)
+        and all(isinstance(p, Mapping) and p.get("type") == "tool_call_response" for p in parts)
+    )
+
+
+def without_calls(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``message`` with its tool calls left out."""
+    parts = [p for p in message.get("parts") or [] if not _is_call(p)]
+    return {**message, "parts": parts}
+
+
+def _calls(message: Mapping[str, Any]) -> bool:
+    return any(_is_call(p) for p in message.get("parts") or [])
+
+
+def _is_call(part: Any) -> bool:
+    return isinstance(part, Mapping) and part.get("type") == "tool_call"
 
 
 def _chain_hash(keys: Iterable[str]) -> list[bytes]:

@@ -1,0 +1,129 @@
+"""What a later input recorded of earlier turns without their calls or ids, filled in.
+
+LiteLLM's OpenTelemetry callback records a request's messages without the
+tool calls of earlier assistant turns (the turn is left empty, or with its
+text only), and the calls of an answer without their ids.  Once the calls of
+one conversation are stitched (see :mod:`.stitch`), both halves are in the
+run: the answer of an earlier call holds the calls (names, arguments), the
+tool messages that follow the turn in a later input hold their ids.
+
+A turn that lost its calls (:func:`~.stitch.lost_calls`: tool results follow
+it) takes a copy of the answer of the earlier call whose whole input is the
+messages before it, when that answer, calls left out, says what the turn
+says.  The answer's calls that have no id take the ids of the tool results
+that follow the turn, in order, when they answer as many calls.  Each fill
+is noted in the step's :attr:`~.model.ModelCall.derived`; the span's
+attributes stay as recorded.
+
+Tool results recorded without their call ids (OpenInference's LiteLLM
+instrumentation, OpenLLMetry's ``gen_ai.tool.message`` events) answer the
+calls of the assistant turn before them: they take those calls' ids, in
+order, when they answer as many calls and none has an id of its own.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .model import Step
+from .stitch import conversation, lost_calls, message_key, without_calls
+
+
+def recover_turns(models: Sequence[Step]) -> int:
+    """Fill what ``models``' inputs (in call order) lost of earlier turns; return how many."""
+    filled = 0
+    by_input: dict[tuple[str, ...], Step] = {}
+    for step in models:
+        m = step.model
+        if m is None:
+            continue
+        inputs = m.input_messages or []
+        for j, message in enumerate(inputs):
+            if not lost_calls(inputs, j):
+                continue
+            earlier = by_input.get(tuple(conversation(inputs[:j], m.system_instructions)))
+            answer = _answer(earlier)
+            if earlier is None or answer is None:
+                continue
+            if message_key(without_calls(answer)) != message_key(message):
+                continue
+            turn = {k: v for k, v in copy.deepcopy(answer).items() if k != "finish_reason"}
+            note = f"input message {j}: the assistant turn recorded without its calls, the "
+            note += f"output of the model call of span {earlier.span_id}"
+            if _take_ids(turn, answer, inputs[j + 1 :]):
+                note += "; its call ids from the tool results that follow, in order"
+            inputs[j] = turn
+            m.derived.append(note)
+            filled += 1
+        for j in _answered_without_ids(inputs):
+            m.derived.append(
+                f"input messages after {j}: the tool results' call ids, those of the calls of "
+                "the assistant turn before them, in order"
+            )
+            filled += 1
+        if m.input_messages is not None:
+            by_input.setdefault(tuple(conversation(inputs, m.system_instructions)), step)
+    return filled
+
+
+def _answer(step: Step | None) -> dict[str, Any] | None:
+    """The one assistant message ``step`` answered with, if it answered with one with calls."""
+    if step is None or step.model is None:
+        return None
+    answers = [m for m in step.model.output_messages or [] if m.get("role") == "assistant"]
+    if len(answers) != 1:
+        return None
+    parts = answers[0].get("parts") or []
+    return answers[0] if any(p.get("type") == "tool_call" for p in parts) else None
+
+
+def _take_ids(
+    turn: dict[str, Any], answer: dict[str, Any], after: Sequence[Mapping[str, Any]]
+) -> bool:
+    """Give the turn's (and the answer's) id-less calls the ids of the results that follow."""
+    calls = [p for p in turn.get("parts") or [] if p.get("type") == "tool_call"]
+    if not calls or all(c.get("id") for c in calls):
+        return False
+    ids = []
+    for message in after:
+        if message.get("role") != "tool":
+            break
+        parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
+        ids += [p.get("id") for p in parts if p.get("type") == "tool_call_response"]
+    if len(ids) != len(calls) or not all(isinstance(i, str) and i for i in ids):
+        return False
+    originals = [p for p in answer.get("parts") or [] if p.get("type") == "tool_call"]
+    for call, original, call_id in zip(calls, originals, ids, strict=True):
+        if not call.get("id"):
+            call["id"] = call_id
+            original["id"] = call_id
+    return True
+
+
+def _answered_without_ids(messages: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Give tool results without ids the ids of the calls before them; the turns done."""
+    done = []
+    for j, message in enumerate(messages):
+        calls = [p for p in message.get("parts") or [] if p.get("type") == "tool_call"]
+        if message.get("role") != "assistant" or not calls:
+            continue
+        results = []
+        for after in messages[j + 1 :]:
+            if after.get("role") != "tool":
+                break
+            results += [
+                p for p in after.get("parts") or [] if p.get("type") == "tool_call_response"
+            ]
+        ids = [c.get("id") for c in calls]
+        if (
+            len(results) != len(calls)
+            or any(r.get("id") for r in results)
+            or not all(isinstance(i, str) and i for i in ids)
+        ):
+            continue
+        for result, call_id in zip(results, ids, strict=True):
+            result["id"] = call_id
+        done.append(j)
+    return done

@@ -1,0 +1,80 @@
+"""Calls and ids an instrumentation left out of later inputs, recovered from the conversation.
+
+Built from the conformance corpus (real traces of LiteLLM's own OpenTelemetry
+callback and of OpenInference's LiteLLM instrumentation, recorded against the
+scripted model server).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import otel_replay
+from otel_replay.runs.double_spans import same_model
+from otel_replay.runs.stitch import turns
+
+CASES = Path(__file__).parent / "conformance" / "cases"
+
+
+def _models(case: str) -> list[otel_replay.Step]:
+    (run,) = otel_replay.load(CASES / case / "traces.binpb")
+    return [s for s in run.steps if s.kind == "model"]
+
+
+def test_turns_litellm_recorded_empty_take_the_answers_they_were() -> None:
+    first, second, third = _models("litellm_otel/sync")
+    assert first.model is not None and second.model is not None and third.model is not None
+    # The answer's calls came from the legacy gen_ai.completion.N.function_call attributes;
+    # their ids from the tool results that follow the turn in the next input.
+    calls = [p for p in first.model.output_messages[0]["parts"] if p["type"] == "tool_call"]
+    assert [(c["id"], c["name"]) for c in calls] == [
+        ("call_lookup_order_5521", "lookup_order"),
+        ("call_track_shipment_5521", "track_shipment"),
+    ]
+    turn = second.model.input_messages[2]
+    assert turn["role"] == "assistant" and [p["id"] for p in turn["parts"]] == [
+        "call_lookup_order_5521",
+        "call_track_shipment_5521",
+    ]
+    assert len(third.model.derived) == 2 and all(
+        "recorded without its calls" in n for n in third.model.derived
+    )
+    shown = json.loads(json.dumps(second.to_json()))
+    assert shown["derived_fields"] == second.model.derived
+
+
+def test_a_turn_that_kept_its_text_is_filled_too() -> None:
+    """LiteLLM's Anthropic route keeps the answer's text and drops its calls."""
+    _, second, _ = _models("litellm_otel/anthropic")
+    assert second.model is not None
+    turn = second.model.input_messages[2]
+    assert [p["type"] for p in turn["parts"]] == ["text", "tool_call", "tool_call"]
+
+
+def test_tool_results_without_ids_take_the_ids_of_the_calls_before_them() -> None:
+    _, second, _ = _models("litellm_openinference/sync")
+    assert second.model is not None
+    results = [m for m in second.model.input_messages if m["role"] == "tool"]
+    assert [m["parts"][0]["id"] for m in results] == [
+        "call_lookup_order_5521",
+        "call_track_shipment_5521",
+    ]
+    assert any("call ids" in n for n in second.model.derived)
+
+
+def test_one_answer_recorded_as_several_messages_is_one_turn() -> None:
+    answer = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "a", "name": "f"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "b", "name": "g"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "a", "response": 1}]},
+    ]
+    (merged, tool) = turns(answer)
+    assert [p["id"] for p in merged["parts"]] == ["a", "b"] and tool["role"] == "tool"
+
+
+def test_a_router_and_a_client_name_one_model() -> None:
+    assert same_model("openai/responses/gpt-4o-mini", "gpt-4o-mini-2024-07-18")
+    assert same_model("gpt-4o-mini", None)
+    assert not same_model("gpt-4o-mini", "gpt-4o")
+    assert not same_model("anthropic/claude-sonnet-4-5", "gpt-4o-mini")
