@@ -45,8 +45,13 @@ def _text(role: str, content: Any) -> list[Item]:
     return out
 
 
+#: OpenAI's ``developer`` role is its newer name for ``system`` (the API treats them alike;
+#: LlamaIndex's Responses client sends its system message as one).
+_ROLES = {"developer": "system"}
+
+
 def _openai_message(m: dict[str, Any]) -> list[Item]:
-    role = m.get("role")
+    role = _ROLES.get(str(m.get("role")), m.get("role"))
     if m.get("type") == "function_call":
         return [("assistant", ("call", m["call_id"], m["name"], value(m["arguments"])))]
     if m.get("type") == "function_call_output":

@@ -78,3 +78,22 @@ def test_a_router_and_a_client_name_one_model() -> None:
     assert same_model("gpt-4o-mini", None)
     assert not same_model("gpt-4o-mini", "gpt-4o")
     assert not same_model("anthropic/claude-sonnet-4-5", "gpt-4o-mini")
+
+
+def test_a_span_that_only_prepares_a_call_is_no_model_step() -> None:
+    """LlamaIndex's _prepare_chat_with_tools: an OpenInference LLM span that sends nothing."""
+    from otel_replay.runs.build import build_runs
+    from otel_replay.store.reader import SpanReader
+
+    path = CASES / "llamaindex_openinference" / "async" / "traces.binpb"
+    (run,) = otel_replay.load(path)
+    models = [s for s in run.steps if s.kind == "model"]
+    assert [s.name for s in models] == ["OpenAI.achat"] * 3
+    prepared = [s for s in run.steps if s.name == "OpenAI._prepare_chat_with_tools"]
+    assert len(prepared) == 3 and all(s.kind == "other" for s in prepared)
+    # Without the call it prepared (the answering sibling), a span is not demoted.
+    records = [r for r in SpanReader(path) if r.name != "OpenAI.achat"]
+    (alone,) = build_runs(records)
+    assert [s.kind for s in alone.steps if s.name.endswith("_prepare_chat_with_tools")] == [
+        "model"
+    ] * 3

@@ -43,31 +43,14 @@ _SPLIT_WITHOUT_CONTENT = (
 )
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
-KNOWN_GAPS: dict[str, str] = {
-    # --- llamaindex_openinference
-    **_modes(
-        "llamaindex_openinference",
-        "a second, answerless model step per call (OpenAI._prepare_chat_with_tools) makes it "
-        "model-only",
-        *("async", "async_stream", *_RUNS),
-    ),
-    **_modes(
-        "llamaindex_openinference",
-        "as async, and the system prompt is recorded as a system message where the Responses "
-        "request sent a developer message",
-        *("responses", "responses_stream"),
-    ),
-    "llamaindex_openinference/no_content": (
-        "a second model step per call (OpenAI._prepare_chat_with_tools); "
-        + _NO_CALL_IDS_WITHOUT_CONTENT
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 #: Case id -> what the stack's trace does not hold, so that no reader could rebuild it.
 #: The case fails its check for that alone; the verdict says what is missing.
 NOT_RECORDED: dict[str, str] = {
     "litellm_otel/no_content": _SPLIT_WITHOUT_CONTENT,
     "litellm_openinference/no_content": _SPLIT_WITHOUT_CONTENT,
+    "llamaindex_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "langgraph_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     **{

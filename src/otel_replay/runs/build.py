@@ -13,6 +13,7 @@ from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans, merge_twin_traces
 from .log_events import join_events
 from .model import Run, Step
+from .preparations import demote_preparations
 from .recovered_turns import recover_turns
 from .steps import to_step
 from .stitch import ConversationKeys, stitch
@@ -67,6 +68,7 @@ def build_traces(
     # Content from events first: stitching follows message continuity.
     join_events(traces, logs)
     for trace in traces:
+        demote_preparations(trace.steps)
         merge_double_spans(trace.steps)
     return traces
 

@@ -434,6 +434,8 @@ def message_key(message: Mapping[str, Any]) -> str | None:
     if not parts:
         return None
     role = message.get("role")
+    if role == "developer":  # OpenAI's newer name for the system role
+        role = "system"
     # A tool result is the same result whether the client sent it as role tool or user.
     if all(p[0] == "tool_call_response" for p in parts):
         role = "tool"
