@@ -13,8 +13,9 @@ with parts ``{"type": "text", "content"}``, ``{"type": "tool_call", "id",
 Provider shapes are accepted too, so capture helpers take what the user's code
 already has and third-party traces read the same: OpenAI chat messages
 (``content``, ``tool_calls``, ``tool_call_id``), Anthropic content blocks
-(``text``, ``tool_use``, ``tool_result``, ``thinking``) and OpenAI Responses
-items (``message``, ``function_call``, ``function_call_output``).  A user
+(``text``, ``tool_use``, ``tool_result``, ``thinking``), OpenAI Responses
+items (``message``, ``function_call``, ``function_call_output``) and Amazon
+Bedrock Converse blocks (``{"text"}``, ``{"toolUse"}``, ``{"toolResult"}``).  A user
 message that only answers tool calls (Anthropic's ``tool_result`` blocks,
 pydantic-ai before instrumentation version 6) gets the role ``tool``, and a
 tool response made of text blocks only is their text: so a tool result reads
@@ -93,9 +94,45 @@ def normalize_part(part: Any) -> dict[str, Any]:
         }
     if kind == "thinking" and "thinking" in p:  # Anthropic
         return {"type": "reasoning", "content": p["thinking"]}
+    if kind is None and len(p) == 1:
+        converse = _converse_block(p)
+        if converse is not None:
+            return converse
     if (kind is None or kind in _TEXT_TYPES) and "content" not in p and "text" in p:
         return {"type": "text", "content": p["text"]}
     return p
+
+
+def _converse_block(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A content block of Amazon Bedrock's Converse shape (Strands Agents records its
+    messages so): ``{"toolUse": ...}``, ``{"toolResult": ...}``, ``{"reasoningContent": ...}``."""
+    ((key, value),) = block.items()
+    if not isinstance(value, Mapping):
+        return None
+    if key == "toolUse":
+        return {
+            "type": "tool_call",
+            "id": value.get("toolUseId"),
+            "name": value.get("name"),
+            "arguments": parse_arguments(value.get("input")),
+        }
+    if key == "toolResult":
+        content = value.get("content")
+        if isinstance(content, list) and len(content) == 1 and isinstance(content[0], Mapping):
+            only = content[0]
+            content = only["json"] if set(only) == {"json"} else content
+        return {
+            "type": "tool_call_response",
+            "id": value.get("toolUseId"),
+            "response": tool_response(content),
+        }
+    if key == "reasoningContent":
+        text = value.get("reasoningText")
+        return {
+            "type": "reasoning",
+            "content": text.get("text") if isinstance(text, Mapping) else text,
+        }
+    return None
 
 
 def normalize_message(message: Mapping[str, Any]) -> Message:
@@ -115,7 +152,10 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     else:
         parts = []
         content = message.get("content")
-        if role == "tool":
+        blocks = [normalize_part(p) for p in content] if isinstance(content, list) else []
+        if role == "tool" and blocks and _responses(blocks):
+            parts.extend(blocks)  # results as blocks that carry their own ids (Converse)
+        elif role == "tool":
             parts.append(
                 {
                     "type": "tool_call_response",
@@ -126,7 +166,7 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
         elif isinstance(content, str):
             parts.append({"type": "text", "content": content})
         elif isinstance(content, list):
-            parts.extend(normalize_part(p) for p in content)
+            parts.extend(blocks)
         for call in message.get("tool_calls") or []:
             fn = call.get("function", call)
             parts.append(

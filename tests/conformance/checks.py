@@ -15,7 +15,7 @@ compares every run with the ground truth the fake model server logged
   tools (``model-only`` when it does not: tool steps are then derived);
   with content off, not ``full``, and ``missing`` names the content of
   every step;
-- the run's final output is the answer the agent printed.
+- the run's final output is the answer the agent printed (edge whitespace aside).
 
 Every difference becomes one line of :attr:`Outcome.problems`, so that a
 case's gaps (split runs, lost or invented steps, wrong messages) are all
@@ -203,7 +203,9 @@ class _RunCheck:
             self._verdict()
         if self.content:
             final = self.run.final_output()
-            if final != scenario.final_answer(self.order):
+            # Edge whitespace is the framework's presentation (Strands ends its answer
+            # with a newline), not the answer.
+            if (final or "").strip() != scenario.final_answer(self.order):
                 self.out.append(f"final output is {short(final)}, not the agent's answer")
         return self.out
 

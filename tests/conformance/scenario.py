@@ -20,7 +20,9 @@ emoji), in the question, the arguments, a tool result, the error and the answer.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import re
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 SYSTEM_PROMPT = (
@@ -188,3 +190,12 @@ def agent_arguments(description: str | None) -> argparse.Namespace:
     ap.add_argument("--concurrent", action="store_true", help="the runs at once (async modes)")
     ap.add_argument("--base-url", required=True)
     return ap.parse_args()
+
+
+async def answer_all(
+    ask: Callable[[str], Awaitable[str]], questions: Sequence[str], concurrent: bool
+) -> list[str]:
+    """Each question's answer from ``ask``: one run after the other or, ``concurrent``, at once."""
+    if concurrent:
+        return list(await asyncio.gather(*(ask(q) for q in questions)))
+    return [await ask(q) for q in questions]

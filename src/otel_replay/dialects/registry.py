@@ -16,6 +16,7 @@ from . import (
     openinference,
     openllmetry,
     pydantic_ai,
+    strands,
 )
 from .span import Dialect, GenAI, SpanView
 
@@ -26,6 +27,7 @@ DIALECTS: tuple[Dialect, ...] = (
     anthropic.DIALECT,
     pydantic_ai.DIALECT,
     haystack.DIALECT,
+    strands.DIALECT,
     openinference.DIALECT,
     openllmetry.DIALECT,
     logfire.DIALECT,

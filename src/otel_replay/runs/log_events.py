@@ -143,8 +143,10 @@ class _Windows:
 def _fill(step: Step, events: list[Event]) -> None:
     call = content_of(events)
     if step.model is None:
-        if step.kind != "other":
-            return  # a tool or agent step: its events are not a model call's
+        if step.kind != "other" or any(c.kind == "model" for c in step.children):
+            # A tool step's events are not a model call's, nor are those of a span
+            # around a model call (Strands' event-loop cycle).
+            return
         # A span that said nothing of itself, whose events tell a model call.
         step.kind = "model"
         step.model = call
@@ -184,6 +186,8 @@ def content_of(events: Iterable[Event]) -> ModelCall:
         fields = body if isinstance(body, Mapping) else attributes
         if name == CHOICE:
             message = M.parse_arguments(fields.get("message"))
+            if isinstance(message, (list, str)):  # the content alone (Strands)
+                message = {"content": message}
             message = dict(message) if isinstance(message, Mapping) else {}
             message["role"] = message.get("role") or "assistant"
             if fields.get("finish_reason") is not None:
@@ -202,7 +206,11 @@ def content_of(events: Iterable[Event]) -> ModelCall:
                 defs = [M.tool_definition(t) for t in tools if isinstance(t, Mapping)]
                 attrs.setdefault(A.TOOL_DEFINITIONS, defs)
                 continue
-            message = {"role": role, "content": fields.get("content")}
+            # Content blocks may come as JSON text of a list (Strands); text stays text.
+            message = {
+                "role": role,
+                "content": content if isinstance(content, list) else fields.get("content"),
+            }
             if role == "assistant":
                 message["tool_calls"] = M.parse_arguments(fields.get("tool_calls"))
             elif role == "tool":

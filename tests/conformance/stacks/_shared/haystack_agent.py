@@ -81,12 +81,6 @@ async def aask(args: Any, question: str, stream: bool) -> str:
     return str(result["last_message"].text)
 
 
-async def _run_async(args: Any, questions: tuple[str, ...], stream: bool) -> list[str]:
-    if args.concurrent:
-        return list(await asyncio.gather(*(aask(args, q, stream) for q in questions)))
-    return [await aask(args, q, stream) for q in questions]
-
-
 def main(flush: Callable[[], Any]) -> None:
     """Run the agent as the command line says, print each answer, then ``flush`` the telemetry."""
     args = scenario.agent_arguments(__doc__)
@@ -95,7 +89,9 @@ def main(flush: Callable[[], Any]) -> None:
     if args.mode in ("sync", "stream"):
         answers = [ask(args, q, stream) for q in questions]
     else:
-        answers = asyncio.run(_run_async(args, questions, stream))
+        answers = asyncio.run(
+            scenario.answer_all(lambda q: aask(args, q, stream), questions, args.concurrent)
+        )
     for answer in answers:
         print(answer)
     flush()

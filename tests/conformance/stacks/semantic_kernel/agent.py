@@ -88,16 +88,14 @@ async def aask(args: Any, question: str, stream: bool) -> str:
     return str(response.content)
 
 
-async def _run(args: Any, questions: tuple[str, ...], stream: bool) -> list[str]:
-    if args.concurrent:
-        return list(await asyncio.gather(*(aask(args, q, stream) for q in questions)))
-    return [await aask(args, q, stream) for q in questions]
-
-
 def main() -> None:
     args = scenario.agent_arguments(__doc__)
     questions = scenario.QUESTIONS[: args.runs]
-    answers = asyncio.run(_run(args, questions, args.mode == "async_stream"))
+    answers = asyncio.run(
+        scenario.answer_all(
+            lambda q: aask(args, q, args.mode == "async_stream"), questions, args.concurrent
+        )
+    )
     for answer in answers:
         print(answer)
     tracer_provider.shutdown()

@@ -1,0 +1,104 @@
+"""A Strands Agents agent with its built-in OpenTelemetry tracing, exported over OTLP/HTTP.
+
+Set up as the Strands observability guide shows it: ``StrandsTelemetry()
+.setup_otlp_exporter()`` (endpoint from ``OTEL_EXPORTER_OTLP_ENDPOINT``); the
+semantic-convention flavour comes from ``OTEL_SEMCONV_STABILITY_OPT_IN``
+(legacy per-message events by default, ``gen_ai_latest_experimental`` for the
+current conventions, ``gen_ai_span_attributes_only`` for content as span
+attributes).  The agent: ``OpenAIModel`` pointed at the model server, the
+three tools as ``@tool`` functions (a tool's exception goes back to the model
+as an error result), ``agent(question)`` (``invoke_async`` under asyncio,
+``stream_async`` for the streamed modes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import scenario
+from strands import Agent, tool
+from strands.models.openai import OpenAIModel
+from strands.telemetry import StrandsTelemetry
+
+telemetry = StrandsTelemetry().setup_otlp_exporter()
+
+
+@tool(description=scenario.TOOL_DESCRIPTIONS["lookup_order"])
+def lookup_order(order_id: str) -> dict[str, Any]:
+    """Look up an order by its id.
+
+    Args:
+        order_id: Order id, e.g. ORD-1234
+    """
+    return scenario.lookup_order(order_id)
+
+
+@tool(description=scenario.TOOL_DESCRIPTIONS["track_shipment"])
+def track_shipment(order_id: str) -> dict[str, Any]:
+    """Track the shipment of an order.
+
+    Args:
+        order_id: Order id, e.g. ORD-1234
+    """
+    return scenario.track_shipment(order_id)
+
+
+@tool(description=scenario.TOOL_DESCRIPTIONS["open_ticket"])
+def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
+    """Open a support ticket.
+
+    Args:
+        order_id: Order id, e.g. ORD-1234
+        reason: Why the ticket is opened
+    """
+    return scenario.open_ticket(order_id, reason)
+
+
+def make_agent(args: Any) -> Agent:
+    model = OpenAIModel(
+        client_args={"api_key": "sk-conformance-dummy", "base_url": args.base_url},
+        model_id="gpt-4o-mini",
+        params={"temperature": 0, "max_tokens": 1024},
+    )
+    return Agent(
+        model=model,
+        tools=[lookup_order, track_shipment, open_ticket],
+        system_prompt=scenario.SYSTEM_PROMPT,
+        callback_handler=None,
+    )
+
+
+def ask(args: Any, question: str) -> str:
+    return str(make_agent(args)(question)).strip()
+
+
+async def aask(args: Any, question: str, stream: bool) -> str:
+    agent = make_agent(args)
+    if not stream:
+        return str(await agent.invoke_async(question)).strip()
+    result = None
+    async for event in agent.stream_async(question):
+        if "result" in event:
+            result = event["result"]
+    return str(result).strip()
+
+
+def main() -> None:
+    args = scenario.agent_arguments(__doc__)
+    questions = scenario.QUESTIONS[: args.runs]
+    if args.mode == "sync":
+        answers = [ask(args, q) for q in questions]
+    else:
+        answers = asyncio.run(
+            scenario.answer_all(
+                lambda q: aask(args, q, args.mode == "async_stream"), questions, args.concurrent
+            )
+        )
+    for answer in answers:
+        print(answer)
+    telemetry.tracer_provider.shutdown()
+
+
+if __name__ == "__main__":
+    main()
