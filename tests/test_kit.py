@@ -142,7 +142,8 @@ def test_missing_fields_are_named_exactly_and_in_a_stable_order() -> None:
         "steps[1].request_model",
         "steps[1].temperature",
         "steps[1].input_messages",
-        "steps[2].arguments",
+        # No steps[2].arguments: a tool span without them runs the model's call, whose
+        # arguments are recorded (taken, unverified); no later request holds the result.
         "steps[2].result",
         "steps[3].input_messages",
     ]
@@ -153,6 +154,9 @@ def test_missing_fields_are_named_exactly_and_in_a_stable_order() -> None:
         assert kit.missing == expected
         assert kit.verdict == "model-only" and not kit.replayable
     assert kit.problems == ["step 2 (tool lookup, span cccccccccccccccc): no result recorded"]
+    tool = one(sparse).steps[2].tool
+    assert tool is not None and tool.arguments_payload is not None
+    assert tool.arguments_payload.status == "unverified"
 
 
 def test_identity_fields_found_on_any_span_and_conversation_id_counts_as_session() -> None:

@@ -180,3 +180,42 @@ def test_responses_function_calls_recorded_as_text_read_as_tool_calls(tmp_path: 
     assert [p["type"] for p in sent_back[1]["parts"]] == ["tool_call", "tool_call"]
     # The call that was also recorded as a tool_call part is there once.
     assert [p["type"] for p in (second.output_messages or [])[0]["parts"]] == ["tool_call"]
+
+
+def _adk(mode: str, tmp_path: Path) -> list[Path]:
+    paths = []
+    for name in ("traces.binpb", "logs.binpb"):
+        target = tmp_path / name
+        shutil.copyfile(CASES / "google_adk" / mode / name, target)
+        paths.append(target)
+    return paths
+
+
+def test_a_span_that_merges_parallel_calls_is_not_one_more_tool(tmp_path: Path) -> None:
+    # Google ADK traces each of two parallel calls, then "(merged tools)" for both.
+    for mode in ("sync", "legacy", "no_content"):
+        (run,) = otel_replay.load(*_adk(mode, tmp_path))
+        names = [s.tool.tool_name for s in run.tool_steps() if s.tool is not None]
+        assert names == ["lookup_order", "track_shipment", "open_ticket"], mode
+        (merge,) = [s for s in run.steps if s.name == "execute_tool (merged)"]
+        assert merge.kind == "other" and merge.tool is None
+
+
+def test_a_tool_span_without_content_runs_the_calls_arguments_and_sent_result(
+    tmp_path: Path,
+) -> None:
+    # ADK's current schema keeps tool content off the span unless SPAN_ONLY; the call
+    # and what the model was sent are in the log records: taken, marked unverified.
+    (run,) = otel_replay.load(*_adk("sync", tmp_path))
+    tools = {s.tool.tool_name: s.tool for s in run.tool_steps() if s.tool is not None}
+    lookup, track = tools["lookup_order"], tools["track_shipment"]
+    assert lookup.arguments == {"order_id": "ORD-5521"} and lookup.result == LOOKUP_SENT
+    assert lookup.arguments_payload is not None and lookup.result_payload is not None
+    assert (lookup.arguments_payload.status, lookup.result_payload.status) == (
+        "unverified",
+        "unverified",
+    )
+    # Failed by type alone (the error callback answered for it): the text the model got.
+    assert track.error is not None and track.error.type == "TOOL_ERROR"
+    assert "Colis-Express" in track.error.message
+    assert run.kit.verdict == "full"

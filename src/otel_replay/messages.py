@@ -94,6 +94,10 @@ def normalize_part(part: Any) -> dict[str, Any]:
         }
     if kind == "thinking" and "thinking" in p:  # Anthropic
         return {"type": "reasoning", "content": p["thinking"]}
+    if kind is None:
+        gemini = _gemini_part(p)
+        if gemini is not None:
+            return gemini
     if kind is None and len(p) == 1:
         converse = _converse_block(p)
         if converse is not None:
@@ -101,6 +105,32 @@ def normalize_part(part: Any) -> dict[str, Any]:
     if (kind is None or kind in _TEXT_TYPES) and "content" not in p and "text" in p:
         return {"type": "text", "content": p["text"]}
     return p
+
+
+def _gemini_part(part: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A part of a google-genai ``Content`` (Google ADK records them so, unset fields as
+    None): ``{"text": ...}`` (``thought`` set: reasoning), ``{"function_call": ...}``,
+    ``{"function_response": ...}``, in snake or camel case."""
+    p = {k: v for k, v in part.items() if v is not None}
+    call = p.get("function_call", p.get("functionCall"))
+    if isinstance(call, Mapping):
+        return {
+            "type": "tool_call",
+            "id": call.get("id"),
+            "name": call.get("name"),
+            "arguments": parse_arguments(call.get("args")),
+        }
+    response = p.get("function_response", p.get("functionResponse"))
+    if isinstance(response, Mapping):
+        return {
+            "type": "tool_call_response",
+            "id": response.get("id"),
+            "response": tool_response(response.get("response")),
+        }
+    if isinstance(p.get("text"), str) and len(part) > 1:
+        kind = "reasoning" if p.get("thought") is True else "text"
+        return {"type": kind, "content": p["text"]}
+    return None
 
 
 def _converse_block(block: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -143,6 +173,8 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
         role = "assistant" if kind == "function_call" else "tool"
         return {"role": role, "parts": [normalize_part(message)]}
     role = str(message.get("role", "user"))
+    if role == "model":  # Gemini's name for the assistant
+        role = "assistant"
     if "parts" in message:
         parts = [normalize_part(p) for p in (message.get("parts") or [])]
         call_id = message.get("tool_call_id")
@@ -204,7 +236,11 @@ def one_answer(messages: list[Message]) -> list[Message]:
     record one assistant message per item (a text, each parallel function
     call): they are parts of one answer.  Messages that each end with their
     own ``finish_reason`` are separate choices (``n`` > 1) and stay apart.
+    A streamed answer recorded as each partial response and then the whole
+    (Google ADK: only the whole has a ``finish_reason``) is the whole, when
+    the partials spell exactly its text and calls.
     """
+    messages = _without_partials(messages)
     out: list[Message] = []
     for message in messages:
         last = out[-1] if out else None
@@ -218,6 +254,20 @@ def one_answer(messages: list[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def _without_partials(messages: list[Message]) -> list[Message]:
+    """``[partial, ..., whole]`` as ``[whole]`` when the partials spell exactly the whole."""
+    if len(messages) < 2 or any(m.get("role") != "assistant" for m in messages):
+        return messages
+    *partials, whole = messages
+    if not whole.get("finish_reason") or any(m.get("finish_reason") for m in partials):
+        return messages
+    text = "".join(last_text([m]) or "" for m in partials)
+    ids = {c.get("id") for c in tool_calls(partials)}
+    if text != (last_text([whole]) or "") or not ids <= {c.get("id") for c in tool_calls([whole])}:
+        return messages
+    return [whole]
 
 
 def normalize(messages: Iterable[Mapping[str, Any]] | None) -> list[Message]:

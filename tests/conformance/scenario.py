@@ -199,3 +199,26 @@ async def answer_all(
     if concurrent:
         return list(await asyncio.gather(*(ask(q) for q in questions)))
     return [await ask(q) for q in questions]
+
+
+def print_answers(
+    description: str | None,
+    ask: Callable[[argparse.Namespace, str, bool], str],
+    aask: Callable[[argparse.Namespace, str, bool], Awaitable[str]],
+) -> None:
+    """An agent's main: each question of the command line's runs answered, and printed.
+
+    ``ask(args, question, stream)`` answers in the sync modes, ``aask`` under
+    asyncio in the others (one run after the other, or at once).
+    """
+    args = agent_arguments(description)
+    questions = QUESTIONS[: args.runs]
+    stream = args.mode in ("stream", "async_stream")
+    if args.mode in ("sync", "stream"):
+        answers = [ask(args, q, stream) for q in questions]
+    else:
+        answers = asyncio.run(
+            answer_all(lambda q: aask(args, q, stream), questions, args.concurrent)
+        )
+    for answer in answers:
+        print(answer)

@@ -122,10 +122,26 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
     return "\n".join(lines) + "\n"
 
 
+#: The summary's first columns, in this order; a stack's own modes follow.
+COMMON_MODES = (
+    "sync",
+    "async",
+    "stream",
+    "async_stream",
+    "responses",
+    "responses_stream",
+    "anthropic",
+    "anthropic_stream",
+    "no_content",
+    "two_runs",
+    "two_runs_concurrent",
+)
+
+
 def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
     """Stack x mode: rebuilt exactly or not (or not in the trace), with the verdicts."""
     outcomes = [check(c) for c in sorted(cases, key=_in_stack_order)]
-    modes: list[str] = []
+    modes = [m for m in COMMON_MODES if any(o.case.meta["mode"] == m for o in outcomes)]
     for o in outcomes:
         if o.case.meta["mode"] not in modes:
             modes.append(o.case.meta["mode"])

@@ -9,6 +9,7 @@ from typing import Any
 from . import (
     anthropic,
     genai,
+    google_adk,
     haystack,
     litellm,
     logfire,
@@ -28,6 +29,7 @@ DIALECTS: tuple[Dialect, ...] = (
     pydantic_ai.DIALECT,
     haystack.DIALECT,
     strands.DIALECT,
+    google_adk.DIALECT,
     openinference.DIALECT,
     openllmetry.DIALECT,
     logfire.DIALECT,

@@ -34,7 +34,10 @@ def merge_double_spans(steps: Sequence[Step]) -> int:
         twins = [parent] if parent is not None else []
         twins += parent.children if parent is not None else []
         twins += step.children
-        twin = next((t for t in twins if t is not step and _same_call(step, t)), None)
+        twin = next(
+            (t for t in twins if t is not step and _same_call(step, t, _only_child(step, t))),
+            None,
+        )
         if twin is None:
             continue
         # On a tie, the outer span: it timed the whole call.
@@ -151,7 +154,15 @@ def _merge(keep: Step, drop: Step) -> None:
     drop.duplicate_of = keep.span_id
 
 
-def _same_call(a: Step, b: Step) -> bool:
+def _only_child(a: Step, b: Step) -> bool:
+    """One of the two is the other's only model child (a call traced around and within)."""
+    for outer, inner in ((a, b), (b, a)):
+        if inner.parent_span_id == outer.span_id:
+            return [c for c in outer.children if c.kind == "model"] == [inner]
+    return False
+
+
+def _same_call(a: Step, b: Step, nested: bool = False) -> bool:
     if b.kind != "model" or a.model is None or b.model is None:
         return False
     if not _overlap(a.start_ns, a.end_ns, b.start_ns, b.end_ns):
@@ -160,7 +171,9 @@ def _same_call(a: Step, b: Step) -> bool:
     if not same_model(ma.request_model, mb.request_model):
         return False
     if ma.input_messages is None or mb.input_messages is None:
-        return ma.input_messages is None and mb.input_messages is None
+        # A span with no input recorded is the call of the model span it is the only
+        # model step in (or that is the only one in it); elsewhere it could be any call.
+        return nested or (ma.input_messages is None and mb.input_messages is None)
     outputs = (ma.output_messages, mb.output_messages)
     if None not in outputs and _keys(outputs[0]) != _keys(outputs[1]):
         return False

@@ -52,6 +52,8 @@ MESSAGE_EVENTS = {
     "gen_ai.tool.message": "tool",
 }
 GENAI_EVENTS = frozenset({INFERENCE_DETAILS, CHOICE, *MESSAGE_EVENTS})
+#: What a message event holds in place of content that was not captured (Google ADK).
+ELIDED = frozenset({"<elided>"})
 _CONTENT = ("input_messages", "output_messages", "system_instructions", "tool_definitions")
 
 #: (event name, body, attributes) of one event, from a log record or a span event.
@@ -167,12 +169,18 @@ def _structured(body: Any) -> Any:
     return body
 
 
+def _content(value: Any) -> bool:
+    """A google-genai ``Content``: ``{"role": ..., "parts": [...]}``."""
+    return isinstance(value, Mapping) and isinstance(value.get("parts"), list) and "role" in value
+
+
 def content_of(events: Iterable[Event]) -> ModelCall:
     """The model call the GenAI ``events`` of one span describe (see module docstring)."""
     attrs: dict[str, Any] = {}
     inputs: list[dict[str, Any]] = []
     choices: list[tuple[int, int, dict[str, Any]]] = []
     anthropic = False
+    elided = False
     for name, recorded, attributes in events:
         body = _structured(recorded)
         provider = attributes.get(A.PROVIDER_NAME, attributes.get("gen_ai.system"))
@@ -186,6 +194,8 @@ def content_of(events: Iterable[Event]) -> ModelCall:
         fields = body if isinstance(body, Mapping) else attributes
         if name == CHOICE:
             message = M.parse_arguments(fields.get("message"))
+            if message is None and _content(fields.get("content")):
+                message = fields["content"]  # a google-genai Content (Google ADK)
             if isinstance(message, (list, str)):  # the content alone (Strands)
                 message = {"content": message}
             message = dict(message) if isinstance(message, Mapping) else {}
@@ -200,11 +210,19 @@ def content_of(events: Iterable[Event]) -> ModelCall:
         elif name in MESSAGE_EVENTS:
             role = MESSAGE_EVENTS[name]
             content = M.parse_arguments(fields.get("content"))
+            if isinstance(content, str) and content in ELIDED:
+                elided = True
+                continue
             if role == "user" and isinstance(content, Mapping) and set(content) == {"tools"}:
                 # The request's tool list, sent as a message (OpenLLMetry, Anthropic).
                 tools = content["tools"] if isinstance(content["tools"], list) else []
                 defs = [M.tool_definition(t) for t in tools if isinstance(t, Mapping)]
                 attrs.setdefault(A.TOOL_DEFINITIONS, defs)
+                continue
+            if _content(content):
+                # A google-genai Content, with its own role: ADK sends every input
+                # message, the model's turns included, as a user message event.
+                inputs.append(dict(content))
                 continue
             # Content blocks may come as JSON text of a list (Strands); text stays text.
             message = {
@@ -216,6 +234,9 @@ def content_of(events: Iterable[Event]) -> ModelCall:
             elif role == "tool":
                 message["tool_call_id"] = fields.get("id", fields.get("tool_call_id"))
             inputs.append(message)
+    if elided:
+        # Content capture off: the messages are placeholders, the answer an empty shell.
+        inputs, choices = [], [c for c in choices if c[2].get("content") or c[2].get("parts")]
     if inputs:
         attrs.setdefault(A.INPUT_MESSAGES, inputs)
     if choices:

@@ -17,8 +17,15 @@ LlamaIndex under OpenInference) record the tool run, not the model's call:
   sent for that call id in a later request is taken; without one, the
   wrapper's content.  A result that is no wrapper is the tool's own and kept.
 
-A span that recorded no arguments or no result (content off, or hidden by
-the instrumentation) is not filled in: the kit reports them missing.
+A span that keeps no content at all while the messages carry it (Google
+ADK records tool content only in SPAN_ONLY mode) takes the call's arguments
+and the result the model was sent, unverified; its error, when it names only
+a type, takes the text the model was told.  A span that recorded one but not
+the other (a result lost), or values hidden by the instrumentation, is not
+filled in: the kit reports them missing.
+
+A span that only merges a turn's parallel calls (Google ADK's ``(merged
+tools)``) runs no tool: it becomes an ``other`` step (:func:`drop_merge_spans`).
 
 Exact values (a digest proves them, as otel-replay's own capture records
 them) and a tool's error are never replaced.  Values taken from the
@@ -30,9 +37,11 @@ from __future__ import annotations
 
 import ast
 import collections
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import attributes as A
 from .. import json_text
 from .. import messages as M
 from ..payload_attributes import Payload
@@ -53,6 +62,8 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     )
     if not models or not tools:
         return 0
+    if drop_merge_spans(steps):
+        tools = [s for s in tools if s.tool is not None]
     turns: dict[int, list[Step]] = collections.defaultdict(list)
     for tool in tools:
         pos = _asking(models, tool)
@@ -61,20 +72,64 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     received = results_by_id(models)
     joined = 0
     for pos, spans in turns.items():
-        for tool, call in _pairs(spans, _calls(models[pos])):
+        calls = _calls(models[pos])
+        pairs = _pairs(spans, calls)
+        for tool, call in pairs:
             _fill(tool, call, received.get(str(call.get("id")), []), pos)
             joined += 1
     return joined
 
 
-def _asking(models: Sequence[Step], tool: Step) -> int | None:
-    """Position of the last model step with tool calls that ended before ``tool`` started.
+def drop_merge_spans(steps: Sequence[Step]) -> int:
+    """Make the tool spans of one run that only merge a turn's parallel calls ``other`` steps.
 
-    A step that made no call (a framework's answerless inner LLM span) asks for no tool.
+    After a model step, a tool span whose name is no tool that step offered
+    or called, and whose id no call has, that follows two or more spans of
+    tools it did offer, runs nothing itself.  Content is not needed: the
+    offered tools' names are recorded without it.
+    """
+    models = sorted(
+        (s for s in steps if s.kind == "model" and s.model is not None),
+        key=lambda s: (s.start_ns, s.index),
+    )
+    after: dict[int, list[Step]] = collections.defaultdict(list)
+    for step in sorted(steps, key=lambda s: (s.start_ns, s.index)):
+        if step.kind == "tool" and step.tool is not None and not step.tool.derived:
+            pos = max(
+                (i for i, m in enumerate(models) if m.start_ns <= step.start_ns), default=None
+            )
+            if pos is not None:
+                after[pos].append(step)
+    dropped = 0
+    for pos, spans in after.items():
+        m = models[pos].model
+        assert m is not None
+        calls = _calls(models[pos])
+        names = {d.get("name") for d in m.tool_definitions or []} | {c.get("name") for c in calls}
+        ids = {c.get("id") for c in calls}
+        ran = 0
+        for step in spans:
+            t = step.tool
+            assert t is not None
+            if t.tool_name in names:
+                ran += 1
+            elif ran >= 2 and t.call_id not in ids:
+                step.kind = "other"
+                step.tool = None
+                dropped += 1
+    return dropped
+
+
+def _asking(models: Sequence[Step], tool: Step) -> int | None:
+    """Position of the last model step with tool calls that started before ``tool``.
+
+    Started, not ended: a span kept open while its answer is handed on (Google
+    ADK's ``call_llm``, a generator) still holds the tools it asked for.  A
+    step that made no call (a framework's answerless inner LLM span) asks for no tool.
     """
     found = None
     for pos, m in enumerate(models):
-        if m.end_ns <= tool.start_ns and m.model is not None and _calls(m):
+        if m.start_ns <= tool.start_ns and m.model is not None and _calls(m):
             found = pos
     return found
 
@@ -115,9 +170,17 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
     if t.call_id is None and isinstance(call_id, str) and call_id:
         t.call_id = call_id
     args = call.get("arguments")
+    sent = next((r for p, r in received if p > pos), _NONE)
+    # A span that keeps no content at all (Google ADK sends it in log records only) ran
+    # the model's call: its arguments, and the result the model was sent, are the tool's.
+    # One whose capture was turned off on purpose stays without.
+    bare = (
+        _unrecorded(t.arguments_payload)
+        and _unrecorded(t.result_payload)
+        and tool.attributes.get(A.CONTENT) != "NO_CONTENT"
+    )
     # Exact values (a digest proves them: otel-replay's own capture) are the tool's own.
-    # No value recorded (content off, hidden) stays missing: the kit names it.
-    if (
+    if (bare and t.arguments is None and isinstance(args, Mapping)) or (
         t.arguments is not None
         and not _exact(t.arguments_payload)
         and isinstance(args, Mapping)
@@ -125,15 +188,38 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
     ):
         t.arguments = dict(args)
         t.arguments_payload = unverified(t.arguments)
-    if t.error is not None or t.result is None or _exact(t.result_payload):
-        return  # an error is the tool's own record; no result stays missing
+    if t.error is not None:
+        if sent is not _NONE and t.error.message in ("", t.error.type):
+            # Marked failed by type alone: what the model was told is the error's only text.
+            t.error.message = error_text(sent)
+        return  # otherwise the error is the tool's own record
+    if bare and t.result is None and sent is not _NONE:
+        t.result = sent
+        t.result_payload = unverified(sent)
+        return
+    if t.result is None or _exact(t.result_payload):
+        return  # a result lost (the span kept its arguments) stays missing: the kit names it
     content = unwrap_result(t.result)
     if content is t.result:
         return  # the tool's own value: kept as recorded
     # A wrapper: what the model was sent for this call is the content it carried.
-    sent = next((r for p, r in received if p > pos), _NONE)
     t.result = content if sent is _NONE else sent
     t.result_payload = unverified(t.result)
+
+
+def _unrecorded(p: Payload | None) -> bool:
+    """No value on the span at all (not one that is there but unusable, nor a placeholder)."""
+    return p is None
+
+
+def error_text(sent: Any) -> str:
+    """The text of an error result the model was sent: its ``error`` / ``message`` string."""
+    value = spelled_value(sent)
+    if isinstance(value, Mapping):
+        for key in ("error", "message", "detail"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 _NONE: Any = object()

@@ -12,7 +12,6 @@ modes).  A tool that raises is reported to the model as an error result
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -83,15 +82,5 @@ async def aask(args: Any, question: str, stream: bool) -> str:
 
 def main(flush: Callable[[], Any]) -> None:
     """Run the agent as the command line says, print each answer, then ``flush`` the telemetry."""
-    args = scenario.agent_arguments(__doc__)
-    questions = scenario.QUESTIONS[: args.runs]
-    stream = args.mode in ("stream", "async_stream")
-    if args.mode in ("sync", "stream"):
-        answers = [ask(args, q, stream) for q in questions]
-    else:
-        answers = asyncio.run(
-            scenario.answer_all(lambda q: aask(args, q, stream), questions, args.concurrent)
-        )
-    for answer in answers:
-        print(answer)
+    scenario.print_answers(__doc__, ask, aask)
     flush()
