@@ -74,7 +74,8 @@ OP_INVOKE_AGENT: Final = "invoke_agent"
 MODEL_OPERATIONS: Final = frozenset(
     {"chat", "text_completion", "generate_content", "embeddings", "responses"}
 )
-AGENT_OPERATIONS: Final = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
+OP_CREATE_AGENT: Final = "create_agent"
+AGENT_OPERATIONS: Final = frozenset({"invoke_agent", OP_CREATE_AGENT, "invoke_workflow"})
 
 # --- identity (semconv registry names; tenant has none, so the plain one) -------
 USER_ID: Final = "user.id"

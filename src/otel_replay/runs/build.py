@@ -75,8 +75,10 @@ def build_traces(
 
 def assemble(traces: list[Run]) -> list[Run]:
     """The second half of :func:`build_runs`: traces of one call twice merged,
-    client-only traces stitched, every run completed; sorted by start."""
+    client-only traces stitched, every run completed; sorted by start.  A trace
+    that only announces agents (:func:`announces_only`) is no run."""
     keys = ConversationKeys()  # shared: both passes compare the calls' messages
+    traces = [t for t in traces if not announces_only(t)]
     twins = merge_twin_traces(traces, keys)
     joining: dict[int, list[Run]] = {}
     for trace in traces:
@@ -86,6 +88,12 @@ def assemble(traces: list[Run]) -> list[Run]:
     runs = [_complete(_with_twins(group, joining)) for group in groups]
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
     return runs
+
+
+def announces_only(trace: Run) -> bool:
+    """A trace of ``create_agent`` spans alone: an agent made, no run of it (AutoGen traces
+    each agent's construction in a trace of its own).  It is not a run."""
+    return all(s.attributes.get(A.OPERATION_NAME) == A.OP_CREATE_AGENT for s in trace.steps)
 
 
 def _reader(blobs: BlobReaders | None) -> Callable[[str], BlobReader | None]:
