@@ -96,6 +96,9 @@ REDACTED: Final = "otel_replay.redacted"
 EXCEPTION_ARGS: Final = "otel_replay.exception.args"
 #: "NO_CONTENT" when content capture was off for this span.
 CONTENT: Final = "otel_replay.content"
+#: How the span's provider sent a failed tool's result, where its messages keep only the
+#: error's text: "error_object" is ``{"error": <text>}`` (the Vercel AI SDK's OpenAI providers).
+TOOL_ERRORS_SENT_AS: Final = "otel_replay.tool_errors_sent_as"
 
 FP: Final = "otel_replay.fingerprint."
 FP_COMMIT: Final = "otel_replay.fingerprint.commit"

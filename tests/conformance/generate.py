@@ -19,7 +19,11 @@ answer, and write ``cases/STACK/MODE/``:
 
 The virtualenv lives in ``.cache/conformance/STACK/venv`` and is made again
 when ``requirements.txt`` (or the Python running this) changes; pip's cache
-is ``.cache/pip``.
+is ``.cache/pip``.  A JavaScript stack has ``package.json``,
+``package-lock.json`` and ``agent.mjs`` instead: ``npm ci`` installs it in
+``.cache/conformance/STACK/node`` (again when the lock file or Node
+changes; npm's cache is ``.cache/npm``), and its agent reads the scenario
+from the ``scenario.json`` written beside it.
 """
 
 from __future__ import annotations
@@ -93,6 +97,53 @@ def stack_config(stack: str) -> dict[str, Any]:
     return config
 
 
+def is_node(stack: str) -> bool:
+    """A JavaScript stack: ``package.json`` and ``agent.mjs`` instead of requirements and agent.py."""
+    return (STACKS / stack / "package.json").is_file()
+
+
+def node_dir(stack: str) -> Path:
+    """The stack's ``node_modules`` home, installed (again) from its lock file when it changed.
+
+    The agent runs from there (``agent.mjs`` and ``scenario.json`` are copied in),
+    so that its imports resolve; npm's cache is ``.cache/npm``.
+    """
+    here = STACKS / stack
+    home = CACHE / "conformance" / stack / "node"
+    stamp = home / "lock.sha256"
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
+    digest = hashlib.sha256(
+        (here / "package.json").read_bytes()
+        + (here / "package-lock.json").read_bytes()
+        + node.stdout.encode()
+    ).hexdigest()
+    if not (stamp.exists() and stamp.read_text() == digest):
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        print(f"[{stack}] installing {home.relative_to(ROOT)}", flush=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(here / name, home / name)
+        npm = ["npm", "ci", "--no-audit", "--no-fund", "--cache", str(CACHE / "npm")]
+        subprocess.run(npm, cwd=home, check=True)
+        stamp.write_text(digest)
+    shutil.copy(here / "agent.mjs", home / "agent.mjs")
+    (home / "scenario.json").write_text(
+        json.dumps(scenario.as_json(), ensure_ascii=False, indent=1), encoding="utf-8"
+    )
+    return home
+
+
+def node_versions(home: Path) -> str:
+    """Node's version and the versions npm installed of the stack's own packages."""
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
+    listed = subprocess.run(
+        ["npm", "ls", "--depth=0", "--json"], cwd=home, capture_output=True, text=True, check=False
+    )
+    deps = json.loads(listed.stdout or "{}").get("dependencies", {})
+    lines = [f"{name}=={info.get('version')}" for name, info in sorted(deps.items())]
+    return "\n".join([f"node=={node.stdout.strip().lstrip('v')}", *lines]) + "\n"
+
+
 def venv_python(stack: str) -> Path:
     """The stack's virtualenv, made (again) when its requirements or this Python changed."""
     requirements = STACKS / stack / "requirements.txt"
@@ -138,8 +189,11 @@ def versions(python: Path, stack: str) -> str:
 def command_of(stack: str, mode: dict[str, Any]) -> list[str]:
     """The agent's command line, the model server's URL as ``{model_server}``."""
     base = "{model_server}" if mode.get("api") == "anthropic" else "{model_server}/v1"
-    agent = (STACKS / stack / "agent.py").relative_to(ROOT).as_posix()
     runs = str(mode.get("runs", 1))
+    if is_node(stack):
+        agent = (STACKS / stack / "agent.mjs").relative_to(ROOT).as_posix()
+        return ["node", agent, "--base-url", base, "--runs", runs, *mode.get("args", [])]
+    agent = (STACKS / stack / "agent.py").relative_to(ROOT).as_posix()
     return ["python", agent, "--base-url", base, "--runs", runs, *mode.get("args", [])]
 
 
@@ -269,11 +323,15 @@ def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> 
             real_env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
             real_env.update({k: fill(v, server, receiver) for k, v in env.items()})
             real_env["PYTHONPATH"] = AGENT_PATH
-            argv = [str(python), *(fill(a, server, receiver) for a in command[1:])]
+            args = [fill(a, server, receiver) for a in command[2:]]
+            if is_node(stack):  # ``python`` is the stack's node home
+                argv, cwd = ["node", str(python / "agent.mjs"), *args], python
+            else:
+                argv, cwd = [str(python), command[1], *args], ROOT
             try:
                 done = subprocess.run(
                     argv,
-                    cwd=ROOT,
+                    cwd=cwd,
                     env=real_env,
                     capture_output=True,
                     text=True,
@@ -305,7 +363,8 @@ def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> 
             "python": platform.python_version(),
         }
         out = write_case(CASES / stack / name, work, done.stdout, case)
-    (out / "versions.txt").write_text(versions(python, stack), encoding="utf-8")
+    found = node_versions(python) if is_node(stack) else versions(python, stack)
+    (out / "versions.txt").write_text(found, encoding="utf-8")
     return out
 
 
@@ -344,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [n for n in names if n not in config["modes"]]
         if unknown:
             raise GenerateError(f"unknown modes {unknown}; {a.stack} has {list(config['modes'])}")
-        python = venv_python(a.stack)
+        python = node_dir(a.stack) if is_node(a.stack) else venv_python(a.stack)
     except GenerateError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

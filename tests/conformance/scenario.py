@@ -222,3 +222,23 @@ def print_answers(
         )
     for answer in answers:
         print(answer)
+
+
+def as_json() -> dict[str, Any]:
+    """What a non-Python agent needs of the scenario (``generate`` writes it beside the agent
+    as ``scenario.json``): prompts, tools, and each tool's result or error by order id."""
+    orders = [order_in(q) for q in QUESTIONS]
+    return {
+        "system_prompt": SYSTEM_PROMPT,
+        "questions": list(QUESTIONS),
+        "tools": {
+            name: {"description": desc, "parameters": TOOL_PARAMETERS[name]}
+            for name, desc in TOOL_DESCRIPTIONS.items()
+        },
+        "raising_tool": RAISING_TOOL,
+        "tracking_error": TRACKING_ERROR,
+        "results": {
+            "lookup_order": {o: lookup_order(o) for o in orders},
+            "open_ticket": {o: open_ticket(o, TICKET_REASON) for o in orders},
+        },
+    }

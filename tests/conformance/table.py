@@ -16,6 +16,7 @@ differences the check found.  With
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -75,10 +76,19 @@ def _stacks(configs: dict[str, dict[str, Any]]) -> list[str]:
         return []
     lines = ["Stacks (`stacks/<stack>/`):", ""]
     for stack, config in configs.items():
-        requirements = (STACKS / stack / "requirements.txt").read_text(encoding="utf-8")
-        pins = [p for p in requirements.splitlines() if "==" in p and not p.startswith("#")]
+        pins = _pins(stack)
         lines.append(f"- `{stack}`: {config['description']} ({', '.join(pins)})")
     return lines
+
+
+def _pins(stack: str) -> list[str]:
+    """The stack's pinned packages: its requirements, or its ``package.json`` dependencies."""
+    package = STACKS / stack / "package.json"
+    if package.is_file():
+        deps = json.loads(package.read_text(encoding="utf-8")).get("dependencies", {})
+        return [f"{name}@{version}" for name, version in sorted(deps.items())]
+    requirements = (STACKS / stack / "requirements.txt").read_text(encoding="utf-8")
+    return [p for p in requirements.splitlines() if "==" in p and not p.startswith("#")]
 
 
 def _count(outcomes: list[Outcome], not_recorded: dict[str, str]) -> str:

@@ -18,6 +18,7 @@ from . import (
     openllmetry,
     pydantic_ai,
     strands,
+    vercel_ai,
 )
 from .span import Dialect, GenAI, SpanView
 
@@ -30,6 +31,7 @@ DIALECTS: tuple[Dialect, ...] = (
     haystack.DIALECT,
     strands.DIALECT,
     google_adk.DIALECT,
+    vercel_ai.DIALECT,
     openinference.DIALECT,
     openllmetry.DIALECT,
     logfire.DIALECT,

@@ -15,6 +15,7 @@ from .log_events import join_events
 from .model import Run, Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
+from .sent_errors import wrap_sent_errors
 from .steps import to_step
 from .stitch import ConversationKeys, stitch
 from .tool_spans import join_tool_spans
@@ -171,6 +172,7 @@ def _complete(traces: list[Run]) -> Run:
     recover_turns(models)
     repair_call_ids(models)
     join_tool_spans(steps)
+    wrap_sent_errors(steps)
     if derive_tool_steps(roots, steps) or len(traces) > 1:
         roots.sort(key=_key)
         steps = _preorder(roots)

@@ -74,6 +74,9 @@ class ModelCall:
     raw: RawHttp | None = None
     #: What was filled in from other steps rather than recorded here, one line each.
     derived: list[str] = dataclasses.field(default_factory=list)
+    #: How the provider sent a failed tool's result, where the messages keep only its
+    #: text (see :data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`).
+    tool_errors_sent_as: str | None = None
 
 
 @dataclasses.dataclass

@@ -1,0 +1,46 @@
+"""Tool errors as the model was sent them, where the messages keep only the error's text.
+
+Some instrumentations record a failed tool's result in the next request as
+the bare error text although the provider sent it wrapped: the Vercel AI
+SDK's GenAI integration, whose OpenAI providers send ``{"error": <text>}``.
+Its dialect marks such model spans (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`);
+here the results of the calls whose tool step failed are wrapped as they
+were sent, and the step notes it in :attr:`~.model.ModelCall.derived`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .model import Step
+
+
+def wrap_sent_errors(steps: Sequence[Step]) -> int:
+    """Wrap the error results of the marked model steps of one run; return how many."""
+    failed = {
+        s.tool.call_id
+        for s in steps
+        if s.kind == "tool" and s.tool is not None and s.tool.error is not None and s.tool.call_id
+    }
+    wrapped = 0
+    for step in steps:
+        m = step.model
+        if m is None or not failed or m.tool_errors_sent_as != "error_object":
+            continue
+        here = 0
+        for message in m.input_messages or []:
+            for part in message.get("parts") or []:
+                if (
+                    part.get("type") == "tool_call_response"
+                    and part.get("id") in failed
+                    and isinstance(part.get("response"), str)
+                ):
+                    part["response"] = {"error": part["response"]}
+                    here += 1
+        if here:
+            m.derived.append(
+                f"input_messages: {here} failed tool result(s) as the provider sends them "
+                '({"error": <text>}); the span records the text alone'
+            )
+            wrapped += here
+    return wrapped
