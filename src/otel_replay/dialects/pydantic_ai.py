@@ -11,6 +11,10 @@
   ``all_messages_events``
 - every version: ``model_request_parameters`` (JSON, with ``function_tools``
   and ``output_tools``) names the tools the model was offered
+- from pydantic-ai 2.60 a tool's error or retry reaches the model as
+  ``{"error": <text>}`` unless the provider has an error channel of its own,
+  while the messages keep the text alone: its chat spans to such providers
+  are marked (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`)
 """
 
 from __future__ import annotations
@@ -51,11 +55,41 @@ def _fill(span: SpanView) -> GenAI:
         choices = [e for e in events if isinstance(e, Mapping) and e.get("event.name") == _CHOICE]
         put(out, A.INPUT_MESSAGES, [_event_message(e) for e in inputs])
         put(out, A.OUTPUT_MESSAGES, [_choice_message(e) for e in choices])
+    if _wraps_errors(span):
+        out[A.TOOL_ERRORS_SENT_AS] = "error_object"
     params = span.json("model_request_parameters")
     if isinstance(params, Mapping):
         tools = [*(params.get("function_tools") or []), *(params.get("output_tools") or [])]
         put(out, A.TOOL_DEFINITIONS, [_tool(t) for t in tools if isinstance(t, Mapping)])
     return out
+
+
+#: The first release that wraps errored tool results ({"error": ...}) for the model.
+WRAPS_ERRORS_FROM = (2, 60)
+#: Providers whose API has its own channel for a tool's error (sent unwrapped).
+_ERROR_CHANNELS = frozenset(
+    {"anthropic", "aws.bedrock", "bedrock", "gcp.gemini", "gcp.vertex_ai", "google"}
+)
+
+
+def _wraps_errors(span: SpanView) -> bool:
+    if span.scope != SCOPE or span.get(A.OPERATION_NAME) != A.OP_CHAT:
+        return False
+    provider = span.text(A.PROVIDER_NAME) or span.text("gen_ai.system")
+    return (
+        provider is not None
+        and provider not in _ERROR_CHANNELS
+        and _version(span) >= WRAPS_ERRORS_FROM
+    )
+
+
+def _version(span: SpanView) -> tuple[int, ...]:
+    parts = []
+    for piece in span.scope_version.split(".")[:2]:
+        if not piece.isdigit():
+            return ()
+        parts.append(int(piece))
+    return tuple(parts)
 
 
 def _event_message(event: Mapping[str, Any]) -> dict[str, Any]:

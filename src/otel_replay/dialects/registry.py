@@ -71,11 +71,12 @@ def normalize(
     name: str = "",
     scope: str = "",
     events: Sequence[Mapping[str, Any]] = (),
+    scope_version: str = "",
 ) -> dict[str, Any]:
     """The span's attributes with the GenAI semconv ones its dialects give it.
 
     The span's own attributes are kept; a GenAI attribute it lacks is filled in
     (and one its stack is known to write wrongly is replaced).
     """
-    span = SpanView(attributes, name=name, scope=scope, events=events)
+    span = SpanView(attributes, name=name, scope=scope, events=events, scope_version=scope_version)
     return {**attributes, **genai_attributes(span)}

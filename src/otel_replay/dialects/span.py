@@ -23,6 +23,8 @@ class SpanView:
     name: str = ""
     scope: str = ""
     events: Sequence[Mapping[str, Any]] = ()
+    #: The instrumentation scope's version (the instrumenting library's, for most).
+    scope_version: str = ""
 
     def get(self, key: str) -> Any:
         return self.attributes.get(key)

@@ -188,6 +188,7 @@ class Normalizer:
             name=span.name,
             scope=scope.name if scope is not None else "",
             events=[{"name": e.name, "attributes": e.attributes or {}} for e in span.events],
+            scope_version=(scope.version or "") if scope is not None else "",
         )
         out: dict[str, Any] = {}
         exclude, missing_only = self.exclude, self.mode == "missing"

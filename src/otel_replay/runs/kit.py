@@ -239,6 +239,9 @@ class _Check:
         inp, out = m.input_payload, m.output_payload
         if m.input_messages is None and (inp is None or inp.status == "missing"):
             self.missing.append(f"steps[{step.index}].input_messages")
+        elif m.input_messages is not None and not _says_something(m.input_messages):
+            # The structure without a value (content capture off, pydantic-ai): not recorded.
+            self.missing.append(f"steps[{step.index}].input_messages")
         self._payload(step, "input messages", inp, blocking=True)
         if m.output_messages is None:
             self.incomplete = True
@@ -253,6 +256,9 @@ class _Check:
                     self.problems.append(f"{step.label()}: no output messages recorded")
             elif not _damaged(out):
                 self.problems.append(f"{step.label()}: output messages are not GenAI messages")
+        elif m.output_messages and not _says_something(m.output_messages):
+            self.incomplete = True
+            self.missing.append(f"steps[{step.index}].output_messages")
         if self._payload(step, "output messages", out, blocking=True):
             self.incomplete = True
 

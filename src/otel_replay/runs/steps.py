@@ -69,7 +69,13 @@ def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
         {"name": e.name, "time_ns": e.time_ns, "attributes": dict(e.attributes)}
         for e in span.events
     ]
-    attrs = normalize(span.attributes, name=span.name, scope=span.scope_name, events=events)
+    attrs = normalize(
+        span.attributes,
+        name=span.name,
+        scope=span.scope_name,
+        events=events,
+        scope_version=span.scope_version,
+    )
     kind = classify(attrs)
     step = Step(
         kind=kind,

@@ -189,7 +189,7 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
         t.arguments = dict(args)
         t.arguments_payload = unverified(t.arguments)
     if t.error is not None:
-        if sent is not _NONE and t.error.message in ("", t.error.type):
+        if sent is not _NONE and _type_only(t.error.type, t.error.message):
             # Marked failed by type alone: what the model was told is the error's only text.
             t.error.message = error_text(sent)
         return  # otherwise the error is the tool's own record
@@ -205,6 +205,12 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
     # A wrapper: what the model was sent for this call is the content it carried.
     t.result = content if sent is _NONE else sent
     t.result_payload = unverified(t.result)
+
+
+def _type_only(kind: str, message: str) -> bool:
+    """An error message that only names the error's type (``""``, ``"ToolRetryError: "``)."""
+    names = {kind, kind.rsplit(".", 1)[-1]}
+    return message.strip() == "" or message.strip().rstrip(":").strip() in names
 
 
 def _unrecorded(p: Payload | None) -> bool:

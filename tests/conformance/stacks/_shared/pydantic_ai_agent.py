@@ -1,0 +1,104 @@
+"""A pydantic-ai ``Agent`` with pydantic-ai's own OpenTelemetry instrumentation, exported over OTLP/HTTP.
+
+(The agent of the ``pydantic_ai`` and ``pydantic_ai_v1`` stacks, whose ``agent.py`` runs it.)
+
+Set up as pydantic-ai's guide shows it without Logfire: a global
+``TracerProvider`` (and ``LoggerProvider``, for the event-based data
+format) with OTLP exporters, and ``Agent.instrument_all(InstrumentationSettings(...))``:
+the data format ``version`` from ``CONFORMANCE_PYDANTIC_AI_VERSION`` (the
+library's default when unset), ``include_content=False`` when
+``CONFORMANCE_NO_CONTENT`` is set.  The agent: ``OpenAIChatModel`` (or
+``OpenAIResponsesModel``) pointed at the model server, the three tools as
+``@agent.tool_plain`` functions; the raising tool's error goes back to the
+model as ``ModelRetry`` (pydantic-ai's documented way).  ``run_sync``,
+``run`` under asyncio, ``run_stream`` for the streamed modes.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import scenario
+from opentelemetry import _logs, trace
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from pydantic_ai import Agent, ModelRetry
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.providers.openai import OpenAIProvider
+
+tracer_provider = TracerProvider()
+tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+trace.set_tracer_provider(tracer_provider)
+logger_provider = LoggerProvider()
+logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+_logs.set_logger_provider(logger_provider)
+
+settings: dict[str, Any] = {"include_content": not os.environ.get("CONFORMANCE_NO_CONTENT")}
+if os.environ.get("CONFORMANCE_PYDANTIC_AI_VERSION"):
+    settings["version"] = int(os.environ["CONFORMANCE_PYDANTIC_AI_VERSION"])
+Agent.instrument_all(InstrumentationSettings(**settings))
+
+
+def make_agent(args: Any) -> Agent[None, str]:
+    provider = OpenAIProvider(base_url=args.base_url, api_key="sk-conformance-dummy")
+    if args.api == "responses":
+        from pydantic_ai.models.openai import OpenAIResponsesModel
+
+        model: Any = OpenAIResponsesModel("gpt-4o-mini", provider=provider)
+    else:
+        from pydantic_ai.models.openai import OpenAIChatModel
+
+        model = OpenAIChatModel("gpt-4o-mini", provider=provider)
+    agent = Agent(
+        model,
+        name="support",
+        instructions=scenario.SYSTEM_PROMPT,
+        model_settings={"temperature": 0, "max_tokens": 1024},
+    )
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> dict[str, Any]:
+        """Look up an order by its id: status, items and total."""
+        return scenario.lookup_order(order_id)
+
+    @agent.tool_plain
+    def track_shipment(order_id: str) -> dict[str, Any]:
+        """Track the shipment of an order with the carrier."""
+        try:
+            return scenario.track_shipment(order_id)
+        except RuntimeError as e:
+            raise ModelRetry(str(e)) from e
+
+    @agent.tool_plain
+    def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
+        """Open a support ticket about an order."""
+        return scenario.open_ticket(order_id, reason)
+
+    return agent
+
+
+def ask(args: Any, question: str, stream: bool) -> str:
+    return str(make_agent(args).run_sync(question).output).strip()
+
+
+async def aask(args: Any, question: str, stream: bool) -> str:
+    agent = make_agent(args)
+    if not stream:
+        return str((await agent.run(question)).output).strip()
+    async with agent.run_stream(question) as result:
+        return (await result.get_output()).strip()
+
+
+def main() -> None:
+    scenario.print_answers(__doc__, ask, aask)
+    tracer_provider.shutdown()
+    logger_provider.shutdown()
+
+
+if __name__ == "__main__":
+    main()
