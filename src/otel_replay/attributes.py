@@ -99,6 +99,9 @@ CONTENT: Final = "otel_replay.content"
 #: How the span's provider sent a failed tool's result, where its messages keep only the
 #: error's text: "error_object" is ``{"error": <text>}`` (the Vercel AI SDK's OpenAI providers).
 TOOL_ERRORS_SENT_AS: Final = "otel_replay.tool_errors_sent_as"
+#: What dialects tell the reader about a span, never written on exported spans (a reader
+#: derives them again from the span itself).
+READER_HINTS: Final = frozenset({TOOL_ERRORS_SENT_AS})
 
 FP: Final = "otel_replay.fingerprint."
 FP_COMMIT: Final = "otel_replay.fingerprint.commit"

@@ -193,6 +193,8 @@ class Normalizer:
         out: dict[str, Any] = {}
         exclude, missing_only = self.exclude, self.mode == "missing"
         for key, value in genai_attributes(view).items():
+            if key in A.READER_HINTS:
+                continue
             if key in attrs and (missing_only or _SHA + key in attrs):
                 continue  # an original value; byte-exact ones are never rewritten
             if exclude and family(key) in exclude:
