@@ -9,8 +9,8 @@ rates the run ``full``; replayed in process (pinned model over the session's
 transport, stubbed tools) the same agent gives the same final answer.
 
 Each run starts real processes (the fake server, the instrumented agent), so
-only the pydantic-ai script's run is in the default tier; the others, the same
-path through other stacks, are in the slow tier.
+they are all in the slow tier; the default tier's run of the same path is
+``tests/test_zero_code.py``.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def fake_server(tmp_path: Path) -> Any:
         proc.wait(10)
 
 
+@pytest.mark.slow
 def test_pydantic_ai_agent_script_records_a_full_run_and_replays(
     tmp_path: Path, fake_server: str
 ) -> None:

@@ -89,6 +89,7 @@ def test_file_and_console_exporters_both_get_genai_attributes(tmp_path: Path) ->
     assert attrs["llm.model_name"] == "gpt-4o-mini"
 
 
+@pytest.mark.slow  # a real process under opentelemetry-instrument: the slow tier
 def test_switched_off_by_one_variable(tmp_path: Path) -> None:
     done = run_instrumented(
         tmp_path, OTEL_TRACES_EXPORTER="console,otel_replay_file", OTEL_REPLAY_SEMCONV="false"
@@ -101,6 +102,7 @@ def test_switched_off_by_one_variable(tmp_path: Path) -> None:
     assert not any(k.startswith("gen_ai.") for k in attrs)
 
 
+@pytest.mark.slow  # a real process under opentelemetry-instrument: the slow tier
 def test_sdk_disabled_turns_the_hook_and_the_framework_patches_off(tmp_path: Path) -> None:
     """``OTEL_SDK_DISABLED=true`` wins over every otel-replay variable."""
     probe = textwrap.dedent(

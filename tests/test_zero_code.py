@@ -89,6 +89,7 @@ def test_env_vars_alone_record_a_replayable_run(tmp_path: Path) -> None:
     assert out.stdout.split() == ["True", "4421"]
 
 
+@pytest.mark.slow  # a real process under opentelemetry-instrument: the slow tier
 def test_processor_stays_out_unless_asked(tmp_path: Path) -> None:
     trace_file = record_instrumented(tmp_path, OTEL_REPLAY_PROCESSOR="false")
     (run,) = otel_replay.load(trace_file)

@@ -67,6 +67,7 @@ def test_the_agent_does_not_know_otel_replay() -> None:
     assert "otel_replay" not in (EXAMPLE / "agent.py").read_text()
 
 
+@pytest.mark.slow  # a real process under opentelemetry-instrument: the slow tier
 def test_record_show_check_replay(tmp_path: Path) -> None:
     env = {**os.environ, **DOCUMENTED_ENV}
     env["PYTHONPATH"] = os.pathsep.join(
