@@ -344,6 +344,28 @@ def test_output_call_ids_no_input_answers_take_the_id_the_next_call_sent() -> No
     assert tools == [("call_a", "ok A"), ("call_b", "ok B")]
 
 
+def test_item_ids_everywhere_take_the_call_ids_of_their_results_in_order() -> None:
+    """OpenLLMetry 0.62's Responses spans: item ids in the outputs and the inputs alike,
+    call ids on the results only (from the conformance case openai_openllmetry/responses)."""
+    ask = [text("user", "Cancel both orders")]
+    both = [call("fc_1", "cancel", {"id": "A"}), call("fc_2", "cancel", {"id": "B"})]
+    out1 = [{"role": "assistant", "parts": both}]
+    results = [answer("call_a", "ok A"), answer("call_b", "ok B")]
+    done = [text("assistant", "Both cancelled.")]
+    (run,) = build_runs([chat(1, 1000, ask, out1), chat(2, 2000, [*ask, *out1, *results], done)])
+    first = run.model_steps()[0]
+    assert first.model is not None and first.model.output_messages is not None
+    assert [p["id"] for p in first.model.output_messages[0]["parts"]] == ["call_a", "call_b"]
+    tools = [(s.tool.call_id, s.tool.result) for s in run.steps if s.tool is not None]
+    assert tools == [("call_a", "ok A"), ("call_b", "ok B")]
+    # Two calls open and one result that answers none: nothing says which is which.
+    one = [*ask, *out1, results[0]]
+    (run,) = build_runs([chat(1, 1000, ask, out1), chat(2, 2000, one, done)])
+    first = run.model_steps()[0]
+    assert first.model is not None and first.model.output_messages is not None
+    assert [p["id"] for p in first.model.output_messages[0]["parts"]] == ["fc_1", "fc_2"]
+
+
 def test_a_call_id_is_kept_when_the_next_call_sent_another_call() -> None:
     ask = [text("user", "Cancel A")]
     out1 = [{"role": "assistant", "parts": [call("fc_1", "cancel", {"id": "A"})]}]

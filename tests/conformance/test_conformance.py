@@ -41,6 +41,10 @@ _NO_CALL_IDS_WITHOUT_CONTENT = (
 _SPLIT_WITHOUT_CONTENT = (
     "split: one run per completion() call (without content nothing joins the calls of a run)"
 )
+_CLIENT_SPLIT_WITHOUT_CONTENT = (
+    "split: one run per model call (a client instrumentation traces each call alone and, "
+    "without content, nothing joins the calls of a run)"
+)
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
 KNOWN_GAPS: dict[str, str] = {}
@@ -51,8 +55,22 @@ NOT_RECORDED: dict[str, str] = {
     "litellm_otel/no_content": _SPLIT_WITHOUT_CONTENT,
     "litellm_openinference/no_content": _SPLIT_WITHOUT_CONTENT,
     "llamaindex_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "openai_openinference/no_content": _CLIENT_SPLIT_WITHOUT_CONTENT,
+    "openai_openllmetry/no_content": _CLIENT_SPLIT_WITHOUT_CONTENT,
+    "anthropic_openinference/no_content": _CLIENT_SPLIT_WITHOUT_CONTENT,
+    "anthropic_openllmetry/no_content": _CLIENT_SPLIT_WITHOUT_CONTENT,
+    "openai_otel_v2/no_content": _CLIENT_SPLIT_WITHOUT_CONTENT,
     "langgraph_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "openai_agents_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "openai_agents_otel/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    **_modes(
+        "openai_agents_otel",
+        "model input: with a Responses model the bridge records the first user message "
+        "alone (no instructions, no earlier turns, no tool results)",
+        "responses",
+        "responses_stream",
+    ),
     **{
         f"{stack}/no_content": (
             "no tool step: the Agent traces no span per tool call and, without content, the "

@@ -100,14 +100,27 @@ def usage_details(usage: Mapping[str, Any]) -> GenAI:
     return out
 
 
+def _response_object(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and value.get("object") == "response"
+        and isinstance(value.get("output"), list)
+    )
+
+
 def response(body: Any) -> GenAI:
     """GenAI attributes of a response body: output messages, finish reasons, usage, ids.
 
-    A list is read as the output messages themselves.
+    A list is read as the output messages themselves, or, when it holds whole
+    Responses ``Response`` objects (openai-agents streaming a chat model under
+    OpenInference), as their output items.
     """
     if isinstance(body, list):
         out: GenAI = {}
-        put(out, A.OUTPUT_MESSAGES, messages(body))
+        if body and all(_response_object(b) for b in body):
+            put(out, A.OUTPUT_MESSAGES, M.from_items([i for b in body for i in b["output"]]))
+        else:
+            put(out, A.OUTPUT_MESSAGES, messages(body))
         return out
     if not isinstance(body, Mapping):
         return {}

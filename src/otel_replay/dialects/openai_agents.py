@@ -6,8 +6,9 @@
   scope ``opentelemetry.instrumentation.openai_agents``) writes GenAI semconv,
   with two known faults repaired here: a generation's output items that are
   not plain text reach ``gen_ai.output.messages`` as the Python ``repr`` of the
-  SDK objects (a chat message dict, ``ResponseFunctionToolCall(...)``) inside a
-  text part; and tool messages carry the result twice, as a text part and as a
+  SDK objects (a chat message dict, ``ResponseFunctionToolCall(...)``, or the
+  whole ``Response`` of a streamed chat-model generation) inside a text part;
+  and tool messages carry the result twice, as a text part and as a
   ``tool_call_response`` part.
 """
 
@@ -68,6 +69,9 @@ def _sdk_repr(text: Any) -> list[Any] | None:
     except ValueError:
         return None
     items = value if isinstance(value, list) else [value]
+    if items and all(isinstance(i, dict) and i.get("object") == "response" for i in items):
+        # Whole Responses objects (a streamed chat-model generation): their output items.
+        items = [o for i in items if isinstance(i.get("output"), list) for o in i["output"]]
     if not all(isinstance(i, dict) and ("role" in i or "type" in i) for i in items):
         return None
     return items

@@ -7,7 +7,12 @@ sends the call back in the next request, so a later model call's input shows
 the id the conversation really used.  A call in an output whose id no later
 input answers takes the id of the call with the same name and arguments in
 the next input, when that id is answered and not taken by another call.
-The span's own attributes are left as recorded.
+
+Newer releases write the item id in the inputs too, so only the results
+carry the call id: within one input, the calls no result answers and the
+results that answer no call, as many of each and each result after its
+call, pair in order, and the call's id (everywhere in the run) becomes its
+result's.  The span's own attributes are left as recorded.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from .stitch import spelled_value
 
 def repair_call_ids(models: Sequence[Step]) -> int:
     """Fix the output tool-call ids of ``models`` (in call order); return how many changed."""
+    fixed = _pair_in_order(models)
     answered = {_id(p) for s in models for p in _parts(_inputs(s), "tool_call_response")} - {None}
-    fixed = 0
     for step, after in itertools.pairwise(models):
         wrong = [p for p in _parts(_outputs(step), "tool_call") if _id(p) not in answered]
         if not wrong:
@@ -41,6 +46,38 @@ def repair_call_ids(models: Sequence[Step]) -> int:
             offered.remove(match)
             part["id"] = match["id"]
             fixed += 1
+    return fixed
+
+
+def _pair_in_order(models: Sequence[Step]) -> int:
+    """Item ids on calls whose results carry the call ids: renamed by order within an input."""
+    renamed: dict[str, str] = {}
+    for step in models:
+        items = [
+            (i, p) for i, p in enumerate(_parts(_inputs(step), "tool_call", "tool_call_response"))
+        ]
+        calls = {_id(p) for _, p in items if p["type"] == "tool_call"}
+        results = {_id(p) for _, p in items if p["type"] == "tool_call_response"}
+        open_calls = [
+            (i, p) for i, p in items if p["type"] == "tool_call" and _id(p) not in results
+        ]
+        orphans = [
+            (i, p) for i, p in items if p["type"] == "tool_call_response" and _id(p) not in calls
+        ]
+        if not open_calls or len(open_calls) != len(orphans):
+            continue
+        pairs = list(zip(open_calls, orphans, strict=True))
+        if any(ci >= ri or _id(c) is None or _id(r) is None for (ci, c), (ri, r) in pairs):
+            continue
+        for (_, call), (_, result) in pairs:
+            renamed.setdefault(str(_id(call)), str(_id(result)))
+    fixed = 0
+    for step in models:
+        for part in [*_parts(_inputs(step), "tool_call"), *_parts(_outputs(step), "tool_call")]:
+            new = renamed.get(str(_id(part)))
+            if new is not None:
+                part["id"] = new
+                fixed += 1
     return fixed
 
 
@@ -63,8 +100,8 @@ def _outputs(step: Step) -> list[dict[str, Any]]:
     return (step.model.output_messages if step.model is not None else None) or []
 
 
-def _parts(messages: Sequence[Mapping[str, Any]], kind: str) -> Iterator[dict[str, Any]]:
+def _parts(messages: Sequence[Mapping[str, Any]], *kinds: str) -> Iterator[dict[str, Any]]:
     for message in messages:
         for part in message.get("parts") or []:
-            if isinstance(part, dict) and part.get("type") == kind:
+            if isinstance(part, dict) and part.get("type") in kinds:
                 yield part

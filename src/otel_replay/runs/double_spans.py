@@ -52,8 +52,9 @@ def merge_twin_traces(
 ) -> dict[int, Run]:
     """Traces of one model call each that record the same call: ``id(twin) -> trace it joins``.
 
-    Only calls with recorded input are paired (without it two calls cannot be
-    told apart), and only within one process.
+    Only within one process, and only calls that can be told apart: by their
+    recorded input, or by the response id both recorded (the Anthropic SDK's
+    own tracing records metadata alone, the response id among it).
     """
     keys = keys or ConversationKeys()
     ordered = sorted(traces, key=lambda t: (t.start_ns, t.run_id))
@@ -78,22 +79,34 @@ class TwinFacts:
     #: Whether the output holds any message (the twin that lacks one takes the other's).
     answered: bool
     rank: tuple[tuple[int, int], float]
+    #: The process and the response id, hashed (None without a response id): twins share it.
+    answer_key: bytes | None = None
 
 
 def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
-    """The :class:`TwinFacts` of a trace of one model call with recorded input, else None."""
+    """The :class:`TwinFacts` of a trace of one model call with recorded input or a response
+    id, else None."""
     models = [s for s in trace.steps if s.kind == "model" and s.model is not None]
     if len(models) != 1 or any(s.kind in ("agent", "tool") for s in trace.steps):
         return None
     (step,) = models
     m = step.model
     assert m is not None
-    if m.input_messages is None:
+    answer_key = None
+    if m.response_id:
+        answer_key = hashlib.blake2b(
+            f"{process_key(trace)}\0{m.response_id}".encode("utf-8", "surrogatepass"),
+            digest_size=16,
+        ).digest()
+    if m.input_messages is None and answer_key is None:
         return None
     bucket = hashlib.blake2b(process_key(trace).encode(), digest_size=16)
-    for k in keys(step):
+    if m.input_messages is None:
+        bucket.update(b"\0no input")  # pairs by its response id only
+    for k in keys(step) if m.input_messages is not None else ():
         bucket.update(k.encode("utf-8", "surrogatepass"))
     return TwinFacts(
+        answer_key=answer_key,
         bucket=bucket.digest(),
         start_ns=step.start_ns,
         end_ns=step.end_ns,
@@ -108,8 +121,25 @@ def pair_twins(facts: Sequence[TwinFacts | None]) -> list[tuple[int, int]]:
     """(kept, merged into it) index pairs of traces (in start order) recording one call."""
     singles: dict[bytes, list[int]] = {}
     pairs: list[tuple[int, int]] = []
+    by_answer: dict[bytes, int] = {}
+    paired: set[int] = set()
     for i, fact in enumerate(facts):
-        if fact is None:
+        if fact is None or fact.answer_key is None:
+            continue
+        other = by_answer.pop(fact.answer_key, None)
+        theirs = facts[other] if other is not None else None
+        if (
+            other is None
+            or theirs is None
+            or not _overlap(fact.start_ns, fact.end_ns, theirs.start_ns, theirs.end_ns)
+        ):
+            by_answer[fact.answer_key] = i  # one call per id at a time (a replay may repeat ids)
+            continue
+        keep, drop = sorted((i, other), key=lambda j: _rank(facts[j]), reverse=True)
+        pairs.append((keep, drop))
+        paired.update((i, other))
+    for i, fact in enumerate(facts):
+        if fact is None or i in paired:
             continue
         seen = singles.setdefault(fact.bucket, [])
         found = next((k for k, j in enumerate(seen) if _same_facts(fact, facts[j])), None)

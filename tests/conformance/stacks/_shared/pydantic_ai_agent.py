@@ -2,9 +2,8 @@
 
 (The agent of the ``pydantic_ai`` and ``pydantic_ai_v1`` stacks, whose ``agent.py`` runs it.)
 
-Set up as pydantic-ai's guide shows it without Logfire: a global
-``TracerProvider`` (and ``LoggerProvider``, for the event-based data
-format) with OTLP exporters, and ``Agent.instrument_all(InstrumentationSettings(...))``:
+Set up as pydantic-ai's guide shows it without Logfire: the global SDK
+providers with OTLP exporters (``otlp_setup``), and ``Agent.instrument_all(InstrumentationSettings(...))``:
 the data format ``version`` from ``CONFORMANCE_PYDANTIC_AI_VERSION`` (the
 library's default when unset), ``include_content=False`` when
 ``CONFORMANCE_NO_CONTENT`` is set.  The agent: ``OpenAIChatModel`` (or
@@ -20,23 +19,10 @@ import os
 from typing import Any
 
 import scenario
-from opentelemetry import _logs, trace
-from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from otlp_setup import flush
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.providers.openai import OpenAIProvider
-
-tracer_provider = TracerProvider()
-tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-trace.set_tracer_provider(tracer_provider)
-logger_provider = LoggerProvider()
-logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
-_logs.set_logger_provider(logger_provider)
 
 settings: dict[str, Any] = {"include_content": not os.environ.get("CONFORMANCE_NO_CONTENT")}
 if os.environ.get("CONFORMANCE_PYDANTIC_AI_VERSION"):
@@ -96,8 +82,7 @@ async def aask(args: Any, question: str, stream: bool) -> str:
 
 def main() -> None:
     scenario.print_answers(__doc__, ask, aask)
-    tracer_provider.shutdown()
-    logger_provider.shutdown()
+    flush()
 
 
 if __name__ == "__main__":
