@@ -50,3 +50,33 @@ def test_openllmetry_responses_item_ids_become_the_call_ids(tmp_path: Path) -> N
     (run,) = _runs("openai_openllmetry/responses", tmp_path)
     ids = [s.tool.call_id for s in run.tool_steps() if s.tool is not None]
     assert ids == ["call_lookup_order_5521", "call_track_shipment_5521", "call_open_ticket_5521"]
+
+
+def test_openllmetry_anthropic_events_without_span_context_join_their_own_span(
+    tmp_path: Path,
+) -> None:
+    # use_attributes=False: content as log records that name no span, joined by time; the
+    # SDK's metadata-only twin overlaps each call, so the record's own scope decides, and
+    # the twin (no response id on the wrapper here) pairs by process, time and usage.
+    case = CASES / "anthropic_openllmetry" / "events_stream"
+    for name in ("traces.binpb", "logs.binpb"):
+        shutil.copyfile(case / name, tmp_path / name)
+    (run,) = otel_replay.load(tmp_path / "traces.binpb", tmp_path / "logs.binpb")
+    assert len(run.model_steps()) == 3
+    first = run.model_steps()[0].model
+    assert first is not None and first.output_messages is not None
+    # Streaming, a choice's content is one part object, not a string or a list.
+    parts = first.output_messages[0]["parts"]
+    assert parts[0] == {"type": "text", "content": "Je vérifie la commande et son suivi…"}
+    shutil.copyfile(
+        CASES / "anthropic_openllmetry" / "events" / "traces.binpb", tmp_path / "t.binpb"
+    )
+    shutil.copyfile(CASES / "anthropic_openllmetry" / "events" / "logs.binpb", tmp_path / "l.binpb")
+    (run,) = otel_replay.load(tmp_path / "t.binpb", tmp_path / "l.binpb")
+    # Each call once as a model step (the richer span, content merged in), once a duplicate.
+    assert len([s for s in run.steps if s.duplicate_of]) == 3
+    assert {s.scope for s in run.steps if s.kind in ("model", "other")} == {
+        "com.anthropic.sdk.python",
+        "opentelemetry.instrumentation.anthropic",
+    }
+    assert len(run.model_steps()) == 3

@@ -184,6 +184,8 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     else:
         parts = []
         content = message.get("content")
+        if isinstance(content, Mapping) and isinstance(content.get("type"), str):
+            content = [content]  # one part object, not a list of them (OpenLLMetry, streaming)
         blocks = [normalize_part(p) for p in content] if isinstance(content, list) else []
         if role == "tool" and blocks and _responses(blocks):
             parts.extend(blocks)  # results as blocks that carry their own ids (Converse)

@@ -81,6 +81,10 @@ class TwinFacts:
     rank: tuple[tuple[int, int], float]
     #: The process and the response id, hashed (None without a response id): twins share it.
     answer_key: bytes | None = None
+    #: The process and the token usage, hashed (None without usage): twins share it too.
+    usage_key: bytes | None = None
+    #: Whether the call's input was recorded.
+    has_input: bool = True
 
 
 def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
@@ -98,7 +102,14 @@ def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
             f"{process_key(trace)}\0{m.response_id}".encode("utf-8", "surrogatepass"),
             digest_size=16,
         ).digest()
-    if m.input_messages is None and answer_key is None:
+    usage_key = None
+    tokens = (m.usage.get("input_tokens"), m.usage.get("output_tokens"))
+    if None not in tokens:
+        usage_key = hashlib.blake2b(
+            f"{process_key(trace)}\0{tokens}".encode("utf-8", "surrogatepass"),
+            digest_size=16,
+        ).digest()
+    if m.input_messages is None and answer_key is None and usage_key is None:
         return None
     bucket = hashlib.blake2b(process_key(trace).encode(), digest_size=16)
     if m.input_messages is None:
@@ -107,6 +118,8 @@ def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
         bucket.update(k.encode("utf-8", "surrogatepass"))
     return TwinFacts(
         answer_key=answer_key,
+        usage_key=usage_key,
+        has_input=m.input_messages is not None,
         bucket=bucket.digest(),
         start_ns=step.start_ns,
         end_ns=step.end_ns,
@@ -138,6 +151,25 @@ def pair_twins(facts: Sequence[TwinFacts | None]) -> list[tuple[int, int]]:
         keep, drop = sorted((i, other), key=lambda j: _rank(facts[j]), reverse=True)
         pairs.append((keep, drop))
         paired.update((i, other))
+    # A call whose input was not recorded (metadata-only tracing) and a call that recorded
+    # its input, with the same token usage over the same time: one call, when only one fits.
+    for i, fact in enumerate(facts):
+        if fact is None or i in paired or fact.has_input or fact.usage_key is None:
+            continue
+        fits = [
+            j
+            for j, other in enumerate(facts)
+            if other is not None
+            and j not in paired
+            and other.has_input
+            and other.usage_key == fact.usage_key
+            and same_model(fact.request_model, other.request_model)
+            and _overlap(fact.start_ns, fact.end_ns, other.start_ns, other.end_ns)
+        ]
+        if len(fits) == 1:
+            keep, drop = sorted((i, fits[0]), key=lambda j: _rank(facts[j]), reverse=True)
+            pairs.append((keep, drop))
+            paired.update((i, fits[0]))
     for i, fact in enumerate(facts):
         if fact is None or i in paired:
             continue

@@ -22,7 +22,8 @@ Content the span itself carries wins: events fill only what it lacks.
 
 A log record sent without span context (OpenLLMetry's Anthropic events) is
 joined by time: to the one model span of the same process whose time window
-holds it; when none or several do, it stays unjoined.  Per-message events of
+holds it, of the record's own instrumentation scope when several do (a call
+traced twice); when none or several do still, it stays unjoined.  Per-message events of
 the Anthropic API follow its shapes: a ``gen_ai.user.message`` whose content
 is ``{"tools": [...]}`` gives the tool definitions, and the ``gen_ai.choice``
 events of one call (one per content block) form one assistant message.
@@ -114,6 +115,7 @@ class _Windows:
 
     def __init__(self, runs: Iterable[Run]) -> None:
         found: dict[str, list[tuple[int, int, tuple[str, str]]]] = {}
+        self._scopes: dict[tuple[str, str], str] = {}
         for run in runs:
             here = process_key(run)
             for s in run.steps:
@@ -121,6 +123,7 @@ class _Windows:
                     found.setdefault(here, []).append(
                         (s.start_ns, s.end_ns, _key(s.trace_id, s.span_id))
                     )
+                    self._scopes[_key(s.trace_id, s.span_id)] = s.scope
         self._by_process = {k: sorted(v) for k, v in found.items()}
         self._starts = {k: [w[0] for w in v] for k, v in self._by_process.items()}
         self._longest = {k: max(e - s for s, e, _ in v) for k, v in self._by_process.items()}
@@ -139,6 +142,8 @@ class _Windows:
             if windows[i][1] >= t:
                 holding.append(windows[i][2])
             i -= 1
+        if len(holding) > 1:
+            holding = [k for k in holding if self._scopes.get(k) == record.scope_name]
         return holding[0] if len(holding) == 1 else None
 
 

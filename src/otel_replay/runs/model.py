@@ -177,6 +177,8 @@ class Step:
     duplicate_of: str | None = None
     #: State snapshots taken on this span, in time order.
     snapshots: list[Snapshot] = dataclasses.field(default_factory=list)
+    #: The instrumentation scope that made the span.
+    scope: str = ""
 
     @property
     def duration_ms(self) -> float:

@@ -89,6 +89,7 @@ def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
         status_message=span.status_message,
         attributes=dict(span.attributes),
         events=events,
+        scope=span.scope_name,
     )
     step.snapshots = _snapshots(span.span_id, events, blobs)
     if kind == "model" or (kind == "agent" and _has_messages(attrs)):
