@@ -86,13 +86,36 @@ class PieceFacts:
     without_calls: tuple[bytes, ...] = ()
     #: Hashes of the first call's input up to each turn that lost its calls.
     lost_calls: tuple[bytes, ...] = ()
+    #: The calls its model steps made: (the step's start, the call id or "", the call's hash).
+    calls: tuple[tuple[int, str, bytes], ...] = ()
+    #: A trace of one tool run alone: (its call id or "", its call's hash); None otherwise.
+    tool: tuple[str, bytes] | None = None
 
 
 def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
-    """The :class:`PieceFacts` of a client-only trace."""
+    """The :class:`PieceFacts` of a client-only trace (or of a trace of one tool run)."""
     if isinstance(hashes, ConversationKeys):
         hashes = _Hashes(hashes)
+    if _is_tool_piece(piece):
+        t = next(s.tool for s in piece.steps if s.tool is not None)
+        return PieceFacts(
+            run_id=piece.run_id,
+            start_ns=piece.start_ns,
+            process=process_key(piece),
+            conversation=None,
+            prefixes=(),
+            before_answer=None,
+            successors=(),
+            open=None,
+            tool=(t.call_id or "", call_hash(t.tool_name, t.arguments)),
+        )
+    calls = tuple(
+        (s.start_ns, str(c.get("id") or ""), call_hash(c.get("name"), c.get("arguments")))
+        for s in _models(piece)
+        for c in M.tool_calls((s.model.output_messages if s.model else None) or [])
+    )
     return PieceFacts(
+        calls=calls,
         run_id=piece.run_id,
         start_ns=piece.start_ns,
         process=process_key(piece),
@@ -115,7 +138,11 @@ def group_pieces(pieces: Sequence[PieceFacts]) -> list[list[int]]:
     groups: dict[int, list[int]] = {}  # first piece -> pieces
     by_conversation: dict[str, int] = {}
     loose: list[int] = []
+    tools: list[int] = []
     for i, piece in enumerate(pieces):
+        if piece.tool is not None:
+            tools.append(i)
+            continue
         if piece.conversation is None:
             loose.append(i)
             continue
@@ -123,7 +150,49 @@ def group_pieces(pieces: Sequence[PieceFacts]) -> list[list[int]]:
         groups.setdefault(first, []).append(i)
     for chain in _chains(pieces, loose):
         groups[chain[0]] = chain
+    for i in tools:
+        home = _asked_by(pieces, groups, i)
+        if home is None:
+            groups[i] = [i]
+        else:
+            groups[home] = sorted([*groups[home], i], key=lambda k: (pieces[k].start_ns, k))
     return [groups[i] for i in sorted(groups)]
+
+
+def _asked_by(
+    pieces: Sequence[PieceFacts], groups: Mapping[int, list[int]], tool: int
+) -> int | None:
+    """The conversation a lone tool run answers a call of, when exactly one does.
+
+    By the call's id when the tool span recorded one, else by tool name and
+    arguments, the tool having started after the call's model step and before
+    the conversation's next one (same process).
+    """
+    t = pieces[tool]
+    assert t.tool is not None
+    call_id, call = t.tool
+    by_id: list[int] = []
+    by_call: list[int] = []
+    for head, members in groups.items():
+        if pieces[head].process != t.process:
+            continue
+        starts = sorted(pieces[m].start_ns for m in members if pieces[m].tool is None)
+        for m in members:
+            for asked_at, cid, h in pieces[m].calls:
+                if call_id and cid == call_id and head not in by_id:
+                    by_id.append(head)
+                later = [x for x in starts if x > asked_at]
+                before_next = t.start_ns < later[0] if later else True
+                if h == call and asked_at <= t.start_ns and before_next and head not in by_call:
+                    by_call.append(head)
+    found = by_id or by_call
+    return found[0] if len(found) == 1 else None
+
+
+def call_hash(name: Any, arguments: Any) -> bytes:
+    """A tool call's name and arguments (as the value they spell), hashed."""
+    value = json.dumps([name, spelled_value(arguments)], sort_keys=True, default=str)
+    return hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def conversation_id(run: Run) -> str | None:
@@ -137,9 +206,21 @@ def conversation_id(run: Run) -> str | None:
 
 
 def is_piece(run: Run) -> bool:
-    """A trace of model calls only: what a client-only instrumentation writes."""
+    """A trace of model calls only (what a client-only instrumentation writes), or of one
+    tool run alone (a traced tool with no span around it): it joins its conversation."""
     kinds = {s.kind for s in run.steps}
-    return "model" in kinds and not kinds & {"agent", "tool"}
+    return ("model" in kinds and not kinds & {"agent", "tool"}) or _is_tool_piece(run)
+
+
+def _is_tool_piece(run: Run) -> bool:
+    tools = [s for s in run.steps if s.kind == "tool"]
+    return (
+        len(tools) == 1
+        and len(run.roots) == 1
+        and run.roots[0] is tools[0]
+        and tools[0].tool is not None
+        and not any(s.kind in ("model", "agent") for s in run.steps)
+    )
 
 
 # --- continuity ---------------------------------------------------------------------
