@@ -137,11 +137,20 @@ def base_url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+#: How long a stopping server lets requests in flight finish before closing connections.
+GRACEFUL_SHUTDOWN_S = 1
+
+
 def run_server(engine: ReplayEngine, sock: socket.socket) -> None:
     """Serve until interrupted (uvicorn handles SIGINT and SIGTERM)."""
     import uvicorn
 
     config = uvicorn.Config(
-        ReplayApp(engine), log_level="warning", lifespan="off", access_log=False
+        ReplayApp(engine),
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        # Stopped, it does not wait out clients' idle keep-alive connections (5 s each).
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
     uvicorn.Server(config).run(sockets=[sock])
