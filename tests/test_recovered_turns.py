@@ -97,3 +97,46 @@ def test_a_span_that_only_prepares_a_call_is_no_model_step() -> None:
     assert [s.kind for s in alone.steps if s.name.endswith("_prepare_chat_with_tools")] == [
         "model"
     ] * 3
+
+
+def test_an_answer_the_span_kept_no_record_of_is_the_turn_the_next_call_sent_back(
+    tmp_path: Path,
+) -> None:
+    # A real trace (the OTel openai-v2 instrumentation, content on spans) whose first chat
+    # span is made to keep no output, as a streamed generation's span may.
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    data, at, out, first = (
+        (CASES / "openai_otel_v2" / "sync" / "traces.binpb").read_bytes(),
+        0,
+        b"",
+        None,
+    )
+    while at < len(data):
+        size = int.from_bytes(data[at : at + 4], "big")
+        request = ExportTraceServiceRequest.FromString(data[at + 4 : at + 4 + size])
+        at += 4 + size
+        for rs in request.resource_spans:
+            for ss in rs.scope_spans:
+                for span in ss.spans:
+                    keys = [a.key for a in span.attributes]
+                    if first is None and "gen_ai.output.messages" in keys:
+                        first = span.span_id.hex()
+                        kept = [a for a in span.attributes if a.key != "gen_ai.output.messages"]
+                        del span.attributes[:]
+                        span.attributes.extend(kept)
+        body = request.SerializeToString()
+        out += len(body).to_bytes(4, "big") + body
+    assert first is not None
+    (tmp_path / "traces.binpb").write_bytes(out)
+    (run,) = otel_replay.load(tmp_path / "traces.binpb")
+    (step,) = [s for s in run.model_steps() if s.span_id == first]
+    assert step.model is not None and step.model.output_messages is not None
+    calls = [p["id"] for p in step.model.output_messages[0]["parts"] if p["type"] == "tool_call"]
+    assert calls == ["call_lookup_order_5521", "call_track_shipment_5521"]
+    assert any("the next model call" in note for note in step.model.derived)
+    # The run rates as the one whose span kept its answer (the loop's tools are untraced).
+    (original,) = otel_replay.load(CASES / "openai_otel_v2" / "sync" / "traces.binpb")
+    assert original.kit.verdict == run.kit.verdict

@@ -19,6 +19,11 @@ Tool results recorded without their call ids (OpenInference's LiteLLM
 instrumentation, OpenLLMetry's ``gen_ai.tool.message`` events) answer the
 calls of the assistant turn before them: they take those calls' ids, in
 order, when they answer as many calls and none has an id of its own.
+
+An answer that was not recorded at all (a streamed generation whose span
+kept no output) is proved by the next call, when that call's input is this
+call's input followed by one assistant turn: the turn is the answer.  The
+last call of a run has no next call; its answer stays missing.
 """
 
 from __future__ import annotations
@@ -65,7 +70,29 @@ def recover_turns(models: Sequence[Step]) -> int:
             filled += 1
         if m.input_messages is not None:
             by_input.setdefault(tuple(conversation(inputs, m.system_instructions)), step)
+    for step, after in zip(models, models[1:]):
+        filled += _proved_answer(step, after)
     return filled
+
+
+def _proved_answer(step: Step, after: Step) -> int:
+    """Fill ``step``'s unrecorded answer from the turn ``after``'s input sent back."""
+    m, n = step.model, after.model
+    if m is None or n is None or m.output_messages is not None or m.input_messages is None:
+        return 0
+    if n.input_messages is None or len(n.input_messages) <= len(m.input_messages):
+        return 0
+    turn = n.input_messages[len(m.input_messages)]
+    before = list(conversation(m.input_messages, m.system_instructions))
+    sent = list(conversation(n.input_messages[: len(m.input_messages)], n.system_instructions))
+    if turn.get("role") != "assistant" or before != sent:
+        return 0
+    m.output_messages = [copy.deepcopy(dict(turn))]
+    m.derived.append(
+        f"output_messages: not recorded; the assistant turn the next model call (span "
+        f"{after.span_id}) sent back"
+    )
+    return 1
 
 
 def _answer(step: Step | None) -> dict[str, Any] | None:
