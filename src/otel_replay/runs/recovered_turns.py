@@ -29,6 +29,7 @@ last call of a run has no next call; its answer stays missing.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -70,7 +71,7 @@ def recover_turns(models: Sequence[Step]) -> int:
             filled += 1
         if m.input_messages is not None:
             by_input.setdefault(tuple(conversation(inputs, m.system_instructions)), step)
-    for step, after in zip(models, models[1:]):
+    for step, after in itertools.pairwise(models):
         filled += _proved_answer(step, after)
     return filled
 
