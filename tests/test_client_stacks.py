@@ -80,3 +80,18 @@ def test_openllmetry_anthropic_events_without_span_context_join_their_own_span(
         "opentelemetry.instrumentation.anthropic",
     }
     assert len(run.model_steps()) == 3
+
+
+def test_an_input_recorded_without_the_conversation_it_was_sent_is_not_full(
+    tmp_path: Path,
+) -> None:
+    # The OTel openai-agents bridge with a Responses model records each call's first user
+    # message alone: after tools ran, the next input holds none of their calls or results.
+    (run,) = _runs("openai_agents_otel/responses", tmp_path)
+    later = run.model_steps()[1:]
+    assert run.kit.verdict == "model-only"
+    assert [f"steps[{s.index}].input_messages" in run.kit.missing for s in later] == [True, True]
+    assert any("recorded incompletely" in p for p in run.kit.problems)
+    # A run whose inputs carry the conversation is not touched by the rule.
+    (full,) = _runs("openai_agents_otel/sync", tmp_path)
+    assert full.kit.verdict == "full"

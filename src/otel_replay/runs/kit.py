@@ -28,6 +28,7 @@ found) or recorded as ``repr()`` only.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -119,6 +120,7 @@ class _Check:
             elif step.kind == "agent" and step.model is not None:
                 self._agent_step(step)
         self._unanswered_calls()
+        self._lost_history()
         if not self._has_content():
             verdict = "inspect-only"
         elif self.incomplete:
@@ -330,6 +332,41 @@ class _Check:
             ident = f" (id {call_id})" if call_id else ""
             self.problems.append(
                 f"{step.label()}: tool call {name}{ident} has no tool span; {where}"
+            )
+            self.incomplete = True
+
+    def _lost_history(self) -> None:
+        """A model input recorded without the conversation it was sent.
+
+        The model asked for tools, tool steps ran them, and the next model
+        call's recorded input is no more than the earlier call's (the same
+        messages or fewer) and holds none of those calls: what the model was
+        sent is not what the span says (the OpenTelemetry bridge of
+        openai-agents with a Responses model records the first user message
+        alone).
+        """
+        ran = {s.tool.call_id for s in self.tools if s.tool is not None and s.tool.call_id}
+        ordered = sorted(self.models, key=lambda s: (s.start_ns, s.index))
+        for before, after in itertools.pairwise(ordered):
+            m, n = before.model, after.model
+            assert m is not None and n is not None
+            if m.input_messages is None or n.input_messages is None:
+                continue
+            asked = {c.get("id") for c in M.tool_calls(m.output_messages or [])} & ran
+            if not asked or len(n.input_messages) > len(m.input_messages):
+                continue
+            seen = {
+                p.get("id")
+                for msg in n.input_messages
+                for p in msg.get("parts") or []
+                if isinstance(p, dict)
+            }
+            if asked & seen:
+                continue
+            self.missing.append(f"steps[{after.index}].input_messages")
+            self.problems.append(
+                f"{after.label()}: its input holds no more than the call before it and none of "
+                f"that call's {len(asked)} tool call(s) and results: recorded incompletely"
             )
             self.incomplete = True
 
