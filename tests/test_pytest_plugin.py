@@ -114,12 +114,14 @@ def test_no_network(otel_replay_session):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow  # a pytest run in a subprocess: the slow tier
 def test_the_fixture_needs_the_marker(project: Path) -> None:
     done = run_pytest(project, "\ndef test_unmarked(otel_replay_session):\n    pass\n")
     assert done.returncode == 1
     assert "otel_replay_session needs @pytest.mark.otel_replay(PATH" in done.stdout
 
 
+@pytest.mark.slow  # a pytest run in a subprocess: the slow tier
 def test_the_marker_takes_replay_options(project: Path) -> None:
     record_run(project / "recordings" / "lookup.otlp", LOOKUP, user="u_2")  # a second run
     done = run_pytest(

@@ -112,6 +112,7 @@ def test_the_generated_test_passes_and_catches_the_regression(
     assert "During handling" not in failed.stdout  # the report once, no chained traceback
 
 
+@pytest.mark.slow  # a pytest run in a subprocess: the slow tier
 def test_a_failing_check_fails_the_test(fixed_run: Path, tmp_path: Path) -> None:
     test = tmp_path / "test_short.py"
     assert regress(fixed_run, test, "--check", "mychecks:is_short").returncode == 0
