@@ -345,6 +345,7 @@ def tool_definition(tool: Mapping[str, Any]) -> dict[str, Any]:
         out = {"type": tool.get("type", "function"), **fn}
     else:
         out = {"type": tool.get("type", "function"), **tool}
-    if "input_schema" in out and "parameters" not in out:  # Anthropic's name for it
-        out["parameters"] = out.pop("input_schema")
+    for alias in ("input_schema", "parameters_json_schema"):  # Anthropic's, google-genai's
+        if alias in out and "parameters" not in out:
+            out["parameters"] = out.pop(alias)
     return out

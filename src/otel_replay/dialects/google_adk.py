@@ -84,10 +84,7 @@ def _tools(tools: Any) -> list[dict[str, Any]] | None:
     for tool in tools:
         for fn in tool.get("function_declarations") or [] if isinstance(tool, Mapping) else []:
             if isinstance(fn, Mapping):
-                d = {k: v for k, v in fn.items() if v is not None}
-                if "parameters_json_schema" in d and "parameters" not in d:
-                    d["parameters"] = d.pop("parameters_json_schema")
-                out.append(M.tool_definition(d))
+                out.append(M.tool_definition({k: v for k, v in fn.items() if v is not None}))
     return out or None
 
 

@@ -96,24 +96,13 @@ def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
     (step,) = models
     m = step.model
     assert m is not None
-    answer_key = None
-    if m.response_id:
-        answer_key = hashlib.blake2b(
-            f"{process_key(trace)}\0{m.response_id}".encode("utf-8", "surrogatepass"),
-            digest_size=16,
-        ).digest()
-    usage_key = None
+    process = process_key(trace)
     tokens = (m.usage.get("input_tokens"), m.usage.get("output_tokens"))
-    if None not in tokens:
-        usage_key = hashlib.blake2b(
-            f"{process_key(trace)}\0{tokens}".encode("utf-8", "surrogatepass"),
-            digest_size=16,
-        ).digest()
+    answer_key = _hashed(process, m.response_id) if m.response_id else None
+    usage_key = _hashed(process, str(tokens)) if None not in tokens else None
     if m.input_messages is None and answer_key is None and usage_key is None:
         return None
-    bucket = hashlib.blake2b(process_key(trace).encode(), digest_size=16)
-    if m.input_messages is None:
-        bucket.update(b"\0no input")  # pairs by its response id only
+    bucket = hashlib.blake2b(process.encode(), digest_size=16)
     for k in keys(step) if m.input_messages is not None else ():
         bucket.update(k.encode("utf-8", "surrogatepass"))
     return TwinFacts(
@@ -128,6 +117,12 @@ def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
         answered=bool(m.output_messages),
         rank=(_richness(step), step.duration_ms),
     )
+
+
+def _hashed(process: str, value: str) -> bytes:
+    return hashlib.blake2b(
+        f"{process}\0{value}".encode("utf-8", "surrogatepass"), digest_size=16
+    ).digest()
 
 
 def pair_twins(facts: Sequence[TwinFacts | None]) -> list[tuple[int, int]]:
@@ -171,8 +166,8 @@ def pair_twins(facts: Sequence[TwinFacts | None]) -> list[tuple[int, int]]:
             pairs.append((keep, drop))
             paired.update((i, fits[0]))
     for i, fact in enumerate(facts):
-        if fact is None or i in paired:
-            continue
+        if fact is None or i in paired or not fact.has_input:
+            continue  # without its input a call pairs by its answer or usage only
         seen = singles.setdefault(fact.bucket, [])
         found = next((k for k, j in enumerate(seen) if _same_facts(fact, facts[j])), None)
         if found is None:

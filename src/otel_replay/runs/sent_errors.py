@@ -1,9 +1,10 @@
 """Tool errors as the model was sent them, where the messages keep only the error's text.
 
-Some instrumentations record a failed tool's result in the next request as
-the bare error text although the provider sent it wrapped: the Vercel AI
-SDK's GenAI integration, whose OpenAI providers send ``{"error": <text>}``.
-Its dialect marks such model spans (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`);
+Some stacks record a failed tool's result in the next request as the bare
+error text although the provider sent it wrapped as ``{"error": <text>}``:
+the Vercel AI SDK's GenAI integration (its OpenAI providers) and pydantic-ai
+from 2.60 (providers with no error channel of their own).  Their dialects
+mark such model spans (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`);
 here the results of the calls whose tool step failed are wrapped as they
 were sent, and the step notes it in :attr:`~.model.ModelCall.derived`.
 """
@@ -22,10 +23,12 @@ def wrap_sent_errors(steps: Sequence[Step]) -> int:
         for s in steps
         if s.kind == "tool" and s.tool is not None and s.tool.error is not None and s.tool.call_id
     }
+    if not failed:
+        return 0
     wrapped = 0
     for step in steps:
         m = step.model
-        if m is None or not failed or m.tool_errors_sent_as != "error_object":
+        if m is None or m.tool_errors_sent_as != "error_object":
             continue
         here = 0
         for message in m.input_messages or []:

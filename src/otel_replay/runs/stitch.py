@@ -28,6 +28,7 @@ message prefixes: linear in the number of messages, never pairwise over traces.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import dataclasses
 import hashlib
@@ -150,8 +151,9 @@ def group_pieces(pieces: Sequence[PieceFacts]) -> list[list[int]]:
         groups.setdefault(first, []).append(i)
     for chain in _chains(pieces, loose):
         groups[chain[0]] = chain
+    asked = _CallIndex(pieces, groups)
     for i in tools:
-        home = _asked_by(pieces, groups, i)
+        home = asked.home(pieces[i])
         if home is None:
             groups[i] = [i]
         else:
@@ -159,34 +161,43 @@ def group_pieces(pieces: Sequence[PieceFacts]) -> list[list[int]]:
     return [groups[i] for i in sorted(groups)]
 
 
-def _asked_by(
-    pieces: Sequence[PieceFacts], groups: Mapping[int, list[int]], tool: int
-) -> int | None:
-    """The conversation a lone tool run answers a call of, when exactly one does.
+class _CallIndex:
+    """The tool calls of conversations, to find the one a lone tool run answers."""
 
-    By the call's id when the tool span recorded one, else by tool name and
-    arguments, the tool having started after the call's model step and before
-    the conversation's next one (same process).
-    """
-    t = pieces[tool]
-    assert t.tool is not None
-    call_id, call = t.tool
-    by_id: list[int] = []
-    by_call: list[int] = []
-    for head, members in groups.items():
-        if pieces[head].process != t.process:
-            continue
-        starts = sorted(pieces[m].start_ns for m in members if pieces[m].tool is None)
-        for m in members:
-            for asked_at, cid, h in pieces[m].calls:
-                if call_id and cid == call_id and head not in by_id:
-                    by_id.append(head)
-                later = [x for x in starts if x > asked_at]
-                before_next = t.start_ns < later[0] if later else True
-                if h == call and asked_at <= t.start_ns and before_next and head not in by_call:
-                    by_call.append(head)
-    found = by_id or by_call
-    return found[0] if len(found) == 1 else None
+    def __init__(self, pieces: Sequence[PieceFacts], groups: Mapping[int, list[int]]) -> None:
+        self._by_id: dict[tuple[str, str], set[int]] = collections.defaultdict(set)
+        #: (process, call hash) -> (conversation, the call's start, the next call's start).
+        self._by_call: dict[tuple[str, bytes], list[tuple[int, int, int | None]]] = (
+            collections.defaultdict(list)
+        )
+        for head, members in groups.items():
+            process = pieces[head].process
+            starts = sorted(pieces[m].start_ns for m in members)
+            for m in members:
+                for asked_at, call_id, call in pieces[m].calls:
+                    if call_id:
+                        self._by_id[(process, call_id)].add(head)
+                    after = bisect.bisect_right(starts, asked_at)
+                    nxt = starts[after] if after < len(starts) else None
+                    self._by_call[(process, call)].append((head, asked_at, nxt))
+
+    def home(self, tool: PieceFacts) -> int | None:
+        """The conversation a lone tool run answers a call of, when exactly one does.
+
+        By the call's id when the tool span recorded one, else by tool name and
+        arguments, the tool having started after the call's model step and before
+        the conversation's next one (same process).
+        """
+        assert tool.tool is not None
+        call_id, call = tool.tool
+        found = self._by_id.get((tool.process, call_id), set()) if call_id else set()
+        if not found:
+            found = {
+                head
+                for head, asked_at, nxt in self._by_call.get((tool.process, call), [])
+                if asked_at <= tool.start_ns and (nxt is None or tool.start_ns < nxt)
+            }
+        return next(iter(found)) if len(found) == 1 else None
 
 
 def call_hash(name: Any, arguments: Any) -> bytes:

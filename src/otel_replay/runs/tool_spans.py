@@ -25,7 +25,7 @@ the other (a result lost), or values hidden by the instrumentation, is not
 filled in: the kit reports them missing.
 
 A span that only merges a turn's parallel calls (Google ADK's ``(merged
-tools)``) runs no tool: it becomes an ``other`` step (:func:`drop_merge_spans`).
+tools)``) runs no tool: it becomes an ``other`` step (:func:`_drop_merge_spans`).
 
 Exact values (a digest proves them, as otel-replay's own capture records
 them) and a tool's error are never replaced.  Values taken from the
@@ -36,6 +36,7 @@ are left as recorded.
 from __future__ import annotations
 
 import ast
+import bisect
 import collections
 import json
 from collections.abc import Mapping, Sequence
@@ -62,7 +63,7 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     )
     if not models or not tools:
         return 0
-    if drop_merge_spans(steps):
+    if _drop_merge_spans(models, tools):
         tools = [s for s in tools if s.tool is not None]
     turns: dict[int, list[Step]] = collections.defaultdict(list)
     for tool in tools:
@@ -72,34 +73,27 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     received = results_by_id(models)
     joined = 0
     for pos, spans in turns.items():
-        calls = _calls(models[pos])
-        pairs = _pairs(spans, calls)
-        for tool, call in pairs:
+        for tool, call in _pairs(spans, _calls(models[pos])):
             _fill(tool, call, received.get(str(call.get("id")), []), pos)
             joined += 1
     return joined
 
 
-def drop_merge_spans(steps: Sequence[Step]) -> int:
-    """Make the tool spans of one run that only merge a turn's parallel calls ``other`` steps.
+def _drop_merge_spans(models: Sequence[Step], tools: Sequence[Step]) -> int:
+    """Make the tool spans that only merge a turn's parallel calls ``other`` steps.
 
-    After a model step, a tool span whose name is no tool that step offered
-    or called, and whose id no call has, that follows two or more spans of
-    tools it did offer, runs nothing itself.  Content is not needed: the
-    offered tools' names are recorded without it.
+    ``models`` and ``tools`` (the recorded tool spans) are one run's, in start
+    order.  After a model step, a tool span whose name is no tool that step
+    offered or called, and whose id no call has, that follows two or more
+    spans of tools it did offer, runs nothing itself.  Content is not needed:
+    the offered tools' names are recorded without it.
     """
-    models = sorted(
-        (s for s in steps if s.kind == "model" and s.model is not None),
-        key=lambda s: (s.start_ns, s.index),
-    )
+    starts = [m.start_ns for m in models]
     after: dict[int, list[Step]] = collections.defaultdict(list)
-    for step in sorted(steps, key=lambda s: (s.start_ns, s.index)):
-        if step.kind == "tool" and step.tool is not None and not step.tool.derived:
-            pos = max(
-                (i for i, m in enumerate(models) if m.start_ns <= step.start_ns), default=None
-            )
-            if pos is not None:
-                after[pos].append(step)
+    for step in tools:
+        pos = bisect.bisect_right(starts, step.start_ns) - 1
+        if pos >= 0:
+            after[pos].append(step)
     dropped = 0
     for pos, spans in after.items():
         m = models[pos].model
@@ -175,8 +169,8 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
     # the model's call: its arguments, and the result the model was sent, are the tool's.
     # One whose capture was turned off on purpose stays without.
     bare = (
-        _unrecorded(t.arguments_payload)
-        and _unrecorded(t.result_payload)
+        t.arguments_payload is None
+        and t.result_payload is None
         and tool.attributes.get(A.CONTENT) != "NO_CONTENT"
     )
     # Exact values (a digest proves them: otel-replay's own capture) are the tool's own.
@@ -191,7 +185,7 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
     if t.error is not None:
         if sent is not _NONE and _type_only(t.error.type, t.error.message):
             # Marked failed by type alone: what the model was told is the error's only text.
-            t.error.message = error_text(sent)
+            t.error.message = _error_text(sent)
         return  # otherwise the error is the tool's own record
     if bare and t.result is None and sent is not _NONE:
         t.result = sent
@@ -213,12 +207,7 @@ def _type_only(kind: str, message: str) -> bool:
     return message.strip() == "" or message.strip().rstrip(":").strip() in names
 
 
-def _unrecorded(p: Payload | None) -> bool:
-    """No value on the span at all (not one that is there but unusable, nor a placeholder)."""
-    return p is None
-
-
-def error_text(sent: Any) -> str:
+def _error_text(sent: Any) -> str:
     """The text of an error result the model was sent: its ``error`` / ``message`` string."""
     value = spelled_value(sent)
     if isinstance(value, Mapping):
