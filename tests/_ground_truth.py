@@ -36,7 +36,7 @@ def _text(role: str, content: Any) -> list[Item]:
     out: list[Item] = []
     for block in content or []:
         kind = block.get("type")
-        if kind in ("text", "input_text", "output_text"):
+        if kind in ("text", "input_text", "output_text") and block["text"]:
             out.append((role, ("text", block["text"])))
         elif kind == "tool_use":
             out.append(("assistant", ("call", block["id"], block["name"], value(block["input"]))))

@@ -163,6 +163,20 @@ def _merged(runs: list[Run]) -> Run:
     return Run(run_id="+".join(r.run_id for r in runs), trace_ids=trace_ids, roots=[], steps=copies)
 
 
+def _returned(name: str, args: Any) -> Any:
+    """What the agent's tool ``name`` returned for ``args`` (its error text, if it raised).
+
+    The ground truth of a tool result when the agent sends results to the model
+    as text of its own making (smolagents' "Observation: ..."), not one per call.
+    """
+    tool = scenario.tool_of(name)
+    if tool == scenario.RAISING_TOOL:
+        return scenario.TRACKING_ERROR
+    if tool == "final_answer" and isinstance(args, dict):
+        return args.get("answer")
+    return scenario.TOOLS[tool](**args) if tool in scenario.TOOLS else None
+
+
 def short(obj: Any) -> str:
     text = json.dumps(obj, ensure_ascii=False, default=str)
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
@@ -193,6 +207,8 @@ class _RunCheck:
         self.whole = whole
         self.content = bool(case.meta["content"])
         self.tool_spans = bool(case.meta.get("tool_spans", True))
+        #: "text": the agent sends its tools' results as text, not as tool messages.
+        self.history = str(case.meta.get("history", "messages"))
         self.models = [s for s in run.model_steps() if not s.duplicate_of]
         self.out: list[str] = []
 
@@ -268,6 +284,8 @@ class _RunCheck:
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
             self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
         for call_id, name, args, result in calls:
+            if result is None and self.history == "text":
+                result = _returned(name, args)
             step = self._step_of(steps, call_id, name)
             if step is None:
                 self.out.append(f"lost: no tool step for {name} (call {call_id})")

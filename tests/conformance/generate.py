@@ -87,7 +87,9 @@ def stack_config(stack: str) -> dict[str, Any]:
     A mode has ``args`` (for ``agent.py``), ``env``, ``api`` (``chat``,
     ``responses``, ``anthropic``), ``runs`` and ``content`` (false when the
     mode turns content capture off); the stack has ``env`` for every mode and
-    ``tool_spans`` (false when its tracing records no span per tool call).
+    ``tool_spans`` (false when its tracing records no span per tool call) and
+    ``history`` (``text`` when the agent tells the model what its tools did in
+    plain text, not in tool messages).
     """
     path = STACKS / stack / "stack.json"
     if not path.is_file():
@@ -358,6 +360,7 @@ def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> 
             "runs": runs,
             "content": mode.get("content", True),
             "tool_spans": config.get("tool_spans", True),
+            "history": config.get("history", "messages"),
             "command": command,
             "env": env,
             "python": platform.python_version(),

@@ -10,9 +10,11 @@ Endpoints, on 127.0.0.1 only, each in JSON or, with ``"stream": true``, in SSE:
 The model's side of the conversation is scripted by :mod:`scenario`: the
 turn follows from the number of tool results the request carries (two
 parallel calls, one of which the agent fails; one more call; the answer),
-and the order id from the first user message, so that several runs in one
-process each get their own conversation.  A request without tools gets the
-final answer.
+or, in a conversation kept as text (no tool messages), from its
+``Observation:``/``Error:`` blocks, one per turn; the order id comes from
+the first user message, so that several runs in one process each get their
+own conversation.  A request without tools gets the final answer; one that
+declares a ``final_answer`` tool gets it as a call of that tool.
 
 Every request is appended to a JSON-lines log, the ground truth of a case:
 the exact request body as text (``body_raw``), the order it is about
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +51,10 @@ RESPONSE_MODELS = {
 POLL_S = 0.05
 #: Characters per streamed piece of tool-call arguments.
 ARGUMENT_PIECE = 7
+#: The tool some frameworks take their final answer through (smolagents).
+FINAL_ANSWER_TOOL = "final_answer"
+#: A block of tool feedback in a text conversation (see :func:`_text_feedback`).
+_FEEDBACK = re.compile(r"^(?:Observation|Error):", re.MULTILINE)
 
 
 def compact(obj: Any) -> str:
@@ -80,11 +87,19 @@ class Turn:
     def __init__(self, body: dict[str, Any], tool_results: int) -> None:
         self.body = body
         self.order_id = scenario.order_in(_first_user_text(body))
-        self.turn = scenario.turn_of(tool_results) if body.get("tools") else 2
+        if not body.get("tools"):
+            self.turn = 2
+        elif tool_results:
+            self.turn = scenario.turn_of(tool_results)
+        else:
+            self.turn = min(_text_feedback(body), 2)
         self.calls = [
             (_declared(body, name), args)
             for name, args in scenario.tool_calls_of_turn(self.turn, self.order_id)
         ]
+        if not self.calls and FINAL_ANSWER_TOOL in _declared_names(body):
+            # A framework that takes its answer as a tool call (smolagents) gets it so.
+            self.calls = [(FINAL_ANSWER_TOOL, {"answer": scenario.final_answer(self.order_id)})]
         self.text = None if self.calls else scenario.final_answer(self.order_id)
         self.model = RESPONSE_MODELS.get(body.get("model", ""), body.get("model"))
         self.suffix = f"{scenario.digits(self.order_id)}_{self.turn + 1}"
@@ -98,18 +113,41 @@ class Turn:
         return USAGE[self.turn]
 
 
-def _declared(body: dict[str, Any], name: str) -> str:
-    """The request's name for the scenario's tool ``name``, as a model would call it.
-
-    Frameworks may declare a tool under a longer name (Semantic Kernel:
-    ``OrderPlugin-lookup_order``); the model calls the name it was given.
-    """
+def _declared_names(body: dict[str, Any]) -> list[str]:
     declared = []
     for tool in body.get("tools") or []:
         if isinstance(tool, dict):
             fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
             if isinstance(fn.get("name"), str):
                 declared.append(fn["name"])
+    return declared
+
+
+def _text_feedback(body: dict[str, Any]) -> int:
+    """How many times the agent told the model, in plain text, what its tools did.
+
+    Frameworks that keep the conversation as text (smolagents, ReAct prompts)
+    send no tool messages: each turn's results come back as an
+    ``Observation:`` (or, when a tool raised, ``Error:``) block.  The system
+    prompt's examples are not counted.
+    """
+    items = body.get("messages", body.get("input"))
+    if not isinstance(items, list):
+        return 0
+    return sum(
+        len(_FEEDBACK.findall(_texts(m.get("content"))))
+        for m in items
+        if isinstance(m, dict) and m.get("role") not in ("system", "developer")
+    )
+
+
+def _declared(body: dict[str, Any], name: str) -> str:
+    """The request's name for the scenario's tool ``name``, as a model would call it.
+
+    Frameworks may declare a tool under a longer name (Semantic Kernel:
+    ``OrderPlugin-lookup_order``); the model calls the name it was given.
+    """
+    declared = _declared_names(body)
     if name in declared:
         return name
     longer = [d for d in declared if scenario.tool_of(d) == name]

@@ -270,6 +270,37 @@ def test_the_server_answers_each_api_as_scripted_and_logs_it(
     assert in_log == calls
 
 
+def test_a_conversation_kept_as_text_advances_by_its_feedback_and_ends_with_final_answer(
+    tmp_path: Path,
+) -> None:
+    """A ReAct-style agent sends tool results as ``Observation:``/``Error:`` text, not tool
+    messages; the server counts those turns, and answers through a ``final_answer`` tool
+    when the agent declares one (as smolagents does)."""
+    tools = [
+        *scenario.openai_tools(),
+        {"type": "function", "function": {"name": "final_answer", "parameters": {}}},
+    ]
+    task = {"role": "user", "content": "New task:\n" + scenario.QUESTIONS[0]}
+    error = {"role": "user", "content": "Error:\nthe carrier is down"}
+    calling = {"role": "assistant", "content": "Calling tools:\n[open_ticket]"}
+    observed = {"role": "user", "content": "Observation:\n{'ticket_id': 'T-5521'}"}
+    with ModelServer(tmp_path / "server.jsonl") as server:
+        oai = openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        system = {"role": "system", "content": "Examples:\nObservation: the result"}
+
+        def names(*messages: dict[str, str]) -> list[str]:
+            answer = oai.chat.completions.create(
+                model=MODEL,
+                messages=[system, *messages],
+                tools=tools,  # type: ignore[list-item]
+            )
+            return [c.function.name for c in answer.choices[0].message.tool_calls or []]
+
+        assert names(task) == ["lookup_order", "track_shipment"]
+        assert names(task, error) == ["open_ticket"]
+        assert names(task, error, calling, observed) == ["final_answer"]
+
+
 def _post(url: str, body: bytes, headers: dict[str, str]) -> None:
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     with contextlib.closing(urllib.request.urlopen(request, timeout=10)) as response:
