@@ -17,6 +17,7 @@ from . import (
     openinference,
     openllmetry,
     pydantic_ai,
+    smolagents,
     strands,
     vercel_ai,
 )
@@ -30,6 +31,7 @@ DIALECTS: tuple[Dialect, ...] = (
     pydantic_ai.DIALECT,
     haystack.DIALECT,
     strands.DIALECT,
+    smolagents.DIALECT,
     google_adk.DIALECT,
     vercel_ai.DIALECT,
     openinference.DIALECT,

@@ -339,11 +339,12 @@ class _Check:
         """A model input recorded without the conversation it was sent.
 
         The model asked for tools, tool steps ran them, and the next model
-        call's recorded input is no more than the earlier call's (the same
-        messages or fewer) and holds none of those calls: what the model was
+        call's recorded input is no more than the earlier call's (its first
+        messages, unchanged) and holds none of those calls: what the model was
         sent is not what the span says (the OpenTelemetry bridge of
         openai-agents with a Responses model records the first user message
-        alone).
+        alone).  An input that says something new, if not the calls (an
+        agent that tells the model only that a tool failed), is what it was.
         """
         ran = {s.tool.call_id for s in self.tools if s.tool is not None and s.tool.call_id}
         ordered = sorted(self.models, key=lambda s: (s.start_ns, s.index))
@@ -353,7 +354,8 @@ class _Check:
             if m.input_messages is None or n.input_messages is None:
                 continue
             asked = {c.get("id") for c in M.tool_calls(m.output_messages or [])} & ran
-            if not asked or len(n.input_messages) > len(m.input_messages):
+            prefix = m.input_messages[: len(n.input_messages)]
+            if not asked or n.input_messages != prefix:
                 continue
             seen = {
                 p.get("id")

@@ -1,0 +1,71 @@
+"""smolagents under OpenInference (scope ``openinference.instrumentation.smolagents``).
+
+The instrumentation records what the agent handed its ``Model``, in
+smolagents' own terms, not the request the model server received:
+
+- a ``ToolCallingAgent`` keeps its tool calls and their results as text
+  messages of its own roles, ``tool-call`` ("Calling tools: ...") and
+  ``tool-response`` ("Observation: ...", "Error: ..."); every API model sends
+  them as ``assistant`` and ``user`` messages, and merges a message into the
+  one before it when both have the same role (texts joined by a newline).
+  The model span's input messages are rebuilt as sent (a message recorded
+  without parts was empty text: a streamed answer of tool calls alone).
+- the run's answer is the agent span's ``output.value`` (the model gives it
+  as a call of the ``final_answer`` tool, not as text): it becomes the agent
+  span's output message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import attributes as A
+from .flat import unflatten
+from .openinference import KIND, _messages
+from .span import Dialect, GenAI, SpanView, in_scope
+
+SCOPE = "openinference.instrumentation.smolagents"
+#: smolagents' message roles -> the roles its API models send them as.
+SENT_AS = {"tool-call": "assistant", "tool-response": "user"}
+
+
+def as_sent(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as smolagents' API models send them: roles mapped, same roles merged."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = SENT_AS.get(message["role"], message["role"])
+        # Every smolagents message is text; a recorded message without parts had
+        # empty text (the instrumentation leaves empty strings out).
+        parts = [dict(p) for p in message.get("parts") or [{"type": "text", "content": ""}]]
+        if out and out[-1]["role"] == role:
+            before = out[-1]["parts"]
+            for part in parts:
+                last = before[-1] if before else None
+                if part.get("type") == "text" and last is not None and last.get("type") == "text":
+                    last["content"] = f"{last.get('content', '')}\n{part.get('content', '')}"
+                else:
+                    before.append(part)
+        else:
+            out.append({**message, "role": role, "parts": parts})
+    return out
+
+
+def _fill(span: SpanView) -> GenAI:
+    if str(span.get(KIND) or "").upper() != "AGENT":
+        return {}
+    answer = span.get("output.value")
+    if not isinstance(answer, str) or not answer:
+        return {}
+    text = {"type": "text", "content": answer}
+    return {A.OUTPUT_MESSAGES: [{"role": "assistant", "parts": [text]}]}
+
+
+def _repair(span: SpanView) -> GenAI:
+    if str(span.get(KIND) or "").upper() != "LLM":
+        return {}
+    recorded = _messages(unflatten(span.attributes, "llm.input_messages"))
+    sent = as_sent(recorded)
+    return {A.INPUT_MESSAGES: sent} if sent != recorded else {}
+
+
+DIALECT = Dialect("smolagents", matches=in_scope(SCOPE), fill=_fill, repair=_repair)
