@@ -64,6 +64,8 @@ NOT_RECORDED: dict[str, str] = {
     "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "openai_agents_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "openai_agents_otel/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "smolagents/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "crewai/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     **_modes(
         "openai_agents_otel",
         "model input: with a Responses model the bridge records the first user message "

@@ -113,12 +113,17 @@ def response(body: Any) -> GenAI:
 
     A list is read as the output messages themselves, or, when it holds whole
     Responses ``Response`` objects (openai-agents streaming a chat model under
-    OpenInference), as their output items.
+    OpenInference), as their output items, or, when it holds tool calls alone
+    (CrewAI's events: Chat Completions ``tool_calls`` or ``{id, name,
+    arguments}``), as the answer that makes them.
     """
     if isinstance(body, list):
         out: GenAI = {}
         if body and all(_response_object(b) for b in body):
             put(out, A.OUTPUT_MESSAGES, M.from_items([i for b in body for i in b["output"]]))
+        elif body and all(_tool_call(b) for b in body):
+            parts = [_tool_call(b) for b in body]
+            put(out, A.OUTPUT_MESSAGES, [{"role": "assistant", "parts": parts}])
         else:
             put(out, A.OUTPUT_MESSAGES, messages(body))
         return out
@@ -157,6 +162,25 @@ def response(body: Any) -> GenAI:
     elif isinstance(body.get("message"), Mapping):  # one message (logfire's response_data)
         put(out, A.OUTPUT_MESSAGES, [M.normalize_message(body["message"])])
     return out
+
+
+def _tool_call(item: Any) -> dict[str, Any] | None:
+    """A tool call object as a ``tool_call`` part: ``{id, type: function, function: {name,
+    arguments}}`` or ``{id, name, arguments}``; None for anything else."""
+    if not isinstance(item, Mapping) or "role" in item or not isinstance(item.get("id"), str):
+        return None
+    if item.get("type", "function") != "function":
+        return None
+    nested = item.get("function")
+    fn: Mapping[str, Any] = nested if isinstance(nested, Mapping) else item
+    if not isinstance(fn.get("name"), str) or "arguments" not in fn:
+        return None
+    return {
+        "type": "tool_call",
+        "id": item["id"],
+        "name": fn["name"],
+        "arguments": M.parse_arguments(fn["arguments"]),
+    }
 
 
 def sse_response(data: bytes) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ Read as documented in the OpenInference semantic conventions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -173,9 +174,21 @@ def _tool_call(tc: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "type": "tool_call",
         "id": tc.get("id"),
-        "name": path(tc, "function", "name"),
+        "name": _name(path(tc, "function", "name")),
         "arguments": M.parse_arguments(path(tc, "function", "arguments")),
     }
+
+
+#: A name written as its Python text, quotes and all (CrewAI's event listener: ``'lookup_order'``).
+_QUOTED_NAME = re.compile(r"'([\w.:-]+)'")
+
+
+def _name(name: Any) -> Any:
+    """A tool name, unquoted where the instrumentation recorded its Python text.
+
+    No model API allows quotes in a tool name, so a quoted one is the name in quotes."""
+    found = _QUOTED_NAME.fullmatch(name) if isinstance(name, str) else None
+    return found.group(1) if found else name
 
 
 def _content_part(c: Any) -> dict[str, Any] | None:

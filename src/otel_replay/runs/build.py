@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias
 
@@ -77,9 +78,9 @@ def build_traces(
 def assemble(traces: list[Run]) -> list[Run]:
     """The second half of :func:`build_runs`: traces of one call twice merged,
     client-only traces stitched, every run completed; sorted by start.  A trace
-    that only announces agents (:func:`announces_only`) is no run."""
+    that records no run (:func:`holds_no_run`) is no run."""
     keys = ConversationKeys()  # shared: both passes compare the calls' messages
-    traces = [t for t in traces if not announces_only(t)]
+    traces = [t for t in traces if not holds_no_run(t)]
     twins = merge_twin_traces(traces, keys)
     joining: dict[int, list[Run]] = {}
     for trace in traces:
@@ -91,10 +92,33 @@ def assemble(traces: list[Run]) -> list[Run]:
     return runs
 
 
-def announces_only(trace: Run) -> bool:
-    """A trace of ``create_agent`` spans alone: an agent made, no run of it (AutoGen traces
-    each agent's construction in a trace of its own).  It is not a run."""
-    return all(s.attributes.get(A.OPERATION_NAME) == A.OP_CREATE_AGENT for s in trace.steps)
+def holds_no_run(trace: Run) -> bool:
+    """A trace that records no agent run, though it looks like one's start:
+
+    - ``create_agent`` spans alone: an agent made, no run of it (AutoGen traces
+      each agent's construction in a trace of its own);
+    - one span, no error, that only returned an object (its recorded output is
+      the object's default ``<... object at 0x...>`` text): the call handed its
+      work on and the run is traced elsewhere (CrewAI's streaming ``kickoff``
+      returns a stream and runs the crew again, in a trace of its own).
+    """
+    steps = trace.steps
+    if all(s.attributes.get(A.OPERATION_NAME) == A.OP_CREATE_AGENT for s in steps):
+        return True
+    if len(steps) != 1:
+        return False
+    (only,) = steps
+    output = only.attributes.get("output.value")
+    return (
+        only.kind == "other"
+        and only.status != "ERROR"
+        and isinstance(output, str)
+        and _OBJECT_REPR.fullmatch(output) is not None
+    )
+
+
+#: Python's default text of an object: ``<package.Class object at 0x7f...>``.
+_OBJECT_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 
 
 def _reader(blobs: BlobReaders | None) -> Callable[[str], BlobReader | None]:

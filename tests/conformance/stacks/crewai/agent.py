@@ -1,0 +1,108 @@
+"""A CrewAI crew of one agent, traced by OpenInference's CrewAI and OpenAI instrumentations.
+
+The crew as CrewAI's documentation shows it: the three tools as ``@tool``
+functions, an ``Agent`` (the scenario's system prompt as its backstory) on
+``LLM(model="openai/gpt-4o-mini", base_url=...)`` (CrewAI's own OpenAI
+provider, on the OpenAI SDK; ``api="responses"`` for the Responses API), a
+``Task`` whose description is the question, ``Crew(...).kickoff()``
+(``akickoff`` under asyncio; with ``stream=True`` the crew streams and its
+chunks are read before the result).  The model calls the tools natively; a
+tool's exception goes back to the model as an error result.
+
+Tracing as OpenInference documents it: a TracerProvider with the SDK's
+OTLP/HTTP exporter in a BatchSpanProcessor, ``CrewAIInstrumentor`` for the
+crew, task, agent and tool spans and ``OpenAIInstrumentor`` for the model
+calls; with ``CONFORMANCE_CREWAI_EVENTS=1`` the CrewAI instrumentor runs in
+its event-listener mode instead, and makes the model spans itself from
+CrewAI's events.  CrewAI's own telemetry is off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+import scenario
+from crewai import LLM, Agent, Crew, Task
+from crewai.tools import tool
+from openinference.instrumentation.crewai import CrewAIInstrumentor
+from openinference.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+tracer_provider = TracerProvider()
+tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+if os.environ.get("CONFORMANCE_CREWAI_EVENTS") == "1":
+    CrewAIInstrumentor().instrument(tracer_provider=tracer_provider, use_event_listener=True)
+else:
+    CrewAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+
+
+@tool("lookup_order")
+def lookup_order(order_id: str) -> dict[str, Any]:
+    """Look up an order by its id: status, items and total."""
+    return scenario.lookup_order(order_id)
+
+
+@tool("track_shipment")
+def track_shipment(order_id: str) -> dict[str, Any]:
+    """Track the shipment of an order with the carrier."""
+    return scenario.track_shipment(order_id)
+
+
+@tool("open_ticket")
+def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
+    """Open a support ticket about an order."""
+    return scenario.open_ticket(order_id, reason)
+
+
+def build_crew(args: argparse.Namespace, question: str, stream: bool) -> Crew:
+    llm = LLM(
+        model="openai/gpt-4o-mini",
+        base_url=args.base_url,
+        api_key="sk-conformance-dummy",
+        api="responses" if args.api == "responses" else "completions",
+        stream=stream,
+        max_retries=0,
+    )
+    agent = Agent(
+        role="Support agent",
+        goal="Answer the customer about their order",
+        backstory=scenario.SYSTEM_PROMPT,
+        tools=[lookup_order, track_shipment, open_ticket],
+        llm=llm,
+        max_iter=6,
+        verbose=False,
+    )
+    task = Task(description=question, expected_output="The answer to the customer", agent=agent)
+    return Crew(agents=[agent], tasks=[task], stream=stream, verbose=False)
+
+
+def ask(args: argparse.Namespace, question: str, stream: bool) -> str:
+    crew = build_crew(args, question, stream)
+    output = crew.kickoff()
+    if stream:
+        for _ in output:
+            pass
+        output = output.result
+    return str(output.raw)
+
+
+async def aask(args: argparse.Namespace, question: str, stream: bool) -> str:
+    crew = build_crew(args, question, stream)
+    output = await crew.akickoff()
+    if stream:
+        async for _ in output:
+            pass
+        output = output.result
+    return str(output.raw)
+
+
+if __name__ == "__main__":
+    try:
+        scenario.print_answers(__doc__, ask, aask)
+    finally:
+        tracer_provider.shutdown()
