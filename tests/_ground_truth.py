@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 Item = tuple[str, tuple[Any, ...]]
@@ -149,8 +150,20 @@ def tool_calls(requests: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
     return [call[1:] for call in tool_calls_with_ids(requests)]
 
 
+#: A ReAct answer's action: ``Action: name`` then ``Action Input: {json}``.
+_REACT_ACTION = re.compile(r"^Action: *(\S+)\s*\nAction Input: *(\{.*\})\s*$", re.M | re.S)
+
+
 def tool_calls_with_ids(requests: list[dict[str, Any]]) -> list[tuple[str, str, Any, Any]]:
-    """``(call id, name, arguments, result)`` of every tool call, in order."""
-    calls = [i for r in requests for _, i in answered(r) if i[0] == "call"]
+    """``(call id, name, arguments, result)`` of every tool call, in order.
+
+    The action of a ReAct answer (text, no call of the API's) is a call without id."""
+    calls = []
+    for request in requests:
+        for _, item in answered(request):
+            if item[0] == "call":
+                calls.append(item)
+            elif item[0] == "text" and (action := _REACT_ACTION.search(item[1])):
+                calls.append(("call", None, action.group(1), json.loads(action.group(2))))
     results = {i[1]: i[2] for _, i in sent(requests[-1]) if i[0] == "result"}
     return [(call_id, name, args, results.get(call_id)) for _, call_id, name, args in calls]

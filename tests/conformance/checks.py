@@ -343,8 +343,10 @@ class _RunCheck:
                 f"{label}: result {short(t.result)}, the model was sent {short(result)}"
             )
 
-    def _placement(self, step: Step, call_id: str) -> None:
+    def _placement(self, step: Step, call_id: str | None) -> None:
         """A tool step sits after the model step that asked for it and before the next one."""
+        if call_id is None:
+            return  # a ReAct action: no id to find its model step by
         asked = [
             m
             for m in self.models

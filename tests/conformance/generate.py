@@ -309,7 +309,7 @@ def check_ground_truth(log: Path, runs: int) -> None:
         raise GenerateError(f"{runs} runs expected, the server saw {conversations}")
     for order in conversations:
         turns = [r["turn"] for r in posts if r["conversation"] == order]
-        if turns[-1] != 2:
+        if not [r for r in posts if r["conversation"] == order][-1]["final"]:
             raise GenerateError(f"the run about {order} stopped at turn {turns[-1]} ({turns})")
 
 

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
+import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 SYSTEM_PROMPT = (
     "You are the support agent of the Ködbüro store. Use the tools to look orders up, "
@@ -156,6 +158,27 @@ def turn_of(tool_results: int) -> int:
     return 1 if tool_results < 3 else 2
 
 
+#: How a ReAct prompt asks for an action, and for the answer.
+REACT_ACTION = "Action Input:"
+REACT_FINAL = "Final Answer:"
+
+
+def react_calls(order_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """The calls of a ReAct agent's run: the scripted ones, one per answer (ReAct has no
+    parallel calls)."""
+    return [call for turn in (0, 1) for call in tool_calls_of_turn(turn, order_id)]
+
+
+def react_text(observations: int, order_id: str) -> str:
+    """The model's answer to a ReAct prompt that already holds ``observations`` results."""
+    calls = react_calls(order_id)
+    if observations < len(calls):
+        name, args = calls[observations]
+        action = json.dumps(args, ensure_ascii=False)
+        return f"Thought: I need {name}.\nAction: {name}\n{REACT_ACTION} {action}"
+    return f"Thought: I now know the final answer\n{REACT_FINAL} {final_answer(order_id)}"
+
+
 #: What the model says before its first tool calls (Anthropic answers carry text beside them).
 PREAMBLE = "Je vérifie la commande et son suivi…"
 
@@ -205,11 +228,14 @@ def print_answers(
     description: str | None,
     ask: Callable[[argparse.Namespace, str, bool], str],
     aask: Callable[[argparse.Namespace, str, bool], Awaitable[str]],
+    out: TextIO | None = None,
 ) -> None:
     """An agent's main: each question of the command line's runs answered, and printed.
 
     ``ask(args, question, stream)`` answers in the sync modes, ``aask`` under
-    asyncio in the others (one run after the other, or at once).
+    asyncio in the others (one run after the other, or at once).  The answers
+    go to ``out`` (standard output when None: a framework that prints there
+    itself gets another stream for its own text).
     """
     args = agent_arguments(description)
     questions = QUESTIONS[: args.runs]
@@ -220,8 +246,10 @@ def print_answers(
         answers = asyncio.run(
             answer_all(lambda q: aask(args, q, stream), questions, args.concurrent)
         )
+    out = out or sys.stdout
     for answer in answers:
-        print(answer)
+        print(answer, file=out)
+    out.flush()
 
 
 def as_json() -> dict[str, Any]:

@@ -87,7 +87,11 @@ class Turn:
     def __init__(self, body: dict[str, Any], tool_results: int) -> None:
         self.body = body
         self.order_id = scenario.order_in(_first_user_text(body))
-        if not body.get("tools"):
+        self.react = not body.get("tools") and _asks_react(body)
+        if self.react:
+            # A ReAct prompt: one action per answer, the results come back as text.
+            self.turn = _text_feedback(body)
+        elif not body.get("tools"):
             self.turn = 2
         elif tool_results:
             self.turn = scenario.turn_of(tool_results)
@@ -100,9 +104,21 @@ class Turn:
         if not self.calls and FINAL_ANSWER_TOOL in _declared_names(body):
             # A framework that takes its answer as a tool call (smolagents) gets it so.
             self.calls = [(FINAL_ANSWER_TOOL, {"answer": scenario.final_answer(self.order_id)})]
-        self.text = None if self.calls else scenario.final_answer(self.order_id)
+        if self.react:
+            self.calls = []
+            self.text = scenario.react_text(self.turn, self.order_id)
+        else:
+            self.text = None if self.calls else scenario.final_answer(self.order_id)
         self.model = RESPONSE_MODELS.get(body.get("model", ""), body.get("model"))
         self.suffix = f"{scenario.digits(self.order_id)}_{self.turn + 1}"
+
+    @property
+    def final(self) -> bool:
+        """Whether this answer ends the run (the answer, as text or as a ``final_answer`` call)."""
+        answer = scenario.final_answer(self.order_id)
+        return (self.text is not None and answer in self.text) or any(
+            name == FINAL_ANSWER_TOOL for name, _ in self.calls
+        )
 
     def call_id(self, name: str) -> str:
         """The model's id of the call of ``name`` (the same in every API shape)."""
@@ -110,7 +126,7 @@ class Turn:
 
     @property
     def usage(self) -> tuple[int, int]:
-        return USAGE[self.turn]
+        return USAGE[min(self.turn, 2)]
 
 
 def _declared_names(body: dict[str, Any]) -> list[str]:
@@ -127,18 +143,33 @@ def _text_feedback(body: dict[str, Any]) -> int:
     """How many times the agent told the model, in plain text, what its tools did.
 
     Frameworks that keep the conversation as text (smolagents, ReAct prompts)
-    send no tool messages: each turn's results come back as an
-    ``Observation:`` (or, when a tool raised, ``Error:``) block.  The system
-    prompt's examples are not counted.
+    send no tool messages: each turn's results come back in a message of its
+    own (or appended to the model's answer) as an ``Observation:`` (or, when
+    a tool raised, ``Error:``) block.  A message counts once, whatever
+    instructions it repeats; the system prompt's examples are not counted.
     """
     items = body.get("messages", body.get("input"))
     if not isinstance(items, list):
         return 0
     return sum(
-        len(_FEEDBACK.findall(_texts(m.get("content"))))
+        1
         for m in items
-        if isinstance(m, dict) and m.get("role") not in ("system", "developer")
+        if isinstance(m, dict)
+        and m.get("role") not in ("system", "developer")
+        and _FEEDBACK.search(_texts(m.get("content")))
     )
+
+
+def _asks_react(body: dict[str, Any]) -> bool:
+    """A request whose prompt asks for ReAct's ``Action Input:`` lines, not tool calls."""
+    items = body.get("messages", body.get("input"))
+    texts = (
+        [_texts(m.get("content")) for m in items if isinstance(m, dict)]
+        if isinstance(items, list)
+        else []
+    )
+    texts.append(_texts(body.get("system")))
+    return any(scenario.REACT_ACTION in t for t in texts)
 
 
 def _declared(body: dict[str, Any], name: str) -> str:
@@ -528,7 +559,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         results, as_json, as_sse = route
         t = Turn(body, results(body))
-        record.update(conversation=t.order_id, turn=t.turn)
+        record.update(conversation=t.order_id, turn=t.turn, final=t.final)
         if body.get("stream"):
             record["response_raw"] = self._send_sse(as_sse(t))
         else:

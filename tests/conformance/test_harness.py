@@ -301,6 +301,35 @@ def test_a_conversation_kept_as_text_advances_by_its_feedback_and_ends_with_fina
         assert names(task, error, calling, observed) == ["final_answer"]
 
 
+def test_a_react_prompt_gets_one_action_per_answer_then_the_final_answer(
+    tmp_path: Path,
+) -> None:
+    """A prompt that asks for ReAct's ``Action Input:`` lines (no tools declared) gets the
+    scripted calls as text, one per answer, each answer's result counted once."""
+    system = {"role": "system", "content": "Use this format:\nAction Input: {...}\nObservation: …"}
+    task = {"role": "user", "content": scenario.QUESTIONS[0]}
+    with ModelServer(tmp_path / "server.jsonl") as server:
+        oai = openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        history: list[dict[str, str]] = []
+        for _ in range(4):
+            answer = oai.chat.completions.create(
+                model=MODEL,
+                messages=[system, task, *history],  # type: ignore[list-item]
+            )
+            text = answer.choices[0].message.content or ""
+            # CrewAI appends each result to the answer; a tool's error repeats the format.
+            history.append(
+                {"role": "assistant", "content": f"{text}\nObservation: ok\nObservation: …"}
+            )
+    actions = [m["content"].split("\n")[1] for m in history]
+    assert actions == [
+        "Action: lookup_order",
+        "Action: track_shipment",
+        "Action: open_ticket",
+        f"{scenario.REACT_FINAL} {scenario.final_answer('ORD-5521')}",
+    ]
+
+
 def _post(url: str, body: bytes, headers: dict[str, str]) -> None:
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     with contextlib.closing(urllib.request.urlopen(request, timeout=10)) as response:
