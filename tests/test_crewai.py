@@ -61,3 +61,33 @@ def test_tool_calls_recorded_as_a_list_and_quoted_names_are_read(tmp_path: Path)
             "call_open_ticket_5521",
         ]
         assert check(Case(CASES / mode)).exact
+
+
+V0 = CASES.parent / "crewai_v0"
+
+
+def test_a_react_crew_rebuilds_one_tool_step_per_action_with_its_error_and_answer(
+    tmp_path: Path,
+) -> None:
+    # CrewAI 0.x: the model writes "Action:"/"Action Input:" text; ToolUsage._use is traced
+    # with the whole answer as its input, runs a raising tool again inside its own span
+    # (three attempts), and tells the model of the error in the span's output.
+    target = tmp_path / "v0.binpb"
+    shutil.copyfile(V0 / "sync" / "traces.binpb", target)
+    (run,) = otel_replay.load(target)
+    tools = [s.tool for s in run.tool_steps() if s.tool is not None]
+    assert [(t.tool_name, t.arguments) for t in tools] == [
+        ("lookup_order", {"order_id": "ORD-5521"}),
+        ("track_shipment", {"order_id": "ORD-5521"}),
+        ("open_ticket", {"order_id": "ORD-5521", "reason": "échec du suivi du colis"}),
+    ]
+    retries = [s for s in run.steps if s.kind == "other" and s.tool is not None]
+    assert len(retries) == 2
+    assert {s.duplicate_of for s in retries} == {run.tool_steps()[1].span_id}
+    error = tools[1].error
+    assert error is not None and error.type == "_OTHER"
+    assert error.message == "le transporteur « Colis-Express » ne répond pas (délai dépassé)"
+    assert (run.final_output() or "").startswith("Votre commande ORD-5521")
+    assert run.kit.verdict == "full"
+    for mode in ("sync", "stream", "two_runs"):
+        assert check(Case(V0 / mode)).exact, mode

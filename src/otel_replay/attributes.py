@@ -44,6 +44,9 @@ TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 AGENT_NAME: Final = "gen_ai.agent.name"
 CONVERSATION_ID: Final = "gen_ai.conversation.id"
 ERROR_TYPE: Final = "error.type"
+#: The message of the exception that failed a span, where a dialect read it from elsewhere
+#: than an exception event (the exception semconv's attribute, set on the span).
+EXCEPTION_MESSAGE: Final = "exception.message"
 
 #: Request parameters, as ``gen_ai.request.<name>``.
 REQUEST_PARAMS: Final = (

@@ -66,6 +66,10 @@ NOT_RECORDED: dict[str, str] = {
     "openai_agents_otel/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "smolagents/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "crewai/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "crewai_v0/no_content": (
+        "the raising tool: CrewAI tells the model of the error in the tool span's output and "
+        "leaves the span OK, so without content nothing says it raised"
+    ),
     **_modes(
         "openai_agents_otel",
         "model input: with a Responses model the bridge records the first user message "

@@ -8,6 +8,7 @@ from typing import Any
 
 from . import (
     anthropic,
+    crewai,
     genai,
     google_adk,
     haystack,
@@ -32,6 +33,7 @@ DIALECTS: tuple[Dialect, ...] = (
     haystack.DIALECT,
     strands.DIALECT,
     smolagents.DIALECT,
+    crewai.DIALECT,
     google_adk.DIALECT,
     vercel_ai.DIALECT,
     openinference.DIALECT,

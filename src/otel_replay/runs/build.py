@@ -16,6 +16,7 @@ from .log_events import join_events
 from .model import Run, Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
+from .retries import fold_retried_tools
 from .sent_errors import wrap_sent_errors
 from .steps import to_step
 from .stitch import ConversationKeys, stitch
@@ -71,6 +72,7 @@ def build_traces(
     join_events(traces, logs)
     for trace in traces:
         demote_preparations(trace.steps)
+        fold_retried_tools(trace.steps)
         merge_double_spans(trace.steps)
     return traces
 

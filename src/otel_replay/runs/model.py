@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Literal
 
 from ..payload_attributes import Payload
@@ -339,7 +340,8 @@ class Run:
         return self.kit.replayable
 
     def final_output(self) -> str | None:
-        """The run's answer: the root agent's recorded output, else the last model text."""
+        """The run's answer: the root agent's recorded output, else the last model text
+        (of a ReAct answer, what follows its ``Final Answer:``)."""
         from ..messages import last_text
 
         for root in self.roots:
@@ -351,7 +353,7 @@ class Run:
             if s.kind == "model" and s.model is not None and s.model.output_messages:
                 text = last_text(s.model.output_messages)
                 if text is not None:
-                    return text
+                    return _react_answer(text)
         return None
 
     def to_json(self) -> dict[str, Any]:
@@ -371,3 +373,13 @@ class Run:
             "sources": self.sources,
             "steps": [s.to_json() for s in self.steps],
         }
+
+
+#: Where a ReAct agent's answer starts in the model's last text (CrewAI, LangChain's ReAct).
+_FINAL_ANSWER = re.compile(r"^Final Answer:[ \t]*", re.MULTILINE)
+
+
+def _react_answer(text: str) -> str:
+    """The answer a ReAct text gives after ``Final Answer:``; any other text as it is."""
+    found = _FINAL_ANSWER.search(text)
+    return text[found.end() :].strip() if found else text

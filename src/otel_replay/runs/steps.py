@@ -287,7 +287,10 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
         ev: Mapping[str, Any] = exc["attributes"] if exc is not None else {}
         call.error = ToolError(
             type=error_type or _str(ev.get("exception.type")) or "Exception",
-            message=_str(ev.get("exception.message")) or step.status_message,
+            message=_str(ev.get("exception.message"))
+            or step.status_message
+            or _str(attrs.get(A.EXCEPTION_MESSAGE))
+            or "",
             args_payload=from_attributes(attrs, A.EXCEPTION_ARGS, blobs),
         )
     return call

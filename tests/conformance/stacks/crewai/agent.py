@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
+import crewai_crew
 import scenario
-from crewai import LLM, Agent, Crew, Task
-from crewai.tools import tool
+from crewai import LLM, Crew
 from openinference.instrumentation.crewai import CrewAIInstrumentor
 from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -41,24 +40,6 @@ else:
     OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
 
 
-@tool("lookup_order")
-def lookup_order(order_id: str) -> dict[str, Any]:
-    """Look up an order by its id: status, items and total."""
-    return scenario.lookup_order(order_id)
-
-
-@tool("track_shipment")
-def track_shipment(order_id: str) -> dict[str, Any]:
-    """Track the shipment of an order with the carrier."""
-    return scenario.track_shipment(order_id)
-
-
-@tool("open_ticket")
-def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
-    """Open a support ticket about an order."""
-    return scenario.open_ticket(order_id, reason)
-
-
 def build_crew(args: argparse.Namespace, question: str, stream: bool) -> Crew:
     llm = LLM(
         model="openai/gpt-4o-mini",
@@ -68,17 +49,7 @@ def build_crew(args: argparse.Namespace, question: str, stream: bool) -> Crew:
         stream=stream,
         max_retries=0,
     )
-    agent = Agent(
-        role="Support agent",
-        goal="Answer the customer about their order",
-        backstory=scenario.SYSTEM_PROMPT,
-        tools=[lookup_order, track_shipment, open_ticket],
-        llm=llm,
-        max_iter=6,
-        verbose=False,
-    )
-    task = Task(description=question, expected_output="The answer to the customer", agent=agent)
-    return Crew(agents=[agent], tasks=[task], stream=stream, verbose=False)
+    return crewai_crew.crew(llm, question, stream=stream)
 
 
 def ask(args: argparse.Namespace, question: str, stream: bool) -> str:
