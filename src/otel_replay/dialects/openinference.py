@@ -29,6 +29,7 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from . import bodies
+from . import langchain_serialized as LC
 from .flat import path, unflatten
 from .span import Dialect, GenAI, SpanView, loads, put
 
@@ -106,8 +107,10 @@ def _model(span: SpanView, out: GenAI) -> None:
         put(out, name, span.get(key))
     reason = span.text("llm.finish_reason")
     put(out, A.RESPONSE_FINISH_REASONS, [reason] if reason else None)
-    put(out, A.INPUT_MESSAGES, _messages(unflatten(span.attributes, "llm.input_messages")))
-    put(out, A.OUTPUT_MESSAGES, _messages(unflatten(span.attributes, "llm.output_messages")))
+    flat_in = _messages(unflatten(span.attributes, "llm.input_messages"))
+    flat_out = _messages(unflatten(span.attributes, "llm.output_messages"))
+    put(out, A.INPUT_MESSAGES, _fuller(flat_in, LC.prompt(loads(span.get("input.value")))))
+    put(out, A.OUTPUT_MESSAGES, _fuller(flat_out, LC.generations(loads(span.get("output.value")))))
     put(out, A.TOOL_DEFINITIONS, _tools(unflatten(span.attributes, "llm.tools")))
     # The bodies fill what the flattened attributes did not carry.
     if span.get("input.mime_type") in (None, "application/json"):
@@ -119,6 +122,26 @@ def _model(span: SpanView, out: GenAI) -> None:
     if span.get("output.mime_type") in (None, "application/json"):
         for key, value in bodies.response(loads(span.get("output.value"))).items():
             put(out, key, value)
+
+
+def _fuller(flat: list[dict[str, Any]], body: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The flattened messages, or the same messages from the serialized body where the
+    flattening lost something: a message's content blocks (OpenInference's LangChain.js
+    instrumentation keeps text content only) or a tool call's id."""
+    if not body:
+        return flat
+    if not flat:
+        return body
+    if [m["role"] for m in flat] != [m["role"] for m in body]:
+        return flat
+    return body if any(_lost(f, b) for f, b in zip(flat, body, strict=True)) else flat
+
+
+def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
+    if not flat["parts"] and body["parts"]:
+        return True
+    ids = {p.get("id") for p in body["parts"] if p["type"] == "tool_call" and p.get("id")}
+    return bool(ids) and any(p["type"] == "tool_call" and not p.get("id") for p in flat["parts"])
 
 
 def _messages(items: list[Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,102 @@
+"""LangChain's serialized messages, as instrumentations record a chat model's input and output.
+
+LangChain (Python and JavaScript) serializes a message as ``{"lc": 1,
+"type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}``; a chat
+model callback's input is ``{"messages": [[message, ...]]}`` (a batch of
+prompts) and its output ``{"generations": [[{"text": ..., "message":
+message}]]}``.  OpenInference records both in ``input.value`` and
+``output.value``.  They are read as data: the class name only picks the
+role, nothing is constructed.
+
+``kwargs``: ``content`` (text or content blocks), ``tool_calls`` (LangChain's
+``{name, args, id}``), ``additional_kwargs.tool_calls`` (the provider's own,
+when LangChain kept them), ``tool_call_id`` (a ``ToolMessage``), ``role``
+(a ``ChatMessage``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .. import messages as M
+
+#: LangChain's message classes -> roles (a chunk is read as its message).
+_ROLES = {
+    "SystemMessage": "system",
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "ToolMessage": "tool",
+    "FunctionMessage": "tool",
+}
+
+
+def is_message(value: Any) -> bool:
+    """A serialized LangChain message."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("lc") == 1
+        and value.get("type") == "constructor"
+        and isinstance(value.get("kwargs"), Mapping)
+        and _class(value).endswith(("Message", "MessageChunk"))
+    )
+
+
+def _class(value: Mapping[str, Any]) -> str:
+    path = value.get("id")
+    return str(path[-1]) if isinstance(path, list) and path else ""
+
+
+def message(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A serialized LangChain message in the GenAI shape."""
+    kwargs: Mapping[str, Any] = value["kwargs"]
+    name = _class(value).removesuffix("Chunk")
+    role = _ROLES.get(name) or str(kwargs.get("role") or "user")
+    chat: dict[str, Any] = {"role": role, "content": kwargs.get("content")}
+    if role == "tool":
+        chat["tool_call_id"] = kwargs.get("tool_call_id")
+    calls = _tool_calls(kwargs)
+    if calls:
+        chat["tool_calls"] = calls
+    return M.normalize_message(chat)
+
+
+def _tool_calls(kwargs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The calls in the provider's shape: LangChain's own list, else the provider's it kept."""
+    own = kwargs.get("tool_calls")
+    if isinstance(own, list) and own:
+        return [
+            {
+                "id": c.get("id"),
+                "type": "function",
+                "function": {
+                    "name": c.get("name"),
+                    "arguments": json.dumps(c.get("args"), ensure_ascii=False),
+                },
+            }
+            for c in own
+            if isinstance(c, Mapping)
+        ]
+    extra = kwargs.get("additional_kwargs")
+    kept = extra.get("tool_calls") if isinstance(extra, Mapping) else None
+    return [dict(c) for c in kept if isinstance(c, Mapping)] if isinstance(kept, list) else []
+
+
+def prompt(body: Any) -> list[dict[str, Any]] | None:
+    """The messages of ``{"messages": [[message, ...]]}`` (the first prompt of the batch)."""
+    batch = body.get("messages") if isinstance(body, Mapping) else None
+    first = batch[0] if isinstance(batch, list) and batch else None
+    if isinstance(first, list) and first and all(is_message(m) for m in first):
+        return [message(m) for m in first]
+    return None
+
+
+def generations(body: Any) -> list[dict[str, Any]] | None:
+    """The answer of ``{"generations": [[{"message": message}, ...]]}`` (the first prompt's)."""
+    batch = body.get("generations") if isinstance(body, Mapping) else None
+    first = batch[0] if isinstance(batch, list) and batch else None
+    if not isinstance(first, list):
+        return None
+    found = [g["message"] for g in first if isinstance(g, Mapping) and is_message(g.get("message"))]
+    return [message(m) for m in found] or None
