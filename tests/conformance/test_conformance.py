@@ -66,6 +66,7 @@ NOT_RECORDED: dict[str, str] = {
     "openai_agents_otel/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "smolagents/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "crewai/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "langchain_js/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "crewai_v0/no_content": (
         "the raising tool: CrewAI tells the model of the error in the tool span's output and "
         "leaves the span OK, so without content nothing says it raised"
@@ -76,6 +77,18 @@ NOT_RECORDED: dict[str, str] = {
         "alone (no instructions, no earlier turns, no tool results)",
         "responses",
         "responses_stream",
+    ),
+    **_modes(
+        "google_adk_v1",
+        "the raising tool: ADK 1.x records the response its on_tool_error_callback made as the "
+        "tool's and leaves the span unfailed, so nothing says the tool raised",
+        "sync",
+        "async",
+        "stream",
+        "async_stream",
+        "no_content",
+        "two_runs",
+        "two_runs_concurrent",
     ),
     **{
         f"{stack}/no_content": (

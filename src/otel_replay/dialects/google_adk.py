@@ -29,6 +29,9 @@ REQUEST = "gcp.vertex.agent.llm_request"
 RESPONSE = "gcp.vertex.agent.llm_response"
 TOOL_ARGS = "gcp.vertex.agent.tool_call_args"
 TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
+#: ADK's name for the span that merges a turn's parallel calls (no model API allows it as a
+#: tool's name): it runs no tool.
+MERGED_TOOLS = "(merged tools)"
 
 
 def _fill(span: SpanView) -> GenAI:
@@ -63,7 +66,7 @@ def _tool(span: SpanView) -> GenAI:
     out: GenAI = {}
     if isinstance(args, Mapping):  # a merged span writes "N/A"
         out[A.TOOL_CALL_ARGUMENTS] = dict(args)
-    if result is not None and span.get(A.TOOL_NAME) != "(merged tools)":
+    if result is not None and span.get(A.TOOL_NAME) != MERGED_TOOLS:
         out[A.TOOL_CALL_RESULT] = result
     return out
 

@@ -45,6 +45,7 @@ from typing import Any
 from .. import attributes as A
 from .. import json_text
 from .. import messages as M
+from ..dialects.google_adk import MERGED_TOOLS
 from ..payload_attributes import Payload
 from .derived_tools import results_by_id, unverified
 from .model import Step
@@ -86,7 +87,8 @@ def _drop_merge_spans(models: Sequence[Step], tools: Sequence[Step]) -> int:
     order.  After a model step, a tool span whose name is no tool that step
     offered or called, and whose id no call has, that follows two or more
     spans of tools it did offer, runs nothing itself.  Content is not needed:
-    the offered tools' names are recorded without it.
+    the offered tools' names are recorded without it (where they are not, as
+    Google ADK 1.x's spans without content, ADK's own name for the span says it).
     """
     starts = [m.start_ns for m in models]
     after: dict[int, list[Step]] = collections.defaultdict(list)
@@ -107,7 +109,7 @@ def _drop_merge_spans(models: Sequence[Step], tools: Sequence[Step]) -> int:
             assert t is not None
             if t.tool_name in names:
                 ran += 1
-            elif ran >= 2 and t.call_id not in ids:
+            elif (ran >= 2 and t.call_id not in ids) or t.tool_name == MERGED_TOOLS:
                 step.kind = "other"
                 step.tool = None
                 dropped += 1

@@ -1,4 +1,4 @@
-"""A Google ADK ``LlmAgent`` with its built-in OpenTelemetry tracing, exported over OTLP/HTTP.
+"""The Google ADK agent every ADK stack runs: an ``LlmAgent`` with ADK's built-in tracing, over OTLP/HTTP.
 
 Set up as ADK's observability guide shows it: ``maybe_set_otel_providers()``
 adds OTLP exporters for traces and logs from ``OTEL_EXPORTER_OTLP_ENDPOINT``;
@@ -127,13 +127,10 @@ async def aask(args: Any, question: str, stream: bool) -> str:
     return _answer(events)
 
 
-def main() -> None:
-    scenario.print_answers(__doc__, ask, aask)
+def main(description: str | None) -> None:
+    """The agent's command line (``description``: the stack's), its answers, its traces flushed."""
+    scenario.print_answers(description, ask, aask)
     from opentelemetry import _logs, trace
 
     trace.get_tracer_provider().shutdown()  # type: ignore[attr-defined]
     _logs.get_logger_provider().shutdown()  # type: ignore[attr-defined]
-
-
-if __name__ == "__main__":
-    main()
