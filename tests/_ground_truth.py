@@ -154,6 +154,19 @@ def tool_calls(requests: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
 _REACT_ACTION = re.compile(r"^Action: *(\S+)\s*\nAction Input: *(\{.*\})\s*$", re.M | re.S)
 
 
+def _code_calls(code: str) -> list[Item]:
+    """The tool calls in a code agent's code: calls of a name with literal keyword arguments
+    only (``lookup_order(order_id='ORD-1')``), in order; ``print(...)`` and the like are not."""
+    out: list[Item] = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.keywords:
+            if node.args or not all(isinstance(k.value, ast.Constant) for k in node.keywords):
+                continue
+            args = {str(k.arg): ast.literal_eval(k.value) for k in node.keywords}
+            out.append(("call", None, node.func.id, args))
+    return sorted(out, key=lambda c: code.find(f"{c[2]}("))
+
+
 def tool_calls_with_ids(requests: list[dict[str, Any]]) -> list[tuple[str, str, Any, Any]]:
     """``(call id, name, arguments, result)`` of every tool call, in order.
 
@@ -165,5 +178,7 @@ def tool_calls_with_ids(requests: list[dict[str, Any]]) -> list[tuple[str, str, 
                 calls.append(item)
             elif item[0] == "text" and (action := _REACT_ACTION.search(item[1])):
                 calls.append(("call", None, action.group(1), json.loads(action.group(2))))
+            elif item[0] == "text" and "<code>" in item[1]:
+                calls += _code_calls(item[1].split("<code>", 1)[1].split("</code>", 1)[0])
     results = {i[1]: i[2] for _, i in sent(requests[-1]) if i[0] == "result"}
     return [(call_id, name, args, results.get(call_id)) for _, call_id, name, args in calls]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests._ground_truth import recorded, sent
+from tests.conformance.checks import Case, check
 
 import otel_replay
 
@@ -83,3 +84,25 @@ def test_an_agent_that_tells_the_model_only_of_the_error_is_not_an_incomplete_re
         p["type"] == "tool_call" for m in second.input_messages or [] for p in m["parts"]
     )
     assert run.kit.verdict == "full", run.kit.problems
+
+
+def test_a_code_agents_tool_calls_are_the_calls_its_code_made(tmp_path: Path) -> None:
+    # CodeAgent: the model writes Python; each tool the code calls is a TOOL span whose
+    # input is Tool.__call__'s ({"args", "sanitize_inputs_outputs", "kwargs"}).
+    run = _load("code", tmp_path)
+    tools = [s.tool for s in run.tool_steps() if s.tool is not None]
+    assert [(t.tool_name, t.arguments) for t in tools] == [
+        ("lookup_order", {"order_id": "ORD-5521"}),
+        ("track_shipment", {"order_id": "ORD-5521"}),
+        ("open_ticket", {"order_id": "ORD-5521", "reason": "échec du suivi du colis"}),
+        ("final_answer", {"answer": ANSWER}),
+    ]
+    assert tools[1].error is not None and "Colis-Express" in tools[1].error.message
+    assert run.final_output() == ANSWER
+    # The model stopped before "</code>" (a stop sequence); smolagents added it to its memory.
+    first = run.model_steps()[0].model
+    assert first is not None
+    (text,) = [p["content"] for m in first.output_messages or [] for p in m["parts"]]
+    assert not text.endswith("</code>")
+    for mode in ("code", "code_stream"):
+        assert check(Case(CASES / mode)).exact, mode

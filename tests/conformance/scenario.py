@@ -179,6 +179,27 @@ def react_text(observations: int, order_id: str) -> str:
     return f"Thought: I now know the final answer\n{REACT_FINAL} {final_answer(order_id)}"
 
 
+#: How a code agent's prompt asks for code (smolagents' CodeAgent), and ends it.
+CODE_OPEN, CODE_CLOSE = "<code>", "</code>"
+
+
+def code_text(observations: int, order_id: str) -> str:
+    """The model's answer to a code agent that already holds ``observations`` results: the
+    scripted calls of the next turn as Python (the tools are functions there), then
+    ``final_answer(...)``."""
+    turn = min(observations, 2)
+    lines = [
+        f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+        for name, args in tool_calls_of_turn(turn, order_id)
+    ]
+    if not lines:
+        lines = [f"final_answer(answer={final_answer(order_id)!r})"]
+    code = "\n".join(
+        f"print({line})" if not line.startswith("final_answer") else line for line in lines
+    )
+    return f"Thought: step {turn + 1}.\n{CODE_OPEN}\n{code}\n{CODE_CLOSE}"
+
+
 #: What the model says before its first tool calls (Anthropic answers carry text beside them).
 PREAMBLE = "Je vérifie la commande et son suivi…"
 

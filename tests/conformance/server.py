@@ -88,7 +88,8 @@ class Turn:
         self.body = body
         self.order_id = scenario.order_in(_first_user_text(body))
         self.react = not body.get("tools") and _asks_react(body)
-        if self.react:
+        self.code = not body.get("tools") and not self.react and _asks_code(body)
+        if self.react or self.code:
             # A ReAct prompt: one action per answer, the results come back as text.
             self.turn = _text_feedback(body)
         elif not body.get("tools"):
@@ -104,9 +105,10 @@ class Turn:
         if not self.calls and FINAL_ANSWER_TOOL in _declared_names(body):
             # A framework that takes its answer as a tool call (smolagents) gets it so.
             self.calls = [(FINAL_ANSWER_TOOL, {"answer": scenario.final_answer(self.order_id)})]
-        if self.react:
+        if self.react or self.code:
             self.calls = []
-            self.text = scenario.react_text(self.turn, self.order_id)
+            make = scenario.react_text if self.react else scenario.code_text
+            self.text = _stopped(make(self.turn, self.order_id), body.get("stop"))
         else:
             self.text = None if self.calls else scenario.final_answer(self.order_id)
         self.model = RESPONSE_MODELS.get(body.get("model", ""), body.get("model"))
@@ -170,6 +172,25 @@ def _asks_react(body: dict[str, Any]) -> bool:
     )
     texts.append(_texts(body.get("system")))
     return any(scenario.REACT_ACTION in t for t in texts)
+
+
+def _asks_code(body: dict[str, Any]) -> bool:
+    """A request whose prompt asks for code that calls the tools (smolagents' CodeAgent)."""
+    items = body.get("messages", body.get("input"))
+    texts = (
+        [_texts(m.get("content")) for m in items if isinstance(m, dict)]
+        if isinstance(items, list)
+        else []
+    )
+    return any(scenario.CODE_OPEN in t and "final_answer(" in t for t in texts)
+
+
+def _stopped(text: str, stop: Any) -> str:
+    """``text`` cut before the first of the request's stop sequences, as the APIs do."""
+    for seq in [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []:
+        if isinstance(seq, str) and seq and seq in text:
+            text = text[: text.index(seq)]
+    return text
 
 
 def _declared(body: dict[str, Any], name: str) -> str:

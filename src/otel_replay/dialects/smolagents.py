@@ -10,6 +10,10 @@ smolagents' own terms, not the request the model server received:
   one before it when both have the same role (texts joined by a newline).
   The model span's input messages are rebuilt as sent (a message recorded
   without parts was empty text: a streamed answer of tool calls alone).
+- a tool span's ``input.value`` is ``Tool.__call__``'s arguments
+  (``{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}``): the
+  call's arguments are its keyword arguments, positional ones named after
+  ``tool.parameters`` (a CodeAgent's code may pass either).
 - the run's answer is the agent span's ``output.value`` (the model gives it
   as a call of the ``final_answer`` tool, not as text): it becomes the agent
   span's output message.
@@ -17,12 +21,13 @@ smolagents' own terms, not the request the model server received:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
 from .flat import unflatten
 from .openinference import KIND, _messages
-from .span import Dialect, GenAI, SpanView, in_scope
+from .span import Dialect, GenAI, SpanView, in_scope, loads
 
 SCOPE = "openinference.instrumentation.smolagents"
 #: smolagents' message roles -> the roles its API models send them as.
@@ -61,11 +66,31 @@ def _fill(span: SpanView) -> GenAI:
 
 
 def _repair(span: SpanView) -> GenAI:
-    if str(span.get(KIND) or "").upper() != "LLM":
+    kind = str(span.get(KIND) or "").upper()
+    if kind == "TOOL":
+        args = _call_arguments(span)
+        return {A.TOOL_CALL_ARGUMENTS: args} if args is not None else {}
+    if kind != "LLM":
         return {}
     recorded = _messages(unflatten(span.attributes, "llm.input_messages"))
     sent = as_sent(recorded)
     return {A.INPUT_MESSAGES: sent} if sent != recorded else {}
+
+
+def _call_arguments(span: SpanView) -> dict[str, Any] | None:
+    """The call's arguments from ``Tool.__call__``'s; None when ``input.value`` is not those."""
+    called = loads(span.get("input.value"))
+    if not (
+        isinstance(called, Mapping) and set(called) <= {"args", "kwargs", "sanitize_inputs_outputs"}
+    ):
+        return None
+    args, kwargs = called.get("args") or [], called.get("kwargs") or {}
+    names = loads(span.get("tool.parameters"))
+    if not isinstance(args, list) or not isinstance(kwargs, Mapping):
+        return None
+    if args and not (isinstance(names, Mapping) and len(args) <= len(names)):
+        return None  # positional arguments no recorded parameter names
+    return {**dict(zip(names or {}, args, strict=False)), **kwargs}
 
 
 DIALECT = Dialect("smolagents", matches=in_scope(SCOPE), fill=_fill, repair=_repair)

@@ -7,8 +7,11 @@ The agent as smolagents' documentation shows it: the three tools as
 model calls tools natively (parallel calls run in threads) and ends by
 calling smolagents' own ``final_answer`` tool; what the tools returned goes
 back to the model as text in the conversation ("Calling tools: ...",
-"Observation: ..."), a tool's exception as "Error: ...".  smolagents has no
-asyncio API.  Tracing as OpenInference documents it: a TracerProvider with
+"Observation: ..."), a tool's exception as "Error: ...".  With
+``CONFORMANCE_SMOLAGENTS_AGENT=code`` the agent is a ``CodeAgent``: the model
+writes Python that calls the tools as functions (smolagents runs it in its
+own interpreter) and ends with ``final_answer(...)``; what the code printed,
+or its error, goes back as text.  smolagents has no asyncio API.  Tracing as OpenInference documents it: a TracerProvider with
 the SDK's OTLP/HTTP exporter in a BatchSpanProcessor,
 ``SmolagentsInstrumentor().instrument(tracer_provider=...)``; the provider is
 shut down (flushed) at exit.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from typing import Any
 
@@ -26,7 +30,7 @@ from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+from smolagents import CodeAgent, OpenAIServerModel, ToolCallingAgent, tool
 
 tracer_provider = TracerProvider()
 tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
@@ -68,7 +72,10 @@ def ask(args: argparse.Namespace, question: str, stream: bool) -> str:
     model = OpenAIServerModel(
         model_id="gpt-4o-mini", api_base=args.base_url, api_key="sk-conformance-dummy"
     )
-    agent = ToolCallingAgent(
+    kind = (
+        CodeAgent if os.environ.get("CONFORMANCE_SMOLAGENTS_AGENT") == "code" else ToolCallingAgent
+    )
+    agent = kind(
         tools=[lookup_order, track_shipment, open_ticket],
         model=model,
         instructions=scenario.SYSTEM_PROMPT,
