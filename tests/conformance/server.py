@@ -162,27 +162,23 @@ def _text_feedback(body: dict[str, Any]) -> int:
     )
 
 
+def _prompt_texts(body: dict[str, Any]) -> list[str]:
+    """The texts of a request's messages and system prompt."""
+    items = body.get("messages", body.get("input"))
+    texts = [_texts(body.get("system"))]
+    if isinstance(items, list):
+        texts += [_texts(m.get("content")) for m in items if isinstance(m, dict)]
+    return texts
+
+
 def _asks_react(body: dict[str, Any]) -> bool:
     """A request whose prompt asks for ReAct's ``Action Input:`` lines, not tool calls."""
-    items = body.get("messages", body.get("input"))
-    texts = (
-        [_texts(m.get("content")) for m in items if isinstance(m, dict)]
-        if isinstance(items, list)
-        else []
-    )
-    texts.append(_texts(body.get("system")))
-    return any(scenario.REACT_ACTION in t for t in texts)
+    return any(scenario.REACT_ACTION in t for t in _prompt_texts(body))
 
 
 def _asks_code(body: dict[str, Any]) -> bool:
     """A request whose prompt asks for code that calls the tools (smolagents' CodeAgent)."""
-    items = body.get("messages", body.get("input"))
-    texts = (
-        [_texts(m.get("content")) for m in items if isinstance(m, dict)]
-        if isinstance(items, list)
-        else []
-    )
-    return any(scenario.CODE_OPEN in t and "final_answer(" in t for t in texts)
+    return any(scenario.CODE_OPEN in t and "final_answer(" in t for t in _prompt_texts(body))
 
 
 def _stopped(text: str, stop: Any) -> str:
