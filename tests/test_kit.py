@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import otel_replay
 from _records import span_record
 from otel_replay import attributes as A
 from otel_replay.payload_attributes import to_attributes
@@ -374,3 +376,14 @@ def test_the_report_is_cached_on_the_run_and_deterministic() -> None:
     run = one(complete())
     assert run.kit is run.kit
     assert check_kit(run) == check_kit(one(list(reversed(complete()))))
+
+
+def test_tools_without_any_model_call_are_not_replayable(tmp_path: Path) -> None:
+    # Semantic Kernel's OpenAIResponsesAgent traces invoke_agent and execute_tool only: the
+    # tools ran, what asked for them is not in the trace (a case of the conformance corpus).
+    case = Path(__file__).resolve().parent / "conformance" / "cases" / "semantic_kernel"
+    (run,) = otel_replay.load(*(case / "responses" / n for n in ("traces.binpb", "logs.binpb")))
+    assert not run.model_steps() and len(run.tool_steps()) == 3
+    assert run.kit.verdict == "inspect-only"
+    assert "model_calls" in run.kit.missing
+    assert not run.kit.replayable

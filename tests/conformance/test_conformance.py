@@ -79,6 +79,13 @@ NOT_RECORDED: dict[str, str] = {
         "responses_stream",
     ),
     **_modes(
+        "semantic_kernel",
+        "model calls: the OpenAIResponsesAgent traces the agent and its tools alone (no model "
+        "call span; the tool spans name the calls by their item ids)",
+        "responses",
+        "responses_stream",
+    ),
+    **_modes(
         "google_adk_v1",
         "the raising tool: ADK 1.x records the response its on_tool_error_callback made as the "
         "tool's and leaves the span unfailed, so nothing says the tool raised",

@@ -121,7 +121,8 @@ class _Check:
                 self._agent_step(step)
         self._unanswered_calls()
         self._lost_history()
-        if not self._has_content():
+        asked_unseen = self._no_model_call()
+        if not self._has_content() or asked_unseen:
             verdict = "inspect-only"
         elif self.incomplete:
             verdict = "model-only"
@@ -299,6 +300,19 @@ class _Check:
         # The agent's own I/O is compared, not served: damage is worth saying, not blocking.
         self._payload(step, "agent input", m.input_payload, blocking=False)
         self._payload(step, "agent output", m.output_payload, blocking=False)
+
+    def _no_model_call(self) -> bool:
+        """Tools ran, and no model call is recorded: what asked for them is not in the trace
+        (Semantic Kernel's Responses agent traces the agent and its tools alone).  Nothing
+        to replay the model with."""
+        if self.models or not self.tools:
+            return False
+        self.missing.append("model_calls")
+        self.problems.append(
+            f"{len(self.tools)} tool step(s) and no model call: what the model was sent and "
+            "answered is not in the trace"
+        )
+        return True
 
     def _unanswered_calls(self) -> None:
         """Tool calls the model made, the run went on, and no tool step answers."""

@@ -9,7 +9,9 @@ in the environment.  The agent: ``OpenAIChatCompletion`` on an
 ``AsyncOpenAI`` client pointed at the model server, the three tools as
 ``@kernel_function`` methods of a plugin, automatic function calling (a
 tool's exception goes back to the model as the error text), and
-``get_response`` (``invoke_stream`` for the streamed modes).  Semantic
+``get_response`` (``invoke_stream`` for the streamed modes); with
+``--api responses`` an ``OpenAIResponsesAgent`` on the same client (the
+Responses API, nothing stored on the server) instead.  Semantic
 Kernel's agents are asyncio-only.
 """
 
@@ -30,7 +32,7 @@ from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from semantic_kernel.agents import ChatCompletionAgent
+from semantic_kernel.agents import ChatCompletionAgent, OpenAIResponsesAgent
 from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
 from semantic_kernel.functions import kernel_function
 
@@ -68,8 +70,17 @@ class OrderPlugin:
         return json.dumps(scenario.open_ticket(order_id, reason), ensure_ascii=False)
 
 
-def make_agent(args: Any) -> ChatCompletionAgent:
+def make_agent(args: Any) -> ChatCompletionAgent | OpenAIResponsesAgent:
     client = AsyncOpenAI(api_key="sk-conformance-dummy", base_url=args.base_url)
+    if args.api == "responses":
+        return OpenAIResponsesAgent(
+            ai_model_id="gpt-4o-mini",
+            client=client,
+            name="support",
+            instructions=scenario.SYSTEM_PROMPT,
+            plugins=[OrderPlugin()],
+            store_enabled=False,
+        )
     service = OpenAIChatCompletion(ai_model_id="gpt-4o-mini", async_client=client)
     return ChatCompletionAgent(
         service=service,
