@@ -62,6 +62,8 @@ NOT_RECORDED: dict[str, str] = {
     "openai_otel_v2/no_content": _CLIENT_SPLIT_WITHOUT_CONTENT,
     "langgraph_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "langgraph_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "langgraph_v0_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
+    "langgraph_v0_openllmetry/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "openai_agents_openinference/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "openai_agents_otel/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "smolagents/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,

@@ -4,7 +4,10 @@ Written as LangChain's documentation shows it (``create_agent``, the current
 form of LangGraph's prebuilt ReAct agent): ``@tool`` functions, a
 ``wrap_tool_call`` middleware that turns a tool's exception into an error
 ``ToolMessage`` for the model, ``invoke``/``ainvoke`` or, streamed,
-``stream``/``astream`` with ``stream_mode="messages"``.  Each stack's
+``stream``/``astream`` with ``stream_mode="messages"``.  On LangGraph 0.x
+(the previous major, no ``create_agent``) it is ``create_react_agent`` from
+``langgraph.prebuilt``, whose tool node answers a raising tool with an error
+``ToolMessage`` itself.  Each stack's
 ``agent.py`` sets up its tracing and calls :func:`main`.
 """
 
@@ -15,9 +18,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import scenario
-from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import ToolMessage
+
+try:
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import AgentMiddleware
+except ImportError:  # LangGraph 0.x, the previous major: its prebuilt ReAct agent
+    create_agent = None
+    AgentMiddleware = object
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
@@ -71,6 +79,14 @@ def build_agent(base_url: str, api: str) -> Any:
         max_retries=0,
         use_responses_api=api == "responses",
     )
+    if create_agent is None:
+        from langgraph.prebuilt import create_react_agent
+
+        return create_react_agent(
+            model,
+            tools=[lookup_order, track_shipment, open_ticket],
+            prompt=scenario.SYSTEM_PROMPT,
+        )
     return create_agent(
         model,
         tools=[lookup_order, track_shipment, open_ticket],
@@ -79,28 +95,36 @@ def build_agent(base_url: str, api: str) -> Any:
     )
 
 
+def _text(message: BaseMessage) -> str:
+    """A message's text (``.text`` is a method on langchain-core 0.x, a property on 1.x)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+
+
 def _inputs(question: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": question}]}
 
 
 def ask(agent: Any, question: str, stream: bool) -> str:
     if not stream:
-        return str(agent.invoke(_inputs(question))["messages"][-1].text)
+        return _text(agent.invoke(_inputs(question))["messages"][-1])
     state: dict[str, Any] = {}
     for kind, data in agent.stream(_inputs(question), stream_mode=["messages", "values"]):
         if kind == "values":
             state = data
-    return str(state["messages"][-1].text)
+    return _text(state["messages"][-1])
 
 
 async def aask(agent: Any, question: str, stream: bool) -> str:
     if not stream:
-        return str((await agent.ainvoke(_inputs(question)))["messages"][-1].text)
+        return _text((await agent.ainvoke(_inputs(question)))["messages"][-1])
     state: dict[str, Any] = {}
     async for kind, data in agent.astream(_inputs(question), stream_mode=["messages", "values"]):
         if kind == "values":
             state = data
-    return str(state["messages"][-1].text)
+    return _text(state["messages"][-1])
 
 
 def main(flush: Callable[[], Any]) -> None:
