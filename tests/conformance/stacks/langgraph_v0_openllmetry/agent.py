@@ -1,21 +1,13 @@
-"""LangGraph agent (0.x, the previous major) traced by OpenLLMetry's LangChain instrumentation, exported over OTLP/HTTP.
+"""LangGraph's previous major (0.x): the agent and tracing of ``langgraph_openllmetry``, in this stack's venv.
 
-Tracing as the instrumentation's README shows it: a TracerProvider with the
-SDK's OTLP/HTTP exporter in a BatchSpanProcessor (endpoint from
-``OTEL_EXPORTER_OTLP_ENDPOINT``), ``LangchainInstrumentor().instrument()``;
-the provider is shut down (flushed) at exit.  ``TRACELOOP_TRACE_CONTENT=false``
-turns content capture off.
+The shared LangGraph agent builds LangGraph 0.x's prebuilt ``create_react_agent``
+where LangChain 1's ``create_agent`` is not installed.
 """
 
-from langgraph_agent import main
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.instrumentation.langchain import LangchainInstrumentor
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-tracer_provider = TracerProvider()
-tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-LangchainInstrumentor().instrument(tracer_provider=tracer_provider)
+import runpy
+from pathlib import Path
 
 if __name__ == "__main__":
-    main(flush=tracer_provider.shutdown)
+    runpy.run_path(
+        str(Path(__file__).parents[1] / "langgraph_openllmetry" / "agent.py"), run_name="__main__"
+    )
