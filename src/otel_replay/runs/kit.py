@@ -302,10 +302,14 @@ class _Check:
         self._payload(step, "agent output", m.output_payload, blocking=False)
 
     def _no_model_call(self) -> bool:
-        """Tools ran, and no model call is recorded: what asked for them is not in the trace
-        (Semantic Kernel's Responses agent traces the agent and its tools alone).  Nothing
-        to replay the model with."""
-        if self.models or not self.tools:
+        """An agent offered its tools to a model and they ran, and no model call is recorded:
+        what asked for them is not in the trace (Semantic Kernel's Responses agent traces the
+        agent and its tools alone).  Nothing to replay the model with.  (A run of tools with
+        no model, as a pipeline records it, is not this.)"""
+        offered = any(
+            s.kind == "agent" and s.attributes.get(A.TOOL_DEFINITIONS) for s in self.run.steps
+        )
+        if self.models or not self.tools or not offered:
             return False
         self.missing.append("model_calls")
         self.problems.append(
