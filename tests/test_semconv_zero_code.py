@@ -72,6 +72,7 @@ def console_spans(stdout: str) -> list[dict[str, object]]:
     return out
 
 
+@pytest.mark.slow  # a real process under opentelemetry-instrument: the slow tier
 def test_file_and_console_exporters_both_get_genai_attributes(tmp_path: Path) -> None:
     done = run_instrumented(tmp_path, OTEL_TRACES_EXPORTER="console,otel_replay_file")
     (record,) = SpanReader(tmp_path / "runs.otlp")

@@ -26,6 +26,7 @@ seen at once.  ``test_conformance.py`` asserts there are none;
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import warnings
 from pathlib import Path
@@ -102,8 +103,12 @@ class Outcome:
         return [run.kit.verdict for run in self.runs]
 
 
+@functools.cache
 def check(case: Case) -> Outcome:
-    """Load ``case`` and compare every run with the ground truth; see the module doc."""
+    """Load ``case`` and compare every run with the ground truth; see the module doc.
+
+    Cached per case: the test and the tables ask for the same outcomes (cases are
+    files that do not change while a process reads them)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", otel_replay.LoadWarning)
         loaded = otel_replay.load(*case.trace_files())
