@@ -32,7 +32,7 @@ import _http
 import otel_replay
 from _scenario import TOOLS
 from _sdk_agents import AGENTS, STREAM_KEYS, Sent, http_client
-from otel_replay.replay.engine import ReplayEngine
+from otel_replay.replay.engine import ReplayEngine, servable
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 DATA = Path(__file__).parent / "data" / "thirdparty"
@@ -359,6 +359,34 @@ def test_serve_names_missing_content_at_start() -> None:
     # The last call's answer: no later call sent it back (earlier ones are filled from theirs).
     last = run.model_steps()[-1]
     assert f"{last.label()}: no output messages were recorded" in err
+
+
+def test_an_empty_answer_the_run_went_on_from_is_refused_not_served() -> None:
+    # A recording that lost an answer (its output an empty assistant message) while the
+    # run went on: served, the agent would end with an empty answer and exit 0.
+    case = Path(__file__).parent / "conformance" / "cases" / "crewai" / "sync"
+    (run,) = otel_replay.load(str(case / "traces.binpb"))
+    first, *_, last = run.model_steps()
+    assert first.model is not None and last.model is not None
+    first.model.output_messages = [
+        {"role": "assistant", "parts": [{"type": "text", "content": ""}]}
+    ]
+    problems = servable(run)
+    assert problems == [
+        f"run {run.run_id} {first.label()}: the recorded answer is empty, though the run went on "
+        "after it: the answer was not recorded"
+    ]
+    logged = [json.loads(line) for line in (case / "server.jsonl").read_text().splitlines()]
+    requests = [json.loads(r["body_raw"]) for r in logged if r["method"] == "POST"]
+    client = _engine_client(ReplayEngine([run]))
+    with pytest.raises(openai.APIStatusError) as info:
+        client.chat.completions.create(**requests[0])
+    assert info.value.status_code == 500
+    assert "the answer was not recorded" in str(info.value.body)
+    # An empty last answer is what the model said, and is served as recorded.
+    last.model.output_messages = [{"role": "assistant", "parts": []}]
+    first.model.output_messages = None
+    assert [p for p in servable(run) if last.label() in p] == []
 
 
 def test_serve_refuses_a_recording_without_content() -> None:

@@ -36,7 +36,7 @@ from .. import wire as W
 from ..runs.model import RawHttp, Run, Step
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import RUNGS, first_difference, last_message_key, messages_key
-from .pinned_model import PinnedModel
+from .pinned_model import PinnedModel, unanswered
 
 CONVERSATION_HEADER = "x-otel-replay-conversation"
 
@@ -92,11 +92,12 @@ def servable(run: Run) -> list[str]:
     steps = [s for s in run.steps if s.kind == "model" and s.model is not None]
     if not steps:
         problems.append(f"run {run.run_id} has no model calls to serve")
-    for step in steps:
+    for k, step in enumerate(steps):
         m = step.model
         assert m is not None
-        if not m.output_messages:
-            problems.append(f"run {run.run_id} {step.label()}: no output messages were recorded")
+        reason = unanswered(step, went_on=k + 1 < len(steps))
+        if reason is not None:
+            problems.append(f"run {run.run_id} {reason}")
         elif m.output_payload is not None and not m.output_payload.usable:
             problems.append(
                 f"run {run.run_id} {step.label()}: recorded output cannot be replayed: "

@@ -21,6 +21,31 @@ from .recorder import ModelEntry, ReplayLog, now_ns
 from .selective import DriftEntry, LivePlan, as_messages, compare
 
 
+def unanswered(step: Step, went_on: bool) -> str | None:
+    """Why ``step``'s recorded answer cannot be served, or None when it can.
+
+    No output recorded; or an answer that says nothing (no text, no call) while
+    the run went on after it (``went_on``: a later model call), so the model
+    did answer and the recording lost it.  Served, it would end the agent with
+    an empty answer as if that were what the model said.
+    """
+    m = step.model
+    assert m is not None
+    if not m.output_messages:
+        return f"{step.label()}: no output messages were recorded"
+    said = any(
+        isinstance(p, Mapping) and (p.get("type") != "text" or p.get("content"))
+        for msg in m.output_messages
+        for p in msg.get("parts") or []
+    )
+    if not said and went_on:
+        return (
+            f"{step.label()}: the recorded answer is empty, though the run went on after it: "
+            "the answer was not recorded"
+        )
+    return None
+
+
 class PinnedModel:
     """Serves a run's recorded model responses in order."""
 
@@ -162,9 +187,9 @@ class PinnedModel:
         transports) share; the step is known to have output messages.
         """
         step = self.next_step(messages, system=system, tools=tools, params=params)
-        assert step.model is not None
-        if not step.model.output_messages:
-            raise ReplayError(f"{step.label()}: no output messages were recorded")
+        reason = unanswered(step, went_on=self.cursor < len(self.steps))
+        if reason is not None:
+            raise ReplayError(reason)
         if self._on_done is not None:
             self._on_done(step)
         return step, self.served[-1][1]
