@@ -7,9 +7,9 @@ For every case with content, the run(s) its trace rebuilds are served by
 rung), and the exact request bodies the agent sent the model server
 (``server.jsonl``) are sent to it in order, one conversation per agent run,
 through the in-process transport.  A case passes when every request is
-answered; otherwise the first refusal is printed.  The agent's own code is
-not run: this measures the matching of what an unchanged agent would send
-again, the first half of replaying it.
+answered; otherwise the first refusal is printed (``test_serve_requests.py``
+asserts it).  The agent's own code is not run: this measures the matching of
+what an unchanged agent would send again, the first half of replaying it.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def serve_case(case: Case) -> str | None:
                 headers = {"content-type": "application/json", **conversation}
                 answer = http.post(path, content=r["body_raw"].encode(), headers=headers)
                 if answer.status_code != 200:
-                    return f"{answer.status_code} at turn {r['turn']}: {answer.text[:300]}"
+                    return f"{answer.status_code} at turn {r['turn']}: {answer.text}"
                 conversation = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}
     return None
 

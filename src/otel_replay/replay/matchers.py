@@ -61,16 +61,22 @@ RUNGS = ("exact", "messages", "last_message", "any")
 def _strip_ids(value: Any) -> Any:
     """Messages without what differs run to run or client to client.
 
-    Call ids, whitespace at the ends, how a tool result was encoded (JSON text
-    or value, text blocks or string) and the role tool results were sent with.
+    Call ids, whitespace at the ends, empty texts, how a tool result was
+    encoded (JSON text or value, text blocks or string), the role tool results
+    were sent with and whether they came in one message or one each, whether
+    an answer came as one message or one per item (the Responses API's
+    function calls), and what an instrumentation
+    keeps beside a message's role and parts (a tool message's ``name``, the
+    answer's ``finish_reason``), which no API compares.
     """
     if isinstance(value, list):
-        return [_strip_ids(v) for v in value]
+        return [_strip_ids(v) for v in _one_result_each(_one_answer_each(value)) if v != _EMPTY]
     if isinstance(value, dict):
+        message = "role" in value and "parts" in value
         out = {
             k: (v.strip() if isinstance(v, str) and k == "content" else _strip_ids(v))
             for k, v in value.items()
-            if k not in ("id", "finish_reason")
+            if k not in ("id", "finish_reason") and (not message or k in ("role", "parts"))
         }
         if value.get("type") == "tool_call_response":
             out["response"] = spelled_value(value.get("response"))
@@ -81,6 +87,45 @@ def _strip_ids(value: Any) -> Any:
             out["role"] = "tool"  # Anthropic and some instrumentations send them as "user"
         return out
     return value
+
+
+#: A text part that says nothing (an answer of tool calls carries one, or not).
+_EMPTY = {"type": "text", "content": ""}
+
+
+def _one_answer_each(items: list[Any]) -> list[Any]:
+    """Consecutive assistant messages as one (the Responses API's items of one answer)."""
+    out: list[Any] = []
+    for item in items:
+        last = out[-1] if out else None
+        if (
+            isinstance(item, dict)
+            and isinstance(last, dict)
+            and item.get("role") == last.get("role") == "assistant"
+            and isinstance(item.get("parts"), list)
+            and isinstance(last.get("parts"), list)
+        ):
+            out[-1] = {**last, "parts": [*last["parts"], *item["parts"]]}
+        else:
+            out.append(item)
+    return out
+
+
+def _one_result_each(items: list[Any]) -> list[Any]:
+    """Messages of tool results alone split into one message per result (Anthropic sends a
+    turn's results in one user message, OpenAI one tool message each)."""
+    out: list[Any] = []
+    for item in items:
+        parts = item.get("parts") if isinstance(item, dict) and "role" in item else None
+        if (
+            isinstance(parts, list)
+            and len(parts) > 1
+            and all(isinstance(p, dict) and p.get("type") == "tool_call_response" for p in parts)
+        ):
+            out += [{**item, "parts": [p]} for p in parts]
+        else:
+            out.append(item)
+    return out
 
 
 def split_system(

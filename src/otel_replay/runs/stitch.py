@@ -575,13 +575,16 @@ def text_blocks(value: Any) -> Any:
     """A list of text blocks (``[{"type": "text", "text": ...}]``) as the one string it spells.
 
     Anthropic takes a tool result as a string or as such blocks, and its SDK
-    records the string as blocks; anything else is returned as it is.
+    records the string as blocks (Bedrock Converse's blocks, ``{"text": ...}``,
+    name no type); anything else is returned as it is.
     """
     if (
         isinstance(value, list)
         and value
         and all(
-            isinstance(b, Mapping) and b.get("type") == "text" and isinstance(_text(b), str)
+            isinstance(b, Mapping)
+            and (b.get("type") == "text" or set(b) == {"text"})
+            and isinstance(_text(b), str)
             for b in value
         )
     ):

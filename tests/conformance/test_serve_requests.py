@@ -1,0 +1,74 @@
+"""Replay matching: each case's recorded requests are served back from its own trace.
+
+The exact bodies each agent sent the model server are sent again, in order,
+to the replay engine built from the case's trace (the default ``messages``
+rung): every one is answered, except where the trace does not hold the
+model calls (:data:`~tests.conformance.test_conformance.NOT_RECORDED`).
+And a request changed where it matters (the question, a tool result, the
+system prompt) is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from tests.conformance.checks import CASES, Case, find_cases
+from tests.conformance.serve_requests import serve_case
+from tests.conformance.test_conformance import NOT_RECORDED
+
+import otel_replay
+from otel_replay.replay.engine import ReplayEngine
+
+#: Cases whose trace holds no model input to match, or no model call at all.
+UNSERVABLE = ("openai_agents_otel/responses", "openai_agents_otel/responses_stream")
+UNSERVABLE += ("semantic_kernel/responses", "semantic_kernel/responses_stream")
+
+
+def _param(case: Case) -> object:
+    if case.id not in UNSERVABLE:
+        return pytest.param(case, id=case.id)
+    return pytest.param(
+        case, id=case.id, marks=[pytest.mark.xfail(strict=True, reason=NOT_RECORDED[case.id])]
+    )
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in find_cases() if c.meta["content"]])
+def test_every_recorded_request_is_served(case: Case) -> None:
+    refused = serve_case(case)
+    assert refused is None, refused
+
+
+def _changed(body: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    text = json.dumps(body, ensure_ascii=False)
+    assert old in text
+    changed: dict[str, Any] = json.loads(text.replace(old, new))
+    return changed
+
+
+def _second_status(case: Case, body: dict[str, Any]) -> int:
+    """The status a fresh engine on ``case`` answers ``body`` with, after the first request."""
+    (run,) = otel_replay.load(*case.trace_files())
+    engine = ReplayEngine([run])
+    first = case.requests()[0]
+    path = "/v1/chat/completions"
+    assert engine.handle("POST", path, first["body_raw"].encode(), {}).status == 200
+    return engine.handle("POST", path, json.dumps(body, ensure_ascii=False).encode(), {}).status
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("ORD-5521 ?", "ORD-5522 ?"),  # the question
+        ("en préparation", "expédiée"),  # a tool result
+        ("Ködbüro", "Kodburo"),  # the system prompt
+    ],
+    ids=["question", "tool_result", "system_prompt"],
+)
+@pytest.mark.parametrize("stack", ["langgraph_openinference", "strands", "crewai"])
+def test_a_request_changed_where_it_matters_is_refused(stack: str, old: str, new: str) -> None:
+    case = Case(CASES / stack / "sync")
+    second = case.requests()[1]["body_json"]
+    assert _second_status(case, second) == 200
+    assert _second_status(case, _changed(second, old, new)) == 409
