@@ -15,22 +15,18 @@ what an unchanged agent would send again, the first half of replaying it.
 from __future__ import annotations
 
 import sys
-import warnings
 from collections import Counter
 
 import httpx
-from tests.conformance.checks import Case, find_cases
+from tests.conformance.checks import Case, check, find_cases
 
-import otel_replay
 from otel_replay.replay.adapters.transport import ReplayTransport
 from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
 
 
 def serve_case(case: Case) -> str | None:
     """None when every recorded request of ``case`` is served; else the first refusal."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", otel_replay.LoadWarning)
-        engine = ReplayEngine(list(otel_replay.load(*case.trace_files())))
+    engine = ReplayEngine(check(case).runs)  # the runs the conformance check loaded
     with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
         for requests in case.conversations().values():
             conversation: dict[str, str] = {}

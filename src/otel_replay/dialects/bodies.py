@@ -121,9 +121,8 @@ def response(body: Any) -> GenAI:
         out: GenAI = {}
         if body and all(_response_object(b) for b in body):
             put(out, A.OUTPUT_MESSAGES, M.from_items([i for b in body for i in b["output"]]))
-        elif body and all(_tool_call(b) for b in body):
-            parts = [_tool_call(b) for b in body]
-            put(out, A.OUTPUT_MESSAGES, [{"role": "assistant", "parts": parts}])
+        elif body and all(_is_tool_call(b) for b in body):
+            put(out, A.OUTPUT_MESSAGES, messages([{"role": "assistant", "tool_calls": body}]))
         else:
             put(out, A.OUTPUT_MESSAGES, messages(body))
         return out
@@ -164,23 +163,16 @@ def response(body: Any) -> GenAI:
     return out
 
 
-def _tool_call(item: Any) -> dict[str, Any] | None:
-    """A tool call object as a ``tool_call`` part: ``{id, type: function, function: {name,
-    arguments}}`` or ``{id, name, arguments}``; None for anything else."""
+def _is_tool_call(item: Any) -> bool:
+    """A tool call object: ``{id, type: function, function: {name, arguments}}`` or
+    ``{id, name, arguments}``."""
     if not isinstance(item, Mapping) or "role" in item or not isinstance(item.get("id"), str):
-        return None
+        return False
     if item.get("type", "function") != "function":
-        return None
-    nested = item.get("function")
-    fn: Mapping[str, Any] = nested if isinstance(nested, Mapping) else item
-    if not isinstance(fn.get("name"), str) or "arguments" not in fn:
-        return None
-    return {
-        "type": "tool_call",
-        "id": item["id"],
-        "name": fn["name"],
-        "arguments": M.parse_arguments(fn["arguments"]),
-    }
+        return False
+    fn = item.get("function")
+    fn = fn if isinstance(fn, Mapping) else item
+    return isinstance(fn.get("name"), str) and "arguments" in fn
 
 
 def sse_response(data: bytes) -> dict[str, Any] | None:

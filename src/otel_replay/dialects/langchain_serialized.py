@@ -16,7 +16,6 @@ when LangChain kept them), ``tool_call_id`` (a ``ToolMessage``), ``role``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,18 +62,12 @@ def message(value: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _tool_calls(kwargs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The calls in the provider's shape: LangChain's own list, else the provider's it kept."""
+    """The calls (``{id, name, arguments}``, as :func:`~otel_replay.messages.normalize_message`
+    reads them): LangChain's own list, else the provider's it kept."""
     own = kwargs.get("tool_calls")
     if isinstance(own, list) and own:
         return [
-            {
-                "id": c.get("id"),
-                "type": "function",
-                "function": {
-                    "name": c.get("name"),
-                    "arguments": json.dumps(c.get("args"), ensure_ascii=False),
-                },
-            }
+            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args")}
             for c in own
             if isinstance(c, Mapping)
         ]

@@ -107,8 +107,8 @@ def _model(span: SpanView, out: GenAI) -> None:
         put(out, name, span.get(key))
     reason = span.text("llm.finish_reason")
     put(out, A.RESPONSE_FINISH_REASONS, [reason] if reason else None)
-    flat_in = _messages(unflatten(span.attributes, "llm.input_messages"))
-    flat_out = _messages(unflatten(span.attributes, "llm.output_messages"))
+    flat_in = flat_messages(span, "llm.input_messages")
+    flat_out = flat_messages(span, "llm.output_messages")
     put(out, A.INPUT_MESSAGES, _fuller(flat_in, LC.prompt(loads(span.get("input.value")))))
     put(out, A.OUTPUT_MESSAGES, _fuller(flat_out, LC.generations(loads(span.get("output.value")))))
     put(out, A.TOOL_DEFINITIONS, _tools(unflatten(span.attributes, "llm.tools")))
@@ -142,6 +142,11 @@ def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
         return True
     ids = {p.get("id") for p in body["parts"] if p["type"] == "tool_call" and p.get("id")}
     return bool(ids) and any(p["type"] == "tool_call" and not p.get("id") for p in flat["parts"])
+
+
+def flat_messages(span: SpanView, prefix: str) -> list[dict[str, Any]]:
+    """The GenAI messages of the flattened ``<prefix>.<i>.message.*`` attributes."""
+    return _messages(unflatten(span.attributes, prefix))
 
 
 def _messages(items: list[Any]) -> list[dict[str, Any]]:

@@ -25,8 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
-from .flat import unflatten
-from .openinference import KIND, _messages
+from .openinference import KIND, flat_messages
 from .span import Dialect, GenAI, SpanView, in_scope, loads
 
 SCOPE = "openinference.instrumentation.smolagents"
@@ -72,7 +71,7 @@ def _repair(span: SpanView) -> GenAI:
         return {A.TOOL_CALL_ARGUMENTS: args} if args is not None else {}
     if kind != "LLM":
         return {}
-    recorded = _messages(unflatten(span.attributes, "llm.input_messages"))
+    recorded = flat_messages(span, "llm.input_messages")
     sent = as_sent(recorded)
     return {A.INPUT_MESSAGES: sent} if sent != recorded else {}
 

@@ -65,12 +65,15 @@ def _strip_ids(value: Any) -> Any:
     encoded (JSON text or value, text blocks or string), the role tool results
     were sent with and whether they came in one message or one each, whether
     an answer came as one message or one per item (the Responses API's
-    function calls), and what an instrumentation
-    keeps beside a message's role and parts (a tool message's ``name``, the
-    answer's ``finish_reason``), which no API compares.
+    function calls, see :func:`~otel_replay.messages.one_answer`), and what an
+    instrumentation keeps beside a message's role and parts (a tool message's
+    ``name``, the answer's ``finish_reason``), which no API compares.
     """
     if isinstance(value, list):
-        return [_strip_ids(v) for v in _one_result_each(_one_answer_each(value)) if v != _EMPTY]
+        items = [v for v in (_strip_ids(v) for v in value) if v != _EMPTY]
+        if items and all(isinstance(v, dict) and "role" in v for v in items):  # messages
+            items = _one_result_each(M.one_answer(items))
+        return items
     if isinstance(value, dict):
         message = "role" in value and "parts" in value
         out = {
@@ -91,24 +94,6 @@ def _strip_ids(value: Any) -> Any:
 
 #: A text part that says nothing (an answer of tool calls carries one, or not).
 _EMPTY = {"type": "text", "content": ""}
-
-
-def _one_answer_each(items: list[Any]) -> list[Any]:
-    """Consecutive assistant messages as one (the Responses API's items of one answer)."""
-    out: list[Any] = []
-    for item in items:
-        last = out[-1] if out else None
-        if (
-            isinstance(item, dict)
-            and isinstance(last, dict)
-            and item.get("role") == last.get("role") == "assistant"
-            and isinstance(item.get("parts"), list)
-            and isinstance(last.get("parts"), list)
-        ):
-            out[-1] = {**last, "parts": [*last["parts"], *item["parts"]]}
-        else:
-            out.append(item)
-    return out
 
 
 def _one_result_each(items: list[Any]) -> list[Any]:

@@ -1,8 +1,9 @@
 """The crew every CrewAI stack runs, as CrewAI's documentation shows it (1.x and 0.x alike).
 
 The three tools as ``@tool`` functions, an ``Agent`` (the scenario's system
-prompt as its backstory) on the ``llm`` given, a ``Task`` whose description
-is the question; :func:`crew` puts them in a ``Crew``.
+prompt as its backstory) on ``LLM(model="openai/gpt-4o-mini", base_url=...)``,
+a ``Task`` whose description is the question; :func:`crew` puts them in a
+``Crew``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import scenario
-from crewai import Agent, Crew, Task
+from crewai import LLM, Agent, Crew, Task
 from crewai.tools import tool
 
 
@@ -32,14 +33,22 @@ def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
     return scenario.open_ticket(order_id, reason)
 
 
-def crew(llm: Any, question: str, **options: Any) -> Crew:
-    """A crew of one support agent on ``llm`` whose task is ``question`` (``options``: the Crew's)."""
+def crew(base_url: str, question: str, llm: dict[str, Any], **options: Any) -> Crew:
+    """A crew of one support agent on the model server at ``base_url`` whose task is
+    ``question`` (``llm``: more options of the LLM; ``options``: the Crew's)."""
+    model = LLM(
+        model="openai/gpt-4o-mini",
+        base_url=base_url,
+        api_key="sk-conformance-dummy",
+        max_retries=0,
+        **llm,
+    )
     agent = Agent(
         role="Support agent",
         goal="Answer the customer about their order",
         backstory=scenario.SYSTEM_PROMPT,
         tools=[lookup_order, track_shipment, open_ticket],
-        llm=llm,
+        llm=model,
         max_iter=6,
         verbose=False,
     )

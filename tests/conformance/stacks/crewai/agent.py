@@ -24,7 +24,7 @@ import os
 
 import crewai_crew
 import scenario
-from crewai import LLM, Crew
+from crewai import Crew
 from openinference.instrumentation.crewai import CrewAIInstrumentor
 from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -41,15 +41,10 @@ else:
 
 
 def build_crew(args: argparse.Namespace, question: str, stream: bool) -> Crew:
-    llm = LLM(
-        model="openai/gpt-4o-mini",
-        base_url=args.base_url,
-        api_key="sk-conformance-dummy",
-        api="responses" if args.api == "responses" else "completions",
-        stream=stream,
-        max_retries=0,
+    api = "responses" if args.api == "responses" else "completions"
+    return crewai_crew.crew(
+        args.base_url, question, llm={"api": api, "stream": stream}, stream=stream
     )
-    return crewai_crew.crew(llm, question, stream=stream)
 
 
 def ask(args: argparse.Namespace, question: str, stream: bool) -> str:

@@ -23,7 +23,7 @@ import sys
 
 import crewai_crew
 import scenario
-from crewai import LLM, Crew
+from crewai import Crew
 from openinference.instrumentation.crewai import CrewAIInstrumentor
 from openinference.instrumentation.litellm import LiteLLMInstrumentor
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -37,14 +37,7 @@ LiteLLMInstrumentor().instrument(tracer_provider=tracer_provider)
 
 
 def build_crew(args: argparse.Namespace, question: str, stream: bool) -> Crew:
-    llm = LLM(
-        model="openai/gpt-4o-mini",
-        base_url=args.base_url,
-        api_key="sk-conformance-dummy",
-        stream=stream,
-        max_retries=0,
-    )
-    return crewai_crew.crew(llm, question)
+    return crewai_crew.crew(args.base_url, question, llm={"stream": stream})
 
 
 def ask(args: argparse.Namespace, question: str, stream: bool) -> str:
