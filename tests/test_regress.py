@@ -84,6 +84,7 @@ def regress(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.slow  # two pytest runs in a subprocess: the slow tier
 def test_the_generated_test_passes_and_catches_the_regression(
     fixed_run: Path, tmp_path: Path
 ) -> None:

@@ -73,9 +73,8 @@ def without_stream(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in STREAM_KEYS}
 
 
-@contextlib.contextmanager
-def serving(*args: str | Path) -> Iterator[str]:
-    """``otel-replay serve ARGS --port 0`` as a real process; its printed base URL."""
+def _start(*args: str | Path) -> tuple[subprocess.Popen[str], str]:
+    """``otel-replay serve ARGS --port 0`` as a real process, and its printed base URL."""
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "otel_replay.cli.main", "serve", *map(str, args), "--port", "0"],
@@ -84,15 +83,19 @@ def serving(*args: str | Path) -> Iterator[str]:
         text=True,
         env=env,
     )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if not line.startswith("http://127.0.0.1:"):
-            proc.kill()
-            raise AssertionError(f"serve did not start: {line!r} {proc.communicate()[1]}")
-        yield line
-    finally:
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line.startswith("http://127.0.0.1:"):
+        proc.kill()
+        raise AssertionError(f"serve did not start: {line!r} {proc.communicate()[1]}")
+    return proc, line
+
+
+def _stop(procs: list[subprocess.Popen[str]]) -> None:
+    """Stop servers: all told at once, then each waited for (each shuts down gracefully)."""
+    for proc in procs:
         proc.terminate()
+    for proc in procs:
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -100,19 +103,33 @@ def serving(*args: str | Path) -> Iterator[str]:
             proc.wait()
 
 
+@contextlib.contextmanager
+def serving(*args: str | Path) -> Iterator[str]:
+    """``otel-replay serve ARGS --port 0`` while the ``with`` lasts; its base URL."""
+    proc, url = _start(*args)
+    try:
+        yield url
+    finally:
+        _stop([proc])
+
+
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, str]]:
-    """One server per recording, started on first use; conversations share it."""
-    urls: dict[str, str] = {}
-    with contextlib.ExitStack() as stack:
+    """A server of the recording named, started for each lookup (a test gets a fresh one);
+    all stopped together at the end of the module."""
+    procs: list[subprocess.Popen[str]] = []
 
-        class Lazy(dict[str, str]):
-            def __missing__(self, key: str) -> str:
-                path = CASE_FILE if key == "case_file" else DATA / key / "traces.otlp.jsonl"
-                urls[key] = stack.enter_context(serving(path))
-                return urls[key]
+    class Lazy(dict[str, str]):
+        def __missing__(self, key: str) -> str:
+            path = CASE_FILE if key == "case_file" else DATA / key / "traces.otlp.jsonl"
+            proc, url = _start(path)
+            procs.append(proc)
+            return url
 
+    try:
         yield Lazy()
+    finally:
+        _stop(procs)
 
 
 def base_url(url: str, path: str) -> str:
