@@ -291,10 +291,6 @@ def scrub(src: Path, dst: Path) -> None:
     dst.write_bytes(bytes(out))
 
 
-def fill(text: str, server: ModelServer, receiver: OtlpReceiver) -> str:
-    return text.replace("{model_server}", server.url).replace("{otlp_receiver}", receiver.url)
-
-
 def check_ground_truth(log: Path, runs: int) -> None:
     """The server's log, checked: every request answered, every run reached its answer."""
     if not log.exists():
@@ -313,46 +309,77 @@ def check_ground_truth(log: Path, runs: int) -> None:
             raise GenerateError(f"the run about {order} stopped at turn {turns[-1]} ({turns})")
 
 
+def run_agent(
+    stack: str,
+    mode: dict[str, Any],
+    config: dict[str, Any],
+    python: Path,
+    places: dict[str, str],
+    extra_env: dict[str, str] | None = None,
+    wrapper: list[str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the agent of ``stack`` in ``mode``; its exit status is checked, its output returned.
+
+    ``places`` fills the command's and environment's placeholders
+    (``{model_server}``, ``{otlp_receiver}``); ``extra_env`` goes on top.
+    ``wrapper``: a Python script (and its arguments) that runs the agent's script.
+    """
+    command, env = command_of(stack, mode), env_of(stack, config, mode)
+
+    def fill(text: str) -> str:
+        for name, url in places.items():
+            text = text.replace("{" + name + "}", url)
+        return text
+
+    real_env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    real_env.update({k: fill(v) for k, v in env.items()})
+    real_env.update(extra_env or {})
+    real_env["PYTHONPATH"] = AGENT_PATH
+    args = [fill(a) for a in command[2:]]
+    if is_node(stack):  # ``python`` is the stack's node home
+        argv, cwd = ["node", str(python / "agent.mjs"), *args], python
+    else:
+        argv, cwd = [str(python), *(wrapper or []), command[1], *args], ROOT
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=real_env,
+            capture_output=True,
+            text=True,
+            timeout=AGENT_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise GenerateError(f"the agent ran past {AGENT_TIMEOUT_S:.0f} s") from e
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.splitlines()[-30:])
+        raise GenerateError(f"the agent exited with {done.returncode}:\n{tail}")
+    return done
+
+
+def expected_answers(runs: int) -> list[str]:
+    """The final answers of the scenario's first ``runs`` questions, sorted."""
+    return sorted(scenario.final_answer(scenario.order_in(q)) for q in scenario.QUESTIONS[:runs])
+
+
 def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> Path:
     """Run the agent in mode ``name``; write and return its case directory."""
     mode = config["modes"][name]
     runs = int(mode.get("runs", 1))
-    command, env = command_of(stack, mode), env_of(stack, config, mode)
     with tempfile.TemporaryDirectory(prefix=f"conformance-{stack}-") as tmp:
         work = Path(tmp)
         log = work / "server.jsonl"
         with ModelServer(log) as server, OtlpReceiver(work) as receiver:
-            real_env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-            real_env.update({k: fill(v, server, receiver) for k, v in env.items()})
-            real_env["PYTHONPATH"] = AGENT_PATH
-            args = [fill(a, server, receiver) for a in command[2:]]
-            if is_node(stack):  # ``python`` is the stack's node home
-                argv, cwd = ["node", str(python / "agent.mjs"), *args], python
-            else:
-                argv, cwd = [str(python), command[1], *args], ROOT
-            try:
-                done = subprocess.run(
-                    argv,
-                    cwd=cwd,
-                    env=real_env,
-                    capture_output=True,
-                    text=True,
-                    timeout=AGENT_TIMEOUT_S,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired as e:
-                raise GenerateError(f"the agent ran past {AGENT_TIMEOUT_S:.0f} s") from e
+            places = {"model_server": server.url, "otlp_receiver": receiver.url}
+            done = run_agent(stack, mode, config, python, places)
             exports = receiver.requests
-        if done.returncode != 0:
-            tail = "\n".join(done.stderr.splitlines()[-30:])
-            raise GenerateError(f"the agent exited with {done.returncode}:\n{tail}")
         check_ground_truth(log, runs)
         if not exports:
             raise GenerateError("the stack exported nothing to the OTLP receiver")
         answers = done.stdout.splitlines()
-        expected = [scenario.final_answer(scenario.order_in(q)) for q in scenario.QUESTIONS[:runs]]
-        if sorted(answers) != sorted(expected):
-            raise GenerateError(f"the agent answered {answers!r}, not {expected!r}")
+        if sorted(answers) != expected_answers(runs):
+            raise GenerateError(f"the agent answered {answers!r}, not {expected_answers(runs)!r}")
         case = {
             "stack": stack,
             "mode": name,
@@ -361,8 +388,8 @@ def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> 
             "content": mode.get("content", True),
             "tool_spans": config.get("tool_spans", True),
             "history": config.get("history", "messages"),
-            "command": command,
-            "env": env,
+            "command": command_of(stack, mode),
+            "env": env_of(stack, config, mode),
             "python": platform.python_version(),
         }
         out = write_case(CASES / stack / name, work, done.stdout, case)

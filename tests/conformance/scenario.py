@@ -66,9 +66,13 @@ def digits(order_id: str) -> str:
 
 # --- the agent's side: the three tools -------------------------------------------------
 
+#: The tools that ran in this process, in order (a replay with stubbed tools runs none).
+CALLS: list[str] = []
+
 
 def lookup_order(order_id: str) -> dict[str, Any]:
     """Look up an order by its id: status, items and total."""
+    CALLS.append("lookup_order")
     return {
         "order_id": order_id,
         "status": "en préparation",
@@ -79,11 +83,13 @@ def lookup_order(order_id: str) -> dict[str, Any]:
 
 def track_shipment(order_id: str) -> dict[str, Any]:
     """Track the shipment of an order with the carrier (always fails: the carrier is down)."""
+    CALLS.append("track_shipment")
     raise RuntimeError(TRACKING_ERROR)
 
 
 def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
     """Open a support ticket about an order."""
+    CALLS.append("open_ticket")
     return {"ticket_id": f"T-{digits(order_id)}", "order_id": order_id, "status": "ouvert"}
 
 

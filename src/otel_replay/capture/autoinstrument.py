@@ -14,8 +14,8 @@ instrumentations lack, as the processor adds them to each span as it ends
 (``OTEL_REPLAY_SEMCONV=false`` to leave the spans alone).
 
 Frameworks that run the user's tools get their tool calls recorded
-byte-exactly too (:mod:`otel_replay.capture.frameworks`: pydantic-ai,
-openai-agents, when installed); ``OTEL_REPLAY_FRAMEWORK_TOOLS=false`` to
+byte-exactly too (:mod:`otel_replay.capture.frameworks`: each one
+installed); ``OTEL_REPLAY_FRAMEWORK_TOOLS=false`` to
 leave them alone.  pydantic-ai's own spans are turned on for agents that do
 not set their instrumentation (``Agent.instrument_all()``;
 ``OTEL_REPLAY_PYDANTIC_AI_SPANS=false`` to leave that to the app).
@@ -28,7 +28,6 @@ starts regardless.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
@@ -78,24 +77,15 @@ def install(*args: Any, **kwargs: Any) -> None:
 
 def instrument_frameworks() -> list[str]:
     """Record the tool calls of the installed agent frameworks; the names of those done."""
-    import importlib.util
-
     from . import frameworks
 
-    done = []
     spans = os.environ.get("OTEL_REPLAY_PYDANTIC_AI_SPANS", "true").strip().lower() in _TRUE
-
-    def pydantic_ai() -> bool:
-        return frameworks.instrument_pydantic_ai(agent_spans=spans)
-
-    installers: tuple[tuple[str, Callable[[], bool]], ...] = (
-        ("pydantic_ai", pydantic_ai),
-        ("agents", frameworks.instrument_openai_agents),
-    )
-    for module, install_one in installers:
-        try:
-            if importlib.util.find_spec(module) is not None and install_one():
-                done.append(module)
-        except Exception as exc:
-            warn_once(f"framework-{module}", "otel-replay could not instrument %s: %r", module, exc)
+    done = []
+    for name in frameworks.FRAMEWORKS:
+        if name == "pydantic_ai":
+            ok = frameworks.instrument_pydantic_ai(agent_spans=spans)
+        else:
+            ok = frameworks.instrument(name)
+        if ok:
+            done.append(name)
     return done

@@ -175,9 +175,17 @@ class ReplayEngine:
                 self._first_last[last].append(run)
 
     @classmethod
-    def for_model(cls, model: PinnedModel, *, timing: float | None = None) -> ReplayEngine:
-        """An engine with one conversation: ``model`` (a replay session's), raising divergences."""
-        engine = cls([model.run], timing=timing, raise_divergence=True, match=model.match)
+    def for_model(
+        cls, model: PinnedModel, *, timing: float | None = None, raise_divergence: bool = True
+    ) -> ReplayEngine:
+        """An engine with one conversation: ``model`` (a replay session's).
+
+        ``raise_divergence``: raise a divergence to the caller (the in-process
+        transports), else answer it with HTTP 409 (a server).
+        """
+        engine = cls(
+            [model.run], timing=timing, raise_divergence=raise_divergence, match=model.match
+        )
         conv = Conversation(0, model.run, model)
         engine.conversations[0] = conv
         engine._last = conv

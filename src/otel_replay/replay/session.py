@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import payload
-from ..capture import hooks
+from ..capture import frameworks, hooks
 from ..runs.model import Run, Step
 from ..trusted_types import TypeResolver, TypeTrust
 from .clock import FrozenClock
@@ -37,6 +37,7 @@ from .selective import DriftReport, LiveModel, LivePlan
 from .tool_stubs import ToolStubs
 
 if TYPE_CHECKING:
+    from .adapters.server import BackgroundServer
     from .adapters.transport import AsyncReplayTransport, ReplayTransport
     from .engine import ReplayEngine
 
@@ -156,6 +157,9 @@ class ReplaySession:
         self._previous: hooks.ToolInterceptor | None = None
         self._random_state: Any = None
         self._engine: ReplayEngine | None = None
+        self._server: BackgroundServer | None = None
+        #: The frameworks whose tool calls this session wrapped (and unwraps at the end).
+        self.frameworks: list[str] = []
 
     # --- hooks from stubs and model --------------------------------------------------
     def _step_started(self, step: Step) -> None:
@@ -212,6 +216,25 @@ class ReplaySession:
 
             self._engine = ReplayEngine.for_model(self.model)
         return self._engine
+
+    @property
+    def base_url(self) -> str:
+        """A loopback HTTP server serving this session's model calls: ``http://127.0.0.1:PORT``.
+
+        For a model client that takes a base URL: OpenAI-style clients take
+        ``session.base_url + "/v1"``, Anthropic's ``session.base_url``.  A
+        request that does not match gets HTTP 409 naming the step, and the
+        session diverges.  Started on first use, stopped when the session ends.
+        """
+        if self._server is None:
+            from .adapters.server import BackgroundServer
+            from .engine import ReplayEngine
+
+            engine = ReplayEngine.for_model(self.model, raise_divergence=False)
+            server = BackgroundServer(engine)
+            server.start()
+            self._server = server
+        return self._server.url
 
     def transport(self) -> ReplayTransport:
         """An httpx (or httpx2) transport serving this session's model calls.
@@ -328,6 +351,12 @@ class ReplaySession:
 
     def __enter__(self) -> ReplaySession:
         self._previous = hooks.install(self.tools)
+        already = frameworks.installed()
+        self.frameworks = [
+            name
+            for name in frameworks.FRAMEWORKS
+            if name not in already and frameworks.instrument(name, replay=True)
+        ]
         seed = self.run.fingerprint.get("seed")
         if isinstance(seed, int):
             self._random_state = random.getstate()
@@ -345,6 +374,11 @@ class ReplaySession:
         tb: TracebackType | None,
     ) -> None:
         hooks.install(self._previous)
+        for name in self.frameworks:
+            frameworks.uninstrument(name)
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
         if self._clock is not None:
             self._clock.stop()
         if self._guard is not None:

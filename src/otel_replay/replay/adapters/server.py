@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
@@ -154,3 +156,50 @@ def run_server(engine: ReplayEngine, sock: socket.socket) -> None:
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
     uvicorn.Server(config).run(sockets=[sock])
+
+
+#: How long a background server may take to start listening.
+START_TIMEOUT_S = 10
+
+
+class BackgroundServer:
+    """The engine served on a loopback port from a thread: a replay session's ``base_url``.
+
+    For agents whose model client takes a base URL and nothing else (most
+    framework model classes): the client talks HTTP to this process.
+    """
+
+    def __init__(self, engine: ReplayEngine, host: str = "127.0.0.1") -> None:
+        import uvicorn
+
+        self.sock = bind(host, 0)
+        self.url = base_url(self.sock)
+        config = uvicorn.Config(
+            ReplayApp(engine),
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self.sock]},
+            name="otel-replay-serve",
+            daemon=True,
+        )
+
+    def start(self) -> str:
+        """Start serving; the base URL (``http://127.0.0.1:PORT``)."""
+        self._thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the replay server on {self.url} did not start")
+            time.sleep(0.005)
+        return self.url
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(GRACEFUL_SHUTDOWN_S + 5)
+        self.sock.close()

@@ -1,0 +1,77 @@
+"""Run a stack's agent script inside ``otel_replay.replay(...)``: the in-process replay.
+
+    STACK_PYTHON tests/conformance/inprocess.py RESULT_JSON TRACE... -- AGENT_SCRIPT ARGS...
+
+Run by :mod:`.replay_agents` with the stack's own Python, as the agent's
+command with this script in front of it.  The case's trace files are loaded
+and their one run replayed: the agent script runs in this process (``runpy``)
+inside the session, its ``--base-url`` pointed at ``session.base_url``, its
+framework's tools answered by the session (the integration of that
+framework, installed by the session, undone after it).  ``RESULT_JSON``
+receives the session's report, the divergence if any, and the scenario tools
+that ran for real (none, when every tool call was stubbed).
+
+``otel_replay`` comes from this checkout's ``src/``; the packages it needs
+that the stack's environment lacks, from the directory named by
+``OTEL_REPLAY_EXTRA_SITE`` (searched after the stack's own site-packages, so
+the stack's versions win).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def main(argv: list[str]) -> int:
+    split = argv.index("--")
+    result_path, traces = Path(argv[0]), argv[1:split]
+    script, *args = argv[split + 1 :]
+    sys.path.insert(0, str(ROOT / "src"))
+    extra = os.environ.get("OTEL_REPLAY_EXTRA_SITE")
+    if extra:
+        sys.path.append(extra)
+    import scenario
+
+    import otel_replay
+
+    result: dict[str, Any] = {"exit": 0}
+    runs = otel_replay.load(*traces)
+    if len(runs) != 1:
+        result.update(exit=2, error=f"{len(runs)} runs in {traces}: replay takes one")
+        result_path.write_text(json.dumps(result), encoding="utf-8")
+        return 2
+    session = otel_replay.replay(runs[0])
+    try:
+        with session:
+            result["frameworks"] = session.frameworks
+            url = session.base_url
+            sys.argv = [script, *[a.replace("{replay}", url) for a in args]]
+            try:
+                runpy.run_path(script, run_name="__main__")
+            except SystemExit as exc:
+                if exc.code not in (0, None):
+                    raise
+    except BaseException as exc:
+        result["exit"] = 1
+        result["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        result["traceback"] = traceback.format_exc()[-3000:]
+    report = session.report()
+    result["report"] = str(report)
+    result["matched"] = report.matched
+    result["replayed"] = [list(r) for r in report.replayed]
+    result["live_tools"] = list(scenario.CALLS)
+    result_path.write_text(json.dumps(result, ensure_ascii=False, default=str), encoding="utf-8")
+    sys.stdout.flush()
+    return int(result["exit"])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,251 @@
+"""Replay each case with the stack's own agent, untraced, against ``otel-replay serve``.
+
+    python -m tests.conformance.replay_agents [STACK ...] [--mode MODE]... [--write]
+
+(from the repository root).  For every case with content: ``otel-replay serve``
+(this checkout's, in a child process) serves the case's trace files; the
+stack's ``agent.py`` / ``agent.mjs`` runs as it did when the case was
+recorded, in the stack's own environment, with the model server's URL
+replaced by the replay server's and its tracing off (``OTEL_SDK_DISABLED``;
+what it exports anyway goes to a receiver that counts it).  The case replays
+when the agent exits 0 with the recorded final answers.  A failure says why:
+the agent's last lines of error output and the server's last log lines.
+
+``--write`` keeps each result in the case directory as ``replay.json``; the
+conformance table shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from tests.conformance.checks import Case, find_cases
+from tests.conformance.generate import (
+    CACHE,
+    CASES,
+    HERE,
+    ROOT,
+    GenerateError,
+    expected_answers,
+    is_node,
+    node_dir,
+    run_agent,
+    stack_config,
+    venv_python,
+)
+from tests.conformance.receiver import OtlpReceiver
+
+#: Where a case keeps how it replayed.
+RESULT_FILE = "replay.json"
+#: Seconds the replay server may take to load a case and print its URL.
+SERVE_START_S = 60
+#: The agent untraced: the OpenTelemetry SDKs (Python and Node) make no-op tracers.
+UNTRACED = {"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}
+
+
+@dataclass
+class Replayed:
+    """How one case replayed, one way (``serve`` or ``inprocess``)."""
+
+    case: str
+    how: str
+    #: True: replayed to the recorded answers; False: failed; None: does not apply.
+    ok: bool | None
+    #: The agent's answers (sorted) when it finished, else why it did not or why n/a.
+    detail: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "detail": self.detail}
+
+
+class ReplayServer:
+    """``otel-replay serve FILES`` in a child process; ``url`` once it listens; its log kept."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self.files = files
+        self.lines: list[str] = []
+
+    def __enter__(self) -> ReplayServer:
+        argv = [sys.executable, "-m", "otel_replay.cli.main", "serve", *map(str, self.files)]
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        )
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._drain = threading.Thread(target=self._keep, args=(self.proc.stderr,), daemon=True)
+        self._drain.start()
+        ready: list[str] = []
+        reader = threading.Thread(target=lambda: ready.append(self.proc.stdout.readline()))  # type: ignore[union-attr]
+        reader.start()
+        reader.join(SERVE_START_S)
+        if not ready or not ready[0].startswith("http"):
+            self.__exit__()
+            raise GenerateError("otel-replay serve did not start:\n" + self.log())
+        self.url = ready[0].strip()
+        return self
+
+    def _keep(self, stream: TextIO) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+
+    def log(self, last: int = 12) -> str:
+        return "\n".join(self.lines[-last:])
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._drain.join(5)
+
+
+def replay_case(case: Case, python: Path) -> Replayed:
+    """Run the case's agent against a replay server of its trace; did it answer as recorded?"""
+    meta = case.meta
+    config = stack_config(meta["stack"])
+    mode = config["modes"][meta["mode"]]
+    try:
+        with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
+            with ReplayServer(case.trace_files()) as server, OtlpReceiver(Path(tmp)) as receiver:
+                places = {"model_server": server.url, "otlp_receiver": receiver.url}
+                try:
+                    done = run_agent(meta["stack"], mode, config, python, places, UNTRACED)
+                except GenerateError as e:
+                    return Replayed(case.id, "serve", False, f"{e}\nserver:\n{server.log()}")
+                answers = sorted(done.stdout.splitlines())
+                if answers != expected_answers(int(meta["runs"])):
+                    why = f"the agent answered {answers!r}\nserver:\n{server.log()}"
+                    return Replayed(case.id, "serve", False, why)
+    except GenerateError as e:
+        return Replayed(case.id, "serve", False, str(e))
+    return Replayed(case.id, "serve", True, " | ".join(answers))
+
+
+#: Packages ``otel_replay`` needs beyond OpenTelemetry and protobuf (which every stack has).
+EXTRA_PACKAGES = ("time-machine", "click", "rich", "zstandard", "uvicorn", "httpx")
+
+
+def extra_site() -> Path:
+    """A directory of :data:`EXTRA_PACKAGES`, for stacks whose environment lacks some."""
+    site = CACHE / "conformance" / "_replay_site"
+    stamp = site / "packages.txt"
+    wanted = "\n".join([sys.version, *EXTRA_PACKAGES])
+    if not (stamp.exists() and stamp.read_text() == wanted):
+        shutil.rmtree(site, ignore_errors=True)
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--target", str(site)]
+        subprocess.run([*pip, "--cache-dir", str(CACHE / "pip"), *EXTRA_PACKAGES], check=True)
+        stamp.write_text(wanted)
+    return site
+
+
+def inprocess_case(case: Case, python: Path) -> Replayed:
+    """Run the case's agent inside ``otel_replay.replay(...)`` (see :mod:`.inprocess`)."""
+    meta = case.meta
+    if is_node(meta["stack"]):
+        return Replayed(case.id, "inprocess", None, "a JavaScript agent: replayed by serve")
+    if int(meta["runs"]) != 1:
+        return Replayed(case.id, "inprocess", None, "two runs in one process: a session replays one")
+    config = stack_config(meta["stack"])
+    mode = config["modes"][meta["mode"]]
+    with tempfile.TemporaryDirectory(prefix="inprocess-") as tmp:
+        result_file = Path(tmp) / "result.json"
+        traces = [str(p) for p in case.trace_files()]
+        wrapper = [str(HERE / "inprocess.py"), str(result_file), *traces, "--"]
+        env = {**UNTRACED, "OTEL_REPLAY_EXTRA_SITE": str(extra_site())}
+        with OtlpReceiver(Path(tmp)) as receiver:
+            places = {"model_server": "{replay}", "otlp_receiver": receiver.url}
+            try:
+                done = run_agent(meta["stack"], mode, config, python, places, env, wrapper)
+                error = None
+            except GenerateError as e:
+                done, error = None, str(e)
+        if not result_file.exists():
+            return Replayed(case.id, "inprocess", False, error or "no result")
+        result = json.loads(result_file.read_text(encoding="utf-8"))
+    problems = []
+    if error is not None or result.get("error"):
+        problems.append(result.get("error") or error or "")
+    if result.get("live_tools"):
+        problems.append(f"tools ran live: {result['live_tools']}")
+    if not result.get("matched"):
+        problems.append(result.get("report", ""))
+    answers = sorted(done.stdout.splitlines()) if done is not None else []
+    if done is not None and answers != expected_answers(1):
+        problems.append(f"the agent answered {answers!r}")
+    if problems:
+        return Replayed(case.id, "inprocess", False, "\n".join(problems))
+    stubbed = sum(1 for _, kind, how in result["replayed"] if kind == "tool" and how == "stub")
+    frameworks = ", ".join(result.get("frameworks") or []) or "none"
+    return Replayed(
+        case.id, "inprocess", True, f"{stubbed} tool call(s) stubbed (integrations: {frameworks})"
+    )
+
+
+#: The ways a case is replayed, each a function of the case and the stack's Python.
+HOWS = {"serve": replay_case, "inprocess": inprocess_case}
+
+
+def stack_python(stack: str) -> Path:
+    """The stack's virtualenv's Python (or node home), made when missing."""
+    return node_dir(stack) if is_node(stack) else venv_python(stack)
+
+
+def content_cases(stacks: list[str], modes: list[str]) -> list[Case]:
+    cases = [c for c in find_cases() if c.meta["content"]]
+    if stacks:
+        cases = [c for c in cases if c.meta["stack"] in stacks]
+    if modes:
+        cases = [c for c in cases if c.meta["mode"] in modes]
+    return cases
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m tests.conformance.replay_agents",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("stacks", nargs="*")
+    ap.add_argument("--mode", action="append", default=[], help="only these modes (repeatable)")
+    ap.add_argument("--write", action="store_true", help=f"keep results as cases/*/*/{RESULT_FILE}")
+    ap.add_argument(
+        "--how", choices=HOWS, action="append", help="serve, inprocess (default: both)"
+    )
+    a = ap.parse_args(argv)
+    failed = 0
+    pythons: dict[str, Path] = {}
+    for case in content_cases(a.stacks, a.mode):
+        stack = case.meta["stack"]
+        if stack not in pythons:
+            pythons[stack] = stack_python(stack)
+        path = CASES / case.id / RESULT_FILE
+        kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        for how in a.how or HOWS:
+            result = HOWS[how](case, pythons[stack])
+            failed += result.ok is False
+            state = {True: "", False: "FAILED: ", None: "n/a: "}[result.ok]
+            print(f"[{case.id} {how}] {state}{result.detail}", flush=True)
+            kept[how] = result.as_json()
+        if a.write:
+            text = json.dumps(kept, indent=1, ensure_ascii=False) + "\n"
+            path.write_text(text, encoding="utf-8")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
