@@ -232,11 +232,16 @@ def _stands_for(value: Any, call_args: Mapping[str, Any]) -> bool:
     Shown as: the bare value of a one-argument call, or the arguments (as an
     object, or their JSON or Python literal text) under a wrapper's key
     (``{"kwargs": ...}``, ``{"input_str": ..., "tags": ..., "metadata": ...}``).
-    A value that differs (an agent that changed the arguments) is the tool's own.
+    A value that differs (an agent that changed the arguments) is the tool's own;
+    the arguments' own text stands for the object.
     """
-    value = _spelled(value)
-    if value == call_args:
-        return False  # already the arguments object: the span's own bytes are kept
+    spelled = _spelled(value)
+    if spelled == call_args:
+        # The arguments object itself: the span's own bytes are kept.  Their text (a
+        # Python ``str()`` of the dict, as OpenInference 0.1 records LangChain 0.3
+        # tools): the object it spells, which is what the tool was called with.
+        return not isinstance(value, Mapping)
+    value = spelled
     if isinstance(value, Mapping):
         # A wrapper holds the whole object; one of its values alone proves nothing.
         return any(_spelled(v) == call_args for v in value.values())
