@@ -36,6 +36,9 @@ class Resolution:
     action: str
     value: Any = None
     error: BaseException | None = None
+    #: For "raise": the call also recorded an output (``value``).  A framework layer that
+    #: catches its tools' errors and returns what it tells the model returns that.
+    has_value: bool = False
     #: Opaque to capture: the replayer's handle for :meth:`ToolInterceptor.complete`.
     token: Any = None
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
+from .. import payload
 from . import bodies
 from . import langchain_serialized as LC
 from .flat import path, unflatten
@@ -74,7 +75,12 @@ def _tool(span: SpanView, out: GenAI) -> None:
     put(out, A.TOOL_DESCRIPTION, span.text("tool.description"))
     put(out, A.TOOL_CALL_ID, span.text("tool_call.id") or span.text("tool.id"))
     put(out, A.TOOL_CALL_ARGUMENTS, _shown(span.get("input.value")))
-    put(out, A.TOOL_CALL_RESULT, _shown(span.get("output.value")))
+    result = _shown(span.get("output.value"))
+    put(out, A.TOOL_CALL_RESULT, result)
+    if span.get("output.mime_type") == "application/json" and loads(result) is not None:
+        # OpenInference JSON-encodes a tool's non-text return value and says so: the
+        # value the tool returned is the object, not its text (a text return is text/plain).
+        put(out, A.TYPE + A.TOOL_CALL_RESULT, payload.JSON)
 
 
 #: What OpenInference writes in place of a value its hide-inputs/outputs settings keep out.

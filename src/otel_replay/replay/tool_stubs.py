@@ -13,6 +13,7 @@ names it, and nothing a file names is imported.
 from __future__ import annotations
 
 import collections
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -172,8 +173,14 @@ class ToolStubs:
         refused = len(types.refused)
         if tool.error is not None:
             error = rebuild_exception(tool.error, types)
+            output, has_output = None, False
+            if tool.result_payload is not None and tool.result_payload.usable:
+                with contextlib.suppress(payload.PayloadError):
+                    output, has_output = tool.result_payload.value(types), True
             self._note_untrusted(step, refused)
-            return Resolution("raise", error=error, token=step), step
+            resolution = Resolution("raise", error=error, value=output, has_value=has_output)
+            resolution.token = step
+            return resolution, step
         if tool.result_payload is None:
             raise ReplayError(f"{step.label()}: no result was recorded for this tool call")
         try:

@@ -24,7 +24,7 @@ import threading
 from types import ModuleType
 
 from ..spans import sdk_disabled, warn_once
-from . import langchain, openai_agents, pydantic_ai
+from . import google_adk, langchain, openai_agents, pydantic_ai, smolagents
 from ._patch import LayoutChanged, Patches
 from ._record import record_tool_call, record_tool_call_sync
 
@@ -49,6 +49,8 @@ FRAMEWORKS: dict[str, ModuleType] = {
     "pydantic_ai": pydantic_ai,
     "openai_agents": openai_agents,
     "langchain": langchain,
+    "google_adk": google_adk,
+    "smolagents": smolagents,
 }
 
 _lock = threading.Lock()

@@ -30,8 +30,16 @@ async def record_tool_call(
     run: Callable[[], Awaitable[Any]],
     *,
     description: str | None = None,
+    errors_caught: bool = False,
+    replayed_error: Callable[[BaseException], BaseException] | None = None,
 ) -> Any:
-    """Run ``run()`` (a framework's call of tool ``name``) recorded, or answered by a replay."""
+    """Run ``run()`` (a framework's call of tool ``name``) recorded, or answered by a replay.
+
+    ``errors_caught``: ``run()`` turns the tool's errors into an output of its own
+    (what the framework tells the model); a recorded error that has one replays it.
+    ``replayed_error``: the exception ``run()`` must raise for the recorded one
+    (a framework that records an exception of its own in place of the tool's).
+    """
     if _framework_tool.get() == name:
         return await run()  # the framework's own layers of one call: recorded once, outermost
     call = _Call.begin(_Named(name, description), (), dict(arguments))  # type: ignore[arg-type]
@@ -41,7 +49,8 @@ async def record_tool_call(
             return await run()
         with call:
             if call.resolution is not None and call.resolution.action != "live":
-                return call.finish_resolved()
+                _translate(call, replayed_error)
+                return call.finish_resolved(errors_caught)
             try:
                 result = await run()
             except BaseException as exc:
@@ -58,6 +67,8 @@ def record_tool_call_sync(
     run: Callable[[], Any],
     *,
     description: str | None = None,
+    errors_caught: bool = False,
+    replayed_error: Callable[[BaseException], BaseException] | None = None,
 ) -> Any:
     """:func:`record_tool_call` for a framework that calls its tools synchronously."""
     if _framework_tool.get() == name:
@@ -69,7 +80,8 @@ def record_tool_call_sync(
             return run()
         with call:
             if call.resolution is not None and call.resolution.action != "live":
-                return call.finish_resolved()
+                _translate(call, replayed_error)
+                return call.finish_resolved(errors_caught)
             try:
                 result = run()
             except BaseException as exc:
@@ -78,6 +90,15 @@ def record_tool_call_sync(
             return call.succeed(result)
     finally:
         _framework_tool.reset(token)
+
+
+def _translate(
+    call: _Call,
+    replayed_error: Callable[[BaseException], BaseException] | None,
+) -> None:
+    res = call.resolution
+    if replayed_error is not None and res is not None and res.error is not None:
+        res.error = replayed_error(res.error)
 
 
 def json_arguments(text: Any) -> dict[str, Any]:

@@ -2,6 +2,9 @@
 
 The SDK's tracing is not OpenTelemetry, so an ``execute_tool`` span of ours
 is opened in the current OpenTelemetry context, with the SDK's tool-call id.
+The SDK turns a failing tool's error into the text it tells the model inside
+the wrapped function: a recorded error replays as that text when the trace
+kept it.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def install(patches: Patches) -> None:
                     json_arguments(arguments),
                     run,
                     description=getattr(function_tool, "description", None),
+                    errors_caught=True,
                 )
             if kept and kept[0].output is output:
                 return kept[0]

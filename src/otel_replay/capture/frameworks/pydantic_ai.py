@@ -2,7 +2,9 @@
 
 Its own instrumentation opens an ``execute_tool`` span around the call; that
 span is enriched (one span per call, pydantic-ai's attributes kept).  Without
-it, an ``execute_tool`` span of ours is opened.
+it, an ``execute_tool`` span of ours is opened.  A tool's ``ModelRetry`` is
+recorded by pydantic-ai as its ``ToolRetryError``: replayed, ``call_tool``
+raises the ``ModelRetry`` again.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def install(patches: Patches) -> None:
                 tool_args,
                 lambda: original(self, name, tool_args, ctx, tool),
                 description=getattr(tool_def, "description", None),
+                replayed_error=_as_raised,
             )
 
         return call_tool
@@ -37,6 +40,27 @@ def install(patches: Patches) -> None:
     patches.replace(
         FunctionToolset, "call_tool", make, expect=("self", "name", "tool_args", "ctx", "tool")
     )
+
+
+#: What pydantic-ai 1.0 appends to a retry's message when it tells the model.
+_RETRY_SUFFIX = "\n\nFix the errors and try again."
+
+
+def _as_raised(error: BaseException) -> BaseException:
+    """The exception the tool raised for the one pydantic-ai recorded.
+
+    pydantic-ai turns a tool's ``ModelRetry`` into its ``ToolRetryError`` outside
+    ``call_tool``, and records that: ``call_tool`` raises the ``ModelRetry``.
+    """
+    if type(error).__name__ != "ToolRetryError":
+        return error
+    from pydantic_ai import ModelRetry
+
+    # Rebuilt from the recorded message: as its argument, or (a class whose __init__
+    # took it for a RetryPromptPart) as ``tool_retry``.
+    shown = error.args[0] if error.args else getattr(error, "tool_retry", None)
+    message = shown if isinstance(shown, str) else str(error)
+    return ModelRetry(message.removesuffix(_RETRY_SUFFIX))
 
 
 def agent_spans() -> None:
