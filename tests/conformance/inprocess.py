@@ -68,6 +68,7 @@ def main(argv: list[str]) -> int:
     result["matched"] = report.matched
     result["replayed"] = [list(r) for r in report.replayed]
     result["live_tools"] = list(scenario.CALLS)
+    result["tool_calls"] = [[name, args] for name, args in session.tool_calls]
     result_path.write_text(json.dumps(result, ensure_ascii=False, default=str), encoding="utf-8")
     sys.stdout.flush()
     return int(result["exit"])

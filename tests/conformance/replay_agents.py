@@ -184,6 +184,7 @@ def inprocess_case(case: Case, python: Path) -> Replayed:
         problems.append(f"tools ran live: {result['live_tools']}")
     if not result.get("matched"):
         problems.append(result.get("report", ""))
+        problems.append(f"tool calls: {result.get('tool_calls')}")
     answers = sorted(done.stdout.splitlines()) if done is not None else []
     if done is not None and answers != expected_answers(1):
         problems.append(f"the agent answered {answers!r}")

@@ -178,6 +178,7 @@ class ReplaySession:
             self._clock.move_to(step.end_ns)
 
     def _model_done(self, step: Step) -> None:
+        self.tools.model_answered()
         rung = next((r for s, r in reversed(self.model.served) if s is step), "?")
         self._replayed.append((step.index, "model", f"pinned:{rung}"))
         if self._clock is not None:

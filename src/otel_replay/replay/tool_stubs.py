@@ -59,6 +59,9 @@ class ToolStubs:
             if p not in POLICIES:
                 raise ValueError(f"tool policy must be one of {POLICIES}, not {p!r}")
         self.steps = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
+        # A tool retried inside its own span (one model call, several attempts): each
+        # attempt answers one call, after the tool step it repeats (see runs.retries).
+        attempts = [s for s in run.steps if s.kind == "other" and s.duplicate_of and s.tool]
         self.used: set[int] = set()
         self.by_id: dict[str, Step] = {}
         self.by_key: dict[tuple[str, str], collections.deque[Step]] = collections.defaultdict(
@@ -67,9 +70,9 @@ class ToolStubs:
         self.by_name: dict[str, collections.deque[Step]] = collections.defaultdict(
             collections.deque
         )
-        for step in self.steps:
+        for step in sorted([*self.steps, *attempts], key=lambda s: s.index):
             assert step.tool is not None
-            if step.tool.call_id:
+            if step.tool.call_id and step.kind == "tool":
                 self.by_id.setdefault(step.tool.call_id, step)
             key = tool_arguments_key(step.tool.arguments)
             self.by_key[(step.tool.tool_name, key)].append(step)
@@ -85,8 +88,15 @@ class ToolStubs:
         self._on_done = on_done
         self._on_divergence = on_divergence
         self._log = log
+        #: The last call that replayed an error (name, arguments key, step), until the
+        #: model answers again: the framework may try it again inside the same call.
+        self._failed: tuple[str, str, Step] | None = None
         #: id(resolution) -> the log entry its completion fills in.
         self._pending: dict[int, ToolEntry] = {}
+
+    def model_answered(self) -> None:
+        """The model answered again: a tool call from now on is a new call."""
+        self._failed = None
 
     def policy_for(self, name: str) -> str:
         return self.policies.get(name, self.default)
@@ -144,6 +154,16 @@ class ToolStubs:
                 if step is not None:
                     self._unmatch(step)
                 return Resolution("live"), None
+        if step is None and policy == "stub" and self._failed is not None:
+            name, key, failed = self._failed
+            if (name, key) == (inv.name, args_key):
+                # The framework tried the failing call again before the model was asked
+                # anything (CrewAI retries a tool with other arguments, then as asked):
+                # inside the one recorded call, so it fails the same way.
+                assert failed.tool is not None and failed.tool.error is not None
+                return Resolution(
+                    "raise", error=rebuild_exception(failed.tool.error, self.types)
+                ), None
         if step is None and plan is not None and plan.forked:
             return Resolution("live"), None  # a fork: what the recording no longer has runs live
         if step is None:
@@ -172,6 +192,7 @@ class ToolStubs:
             types = types.including(self._declared(inv.function))
         refused = len(types.refused)
         if tool.error is not None:
+            self._failed = (inv.name, args_key, step)
             error = rebuild_exception(tool.error, types)
             output, has_output = None, False
             if tool.result_payload is not None and tool.result_payload.usable:

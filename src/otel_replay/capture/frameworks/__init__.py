@@ -24,7 +24,7 @@ import threading
 from types import ModuleType
 
 from ..spans import sdk_disabled, warn_once
-from . import google_adk, langchain, openai_agents, pydantic_ai, smolagents
+from . import crewai, google_adk, langchain, openai_agents, pydantic_ai, smolagents, strands
 from ._patch import LayoutChanged, Patches
 from ._record import record_tool_call, record_tool_call_sync
 
@@ -51,6 +51,8 @@ FRAMEWORKS: dict[str, ModuleType] = {
     "langchain": langchain,
     "google_adk": google_adk,
     "smolagents": smolagents,
+    "strands": strands,
+    "crewai": crewai,
 }
 
 _lock = threading.Lock()
