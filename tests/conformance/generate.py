@@ -89,7 +89,8 @@ def stack_config(stack: str) -> dict[str, Any]:
     mode turns content capture off); the stack has ``env`` for every mode and
     ``tool_spans`` (false when its tracing records no span per tool call) and
     ``history`` (``text`` when the agent tells the model what its tools did in
-    plain text, not in tool messages).
+    plain text, not in tool messages) and ``tools`` (``app`` when the agent
+    calls its tool functions itself: no framework runs them).
     """
     path = STACKS / stack / "stack.json"
     if not path.is_file():

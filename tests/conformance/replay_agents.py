@@ -161,6 +161,9 @@ def inprocess_case(case: Case, python: Path) -> Replayed:
     if int(meta["runs"]) != 1:
         return Replayed(case.id, "inprocess", None, "two runs in one process: a session replays one")
     config = stack_config(meta["stack"])
+    if config.get("tools") == "app":
+        why = "the agent calls its tool functions itself (no framework runs them to stub)"
+        return Replayed(case.id, "inprocess", None, why)
     mode = config["modes"][meta["mode"]]
     with tempfile.TemporaryDirectory(prefix="inprocess-") as tmp:
         result_file = Path(tmp) / "result.json"

@@ -24,7 +24,19 @@ import threading
 from types import ModuleType
 
 from ..spans import sdk_disabled, warn_once
-from . import crewai, google_adk, langchain, openai_agents, pydantic_ai, smolagents, strands
+from . import (
+    autogen,
+    crewai,
+    google_adk,
+    haystack,
+    langchain,
+    llama_index,
+    openai_agents,
+    pydantic_ai,
+    semantic_kernel,
+    smolagents,
+    strands,
+)
 from ._patch import LayoutChanged, Patches
 from ._record import record_tool_call, record_tool_call_sync
 
@@ -53,6 +65,10 @@ FRAMEWORKS: dict[str, ModuleType] = {
     "smolagents": smolagents,
     "strands": strands,
     "crewai": crewai,
+    "llama_index": llama_index,
+    "haystack": haystack,
+    "autogen": autogen,
+    "semantic_kernel": semantic_kernel,
 }
 
 _lock = threading.Lock()
