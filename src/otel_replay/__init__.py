@@ -32,10 +32,8 @@ _EXPORTS = {
     "GenAISemconvExporter": "otel_replay.export.semconv",
     "instrument_pydantic_ai": "otel_replay.capture.frameworks",
     "instrument_openai_agents": "otel_replay.capture.frameworks",
-    "instrument_langchain": "otel_replay.capture.frameworks",
-    "uninstrument_pydantic_ai": "otel_replay.capture.frameworks",
-    "uninstrument_openai_agents": "otel_replay.capture.frameworks",
-    "uninstrument_langchain": "otel_replay.capture.frameworks",
+    "instrument_framework": "otel_replay.capture.frameworks",
+    "uninstrument_framework": "otel_replay.capture.frameworks",
     "load": "otel_replay.runs.load",
     "Runs": "otel_replay.runs.load",
     "LoadWarning": "otel_replay.runs.load",
@@ -74,7 +72,7 @@ __all__ = [
     "Step",
     "agent_run",
     "configure_redaction",
-    "instrument_langchain",
+    "instrument_framework",
     "instrument_openai_agents",
     "instrument_pydantic_ai",
     "iter_runs",
@@ -85,21 +83,17 @@ __all__ = [
     "snapshot",
     "tool",
     "tool_call_id",
-    "uninstrument_langchain",
-    "uninstrument_openai_agents",
-    "uninstrument_pydantic_ai",
+    "uninstrument_framework",
     "use_tracer_provider",
 ]
 
 if TYPE_CHECKING:
     from .capture.agent_run import agent_run
     from .capture.frameworks import (
-        instrument_langchain,
+        instrument_framework,
         instrument_openai_agents,
         instrument_pydantic_ai,
-        uninstrument_langchain,
-        uninstrument_openai_agents,
-        uninstrument_pydantic_ai,
+        uninstrument_framework,
     )
     from .capture.http_recorder import AsyncRecordingTransport, RecordingTransport
     from .capture.model_call import ModelCallRecorder, model_call

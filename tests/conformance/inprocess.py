@@ -41,6 +41,7 @@ def main(argv: list[str]) -> int:
     import scenario
 
     import otel_replay
+    from otel_replay.capture import frameworks
 
     result: dict[str, Any] = {"exit": 0}
     runs = otel_replay.load(*traces)
@@ -51,7 +52,6 @@ def main(argv: list[str]) -> int:
     session = otel_replay.replay(runs[0])
     try:
         with session:
-            result["frameworks"] = session.frameworks
             url = session.base_url
             sys.argv = [script, *[a.replace("{replay}", url) for a in args]]
             try:
@@ -59,6 +59,8 @@ def main(argv: list[str]) -> int:
             except SystemExit as exc:
                 if exc.code not in (0, None):
                     raise
+            finally:
+                result["frameworks"] = frameworks.installed()
     except BaseException as exc:
         result["exit"] = 1
         result["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -76,16 +76,16 @@ def install(*args: Any, **kwargs: Any) -> None:
 
 
 def instrument_frameworks() -> list[str]:
-    """Record the tool calls of the installed agent frameworks; the names of those done."""
+    """Record the tool calls of the agent frameworks (each once the app imports it).
+
+    Returns the names of those wrapped already (imported before this ran).
+    """
     from . import frameworks
 
     spans = os.environ.get("OTEL_REPLAY_PYDANTIC_AI_SPANS", "true").strip().lower() in _TRUE
-    done = []
     for name in frameworks.FRAMEWORKS:
         if name == "pydantic_ai":
-            ok = frameworks.instrument_pydantic_ai(agent_spans=spans)
+            frameworks.instrument_pydantic_ai(agent_spans=spans)
         else:
-            ok = frameworks.instrument(name)
-        if ok:
-            done.append(name)
-    return done
+            frameworks.instrument(name)
+    return frameworks.installed()

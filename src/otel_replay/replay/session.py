@@ -158,7 +158,8 @@ class ReplaySession:
         self._random_state: Any = None
         self._engine: ReplayEngine | None = None
         self._server: BackgroundServer | None = None
-        #: The frameworks whose tool calls this session wrapped (and unwraps at the end).
+        #: The frameworks whose tool calls this session wraps (once the agent imports
+        #: them) and unwraps at the end.
         self.frameworks: list[str] = []
 
     # --- hooks from stubs and model --------------------------------------------------
@@ -352,12 +353,11 @@ class ReplaySession:
 
     def __enter__(self) -> ReplaySession:
         self._previous = hooks.install(self.tools)
-        already = frameworks.installed()
-        self.frameworks = [
-            name
-            for name in frameworks.FRAMEWORKS
-            if name not in already and frameworks.instrument(name, replay=True)
-        ]
+        # Every framework's tools, answered by the replay once the agent imports it.
+        already = frameworks.instrumented()
+        self.frameworks = [name for name in frameworks.FRAMEWORKS if name not in already]
+        for name in self.frameworks:
+            frameworks.instrument(name, replay=True)
         seed = self.run.fingerprint.get("seed")
         if isinstance(seed, int):
             self._random_state = random.getstate()

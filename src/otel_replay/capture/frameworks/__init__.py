@@ -10,7 +10,9 @@ what it wraps and why.
 Every wrapper goes through :class:`~._patch.Patches`: the framework's
 callable is checked before it is replaced (a version laid out differently is
 left alone, with one warning), and ``uninstrument_<framework>()`` puts back
-exactly what was replaced.  Calls are idempotent.  With
+exactly what was replaced.  A framework is patched when the app imports it
+(at once if it already has): instrumenting one the app does not use costs
+nothing.  Calls are idempotent.  With
 ``OTEL_SDK_DISABLED=true`` nothing is recorded, so nothing is patched for
 recording (a replay session still patches, and undoes it when it ends).  An
 ``@otel_replay.tool`` of the same name inside a recorded call is not
@@ -19,8 +21,8 @@ recorded twice.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
+from dataclasses import dataclass, field
 from types import ModuleType
 
 from ..spans import sdk_disabled, warn_once
@@ -37,6 +39,7 @@ from . import (
     smolagents,
     strands,
 )
+from ._imports import forget, when_imported
 from ._patch import LayoutChanged, Patches
 from ._record import record_tool_call, record_tool_call_sync
 
@@ -44,19 +47,27 @@ __all__ = [
     "FRAMEWORKS",
     "installed",
     "instrument",
+    "instrument_autogen",
+    "instrument_crewai",
+    "instrument_framework",
+    "instrument_google_adk",
+    "instrument_haystack",
     "instrument_langchain",
+    "instrument_llama_index",
     "instrument_openai_agents",
     "instrument_pydantic_ai",
+    "instrument_semantic_kernel",
+    "instrument_smolagents",
+    "instrument_strands",
     "record_tool_call",
     "record_tool_call_sync",
     "uninstrument",
     "uninstrument_all",
-    "uninstrument_langchain",
-    "uninstrument_openai_agents",
-    "uninstrument_pydantic_ai",
+    "uninstrument_framework",
 ]
 
-#: Framework name -> its integration module (``MODULE``: what must be importable; ``install``).
+#: Framework name -> its integration module: ``MODULE``, the module whose import means the
+#: app uses the framework, and ``install(patches)``, which wraps its tool calls.
 FRAMEWORKS: dict[str, ModuleType] = {
     "pydantic_ai": pydantic_ai,
     "openai_agents": openai_agents,
@@ -71,16 +82,55 @@ FRAMEWORKS: dict[str, ModuleType] = {
     "semantic_kernel": semantic_kernel,
 }
 
-_lock = threading.Lock()
-_installed: dict[str, Patches] = {}
+
+@dataclass
+class _Integration:
+    """One framework's integration: its patches, once its module is imported."""
+
+    framework: str
+    patches: Patches
+    #: Patched (False: waiting for the app to import the framework, or failed).
+    done: bool = False
+    failed: bool = False
+    hook: list[object] = field(default_factory=list)
+
+    def install(self) -> None:
+        try:
+            FRAMEWORKS[self.framework].install(self.patches)
+        except ImportError:
+            self._failed()
+        except LayoutChanged as exc:
+            self._failed()
+            self.patches.warn(exc)
+        except Exception as exc:  # never let instrumenting break the app
+            self._failed()
+            warn_once(
+                f"framework-{self.framework}",
+                "otel-replay could not instrument %s: %r",
+                self.framework,
+                exc,
+            )
+        else:
+            self.done = True
+
+    def _failed(self) -> None:
+        self.patches.undo()
+        self.failed = True
+
+
+_lock = threading.RLock()
+_integrations: dict[str, _Integration] = {}
 
 
 def instrument(framework: str, *, replay: bool = False) -> bool:
-    """Wrap ``framework``'s tool calls; False when it is not installed or not as expected.
+    """Wrap ``framework``'s tool calls now, or when the app imports it.
 
-    ``replay``: for a replay session, which patches even with the SDK disabled.
+    True when they are wrapped now; False when the framework is not imported
+    yet (it is wrapped when it is), is laid out differently than expected
+    (one warning says so), or the SDK is disabled.  ``replay``: for a replay
+    session, which patches even with the SDK disabled.
     """
-    integration = FRAMEWORKS[framework]
+    integration_module = FRAMEWORKS[framework]
     if not replay and sdk_disabled():
         warn_once(
             "sdk-disabled-" + framework,
@@ -89,54 +139,73 @@ def instrument(framework: str, *, replay: bool = False) -> bool:
         )
         return False
     with _lock:
-        if framework in _installed:
-            return True
-        try:
-            if importlib.util.find_spec(integration.MODULE) is None:
-                return False
-        except (ImportError, ValueError):
-            return False
-        patches = Patches(framework)
-        try:
-            integration.install(patches)
-        except ImportError:
-            patches.undo()
-            return False
-        except LayoutChanged as exc:
-            patches.undo()
-            patches.warn(exc)
-            return False
-        except Exception as exc:  # never let instrumenting break the app
-            patches.undo()
-            warn_once(
-                f"framework-{framework}", "otel-replay could not instrument %s: %r", framework, exc
-            )
-            return False
-        _installed[framework] = patches
-        return True
+        found = _integrations.get(framework)
+        if found is not None and not found.failed:
+            return found.done
+        integration = _integrations[framework] = _Integration(framework, Patches(framework))
+
+        def install() -> None:
+            with _lock:
+                if _integrations.get(framework) is integration and not integration.done:
+                    integration.install()
+
+        integration.hook.append(install)
+        when_imported(integration_module.MODULE, install)
+        return integration.done
 
 
 def uninstrument(framework: str) -> None:
     """Put back what :func:`instrument` replaced in ``framework`` (nothing if it did not)."""
     with _lock:
-        patches = _installed.pop(framework, None)
-    if patches is not None:
-        patches.undo()
+        integration = _integrations.pop(framework, None)
+    if integration is None:
+        return
+    for hook in integration.hook:
+        forget(FRAMEWORKS[framework].MODULE, hook)  # type: ignore[arg-type]
+    integration.patches.undo()
 
 
 def installed() -> list[str]:
     """The frameworks whose tool calls are wrapped now."""
     with _lock:
-        return list(_installed)
+        return [name for name, i in _integrations.items() if i.done]
+
+
+def instrumented() -> list[str]:
+    """The frameworks :func:`instrument` was asked for (wrapped now or when imported)."""
+    with _lock:
+        return [name for name, i in _integrations.items() if not i.failed]
 
 
 def uninstrument_all() -> None:
-    for framework in installed():
+    """Put back every framework :func:`instrument` patched."""
+    for framework in list(_integrations):
         uninstrument(framework)
 
 
+def instrument_framework(*names: str) -> list[str]:
+    """Record the tool calls of the frameworks named (all of :data:`FRAMEWORKS` if none).
+
+    Each is wrapped now if the app imported it already, else when it does;
+    the names of those wrapped now are returned.  Unknown names raise
+    ``ValueError``.
+    """
+    unknown = [n for n in names if n not in FRAMEWORKS]
+    if unknown:
+        raise ValueError(f"unknown frameworks {unknown}; known: {', '.join(FRAMEWORKS)}")
+    for name in names or tuple(FRAMEWORKS):
+        instrument(name)
+    return installed()
+
+
+def uninstrument_framework(*names: str) -> None:
+    """Put back what :func:`instrument_framework` patched (every framework if none named)."""
+    for name in names or tuple(_integrations):
+        uninstrument(name)
+
+
 def instrument_pydantic_ai(*, agent_spans: bool = False) -> bool:
-    """Record every pydantic-ai function-tool call; False when pydantic-ai is not usable.
+    """Record every pydantic-ai function-tool call (see :func:`instrument`).
 
     ``agent_spans`` also turns pydantic-ai's own instrumentation on for every
     agent that does not set it (``Agent.instrument_all()``): its agent, chat
@@ -154,7 +223,7 @@ def instrument_pydantic_ai(*, agent_spans: bool = False) -> bool:
 
 
 def instrument_openai_agents() -> bool:
-    """Record every openai-agents function-tool call; False when openai-agents is not usable."""
+    """Record every openai-agents function-tool call (see :func:`instrument`)."""
     return instrument("openai_agents")
 
 
@@ -166,13 +235,41 @@ def instrument_langchain() -> bool:
     return instrument("langchain")
 
 
-def uninstrument_pydantic_ai() -> None:
-    uninstrument("pydantic_ai")
+def instrument_google_adk() -> bool:
+    """Record every Google ADK ``FunctionTool`` call (see :func:`instrument`)."""
+    return instrument("google_adk")
 
 
-def uninstrument_openai_agents() -> None:
-    uninstrument("openai_agents")
+def instrument_smolagents() -> bool:
+    """Record every smolagents tool call (``Tool.__call__``; see :func:`instrument`)."""
+    return instrument("smolagents")
 
 
-def uninstrument_langchain() -> None:
-    uninstrument("langchain")
+def instrument_strands() -> bool:
+    """Record every Strands ``@tool`` function call (see :func:`instrument`)."""
+    return instrument("strands")
+
+
+def instrument_crewai() -> bool:
+    """Record every CrewAI tool call, native or ReAct (see :func:`instrument`)."""
+    return instrument("crewai")
+
+
+def instrument_llama_index() -> bool:
+    """Record every LlamaIndex ``FunctionTool`` call (see :func:`instrument`)."""
+    return instrument("llama_index")
+
+
+def instrument_haystack() -> bool:
+    """Record every Haystack ``Tool`` invocation (see :func:`instrument`)."""
+    return instrument("haystack")
+
+
+def instrument_autogen() -> bool:
+    """Record every AutoGen ``FunctionTool`` call (see :func:`instrument`)."""
+    return instrument("autogen")
+
+
+def instrument_semantic_kernel() -> bool:
+    """Record every Semantic Kernel native-function call (see :func:`instrument`)."""
+    return instrument("semantic_kernel")

@@ -15,7 +15,7 @@ from typing import Any
 from ._patch import Patches
 from ._record import record_tool_call
 
-MODULE = "autogen_core"
+MODULE = "autogen_core.tools"
 
 
 def install(patches: Patches) -> None:

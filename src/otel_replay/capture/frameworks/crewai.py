@@ -19,7 +19,7 @@ from typing import Any
 from ._patch import Patches
 from ._record import record_tool_call_sync
 
-MODULE = "crewai"
+MODULE = "crewai.tools.base_tool"
 
 
 def install(patches: Patches) -> None:

@@ -15,7 +15,7 @@ from ..tool import tool_call_id
 from ._patch import Patches
 from ._record import record_tool_call
 
-MODULE = "google.adk"
+MODULE = "google.adk.tools.function_tool"
 
 
 def install(patches: Patches) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from ._patch import Patches
 from ._record import record_tool_call, record_tool_call_sync
 
-MODULE = "haystack"
+MODULE = "haystack.tools"
 
 
 def install(patches: Patches) -> None:
@@ -28,7 +28,8 @@ def install(patches: Patches) -> None:
             ):
                 return error
             message = str(error.args[0]) if error.args else str(error)
-            return ToolInvocationError(message, tool_name=str(tool.name))
+            again: BaseException = ToolInvocationError(message, tool_name=str(tool.name))
+            return again
 
         return raised
 

@@ -19,7 +19,7 @@ from ..tool import tool_call_id
 from ._patch import Patches
 from ._record import record_tool_call, record_tool_call_sync
 
-MODULE = "langchain_core"
+MODULE = "langchain_core.tools"
 #: What LangChain passes a tool's ``_run`` besides the tool's own arguments.
 _PLUMBING = ("run_manager", "config", "callbacks")
 

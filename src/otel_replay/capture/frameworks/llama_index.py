@@ -19,7 +19,7 @@ from typing import Any
 from ._patch import Patches
 from ._record import record_tool_call, record_tool_call_sync
 
-MODULE = "llama_index.core"
+MODULE = "llama_index.core.tools"
 
 
 def install(patches: Patches) -> None:

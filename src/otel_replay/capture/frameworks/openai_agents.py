@@ -16,7 +16,7 @@ from ..tool import tool_call_id
 from ._patch import LayoutChanged, Patches
 from ._record import json_arguments, record_tool_call
 
-MODULE = "agents"
+MODULE = "agents.run_internal.tool_execution"
 _NAME = "_invoke_function_tool_with_metadata"
 
 

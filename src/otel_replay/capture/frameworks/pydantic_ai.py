@@ -15,7 +15,7 @@ from typing import Any
 from ._patch import Patches
 from ._record import record_tool_call
 
-MODULE = "pydantic_ai"
+MODULE = "pydantic_ai.toolsets.function"
 
 
 def install(patches: Patches) -> None:

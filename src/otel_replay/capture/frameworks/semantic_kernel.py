@@ -16,7 +16,7 @@ from typing import Any
 from ._patch import Patches
 from ._record import record_tool_call
 
-MODULE = "semantic_kernel"
+MODULE = "semantic_kernel.functions.kernel_function_from_method"
 
 
 def install(patches: Patches) -> None:

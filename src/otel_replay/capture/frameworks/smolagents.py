@@ -14,7 +14,7 @@ from typing import Any
 from ._patch import Patches
 from ._record import record_tool_call_sync
 
-MODULE = "smolagents"
+MODULE = "smolagents.tools"
 
 
 def arguments(tool: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ..tool import tool_call_id
 from ._patch import Patches
 from ._record import record_tool_call, record_tool_call_sync
 
-MODULE = "strands"
+MODULE = "strands.tools.decorator"
 
 
 def install(patches: Patches) -> None:
