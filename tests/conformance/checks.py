@@ -73,6 +73,18 @@ class Case:
             if r["method"] == "POST" and "conversation" in r
         ]
 
+    def replayed(self) -> dict[str, Any]:
+        """``replay.json``: how the stack's own agent replayed it (see ``replay_agents.py``).
+
+        ``{"serve": {"ok": ..., "detail": ...}, "inprocess": {...}}``; empty when
+        it was not replayed (a case without content is not).
+        """
+        path = self.path / "replay.json"
+        if not path.exists():
+            return {}
+        found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return found
+
     def conversations(self) -> dict[str, list[dict[str, Any]]]:
         """Requests per agent run (keyed by the order it is about), runs in order of start."""
         out: dict[str, list[dict[str, Any]]] = {}

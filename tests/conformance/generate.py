@@ -18,11 +18,11 @@ answer, and write ``cases/STACK/MODE/``:
   command and the environment (ports as ``{model_server}`` / ``{otlp_receiver}``).
 
 The virtualenv lives in ``.cache/conformance/STACK/venv`` and is made again
-when ``requirements.txt`` (or the Python running this) changes; pip's cache
-is ``.cache/pip``.  A JavaScript stack has ``package.json``,
+when ``requirements.txt`` (or the Python running this) changes, by ``uv``
+(seconds, where pip takes minutes; its own cache, outside the repository).  A JavaScript stack has ``package.json``,
 ``package-lock.json`` and ``agent.mjs`` instead: ``npm ci`` installs it in
 ``.cache/conformance/STACK/node`` (again when the lock file or Node
-changes; npm's cache is ``.cache/npm``), and its agent reads the scenario
+changes; npm's own cache), and its agent reads the scenario
 from the ``scenario.json`` written beside it.
 """
 
@@ -109,7 +109,7 @@ def node_dir(stack: str) -> Path:
     """The stack's ``node_modules`` home, installed (again) from its lock file when it changed.
 
     The agent runs from there (``agent.mjs`` and ``scenario.json`` are copied in),
-    so that its imports resolve; npm's cache is ``.cache/npm``.
+    so that its imports resolve.
     """
     here = STACKS / stack
     home = CACHE / "conformance" / stack / "node"
@@ -126,7 +126,7 @@ def node_dir(stack: str) -> Path:
         print(f"[{stack}] installing {home.relative_to(ROOT)}", flush=True)
         for name in ("package.json", "package-lock.json"):
             shutil.copy(here / name, home / name)
-        npm = ["npm", "ci", "--no-audit", "--no-fund", "--cache", str(CACHE / "npm")]
+        npm = ["npm", "ci", "--no-audit", "--no-fund"]
         subprocess.run(npm, cwd=home, check=True)
         stamp.write_text(digest)
     shutil.copy(here / "agent.mjs", home / "agent.mjs")
@@ -158,9 +158,17 @@ def venv_python(stack: str) -> Path:
         return python
     shutil.rmtree(venv, ignore_errors=True)
     print(f"[{stack}] making {venv.relative_to(ROOT)}", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "-q", "--cache-dir", str(CACHE / "pip")]
-    subprocess.run([*pip, "-r", str(requirements)], check=True)
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    if uv is not None:
+        # --seed: pip in the virtualenv, for versions.txt (``pip freeze``).
+        subprocess.run(
+            [uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)], check=True
+        )
+        install = [uv, "pip", "install", "-q", "--python", str(python)]
+    else:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        install = [str(python), "-m", "pip", "install", "-q"]
+    subprocess.run([*install, "-r", str(requirements)], check=True)
     stamp.write_text(digest)
     return python
 

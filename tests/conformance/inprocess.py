@@ -15,6 +15,11 @@ that ran for real (none, when every tool call was stubbed).
 that the stack's environment lacks, from the directory named by
 ``OTEL_REPLAY_EXTRA_SITE`` (searched after the stack's own site-packages, so
 the stack's versions win).
+
+With ``CONFORMANCE_CHANGE_TOOL=NAME``, the recorded result of the first call of
+tool NAME is changed before the replay (a different value of the same kind):
+the replay must then diverge, naming the step where the agent's request
+stops matching the recording.
 """
 
 from __future__ import annotations
@@ -28,6 +33,23 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def change_tool_result(run: Any, name: str) -> str:
+    """Change the recorded result of ``run``'s first call of tool ``name``; what changed."""
+    from otel_replay.runs.derived_tools import unverified
+
+    step = next(s for s in run.steps if s.kind == "tool" and s.tool and s.tool.tool_name == name)
+    value = step.tool.result_payload.value() if step.tool.result_payload else step.tool.result
+    if isinstance(value, dict):
+        changed: Any = {**value, "status": "changed by the test"}
+    elif isinstance(value, str):
+        changed = value.replace("ORD-", "ORD-9")
+        changed = changed if changed != value else value + " (changed by the test)"
+    else:
+        raise SystemExit(f"cannot change {name}'s result {value!r}")
+    step.tool.result, step.tool.result_payload = changed, unverified(changed)
+    return f"{step.label()}: {value!r} -> {changed!r}"
 
 
 def main(argv: list[str]) -> int:
@@ -49,6 +71,9 @@ def main(argv: list[str]) -> int:
         result.update(exit=2, error=f"{len(runs)} runs in {traces}: replay takes one")
         result_path.write_text(json.dumps(result), encoding="utf-8")
         return 2
+    changed = os.environ.get("CONFORMANCE_CHANGE_TOOL")
+    if changed:
+        result["changed"] = change_tool_result(runs[0], changed)
     session = otel_replay.replay(runs[0])
     try:
         with session:
@@ -68,6 +93,8 @@ def main(argv: list[str]) -> int:
     report = session.report()
     result["report"] = str(report)
     result["matched"] = report.matched
+    divergence = report.divergence
+    result["divergence"] = str(divergence).splitlines()[0] if divergence is not None else None
     result["replayed"] = [list(r) for r in report.replayed]
     result["live_tools"] = list(scenario.CALLS)
     result["tool_calls"] = [[name, args] for name, args in session.tool_calls]

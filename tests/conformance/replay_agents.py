@@ -11,6 +11,10 @@ what it exports anyway goes to a receiver that counts it).  The case replays
 when the agent exits 0 with the recorded final answers.  A failure says why:
 the agent's last lines of error output and the server's last log lines.
 
+Each stack's first single-run case is also replayed in-process with the
+recorded result of its first ``lookup_order`` call changed (``changed``): the
+replay must diverge, naming the step, never end with a silent wrong answer.
+
 ``--write`` keeps each result in the case directory as ``replay.json``; the
 conformance table shows it.
 """
@@ -49,7 +53,11 @@ RESULT_FILE = "replay.json"
 #: Seconds the replay server may take to load a case and print its URL.
 SERVE_START_S = 60
 #: The agent untraced: the OpenTelemetry SDKs (Python and Node) make no-op tracers.
-UNTRACED = {"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}
+UNTRACED = {
+    "OTEL_SDK_DISABLED": "true",
+    "OTEL_TRACES_EXPORTER": "none",
+    "OTEL_LOGS_EXPORTER": "none",
+}
 
 
 @dataclass
@@ -60,7 +68,7 @@ class Replayed:
     how: str
     #: True: replayed to the recorded answers; False: failed; None: does not apply.
     ok: bool | None
-    #: The agent's answers (sorted) when it finished, else why it did not or why n/a.
+    #: What it did, else why it failed or does not apply.
     detail: str
 
     def as_json(self) -> dict[str, Any]:
@@ -133,7 +141,7 @@ def replay_case(case: Case, python: Path) -> Replayed:
                     return Replayed(case.id, "serve", False, why)
     except GenerateError as e:
         return Replayed(case.id, "serve", False, str(e))
-    return Replayed(case.id, "serve", True, " | ".join(answers))
+    return Replayed(case.id, "serve", True, f"{len(answers)} run(s) answered as recorded")
 
 
 #: Packages ``otel_replay`` needs beyond OpenTelemetry and protobuf (which every stack has).
@@ -148,28 +156,43 @@ def extra_site() -> Path:
     if not (stamp.exists() and stamp.read_text() == wanted):
         shutil.rmtree(site, ignore_errors=True)
         pip = [sys.executable, "-m", "pip", "install", "-q", "--target", str(site)]
-        subprocess.run([*pip, "--cache-dir", str(CACHE / "pip"), *EXTRA_PACKAGES], check=True)
+        subprocess.run([*pip, *EXTRA_PACKAGES], check=True)
         stamp.write_text(wanted)
     return site
 
 
 def inprocess_case(case: Case, python: Path) -> Replayed:
     """Run the case's agent inside ``otel_replay.replay(...)`` (see :mod:`.inprocess`)."""
+    return _inprocess(case, python, "inprocess")
+
+
+#: The tool whose recorded result :func:`changed_case` changes (every stack calls it first).
+CHANGED_TOOL = "lookup_order"
+
+
+def changed_case(case: Case, python: Path) -> Replayed:
+    """In-process, with one recorded tool result changed: the replay must diverge, naming a step."""
+    return _inprocess(case, python, "changed")
+
+
+def _inprocess(case: Case, python: Path, how: str) -> Replayed:
     meta = case.meta
     if is_node(meta["stack"]):
-        return Replayed(case.id, "inprocess", None, "a JavaScript agent: replayed by serve")
+        return Replayed(case.id, how, None, "a JavaScript agent: replayed by serve")
     if int(meta["runs"]) != 1:
-        return Replayed(case.id, "inprocess", None, "two runs in one process: a session replays one")
+        return Replayed(case.id, how, None, "two runs in one process: a session replays one")
     config = stack_config(meta["stack"])
     if config.get("tools") == "app":
         why = "the agent calls its tool functions itself (no framework runs them to stub)"
-        return Replayed(case.id, "inprocess", None, why)
+        return Replayed(case.id, how, None, why)
     mode = config["modes"][meta["mode"]]
     with tempfile.TemporaryDirectory(prefix="inprocess-") as tmp:
         result_file = Path(tmp) / "result.json"
         traces = [str(p) for p in case.trace_files()]
         wrapper = [str(HERE / "inprocess.py"), str(result_file), *traces, "--"]
         env = {**UNTRACED, "OTEL_REPLAY_EXTRA_SITE": str(extra_site())}
+        if how == "changed":
+            env["CONFORMANCE_CHANGE_TOOL"] = tool_name(case, CHANGED_TOOL)
         with OtlpReceiver(Path(tmp)) as receiver:
             places = {"model_server": "{replay}", "otlp_receiver": receiver.url}
             try:
@@ -178,8 +201,10 @@ def inprocess_case(case: Case, python: Path) -> Replayed:
             except GenerateError as e:
                 done, error = None, str(e)
         if not result_file.exists():
-            return Replayed(case.id, "inprocess", False, error or "no result")
+            return Replayed(case.id, how, False, error or "no result")
         result = json.loads(result_file.read_text(encoding="utf-8"))
+    if how == "changed":
+        return _diverged(case, result)
     problems = []
     if error is not None or result.get("error"):
         problems.append(result.get("error") or error or "")
@@ -192,16 +217,58 @@ def inprocess_case(case: Case, python: Path) -> Replayed:
     if done is not None and answers != expected_answers(1):
         problems.append(f"the agent answered {answers!r}")
     if problems:
-        return Replayed(case.id, "inprocess", False, "\n".join(problems))
-    stubbed = sum(1 for _, kind, how in result["replayed"] if kind == "tool" and how == "stub")
+        return Replayed(case.id, how, False, "\n".join(problems))
+    stubbed = sum(1 for _, kind, way in result["replayed"] if kind == "tool" and way == "stub")
     frameworks = ", ".join(result.get("frameworks") or []) or "none"
     return Replayed(
-        case.id, "inprocess", True, f"{stubbed} tool call(s) stubbed (integrations: {frameworks})"
+        case.id, how, True, f"{stubbed} tool call(s) stubbed (integrations: {frameworks})"
     )
 
 
+def tool_name(case: Case, scenario_name: str) -> str:
+    """The name the case's trace gives the scenario's tool (a framework may prefix it)."""
+    from tests.conformance.checks import check
+    from tests.conformance.scenario import tool_of
+
+    for run in check(case).runs:
+        for step in run.steps:
+            if step.tool is not None and tool_of(step.tool.tool_name) == scenario_name:
+                return step.tool.tool_name
+    return scenario_name
+
+
+def _diverged(case: Case, result: dict[str, Any]) -> Replayed:
+    """A replay with a changed tool result: did it diverge, naming the step?"""
+    divergence = result.get("divergence")
+    if result.get("live_tools"):
+        return Replayed(case.id, "changed", False, f"tools ran live: {result['live_tools']}")
+    if result.get("matched") or not divergence or " at step " not in divergence:
+        why = f"the replay did not diverge at a step: {result.get('report')}"
+        return Replayed(case.id, "changed", False, why)
+    return Replayed(case.id, "changed", True, divergence)
+
+
 #: The ways a case is replayed, each a function of the case and the stack's Python.
-HOWS = {"serve": replay_case, "inprocess": inprocess_case}
+HOWS = {"serve": replay_case, "inprocess": inprocess_case, "changed": changed_case}
+
+
+def sample_cases(cases: list[Case]) -> list[Case]:
+    """Each stack's first case with content and one run, in its ``stack.json`` order."""
+    chosen: dict[str, Case] = {}
+    for case in cases:
+        meta = case.meta
+        if not meta["content"] or int(meta["runs"]) != 1:
+            continue
+        modes = list(stack_config(meta["stack"])["modes"])
+        known = chosen.get(meta["stack"])
+        if known is None or modes.index(meta["mode"]) < modes.index(known.meta["mode"]):
+            chosen[meta["stack"]] = case
+    return sorted(chosen.values(), key=lambda c: c.id)
+
+
+def hows_of(case: Case, sample: list[Case]) -> list[str]:
+    """How a case is replayed: serve and in-process; also ``changed`` for a stack's sample."""
+    return ["serve", "inprocess", *(["changed"] if case in sample else [])]
 
 
 def stack_python(stack: str) -> Path:
@@ -228,18 +295,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", action="append", default=[], help="only these modes (repeatable)")
     ap.add_argument("--write", action="store_true", help=f"keep results as cases/*/*/{RESULT_FILE}")
     ap.add_argument(
-        "--how", choices=HOWS, action="append", help="serve, inprocess (default: both)"
+        "--how",
+        choices=HOWS,
+        action="append",
+        help="serve, inprocess, changed (default: the first two, and changed for each "
+        "stack's first single-run case)",
     )
     a = ap.parse_args(argv)
     failed = 0
     pythons: dict[str, Path] = {}
+    sample = sample_cases(find_cases())
     for case in content_cases(a.stacks, a.mode):
         stack = case.meta["stack"]
         if stack not in pythons:
             pythons[stack] = stack_python(stack)
         path = CASES / case.id / RESULT_FILE
         kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        for how in a.how or HOWS:
+        for how in a.how or hows_of(case, sample):
             result = HOWS[how](case, pythons[stack])
             failed += result.ok is False
             state = {True: "", False: "FAILED: ", None: "n/a: "}[result.ok]

@@ -52,13 +52,29 @@ def _exact(o: Outcome, not_recorded: dict[str, str]) -> str:
     return NOT_IN_TRACE if o.case.id in not_recorded else "**no**"
 
 
+#: The ways the stack's own agent replays a case (``replay.json``), as the tables name them.
+HOWS = {"serve": "serve", "inprocess": "in-process"}
+
+
+def replay_mark(case: Case, how: str) -> str:
+    """``yes``, ``**no**``, ``n/a`` or ``not run``; ``-`` for a case without content."""
+    if not case.meta["content"]:
+        return "-"
+    result = case.replayed().get(how)
+    if result is None:
+        return "not run"
+    return {True: "yes", False: "**no**", None: "n/a"}[result["ok"]]
+
+
 def _row(o: Outcome, gaps: dict[str, str], not_recorded: dict[str, str]) -> str:
     meta = o.case.meta
     exact = _exact(o, not_recorded)
     verdicts = ", ".join(o.verdicts) or "no run"
     gap = gaps.get(o.case.id) or not_recorded.get(o.case.id)
     gap = gap or ("" if o.exact else "(not in KNOWN_GAPS)")
-    cells = [meta["stack"], meta["mode"], meta["api"], str(meta["runs"]), exact, verdicts, gap]
+    replays = [replay_mark(o.case, how) for how in HOWS]
+    cells = [meta["stack"], meta["mode"], meta["api"], str(meta["runs"]), exact, verdicts]
+    cells += [*replays, gap]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
@@ -107,8 +123,8 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
     lines = [
         _count(outcomes, not_recorded),
         "",
-        "| stack | mode | API | runs | rebuilt exactly | verdict | known gap |",
-        "|---|---|---|---|---|---|---|",
+        "| stack | mode | API | runs | rebuilt exactly | verdict | serve | in-process | known gap |",
+        "|---|---|---|---|---|---|---|---|---|",
         *(_row(o, gaps, not_recorded) for o in outcomes),
     ]
     stacks = sorted({c.meta["stack"] for c in cases})
@@ -121,6 +137,7 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
     if skipped:
         lines += ["", "Modes not recorded, and why:", "", *skipped]
     lines = [*_stacks(configs), "", *lines] if configs else lines
+    lines += ["", *_replay_notes(cases)]
     failing = [o for o in outcomes if not o.exact]
     if failing:
         lines += ["", "What the check finds in each case that is not rebuilt exactly:", ""]
@@ -129,6 +146,70 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
             lines += [f"  - {_SPAN.sub(')', p)}" for p in o.problems[:SHOWN_PROBLEMS]]
             if len(o.problems) > SHOWN_PROBLEMS:
                 lines.append(f"  - ... and {len(o.problems) - SHOWN_PROBLEMS} more")
+    return "\n".join(lines) + "\n"
+
+
+def _replay_notes(cases: list[Case]) -> list[str]:
+    """What the replay columns mean, why a case does not apply, and each failure's first line."""
+    lines = [
+        "Replay columns: the stack's own agent, untraced, run again against the case's trace "
+        "(`python -m tests.conformance.replay_agents`): **serve**, its model base URL pointed "
+        "at `otel-replay serve`; **in-process**, inside `otel_replay.replay(...)` with its "
+        "framework's tools stubbed (none may run for real). Yes: it ended with the recorded "
+        "answers.",
+        "",
+    ]
+    reasons: dict[str, list[str]] = {}
+    failures = []
+    for case in sorted(cases, key=_in_stack_order):
+        for how, name in HOWS.items():
+            result = case.replayed().get(how)
+            if result is None or result["ok"] is True:
+                continue
+            first = str(result["detail"]).strip().splitlines()[0] if result["detail"] else ""
+            if result["ok"] is None:
+                reasons.setdefault(first, []).append(case.id)
+            else:
+                failures.append(f"- `{case.id}` ({name}): {first}")
+    for why, ids in reasons.items():
+        lines.append(f"- n/a, {why}: {', '.join(f'`{i}`' for i in ids)}")
+    if failures:
+        lines += ["", "Replays that failed:", "", *failures]
+    return lines
+
+
+def replay_summary(cases: list[Case]) -> str:
+    """Stack: how many of its content cases its own agent replays, each way."""
+    rows: dict[str, dict[str, list[str]]] = {}
+    for case in sorted(cases, key=_in_stack_order):
+        if not case.meta["content"]:
+            continue
+        for how in HOWS:
+            rows.setdefault(case.meta["stack"], {}).setdefault(how, []).append(
+                replay_mark(case, how)
+            )
+    changed: dict[str, str] = {}
+    for case in cases:
+        result = case.replayed().get("changed")
+        if result is not None:
+            changed[case.meta["stack"]] = {True: "diverges", False: "**no**", None: "n/a"}[
+                result["ok"]
+            ]
+    lines = [
+        "| stack | " + " | ".join(HOWS.values()) + " | a tool result changed |",
+        "|---|" + "---|" * (len(HOWS) + 1),
+    ]
+    for stack, marks in rows.items():
+        cells = []
+        for how in HOWS:
+            got = marks.get(how, [])
+            applies = [m for m in got if m != "n/a"]
+            cell = f"{applies.count('yes')} of {len(applies)}" if applies else "n/a"
+            if applies and len(applies) < len(got):
+                cell += f" ({len(got) - len(applies)} n/a)"
+            cells.append(cell)
+        cells.append(changed.get(stack, "not run"))
+        lines.append(f"| {stack} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -170,6 +251,17 @@ def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
     ]
     for stack, row in cells.items():
         lines.append(f"| {stack} | " + " | ".join(row.get(m, "") for m in modes) + " |")
+    lines += [
+        "",
+        "Replayed by the stack's own agent, unchanged and untraced, from the trace of each "
+        "case with content: through `otel-replay serve`, and in-process inside "
+        "`otel_replay.replay(...)` with its framework's tools stubbed (n/a: a JavaScript "
+        "agent, two runs in one process, or an agent that calls its tool functions itself). "
+        "With one recorded tool result changed, the in-process replay of the stack's first "
+        "case diverges, naming the step.",
+        "",
+        replay_summary(cases).rstrip("\n"),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -62,7 +62,9 @@ def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = Non
         _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
     if run_id is None:
         return runs
-    picked = Runs([r for r in runs if r.run_id.startswith(run_id)], runs.problems)
+    from ..runs.pick import named
+
+    picked = Runs(named(runs, run_id), runs.problems)
     if not picked and not runs.problems:
         _no_run(paths, run_id, [r.run_id for r in runs])
     return picked
@@ -72,12 +74,13 @@ def _load_run(paths: tuple[str, ...], run_id: str) -> Runs:
     """The runs whose id starts with ``run_id``: a big dump is read a window at a time,
     keeping only those."""
     from ..runs.load import Runs
+    from ..runs.pick import is_named
     from ..runs.stream import iter_runs, problems_of
 
     picked, others, problems = [], [], []
     for batch in iter_runs(*paths):
         for r in batch:
-            if r.run_id.startswith(run_id):
+            if is_named(r, run_id):
                 picked.append(r)
             else:
                 others.append(r.run_id)
@@ -86,6 +89,16 @@ def _load_run(paths: tuple[str, ...], run_id: str) -> Runs:
     if not runs and not runs.problems:
         _no_run(paths, run_id, sorted(others))
     return runs
+
+
+def _pick(runs: Sequence[Run], run_id: str | None, where: str, how: str) -> Run:
+    """:func:`~otel_replay.runs.pick.pick_run`, its refusal as the command's error."""
+    from ..runs.pick import RunNotPicked, pick_run
+
+    try:
+        return pick_run(runs, run_id, where=where, how=how)
+    except RunNotPicked as exc:
+        _fail(str(exc))
 
 
 def _no_run(paths: tuple[str, ...], run_id: str, known: list[str]) -> NoReturn:
@@ -227,9 +240,7 @@ def show(
 def _show_step(runs: Runs, paths: tuple[str, ...], ref: str, as_json: bool, raw: bool) -> None:
     if len(runs) != 1:
         _report_problems(runs)
-        known = ", ".join(r.run_id for r in runs) or "none"
-        _fail(f"{', '.join(paths)} holds {len(runs)} runs; pick one with --run (runs: {known})")
-    run = runs[0]
+    run = _pick(runs, None, ", ".join(paths), "--run ID")
     try:
         # Digits name a step index when there is such a step, else a span id prefix
         # (one in about 40 span ids starts with eight digits).
@@ -418,18 +429,11 @@ def _one_run(path: str, run_id: str | None, cache: dict[str, Runs]) -> Run:
     if run_id is not None:
         picked = _load((path,), run_id)  # a big dump: only this run is kept
         _report_problems(picked)
-        if len(picked) > 1:
-            known = ", ".join(r.run_id for r in picked)
-            _fail(f"several runs {run_id!r} in {path} (runs: {known})")
-        return picked[0]
+        return _pick(picked, run_id, path, f"{path}#RUN_ID")
     if path not in cache:
         cache[path] = _load((path,), None)
         _report_problems(cache[path])
-    runs = cache[path]
-    if len(runs) == 1:
-        return runs[0]
-    known = ", ".join(r.run_id for r in runs) or "none"
-    _fail(f"{path} holds {len(runs)} runs; pick one with {path}#RUN_ID (runs: {known})")
+    return _pick(cache[path], None, path, f"{path}#RUN_ID")
 
 
 @cli.command()
@@ -551,9 +555,7 @@ def regress(
 
     runs = _load((path,), run_id)
     _report_problems(runs)
-    if len(runs) != 1:
-        known = ", ".join(r.run_id for r in runs) or "none"
-        _fail(f"{path} holds {len(runs)} runs; pick one with --run (runs: {known})")
+    _pick(runs, run_id, path, "--run ID")
     try:
         test, recording = write_regression(
             runs[0], output, agent=agent_ref, kwargs=kwargs, checks=checks, question=question
@@ -648,9 +650,7 @@ def replay_(
         _fail("--from and --model live need --live MODULE:FUNC (your model)")
     runs = _load((path,), run_id)
     _report_problems(runs)
-    if len(runs) != 1:
-        known = ", ".join(r.run_id for r in runs) or "none"
-        _fail(f"{path} holds {len(runs)} runs; pick one with --run (runs: {known})")
+    _pick(runs, run_id, path, "--run ID")
     try:
         done = rerun(
             runs[0],

@@ -34,6 +34,7 @@ from typing import Any
 from .. import json_text
 from .. import wire as W
 from ..runs.model import RawHttp, Run, Step
+from ..runs.pick import RunNotPicked, pick_run
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import RUNGS, first_difference, last_message_key, messages_key
 from .pinned_model import PinnedModel, unanswered
@@ -142,12 +143,10 @@ class ReplayEngine:
         self._model_factory = model_factory or (lambda run: PinnedModel(run, match=match))
         self.pinned: Run | None = None
         if run_id is not None:
-            found = [r for r in self.runs if r.run_id.startswith(run_id)]
-            if len(found) != 1:
-                known = ", ".join(r.run_id for r in self.runs) or "none"
-                many = "several" if found else "no"
-                raise ReplayError(f"{many} run(s) match {run_id!r} (runs: {known})")
-            self.pinned = found[0]
+            try:
+                self.pinned = pick_run(self.runs, run_id, where="the runs served", how="run_id")
+            except RunNotPicked as exc:
+                raise ReplayError(str(exc)) from None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self.conversations: dict[int, Conversation] = {}

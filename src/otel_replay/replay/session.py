@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .. import payload
 from ..capture import frameworks, hooks
 from ..runs.model import Run, Step
+from ..runs.pick import RunNotPicked, pick_run
 from ..trusted_types import TypeResolver, TypeTrust
 from .clock import FrozenClock
 from .divergence import ReplayDivergence, ReplayError
@@ -421,23 +422,6 @@ def _caused_by_divergence(exc: BaseException) -> bool:
     return False
 
 
-def _pick_run(runs: list[Run], run_id: str | None, source: str) -> Run:
-    if run_id is not None:
-        found = [r for r in runs if r.run_id.startswith(run_id)]
-        if len(found) != 1:
-            known = ", ".join(r.run_id for r in runs) or "none"
-            raise ReplayError(
-                f"{source}: {'several' if found else 'no'} run(s) match {run_id!r} (runs: {known})"
-            )
-        return found[0]
-    if len(runs) != 1:
-        known = ", ".join(r.run_id for r in runs) or "none"
-        raise ReplayError(
-            f"{source}: holds {len(runs)} runs; pick one with run_id= (runs: {known})"
-        )
-    return runs[0]
-
-
 def replay(
     run_or_path: Run | str | os.PathLike[str],
     run_id: str | None = None,
@@ -486,14 +470,16 @@ def replay(
     type is not loaded is raised as a stand-in of the same name.
     """
     if isinstance(run_or_path, Run):
-        run = run_or_path
-        if run_id is not None and not run.run_id.startswith(run_id):
-            raise ReplayError(f"run {run.run_id} is not {run_id!r}")
+        runs, source = [run_or_path], f"run {run_or_path.run_id}"
     else:
         from ..runs.load import load
 
         source = os.fspath(run_or_path)
-        run = _pick_run(list(load(source)), run_id, source)
+        runs = list(load(source))
+    try:
+        run = pick_run(runs, run_id, where=source, how="run_id=")
+    except RunNotPicked as exc:
+        raise ReplayError(str(exc)) from None
     return ReplaySession(
         run,
         tools=tools,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..runs.model import KitReport, Run
+from ..runs.pick import is_named
 from ..runs.stream import map_runs
 from ..store.errors import FormatError
 from .anomalies import Config, Finding, find_anomalies
@@ -45,7 +46,7 @@ def check_run(run: Run, config: Config | None = None) -> RunCheck:
 
 def _check_picked(config: Config, prefix: str | None, run: Run) -> RunCheck | str:
     """The check of ``run``, or only its id when it is not the one asked for."""
-    if prefix is not None and not run.run_id.startswith(prefix):
+    if not is_named(run, prefix):
         return run.run_id
     return check_run(run, config)
 

@@ -1,0 +1,74 @@
+"""The stack's own agent, unchanged and untraced, replays each case from its trace.
+
+Each way of :mod:`tests.conformance.replay_agents`: through ``otel-replay serve``
+(the agent's model base URL pointed at it), in-process inside
+``otel_replay.replay(...)`` with its framework's tools stubbed (none may run
+for real), and in-process with one recorded tool result changed (the replay
+must diverge, naming the step).  Each runs the agent in the stack's own
+environment, made when missing.
+
+- Slow tier: each stack's first case with content and one run, every way.
+- ``pytest -m replay_agents``: every case with content, serve and in-process
+  (about an hour).
+- Default tier: the result each case keeps in ``replay.json`` (what the
+  README's tables show) says it replayed.
+
+Cases whose trace does not hold their model calls cannot be replayed; they
+are marked ``xfail(strict=True)`` with the reason, as in the conformance test.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.conformance.checks import Case, find_cases
+from tests.conformance.replay_agents import HOWS, hows_of, sample_cases, stack_python
+from tests.conformance.test_conformance import NOT_RECORDED
+
+#: Content cases whose trace lacks the model calls' real input (or any model call).
+UNREPLAYABLE = (
+    "openai_agents_otel/responses",
+    "openai_agents_otel/responses_stream",
+    "semantic_kernel/responses",
+    "semantic_kernel/responses_stream",
+)
+
+CASES = [c for c in find_cases() if c.meta["content"]]
+SAMPLE = sample_cases(CASES)
+
+
+def _param(case: Case, how: str, *marks: pytest.MarkDecorator) -> object:
+    if case.id in UNREPLAYABLE and how != "changed":
+        marks = (*marks, pytest.mark.xfail(strict=True, reason=NOT_RECORDED[case.id]))
+    return pytest.param(case, how, id=f"{case.id}-{how}", marks=marks)
+
+
+def _params() -> list[object]:
+    params = []
+    for case in CASES:
+        for how in hows_of(case, SAMPLE):
+            mark = pytest.mark.slow if case in SAMPLE else pytest.mark.replay_agents
+            params.append(_param(case, how, mark))
+    return params
+
+
+@pytest.mark.parametrize(("case", "how"), _params())
+def test_the_agent_replays_the_case(case: Case, how: str) -> None:
+    result = HOWS[how](case, stack_python(case.meta["stack"]))
+    assert result.ok is not False, result.detail
+    stored = case.replayed().get(how)
+    assert stored is not None and stored["ok"] == result.ok, (
+        f"replay.json says {stored}; run python -m tests.conformance.replay_agents --write"
+    )
+
+
+def _stored(case: Case, how: str) -> object:
+    return _param(case, how)
+
+
+@pytest.mark.parametrize(
+    ("case", "how"), [_stored(c, how) for c in CASES for how in hows_of(c, SAMPLE)]
+)
+def test_the_stored_result_says_it_replayed(case: Case, how: str) -> None:
+    stored = case.replayed().get(how)
+    assert stored is not None, f"{case.id} was not replayed {how}: run replay_agents --write"
+    assert stored["ok"] is not False, stored["detail"]
