@@ -228,6 +228,26 @@ def test_tool_policies(tmp_path: Path) -> None:
             fetch("text")
 
 
+def test_options_are_one_typed_object_checked_where_they_come_in(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text"])
+    stale_world()
+    options = otel_replay.ReplayOptions(tools={"fetch": "live"}, freeze_clock=False)
+    with otel_replay.replay(path, options=options) as session:
+        assert fetch("text") == "changed"
+    assert session.options == options
+    # Keywords go on top of the object; the object is not changed.
+    with otel_replay.replay(path, options=options, tools="stub") as session:
+        assert fetch("text") == "naïve café — 東京 🚚"
+    assert session.options.tools == "stub" and options.tools == {"fetch": "live"}
+    with pytest.raises(TypeError, match=r"unknown replay option.*tool_policy"):
+        otel_replay.replay(path, tool_policy="stub")
+    with pytest.raises(ValueError, match="model_match must be one of 'exact'"):
+        otel_replay.replay(path, model_match="fuzzy")
+    with pytest.raises(ValueError, match="a tool policy must be one of"):
+        otel_replay.ReplayOptions(tools={"fetch": "sometimes"})  # type: ignore[dict-item]
+
+
 def test_clock_is_frozen_at_each_recorded_step(tmp_path: Path) -> None:
     path = tmp_path / "run.otlp"
     with recording(path), otel_replay.agent_run("a"):

@@ -46,6 +46,7 @@ _EXPORTS = {
     "ReplayDivergence": "otel_replay.replay.divergence",
     "ReplayError": "otel_replay.replay.divergence",
     "ReplayReport": "otel_replay.replay.session",
+    "ReplayOptions": "otel_replay.replay.options",
     "NetworkBlocked": "otel_replay.replay.network",
     "PinnedModel": "otel_replay.replay.pinned_model",
     "register_type": "otel_replay.trusted_types",
@@ -64,6 +65,7 @@ __all__ = [
     "RecordingTransport",
     "ReplayDivergence",
     "ReplayError",
+    "ReplayOptions",
     "ReplayReport",
     "ReplaySession",
     "ReplaySpanProcessor",
@@ -107,6 +109,7 @@ if TYPE_CHECKING:
     from .export.semconv import GenAISemconvExporter
     from .replay.divergence import ReplayDivergence, ReplayError
     from .replay.network import NetworkBlocked
+    from .replay.options import ReplayOptions
     from .replay.pinned_model import PinnedModel
     from .replay.session import ReplayReport, ReplaySession, replay
     from .runs.load import LoadWarning, Runs, load

@@ -36,14 +36,14 @@ import pathlib
 import sys
 import typing
 from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, get_args
 
 #: The kinds of tagged objects the payload codec records by class name.
 Kind = Literal["path", "enum", "dataclass", "pydantic", "namedtuple"]
 #: ``registered``: stdlib value types and registered classes only (the default);
 #: ``imported``: also classes defined in modules this process already imported.
 TypeTrust = Literal["registered", "imported"]
-TYPE_TRUSTS: Final = ("registered", "imported")
+TYPE_TRUSTS: Final = get_args(TypeTrust)
 
 T = TypeVar("T", bound=type)
 

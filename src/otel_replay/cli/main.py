@@ -11,14 +11,19 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import click
 
 from .. import __version__
+
+# The modes' choices, written once (their Literal types); a light module.
+from ..replay.options import MATCH_RUNGS, MODEL_MODES, TOOL_POLICIES
+from ..trusted_types import TYPE_TRUSTS
 from .printable import printable
 
 if TYPE_CHECKING:
+    from ..replay.options import ModelMode, ToolPolicy
     from ..runs.load import Runs
     from ..runs.model import Run
     from ..trusted_types import TypeTrust
@@ -575,7 +580,7 @@ def regress(
 @click.option("--question", metavar="TEXT", help="Ask this instead of the recorded input.")
 @click.option(
     "--tools",
-    type=click.Choice(["stub", "live", "error"]),
+    type=click.Choice(TOOL_POLICIES),
     default="stub",
     show_default=True,
     help="Policy for every tool.",
@@ -589,7 +594,7 @@ def regress(
 @click.option(
     "--model",
     "model_mode",
-    type=click.Choice(["pinned", "live"]),
+    type=click.Choice(MODEL_MODES),
     default="pinned",
     show_default=True,
     help="live: also send each recorded request to --live, pinned, and report the drift.",
@@ -613,7 +618,7 @@ def regress(
 )
 @click.option(
     "--type-trust",
-    type=click.Choice(["registered", "imported"]),
+    type=click.Choice(TYPE_TRUSTS),
     default="registered",
     show_default=True,
     help="Rebuild recorded objects only with registered classes (and tools' return "
@@ -643,8 +648,9 @@ def replay_(
     --override and --model live make it selective (see the README).
     """
     from ..replay.divergence import ReplayError
+    from ..replay.options import ReplayOptions
     from ..workflow.regress import RegressError
-    from ..workflow.rerun import rerun
+    from ..workflow.rerun import import_ref, overrides, rerun
 
     if (live_from is not None or model_mode == "live") and live_ref is None:
         _fail("--from and --model live need --live MODULE:FUNC (your model)")
@@ -652,19 +658,16 @@ def replay_(
     _report_problems(runs)
     _pick(runs, run_id, path, "--run ID")
     try:
-        done = rerun(
-            runs[0],
-            agent_ref,
-            kwargs=kwargs,
-            question=question,
-            tools=tools,
-            model=model_mode,
-            live=live_ref,
+        options = ReplayOptions(
+            tools=cast("ToolPolicy", tools),
+            model=cast("ModelMode", model_mode),
+            live=import_ref(live_ref) if live_ref is not None else None,
             live_from=live_from,
-            override=override,
+            override=overrides(override),
             record_to=record_to,
             type_trust=type_trust,
         )
+        done = rerun(runs[0], agent_ref, kwargs=kwargs, question=question, options=options)
     except (RegressError, ReplayError, ValueError) as exc:
         _fail(str(exc))
     drift = done.session.drift
@@ -854,7 +857,7 @@ def _count(n: int, noun: str) -> str:
 )
 @click.option(
     "--match",
-    type=click.Choice(["exact", "messages", "last_message", "any"]),
+    type=click.Choice(MATCH_RUNGS),
     default="messages",
     show_default=True,
     help="Loosest matcher rung on which a request still counts as the recorded one.",

@@ -13,6 +13,7 @@ from .. import messages as M
 from .. import payload
 from ..runs.model import Step
 from ..runs.stitch import spelled_value
+from .options import MATCH_RUNGS
 
 Reason = str | None
 
@@ -55,7 +56,7 @@ def tool_reasons(step: Step, name: str, call_id: str | None, args_key: str) -> l
 # --- model requests: a ladder from strict to loose ---------------------------------
 
 #: Rungs in order of strictness; a session accepts a rung and every stricter one.
-RUNGS = ("exact", "messages", "last_message", "any")
+RUNGS = MATCH_RUNGS
 
 
 def _strip_ids(value: Any) -> Any:

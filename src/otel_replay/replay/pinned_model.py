@@ -10,13 +10,14 @@ checked against the recorded one on a ladder of rungs (``exact``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
 from ..runs.model import Run, Step
 from .divergence import ReplayDivergence, ReplayError
 from .matchers import RUNGS, accepts, first_difference, model_rung, same_tools
+from .observer import NO_OBSERVER, ReplayObserver
 from .recorder import ModelEntry, ReplayLog, now_ns
 from .selective import DriftEntry, LivePlan, as_messages, compare
 
@@ -54,11 +55,7 @@ class PinnedModel:
         run: Run,
         *,
         match: str = "messages",
-        on_step: Callable[[Step], None] | None = None,
-        on_done: Callable[[Step], None] | None = None,
-        on_divergence: Callable[[ReplayDivergence], None] | None = None,
-        log: ReplayLog | None = None,
-        plan: LivePlan | None = None,
+        observer: ReplayObserver = NO_OBSERVER,
     ) -> None:
         if match not in RUNGS:
             raise ValueError(f"match must be one of {RUNGS}, not {match!r}")
@@ -72,12 +69,17 @@ class PinnedModel:
         self.param_drift: dict[int, dict[str, tuple[Any, Any]]] = {}
         #: Steps whose request carried other tool definitions than the recording.
         self.tools_drift: list[int] = []
-        self._on_step = on_step
-        self._on_done = on_done
-        self._on_divergence = on_divergence
-        self._log = log
-        #: What runs live (``model="live"``, ``live_from``, overrides); see :mod:`.selective`.
-        self.plan = plan
+        #: Told of each step served and each divergence (a session).
+        self.observer = observer
+
+    @property
+    def plan(self) -> LivePlan | None:
+        """What runs live (``model="live"``, ``live_from``, overrides); see :mod:`.selective`."""
+        return self.observer.plan
+
+    @property
+    def _log(self) -> ReplayLog | None:
+        return self.observer.log
 
     def respond(
         self,
@@ -190,9 +192,9 @@ class PinnedModel:
         reason = unanswered(step, went_on=self.cursor < len(self.steps))
         if reason is not None:
             raise ReplayError(reason)
-        if self._on_done is not None:
-            self._on_done(step)
-        return step, self.served[-1][1]
+        rung = self.served[-1][1]
+        self.observer.step_done(step, f"pinned:{rung}")
+        return step, rung
 
     def expected(self) -> Step | None:
         """The recorded model step the next request must match (None past the end)."""
@@ -262,8 +264,7 @@ class PinnedModel:
         step = self.steps[self.cursor]
         m = step.model
         assert m is not None
-        if self._on_step is not None:
-            self._on_step(step)
+        self.observer.step_started(step)
         payload = m.output_payload
         if payload is not None and not payload.usable:
             raise ReplayError(
@@ -307,8 +308,7 @@ class PinnedModel:
             self.tools_drift.append(step.index)
 
     def _diverged(self, err: ReplayDivergence) -> None:
-        if self._on_divergence is not None:
-            self._on_divergence(err)
+        self.observer.diverged(err)
 
     def unreplayed(self) -> list[Step]:
         return self.steps[self.cursor :]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -28,13 +28,15 @@ from .. import payload
 from ..capture import frameworks, hooks
 from ..runs.model import Run, Step
 from ..runs.pick import RunNotPicked, pick_run
-from ..trusted_types import TypeResolver, TypeTrust
+from ..trusted_types import TypeResolver
 from .clock import FrozenClock
 from .divergence import ReplayDivergence, ReplayError
 from .network import NetworkGuard
+from .observer import ReplayObserver
+from .options import ReplayOptions, ToolPolicy
 from .pinned_model import PinnedModel
 from .recorder import ReplayLog, ToolEntry
-from .selective import DriftReport, LiveModel, LivePlan
+from .selective import DriftReport, LivePlan
 from .tool_stubs import ToolStubs
 
 if TYPE_CHECKING:
@@ -89,71 +91,48 @@ class ReplayReport:
         }
 
 
-class ReplaySession:
-    """A running replay; use :func:`replay` to make one."""
+class ReplaySession(ReplayObserver):
+    """A running replay; use :func:`replay` to make one.
 
-    def __init__(
-        self,
-        run: Run,
-        *,
-        tools: str | Mapping[str, str] = "stub",
-        model_match: str = "messages",
-        freeze_clock: bool = True,
-        allow_network: bool = False,
-        allow_hosts: Iterable[str] = (),
-        require_complete: bool = True,
-        record_to: str | os.PathLike[str] | None = None,
-        model: str = "pinned",
-        live: LiveModel | None = None,
-        live_from: int | None = None,
-        override: Mapping[int, Any] | None = None,
-        trusted_types: Iterable[type] = (),
-        type_trust: TypeTrust = "registered",
-    ) -> None:
+    ``options`` (:class:`~otel_replay.replay.options.ReplayOptions`), with any
+    of its fields given as keywords on top.  The session is what its tool
+    stubs and pinned model report to (:class:`.observer.ReplayObserver`).
+    """
+
+    log: ReplayLog
+    plan: LivePlan
+
+    def __init__(self, run: Run, options: ReplayOptions | None = None, **changes: Any) -> None:
+        opts = self.options = ReplayOptions.of(options, **changes)
         if run.kit.verdict == "inspect-only":
             raise ReplayError(
                 f"run {run.run_id} is inspect-only: content was not captured "
                 f"(missing: {', '.join(run.kit.missing) or 'messages'})"
             )
         self.run = run
-        self.require_complete = require_complete
-        self.record_to = record_to
+        self.require_complete = opts.require_complete
+        self.record_to = opts.record_to
         #: What the replay did, step by step; :meth:`write` makes it a trace file.
         self.log = ReplayLog(run)
         self.divergence: ReplayDivergence | None = None
         self._replayed: list[tuple[int, str, str]] = []
-        self._clock = FrozenClock(run.start_ns) if freeze_clock and run.start_ns else None
-        self._guard = None if allow_network else NetworkGuard(allow_hosts)
+        self._clock = FrozenClock(run.start_ns) if opts.freeze_clock and run.start_ns else None
+        self._guard = None if opts.allow_network else NetworkGuard(opts.allow_hosts)
         #: What runs live, and the fork's state (see :mod:`.selective`).
-        self.plan = LivePlan(model=model, live=live, live_from=live_from, override=override)
+        self.plan = LivePlan(
+            model=opts.model, live=opts.live, live_from=opts.live_from, override=opts.override
+        )
         for index in self.plan.override:
             if not 0 <= index < len(run.steps) or run.steps[index].kind not in ("model", "tool"):
                 raise ReplayError(
                     f"override: step {index} of run {run.run_id} is no model or tool step"
                 )
         #: The classes recorded objects may be rebuilt with (see :mod:`otel_replay.trusted_types`).
-        self.types = TypeResolver(type_trust, trusted_types)
+        self.types = TypeResolver(opts.type_trust, opts.trusted_types)
         #: Values handed back as plain JSON outside tool steps: (where, classes refused).
         self._untrusted: list[tuple[str, list[str]]] = []
-        self.tools = ToolStubs(
-            run,
-            tools,
-            types=self.types,
-            on_step=self._step_started,
-            on_done=self._tool_done,
-            on_divergence=self._diverged,
-            log=self.log,
-            plan=self.plan,
-        )
-        self.model = PinnedModel(
-            run,
-            match=model_match,
-            on_step=self._step_started,
-            on_done=self._model_done,
-            on_divergence=self._diverged,
-            log=self.log,
-            plan=self.plan,
-        )
+        self.tools = ToolStubs(run, opts.tools, types=self.types, observer=self)
+        self.model = PinnedModel(run, match=opts.model_match, observer=self)
         self._output_matched: bool | None = None
         self._previous: hooks.ToolInterceptor | None = None
         self._random_state: Any = None
@@ -163,30 +142,19 @@ class ReplaySession:
         #: them) and unwraps at the end.
         self.frameworks: list[str] = []
 
-    # --- hooks from stubs and model --------------------------------------------------
-    def _step_started(self, step: Step) -> None:
+    # --- ReplayObserver: what the stubs and the model report ------------------------------
+    def step_started(self, step: Step) -> None:
         if self._clock is not None:
             self._clock.move_to(step.start_ns)
 
-    def _tool_done(self, step: Step) -> None:
-        self._replayed.append(
-            (
-                step.index,
-                "tool",
-                self.tools.policy_for(step.tool.tool_name if step.tool else step.name),
-            )
-        )
+    def step_done(self, step: Step, how: str) -> None:
+        if step.kind == "model":
+            self.tools.model_answered()
+        self._replayed.append((step.index, "model" if step.kind == "model" else "tool", how))
         if self._clock is not None:
             self._clock.move_to(step.end_ns)
 
-    def _model_done(self, step: Step) -> None:
-        self.tools.model_answered()
-        rung = next((r for s, r in reversed(self.model.served) if s is step), "?")
-        self._replayed.append((step.index, "model", f"pinned:{rung}"))
-        if self._clock is not None:
-            self._clock.move_to(step.end_ns)
-
-    def _diverged(self, err: ReplayDivergence) -> None:
+    def diverged(self, err: ReplayDivergence) -> None:
         if self.divergence is None:
             self.divergence = err
 
@@ -208,7 +176,7 @@ class ReplaySession:
                 kind="output",
                 name="final answer",
             )
-            self._diverged(err)
+            self.diverged(err)
         return self._output_matched
 
     @property
@@ -425,22 +393,16 @@ def _caused_by_divergence(exc: BaseException) -> bool:
 def replay(
     run_or_path: Run | str | os.PathLike[str],
     run_id: str | None = None,
-    tools: str | Mapping[str, str] = "stub",
+    tools: ToolPolicy | Mapping[str, ToolPolicy] | None = None,
     *,
-    model_match: str = "messages",
-    freeze_clock: bool = True,
-    allow_network: bool = False,
-    allow_hosts: Iterable[str] = (),
-    require_complete: bool = True,
-    record_to: str | os.PathLike[str] | None = None,
-    model: str = "pinned",
-    live: LiveModel | None = None,
-    live_from: int | None = None,
-    override: Mapping[int, Any] | None = None,
-    trusted_types: Iterable[type] = (),
-    type_trust: TypeTrust = "registered",
+    options: ReplayOptions | None = None,
+    **changes: Any,
 ) -> ReplaySession:
     """Replay a recorded run (a :class:`Run`, or a trace file to load it from).
+
+    The options are a :class:`~otel_replay.replay.options.ReplayOptions`:
+    ``options=`` one, and/or any of its fields as keywords (``tools`` also as
+    the third argument); an unknown keyword raises ``TypeError``.
 
     ``tools`` is a policy for every tool (``"stub"``, ``"live"``, ``"error"``)
     or a mapping from tool name to policy (``"*"`` for the rest).
@@ -469,6 +431,9 @@ def replay(
     back as plain JSON, and the report says so.  A recorded exception whose
     type is not loaded is raised as a stand-in of the same name.
     """
+    if tools is not None:
+        changes["tools"] = tools
+    opts = ReplayOptions.of(options, **changes)
     if isinstance(run_or_path, Run):
         runs, source = [run_or_path], f"run {run_or_path.run_id}"
     else:
@@ -480,19 +445,4 @@ def replay(
         run = pick_run(runs, run_id, where=source, how="run_id=")
     except RunNotPicked as exc:
         raise ReplayError(str(exc)) from None
-    return ReplaySession(
-        run,
-        tools=tools,
-        model_match=model_match,
-        freeze_clock=freeze_clock,
-        allow_network=allow_network,
-        allow_hosts=allow_hosts,
-        require_complete=require_complete,
-        record_to=record_to,
-        model=model,
-        live=live,
-        live_from=live_from,
-        override=override,
-        trusted_types=trusted_types,
-        type_trust=type_trust,
-    )
+    return ReplaySession(run, opts)

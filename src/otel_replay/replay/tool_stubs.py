@@ -24,10 +24,12 @@ from ..runs.model import Run, Step, ToolError
 from ..trusted_types import TypeResolver, declared_types
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import tool_arguments_key, tool_reasons
+from .observer import NO_OBSERVER, ReplayObserver
+from .options import TOOL_POLICIES
 from .recorder import ReplayLog, ToolEntry, now_ns
 from .selective import LivePlan
 
-POLICIES = ("stub", "live", "error")
+POLICIES = TOOL_POLICIES
 
 
 class ToolStubs:
@@ -38,18 +40,14 @@ class ToolStubs:
         run: Run,
         policy: str | Mapping[str, str] = "stub",
         *,
-        on_step: Callable[[Step], None] | None = None,
-        on_done: Callable[[Step], None] | None = None,
-        on_divergence: Callable[[ReplayDivergence], None] | None = None,
-        log: ReplayLog | None = None,
-        plan: LivePlan | None = None,
         types: TypeResolver | None = None,
+        observer: ReplayObserver = NO_OBSERVER,
     ) -> None:
         self.run = run
         #: The classes recorded objects may be rebuilt with.
         self.types = types if types is not None else TypeResolver()
-        #: What runs live (``live_from``, overrides, a fork); see :mod:`.selective`.
-        self.plan = plan
+        #: Told of each call replayed and each divergence (a session).
+        self.observer = observer
         if isinstance(policy, str):
             self.default, self.policies = policy, {}
         else:
@@ -84,15 +82,20 @@ class ToolStubs:
         self.untrusted: list[tuple[Step, list[str]]] = []
         #: Tool function -> the classes its return annotation names (computed once).
         self._declared_types: dict[Callable[..., Any], tuple[type, ...]] = {}
-        self._on_step = on_step
-        self._on_done = on_done
-        self._on_divergence = on_divergence
-        self._log = log
         #: The last call that replayed an error (name, arguments key, step), until the
         #: model answers again: the framework may try it again inside the same call.
         self._failed: tuple[str, str, Step] | None = None
         #: id(resolution) -> the log entry its completion fills in.
         self._pending: dict[int, ToolEntry] = {}
+
+    @property
+    def plan(self) -> LivePlan | None:
+        """What runs live (``live_from``, overrides, a fork); see :mod:`.selective`."""
+        return self.observer.plan
+
+    @property
+    def _log(self) -> ReplayLog | None:
+        return self.observer.log
 
     def model_answered(self) -> None:
         """The model answered again: a tool call from now on is a new call."""
@@ -172,8 +175,7 @@ class ToolStubs:
                 return Resolution("live"), None
             raise self._diverge(problem, inv, args_key)
         self.used.add(step.index)
-        if self._on_step is not None:
-            self._on_step(step)
+        self.observer.step_started(step)
         if policy == "live":
             return Resolution("live", token=step), step
         tool = step.tool
@@ -225,8 +227,11 @@ class ToolStubs:
         entry = self._pending.pop(id(resolution), None)
         if entry is not None:
             entry.outcome, entry.error, entry.done = outcome, error, True
-        if isinstance(resolution.token, Step) and self._on_done is not None:
-            self._on_done(resolution.token)
+        step = resolution.token
+        if isinstance(step, Step):
+            self.observer.step_done(
+                step, self.policy_for(step.tool.tool_name if step.tool else step.name)
+            )
 
     # --- matching -------------------------------------------------------------------
     def _unmatch(self, step: Step) -> None:
@@ -284,8 +289,7 @@ class ToolStubs:
             kind="tool",
             name=inv.name,
         )
-        if self._on_divergence is not None:
-            self._on_divergence(err)
+        self.observer.diverged(err)
         return err
 
     def unreplayed(self) -> list[Step]:

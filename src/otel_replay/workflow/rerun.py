@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..replay.divergence import ReplayDivergence
+from ..replay.options import ReplayOptions
 from ..replay.session import ReplayReport, ReplaySession, replay
 from ..runs.model import Run
-from ..trusted_types import TypeTrust
 from .regress import RegressError, agent_kwargs, question_of
 
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -72,35 +72,20 @@ def rerun(
     *,
     kwargs: Sequence[str] = (),
     question: str | None = None,
-    tools: str = "stub",
-    model: str = "pinned",
-    live: str | None = None,
-    live_from: int | None = None,
-    override: Sequence[str] = (),
-    record_to: str | None = None,
-    type_trust: TypeTrust = "registered",
+    options: ReplayOptions | None = None,
 ) -> Rerun:
     """Replay ``run`` with the agent ``agent``; a divergence is in the report, not raised."""
     fn = import_ref(agent)
-    live_fn = import_ref(live) if live is not None else None
     args = agent_kwargs(run, kwargs)
     asked = question if question is not None else question_of(run)
-    session = replay(
-        run,
-        tools=tools,
-        model=model,
-        live=live_fn,
-        live_from=live_from,
-        override=overrides(override),
-        record_to=record_to,
-        type_trust=type_trust,
-    )
+    opts = options or ReplayOptions()
+    session = replay(run, options=opts)
     answer: Any = None
     error: BaseException | None = None
     try:
         with session:
             answer = fn(asked, model=session.model, **args)
-            if isinstance(answer, str) and live_from is None and not override:
+            if isinstance(answer, str) and opts.live_from is None and not opts.override:
                 session.check_output(answer)
     except ReplayDivergence:
         pass  # in the report
