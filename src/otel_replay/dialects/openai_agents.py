@@ -9,19 +9,17 @@
   SDK objects (a chat message dict, ``ResponseFunctionToolCall(...)``, or the
   whole ``Response`` of a streamed chat-model generation) inside a text part;
   and tool messages carry the result twice, as a text part and as a
-  ``tool_call_response`` part.  A tool's dict or list result is written as
-  compact JSON: read back as the object the tool returned.
+  ``tool_call_response`` part.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
-from .. import payload, python_repr
+from .. import python_repr
 from .span import Dialect, GenAI, SpanView, fills_nothing, in_scope, loads
 
 SCOPE = "opentelemetry.instrumentation.openai_agents"
@@ -35,18 +33,7 @@ def _repair(span: SpanView) -> GenAI:
             repaired = [_repair_message(m) for m in messages if isinstance(m, Mapping)]
             if repaired != messages:
                 out[key] = repaired
-    result = span.get(A.TOOL_CALL_RESULT)
-    value = loads(result)
-    if isinstance(value, (dict, list)) and result in (_compact(value, a) for a in (True, False)):
-        # The bridge writes a dict or list result as compact JSON (a str result as it is):
-        # the tool returned the object.
-        out[A.TYPE + A.TOOL_CALL_RESULT] = payload.JSON
     return out
-
-
-def _compact(value: Any, ascii: bool) -> str:
-    """JSON text as the bridge writes it (``opentelemetry.util.genai``'s dumps)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=ascii)
 
 
 def _repair_message(message: Mapping[str, Any]) -> Any:

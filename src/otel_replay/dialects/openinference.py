@@ -77,10 +77,13 @@ def _tool(span: SpanView, out: GenAI) -> None:
     put(out, A.TOOL_CALL_ARGUMENTS, _shown(span.get("input.value")))
     result = _shown(span.get("output.value"))
     put(out, A.TOOL_CALL_RESULT, result)
-    if span.get("output.mime_type") == "application/json" and loads(result) is not None:
+    mime = span.get("output.mime_type")
+    if mime == "application/json" and loads(result) is not None:
         # OpenInference JSON-encodes a tool's non-text return value and says so: the
-        # value the tool returned is the object, not its text (a text return is text/plain).
+        # value the tool returned is the object, not its text.
         put(out, A.TYPE + A.TOOL_CALL_RESULT, payload.JSON)
+    elif mime == "text/plain" and result is not None:
+        put(out, A.TYPE + A.TOOL_CALL_RESULT, payload.STR)  # a text return, even JSON-like
 
 
 #: What OpenInference writes in place of a value its hide-inputs/outputs settings keep out.

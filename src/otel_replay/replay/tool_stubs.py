@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import attributes as A
-from .. import payload
+from .. import payload, payload_attributes
 from ..capture.hooks import Resolution, ToolInvocation
 from ..runs.model import Run, Step, ToolError
 from ..trusted_types import TypeResolver, declared_types
@@ -210,6 +211,8 @@ class ToolStubs:
             value = tool.result_payload.value(types)
         except payload.PayloadError as exc:
             raise ReplayError(f"{step.label()}: recorded result cannot be replayed: {exc}") from exc
+        if inv.function is not None and _returns_text(inv.function):
+            value = _as_text(tool.result_payload, value)
         self._note_untrusted(step, refused)
         return Resolution("return", value=value, token=step), step
 
@@ -294,6 +297,25 @@ class ToolStubs:
 
     def unreplayed(self) -> list[Step]:
         return [s for s in self.steps if s.index not in self.used]
+
+
+def _returns_text(fn: Callable[..., Any]) -> bool:
+    """True when ``fn`` declares it returns ``str``."""
+    try:
+        declared = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return False
+    return declared is str or declared == "str"
+
+
+def _as_text(p: payload_attributes.Payload, value: Any) -> Any:
+    """The recorded text of a result read as the JSON object it spells, for a tool that
+    returns text (a third-party trace cannot say whether the tool returned the text or
+    the object); other values as they are."""
+    spelled = p.type == payload.JSON and p.status == "unverified" and p.data is not None
+    if spelled and p.data is not None and isinstance(value, (dict, list)):
+        return p.data.decode("utf-8", "surrogatepass")
+    return value
 
 
 def _tool_view(step: Step) -> dict[str, Any]:

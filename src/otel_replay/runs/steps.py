@@ -24,6 +24,7 @@ so the exact bytes win over a display form that may have been truncated.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -271,7 +272,7 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
         step.name.removeprefix(A.OP_EXECUTE_TOOL + " ").strip() or step.name
     )
     args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, blobs)
-    result_p = from_attributes(attrs, A.TOOL_CALL_RESULT, blobs)
+    result_p = _semconv_object(from_attributes(attrs, A.TOOL_CALL_RESULT, blobs), attrs)
     call = ToolCall(
         tool_name=name,
         call_id=_str(attrs.get(A.TOOL_CALL_ID)),
@@ -294,6 +295,27 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
             args_payload=from_attributes(attrs, A.EXCEPTION_ARGS, blobs),
         )
     return call
+
+
+def _semconv_object(p: Payload | None, attrs: Mapping[str, Any]) -> Payload | None:
+    """A result recorded as JSON text by an instrumentation: the object it encodes.
+
+    The GenAI semantic conventions expect a tool's result to be an object,
+    recorded as JSON text where attributes cannot hold one.  Text that is a
+    JSON object or array, with no type of its own recorded (otel-replay's
+    capture records one; a dialect may say which it is), is that object.
+    """
+    if p is None or p.type != payload.STR or p.status != "unverified" or p.data is None:
+        return p
+    if A.TYPE + A.TOOL_CALL_RESULT in attrs or p.data[:1] not in (b"{", b"["):
+        return p
+    try:
+        value = json_text.loads(p.data)
+    except ValueError:
+        return p
+    if not isinstance(value, (dict, list)):
+        return p
+    return dataclasses.replace(p, type=payload.JSON)
 
 
 def _arguments(p: Payload | None, display: Any) -> Any:
