@@ -6,13 +6,14 @@ all matchers make the "closest candidates" part of a divergence.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
 from .. import payload
 from ..runs.model import Step
-from ..runs.stitch import spelled_value
+from ..same_message import conversation_keys, message_key, turns
 from .options import MATCH_RUNGS
 
 Reason = str | None
@@ -59,61 +60,6 @@ def tool_reasons(step: Step, name: str, call_id: str | None, args_key: str) -> l
 RUNGS = MATCH_RUNGS
 
 
-def _strip_ids(value: Any) -> Any:
-    """Messages without what differs run to run or client to client.
-
-    Call ids, whitespace at the ends, empty texts, how a tool result was
-    encoded (JSON text or value, text blocks or string), the role tool results
-    were sent with and whether they came in one message or one each, whether
-    an answer came as one message or one per item (the Responses API's
-    function calls, see :func:`~otel_replay.messages.one_answer`), and what an
-    instrumentation keeps beside a message's role and parts (a tool message's
-    ``name``, the answer's ``finish_reason``), which no API compares.
-    """
-    if isinstance(value, list):
-        items = [v for v in (_strip_ids(v) for v in value) if v != _EMPTY]
-        if items and all(isinstance(v, dict) and "role" in v for v in items):  # messages
-            items = _one_result_each(M.one_answer(items))
-        return items
-    if isinstance(value, dict):
-        message = "role" in value and "parts" in value
-        out = {
-            k: (v.strip() if isinstance(v, str) and k == "content" else _strip_ids(v))
-            for k, v in value.items()
-            if k not in ("id", "finish_reason") and (not message or k in ("role", "parts"))
-        }
-        if value.get("type") == "tool_call_response":
-            out["response"] = spelled_value(value.get("response"))
-        parts = value.get("parts")
-        if parts and all(
-            isinstance(p, dict) and p.get("type") == "tool_call_response" for p in parts
-        ):
-            out["role"] = "tool"  # Anthropic and some instrumentations send them as "user"
-        return out
-    return value
-
-
-#: A text part that says nothing (an answer of tool calls carries one, or not).
-_EMPTY = {"type": "text", "content": ""}
-
-
-def _one_result_each(items: list[Any]) -> list[Any]:
-    """Messages of tool results alone split into one message per result (Anthropic sends a
-    turn's results in one user message, OpenAI one tool message each)."""
-    out: list[Any] = []
-    for item in items:
-        parts = item.get("parts") if isinstance(item, dict) and "role" in item else None
-        if (
-            isinstance(parts, list)
-            and len(parts) > 1
-            and all(isinstance(p, dict) and p.get("type") == "tool_call_response" for p in parts)
-        ):
-            out += [{**item, "parts": [p]} for p in parts]
-        else:
-            out.append(item)
-    return out
-
-
 def split_system(
     messages: Sequence[Mapping[str, Any]], system: Any = None
 ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
@@ -141,26 +87,31 @@ def model_rung(
     actual_input: Sequence[Mapping[str, Any]],
     actual_system: Any,
 ) -> str:
-    """The strictest rung on which the request matches the recording."""
+    """The strictest rung on which the request matches the recording.
+
+    ``messages``: the same conversation (:mod:`otel_replay.same_message`);
+    ``last_message``: the same last turn; ``exact``: the same messages, as given.
+    """
     # Recorded steps hold messages already in the GenAI shape (runs/steps.py).
     rec_sys, rec = split_system(M.normalize(recorded_input), recorded_system)
     act_sys, act = split_system(M.normalize(actual_input), actual_system)
-    same_system = (
-        rec_sys is None
-        or act_sys is None
-        or payload.canonical(rec_sys) == payload.canonical(act_sys)
-    )
-    if same_system and payload.canonical(rec) == payload.canonical(act):
+    if rec_sys is None or act_sys is None:
+        exact_system = same_system = True
+    else:
+        exact_system = payload.canonical(rec_sys) == payload.canonical(act_sys)
+        same_system = _system_key(rec_sys) == _system_key(act_sys)
+    if exact_system and payload.canonical(rec) == payload.canonical(act):
         return "exact"
-    if same_system and payload.canonical(_strip_ids(rec)) == payload.canonical(_strip_ids(act)):
+    rec_keys, act_keys = conversation_keys(rec), conversation_keys(act)
+    if same_system and rec_keys == act_keys:
         return "messages"
-    if (
-        rec
-        and act
-        and payload.canonical(_strip_ids(rec[-1])) == payload.canonical(_strip_ids(act[-1]))
-    ):
+    if rec_keys and act_keys and rec_keys[-1] == act_keys[-1]:
         return "last_message"
     return "any"
+
+
+def _system_key(parts: list[dict[str, Any]]) -> str | None:
+    return message_key({"role": "system", "parts": parts})
 
 
 def messages_key(messages: Sequence[Mapping[str, Any]]) -> str:
@@ -168,14 +119,13 @@ def messages_key(messages: Sequence[Mapping[str, Any]]) -> str:
 
     A dict key: the server finds the conversation a request continues in O(1).
     """
-    return payload.canonical(_strip_ids(split_system(M.normalize(messages))[1]))
+    return json.dumps(conversation_keys(split_system(M.normalize(messages))[1]))
 
 
 def last_message_key(messages: Sequence[Mapping[str, Any]]) -> str | None:
     """What two requests share when they match on the ``last_message`` rung."""
-    if not messages:
-        return None
-    return payload.canonical(_strip_ids(M.normalize(messages[-1:])))
+    keys = conversation_keys(M.normalize(messages))
+    return keys[-1] if keys else None
 
 
 def same_tools(recorded: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]]) -> bool:
@@ -195,9 +145,10 @@ def first_difference(
     recorded: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]]
 ) -> str:
     """Where two message lists part: ``message 3 (tool) differs`` and the like."""
-    rec, act = _strip_ids(M.normalize(recorded)), _strip_ids(M.normalize(actual))
+    rec = [m for m in turns(M.normalize(recorded)) if message_key(m) is not None]
+    act = [m for m in turns(M.normalize(actual)) if message_key(m) is not None]
     for i, (r, a) in enumerate(zip(rec, act, strict=False)):
-        if payload.canonical(r) != payload.canonical(a):
+        if message_key(r) != message_key(a):
             return f"message {i} ({r.get('role')}) differs"
     if len(rec) != len(act):
         return f"{len(rec)} messages recorded, {len(act)} sent"

@@ -21,8 +21,8 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from ..same_message import spelled_value
 from .model import Step
-from .stitch import spelled_value
 
 
 def repair_call_ids(models: Sequence[Step]) -> int:

@@ -22,8 +22,8 @@ from typing import Any
 from .. import messages as M
 from .. import payload
 from ..payload_attributes import Payload
+from ..same_message import text_blocks
 from .model import Step, ToolCall
-from .stitch import text_blocks
 
 
 def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:

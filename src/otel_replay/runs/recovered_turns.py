@@ -33,8 +33,9 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..same_message import message_key
 from .model import Step
-from .stitch import conversation, lost_calls, message_key, without_calls
+from .stitch import conversation, lost_calls, without_calls
 
 
 def recover_turns(models: Sequence[Step]) -> int:

@@ -39,6 +39,12 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from .. import payload
+from ..same_message import (
+    ASSISTANT_KEY,
+    message_key,
+    spelled_value,
+    turns,
+)
 from .model import Run, Step
 
 #: Attributes that name the conversation a model call belongs to, in order of preference.
@@ -359,7 +365,7 @@ class _Hashes:
         found = self._done.get(id(step))
         if found is None:
             keys = self._keys(step)
-            last = max((i for i, k in enumerate(keys) if k.startswith(_ASSISTANT)), default=-1)
+            last = max((i for i, k in enumerate(keys) if k.startswith(ASSISTANT_KEY)), default=-1)
             found = self._done[id(step)] = (_chain_hash(keys), last)
         return found
 
@@ -456,20 +462,6 @@ def conversation(
             yield key
 
 
-def turns(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Consecutive assistant messages as one turn: instrumentations record the Responses
-    API's items one message each (a text, each parallel function call)."""
-    out: list[Mapping[str, Any]] = []
-    for message in messages:
-        last = out[-1] if out else None
-        if last is not None and last.get("role") == message.get("role") == "assistant":
-            parts = [*(last.get("parts") or []), *(message.get("parts") or [])]
-            out[-1] = {**last, "parts": parts}
-        else:
-            out.append(message)
-    return out
-
-
 def lost_calls(messages: Sequence[Mapping[str, Any]], j: int) -> bool:
     """``messages[j]`` is an assistant turn recorded without the calls the next message answers.
 
@@ -511,86 +503,3 @@ def _chain_hash(keys: Iterable[str]) -> list[bytes]:
 
 def _extend(prefix: bytes, key: str) -> bytes:
     return hashlib.blake2b(prefix + key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
-_ASSISTANT = '["assistant",'
-
-
-def message_key(message: Mapping[str, Any]) -> str | None:
-    """What a message says, as text: no ids, no edge or repeated whitespace, any key order.
-
-    ``None`` for a message with nothing in it (an empty assistant turn some
-    clients send back and others drop).
-    """
-    parts = [k for p in message.get("parts") or [] if (k := _part_key(p)) is not None]
-    if not parts:
-        return None
-    role = message.get("role")
-    if role == "developer":  # OpenAI's newer name for the system role
-        role = "system"
-    # A tool result is the same result whether the client sent it as role tool or user.
-    if all(p[0] == "tool_call_response" for p in parts):
-        role = "tool"
-    # Compact, so that the key of an assistant message starts with _ASSISTANT.
-    return json.dumps(
-        [role, parts], sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")
-    )
-
-
-def _part_key(p: Any) -> list[Any] | None:
-    """One part, already in the GenAI shape (see runs/steps.py), as comparable values."""
-    if not isinstance(p, Mapping):
-        return _text_key(p)
-    kind = p.get("type")
-    if kind in ("text", "reasoning"):
-        return _text_key(p.get("content"), kind)
-    if kind == "tool_call":
-        return ["tool_call", p.get("name"), _value(p.get("arguments"))]
-    if kind == "tool_call_response":
-        return ["tool_call_response", _value(p.get("response"))]
-    return [kind, _value({k: v for k, v in p.items() if k not in ("id", "type")})]
-
-
-def _text_key(text: Any, kind: str = "text") -> list[Any] | None:
-    words = " ".join(str(text).split()) if text is not None else ""
-    return [kind, words] if words else None
-
-
-def _value(value: Any) -> Any:
-    """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored."""
-    value = spelled_value(value)
-    return " ".join(value.split()) if isinstance(value, str) else payload.plain(value)
-
-
-def spelled_value(value: Any) -> Any:
-    """A tool result as the value it spells: text blocks joined, then JSON text parsed.
-
-    Instrumentations record the same result as JSON text or as the parsed
-    value, and Anthropic's as text blocks; the model was given the same either way.
-    """
-    return M.parse_arguments(text_blocks(value))
-
-
-def text_blocks(value: Any) -> Any:
-    """A list of text blocks (``[{"type": "text", "text": ...}]``) as the one string it spells.
-
-    Anthropic takes a tool result as a string or as such blocks, and its SDK
-    records the string as blocks (Bedrock Converse's blocks, ``{"text": ...}``,
-    name no type); anything else is returned as it is.
-    """
-    if (
-        isinstance(value, list)
-        and value
-        and all(
-            isinstance(b, Mapping)
-            and (b.get("type") == "text" or set(b) == {"text"})
-            and isinstance(_text(b), str)
-            for b in value
-        )
-    ):
-        return "".join(str(_text(b)) for b in value)
-    return value
-
-
-def _text(block: Mapping[str, Any]) -> Any:
-    return block.get("text", block.get("content"))

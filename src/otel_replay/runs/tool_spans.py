@@ -47,9 +47,9 @@ from .. import json_text
 from .. import messages as M
 from ..dialects.google_adk import MERGED_TOOLS
 from ..payload_attributes import Payload
+from ..same_message import spelled_value
 from .derived_tools import results_by_id, unverified
 from .model import Step
-from .stitch import spelled_value
 
 
 def join_tool_spans(steps: Sequence[Step]) -> int:

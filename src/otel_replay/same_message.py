@@ -1,0 +1,133 @@
+"""The same message: one definition of what two messages must share to be the same.
+
+Replay asks it of a request and the recording (the ``messages`` rung, and the
+server routing a request to its conversation); stitching asks it of the
+calls of one conversation traced apart.  Two messages are the same when they
+say the same: the same role (``developer`` is ``system``; tool results are
+``tool`` whichever role carried them) and the same parts, with call ids,
+whitespace (at the ends and repeated), empty texts and how a value was
+encoded (JSON text or value, text blocks or one string) left out, and
+nothing an instrumentation keeps beside role and parts (a tool message's
+``name``, a ``finish_reason``).  Two conversations are the same when their
+turns are: consecutive assistant messages are one answer (the Responses
+API's items, recorded one message each), and tool results one message each
+(Anthropic sends a turn's results in one user message, OpenAI one tool
+message each).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import messages as M
+from . import payload
+
+#: How the key of an assistant message starts.
+ASSISTANT_KEY = '["assistant",'
+
+
+def turns(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The conversation's turns: consecutive assistant messages as one answer, and a
+    message of several tool results as one message per result."""
+    out: list[Mapping[str, Any]] = []
+    for message in messages:
+        last = out[-1] if out else None
+        parts = message.get("parts") or []
+        if last is not None and last.get("role") == message.get("role") == "assistant":
+            out[-1] = {**last, "parts": [*(last.get("parts") or []), *parts]}
+        elif len(parts) > 1 and all(_is_result(p) for p in parts):
+            out += [{**message, "parts": [p]} for p in parts]
+        else:
+            out.append(message)
+    return out
+
+
+def conversation_keys(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The key of each turn of ``messages`` that says something (see :func:`message_key`)."""
+    return [k for m in turns(messages) if (k := message_key(m)) is not None]
+
+
+def _is_result(part: Any) -> bool:
+    return isinstance(part, Mapping) and part.get("type") == "tool_call_response"
+
+
+def message_key(message: Mapping[str, Any]) -> str | None:
+    """What a message says, as text: no ids, no edge or repeated whitespace, any key order.
+
+    ``None`` for a message with nothing in it (an empty assistant turn some
+    clients send back and others drop).
+    """
+    parts = [k for p in message.get("parts") or [] if (k := _part_key(p)) is not None]
+    if not parts:
+        return None
+    role = message.get("role")
+    if role == "developer":  # OpenAI's newer name for the system role
+        role = "system"
+    # A tool result is the same result whether the client sent it as role tool or user.
+    if all(p[0] == "tool_call_response" for p in parts):
+        role = "tool"
+    # Compact, so that the key of an assistant message starts with ASSISTANT_KEY.
+    return json.dumps(
+        [role, parts], sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")
+    )
+
+
+def _part_key(p: Any) -> list[Any] | None:
+    """One part, already in the GenAI shape (see runs/steps.py), as comparable values."""
+    if not isinstance(p, Mapping):
+        return _text_key(p)
+    kind = p.get("type")
+    if kind in ("text", "reasoning"):
+        return _text_key(p.get("content"), kind)
+    if kind == "tool_call":
+        return ["tool_call", p.get("name"), _value(p.get("arguments"))]
+    if kind == "tool_call_response":
+        return ["tool_call_response", _value(p.get("response"))]
+    return [kind, _value({k: v for k, v in p.items() if k not in ("id", "type")})]
+
+
+def _text_key(text: Any, kind: str = "text") -> list[Any] | None:
+    words = " ".join(str(text).split()) if text is not None else ""
+    return [kind, words] if words else None
+
+
+def _value(value: Any) -> Any:
+    """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored."""
+    value = spelled_value(value)
+    return " ".join(value.split()) if isinstance(value, str) else payload.plain(value)
+
+
+def spelled_value(value: Any) -> Any:
+    """A tool result as the value it spells: text blocks joined, then JSON text parsed.
+
+    Instrumentations record the same result as JSON text or as the parsed
+    value, and Anthropic's as text blocks; the model was given the same either way.
+    """
+    return M.parse_arguments(text_blocks(value))
+
+
+def text_blocks(value: Any) -> Any:
+    """A list of text blocks (``[{"type": "text", "text": ...}]``) as the one string it spells.
+
+    Anthropic takes a tool result as a string or as such blocks, and its SDK
+    records the string as blocks (Bedrock Converse's blocks, ``{"text": ...}``,
+    name no type); anything else is returned as it is.
+    """
+    if (
+        isinstance(value, list)
+        and value
+        and all(
+            isinstance(b, Mapping)
+            and (b.get("type") == "text" or set(b) == {"text"})
+            and isinstance(_text(b), str)
+            for b in value
+        )
+    ):
+        return "".join(str(_text(b)) for b in value)
+    return value
+
+
+def _text(block: Mapping[str, Any]) -> Any:
+    return block.get("text", block.get("content"))
