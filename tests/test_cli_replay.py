@@ -202,3 +202,64 @@ def test_type_trust_imported_rebuilds_the_agent_s_own_classes(tmp_path: Path) ->
     )
     assert trusted.returncode == 0, trusted.stdout + trusted.stderr
     assert "answer: Parcel Parcel(parcel_id='P-1')" in trusted.stdout
+
+
+AGENTS = """\
+import openai
+
+import otel_replay
+from examples.client_only.agent import lookup_order, run_agent
+
+tool = otel_replay.tool(lookup_order)
+
+
+def with_base_url(question, base_url):
+    return run_agent(openai.OpenAI(api_key="unused", base_url=base_url), tool)
+
+
+def with_client(question, client):
+    return run_agent(client, tool)
+
+
+async def with_async_client(question, client):
+    reply = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": question}]
+    )
+    return reply.choices[0].message.content
+
+
+def with_nothing(question):
+    return run_agent(openai.OpenAI(), tool)  # its base URL and key from the environment
+"""
+
+
+@pytest.mark.parametrize("agent", ["with_base_url", "with_client", "with_nothing"])
+def test_agents_that_take_a_base_url_a_client_or_nothing(tmp_path: Path, agent: str) -> None:
+    pytest.importorskip("openinference.instrumentation.openai")
+    from examples.client_only.agent import record
+
+    record(tmp_path / "run.otlp", decorate=True)  # an OpenAI SDK loop, its tool decorated
+    (tmp_path / "agents.py").write_text(AGENTS)
+    done = otel_replay(tmp_path, "replay", "run.otlp", "--agent", f"agents:{agent}", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["report"]["matched"] and doc["answer"] == "ORD-5521 is processing."
+    assert [k for _, k, _ in map(dict.values, doc["report"]["replayed"])] == [
+        "model",
+        "tool",
+        "model",
+    ]
+
+
+def test_an_agent_that_asks_something_else_diverges_loudly(tmp_path: Path) -> None:
+    pytest.importorskip("openinference.instrumentation.openai")
+    from examples.client_only.agent import record
+
+    record(tmp_path / "run.otlp", decorate=True)
+    (tmp_path / "agents.py").write_text(AGENTS)
+    done = otel_replay(
+        tmp_path, "replay", "run.otlp", "--agent", "agents:with_async_client", "--json"
+    )
+    assert done.returncode == 1
+    report = json.loads(done.stdout)["report"]
+    assert not report["matched"] and report["divergence"]["index"] is not None
