@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import click
@@ -878,6 +878,12 @@ def _count(n: int, noun: str) -> str:
     help="error: answer HTTP 409 naming the step; live: forward the request to --upstream.",
 )
 @click.option("--upstream", metavar="URL", help="Where --on-divergence live forwards requests.")
+@click.option(
+    "--mcp",
+    "serve_mcp",
+    is_flag=True,
+    help="Also serve the run's recorded tool calls as an MCP server at BASE/mcp (needs one run).",
+)
 def serve(
     paths: tuple[str, ...],
     run_id: str | None,
@@ -887,6 +893,7 @@ def serve(
     speed: float | None,
     on_divergence: str,
     upstream: str | None,
+    serve_mcp: bool,
 ) -> None:
     """Serve recorded model responses over HTTP to real OpenAI and Anthropic clients.
 
@@ -934,14 +941,31 @@ def serve(
     except OSError as exc:
         _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     url = base_url(sock)
+    mcp = None
+    if serve_mcp:
+        mcp = _mcp_app(good, run_id, host, ", ".join(paths), log)
     click.echo(
         f"otel-replay: serving {len(good)} run(s) ({', '.join(r.run_id for r in good)}): "
-        f"OpenAI base_url {url}/v1, Anthropic base_url {url}",
+        f"OpenAI base_url {url}/v1, Anthropic base_url {url}"
+        + (f", MCP tools at {url}/mcp" if mcp is not None else ""),
         err=True,
     )
     click.echo(url)
     sys.stdout.flush()
-    run_server(engine, sock)
+    run_server(engine, sock, mcp)
+
+
+def _mcp_app(
+    runs: Sequence[Run], run_id: str | None, host: str, where: str, log: Callable[[str], None]
+) -> Any:
+    """The MCP server of the one run served (``--mcp``)."""
+    from ..replay.adapters.mcp_server import RecordedTools, mcp_app
+
+    run = _pick(runs, run_id, where, "--run ID")
+    try:
+        return mcp_app(RecordedTools(run, log), host)
+    except ImportError:
+        _fail("--mcp needs the mcp package: pip install 'otel-replay[mcp]'")
 
 
 def main() -> None:

@@ -6,13 +6,17 @@ and each attempt is a tool span inside the one before.  The model asked
 once and got one answer (the outermost span's output), so the outermost
 span is the tool step; the attempts inside it, the same tool with the same
 arguments, stay in the tree as ``other`` steps (``duplicate_of`` names the
-tool step).
+tool step).  So do the spans MCP traces a tool call with, inside the call they
+carry: the client's ``tools/call`` message inside the app's tool call, the
+server's inside the client's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..dialects.mcp import METHOD as MCP_METHOD
+from ..dialects.mcp import TOOLS_CALL as MCP_TOOLS_CALL
 from .model import Step
 
 
@@ -36,4 +40,10 @@ def fold_retried_tools(steps: Sequence[Step]) -> int:
 def _same_call(outer: Step, inner: Step) -> bool:
     a, b = outer.tool, inner.tool
     assert a is not None and b is not None
-    return a.tool_name == b.tool_name and a.arguments == b.arguments and a.call_id == b.call_id
+    if a.tool_name != b.tool_name:
+        return False
+    if inner.attributes.get(MCP_METHOD) == MCP_TOOLS_CALL:
+        # An MCP ``tools/call`` span inside a call of the same tool carries that call (the
+        # client's message inside the app's tool call, the server's inside the client's).
+        return b.arguments is None or a.arguments is None or a.arguments == b.arguments
+    return a.arguments == b.arguments and a.call_id == b.call_id

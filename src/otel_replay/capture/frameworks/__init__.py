@@ -33,6 +33,7 @@ from . import (
     haystack,
     langchain,
     llama_index,
+    mcp,
     openai_agents,
     pydantic_ai,
     semantic_kernel,
@@ -54,6 +55,7 @@ __all__ = [
     "instrument_haystack",
     "instrument_langchain",
     "instrument_llama_index",
+    "instrument_mcp",
     "instrument_openai_agents",
     "instrument_pydantic_ai",
     "instrument_semantic_kernel",
@@ -80,6 +82,7 @@ FRAMEWORKS: dict[str, ModuleType] = {
     "haystack": haystack,
     "autogen": autogen,
     "semantic_kernel": semantic_kernel,
+    "mcp": mcp,
 }
 
 
@@ -268,6 +271,11 @@ def instrument_haystack() -> bool:
 def instrument_autogen() -> bool:
     """Record every AutoGen ``FunctionTool`` call (see :func:`instrument`)."""
     return instrument("autogen")
+
+
+def instrument_mcp() -> bool:
+    """Record every MCP tool call an MCP client makes (``ClientSession.call_tool``)."""
+    return instrument("mcp")
 
 
 def instrument_semantic_kernel() -> bool:

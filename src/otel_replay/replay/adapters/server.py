@@ -27,12 +27,22 @@ _END = object()
 
 
 class ReplayApp:
-    """An ASGI application answering every request with the engine."""
+    """An ASGI application answering every request with the engine.
 
-    def __init__(self, engine: ReplayEngine) -> None:
+    ``mcp``: an MCP server's ASGI application (see :mod:`.mcp_server`), which
+    answers ``/mcp`` and owns the lifespan.
+    """
+
+    def __init__(self, engine: ReplayEngine, mcp: Any = None) -> None:
         self.engine = engine
+        self.mcp = mcp
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.mcp is not None and (
+            scope["type"] == "lifespan" or scope.get("path", "").rstrip("/") == MCP_PATH
+        ):
+            await self.mcp(scope, receive, send)
+            return
         if scope["type"] == "lifespan":
             while True:
                 message = await receive()
@@ -143,14 +153,18 @@ def base_url(sock: socket.socket) -> str:
 GRACEFUL_SHUTDOWN_S = 1
 
 
-def run_server(engine: ReplayEngine, sock: socket.socket) -> None:
-    """Serve until interrupted (uvicorn handles SIGINT and SIGTERM)."""
+#: Where ``--mcp`` serves the recorded tools (Streamable HTTP).
+MCP_PATH = "/mcp"
+
+
+def run_server(engine: ReplayEngine, sock: socket.socket, mcp: Any = None) -> None:
+    """Serve until interrupted (uvicorn handles SIGINT and SIGTERM); ``mcp``: see ReplayApp."""
     import uvicorn
 
     config = uvicorn.Config(
-        ReplayApp(engine),
+        ReplayApp(engine, mcp),
         log_level="warning",
-        lifespan="off",
+        lifespan="off" if mcp is None else "on",
         access_log=False,
         # Stopped, it does not wait out clients' idle keep-alive connections (5 s each).
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,

@@ -1,0 +1,132 @@
+"""``otel-replay serve --mcp``: a recorded run's tool calls, served as an MCP server.
+
+An agent whose tools are MCP tools replays them by pointing its MCP client at
+``BASE/mcp`` (Streamable HTTP) instead of the real server: ``tools/list``
+lists the tools the run's model was offered (their recorded definitions),
+and ``tools/call`` answers each call from the run's recorded tool calls,
+matched as a replay session matches them (by name and arguments, in
+recorded order).  A call the recording does not have is refused with a
+JSON-RPC error that names the closest recorded call, so the agent fails
+loudly instead of going on with a made-up result.  A recorded error comes
+back as a tool result with ``isError``, as an MCP server reports a failing
+tool.
+
+The MCP protocol comes from the ``mcp`` package (the ``mcp`` extra),
+imported only when a server with ``--mcp`` starts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ... import payload
+from ...capture.hooks import ToolInvocation
+from ...runs.model import Run
+from ..divergence import ReplayDivergence, ReplayError
+from ..tool_stubs import ToolStubs
+
+#: JSON-RPC's "invalid params": the call is not one the recording has.
+NOT_RECORDED_CODE = -32602
+
+
+class RecordedTools:
+    """The tool calls of one run, answered as an MCP server answers ``tools/call``."""
+
+    def __init__(self, run: Run, log: Callable[[str], None] | None = None) -> None:
+        self.run = run
+        self.stubs = ToolStubs(run)
+        self.log = log or (lambda line: None)
+        self._lock = threading.Lock()
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """``name``, ``description``, ``inputSchema`` of each tool the run's model was offered
+        (else of each tool it called)."""
+        found: dict[str, dict[str, Any]] = {}
+        for step in self.run.model_steps():
+            for tool in (step.model.tool_definitions if step.model else None) or []:
+                inner = tool.get("function")
+                spec: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
+                name = spec.get("name")
+                if isinstance(name, str) and name not in found:
+                    schema = spec.get("parameters") or spec.get("input_schema")
+                    found[name] = {
+                        "name": name,
+                        "description": spec.get("description") or "",
+                        "inputSchema": schema if isinstance(schema, Mapping) else _ANY_OBJECT,
+                    }
+        for step in self.stubs.steps:
+            if step.tool is not None and step.tool.tool_name not in found:
+                name = step.tool.tool_name
+                found[name] = {"name": name, "description": "", "inputSchema": _ANY_OBJECT}
+        return list(found.values())
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The recorded ``CallToolResult`` (as JSON) of this call; :class:`ReplayError` when the
+        recording has no such call."""
+        args = dict(arguments or {})
+        invocation = ToolInvocation(name, None, args, payload.encode(args))
+        with self._lock:
+            try:
+                resolution = self.stubs.resolve(invocation)
+            except ReplayDivergence as err:
+                self.log(f"mcp: {str(err).splitlines()[0]}")
+                raise ReplayError(str(err)) from None
+            if resolution.action == "raise":
+                error = resolution.error
+                text = str(resolution.value) if resolution.has_value else str(error)
+                result: dict[str, Any] = {"content": [_text(text)], "isError": True}
+            else:
+                result = as_call_result(resolution.value)
+            self.stubs.complete(resolution, result, None)
+        step = resolution.token
+        self.log(f"mcp: {step.label() if step is not None else name} served")
+        return result
+
+
+_ANY_OBJECT: dict[str, Any] = {"type": "object"}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def as_call_result(value: Any) -> dict[str, Any]:
+    """A recorded tool result as a ``CallToolResult`` (JSON): one recorded from an MCP client
+    as it is; text as one text content; an object as its JSON text, and as structured
+    content when it is a JSON object."""
+    if isinstance(value, Mapping) and isinstance(value.get("content"), list):
+        return dict(value)
+    if isinstance(value, str):
+        return {"content": [_text(value)]}
+    plain = payload.plain(value)
+    result: dict[str, Any] = {"content": [_text(json.dumps(plain, ensure_ascii=False))]}
+    if isinstance(plain, dict):
+        result["structuredContent"] = plain
+    return result
+
+
+def mcp_app(tools: RecordedTools, host: str) -> Any:
+    """The MCP server (Streamable HTTP, at ``/mcp``) as an ASGI application, with its lifespan."""
+    import mcp_types as types
+    from mcp.server import Server
+    from mcp.shared.exceptions import MCPError
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        listed = [
+            types.Tool(name=d["name"], description=d["description"], input_schema=d["inputSchema"])
+            for d in tools.definitions()
+        ]
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        try:
+            result = tools.call(params.name, params.arguments)
+        except ReplayError as exc:
+            raise MCPError(NOT_RECORDED_CODE, str(exc)) from None
+        return types.CallToolResult.model_validate(result)
+
+    server: Any = Server("otel-replay", on_list_tools=list_tools, on_call_tool=call_tool)
+    return server.streamable_http_app(stateless_http=True, json_response=True, host=host)
