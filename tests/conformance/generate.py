@@ -90,7 +90,8 @@ def stack_config(stack: str) -> dict[str, Any]:
     ``tool_spans`` (false when its tracing records no span per tool call) and
     ``history`` (``text`` when the agent tells the model what its tools did in
     plain text, not in tool messages) and ``tools`` (``app`` when the agent
-    calls its tool functions itself: no framework runs them).
+    calls its tool functions itself: no framework runs them, so its in-process
+    replay puts ``@otel_replay.tool`` on each, as documented for such agents).
     """
     path = STACKS / stack / "stack.json"
     if not path.is_file():

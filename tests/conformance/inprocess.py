@@ -16,6 +16,10 @@ that the stack's environment lacks, from the directory named by
 ``OTEL_REPLAY_EXTRA_SITE`` (searched after the stack's own site-packages, so
 the stack's versions win).
 
+With ``CONFORMANCE_DECORATE_TOOLS=1`` (stacks whose agent calls its tool
+functions itself), the documented setup for such agents is applied first:
+each of the scenario's tool functions gets ``@otel_replay.tool``.
+
 With ``CONFORMANCE_CHANGE_TOOL=NAME``, the recorded result of the first call of
 tool NAME is changed before the replay (a different value of the same kind):
 the replay must then diverge, naming the step where the agent's request
@@ -71,6 +75,9 @@ def main(argv: list[str]) -> int:
         result.update(exit=2, error=f"{len(runs)} runs in {traces}: replay takes one")
         result_path.write_text(json.dumps(result), encoding="utf-8")
         return 2
+    if os.environ.get("CONFORMANCE_DECORATE_TOOLS") == "1":
+        for name, fn in list(scenario.TOOLS.items()):
+            scenario.TOOLS[name] = otel_replay.tool(name=name)(fn)
     changed = os.environ.get("CONFORMANCE_CHANGE_TOOL")
     if changed:
         result["changed"] = change_tool_result(runs[0], changed)

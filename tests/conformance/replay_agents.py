@@ -182,15 +182,14 @@ def _inprocess(case: Case, python: Path, how: str) -> Replayed:
     if int(meta["runs"]) != 1:
         return Replayed(case.id, how, None, "two runs in one process: a session replays one")
     config = stack_config(meta["stack"])
-    if config.get("tools") == "app":
-        why = "the agent calls its tool functions itself (no framework runs them to stub)"
-        return Replayed(case.id, how, None, why)
     mode = config["modes"][meta["mode"]]
     with tempfile.TemporaryDirectory(prefix="inprocess-") as tmp:
         result_file = Path(tmp) / "result.json"
         traces = [str(p) for p in case.trace_files()]
         wrapper = [str(HERE / "inprocess.py"), str(result_file), *traces, "--"]
         env = {**UNTRACED, "OTEL_REPLAY_EXTRA_SITE": str(extra_site())}
+        if config.get("tools") == "app":  # its own tool functions: @otel_replay.tool on each
+            env["CONFORMANCE_DECORATE_TOOLS"] = "1"
         if how == "changed":
             env["CONFORMANCE_CHANGE_TOOL"] = tool_name(case, CHANGED_TOOL)
         with OtlpReceiver(Path(tmp)) as receiver:

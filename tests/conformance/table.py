@@ -255,8 +255,9 @@ def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
         "",
         "Replayed by the stack's own agent, unchanged and untraced, from the trace of each "
         "case with content: through `otel-replay serve`, and in-process inside "
-        "`otel_replay.replay(...)` with its framework's tools stubbed (n/a: a JavaScript "
-        "agent, two runs in one process, or an agent that calls its tool functions itself). "
+        "`otel_replay.replay(...)` with its framework's tools stubbed (an agent that calls its "
+        "tool functions itself gets `@otel_replay.tool` on each, as documented; n/a: a "
+        "JavaScript agent, or two runs in one process). "
         "With one recorded tool result changed, the in-process replay of the stack's first "
         "case diverges, naming the step.",
         "",

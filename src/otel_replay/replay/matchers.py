@@ -144,9 +144,13 @@ def accepts(minimum: str, rung: str) -> bool:
 def first_difference(
     recorded: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]]
 ) -> str:
-    """Where two message lists part: ``message 3 (tool) differs`` and the like."""
-    rec = [m for m in turns(M.normalize(recorded)) if message_key(m) is not None]
-    act = [m for m in turns(M.normalize(actual)) if message_key(m) is not None]
+    """Where two message lists part: ``message 3 (tool) differs`` and the like.
+
+    Counted in the conversation, system instructions apart (an API that takes them
+    beside the messages and one that takes them as the first message count alike).
+    """
+    rec = [m for m in turns(split_system(M.normalize(recorded))[1]) if message_key(m) is not None]
+    act = [m for m in turns(split_system(M.normalize(actual))[1]) if message_key(m) is not None]
     for i, (r, a) in enumerate(zip(rec, act, strict=False)):
         if message_key(r) != message_key(a):
             return f"message {i} ({r.get('role')}) differs"

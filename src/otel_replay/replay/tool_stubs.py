@@ -15,6 +15,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import inspect
+import json
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -211,8 +213,8 @@ class ToolStubs:
             value = tool.result_payload.value(types)
         except payload.PayloadError as exc:
             raise ReplayError(f"{step.label()}: recorded result cannot be replayed: {exc}") from exc
-        if inv.function is not None and _returns_text(inv.function):
-            value = _as_text(tool.result_payload, value)
+        if inv.function is not None:
+            value = _as_declared(inv.function, tool.result_payload, value)
         self._note_untrusted(step, refused)
         return Resolution("return", value=value, token=step), step
 
@@ -299,22 +301,45 @@ class ToolStubs:
         return [s for s in self.steps if s.index not in self.used]
 
 
-def _returns_text(fn: Callable[..., Any]) -> bool:
-    """True when ``fn`` declares it returns ``str``."""
+def _declared_return(fn: Callable[..., Any]) -> str:
+    """``text``, ``object`` or ``""``: what ``fn`` declares it returns (as far as it matters)."""
     try:
-        declared = inspect.signature(fn).return_annotation
-    except (TypeError, ValueError):
-        return False
-    return declared is str or declared == "str"
+        declared: Any = typing.get_type_hints(fn).get("return")
+    except Exception:  # unresolvable names: read the annotation's text
+        try:
+            declared = inspect.signature(fn).return_annotation
+        except (TypeError, ValueError):
+            return ""
+    if declared is str or declared == "str":
+        return "text"
+    origin = typing.get_origin(declared) or declared
+    if origin in (dict, list) or (isinstance(origin, type) and issubclass(origin, Mapping)):
+        return "object"
+    if isinstance(declared, str) and declared.split("[", 1)[0] in ("dict", "list", "Mapping"):
+        return "object"
+    return ""
 
 
-def _as_text(p: payload_attributes.Payload, value: Any) -> Any:
-    """The recorded text of a result read as the JSON object it spells, for a tool that
-    returns text (a third-party trace cannot say whether the tool returned the text or
-    the object); other values as they are."""
-    spelled = p.type == payload.JSON and p.status == "unverified" and p.data is not None
-    if spelled and p.data is not None and isinstance(value, (dict, list)):
+def _as_declared(fn: Callable[..., Any], p: payload_attributes.Payload, value: Any) -> Any:
+    """A third-party result as what the tool declares it returns.
+
+    A trace without otel-replay's capture cannot say whether a tool returned
+    JSON text or the object it spells (instrumentations record objects as
+    JSON text, and a result taken from the model's messages is text): a tool
+    that returns ``str`` gets the text, one that returns a ``dict`` or a
+    ``list`` the object.  Exact payloads are what they are.
+    """
+    if p.status == "exact" or p.data is None:
+        return value
+    declared = _declared_return(fn)
+    if declared == "text" and isinstance(value, (dict, list)) and p.type == payload.JSON:
         return p.data.decode("utf-8", "surrogatepass")
+    if declared == "object" and isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        return parsed if isinstance(parsed, (dict, list)) else value
     return value
 
 
