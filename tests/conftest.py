@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -113,3 +113,15 @@ def varied_spans() -> list[ReadableSpan]:
 def make_spans() -> Callable[..., list[ReadableSpan]]:
     """:func:`make_varied_spans`, for tests that set span limits."""
     return make_varied_spans
+
+
+@pytest.fixture(autouse=True)
+def _no_framework_left_patched() -> Iterator[None]:
+    """A test that patches a framework's tool calls puts it back (replay sessions do)."""
+    from otel_replay.capture import frameworks
+
+    before = set(frameworks.instrumented())
+    yield
+    left = set(frameworks.instrumented()) - before
+    frameworks.uninstrument_framework(*left)
+    assert not left, f"a test left {sorted(left)} patched"

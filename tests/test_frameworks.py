@@ -12,6 +12,7 @@ the tools would now answer differently.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +91,10 @@ def scripted() -> httpx2.MockTransport:
 
 
 @pytest.fixture(autouse=True)
-def _instrumented() -> None:
+def _instrumented() -> Iterator[None]:
     assert frameworks.instrument_pydantic_ai()
+    yield
+    frameworks.uninstrument_framework("pydantic_ai", "openai_agents")
 
 
 def pydantic_agent(transport: Any, db: dict[str, Any]) -> Any:

@@ -6,10 +6,13 @@
         answer = my_agent("where is my order?", model=session.model)
     print(session.report())
 
-Inside the block every ``@tool`` function is answered from the recording
-(per-tool policy ``stub``/``live``/``error``), ``session.model`` serves the
-recorded model responses, the clock stands at each recorded step's start, and
-outbound connections other than loopback are refused.  The first divergence
+Inside the block every ``@tool`` function, and every tool an agent framework
+runs (see :mod:`otel_replay.capture.frameworks`), is answered from the
+recording (per-tool policy ``stub``/``live``/``error``); ``session.model``
+serves the recorded model responses (``session.base_url`` and
+``session.transport()`` serve them to a model client); the clock stands at
+each recorded step's start, and outbound connections other than loopback
+are refused.  The first divergence
 is raised where it happens and again when the block ends, even if the agent
 code caught it; a run that ends before replaying every recorded step
 diverges too (``require_complete=False`` to allow it).
