@@ -91,7 +91,9 @@ def stack_config(stack: str) -> dict[str, Any]:
     ``history`` (``text`` when the agent tells the model what its tools did in
     plain text, not in tool messages) and ``tools`` (``app`` when the agent
     calls its tool functions itself: no framework runs them, so its in-process
-    replay puts ``@otel_replay.tool`` on each, as documented for such agents).
+    replay puts ``@otel_replay.tool`` on each, as documented for such agents)
+    and ``changed_tool`` (the tool whose recorded result the replay test changes,
+    when the model is not told what ``lookup_order`` returned).
     """
     path = STACKS / stack / "stack.json"
     if not path.is_file():
@@ -350,18 +352,22 @@ def run_agent(
         argv, cwd = ["node", str(python / "agent.mjs"), *args], python
     else:
         argv, cwd = [str(python), *(wrapper or []), command[1], *args], ROOT
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=real_env,
-            capture_output=True,
-            text=True,
-            timeout=AGENT_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise GenerateError(f"the agent ran past {AGENT_TIMEOUT_S:.0f} s") from e
+    # A home of its own: frameworks keep state there (CrewAI's task outputs in SQLite),
+    # which agents run at the same time would share.
+    with tempfile.TemporaryDirectory(prefix=f"home-{stack}-") as home:
+        real_env["HOME"] = home
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=cwd,
+                env=real_env,
+                capture_output=True,
+                text=True,
+                timeout=AGENT_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as e:
+            raise GenerateError(f"the agent ran past {AGENT_TIMEOUT_S:.0f} s") from e
     if done.returncode != 0:
         tail = "\n".join(done.stderr.splitlines()[-30:])
         raise GenerateError(f"the agent exited with {done.returncode}:\n{tail}")

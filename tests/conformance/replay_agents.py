@@ -166,7 +166,9 @@ def inprocess_case(case: Case, python: Path) -> Replayed:
     return _inprocess(case, python, "inprocess")
 
 
-#: The tool whose recorded result :func:`changed_case` changes (every stack calls it first).
+#: The tool whose recorded result :func:`changed_case` changes: every stack calls it first
+#: (``changed_tool`` in ``stack.json`` names another, for an agent that does not tell the
+#: model what this one returned: smolagents sends only the error of a step that had one).
 CHANGED_TOOL = "lookup_order"
 
 
@@ -191,7 +193,8 @@ def _inprocess(case: Case, python: Path, how: str) -> Replayed:
         if config.get("tools") == "app":  # its own tool functions: @otel_replay.tool on each
             env["CONFORMANCE_DECORATE_TOOLS"] = "1"
         if how == "changed":
-            env["CONFORMANCE_CHANGE_TOOL"] = tool_name(case, CHANGED_TOOL)
+            changed = config.get("changed_tool", CHANGED_TOOL)
+            env["CONFORMANCE_CHANGE_TOOL"] = tool_name(case, changed)
         with OtlpReceiver(Path(tmp)) as receiver:
             places = {"model_server": "{replay}", "otlp_receiver": receiver.url}
             try:
@@ -297,8 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         "--how",
         choices=HOWS,
         action="append",
-        help="serve, inprocess, changed (default: the first two, and changed for each "
-        "stack's first single-run case)",
+        help="only these of the ways each case is replayed: serve, inprocess, and changed "
+        "(a stack's first single-run case only)",
     )
     a = ap.parse_args(argv)
     failed = 0
@@ -310,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             pythons[stack] = stack_python(stack)
         path = CASES / case.id / RESULT_FILE
         kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        for how in a.how or hows_of(case, sample):
+        for how in [h for h in hows_of(case, sample) if not a.how or h in a.how]:
             result = HOWS[how](case, pythons[stack])
             failed += result.ok is False
             state = {True: "", False: "FAILED: ", None: "n/a: "}[result.ok]

@@ -137,7 +137,7 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
     if skipped:
         lines += ["", "Modes not recorded, and why:", "", *skipped]
     lines = [*_stacks(configs), "", *lines] if configs else lines
-    lines += ["", *_replay_notes(cases)]
+    lines += ["", *_replay_notes(cases, not_recorded)]
     failing = [o for o in outcomes if not o.exact]
     if failing:
         lines += ["", "What the check finds in each case that is not rebuilt exactly:", ""]
@@ -149,7 +149,7 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
     return "\n".join(lines) + "\n"
 
 
-def _replay_notes(cases: list[Case]) -> list[str]:
+def _replay_notes(cases: list[Case], not_recorded: dict[str, str]) -> list[str]:
     """What the replay columns mean, why a case does not apply, and each failure's first line."""
     lines = [
         "Replay columns: the stack's own agent, untraced, run again against the case's trace "
@@ -169,25 +169,29 @@ def _replay_notes(cases: list[Case]) -> list[str]:
             first = str(result["detail"]).strip().splitlines()[0] if result["detail"] else ""
             if result["ok"] is None:
                 reasons.setdefault(first, []).append(case.id)
+            elif case.id in not_recorded:
+                failures.append(f"- `{case.id}` ({name}): {NOT_IN_TRACE}: {not_recorded[case.id]}")
             else:
                 failures.append(f"- `{case.id}` ({name}): {first}")
     for why, ids in reasons.items():
         lines.append(f"- n/a, {why}: {', '.join(f'`{i}`' for i in ids)}")
     if failures:
-        lines += ["", "Replays that failed:", "", *failures]
+        lines += ["", "Replays that did not end with the recorded answers:", "", *failures]
     return lines
 
 
-def replay_summary(cases: list[Case]) -> str:
-    """Stack: how many of its content cases its own agent replays, each way."""
+def replay_summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
+    """Stack: how many of its content cases its own agent replays, each way (a case whose
+    trace lacks what replay needs counted apart)."""
     rows: dict[str, dict[str, list[str]]] = {}
     for case in sorted(cases, key=_in_stack_order):
         if not case.meta["content"]:
             continue
         for how in HOWS:
-            rows.setdefault(case.meta["stack"], {}).setdefault(how, []).append(
-                replay_mark(case, how)
-            )
+            mark = replay_mark(case, how)
+            if mark == "**no**" and case.id in not_recorded:
+                mark = NOT_IN_TRACE
+            rows.setdefault(case.meta["stack"], {}).setdefault(how, []).append(mark)
     changed: dict[str, str] = {}
     for case in cases:
         result = case.replayed().get("changed")
@@ -203,10 +207,11 @@ def replay_summary(cases: list[Case]) -> str:
         cells = []
         for how in HOWS:
             got = marks.get(how, [])
-            applies = [m for m in got if m != "n/a"]
+            applies = [m for m in got if m not in ("n/a", NOT_IN_TRACE)]
             cell = f"{applies.count('yes')} of {len(applies)}" if applies else "n/a"
-            if applies and len(applies) < len(got):
-                cell += f" ({len(got) - len(applies)} n/a)"
+            apart = [f"{got.count(m)} {m}" for m in (NOT_IN_TRACE, "n/a") if got.count(m)]
+            if apart and applies:
+                cell += f" ({', '.join(apart)})"
             cells.append(cell)
         cells.append(changed.get(stack, "not run"))
         lines.append(f"| {stack} | " + " | ".join(cells) + " |")
@@ -261,7 +266,7 @@ def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
         "With one recorded tool result changed, the in-process replay of the stack's first "
         "case diverges, naming the step.",
         "",
-        replay_summary(cases).rstrip("\n"),
+        replay_summary(cases, not_recorded).rstrip("\n"),
     ]
     return "\n".join(lines) + "\n"
 

@@ -13,12 +13,15 @@ class _Named:
     """What :class:`~otel_replay.capture.tool._Call` needs to know of a tool."""
 
     framework = True
-    #: The framework calls the function; its return annotation is not ours to read.
-    fn = None
 
-    def __init__(self, name: str, description: str | None) -> None:
+    def __init__(
+        self, name: str, description: str | None, fn: Callable[..., Any] | None = None
+    ) -> None:
         self.name = name
         self.description = (description or "").strip().split("\n", 1)[0]
+        #: The user's function the framework calls, when known: what it declares it
+        #: returns tells a replay how to hand back a result a trace kept as text.
+        self.fn = fn
 
     def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         return kwargs
@@ -32,6 +35,7 @@ async def record_tool_call(
     description: str | None = None,
     errors_caught: bool = False,
     replayed_error: Callable[[BaseException], BaseException] | None = None,
+    function: Callable[..., Any] | None = None,
 ) -> Any:
     """Run ``run()`` (a framework's call of tool ``name``) recorded, or answered by a replay.
 
@@ -39,10 +43,11 @@ async def record_tool_call(
     (what the framework tells the model); a recorded error that has one replays it.
     ``replayed_error``: the exception ``run()`` must raise for the recorded one
     (a framework that records an exception of its own in place of the tool's).
+    ``function``: the user's tool function, when the framework says which.
     """
     if _framework_tool.get() == name:
         return await run()  # the framework's own layers of one call: recorded once, outermost
-    call = _Call.begin(_Named(name, description), (), dict(arguments))  # type: ignore[arg-type]
+    call = _Call.begin(_Named(name, description, function), (), dict(arguments))  # type: ignore[arg-type]
     token = _framework_tool.set(name)
     try:
         if call is None:
@@ -69,11 +74,12 @@ def record_tool_call_sync(
     description: str | None = None,
     errors_caught: bool = False,
     replayed_error: Callable[[BaseException], BaseException] | None = None,
+    function: Callable[..., Any] | None = None,
 ) -> Any:
     """:func:`record_tool_call` for a framework that calls its tools synchronously."""
     if _framework_tool.get() == name:
         return run()
-    call = _Call.begin(_Named(name, description), (), dict(arguments))  # type: ignore[arg-type]
+    call = _Call.begin(_Named(name, description, function), (), dict(arguments))  # type: ignore[arg-type]
     token = _framework_tool.set(name)
     try:
         if call is None:

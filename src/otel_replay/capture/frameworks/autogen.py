@@ -31,6 +31,7 @@ def install(patches: Patches) -> None:
                 arguments,
                 lambda: original(self, args, cancellation_token),
                 description=getattr(self, "description", None),
+                function=getattr(self, "_func", None),
             )
 
         return run

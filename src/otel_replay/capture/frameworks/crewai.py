@@ -59,6 +59,7 @@ def _recorded(original: Any) -> Any:
             arguments,
             lambda: original(self, *args, **kwargs),
             description=getattr(self, "description", None),
+            function=getattr(self, "func", None),
         )
 
     return run

@@ -30,6 +30,7 @@ def install(patches: Patches) -> None:
                     dict(args),
                     lambda: original(self, args=args, tool_context=tool_context),
                     description=getattr(self, "description", None),
+                    function=getattr(self, "func", None),
                 )
 
         return run_async

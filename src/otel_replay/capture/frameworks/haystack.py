@@ -42,6 +42,7 @@ def install(patches: Patches) -> None:
                 lambda: original(self, **kwargs),
                 description=getattr(self, "description", None),
                 replayed_error=replayed_error(self),
+                function=getattr(self, "function", None),
             )
 
         return invoke
@@ -55,6 +56,7 @@ def install(patches: Patches) -> None:
                 lambda: original(self, **kwargs),
                 description=getattr(self, "description", None),
                 replayed_error=replayed_error(self),
+                function=getattr(self, "function", None),
             )
 
         return invoke_async

@@ -87,6 +87,7 @@ def _make_sync(original: Any) -> Any:
             _arguments(args, kwargs),
             lambda: original(self, *args, **kwargs),
             description=getattr(self, "description", None),
+            function=getattr(self, "func", None),
         )
 
     return _run
@@ -100,6 +101,7 @@ def _make_async(original: Any) -> Any:
             _arguments(args, kwargs),
             lambda: original(self, *args, **kwargs),
             description=getattr(self, "description", None),
+            function=getattr(self, "coroutine", None) or getattr(self, "func", None),
         )
 
     return _arun

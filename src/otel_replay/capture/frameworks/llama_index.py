@@ -67,6 +67,7 @@ def _wrap_functions(patches: Patches, tool: Any) -> None:
                     arguments(args, kwargs),
                     lambda: original(*args, **kwargs),
                     description=description,
+                    function=original,
                 )
 
             return call_async
@@ -78,6 +79,7 @@ def _wrap_functions(patches: Patches, tool: Any) -> None:
                 arguments(args, kwargs),
                 lambda: original(*args, **kwargs),
                 description=description,
+                function=original,
             )
 
         return call

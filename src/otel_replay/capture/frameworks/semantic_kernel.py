@@ -39,6 +39,7 @@ def install(patches: Patches) -> None:
                 arguments,
                 run,
                 description=getattr(self, "description", None),
+                function=getattr(self, "method", None),
             )
             if context.result is None or context.result.value is not value:
                 context.result = FunctionResult(

@@ -40,6 +40,7 @@ def install(patches: Patches) -> None:
                 arguments(self, args, own),
                 lambda: original(self, *args, **kwargs),
                 description=getattr(self, "description", None),
+                function=getattr(self, "forward", None),
             )
 
         return __call__

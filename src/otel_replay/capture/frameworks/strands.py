@@ -60,7 +60,11 @@ def _wrap_function(patches: Patches, tool: Any, tool_use: Any) -> None:
             @functools.wraps(original)
             async def call_async(**kwargs: Any) -> Any:
                 return await record_tool_call(
-                    name, given(kwargs), lambda: original(**kwargs), description=description
+                    name,
+                    given(kwargs),
+                    lambda: original(**kwargs),
+                    description=description,
+                    function=original,
                 )
 
             return call_async
@@ -68,7 +72,11 @@ def _wrap_function(patches: Patches, tool: Any, tool_use: Any) -> None:
         @functools.wraps(original)
         def call(**kwargs: Any) -> Any:
             return record_tool_call_sync(
-                name, given(kwargs), lambda: original(**kwargs), description=description
+                name,
+                given(kwargs),
+                lambda: original(**kwargs),
+                description=description,
+                function=original,
             )
 
         return call
