@@ -233,7 +233,14 @@ def with_nothing(question):
 """
 
 
-@pytest.mark.parametrize("agent", ["with_base_url", "with_client", "with_nothing"])
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "with_base_url",
+        pytest.param("with_client", marks=pytest.mark.slow),
+        pytest.param("with_nothing", marks=pytest.mark.slow),
+    ],
+)
 def test_agents_that_take_a_base_url_a_client_or_nothing(tmp_path: Path, agent: str) -> None:
     pytest.importorskip("openinference.instrumentation.openai")
     from examples.client_only.agent import record
@@ -251,6 +258,7 @@ def test_agents_that_take_a_base_url_a_client_or_nothing(tmp_path: Path, agent: 
     ]
 
 
+@pytest.mark.slow
 def test_an_agent_that_asks_something_else_diverges_loudly(tmp_path: Path) -> None:
     pytest.importorskip("openinference.instrumentation.openai")
     from examples.client_only.agent import record
