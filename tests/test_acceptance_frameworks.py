@@ -132,8 +132,7 @@ def test_pydantic_ai_agent_script_records_a_full_run_and_replays(
         calls.append("cancel_order")
         return {}
 
-    otel_replay.instrument_pydantic_ai()
-    with otel_replay.replay(trace_file) as session:
+    with otel_replay.replay(trace_file) as session:  # it answers pydantic-ai's tool calls
         client = openai.AsyncOpenAI(
             api_key="unused", http_client=httpx2.AsyncClient(transport=session.async_transport())
         )
@@ -219,8 +218,7 @@ def test_openai_agents_script_records_a_full_run_and_replays(
         calls.append("cancel_order")
         return {}
 
-    otel_replay.instrument_openai_agents()
-    with otel_replay.replay(trace_file) as session:
+    with otel_replay.replay(trace_file) as session:  # it answers openai-agents' tool calls
         client = openai.AsyncOpenAI(
             api_key="unused",
             http_client=httpx2.AsyncClient(transport=session.async_transport()),

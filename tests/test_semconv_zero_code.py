@@ -113,7 +113,7 @@ def test_sdk_disabled_turns_the_hook_and_the_framework_patches_off(tmp_path: Pat
 
         provider = trace.get_tracer_provider()
         print("installed", getattr(provider, "_otel_replay_installed", False))
-        print("patched", getattr(FunctionToolset.call_tool, "__otel_replay_wrapped__", False))
+        print("patched", bool(getattr(FunctionToolset.call_tool, "__otel_replay_wrapped__", None)))
         """
     )
     env = {"OTEL_TRACES_EXPORTER": "console,otel_replay_file", "OTEL_REPLAY_PROCESSOR": "true"}
