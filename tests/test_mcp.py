@@ -6,7 +6,9 @@ OpenAI SDK with a scripted model) in a process of its own, traced.  The run
 rebuilds with one tool step per MCP call, and the agent, unchanged, replays
 it through ``otel-replay serve --mcp`` (the model and the MCP server both
 served from the recording) and in-process, where the MCP integration answers
-the calls even though the server now answers differently.
+the calls even though the server now answers differently.  The agent's own
+replay through serve, and the reading of a trace with the ``mcp`` package's
+spans alone, run in the slow tier (each starts more processes).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def the_run(path: Path) -> otel_replay.Run:
     return run_
 
 
+@pytest.mark.slow
 def test_each_mcp_call_is_one_tool_step_read_from_the_mcp_spans(tmp_path: Path) -> None:
     path = tmp_path / "untouched.otlp"
     record(path, "--no-capture")  # only the mcp package's own spans, no capture of ours
@@ -106,6 +109,7 @@ def served(recorded: Path) -> Iterator[str]:
         proc.wait(10)
 
 
+@pytest.mark.slow
 def test_the_agent_replays_through_serve_mcp(served: str) -> None:
     done = run(AGENT, "replay", served, env={"OTEL_SDK_DISABLED": "true"})
     assert done.returncode == 0, done.stderr

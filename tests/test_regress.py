@@ -122,6 +122,7 @@ def test_a_failing_check_fails_the_test(fixed_run: Path, tmp_path: Path) -> None
     assert "mychecks:is_short failed" in failed.stdout
 
 
+@pytest.mark.slow  # a whole generated test run in a fresh process, with blobs
 def test_the_recording_travels_with_its_blobs(tmp_path: Path) -> None:
     """A tool result too large to inline lives in the blob store: it is copied too."""
     (tmp_path / "bigagent.py").write_text(

@@ -5,7 +5,7 @@ client_loop.py`` on the OpenAI SDK, Chat Completions or Responses, and on the
 Anthropic SDK), each a run with two parallel tool calls, one of which fails,
 then a third call.  Each is served by the replay engine over HTTP (the
 server ``otel-replay serve`` runs), and the same loop, written on another
-vendor's SDK, runs against it, whole and streamed: it must get every answer
+vendor's SDK, runs against it, whole and (slow tier) streamed: it must get every answer
 of the recording, in its own wire format, and end with the recorded answer.
 The tools run for real (the loop calls its own functions); what is replayed
 is the model.
@@ -53,7 +53,9 @@ def _case(case_id: str) -> Case:
     return case
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize(
+    "stream", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["whole", "streamed"]
+)
 @pytest.mark.parametrize(("recorded", "replayed"), [(a, b) for a in APIS for b in APIS if a != b])
 def test_a_run_recorded_through_one_api_replays_through_another(
     client_loop: object, recorded: str, replayed: str, stream: bool
