@@ -235,7 +235,7 @@ def machine_paths() -> dict[str, str]:
     return dict(sorted(paths.items(), key=lambda kv: -len(kv[0])))
 
 
-def _scrub_text(text: str, paths: dict[str, str]) -> str:
+def scrub_text(text: str, paths: dict[str, str]) -> str:
     for path, instead in paths.items():
         text = text.replace(path, instead)
     return text
@@ -251,9 +251,9 @@ def _scrub_message(msg: Any, paths: dict[str, str]) -> None:
         )
         if field.type == field.TYPE_STRING:
             if repeated:
-                val[:] = [_scrub_text(v, paths) for v in val]
+                val[:] = [scrub_text(v, paths) for v in val]
             else:
-                setattr(msg, field.name, _scrub_text(val, paths))
+                setattr(msg, field.name, scrub_text(val, paths))
         elif field.type == field.TYPE_MESSAGE:
             for sub in val if repeated else [val]:
                 _scrub_message(sub, paths)
@@ -261,7 +261,7 @@ def _scrub_message(msg: Any, paths: dict[str, str]) -> None:
 
 def _scrub_json(node: Any, paths: dict[str, str]) -> Any:
     if isinstance(node, str):
-        return _scrub_text(node, paths)
+        return scrub_text(node, paths)
     if isinstance(node, list):
         return [_scrub_json(v, paths) for v in node]
     if isinstance(node, dict):

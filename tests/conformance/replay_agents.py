@@ -41,8 +41,10 @@ from tests.conformance.generate import (
     GenerateError,
     expected_answers,
     is_node,
+    machine_paths,
     node_dir,
     run_agent,
+    scrub_text,
     stack_config,
     venv_python,
 )
@@ -319,9 +321,9 @@ def main(argv: list[str] | None = None) -> int:
             state = {True: "", False: "FAILED: ", None: "n/a: "}[result.ok]
             print(f"[{case.id} {how}] {state}{result.detail}", flush=True)
             kept[how] = result.as_json()
-        if a.write:
-            text = json.dumps(kept, indent=1, ensure_ascii=False) + "\n"
-            path.write_text(text, encoding="utf-8")
+        if a.write:  # this machine's paths (in error output) made relative, as in the cases
+            text = scrub_text(json.dumps(kept, indent=1, ensure_ascii=False), machine_paths())
+            path.write_text(text + "\n", encoding="utf-8")
     return 1 if failed else 0
 
 
