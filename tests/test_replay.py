@@ -305,6 +305,27 @@ def test_outbound_network_refused_loopback_allowed(
     assert socket.socket.connect is fake_connect  # the guard is gone
 
 
+@pytest.mark.skipif(not socket.has_ipv6, reason="no IPv6 on this machine")
+def test_loopback_through_a_dual_stack_socket_is_allowed(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text"])
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    acceptor = threading.Thread(target=lambda: server.accept()[0].close(), daemon=True)
+    acceptor.start()
+    port = server.getsockname()[1]
+    with otel_replay.replay(path):
+        fetch("text")
+        with socket.socket(socket.AF_INET6) as dual:
+            dual.connect(("::ffff:127.0.0.1", port))  # IPv4 loopback, mapped into IPv6
+        with pytest.raises(otel_replay.NetworkBlocked):
+            with socket.socket(socket.AF_INET6) as remote:
+                remote.connect(("::ffff:203.0.113.9", 443))
+    acceptor.join(5)
+    server.close()
+
+
 def test_run_that_ends_early_diverges_at_first_unreplayed_step(tmp_path: Path) -> None:
     path = tmp_path / "run.otlp"
     record_run(path, ["text", "nested"])

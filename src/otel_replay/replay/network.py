@@ -22,9 +22,13 @@ def _loopback(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
         return False
+    # An IPv4 address mapped into IPv6 (``::ffff:127.0.0.1``, what a dual-stack socket
+    # connects to) is loopback when the IPv4 address is.
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 class NetworkGuard:
