@@ -542,3 +542,37 @@ def test_changed_tool_schemas_are_reported(tmp_path: Path) -> None:
     with otel_replay.replay(path) as session:
         session.model.respond([{"role": "user", "content": "hi"}], tools=changed)
     assert any("tool definitions differ" in n for n in session.report().notes)
+
+
+def test_datagrams_dns_and_sockets_opened_before_are_guarded_too(tmp_path: Path) -> None:
+    import _socket
+
+    path = tmp_path / "run.otlp"
+    record_run(path, ["text"])
+    # A connection opened before the session, to a "remote" peer: a loopback listener the
+    # guard is told nothing about stands in for it (no packet leaves this test).
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    before = socket.create_connection(server.getsockname())
+    peer, _ = server.accept()
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    with otel_replay.replay(path) as session:
+        fetch("text")
+        with pytest.raises(otel_replay.NetworkBlocked, match=r"203\.0\.113\.9:53"):
+            udp.sendto(b"x", ("203.0.113.9", 53))
+        udp.sendto(b"x", ("127.0.0.1", 9))  # loopback datagrams go
+        with pytest.raises(otel_replay.NetworkBlocked, match=r"DNS lookup of example\.com"):
+            socket.getaddrinfo("example.com", 443)
+        assert socket.getaddrinfo("localhost", 443)  # loopback names resolve
+        raw = _socket.socket()  # the C socket type, not socket.socket
+        with pytest.raises(otel_replay.NetworkBlocked, match=r"203\.0\.113\.9:443"):
+            raw.connect(("203.0.113.9", 443))
+        raw.close()
+        before.sendall(b"ok")  # its peer is loopback: it goes
+        assert peer.recv(2) == b"ok"
+    assert _socket.socket is socket.socket.__mro__[1]  # the raw type is back
+    notes = " ".join(session.report().notes)
+    assert "203.0.113.9:53" in notes and "example.com" in notes
+    for s in (before, peer, udp, server):
+        s.close()
