@@ -29,6 +29,11 @@ class NetworkBlocked(ConnectionRefusedError):
     """An outbound connection was refused because a replay is running."""
 
 
+class LookupBlocked(NetworkBlocked, socket.gaierror):
+    """A DNS lookup was refused because a replay is running (a ``socket.gaierror`` too,
+    which is what code that resolves names expects to handle)."""
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
@@ -55,7 +60,8 @@ class NetworkGuard:
 
     def _refuse(self, target: str, what: str = "outbound connection to") -> NetworkBlocked:
         self.refused.append(target)
-        return NetworkBlocked(
+        cls = LookupBlocked if what.startswith("DNS") else NetworkBlocked
+        return cls(
             f"otel-replay: {what} {target} refused during replay "
             "(pass allow_network=True or allow_hosts=[...] to permit it)"
         )
