@@ -38,14 +38,22 @@ APIS = tuple(SOURCES)
 def client_loop() -> Iterator[object]:
     """The stacks' shared client loop, imported as its stacks run it."""
     shared = str(STACKS / "_shared")
-    sys.modules.setdefault("scenario", scenario)  # the loop imports it by that name
+    saved = {name: sys.modules.get(name) for name in ("scenario", "client_loop")}
+    sys.modules["scenario"] = scenario  # the loop imports it by that name
+    sys.modules.pop("client_loop", None)
     sys.path.insert(0, shared)
     try:
         import client_loop
 
         yield client_loop
     finally:
+        # Other tests import modules of these names (the third-party corpus' scenario).
         sys.path.remove(shared)
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
 
 
 def _case(case_id: str) -> Case:
