@@ -61,12 +61,8 @@ def test_the_agent_replays_the_case(case: Case, how: str) -> None:
     )
 
 
-def _stored(case: Case, how: str) -> object:
-    return _param(case, how)
-
-
 @pytest.mark.parametrize(
-    ("case", "how"), [_stored(c, how) for c in CASES for how in hows_of(c, SAMPLE)]
+    ("case", "how"), [_param(c, how) for c in CASES for how in hows_of(c, SAMPLE)]
 )
 def test_the_stored_result_says_it_replayed(case: Case, how: str) -> None:
     stored = case.replayed().get(how)

@@ -37,3 +37,18 @@ class ReplayObserver:
 
 #: The observer of stubs and models that replay for no session.
 NO_OBSERVER = ReplayObserver()
+
+
+class Observed:
+    """What replays for an observer (the tool stubs, the pinned model): its log and plan."""
+
+    observer: ReplayObserver = NO_OBSERVER
+
+    @property
+    def plan(self) -> LivePlan | None:
+        """What runs live (``model="live"``, ``live_from``, overrides); see :mod:`.selective`."""
+        return self.observer.plan
+
+    @property
+    def _log(self) -> ReplayLog | None:
+        return self.observer.log

@@ -17,8 +17,8 @@ from .. import messages as M
 from ..runs.model import Run, Step
 from .divergence import ReplayDivergence, ReplayError
 from .matchers import RUNGS, accepts, first_difference, model_rung, same_tools
-from .observer import NO_OBSERVER, ReplayObserver
-from .recorder import ModelEntry, ReplayLog, now_ns
+from .observer import NO_OBSERVER, Observed, ReplayObserver
+from .recorder import ModelEntry, now_ns
 from .selective import DriftEntry, LivePlan, as_messages, compare
 
 
@@ -47,7 +47,7 @@ def unanswered(step: Step, went_on: bool) -> str | None:
     return None
 
 
-class PinnedModel:
+class PinnedModel(Observed):
     """Serves a run's recorded model responses in order."""
 
     def __init__(
@@ -71,15 +71,6 @@ class PinnedModel:
         self.tools_drift: list[int] = []
         #: Told of each step served and each divergence (a session).
         self.observer = observer
-
-    @property
-    def plan(self) -> LivePlan | None:
-        """What runs live (``model="live"``, ``live_from``, overrides); see :mod:`.selective`."""
-        return self.observer.plan
-
-    @property
-    def _log(self) -> ReplayLog | None:
-        return self.observer.log
 
     def respond(
         self,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import inspect
 import json
 import typing
@@ -27,15 +28,14 @@ from ..runs.model import Run, Step, ToolError
 from ..trusted_types import TypeResolver, declared_types
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import tool_arguments_key, tool_reasons
-from .observer import NO_OBSERVER, ReplayObserver
+from .observer import NO_OBSERVER, Observed, ReplayObserver
 from .options import TOOL_POLICIES
-from .recorder import ReplayLog, ToolEntry, now_ns
-from .selective import LivePlan
+from .recorder import ToolEntry, now_ns
 
 POLICIES = TOOL_POLICIES
 
 
-class ToolStubs:
+class ToolStubs(Observed):
     """The recorded tool calls of one run, indexed for replay."""
 
     def __init__(
@@ -90,15 +90,6 @@ class ToolStubs:
         self._failed: tuple[str, str, Step] | None = None
         #: id(resolution) -> the log entry its completion fills in.
         self._pending: dict[int, ToolEntry] = {}
-
-    @property
-    def plan(self) -> LivePlan | None:
-        """What runs live (``live_from``, overrides, a fork); see :mod:`.selective`."""
-        return self.observer.plan
-
-    @property
-    def _log(self) -> ReplayLog | None:
-        return self.observer.log
 
     def model_answered(self) -> None:
         """The model answered again: a tool call from now on is a new call."""
@@ -302,6 +293,15 @@ class ToolStubs:
 
 
 def _declared_return(fn: Callable[..., Any]) -> str:
+    """:func:`_read_return`, once per tool function (a bound method of an unhashable
+    object is read each time)."""
+    try:
+        return _cached_return(fn)
+    except TypeError:
+        return _read_return(fn)
+
+
+def _read_return(fn: Callable[..., Any]) -> str:
     """``text``, ``object`` or ``""``: what ``fn`` declares it returns (as far as it matters)."""
     try:
         declared: Any = typing.get_type_hints(fn).get("return")
@@ -318,6 +318,9 @@ def _declared_return(fn: Callable[..., Any]) -> str:
     if isinstance(declared, str) and declared.split("[", 1)[0] in ("dict", "list", "Mapping"):
         return "object"
     return ""
+
+
+_cached_return = functools.lru_cache(maxsize=256)(_read_return)
 
 
 def _as_declared(fn: Callable[..., Any], p: payload_attributes.Payload, value: Any) -> Any:

@@ -22,7 +22,7 @@ recorded twice.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
 
 from ..spans import sdk_disabled, warn_once
@@ -48,23 +48,12 @@ __all__ = [
     "FRAMEWORKS",
     "installed",
     "instrument",
-    "instrument_autogen",
-    "instrument_crewai",
     "instrument_framework",
-    "instrument_google_adk",
-    "instrument_haystack",
-    "instrument_langchain",
-    "instrument_llama_index",
-    "instrument_mcp",
     "instrument_openai_agents",
     "instrument_pydantic_ai",
-    "instrument_semantic_kernel",
-    "instrument_smolagents",
-    "instrument_strands",
     "record_tool_call",
     "record_tool_call_sync",
     "uninstrument",
-    "uninstrument_all",
     "uninstrument_framework",
 ]
 
@@ -95,7 +84,12 @@ class _Integration:
     #: Patched (False: waiting for the app to import the framework, or failed).
     done: bool = False
     failed: bool = False
-    hook: list[object] = field(default_factory=list)
+
+    def on_import(self) -> None:
+        """The framework's module was imported: patch it, unless uninstrumented meanwhile."""
+        with _lock:
+            if _integrations.get(self.framework) is self and not self.done:
+                self.install()
 
     def install(self) -> None:
         try:
@@ -146,14 +140,7 @@ def instrument(framework: str, *, replay: bool = False) -> bool:
         if found is not None and not found.failed:
             return found.done
         integration = _integrations[framework] = _Integration(framework, Patches(framework))
-
-        def install() -> None:
-            with _lock:
-                if _integrations.get(framework) is integration and not integration.done:
-                    integration.install()
-
-        integration.hook.append(install)
-        when_imported(integration_module.MODULE, install)
+        when_imported(integration_module.MODULE, integration.on_import)
         return integration.done
 
 
@@ -163,8 +150,7 @@ def uninstrument(framework: str) -> None:
         integration = _integrations.pop(framework, None)
     if integration is None:
         return
-    for hook in integration.hook:
-        forget(FRAMEWORKS[framework].MODULE, hook)  # type: ignore[arg-type]
+    forget(FRAMEWORKS[framework].MODULE, integration.on_import)
     integration.patches.undo()
 
 
@@ -178,12 +164,6 @@ def instrumented() -> list[str]:
     """The frameworks :func:`instrument` was asked for (wrapped now or when imported)."""
     with _lock:
         return [name for name, i in _integrations.items() if not i.failed]
-
-
-def uninstrument_all() -> None:
-    """Put back every framework :func:`instrument` patched."""
-    for framework in list(_integrations):
-        uninstrument(framework)
 
 
 def instrument_framework(*names: str) -> list[str]:
@@ -228,56 +208,3 @@ def instrument_pydantic_ai(*, agent_spans: bool = False) -> bool:
 def instrument_openai_agents() -> bool:
     """Record every openai-agents function-tool call (see :func:`instrument`)."""
     return instrument("openai_agents")
-
-
-def instrument_langchain() -> bool:
-    """Record every LangChain tool call: ``BaseTool`` (``@tool``, ``StructuredTool``, ...).
-
-    LangGraph's ``ToolNode`` and LangChain's agents call their tools through it.
-    """
-    return instrument("langchain")
-
-
-def instrument_google_adk() -> bool:
-    """Record every Google ADK ``FunctionTool`` call (see :func:`instrument`)."""
-    return instrument("google_adk")
-
-
-def instrument_smolagents() -> bool:
-    """Record every smolagents tool call (``Tool.__call__``; see :func:`instrument`)."""
-    return instrument("smolagents")
-
-
-def instrument_strands() -> bool:
-    """Record every Strands ``@tool`` function call (see :func:`instrument`)."""
-    return instrument("strands")
-
-
-def instrument_crewai() -> bool:
-    """Record every CrewAI tool call, native or ReAct (see :func:`instrument`)."""
-    return instrument("crewai")
-
-
-def instrument_llama_index() -> bool:
-    """Record every LlamaIndex ``FunctionTool`` call (see :func:`instrument`)."""
-    return instrument("llama_index")
-
-
-def instrument_haystack() -> bool:
-    """Record every Haystack ``Tool`` invocation (see :func:`instrument`)."""
-    return instrument("haystack")
-
-
-def instrument_autogen() -> bool:
-    """Record every AutoGen ``FunctionTool`` call (see :func:`instrument`)."""
-    return instrument("autogen")
-
-
-def instrument_mcp() -> bool:
-    """Record every MCP tool call an MCP client makes (``ClientSession.call_tool``)."""
-    return instrument("mcp")
-
-
-def instrument_semantic_kernel() -> bool:
-    """Record every Semantic Kernel native-function call (see :func:`instrument`)."""
-    return instrument("semantic_kernel")

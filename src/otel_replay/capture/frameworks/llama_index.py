@@ -13,11 +13,10 @@ are left out.
 from __future__ import annotations
 
 import functools
-import inspect
 from typing import Any
 
 from ._patch import Patches
-from ._record import record_tool_call, record_tool_call_sync
+from ._record import recorded_function
 
 MODULE = "llama_index.core.tools"
 
@@ -58,31 +57,7 @@ def _wrap_functions(patches: Patches, tool: Any) -> None:
         return out
 
     def make(original: Any) -> Any:
-        if inspect.iscoroutinefunction(original):
-
-            @functools.wraps(original)
-            async def call_async(*args: Any, **kwargs: Any) -> Any:
-                return await record_tool_call(
-                    name,
-                    arguments(args, kwargs),
-                    lambda: original(*args, **kwargs),
-                    description=description,
-                    function=original,
-                )
-
-            return call_async
-
-        @functools.wraps(original)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return record_tool_call_sync(
-                name,
-                arguments(args, kwargs),
-                lambda: original(*args, **kwargs),
-                description=description,
-                function=original,
-            )
-
-        return call
+        return recorded_function(original, name, arguments, description)
 
     for attribute in ("_fn", "_async_fn"):
         if callable(vars(tool).get(attribute)):

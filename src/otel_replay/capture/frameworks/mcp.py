@@ -6,15 +6,19 @@ recorded as a tool call of its own (the tool's name and arguments; the
 result as the ``CallToolResult`` the server sent, as JSON), and in a replay
 it is answered from the recording: the server is not asked.  A recorded
 result that is only the text the model was given (read from a trace that
-kept no MCP content) comes back as one text content.  A result that says
+kept no MCP content) comes back as one text content (:func:`call_result`,
+which ``otel-replay serve --mcp`` answers with too).  A result that says
 ``isError`` is a result, as MCP has it, not an exception.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+from collections.abc import Mapping
 from typing import Any
 
+from ... import payload
 from ._patch import Patches
 from ._record import record_tool_call
 
@@ -55,15 +59,23 @@ def _as_json(result: Any) -> Any:
 
 def _result(value: Any) -> Any:
     """The ``CallToolResult`` a recorded value stands for."""
-    from mcp.types import CallToolResult, TextContent
+    from mcp.types import CallToolResult
 
-    if isinstance(value, dict) and "content" in value:
-        return CallToolResult.model_validate(value)
-    text = value if isinstance(value, str) else _json_text(value)
-    return CallToolResult(content=[TextContent(type="text", text=text)])
+    return CallToolResult.model_validate(call_result(value))
 
 
-def _json_text(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
+def call_result(value: Any) -> dict[str, Any]:
+    """A recorded tool result as a ``CallToolResult`` (JSON): one recorded from an MCP client
+    as it is; text as one text content; an object as its JSON text, and as structured
+    content when it is a JSON object."""
+    if isinstance(value, Mapping) and isinstance(value.get("content"), list):
+        return dict(value)
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}]}
+    plain = payload.plain(value)
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": json.dumps(plain, ensure_ascii=False)}]
+    }
+    if isinstance(plain, dict):
+        result["structuredContent"] = plain
+    return result

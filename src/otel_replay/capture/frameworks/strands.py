@@ -11,15 +11,21 @@ Async-generator tools (streaming their progress) are left to run.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 from typing import Any
 
 from ..tool import tool_call_id
 from ._patch import Patches
-from ._record import record_tool_call, record_tool_call_sync
+from ._record import recorded_function
 
 MODULE = "strands.tools.decorator"
+#: The names of the model's input to the call running (what Strands adds is not the call's).
+_model_input: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "otel_replay_strands_input", default=None
+)
 
 
 def install(patches: Patches) -> None:
@@ -28,10 +34,16 @@ def install(patches: Patches) -> None:
     def make(original: Any) -> Any:
         @functools.wraps(original)
         async def stream(self: Any, tool_use: Any, invocation_state: Any, **kwargs: Any) -> Any:
-            _wrap_function(patches, self, tool_use)
-            with tool_call_id(tool_use.get("toolUseId") if hasattr(tool_use, "get") else None):
-                async for event in original(self, tool_use, invocation_state, **kwargs):
-                    yield event
+            _wrap_function(patches, self)
+            model_input = tool_use.get("input") if hasattr(tool_use, "get") else None
+            keys = _model_input.set(set(model_input) if isinstance(model_input, dict) else None)
+            try:
+                with tool_call_id(tool_use.get("toolUseId") if hasattr(tool_use, "get") else None):
+                    async for event in original(self, tool_use, invocation_state, **kwargs):
+                        yield event
+            finally:
+                with contextlib.suppress(ValueError):  # resumed in another context
+                    _model_input.reset(keys)
 
         return stream
 
@@ -40,45 +52,18 @@ def install(patches: Patches) -> None:
     )
 
 
-def _wrap_function(patches: Patches, tool: Any, tool_use: Any) -> None:
+def _wrap_function(patches: Patches, tool: Any) -> None:
     """Wrap ``tool``'s function once (the tool object keeps it)."""
     fn = vars(tool).get("_tool_func")
     if fn is None or inspect.isasyncgenfunction(fn):
         return
     name = str(getattr(tool, "tool_name", None) or getattr(fn, "__name__", "tool"))
-    description = getattr(fn, "__doc__", None)
 
-    def given(kwargs: dict[str, Any]) -> dict[str, Any]:
+    def given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         # Strands adds what the function asks for (agent, tool context) to the model's input.
-        model_input = tool_use.get("input") if hasattr(tool_use, "get") else None
-        keys = set(model_input) if isinstance(model_input, dict) else set(kwargs)
-        return {k: v for k, v in kwargs.items() if k in keys}
+        keys = _model_input.get()
+        return {k: v for k, v in kwargs.items() if keys is None or k in keys}
 
-    def make(original: Any) -> Any:
-        if inspect.iscoroutinefunction(original):
-
-            @functools.wraps(original)
-            async def call_async(**kwargs: Any) -> Any:
-                return await record_tool_call(
-                    name,
-                    given(kwargs),
-                    lambda: original(**kwargs),
-                    description=description,
-                    function=original,
-                )
-
-            return call_async
-
-        @functools.wraps(original)
-        def call(**kwargs: Any) -> Any:
-            return record_tool_call_sync(
-                name,
-                given(kwargs),
-                lambda: original(**kwargs),
-                description=description,
-                function=original,
-            )
-
-        return call
-
-    patches.replace(tool, "_tool_func", make)
+    patches.replace(
+        tool, "_tool_func", lambda original: recorded_function(original, name, given, fn.__doc__)
+    )

@@ -17,12 +17,12 @@ imported only when a server with ``--mcp`` starts.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ... import payload
+from ...capture.frameworks.mcp import call_result
 from ...capture.hooks import ToolInvocation
 from ...runs.model import Run
 from ..divergence import ReplayDivergence, ReplayError
@@ -77,9 +77,9 @@ class RecordedTools:
             if resolution.action == "raise":
                 error = resolution.error
                 text = str(resolution.value) if resolution.has_value else str(error)
-                result: dict[str, Any] = {"content": [_text(text)], "isError": True}
+                result = {**call_result(text), "isError": True}
             else:
-                result = as_call_result(resolution.value)
+                result = call_result(resolution.value)
             self.stubs.complete(resolution, result, None)
         step = resolution.token
         self.log(f"mcp: {step.label() if step is not None else name} served")
@@ -87,25 +87,6 @@ class RecordedTools:
 
 
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
-
-
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def as_call_result(value: Any) -> dict[str, Any]:
-    """A recorded tool result as a ``CallToolResult`` (JSON): one recorded from an MCP client
-    as it is; text as one text content; an object as its JSON text, and as structured
-    content when it is a JSON object."""
-    if isinstance(value, Mapping) and isinstance(value.get("content"), list):
-        return dict(value)
-    if isinstance(value, str):
-        return {"content": [_text(value)]}
-    plain = payload.plain(value)
-    result: dict[str, Any] = {"content": [_text(json.dumps(plain, ensure_ascii=False))]}
-    if isinstance(plain, dict):
-        result["structuredContent"] = plain
-    return result
 
 
 def mcp_app(tools: RecordedTools, host: str) -> Any:
