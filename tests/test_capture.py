@@ -357,7 +357,7 @@ def test_no_sdk_means_no_work_and_no_error() -> None:
 
 
 def test_redactor_paths_in_nested_lists_and_dicts() -> None:
-    from otel_replay.capture.redaction import Redactor
+    from otel_replay.redaction import Redactor
 
     hidden: list[str] = []
     value = {

@@ -496,7 +496,7 @@ def test_replay_says_when_a_result_was_redacted(tmp_path: Path) -> None:
     with recording(path), otel_replay.agent_run("a"):
         get_token("billing")
     with otel_replay.replay(path) as session:
-        assert get_token("billing") == "use [REDACTED]"
+        assert get_token("billing") == "use Bearer [REDACTED]"
     assert any("redacted" in n for n in session.report().notes)
 
 

@@ -22,7 +22,7 @@ _EXPORTS = {
     "model_call": "otel_replay.capture.model_call",
     "ModelCallRecorder": "otel_replay.capture.model_call",
     "agent_run": "otel_replay.capture.agent_run",
-    "configure_redaction": "otel_replay.capture.redaction",
+    "configure_redaction": "otel_replay.redaction",
     "snapshot": "otel_replay.capture.snapshot",
     "use_tracer_provider": "otel_replay.capture.spans",
     "RecordingTransport": "otel_replay.capture.http_recorder",
@@ -100,13 +100,13 @@ if TYPE_CHECKING:
     from .capture.http_recorder import AsyncRecordingTransport, RecordingTransport
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
-    from .capture.redaction import configure_redaction
     from .capture.snapshot import snapshot
     from .capture.spans import use_tracer_provider
     from .capture.tool import tool, tool_call_id
     from .export.file_exporter import FileSpanExporter
     from .export.recording_processor import RecordingSpanProcessor
     from .export.semconv import GenAISemconvExporter
+    from .redaction import configure_redaction
     from .replay.divergence import ReplayDivergence, ReplayError
     from .replay.network import NetworkBlocked
     from .replay.options import ReplayOptions

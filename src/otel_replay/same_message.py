@@ -6,8 +6,9 @@ calls of one conversation traced apart.  Two messages are the same when they
 say the same: the same role (``developer`` is ``system``; tool results are
 ``tool`` whichever role carried them) and the same parts, with call ids,
 whitespace (at the ends and repeated), empty texts and how a value was
-encoded (JSON text or value, text blocks or one string) left out, and
-nothing an instrumentation keeps beside role and parts (a tool message's
+encoded (JSON text or value, text blocks or one string) and secrets (hidden
+in both, as capture hides them) left out, and nothing an instrumentation
+keeps beside role and parts (a tool message's
 ``name``, a ``finish_reason``).  Two conversations are the same when their
 turns are: consecutive assistant messages are one answer (the Responses
 API's items, recorded one message each), and tool results one message each
@@ -23,6 +24,7 @@ from typing import Any
 
 from . import messages as M
 from . import payload
+from .redaction import redactor
 
 #: How the key of an assistant message starts.
 ASSISTANT_KEY = '["assistant",'
@@ -62,6 +64,8 @@ def message_key(message: Mapping[str, Any]) -> str | None:
     parts = [k for p in message.get("parts") or [] if (k := _part_key(p)) is not None]
     if not parts:
         return None
+    # A recording keeps its secrets hidden: what the live app sends is compared hidden too.
+    parts = redactor().scrub(parts, "", [])
     role = message.get("role")
     if role == "developer":  # OpenAI's newer name for the system role
         role = "system"

@@ -17,6 +17,7 @@ from importlib import metadata
 from typing import Any
 
 from .. import attributes as A
+from ..redaction import redactor
 
 #: Packages whose versions change what an agent does; others can be added.
 KEY_PACKAGES = (
@@ -114,7 +115,9 @@ def fingerprint(
     all_flags = parse_flags(os.environ.get("OTEL_REPLAY_FLAGS", ""))
     all_flags.update(flags or {})
     if all_flags:
-        attrs[A.FP_FLAGS] = json.dumps(all_flags, sort_keys=True, default=str)
+        # A flag may carry a secret (db_password=...): hidden as any recorded value.
+        clean = redactor().scrub(all_flags, A.FP_FLAGS, [])
+        attrs[A.FP_FLAGS] = json.dumps(clean, sort_keys=True, default=str)
     if seed is None and os.environ.get("OTEL_REPLAY_SEED", "").strip().lstrip("-").isdigit():
         seed = int(os.environ["OTEL_REPLAY_SEED"])
     if seed is not None:

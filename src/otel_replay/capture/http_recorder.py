@@ -40,9 +40,9 @@ from opentelemetry.trace import Span, SpanKind
 from .. import attributes as A
 from .. import payload
 from ..dialects import bodies
+from ..redaction import redactor
 from .content import capture_content
 from .model_call import tell_agent
-from .redaction import redactor
 from .spans import payload_attributes, tracer, warn_once
 
 REQUEST_BODY = A.HTTP_REQUEST_BODY
@@ -68,7 +68,7 @@ def _headers(headers: Any, hidden: list[str], key: str) -> str:
     for name, value in headers.multi_items():
         name = name.lower()
         out[name] = f"{out[name]}, {value}" if name in out else value
-    clean = redactor().scrub(out, key, hidden)
+    clean = redactor().headers(out, key, hidden)
     return json.dumps(clean, sort_keys=True, ensure_ascii=False)
 
 
@@ -166,10 +166,10 @@ class _Exchange:
         if self.response_headers is not None:
             attrs[RESPONSE_HEADERS] = _headers(self.response_headers, self.hidden, RESPONSE_HEADERS)
         if capture_content():
-            # The bodies are recorded as sent: bytes, digest-checked, never scrubbed
-            # (a changed byte would not be the exchange); credentials travel in headers.
-            attrs.update(_exact(span, REQUEST_BODY, self.body))
-            attrs.update(_exact(span, RESPONSE_BODY, body))
+            # The bodies are recorded as sent, byte for byte, but for the secrets in
+            # them (an api_key field, a token in an answer); the digest is of what is kept.
+            attrs.update(_exact(span, REQUEST_BODY, self.body, self.hidden))
+            attrs.update(_exact(span, RESPONSE_BODY, body, self.hidden))
         if self.own and capture_content() and self.status == 200:
             attrs.update(self._response_genai(span, body))
         if self.hidden:
@@ -204,13 +204,16 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def _exact(span: Span, key: str, data: bytes) -> dict[str, Any]:
+def _exact(span: Span, key: str, data: bytes, hidden: list[str]) -> dict[str, Any]:
     """A body as a payload: text when it is UTF-8 (the display is then the exact
     bytes, kept once), else bytes; the digest is of the bytes either way."""
+    clean = redactor().data(data)
+    if clean is not data:
+        hidden.append(key)
     try:
-        value: str | bytes = data.decode("utf-8")
+        value: str | bytes = clean.decode("utf-8")
     except UnicodeDecodeError:
-        value = data
+        value = clean
     return payload_attributes(span, key, value, [], encoded=payload.encode(value))
 
 

@@ -25,8 +25,8 @@ from opentelemetry.trace import Span, SpanKind
 
 from .. import attributes as A
 from .. import messages as M
+from ..redaction import redactor
 from .content import capture_content
-from .redaction import redactor
 from .spans import record_error, set_payload, tracer, warn_once
 
 #: ``record(**usage)`` names -> their GenAI semconv attribute (others: ``gen_ai.usage.<name>``).
@@ -209,15 +209,11 @@ def _record_request(
         attrs[A.SERVER_PORT] = server[1]
     if conversation_id is not None:
         attrs[A.CONVERSATION_ID] = conversation_id
-    for key, value in params.items():
-        if value is None:
-            continue
-        name = _PARAM_ALIASES.get(key, key)
-        attr = A.REQUEST_PREFIX + name
-        if redactor().is_secret_key(key):
-            value = A.REDACTED_VALUE
-            hidden.append(attr)
-        attrs[attr] = _attr_value(value)
+    # extra_headers, extra_body and the like are walked as any recorded value is.
+    clean = redactor().scrub(dict(params), A.REQUEST_PREFIX[:-1], hidden)
+    for key, value in clean.items():
+        if value is not None:
+            attrs[A.REQUEST_PREFIX + _PARAM_ALIASES.get(key, key)] = _attr_value(value)
     span.set_attributes(attrs)
     if tools is not None:
         # Tool schemas are part of the replay kit even with content capture off.

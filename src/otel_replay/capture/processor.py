@@ -3,14 +3,15 @@
 Add it to any ``TracerProvider``.  On the start of a run root (a span with no
 parent, or a remote one) it sets the fingerprint (commit and dirty flag,
 Python and key package versions, feature flags, seed); on every span it sets
-user / tenant / session ids found in OTel baggage and hides credential-like
-attributes already present.  It never raises into the app and does no I/O on
-the span path.
+user / tenant / session ids found in OTel baggage.  It never raises into the
+app and does no I/O on the span path.
 
 As each span of its provider ends, it adds the current GenAI semconv
-attributes the span's instrumentation lacks (:mod:`otel_replay.export.semconv`),
-so every exporter of the provider sends them: OTLP to any backend, the
-console, ``FileSpanExporter``, in whatever order they were added.
+attributes the span's instrumentation lacks (:mod:`otel_replay.export.semconv`)
+and hides the secrets in its attributes, events and status
+(:mod:`otel_replay.export.scrub`), so every exporter of the provider sends
+them so: OTLP to any backend, the console, ``FileSpanExporter``, in whatever
+order they were added.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from .. import attributes as A
 from ..bytes_text import as_base64
 from ..export import semconv as _semconv
 from ..export.ending_span import update_attributes
+from ..export.scrub import hide_in_ending
+from ..redaction import configure_redaction
 from .fingerprint import fingerprint
-from .redaction import configure_redaction, redactor
 from .spans import warn_once
 
 #: Baggage keys accepted for each id attribute.
@@ -118,13 +120,6 @@ class ReplaySpanProcessor(SpanProcessor):
                 found = {BAGGAGE_IDS[k]: str(v) for k, v in ids.items() if k in BAGGAGE_IDS}
                 if found:
                     span.set_attributes(found)
-            attrs = span.attributes
-            if attrs:
-                secret = redactor().is_secret_key
-                hidden = [k for k in attrs if secret(k)]
-                if hidden:
-                    span.set_attributes(dict.fromkeys(hidden, A.REDACTED_VALUE))
-                    span.set_attribute(A.REDACTED, hidden)
         except Exception as exc:  # tracing trouble must never reach the app
             warn_once("processor", "otel-replay processor error: %r", exc)
 
@@ -134,6 +129,10 @@ class ReplaySpanProcessor(SpanProcessor):
         normalizer = self._semconv
         if normalizer is not None:
             normalizer.add_to(span)
+        try:  # after the semconv attributes: those derived from a secret are scrubbed too
+            hide_in_ending(span)
+        except Exception as exc:  # the span leaves as it was
+            warn_once("scrub", "otel-replay could not scrub a span: %r", exc)
         if self._base64_bytes:
             try:
                 attrs = span.attributes or {}

@@ -19,8 +19,7 @@ from opentelemetry import trace
 from .. import attributes as A
 from ..payload_attributes import to_attributes
 from .content import capture_content
-from .redaction import redactor
-from .spans import length_limit, max_inline, tracer, warn_once
+from .spans import length_limit, max_inline, scrubbed_payload, tracer, warn_once
 
 
 def snapshot(name: str, state: Any) -> None:
@@ -45,7 +44,7 @@ def _add(span: Any, name: str, state: Any) -> None:
     attrs: dict[str, Any] = {A.SNAPSHOT_NAME: str(name)}
     if capture_content():
         hidden: list[str] = []
-        clean = redactor().scrub(state, A.SNAPSHOT_STATE, hidden)
+        clean, encoded = scrubbed_payload(state, A.SNAPSHOT_STATE, hidden)
         # Event attributes obey the SDK's general length limit, span ones their own: the tighter.
         limits = [n for n in (length_limit(span), _event_limit(span)) if n is not None]
         attrs.update(
@@ -54,6 +53,7 @@ def _add(span: Any, name: str, state: Any) -> None:
                 clean,
                 length_limit=min(limits) if limits else None,
                 max_inline=max_inline(),
+                encoded=encoded,
             )
         )
         if hidden:

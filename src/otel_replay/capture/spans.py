@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import traceback
 from typing import Any
 
 from opentelemetry import trace
@@ -14,7 +15,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 from .. import __version__, payload
 from .. import attributes as A
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES, to_attributes
-from .redaction import redactor
+from ..redaction import redactor
 
 logger = logging.getLogger("otel_replay")
 _warned: set[str] = set()
@@ -89,6 +90,25 @@ def max_inline() -> int:
         return DEFAULT_MAX_INLINE_BYTES
 
 
+def scrubbed_payload(value: Any, key: str, hidden: list[str]) -> tuple[Any, payload.Encoded]:
+    """``value`` with its secrets hidden, and its encoding: the digest is of what is written.
+
+    A value kept only as its ``repr`` has the repr text scrubbed (a class's
+    ``__repr__`` may print a field the walk could not reach).
+    """
+    r = redactor()
+    clean = r.scrub(value, key, hidden)
+    encoded = payload.encode(clean)
+    if encoded.type == payload.REPR:
+        text = encoded.data.decode("utf-8", "surrogatepass")
+        safe = r.text(text)
+        if safe is not text:
+            hidden.append(key)
+            return safe, payload.Encoded(payload.REPR, safe.encode("utf-8", "surrogatepass"))
+        return text, encoded
+    return clean, encoded
+
+
 def payload_attributes(
     limits_from: Any,
     key: str,
@@ -100,11 +120,13 @@ def payload_attributes(
     """Attributes recording ``value`` under ``key`` byte-exactly, after redaction.
 
     ``limits_from`` is the span or tracer whose attribute length limit applies.
-    A caller passing ``encoded`` has already scrubbed ``value`` and encoded it.
+    A caller passing ``encoded`` has already scrubbed ``value`` and encoded it
+    (see :func:`scrubbed_payload`).
     """
-    clean = value if encoded is not None else redactor().scrub(value, key, hidden)
+    if encoded is None:
+        value, encoded = scrubbed_payload(value, key, hidden)
     return to_attributes(
-        key, clean, length_limit=length_limit(limits_from), max_inline=max_inline(), encoded=encoded
+        key, value, length_limit=length_limit(limits_from), max_inline=max_inline(), encoded=encoded
     )
 
 
@@ -114,15 +136,38 @@ def set_payload(span: Span, key: str, value: Any, hidden: list[str]) -> None:
 
 
 def record_error(span: Span, exc: BaseException, content: bool, hidden: list[str]) -> None:
-    """Exception event, ``error.type`` and ERROR status; args byte-exact when content is on."""
+    """Exception event, ``error.type`` and ERROR status; args byte-exact when content is on.
+
+    The message and stack trace are scrubbed as any recorded text is (the
+    SDK's ``record_exception`` would write them as they are).
+    """
     cls = type(exc)
     qualified = (
         cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
     )
     span.set_attribute(A.ERROR_TYPE, qualified)
-    span.set_status(Status(StatusCode.ERROR, str(exc) if content else qualified))
-    if content:
-        span.record_exception(exc)
-        set_payload(span, A.EXCEPTION_ARGS, tuple(exc.args), hidden)
-    else:
+    if not content:
+        span.set_status(Status(StatusCode.ERROR, qualified))
         span.add_event("exception", {"exception.type": qualified})
+        return
+    r = redactor()
+    message = r.text(_text_of(exc))
+    stack = r.text("".join(traceback.format_exception(cls, exc, exc.__traceback__)))
+    span.set_status(Status(StatusCode.ERROR, message))
+    span.add_event(
+        "exception",
+        {
+            "exception.type": cls.__qualname__,
+            "exception.message": message,
+            "exception.stacktrace": stack,
+            "exception.escaped": "False",
+        },
+    )
+    set_payload(span, A.EXCEPTION_ARGS, tuple(exc.args), hidden)
+
+
+def _text_of(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a broken __str__ must not break recording
+        return type(exc).__qualname__

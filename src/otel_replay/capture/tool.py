@@ -25,11 +25,16 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from .. import attributes as A
-from .. import payload
 from . import hooks
 from .content import capture_content
-from .redaction import redactor
-from .spans import payload_attributes, record_error, tracer, tracer_provider, warn_once
+from .spans import (
+    payload_attributes,
+    record_error,
+    scrubbed_payload,
+    tracer,
+    tracer_provider,
+    warn_once,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -193,8 +198,7 @@ class _Call:
                 call_id = found if isinstance(found, str) else None
             arguments = w.arguments(args, kwargs)
             hidden: list[str] = []
-            clean_args = redactor().scrub(arguments, A.TOOL_CALL_ARGUMENTS, hidden)
-            encoded = payload.encode(clean_args)
+            clean_args, encoded = scrubbed_payload(arguments, A.TOOL_CALL_ARGUMENTS, hidden)
         except Exception as exc:  # never let recording break the tool
             warn_once("tool-begin", "otel-replay could not record tool %s: %r", w.name, exc)
             if interceptor is not None:

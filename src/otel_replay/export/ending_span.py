@@ -1,4 +1,4 @@
-"""Attributes changed on an SDK span as it ends, before any exporter sees it.
+"""Attributes, events and status changed on an SDK span as it ends, before any exporter sees it.
 
 The SDK calls every processor's ``_on_ending`` after it has frozen the span's
 attributes and before any ``on_end``: a change made there reaches every
@@ -9,11 +9,13 @@ is replaced by a new one with the same limits.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.sdk.trace import Span
+from opentelemetry.sdk.trace import Event, Span
+from opentelemetry.sdk.util import BoundedList
+from opentelemetry.trace import Status
 
 
 def update_attributes(span: Span, changes: Mapping[str, Any]) -> bool:
@@ -39,4 +41,24 @@ def update_attributes(span: Span, changes: Mapping[str, Any]) -> bool:
     )
     replaced.dropped = frozen.dropped + left_out
     span._attributes = replaced
+    return True
+
+
+def update_events(span: Span, events: Sequence[Event]) -> bool:
+    """Replace an ending ``span``'s events; False when this SDK's span has another layout."""
+    current = getattr(span, "_events", None)  # the SDK gives no public way in
+    if not isinstance(current, BoundedList):
+        return False
+    replaced: BoundedList[Event] = BoundedList(current._dq.maxlen)  # type: ignore[attr-defined]
+    replaced.extend(events)
+    replaced.dropped = current.dropped
+    span._events = replaced
+    return True
+
+
+def update_status(span: Span, status: Status) -> bool:
+    """Replace an ending ``span``'s status; False when this SDK's span has another layout."""
+    if not isinstance(getattr(span, "_status", None), Status):
+        return False
+    span._status = status
     return True

@@ -44,13 +44,13 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..blobs import BlobStore
-from ..capture.redaction import redactor
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
 from ..store.index import SUFFIX as INDEX_SUFFIX
 from . import rotation as rot
 from .encoder import encode_request
 from .json_encoder import encode_json_request
+from .scrub import hidden_copy
 
 __all__ = ["COMPRESSIONS", "FORMATS", "FileSpanExporter", "NotATraceFile", "frame"]
 
@@ -376,13 +376,14 @@ class FileSpanExporter(SpanExporter):
 
     def _encode(self, spans: Sequence[ReadableSpan]) -> tuple[bytes, int]:
         """The request body, and how many spans had to be left out."""
-        redact = redactor().is_secret_key
         encoder: Callable[..., bytes] = (
             encode_json_request if self.format == "json" else encode_request
         )
+        # Spans of a provider without ReplaySpanProcessor reach us unscrubbed.
+        spans = [hidden_copy(span) for span in spans]
 
         def encode(batch: Sequence[ReadableSpan]) -> bytes:
-            return encoder(batch, max_inline=self.max_inline, blobs=self.blobs, redact_key=redact)
+            return encoder(batch, max_inline=self.max_inline, blobs=self.blobs)
 
         try:
             return encode(spans), 0

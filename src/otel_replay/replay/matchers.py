@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import messages as M
 from .. import payload
+from ..redaction import redactor
 from ..runs.model import Step
 from ..same_message import conversation_keys, message_key, turns
 from .options import MATCH_RUNGS
@@ -20,8 +21,12 @@ Reason = str | None
 
 
 def tool_arguments_key(arguments: Any) -> str:
-    """The canonical form tool arguments are indexed and compared by."""
-    return payload.canonical(payload.plain(arguments))
+    """The canonical form tool arguments are indexed and compared by.
+
+    Secrets are hidden as capture hides them: recorded arguments were scrubbed,
+    and the live call's must compare equal to them.
+    """
+    return payload.canonical(redactor().scrub(payload.plain(arguments), "", []))
 
 
 def tool_name(step: Step, name: str, call_id: str | None, args_key: str) -> Reason:

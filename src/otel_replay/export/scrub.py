@@ -1,0 +1,141 @@
+"""Secrets in any span, hidden before an exporter sends or writes it.
+
+Capture scrubs what it records; spans of other instrumentations arrive as
+their authors wrote them (an OpenInference ``llm.invocation_parameters``
+holding an api key, ``url.full`` with ``?api_key=``, an exception message
+quoting a token).  Here the one redaction engine goes over every attribute,
+event and link attribute and the status description of a span:
+``ReplaySpanProcessor`` on each span of its provider as it ends (so every
+exporter, OTLP included, sends the scrubbed span), and our exporters on each
+span they write (a provider without the processor).
+
+Byte-exact payloads we recorded (a value with its ``otel_replay.sha256.``
+digest) were scrubbed when captured and their digest is of what was
+written: they are left as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.sdk.trace import Event, ReadableSpan, Span
+from opentelemetry.trace import Link, Status
+
+from .. import attributes as A
+from ..redaction import PLACEHOLDER, Redactor, redactor
+from .ending_span import update_attributes, update_events, update_status
+
+#: Our payload companions: never scrubbed here (see the module docstring).
+_COMPANIONS = (A.SHA256, A.TYPE, A.BYTES, A.REF, A.SIZE)
+
+
+def attribute_changes(
+    attrs: Mapping[str, Any] | None, r: Redactor, hidden: list[str], path: str = ""
+) -> dict[str, Any]:
+    """The values of ``attrs`` that hide a secret, by key; each hidden path added to ``hidden``."""
+    changes: dict[str, Any] = {}
+    if not attrs:
+        return changes
+    for key, value in attrs.items():
+        t = type(value)
+        if t is bool or t is int or t is float or key.startswith(_COMPANIONS):
+            continue
+        if (A.SHA256 + key) in attrs:
+            continue  # our payload: scrubbed when captured
+        if r.is_secret_key(key):
+            new: Any = PLACEHOLDER
+        elif t is str:
+            new = r.text(value)
+        elif t is bytes:
+            new = r.data(value)
+        elif t is tuple or t is list:
+            new = r.scrub(value, key, [])
+        else:
+            continue
+        if new is not value and new != value:
+            changes[key] = new
+            hidden.append(path + key)
+    return changes
+
+
+def _events(events: Any, r: Redactor, hidden: list[str]) -> list[Event] | None:
+    out: list[Event] | None = None
+    for i, event in enumerate(events or ()):
+        changes = attribute_changes(event.attributes, r, hidden, f"events[{i}].")
+        if changes:
+            if out is None:
+                out = list(events)
+            out[i] = Event(event.name, {**event.attributes, **changes}, event.timestamp)
+    return out
+
+
+def _status(status: Status, r: Redactor, hidden: list[str]) -> Status | None:
+    text = status.description
+    if not text:
+        return None
+    clean = r.text(text)
+    if clean is text:
+        return None
+    hidden.append("status.description")
+    return Status(status.status_code, clean)
+
+
+def _links(links: Any, r: Redactor, hidden: list[str]) -> list[Link] | None:
+    out: list[Link] | None = None
+    for i, link in enumerate(links or ()):
+        changes = attribute_changes(link.attributes, r, hidden, f"links[{i}].")
+        if changes:
+            if out is None:
+                out = list(links)
+            out[i] = Link(link.context, {**(link.attributes or {}), **changes})
+    return out
+
+
+def _redacted(attrs: Mapping[str, Any] | None, hidden: list[str]) -> list[str]:
+    before = (attrs or {}).get(A.REDACTED) or ()
+    return [*before, *(h for h in hidden if h not in before)]
+
+
+def hide_in_ending(span: Span) -> None:
+    """Scrub an SDK span as it ends (see :mod:`otel_replay.export.ending_span`)."""
+    r = redactor()
+    hidden: list[str] = []
+    changes = attribute_changes(span.attributes, r, hidden)
+    events = _events(span.events, r, hidden)
+    status = _status(span.status, r, hidden)
+    if not hidden:
+        return
+    if events is not None:
+        update_events(span, events)
+    if status is not None:
+        update_status(span, status)
+    changes[A.REDACTED] = _redacted(span.attributes, hidden)
+    update_attributes(span, changes)
+
+
+def hidden_copy(span: ReadableSpan) -> ReadableSpan:
+    """``span`` itself when it holds no secret, else a copy with them hidden."""
+    r = redactor()
+    hidden: list[str] = []
+    changes = attribute_changes(span.attributes, r, hidden)
+    events = _events(span.events, r, hidden)
+    links = _links(span.links, r, hidden)
+    status = _status(span.status, r, hidden)
+    if not hidden:
+        return span
+    attrs = {**(span.attributes or {}), **changes, A.REDACTED: _redacted(span.attributes, hidden)}
+    return ReadableSpan(
+        name=span.name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        attributes=attrs,
+        events=span.events if events is None else events,
+        links=span.links if links is None else links,
+        kind=span.kind,
+        status=span.status if status is None else status,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )

@@ -1,0 +1,340 @@
+"""One redaction engine: secrets never reach an attribute, a file or a blob.
+
+Every string capture writes and every attribute, event and status of every
+span our processor or exporters see goes through the one :class:`Redactor`:
+
+* by key: a mapping key, dataclass or model field, attribute or header named
+  like a credential has its whole value replaced (header names use a wider
+  net; see :mod:`otel_replay.secret_patterns`);
+* by value: credential shapes inside any text (provider keys, JWTs,
+  ``Bearer``, passwords in URLs, query and connection strings, ``"api_key":
+  "..."`` in JSON or Python text) are replaced where they stand, so the text
+  still reads;
+* by a user hook ``(path, value) -> value``, and, when asked, personal data
+  (e-mail addresses, phone numbers).
+
+A hidden value becomes the stable placeholder ``[REDACTED]`` (the same for
+every secret: it says nothing about what it replaced), and its path is
+recorded (``otel_replay.redacted``) so that replay knows a value was hidden
+rather than empty.  Redaction is idempotent, and replay scrubs what the live
+app sends with the same engine before comparing it with the recording, so a
+scrubbed recording still replays.
+
+Configure with :func:`configure_redaction`, the ``ReplaySpanProcessor``
+arguments, or the environment: ``OTEL_REPLAY_REDACT_KEYS`` /
+``OTEL_REPLAY_REDACT_PATTERNS`` (comma-separated regular expressions) and
+``OTEL_REPLAY_REDACT_PERSONAL_DATA=true``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from . import attributes as A
+from .secret_patterns import (
+    FIELD_KEYS,
+    HEADER_KEYS,
+    PERSONAL_DATA_PATTERNS,
+    VALUE_PATTERNS,
+    Shape,
+)
+
+OTEL_REPLAY_REDACT_KEYS: Final = "OTEL_REPLAY_REDACT_KEYS"
+OTEL_REPLAY_REDACT_PATTERNS: Final = "OTEL_REPLAY_REDACT_PATTERNS"
+OTEL_REPLAY_REDACT_PERSONAL_DATA: Final = "OTEL_REPLAY_REDACT_PERSONAL_DATA"
+
+PLACEHOLDER: Final = A.REDACTED_VALUE
+
+Hook = Callable[[str, Any], Any]
+
+#: A mapping under a key named like this holds HTTP headers (header names use a wider net).
+_HEADERS_KEY = re.compile(r"headers?$", re.IGNORECASE)
+
+
+#: Texts up to this length are first searched for any trigger at once.
+_SHORT: Final = 512
+
+
+class _Shapes:
+    """Finds credential shapes in text: literal triggers first, each expression only there."""
+
+    def __init__(self, shapes: Iterable[Shape]) -> None:
+        self._triggered: list[tuple[tuple[str, ...], re.Pattern[str]]] = []
+        self._everywhere: list[re.Pattern[str]] = []
+        for shape in shapes:
+            rx = re.compile(shape.pattern)
+            if shape.triggers:
+                self._triggered.append((shape.triggers, rx))
+            else:
+                self._everywhere.append(rx)
+        # Short texts (most values) are first asked once whether any trigger is in them.
+        words = sorted({t for triggers, _ in self._triggered for t in triggers}, key=len)
+        self._any = re.compile("|".join(re.escape(w) for w in reversed(words)))
+
+    def find(self, text: str) -> list[re.Match[str]]:
+        """Every match, as found; overlaps are left to the caller."""
+        found: list[re.Match[str]] = []
+        lower = text.lower()
+        if len(text) <= _SHORT and not self._everywhere and self._any.search(lower) is None:
+            return found
+        # A few characters change length when lowered: then positions differ, search all.
+        aligned = len(lower) == len(text)
+        for triggers, rx in self._triggered:
+            if not aligned:
+                found += rx.finditer(text)
+                continue
+            for trigger in triggers:
+                at = lower.find(trigger)
+                while at >= 0:
+                    m = rx.match(text, at)
+                    if m is not None:
+                        found.append(m)
+                    at = lower.find(trigger, m.end() if m is not None and m.end() > at else at + 1)
+        for rx in self._everywhere:
+            found += rx.finditer(text)
+        return found
+
+
+class Redactor:
+    """Scrubs values by key, by pattern and by hook; reports the paths it hid."""
+
+    def __init__(
+        self,
+        keys: Iterable[str] = (),
+        patterns: Iterable[str] = (),
+        hook: Hook | None = None,
+        *,
+        personal_data: bool = False,
+    ) -> None:
+        keys = list(keys)
+        self._key_re = re.compile("|".join(f"(?:{k})" for k in (*FIELD_KEYS, *keys)), re.I)
+        self._header_re = re.compile(
+            "|".join(f"(?:{k})" for k in (*HEADER_KEYS, *FIELD_KEYS, *keys)), re.I
+        )
+        shapes = [*VALUE_PATTERNS, *(Shape((), p) for p in patterns)]
+        if personal_data:
+            shapes += PERSONAL_DATA_PATTERNS
+        self._shapes = _Shapes(shapes)
+        self._hook = hook
+        self.personal_data = personal_data
+        # Keys repeat endlessly (attribute names, kwarg names): remember the verdict.
+        self._keys: dict[str, bool] = {}
+        self._headers: dict[str, bool] = {}
+
+    # --- names ---------------------------------------------------------------------
+
+    def is_secret_key(self, key: str) -> bool:
+        """True when a field named ``key`` holds a secret."""
+        verdict = self._keys.get(key)
+        if verdict is None:
+            if len(self._keys) > 8192:
+                self._keys.clear()
+            verdict = self._keys[key] = bool(self._key_re.search(key))
+        return verdict
+
+    def is_secret_header(self, name: str) -> bool:
+        """True when an HTTP header named ``name`` holds a secret."""
+        verdict = self._headers.get(name)
+        if verdict is None:
+            if len(self._headers) > 8192:
+                self._headers.clear()
+            verdict = self._headers[name] = bool(self._header_re.search(name))
+        return verdict
+
+    # --- text ----------------------------------------------------------------------
+
+    def text(self, text: str) -> str:
+        """``text`` with every credential shape in it replaced (the same object if none)."""
+        found = self._shapes.find(text)
+        if not found:
+            return text
+        found.sort(key=lambda m: (m.start(), -m.end()))
+        pieces: list[str] = []
+        done = taken = 0
+        for m in found:
+            if m.start() < taken:
+                continue  # inside a match already taken
+            taken = m.end()
+            start, end = _hidden_span(m)
+            if text[start:end] == PLACEHOLDER:
+                continue  # hidden before
+            pieces += (text[done:start], PLACEHOLDER)
+            done = end
+        if not pieces:
+            return text
+        pieces.append(text[done:])
+        return "".join(pieces)
+
+    def data(self, data: bytes) -> bytes:
+        """``data`` with every credential shape in it replaced, other bytes kept exactly."""
+        # Latin-1 maps each byte to one character and back: non-UTF-8 bytes survive.
+        text = data.decode("latin-1")
+        out = self.text(text)
+        return data if out is text else out.encode("latin-1")
+
+    # --- values --------------------------------------------------------------------
+
+    def scrub(self, value: Any, path: str, hidden: list[str]) -> Any:
+        """``value`` with secrets replaced; appends each hidden path to ``hidden``.
+
+        Mappings, lists and tuples, dataclasses, pydantic models and named
+        tuples are walked (a changed object is a copy; one that cannot be
+        copied is hidden whole); strings and bytes are searched.
+        """
+        return self._scrub(value, [path], hidden, False)
+
+    def headers(self, headers: Mapping[str, Any], path: str, hidden: list[str]) -> Any:
+        """HTTP ``headers`` (name -> value) with secret ones replaced."""
+        return self._scrub(headers, [path], hidden, True)
+
+    def _scrub(self, value: Any, path: list[str], hidden: list[str], headers: bool) -> Any:
+        # The path is a stack of parts joined only when something is hidden:
+        # most values hide nothing, and building paths for them all is waste.
+        if self._hook is not None:
+            hooked = self._hook("".join(path), value)
+            if hooked is not value:
+                hidden.append("".join(path))
+                return hooked
+        t = type(value)
+        if t is str:
+            out = self.text(value)
+            if out is not value:
+                hidden.append("".join(path))
+            return out
+        if t is bytes:
+            data = self.data(value)
+            if data is not value:
+                hidden.append("".join(path))
+            return data
+        if t is int or t is float or t is bool or value is None:
+            return value
+        if t is dict:
+            return self._mapping(value, path, hidden, headers)
+        if t is list or t is tuple:
+            changed: list[Any] | None = None
+            for i, v in enumerate(value):
+                path.append(f"[{i}]")
+                new = self._scrub(v, path, hidden, headers)
+                path.pop()
+                if new is not v:
+                    if changed is None:
+                        changed = list(value)
+                    changed[i] = new
+            return value if changed is None else t(changed)
+        return self._object(value, path, hidden)
+
+    def _mapping(
+        self, value: dict[Any, Any], path: list[str], hidden: list[str], headers: bool
+    ) -> dict[Any, Any]:
+        secret = self.is_secret_header if headers else self.is_secret_key
+        out: dict[Any, Any] | None = None
+        for k, v in value.items():
+            tv = type(v)
+            if type(k) is str and v is not None and secret(k):
+                new: Any = v if v == PLACEHOLDER else PLACEHOLDER
+                if new is not v:
+                    hidden.append("".join(path) + "." + k)
+            elif self._hook is None and (tv is int or tv is float or tv is bool or v is None):
+                continue
+            else:
+                path.append(f".{k}")
+                under_headers = type(k) is str and _HEADERS_KEY.search(k) is not None
+                new = self._scrub(v, path, hidden, under_headers)
+                path.pop()
+            if new is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = new
+        return value if out is None else out
+
+    def _object(self, value: Any, path: list[str], hidden: list[str]) -> Any:
+        """Dataclasses, pydantic models and named tuples: their fields, by name."""
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            names = [f.name for f in dataclasses.fields(value) if f.init]
+            copy: Callable[[dict[str, Any]], Any] = lambda c: dataclasses.replace(value, **c)  # noqa: E731
+        elif hasattr(type(value), "model_fields") and callable(getattr(value, "model_copy", None)):
+            names = list(type(value).model_fields)
+            copy = lambda c: value.model_copy(update=c)  # noqa: E731
+        elif isinstance(value, tuple) and hasattr(value, "_fields"):
+            names = list(value._fields)
+            copy = lambda c: value._replace(**c)  # type: ignore[attr-defined]  # noqa: E731
+        else:
+            return value
+        fields = {name: getattr(value, name, None) for name in names}
+        before = len(hidden)
+        clean = self._mapping(fields, path, hidden, False)
+        if clean is fields:
+            return value
+        changes = {k: v for k, v in clean.items() if v is not fields[k]}
+        try:
+            return copy(changes)
+        except Exception:  # a class that refuses the copy is hidden whole
+            del hidden[before:]
+            hidden.append("".join(path))
+            return PLACEHOLDER
+
+
+def _hidden_span(m: re.Match[str]) -> tuple[int, int]:
+    """Where the secret of a match stands: its ``v`` group where it has one, else all of it."""
+    for name, value in m.groupdict().items():
+        if value is not None and name.startswith("v"):
+            return m.span(name)
+    return m.span()
+
+
+def _env_list(name: str) -> list[str]:
+    raw = os.environ.get(name, "")
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _from_env(
+    keys: Iterable[str] = (),
+    patterns: Iterable[str] = (),
+    hook: Hook | None = None,
+    personal_data: bool | None = None,
+) -> Redactor:
+    return Redactor(
+        [*_env_list(OTEL_REPLAY_REDACT_KEYS), *keys],
+        [*_env_list(OTEL_REPLAY_REDACT_PATTERNS), *patterns],
+        hook,
+        personal_data=(
+            _env_flag(OTEL_REPLAY_REDACT_PERSONAL_DATA) if personal_data is None else personal_data
+        ),
+    )
+
+
+_active = _from_env()
+
+
+def configure_redaction(
+    keys: Iterable[str] = (),
+    patterns: Iterable[str] = (),
+    hook: Hook | None = None,
+    *,
+    personal_data: bool | None = None,
+) -> Redactor:
+    """Add key patterns, value patterns, a hook ``(path, value) -> value``, personal data.
+
+    ``keys`` and ``patterns`` are regular expressions added to the defaults
+    (:mod:`otel_replay.secret_patterns`); a value pattern with a group named
+    ``v`` hides only that group.  The hook returns the value unchanged (the
+    same object) to keep it, or a replacement to hide it.  ``personal_data``
+    also hides e-mail addresses and phone numbers.  Settings from the
+    environment are kept.
+    """
+    global _active
+    _active = _from_env(keys, patterns, hook, personal_data)
+    return _active
+
+
+def redactor() -> Redactor:
+    """The redactor every capture path and exporter uses."""
+    return _active
