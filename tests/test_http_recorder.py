@@ -392,3 +392,34 @@ def test_large_bodies_go_to_blobs_and_stay_exact(tmp_path: Path) -> None:
     (step,) = run.model_steps()
     assert step.model is not None and step.model.raw is not None
     assert step.model.raw.usable and b"".join(step.model.raw.chunks()) == data
+
+
+def test_each_raw_call_in_an_agent_run_gets_its_own_model_span(tmp_path: Path) -> None:
+    # An agent run (or a tool) is not a model call: with no model_call around
+    # them, two calls are two model steps, neither overwriting the other.
+    path = tmp_path / "run.otlp"
+    _, chunks, content_type = exchange("openai_json")
+    fake = FakeServer(chunks, content_type)
+    with fake.serving() as url, recording(path):
+        with otel_replay.agent_run("two-calls"):
+            client = openai.OpenAI(
+                base_url=url + "/v1",
+                api_key=API_KEY,
+                http_client=httpx.Client(
+                    transport=otel_replay.RecordingTransport(httpx.HTTPTransport())
+                ),
+            )
+            for question in ("first question", "second question"):
+                client.chat.completions.create(
+                    model="gpt-4o-mini", messages=[{"role": "user", "content": question}]
+                )
+    (run,) = otel_replay.load(str(path))
+    steps = run.model_steps()
+    assert len(steps) == 2
+    sent = [
+        json.loads(s.model.raw.request_body.data)["messages"][0]["content"]  # type: ignore[union-attr]
+        for s in steps
+    ]
+    assert sent == ["first question", "second question"]
+    (agent,) = run.roots
+    assert otel_replay.attributes.HTTP_REQUEST_BODY not in agent.attributes

@@ -121,7 +121,6 @@ class Redactor:
         self._shapes = _Shapes(shapes)
         self._hook = hook
         self.personal_data = personal_data
-        # Keys repeat endlessly (attribute names, kwarg names): remember the verdict.
         self._keys: dict[str, bool] = {}
         self._headers: dict[str, bool] = {}
 
@@ -129,21 +128,11 @@ class Redactor:
 
     def is_secret_key(self, key: str) -> bool:
         """True when a field named ``key`` holds a secret."""
-        verdict = self._keys.get(key)
-        if verdict is None:
-            if len(self._keys) > 8192:
-                self._keys.clear()
-            verdict = self._keys[key] = bool(self._key_re.search(key))
-        return verdict
+        return _verdict(self._keys, self._key_re, key)
 
     def is_secret_header(self, name: str) -> bool:
         """True when an HTTP header named ``name`` holds a secret."""
-        verdict = self._headers.get(name)
-        if verdict is None:
-            if len(self._headers) > 8192:
-                self._headers.clear()
-            verdict = self._headers[name] = bool(self._header_re.search(name))
-        return verdict
+        return _verdict(self._headers, self._header_re, name)
 
     # --- text ----------------------------------------------------------------------
 
@@ -276,6 +265,16 @@ class Redactor:
             del hidden[before:]
             hidden.append("".join(path))
             return PLACEHOLDER
+
+
+def _verdict(cache: dict[str, bool], names: re.Pattern[str], name: str) -> bool:
+    # Names repeat endlessly (attribute names, kwarg names): remember the verdict.
+    verdict = cache.get(name)
+    if verdict is None:
+        if len(cache) > 8192:
+            cache.clear()
+        verdict = cache[name] = names.search(name) is not None
+    return verdict
 
 
 def _hidden_span(m: re.Match[str]) -> tuple[int, int]:

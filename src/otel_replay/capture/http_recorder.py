@@ -55,6 +55,8 @@ CHUNK_OFFSETS_MS = A.HTTP_CHUNK_OFFSETS_MS
 #: ``server.port`` where the URL names none.
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 _PROVIDERS = {"/v1/messages": "anthropic"}
+#: Spans of these operations are never a model call's own span.
+_NOT_MODEL_OPERATIONS = A.AGENT_OPERATIONS | {A.OP_EXECUTE_TOOL}
 
 
 def _library(obj: Any) -> Any:
@@ -73,10 +75,20 @@ def _headers(headers: Any, hidden: list[str], key: str) -> str:
 
 
 def _is_model_span(span: Span) -> bool:
+    """A model call's span with no exchange on it yet: the exchange is recorded there.
+
+    An agent's or a tool's span, or a model span already holding an exchange
+    (a client that calls twice), gets a span of its own per exchange.
+    """
     if not span.is_recording():
         return False
     attrs = getattr(span, "attributes", None) or {}
-    return any(k in attrs for k in (A.OPERATION_NAME, A.REQUEST_MODEL, A.PROVIDER_NAME))
+    if REQUEST_HEADERS in attrs:
+        return False
+    operation = attrs.get(A.OPERATION_NAME)
+    if operation is not None:
+        return operation not in _NOT_MODEL_OPERATIONS
+    return A.REQUEST_MODEL in attrs or A.PROVIDER_NAME in attrs
 
 
 class _Exchange:

@@ -16,8 +16,8 @@ written: they are left as they are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span
 from opentelemetry.trace import Link, Status
@@ -25,6 +25,8 @@ from opentelemetry.trace import Link, Status
 from .. import attributes as A
 from ..redaction import PLACEHOLDER, Redactor, redactor
 from .ending_span import update_attributes, update_events, update_status
+
+T = TypeVar("T")
 
 #: Our payload companions: never scrubbed here (see the module docstring).
 _COMPANIONS = (A.SHA256, A.TYPE, A.BYTES, A.REF, A.SIZE)
@@ -59,14 +61,25 @@ def attribute_changes(
     return changes
 
 
+def _links(links: Any, r: Redactor, hidden: list[str]) -> list[Link] | None:
+    return _each(links, r, hidden, "links", lambda link, a: Link(link.context, a))
+
+
 def _events(events: Any, r: Redactor, hidden: list[str]) -> list[Event] | None:
-    out: list[Event] | None = None
-    for i, event in enumerate(events or ()):
-        changes = attribute_changes(event.attributes, r, hidden, f"events[{i}].")
+    return _each(events, r, hidden, "events", lambda e, a: Event(e.name, a, e.timestamp))
+
+
+def _each(
+    items: Any, r: Redactor, hidden: list[str], name: str, rebuild: Callable[[Any, Any], T]
+) -> list[T] | None:
+    """Events or links with their attributes scrubbed (None: nothing to hide)."""
+    out: list[T] | None = None
+    for i, item in enumerate(items or ()):
+        changes = attribute_changes(item.attributes, r, hidden, f"{name}[{i}].")
         if changes:
             if out is None:
-                out = list(events)
-            out[i] = Event(event.name, {**event.attributes, **changes}, event.timestamp)
+                out = list(items)
+            out[i] = rebuild(item, {**(item.attributes or {}), **changes})
     return out
 
 
@@ -79,17 +92,6 @@ def _status(status: Status, r: Redactor, hidden: list[str]) -> Status | None:
         return None
     hidden.append("status.description")
     return Status(status.status_code, clean)
-
-
-def _links(links: Any, r: Redactor, hidden: list[str]) -> list[Link] | None:
-    out: list[Link] | None = None
-    for i, link in enumerate(links or ()):
-        changes = attribute_changes(link.attributes, r, hidden, f"links[{i}].")
-        if changes:
-            if out is None:
-                out = list(links)
-            out[i] = Link(link.context, {**(link.attributes or {}), **changes})
-    return out
 
 
 def _redacted(attrs: Mapping[str, Any] | None, hidden: list[str]) -> list[str]:
