@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ from otel_replay.blobs import BlobStore
 from otel_replay.export import file_exporter
 from otel_replay.export.file_exporter import FileSpanExporter
 from otel_replay.store.reader import SpanReader, iter_records
+
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -391,3 +395,102 @@ def test_each_export_is_one_parseable_record(tmp_path: Path) -> None:
         for _, body in records
     ] == [1, 5, 2]
     assert records[0][0] == 0 and records[1][0] == 4 + len(records[0][1])
+
+
+#: Records until a small tmpfs is full, then lists what is left on it (run in the child).
+_FILL_A_DISK = textwrap.dedent(
+    """
+    import json, os, sys
+    import otel_replay
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    root = sys.argv[1]
+    os.makedirs(root, exist_ok=True)
+    os.system(f"mount -t tmpfs -o size=256k tmpfs {root}")
+    exporter = otel_replay.FileSpanExporter(os.path.join(root, "run.otlp"))
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    otel_replay.use_tracer_provider(provider)
+
+    @otel_replay.tool
+    def fetch(note: str, size: int) -> str:
+        return os.urandom(size).hex()  # a blob each
+
+    with otel_replay.agent_run("filling"):
+        # Blobs of shrinking size with a 3.5 kB record each: some blob fits in
+        # what is left and its record then does not.
+        for size in [30_000] * 3 + [8_000, 4_000, 3_000, 2_500] * 8:
+            fetch("n" * 3_500, size)
+    provider.shutdown()
+    files = sorted(
+        os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs
+    )
+    record = open(os.path.join(root, "run.otlp"), "rb").read()
+    blobs = [f for f in files if ".blobs/" in f]
+    print(json.dumps({
+        "mounted": os.path.ismount(root),
+        "dropped": exporter.dropped,
+        "files": files,
+        "unreferenced": [b for b in blobs if b.rsplit("/", 1)[1].encode() not in record],
+    }))
+    """
+)
+
+
+def test_a_full_disk_leaves_no_temporary_or_unreachable_blob(tmp_path: Path) -> None:
+    # A real full filesystem: a 256 kB tmpfs, mounted in a user and mount namespace.
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"no user namespaces here to mount a small filesystem: {probe.stderr!r}")
+    env = {**os.environ, "OTEL_REPLAY_MAX_INLINE_BYTES": "4096", "PYTHONPATH": str(SRC)}
+    out = subprocess.run(
+        ["unshare", "-rm", sys.executable, "-c", _FILL_A_DISK, str(tmp_path / "disk")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["mounted"] and result["dropped"] > 0, (result, out.stderr)
+    assert "No space left on device" in out.stderr
+    assert not [f for f in result["files"] if f.endswith(".tmp")], result["files"]
+    assert result["unreferenced"] == [], result
+
+
+_HOLD_THE_LOCK = textwrap.dedent(
+    """
+    import fcntl, sys, time
+    with open(sys.argv[1], "ab") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        print("locked", flush=True)
+        time.sleep(60)
+    """
+)
+
+
+def test_another_process_holding_the_file_costs_the_app_a_short_wait(tmp_path: Path) -> None:
+    path = tmp_path / "run.otlp"
+    exporter = FileSpanExporter(path, lock_timeout=0.2)
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))  # exports on the app's thread
+    tracer = provider.get_tracer("app")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_THE_LOCK, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        with tracer.start_as_current_span("while-locked"):
+            pass
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert exporter.dropped == 1
+    assert waited < 5, waited  # the bound is 0.2 s; the machine may be slow, never 60 s
+    with tracer.start_as_current_span("after"):
+        pass
+    provider.shutdown()
+    assert [s.name for s in read(path)] == ["after"]

@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -62,6 +63,7 @@ def digest_of(ref: str) -> str | None:
 class BlobStore:
     def __init__(self, trace_path: str | os.PathLike[str]) -> None:
         self.root = blob_dir(trace_path)
+        self._local = threading.local()
 
     def put(self, data: bytes) -> str:
         """Store ``data`` (once: the name is its digest) and return its reference."""
@@ -69,7 +71,29 @@ class BlobStore:
         if not self.holds(digest):
             self.root.mkdir(parents=True, exist_ok=True)
             replace_atomically(self.root / digest, data)  # a reader never sees half a blob
+            created = getattr(self._local, "created", None)
+            if created is not None:
+                created.append(digest)
         return _PREFIX + digest
+
+    @contextlib.contextmanager
+    def kept_if_written(self) -> Iterator[None]:
+        """Blobs this thread stores inside are removed again if the block raises.
+
+        The record referring to them was not written (a full disk, a lock not
+        had in time): left, they would take the space nothing can reach.
+        """
+        created: list[str] = []
+        self._local.created = created
+        try:
+            yield
+        except BaseException:
+            for digest in created:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.root / digest)
+            raise
+        finally:
+            self._local.created = None
 
     def holds(self, digest: str) -> bool:
         """Whether a regular file is stored under ``digest`` (a link is not a blob)."""

@@ -36,6 +36,7 @@ import fcntl
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -52,7 +53,15 @@ from .encoder import encode_request
 from .json_encoder import encode_json_request
 from .scrub import hidden_copy
 
-__all__ = ["COMPRESSIONS", "FORMATS", "FileSpanExporter", "NotATraceFile", "frame"]
+__all__ = [
+    "COMPRESSIONS",
+    "DEFAULT_LOCK_TIMEOUT",
+    "FORMATS",
+    "FileSpanExporter",
+    "LockTimeout",
+    "NotATraceFile",
+    "frame",
+]
 
 logger = logging.getLogger("otel_replay")
 
@@ -111,6 +120,14 @@ class NotATraceFile(OSError):
     """The file holds something other than records of the exporter's format."""
 
 
+class LockTimeout(OSError):
+    """The file stayed locked by another writer past the exporter's ``lock_timeout``."""
+
+
+#: Seconds an export waits for another writer's lock before dropping its spans.
+DEFAULT_LOCK_TIMEOUT: Final = 1.0
+
+
 class FileSpanExporter(SpanExporter):
     """Append spans to ``path`` (default ``OTEL_REPLAY_FILE`` or ``otel-replay.otlp``).
 
@@ -130,6 +147,9 @@ class FileSpanExporter(SpanExporter):
       payloads go to the blob store beside the file
     - ``fsync`` (``OTEL_REPLAY_FSYNC``): also survive a machine crash, at a
       cost per export
+    - ``lock_timeout`` (``OTEL_REPLAY_LOCK_TIMEOUT``, seconds, default 1): how
+      long an export waits while another writer holds the file; past it the
+      spans are dropped and counted (the app's thread never waits longer)
 
     Spans that could not be written are counted in :attr:`dropped`.
     """
@@ -146,6 +166,7 @@ class FileSpanExporter(SpanExporter):
         max_backups: int | None = None,
         max_days: float | None = None,
         localtime: bool | None = None,
+        lock_timeout: float | None = None,
     ) -> None:
         self.format = _choice(format, "OTEL_REPLAY_FORMAT", FORMATS, "proto") or "proto"
         self.compression = _choice(compression, "OTEL_REPLAY_COMPRESSION", COMPRESSIONS, None)
@@ -161,6 +182,12 @@ class FileSpanExporter(SpanExporter):
             else _env_int("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
         )
         self.fsync = fsync if fsync is not None else _env_bool("OTEL_REPLAY_FSYNC")
+        self.lock_timeout = max(
+            0.0,
+            lock_timeout
+            if lock_timeout is not None
+            else _env_float("OTEL_REPLAY_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT),
+        )
         self.rotation = self._rotation(max_megabytes, max_backups, max_days, localtime)
         #: JSON lines: a line per record; otherwise 4-byte length-prefixed records.
         self._lines = self.format == "json" and self.compression is None
@@ -290,14 +317,17 @@ class FileSpanExporter(SpanExporter):
         return layout + (" (zstd)" if self.compression else "")
 
     def _append(self, record: bytes) -> None:
-        with self._lock:
+        deadline = time.monotonic() + self.lock_timeout
+        if not self._lock.acquire(timeout=self.lock_timeout):
+            raise LockTimeout(f"another thread held {self.path} past {self.lock_timeout} s")
+        try:
             if self._closed:
                 raise ValueError("exporter is shut down")
             # Each pass either appends, or makes way: follows another writer's
             # rotation (or deletion) of the path, or rotates the full file itself.
             for _ in range(1000):
                 fd = self._open()
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._flock(fd, deadline)
                 if not self._still_named(fd):
                     self._drop_fd()
                     continue
@@ -312,6 +342,29 @@ class FileSpanExporter(SpanExporter):
                         fcntl.flock(fd, fcntl.LOCK_UN)
                 return
             raise OSError(f"{self.path} kept changing under the exporter")
+        finally:
+            self._lock.release()
+
+    def _flock(self, fd: int, deadline: float) -> None:
+        """Lock the file, waiting no later than ``deadline`` (then :class:`LockTimeout`).
+
+        Another process may hold the lock for long (a stopped writer, a slow
+        disk); the app's thread (a ``SimpleSpanProcessor``) must not wait on it.
+        """
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._drop_fd()
+                    raise LockTimeout(
+                        f"another process held {self.path} past {self.lock_timeout} s"
+                    ) from None
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.05)
 
     def _write(self, fd: int, start: int, record: bytes) -> None:
         self._end = None
@@ -416,8 +469,9 @@ class FileSpanExporter(SpanExporter):
         if not spans:
             return SpanExportResult.SUCCESS
         try:
-            body, left_out = self._encode(spans)
-            self._append(self._frame(body))
+            with self.blobs.kept_if_written():
+                body, left_out = self._encode(spans)
+                self._append(self._frame(body))
         except Exception as exc:  # a tracing problem must never reach the app
             self._count(len(spans))
             self._warn(str(exc) if isinstance(exc, NotATraceFile) else repr(exc))
