@@ -83,11 +83,13 @@ def _start(*args: str | Path) -> tuple[subprocess.Popen[str], str]:
         text=True,
         env=env,
     )
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline().strip()
     if not line.startswith("http://127.0.0.1:"):
         proc.kill()
         raise AssertionError(f"serve did not start: {line!r} {proc.communicate()[1]}")
+    # Its log is read as it comes: a full pipe would stop the server writing to it.
+    threading.Thread(target=proc.stderr.read, daemon=True).start()
     return proc, line
 
 

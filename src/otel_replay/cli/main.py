@@ -848,6 +848,20 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def _positive(
+    name: str, default: float, help: str, metavar: str = "SECONDS"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option taking a number above 0."""
+    return click.option(
+        name,
+        type=click.FloatRange(min=0, min_open=True),
+        default=default,
+        show_default=True,
+        metavar=metavar,
+        help=help,
+    )
+
+
 @cli.command()
 @_paths
 @click.option("--run", "run_id", metavar="ID", help="Serve only the run whose id starts with ID.")
@@ -878,11 +892,21 @@ def _count(n: int, noun: str) -> str:
     help="error: answer HTTP 409 naming the step; live: forward the request to --upstream.",
 )
 @click.option("--upstream", metavar="URL", help="Where --on-divergence live forwards requests.")
+@_positive("--upstream-timeout", 60, "Give up on the upstream after this long without a byte.")
 @click.option(
     "--mcp",
     "serve_mcp",
     is_flag=True,
     help="Also serve the run's recorded tool calls as an MCP server at BASE/mcp (needs one run).",
+)
+@_positive("--max-body-mb", 32, "Answer a larger request body with 413, unread.", "MB")
+@_positive("--header-timeout", 10, "Close a connection slower to send a request's headers.")
+@click.option(
+    "--max-conversations",
+    type=click.IntRange(min=1),
+    default=4096,
+    show_default=True,
+    help="Conversations kept; past it the least recently used are forgotten.",
 )
 def serve(
     paths: tuple[str, ...],
@@ -893,7 +917,11 @@ def serve(
     speed: float | None,
     on_divergence: str,
     upstream: str | None,
+    upstream_timeout: float,
     serve_mcp: bool,
+    max_body_mb: float,
+    header_timeout: float,
+    max_conversations: int,
 ) -> None:
     """Serve recorded model responses over HTTP to real OpenAI and Anthropic clients.
 
@@ -901,13 +929,14 @@ def serve(
     (Anthropic), as JSON or SSE.  Prints the base URL when ready; point the
     OpenAI client at BASE/v1 and the Anthropic client at BASE.  A request
     that does not match the recording gets HTTP 409 with a JSON body naming
-    the step.
+    the step.  A request body over --max-body-mb gets 413; slow or idle
+    clients are cut off; forwarded calls are bounded in time and number.
     """
     if on_divergence == "live" and not upstream:
         _fail("--on-divergence live needs --upstream URL")
     runs = _load(paths, run_id)
     _report_problems(runs)
-    from ..replay.adapters.server import base_url, bind, run_server
+    from ..replay.adapters.server import ServerLimits, base_url, bind, run_server
     from ..replay.adapters.server import upstream as forwarder
     from ..replay.divergence import ReplayError
     from ..replay.engine import ReplayEngine, servable
@@ -925,14 +954,23 @@ def serve(
     def log(line: str) -> None:
         click.echo(f"otel-replay: {line}", err=True)
 
+    limits = ServerLimits(
+        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        header_timeout=header_timeout,
+        upstream_timeout=upstream_timeout,
+    )
+    forward = None
+    if on_divergence == "live" and upstream:
+        forward = forwarder(upstream, limits.upstream_timeout, limits.max_upstream)
     try:
         engine = ReplayEngine(
             good,
             run_id=run_id,
             match=match,
             timing=speed,
-            forward=forwarder(upstream) if on_divergence == "live" and upstream else None,
+            forward=forward,
             log=log,
+            max_conversations=max_conversations,
         )
     except ReplayError as exc:
         _fail(str(exc))
@@ -952,7 +990,7 @@ def serve(
     )
     click.echo(url)
     sys.stdout.flush()
-    run_server(engine, sock, mcp)
+    run_server(engine, sock, mcp, limits)
 
 
 def _mcp_app(

@@ -63,6 +63,9 @@ def _json(status: int, body: Mapping[str, Any], extra: Sequence[tuple[str, str]]
     return Answer(status, headers, [data])
 
 
+#: Conversations a server keeps before forgetting the least recently used.
+DEFAULT_MAX_CONVERSATIONS = 4096
+
 #: What :meth:`ReplayEngine._answer` gives for a request to forward upstream.
 _FORWARD = Answer(0, [], [])
 
@@ -118,6 +121,8 @@ class ReplayEngine:
     (spread evenly over its chunks: chunk boundaries are not recorded), or None.
     ``forward``: called with the diverging request instead of answering 409.
     ``log``: called with one line per request served or refused.
+    ``max_conversations``: conversations kept; past it the least recently
+    used are forgotten (a client coming back to one starts over).
     """
 
     def __init__(
@@ -131,6 +136,7 @@ class ReplayEngine:
         log: Callable[[str], None] | None = None,
         raise_divergence: bool = False,
         model_factory: Callable[[Run], PinnedModel] | None = None,
+        max_conversations: int = DEFAULT_MAX_CONVERSATIONS,
     ) -> None:
         if match not in RUNGS:
             raise ValueError(f"match must be one of {RUNGS}, not {match!r}")
@@ -139,7 +145,9 @@ class ReplayEngine:
         self.timing = timing
         self.forward = forward
         self.log = log or (lambda line: None)
+        self._lines: list[str] = []  # the lock holder's log lines
         self.raise_divergence = raise_divergence
+        self.max_conversations = max(1, max_conversations)
         self._model_factory = model_factory or (lambda run: PinnedModel(run, match=match))
         self.pinned: Run | None = None
         if run_id is not None:
@@ -210,8 +218,15 @@ class ReplayEngine:
         if not isinstance(doc, dict):
             return error_answer(400, "invalid_request_error", "the body is not a JSON object")
         request = wire.parse(doc)
-        with self._lock:
-            answer = self._answer(wire, request, path, body, headers)
+        lines: list[str] = []
+        try:
+            with self._lock:
+                self._lines = lines
+                answer = self._answer(wire, request, path, body, headers)
+        finally:
+            # Logged outside the lock: a slow log (a full pipe) holds up this request only.
+            for line in lines:
+                self.log(line)
         if answer is _FORWARD and self.forward is not None:
             # Outside the lock: other conversations go on while upstream answers.
             return self.forward(path, body, headers)
@@ -239,11 +254,11 @@ class ReplayEngine:
             else:
                 self._wait(conv)
             err = self._with_candidates(err, request, conv)
-            self.log(f"conversation {conv.id}: {str(err).splitlines()[0]}")
+            self._lines.append(f"conversation {conv.id}: {str(err).splitlines()[0]}")
             if self.raise_divergence:
                 raise err from None
             if self.forward is not None:
-                self.log(f"conversation {conv.id}: forwarded upstream")
+                self._lines.append(f"conversation {conv.id}: forwarded upstream")
                 return _FORWARD
             return error_answer(
                 409,
@@ -259,12 +274,15 @@ class ReplayEngine:
                 raise
             return error_answer(500, "not_recorded", str(err), run_id=conv.run.run_id)
         self._last = conv
+        if self.conversations.get(conv.id) is conv:  # most recently used last
+            del self.conversations[conv.id]
+            self.conversations[conv.id] = conv
         self._wait(conv)
         reply = W.reply_from_step(step, request)
         conv.transcript = [*request.messages, reply.message]
         if reply.response_id:
             self._by_response[reply.response_id].append((conv, conv.model.cursor))
-        self.log(f"conversation {conv.id}: {step.label()} served ({rung}) to {wire.name}")
+        self._lines.append(f"conversation {conv.id}: {step.label()} served ({rung}) to {wire.name}")
         meta = [
             ("x-otel-replay-run", conv.run.run_id),
             ("x-otel-replay-step", str(step.index)),
@@ -354,7 +372,32 @@ class ReplayEngine:
     def _start(self, run: Run) -> Conversation:
         conv = Conversation(next(self._ids), run, self._model_factory(run))
         self.conversations[conv.id] = conv
+        if len(self.conversations) > self.max_conversations:
+            self._evict()
         return conv
+
+    def _evict(self) -> None:
+        """Forget the least recently used tenth of the conversations, and every index entry
+        of theirs (in one pass: the cost is spread over the conversations started since)."""
+        keep = self.max_conversations - max(1, self.max_conversations // 10)
+        for cid in list(self.conversations)[: len(self.conversations) - keep]:
+            if self.conversations[cid] is not self._last:
+                del self.conversations[cid]
+        alive = self.conversations
+        self._named = {k: c for k, c in self._named.items() if alive.get(c.id) is c}
+        for index in (self._waiting, self._waiting_last):
+            for key in list(index):
+                queue = collections.deque(e for e in index[key] if alive.get(e[0].id) is e[0])
+                if queue:
+                    index[key] = queue
+                else:
+                    del index[key]
+        for rid in list(self._by_response):
+            entries = [e for e in self._by_response[rid] if alive.get(e[0].id) is e[0]]
+            if entries:
+                self._by_response[rid] = entries
+            else:
+                del self._by_response[rid]
 
     def _pop(
         self, queue: collections.deque[tuple[Conversation, int]] | None
@@ -362,7 +405,7 @@ class ReplayEngine:
         # Entries go stale when their conversation moves on: skip those.
         while queue:
             conv, cursor = queue.popleft()
-            if conv.id in self.conversations and conv.model.cursor == cursor:
+            if self.conversations.get(conv.id) is conv and conv.model.cursor == cursor:
                 return conv
         return None
 

@@ -4,18 +4,28 @@ The engine is wrapped in a plain ASGI application (no framework) and served
 by uvicorn: HTTP/1.1 keep-alive, chunked streaming and concurrent
 connections come from a maintained server instead of hand-written socket
 code.  uvicorn is imported only when a server starts.
+
+The server holds under abuse (see :class:`ServerLimits`): a request body
+past a size limit gets 413 unread, a client that sends its headers or body
+too slowly is cut off, idle keep-alive connections are closed, forwarding
+upstream (``--on-divergence live``) runs with timeouts on threads of its own
+and a bounded number of calls in flight (503 past it), so a stalled
+upstream never holds up requests the recording answers, and the engine
+keeps a bounded number of conversations.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import dataclasses
 import socket
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from ..engine import Answer, ReplayEngine, error_answer, iter_chunks
 
@@ -26,16 +36,52 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 _END = object()
 
 
+@dataclasses.dataclass(frozen=True)
+class ServerLimits:
+    """What one client may cost the server.
+
+    ``max_body_bytes``: a larger request body is answered 413 (not read).
+    ``header_timeout``: seconds a connection may take to send a request's
+    headers (a new connection, or the next request on a kept-alive one).
+    ``body_timeout``: seconds between two pieces of a request body.
+    ``keep_alive``: seconds an idle keep-alive connection stays open.
+    ``max_connections``: connections and requests at once; past it, 503.
+    ``upstream_timeout``: seconds to connect to the upstream and between two
+    pieces of its answer; ``max_upstream``: forwarded calls in flight (503
+    past it).
+    """
+
+    max_body_bytes: int = 32 * 1024 * 1024
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive: int = 5
+    max_connections: int = 1024
+    upstream_timeout: float = 60.0
+    max_upstream: int = 16
+
+
+DEFAULT_LIMITS: Final = ServerLimits()
+
+
 class ReplayApp:
     """An ASGI application answering every request with the engine.
 
     ``mcp``: an MCP server's ASGI application (see :mod:`.mcp_server`), which
-    answers ``/mcp`` and owns the lifespan.
+    answers ``/mcp`` and owns the lifespan.  ``limits``: see :class:`ServerLimits`.
     """
 
-    def __init__(self, engine: ReplayEngine, mcp: Any = None) -> None:
+    def __init__(
+        self, engine: ReplayEngine, mcp: Any = None, limits: ServerLimits = DEFAULT_LIMITS
+    ) -> None:
         self.engine = engine
         self.mcp = mcp
+        self.limits = limits
+        # Our own threads: the loop's default pool is small (cores + 4), and a few
+        # stalled upstream calls would take all of it.  Forwarding holds at most
+        # max_upstream of these; the rest always answer from the recording.
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=limits.max_upstream + 16, thread_name_prefix="otel-replay-serve"
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.mcp is not None and (
@@ -53,17 +99,14 @@ class ReplayApp:
                     return
         if scope["type"] != "http":
             return
-        body = bytearray()
-        while True:
-            message = await receive()
-            body.extend(message.get("body", b""))
-            if not message.get("more_body"):
-                break
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        body = await self._body(receive, headers)
+        if isinstance(body, Answer):
+            await _send_whole(send, body)
+            return
         loop = asyncio.get_running_loop()
-        # In a thread: forwarding upstream blocks; the engine has its own lock.
         answer = await loop.run_in_executor(
-            None, self.engine.handle, scope["method"], scope["path"], bytes(body), headers
+            self._pool, self.engine.handle, scope["method"], scope["path"], body, headers
         )
         await send(
             {
@@ -74,16 +117,62 @@ class ReplayApp:
         )
         chunks = iter_chunks(answer)
         eager = isinstance(answer.chunks, (list, tuple))
+        try:
+            while True:
+                item = (
+                    next(chunks, _END)
+                    if eager
+                    else await loop.run_in_executor(self._pool, _next, chunks)
+                )
+                if item is _END:
+                    break
+                assert isinstance(item, tuple)
+                delay, chunk = item
+                if delay:
+                    await asyncio.sleep(delay)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            close = getattr(answer.chunks, "close", None)
+            if close is not None:  # a forwarded answer cut short frees its upstream call
+                await loop.run_in_executor(self._pool, close)
+
+    async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes | Answer:
+        """The request body, or the answer refusing it (too large, too slow)."""
+        limit = self.limits.max_body_bytes
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return _too_large(limit)
+        body = bytearray()
         while True:
-            item = next(chunks, _END) if eager else await loop.run_in_executor(None, _next, chunks)
-            if item is _END:
-                break
-            assert isinstance(item, tuple)
-            delay, chunk = item
-            if delay:
-                await asyncio.sleep(delay)
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+            try:
+                message = await asyncio.wait_for(receive(), self.limits.body_timeout)
+            except asyncio.TimeoutError:
+                return error_answer(
+                    408, "request_timeout", f"no body for {self.limits.body_timeout} s"
+                )
+            if message["type"] == "http.disconnect":
+                return error_answer(400, "invalid_request_error", "the client went away")
+            body.extend(message.get("body", b""))
+            if len(body) > limit:
+                return _too_large(limit)
+            if not message.get("more_body"):
+                return bytes(body)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _too_large(limit: int) -> Answer:
+    return error_answer(413, "request_too_large", f"the request body is over {limit} bytes")
+
+
+async def _send_whole(send: Send, answer: Answer) -> None:
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers]
+    # A refused request's body may still be on its way: the connection is not reused.
+    headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"".join(answer.chunks)})
 
 
 def _next(chunks: Iterator[tuple[float, bytes]]) -> object:
@@ -99,16 +188,23 @@ _DROP_BACK = frozenset({"content-length", "connection", "transfer-encoding", "ke
 
 
 def upstream(
-    base_url: str, timeout: float = 600
+    base_url: str, timeout: float = DEFAULT_LIMITS.upstream_timeout, max_in_flight: int = 16
 ) -> Callable[[str, bytes, Mapping[str, str]], Answer]:
     """A forwarder for ``--on-divergence live``: the request goes to ``base_url`` as it came.
 
-    ``base_url`` may end in ``/v1`` or not; the response streams back as it arrives.
+    ``base_url`` may end in ``/v1`` or not; the response streams back as it
+    arrives.  ``timeout`` bounds the connection and each wait for more of
+    the answer; past ``max_in_flight`` calls at once, a request gets 503.
     """
     base = base_url.rstrip("/")
+    slots = threading.BoundedSemaphore(max_in_flight)
 
     def forward(path: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         target = base + (path[3:] if base.endswith("/v1") and path.startswith("/v1/") else path)
+        if not slots.acquire(blocking=False):
+            return error_answer(
+                503, "upstream_busy", f"{max_in_flight} calls to {base} are already in flight"
+            )
         sent = {k: v for k, v in headers.items() if k.lower() not in _DROP}
         request = urllib.request.Request(target, data=body, headers=sent, method="POST")
         try:
@@ -116,17 +212,23 @@ def upstream(
         except urllib.error.HTTPError as err:
             response = err
         except OSError as exc:
+            slots.release()
             return error_answer(502, "upstream_error", f"upstream {target}: {exc}")
         back = [(k.lower(), v) for k, v in response.headers.items() if k.lower() not in _DROP_BACK]
         back.append(("x-otel-replay-forwarded", target))
 
         def body_chunks() -> Iterator[bytes]:
-            with response:
-                while True:
-                    chunk = response.read1(65536) if hasattr(response, "read1") else b""
-                    if not chunk:
-                        break
-                    yield chunk
+            try:
+                with response:
+                    while True:
+                        chunk = response.read1(65536) if hasattr(response, "read1") else b""
+                        if not chunk:
+                            break
+                        yield chunk
+            except OSError:  # the upstream stalled or went away: the answer ends here
+                return
+            finally:
+                slots.release()
 
         return Answer(int(response.status), back, body_chunks())
 
@@ -136,7 +238,9 @@ def upstream(
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket (port 0: any free port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only
+    # then, and without it each answer's headers and body leave ~40 ms apart.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
@@ -157,19 +261,81 @@ GRACEFUL_SHUTDOWN_S = 1
 MCP_PATH = "/mcp"
 
 
-def run_server(engine: ReplayEngine, sock: socket.socket, mcp: Any = None) -> None:
+def _config(app: ReplayApp, limits: ServerLimits, lifespan: Literal["on", "off"]) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan=lifespan,
+        access_log=False,
+        http=_guarded_protocol(limits.header_timeout),
+        timeout_keep_alive=limits.keep_alive,
+        limit_concurrency=limits.max_connections,
+        # Stopped, it does not wait out clients' idle keep-alive connections.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
+
+
+def _guarded_protocol(header_timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose request headers are too slow.
+
+    uvicorn times out idle keep-alive connections, but not a connection that
+    sends nothing or half its headers: a few hundred of those would hold
+    the server's connections for good.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class GuardedH11Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._await_headers()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._header_timer is not None and self.conn.their_state is not h11.IDLE:
+                self._header_timer.cancel()  # the headers are in
+                self._header_timer = None
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._await_headers()  # the next request's, on this kept-alive connection
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+            super().connection_lost(exc)
+
+        def _await_headers(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+            self._header_timer = self.loop.call_later(header_timeout, self._headers_too_slow)
+
+        def _headers_too_slow(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+def run_server(
+    engine: ReplayEngine,
+    sock: socket.socket,
+    mcp: Any = None,
+    limits: ServerLimits = DEFAULT_LIMITS,
+) -> None:
     """Serve until interrupted (uvicorn handles SIGINT and SIGTERM); ``mcp``: see ReplayApp."""
     import uvicorn
 
-    config = uvicorn.Config(
-        ReplayApp(engine, mcp),
-        log_level="warning",
-        lifespan="off" if mcp is None else "on",
-        access_log=False,
-        # Stopped, it does not wait out clients' idle keep-alive connections (5 s each).
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-    )
-    uvicorn.Server(config).run(sockets=[sock])
+    app = ReplayApp(engine, mcp, limits)
+    try:
+        uvicorn.Server(_config(app, limits, "off" if mcp is None else "on")).run(sockets=[sock])
+    finally:
+        app.close()
 
 
 #: How long a background server may take to start listening.
@@ -183,19 +349,15 @@ class BackgroundServer:
     framework model classes): the client talks HTTP to this process.
     """
 
-    def __init__(self, engine: ReplayEngine, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, engine: ReplayEngine, host: str = "127.0.0.1", limits: ServerLimits = DEFAULT_LIMITS
+    ) -> None:
         import uvicorn
 
         self.sock = bind(host, 0)
         self.url = base_url(self.sock)
-        config = uvicorn.Config(
-            ReplayApp(engine),
-            log_level="warning",
-            lifespan="off",
-            access_log=False,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-        )
-        self._server = uvicorn.Server(config)
+        self._app = ReplayApp(engine, limits=limits)
+        self._server = uvicorn.Server(_config(self._app, limits, "off"))
         self._thread = threading.Thread(
             target=self._server.run,
             kwargs={"sockets": [self.sock]},
@@ -217,3 +379,4 @@ class BackgroundServer:
         self._server.should_exit = True
         self._thread.join(GRACEFUL_SHUTDOWN_S + 5)
         self.sock.close()
+        self._app.close()
