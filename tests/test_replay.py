@@ -544,6 +544,25 @@ def test_changed_tool_schemas_are_reported(tmp_path: Path) -> None:
     assert any("tool definitions differ" in n for n in session.report().notes)
 
 
+async def _asyncio_datagrams() -> list[Exception]:
+    """asyncio's datagram endpoints: connected to a remote peer, or sending to one."""
+    loop = asyncio.get_running_loop()
+    with pytest.raises(otel_replay.NetworkBlocked):
+        await loop.create_datagram_endpoint(
+            asyncio.DatagramProtocol, remote_addr=("203.0.113.9", 53)
+        )
+    errors: list[Exception] = []
+
+    class Protocol(asyncio.DatagramProtocol):
+        def error_received(self, exc: Exception) -> None:
+            errors.append(exc)  # where asyncio puts a send's error
+
+    transport, _ = await loop.create_datagram_endpoint(Protocol, local_addr=("127.0.0.1", 0))
+    transport.sendto(b"x", ("203.0.113.9", 53))
+    transport.close()
+    return errors
+
+
 def test_datagrams_dns_and_sockets_opened_before_are_guarded_too(tmp_path: Path) -> None:
     import _socket
 
@@ -571,7 +590,9 @@ def test_datagrams_dns_and_sockets_opened_before_are_guarded_too(tmp_path: Path)
         raw.close()
         before.sendall(b"ok")  # its peer is loopback: it goes
         assert peer.recv(2) == b"ok"
+        refused = asyncio.run(_asyncio_datagrams())
     assert _socket.socket is socket.socket.__mro__[1]  # the raw type is back
+    assert refused and all(isinstance(e, otel_replay.NetworkBlocked) for e in refused)
     notes = " ".join(session.report().notes)
     assert "203.0.113.9:53" in notes and "example.com" in notes
     for s in (before, peer, udp, server):

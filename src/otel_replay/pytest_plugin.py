@@ -14,6 +14,11 @@ clock frozen, and outbound network other than loopback is refused unless the
 marker says ``allow_network=True``.  When the agent leaves the recording, or
 the test ends before the recorded run did, the test fails with the replay
 report: the first divergence, expected vs actual, what was not reached.
+
+``pytest --replay-isolate`` (or ``OTEL_REPLAY_ISOLATE=1``) runs the tests in a
+network namespace with only loopback, where the agent's subprocesses and
+native code cannot reach the network either (Linux; elsewhere a warning and
+the in-process guard).
 """
 
 from __future__ import annotations
@@ -34,6 +39,38 @@ if TYPE_CHECKING:
 MARKER = "otel_replay"
 _SESSION = pytest.StashKey["ReplaySession"]()
 _CLOSED = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--replay-isolate",
+        action="store_true",
+        default=os.environ.get("OTEL_REPLAY_ISOLATE", "").lower() in ("1", "true", "yes"),
+        help="otel-replay: run the tests in a network namespace with only loopback, so that "
+        "no replayed agent (nor its subprocesses or native code) reaches the network "
+        "(Linux; elsewhere the in-process guard only, with a warning)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    if not config.getoption("replay_isolate", False):
+        return None
+    from .replay import isolation
+
+    if isolation.isolated():
+        isolation.loopback_up()
+        return None
+    reason = isolation.unavailable()
+    if reason is not None:
+        config.issue_config_time_warning(
+            pytest.PytestWarning(
+                f"--replay-isolate: {reason}; only the in-process network guard applies"
+            ),
+            stacklevel=2,
+        )
+        return None
+    return isolation.run_isolated(["-m", "pytest", *config.invocation_params.args])
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -627,6 +627,13 @@ def regress(
 @click.option(
     "--json", "as_json", is_flag=True, help="The report (and drift) as one JSON document."
 )
+@click.option(
+    "--isolate",
+    is_flag=True,
+    envvar="OTEL_REPLAY_ISOLATE",
+    help="Run the replay in a network namespace with only loopback: nothing the agent, its "
+    "subprocesses or native code do reaches the network (Linux; else the in-process guard).",
+)
 def replay_(
     path: str,
     run_id: str | None,
@@ -641,12 +648,15 @@ def replay_(
     record_to: str | None,
     type_trust: TypeTrust,
     as_json: bool,
+    isolate: bool,
 ) -> None:
     """Replay a recorded run with your agent: exit 0 when it followed the recording, 1 if not.
 
     Tools stubbed, model pinned, clock frozen, network refused; --from N,
     --override and --model live make it selective (see the README).
     """
+    if isolate:
+        _isolate()
     from ..replay.divergence import ReplayError
     from ..replay.options import ReplayOptions
     from ..workflow.regress import RegressError
@@ -687,6 +697,26 @@ def replay_(
         if done.error is not None:
             click.echo(f"the agent raised {done.error!r}")
     sys.exit(0 if done.report.matched and done.error is None else 1)
+
+
+def _isolate() -> None:
+    """Run this command again in a network namespace (see replay.isolation), or warn why not."""
+    from ..replay import isolation
+
+    if isolation.isolated():
+        try:
+            isolation.loopback_up()
+        except OSError as exc:
+            _fail(f"--isolate: cannot bring up loopback in the network namespace: {exc}")
+        return
+    reason = isolation.unavailable()
+    if reason is None:
+        sys.exit(isolation.run_isolated(["-m", "otel_replay.cli.main", *sys.argv[1:]]))
+    click.echo(
+        f"otel-replay: warning: --isolate: {reason}; only the in-process network guard applies "
+        "(it cannot stop subprocesses or native code)",
+        err=True,
+    )
 
 
 def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
