@@ -117,8 +117,10 @@ def _replay(tmp_path: Path, target: tuple[str, int, list[int]], *flags: str) -> 
     }
     env.pop("OTEL_REPLAY_ISOLATE", None)
     done = subprocess.run(
-        [sys.executable, "-m", "otel_replay.cli.main", "replay", "case.otlp"]
-        + ["--agent", "reaching_agent:agent", "--kwarg", "user_id=@user.id", *flags],
+        [
+            *(sys.executable, "-m", "otel_replay.cli.main", "replay", "case.otlp"),
+            *("--agent", "reaching_agent:agent", "--kwarg", "user_id=@user.id", *flags),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -191,8 +193,10 @@ def test_pytest_replay_isolate_runs_the_tests_in_a_namespace(
         "TARGET_PORT": str(port),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
-        + ["--replay-isolate", "test_inside.py"],
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+            *("--replay-isolate", "test_inside.py"),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
