@@ -3,14 +3,14 @@
 The app records through the real OTel SDK: our capture helpers, the real
 OpenAI and Anthropic SDKs over the recording transport (against a model
 server on 127.0.0.1), a "third-party" instrumentation writing OpenInference
-and HTTP attributes, events and statuses as such libraries do, and feature
-flags.  It exports three ways at once: ``FileSpanExporter`` behind
-``ReplaySpanProcessor`` (rotated files, blobs, the index), a second
-provider with ``FileSpanExporter`` alone (JSON lines, no processor: the
-exporter scrubs), and the standard OTLP/HTTP exporter to a collector on
-127.0.0.1.  Then ``otel-replay ls`` writes its cache.  No byte of any file,
-blob, index, cache or OTLP request may hold a secret, and the recording still
-replays.
+and HTTP attributes, events and statuses as such libraries do, scope and
+resource attributes, and feature flags.  It exports three ways at once:
+``FileSpanExporter`` behind ``ReplaySpanProcessor`` (rotated files, blobs),
+a second provider with ``FileSpanExporter`` alone (JSON lines, no
+processor: the exporter scrubs), and the standard OTLP/HTTP exporter to a
+collector on 127.0.0.1.  Then ``otel-replay ls`` and ``check`` write their
+cache.  No byte of any file, blob, cache, command output or OTLP request
+may hold a secret, and the recording still replays.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import openai
 import pydantic
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode
@@ -128,7 +129,9 @@ def _collector(received: list[bytes]) -> Any:
 
 def _third_party_spans(provider: TracerProvider) -> None:
     """Attributes, events and statuses as other instrumentations write them."""
-    tracer = provider.get_tracer("openinference.instrumentation.acme")
+    tracer = provider.get_tracer(
+        "openinference.instrumentation.acme", attributes={"api_key": plant("scope attribute")}
+    )
     with tracer.start_as_current_span("ChatModel") as span:
         params = {"model": "m", "api_key": plant("openinference invocation parameters")}
         span.set_attribute("llm.invocation_parameters", json.dumps(params))
@@ -215,7 +218,10 @@ def test_no_planted_secret_reaches_any_byte_written(
     traces.mkdir()
     received: list[bytes] = []
     with _model_server() as base_url, _collector(received) as collector:
-        full = TracerProvider()
+        resource = Resource.create(
+            {"service.name": "planted", "db.password": plant("resource attribute")}
+        )
+        full = TracerProvider(resource=resource)
         full.add_span_processor(otel_replay.ReplaySpanProcessor())
         exporter = otel_replay.FileSpanExporter(
             traces / "run.otlp", max_inline_bytes=64, max_megabytes=0.004
@@ -224,7 +230,7 @@ def test_no_planted_secret_reaches_any_byte_written(
         full.add_span_processor(
             SimpleSpanProcessor(OTLPSpanExporter(endpoint=collector + "/v1/traces"))
         )
-        bare = TracerProvider()  # no ReplaySpanProcessor: the exporter alone scrubs
+        bare = TracerProvider(resource=resource)  # no ReplaySpanProcessor: the exporter scrubs
         bare.add_span_processor(
             SimpleSpanProcessor(otel_replay.FileSpanExporter(traces / "bare.jsonl", format="json"))
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -27,7 +27,6 @@ __all__ = ["encode_request"]
 
 logger = logging.getLogger("otel_replay")
 
-RedactKey = Callable[[str], bool]
 
 _Q = struct.Struct("<Q").pack
 _I = struct.Struct("<I").pack
@@ -50,7 +49,6 @@ _T_SCOPE = b"\x1a"  # InstrumentationScope.attributes
 _T_SPAN = b"\x4a"  # Span.attributes
 _T_EVENT = b"\x1a"  # Span.Event.attributes (same bytes as the scope's)
 _T_LINK = b"\x22"  # Span.Link.attributes
-_REDACTED_ANY = b"\x0a" + bytes([len(A.REDACTED_VALUE)]) + A.REDACTED_VALUE.encode("utf-8")
 
 #: A cache above this many entries starts afresh (high-cardinality values).
 _CACHE_MAX = 8192
@@ -127,12 +125,11 @@ def _any(value: Any) -> bytes:
 
 
 class _Rule:
-    """Caches valid under one redaction rule (a cached pair may be a redacted one)."""
+    """The encoder's caches of encoded attribute pairs and resource / scope blocks."""
 
-    __slots__ = ("blocks", "pairs", "redact")
+    __slots__ = ("blocks", "pairs")
 
-    def __init__(self, redact: RedactKey | None) -> None:
-        self.redact = redact
+    def __init__(self) -> None:
         # tag -> (key, type, value) -> the whole encoded KeyValue field
         self.pairs: dict[bytes, dict[tuple[str, type, Any], bytes]] = {
             tag: {} for tag in (_T_RESOURCE, _T_SCOPE, _T_SPAN, _T_LINK)
@@ -144,17 +141,14 @@ class _Rule:
 
 # Module-level so that they survive from one export to the next.
 _keys: dict[str, bytes] = {}
-_rules: dict[RedactKey | None, _Rule] = {}
 _warned_keys: set[str] = set()
 
 
-def _rule(redact: RedactKey | None) -> _Rule:
-    rule = _rules.get(redact)
-    if rule is None:
-        if len(_rules) >= 16:  # a new callable per call would otherwise grow this forever
-            _rules.clear()
-        rule = _rules[redact] = _Rule(redact)
-    return rule
+_RULE = _Rule()
+
+
+def _rule() -> _Rule:
+    return _RULE
 
 
 def _skip(key: str, exc: Exception) -> None:
@@ -183,7 +177,6 @@ def _attributes(
     # holds the same items in the same order.
     attrs = getattr(attrs, "_dict", attrs)
     pairs = rule.pairs[tag]
-    redact = rule.redact
     keys = _keys
     varints = _VARINT
     append = out.append
@@ -207,9 +200,7 @@ def _attributes(
         name = key
         data: bytes | None = None
         try:
-            if redact is not None and redact(key):
-                body = _REDACTED_ANY
-            elif t is str:  # the common large value (messages JSON), inlined
+            if t is str:  # the common large value (messages JSON), inlined
                 data = value.encode("utf-8")
                 n = len(data)
                 body = b"\x0a" + (varints[n] if n < 16384 else _varint(n))
@@ -401,19 +392,17 @@ def encode_request(
     *,
     max_inline: int | None = None,
     blobs: BlobStore | None = None,
-    redact_key: Callable[[str], bool] | None = None,
 ) -> bytes:
     """Serialize ``spans`` as one ``ExportTraceServiceRequest``.
 
     Parsed back it equals ``encode_spans(spans)``, except that with ``blobs``
     and ``max_inline``, exact-payload attributes (``otel_replay.bytes.*``)
     larger than ``max_inline`` go to the blob store and are encoded as
-    ``otel_replay.ref.*`` references, and that attributes whose key
-    ``redact_key`` flags are encoded as ``"[REDACTED]"``.  An attribute that
+    ``otel_replay.ref.*`` references.  An attribute that
     cannot be encoded (a lone surrogate, an int beyond int64) is skipped, as
     ``encode_spans`` skips it; anything else wrong with a span raises.
     """
-    rule = _rule(redact_key)
+    rule = _rule()
     root = _Group(None)
     for span in spans:
         body = _span(span, rule, max_inline, blobs)

@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, Span
 from opentelemetry.sdk.util import BoundedList
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Status
 
 
@@ -62,3 +64,11 @@ def update_status(span: Span, status: Status) -> bool:
         return False
     span._status = status
     return True
+
+
+def update_shared(span: Span, resource: Resource, scope: InstrumentationScope | None) -> None:
+    """Give an ending ``span`` another resource and scope (the same ones, scrubbed)."""
+    if resource is not span.resource and hasattr(span, "_resource"):
+        span._resource = resource
+    if scope is not span.instrumentation_scope and hasattr(span, "_instrumentation_scope"):
+        span._instrumentation_scope = scope

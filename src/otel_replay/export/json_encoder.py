@@ -13,7 +13,7 @@ messages pdata always writes: a ``resource``, a ``scope``, a span's
 Two front ends share those rules:
 
 - :func:`encode_json_request` takes SDK spans and makes the same choices as
-  :func:`~otel_replay.export.encoder.encode_request` (grouping, redaction,
+  :func:`~otel_replay.export.encoder.encode_request` (grouping,
   large payloads to the blob store, attributes skipped): its output is, byte
   for byte, :func:`request_to_json` of the message ``encode_request`` writes.
 - :func:`request_to_json` takes a protobuf request of either signal (traces
@@ -39,7 +39,6 @@ from .encoder import _Group, _skip
 
 __all__ = ["encode_json_request", "format_double", "request_to_json"]
 
-RedactKey = Callable[[str], bool]
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -131,7 +130,6 @@ def _bytes(data: bytes) -> str:
 _KIND = {k: f'"kind":{k.value + 1}' for k in SpanKind}  # OTLP numbers kinds from 1
 _FLAGS_LOCAL = '"flags":256'  # HAS_IS_REMOTE
 _FLAGS_REMOTE = '"flags":768'  # HAS_IS_REMOTE | IS_REMOTE
-_REDACTED = '{"stringValue":' + _str(A.REDACTED_VALUE) + "}"
 _CACHE_MAX = 8192
 
 
@@ -185,12 +183,11 @@ def _kv(key: str, value_json: str, esc: Callable[[str], str] = _str) -> str:
 
 
 class _Rule:
-    """Caches valid under one redaction rule (a cached pair may be a redacted one)."""
+    """The encoder's caches (a fresh set checks text the fast path may have cached)."""
 
-    __slots__ = ("blocks", "keys", "pairs", "redact")
+    __slots__ = ("blocks", "keys", "pairs")
 
-    def __init__(self, redact: RedactKey | None) -> None:
-        self.redact = redact
+    def __init__(self) -> None:
         self.pairs: dict[tuple[str, type, Any], str] = {}
         self.keys: dict[str, str] = {}  # key -> '{"key":"...","value":'
         # id(resource or scope) -> (the object, its JSON); holding the object keeps
@@ -198,16 +195,11 @@ class _Rule:
         self.blocks: dict[int, tuple[object, str]] = {}
 
 
-_rules: dict[RedactKey | None, _Rule] = {}
+_RULE = _Rule()
 
 
-def _rule(redact: RedactKey | None) -> _Rule:
-    rule = _rules.get(redact)
-    if rule is None:
-        if len(_rules) >= 16:  # a new callable per call would otherwise grow this forever
-            _rules.clear()
-        rule = _rules[redact] = _Rule(redact)
-    return rule
+def _rule() -> _Rule:
+    return _RULE
 
 
 def _attributes(
@@ -228,7 +220,6 @@ def _attributes(
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: iterate its dict, no lock
     pairs = rule.pairs
     keys = rule.keys
-    redact = rule.redact
     append = out.append
     n = 0
     for key, value in attrs.items():
@@ -247,9 +238,7 @@ def _attributes(
                 continue
         name = key
         try:
-            if redact is not None and redact(key):
-                body = _REDACTED
-            elif t is str:
+            if t is str:
                 body = _str(value)
             elif (
                 t is bytes
@@ -267,7 +256,7 @@ def _attributes(
                 if len(keys) > _CACHE_MAX:
                     keys.clear()
                 head = keys[name] = ('{"key":' + _str(name) + ',"value":') if name else '{"value":'
-            if t is str and body is not _REDACTED:
+            if t is str:
                 head += '{"stringValue":'
                 tail = "}}"
             else:
@@ -454,31 +443,29 @@ def encode_json_request(
     *,
     max_inline: int | None = None,
     blobs: BlobStore | None = None,
-    redact_key: RedactKey | None = None,
 ) -> bytes:
     """``spans`` as one OTLP/JSON ``ExportTraceServiceRequest``, without a newline.
 
     The same request :func:`~otel_replay.export.encoder.encode_request` writes
-    in protobuf (see there for ``max_inline``, ``blobs`` and ``redact_key``),
+    in protobuf (see there for ``max_inline`` and ``blobs``),
     in the bytes pdata's ``JSONMarshaler`` would write for it.
     """
     try:
-        return "".join(_encode(spans, max_inline, blobs, redact_key, checked=False)).encode()
+        return "".join(_encode(spans, max_inline, blobs, checked=False)).encode()
     except UnicodeEncodeError:
         # A lone surrogate somewhere: find it, skip that attribute (or raise for a
         # name), as the protobuf encoder does.  Rare, so the common path never checks.
-        return "".join(_encode(spans, max_inline, blobs, redact_key, checked=True)).encode()
+        return "".join(_encode(spans, max_inline, blobs, checked=True)).encode()
 
 
 def _encode(
     spans: Sequence[ReadableSpan],
     max_inline: int | None,
     blobs: BlobStore | None,
-    redact_key: RedactKey | None,
     checked: bool,
 ) -> list[str]:
     # The fast path may have cached text that cannot be encoded: check with fresh caches.
-    rule = _Rule(redact_key) if checked else _rule(redact_key)
+    rule = _Rule() if checked else _rule()
     root = _Group(None)
     for span in spans:
         fragments = _span(span, rule, checked, max_inline, blobs)

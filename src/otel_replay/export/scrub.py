@@ -4,7 +4,8 @@ Capture scrubs what it records; spans of other instrumentations arrive as
 their authors wrote them (an OpenInference ``llm.invocation_parameters``
 holding an api key, ``url.full`` with ``?api_key=``, an exception message
 quoting a token).  Here the one redaction engine goes over every attribute,
-event and link attribute and the status description of a span:
+event and link attribute and the status description of a span, and the
+attributes of its resource and instrumentation scope:
 ``ReplaySpanProcessor`` on each span of its provider as it ends (so every
 exporter, OTLP included, sends the scrubbed span), and our exporters on each
 span they write (a provider without the processor).
@@ -16,15 +17,18 @@ written: they are left as they are.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, Status
 
 from .. import attributes as A
 from ..redaction import PLACEHOLDER, Redactor, redactor
-from .ending_span import update_attributes, update_events, update_status
+from .ending_span import update_attributes, update_events, update_shared, update_status
 
 T = TypeVar("T")
 
@@ -40,13 +44,13 @@ def attribute_changes(
     if not attrs:
         return changes
     for key, value in attrs.items():
-        t = type(value)
-        if t is bool or t is int or t is float or key.startswith(_COMPANIONS):
-            continue
-        if (A.SHA256 + key) in attrs:
+        if key.startswith(_COMPANIONS) or (A.SHA256 + key) in attrs:
             continue  # our payload: scrubbed when captured
+        t = type(value)
         if r.is_secret_key(key):
             new: Any = PLACEHOLDER
+        elif t is bool or t is int or t is float:
+            continue
         elif t is str:
             new = r.text(value)
         elif t is bytes:
@@ -99,9 +103,50 @@ def _redacted(attrs: Mapping[str, Any] | None, hidden: list[str]) -> list[str]:
     return [*before, *(h for h in hidden if h not in before)]
 
 
+class _Shared:
+    """Resources and scopes with their secrets hidden, made once per object.
+
+    Many spans share one resource and a few scopes: each is scrubbed the
+    first time it is seen (holding the object keeps its id from being reused).
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def clean(self, obj: Any, rebuild: Callable[[Any, dict[str, Any]], Any]) -> Any:
+        if obj is None:
+            return None
+        hit = self._seen.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        changes = attribute_changes(obj.attributes, redactor(), [])
+        clean = rebuild(obj, {**obj.attributes, **changes}) if changes else obj
+        with self._lock:
+            if len(self._seen) > 256:
+                self._seen.clear()
+            self._seen[id(obj)] = (obj, clean)
+        return clean
+
+
+_shared = _Shared()
+
+
+def _resource(resource: Resource) -> Resource:
+    return cast("Resource", _shared.clean(resource, lambda r, a: Resource(a, r.schema_url)))
+
+
+def _scope(scope: InstrumentationScope | None) -> InstrumentationScope | None:
+    return cast(
+        "InstrumentationScope | None",
+        _shared.clean(scope, lambda s, a: InstrumentationScope(s.name, s.version, s.schema_url, a)),
+    )
+
+
 def hide_in_ending(span: Span) -> None:
     """Scrub an SDK span as it ends (see :mod:`otel_replay.export.ending_span`)."""
     r = redactor()
+    update_shared(span, _resource(span.resource), _scope(span.instrumentation_scope))
     hidden: list[str] = []
     changes = attribute_changes(span.attributes, r, hidden)
     events = _events(span.events, r, hidden)
@@ -124,14 +169,19 @@ def hidden_copy(span: ReadableSpan) -> ReadableSpan:
     events = _events(span.events, r, hidden)
     links = _links(span.links, r, hidden)
     status = _status(span.status, r, hidden)
-    if not hidden:
+    resource = _resource(span.resource)
+    scope = _scope(span.instrumentation_scope)
+    if not hidden and resource is span.resource and scope is span.instrumentation_scope:
         return span
-    attrs = {**(span.attributes or {}), **changes, A.REDACTED: _redacted(span.attributes, hidden)}
+    attrs = dict(span.attributes or {})
+    if hidden:
+        attrs.update(changes)
+        attrs[A.REDACTED] = _redacted(span.attributes, hidden)
     return ReadableSpan(
         name=span.name,
         context=span.context,
         parent=span.parent,
-        resource=span.resource,
+        resource=resource,
         attributes=attrs,
         events=span.events if events is None else events,
         links=span.links if links is None else links,
@@ -139,5 +189,5 @@ def hidden_copy(span: ReadableSpan) -> ReadableSpan:
         status=span.status if status is None else status,
         start_time=span.start_time,
         end_time=span.end_time,
-        instrumentation_scope=span.instrumentation_scope,
+        instrumentation_scope=scope,
     )
