@@ -224,7 +224,7 @@ def test_no_planted_secret_reaches_any_byte_written(
         full = TracerProvider(resource=resource)
         full.add_span_processor(otel_replay.ReplaySpanProcessor())
         exporter = otel_replay.FileSpanExporter(
-            traces / "run.otlp", max_inline_bytes=64, max_megabytes=0.004
+            traces / "run.otlp", max_inline_bytes=64, max_megabytes=0.001
         )
         full.add_span_processor(otel_replay.RecordingSpanProcessor(exporter))
         full.add_span_processor(
