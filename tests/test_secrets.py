@@ -197,6 +197,7 @@ def _record(provider: TracerProvider, base_url: str) -> None:
             ant.messages.create(
                 model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
             )
+        provider.force_flush()  # a record of its own: the next one rotates the file
         _third_party_spans(provider)
     finally:
         otel_replay.use_tracer_provider(previous)
