@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 import otel_replay
 from otel_replay.cli.main import cli
-from otel_replay.store.reader import RecordReader
+from otel_replay.store.reader import HEAD, RecordReader
 
 
 def record_agent_runs(path: Path, runs: int, spans_per_run: int, pad: int, **exporter: Any) -> None:
@@ -64,7 +64,9 @@ def test_json_lines_longer_than_the_sniffer_reads(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     record_agent_runs(path, runs=3, spans_per_run=300, pad=10_000, format="json")
     lines = path.read_bytes().splitlines()
-    assert len(lines) == 3 and all(len(line) > 2_000_000 for line in lines)
+    # A line per export batch: one per run, or more where the processor's timer cut a
+    # run in two on a busy machine; every line is far past what the sniffer reads.
+    assert len(lines) >= 3 and all(len(line) > 10 * HEAD for line in lines)
 
     runs = otel_replay.load(path, strict=True)
     assert [r.steps[0].name for r in runs] == [f"invoke_agent agent-{n}" for n in range(3)]
