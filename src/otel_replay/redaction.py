@@ -29,6 +29,7 @@ arguments, or the environment: ``OTEL_REPLAY_REDACT_KEYS`` /
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -55,48 +56,77 @@ Hook = Callable[[str, Any], Any]
 _HEADERS_KEY = re.compile(r"headers?$", re.IGNORECASE)
 
 
-#: Texts up to this length are first searched for any trigger at once.
-_SHORT: Final = 512
-
-
 class _Shapes:
-    """Finds credential shapes in text: literal triggers first, each expression only there."""
+    """Finds credential shapes in text: literal triggers first, each expression only there.
+
+    One pass of a trie of every trigger over the lower-cased text finds where
+    a shape may start; only those shapes are tried, and only there.  Most
+    text holds no trigger, and costs that one pass.
+    """
 
     def __init__(self, shapes: Iterable[Shape]) -> None:
-        self._triggered: list[tuple[tuple[str, ...], re.Pattern[str]]] = []
+        self._triggered: list[re.Pattern[str]] = []
         self._everywhere: list[re.Pattern[str]] = []
+        words: dict[str, list[re.Pattern[str]]] = {}
         for shape in shapes:
             rx = re.compile(shape.pattern)
             if shape.triggers:
-                self._triggered.append((shape.triggers, rx))
+                self._triggered.append(rx)
+                for trigger in shape.triggers:
+                    words.setdefault(trigger, []).append(rx)
             else:
                 self._everywhere.append(rx)
-        # Short texts (most values) are first asked once whether any trigger is in them.
-        words = sorted({t for triggers, _ in self._triggered for t in triggers}, key=len)
-        self._any = re.compile("|".join(re.escape(w) for w in reversed(words)))
+        # The trie finds the longest trigger at a place: it stands for the shorter
+        # triggers it starts with too.
+        self._by_word = {
+            word: [rx for t, rxs in words.items() if word.startswith(t) for rx in rxs]
+            for word in words
+        }
+        self._words = re.compile(_trie(words)) if words else None
 
     def find(self, text: str) -> list[re.Match[str]]:
         """Every match, as found; overlaps are left to the caller."""
         found: list[re.Match[str]] = []
-        lower = text.lower()
-        if len(text) <= _SHORT and not self._everywhere and self._any.search(lower) is None:
-            return found
-        # A few characters change length when lowered: then positions differ, search all.
-        aligned = len(lower) == len(text)
-        for triggers, rx in self._triggered:
-            if not aligned:
-                found += rx.finditer(text)
-                continue
-            for trigger in triggers:
-                at = lower.find(trigger)
-                while at >= 0:
-                    m = rx.match(text, at)
-                    if m is not None:
-                        found.append(m)
-                    at = lower.find(trigger, m.end() if m is not None and m.end() > at else at + 1)
+        if self._words is not None:
+            lower = text.lower()
+            if len(lower) == len(text):
+                for word in self._words.finditer(lower):
+                    at = word.start()
+                    for rx in self._by_word[word.group()]:
+                        m = rx.match(text, at)
+                        if m is not None:
+                            found.append(m)
+            else:  # a few characters change length when lowered: search everywhere
+                for rx in self._triggered:
+                    found += rx.finditer(text)
         for rx in self._everywhere:
             found += rx.finditer(text)
         return found
+
+
+def _trie(words: Iterable[str]) -> str:
+    """A regular expression matching any of ``words``, common prefixes merged (fast in ``re``)."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+#: Texts up to this length are remembered with their scrubbed form (names, ids, short
+#: values repeat from span to span).
+_MEMO_CHARS: Final = 256
+_MEMO_SIZE: Final = 8192
 
 
 class Redactor:
@@ -123,6 +153,7 @@ class Redactor:
         self.personal_data = personal_data
         self._keys: dict[str, bool] = {}
         self._headers: dict[str, bool] = {}
+        self._memo: dict[str, str] = {}
 
     # --- names ---------------------------------------------------------------------
 
@@ -138,6 +169,17 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """``text`` with every credential shape in it replaced (the same object if none)."""
+        if len(text) > _MEMO_CHARS:
+            return self._text(text)
+        memo = self._memo
+        out = memo.get(text)
+        if out is None:
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            out = memo[text] = self._text(text)
+        return text if out == text else out
+
+    def _text(self, text: str) -> str:
         found = self._shapes.find(text)
         if not found:
             return text
@@ -220,6 +262,7 @@ class Redactor:
         self, value: dict[Any, Any], path: list[str], hidden: list[str], headers: bool
     ) -> dict[Any, Any]:
         secret = self.is_secret_header if headers else self.is_secret_key
+        hooked = self._hook is not None
         out: dict[Any, Any] | None = None
         for k, v in value.items():
             tv = type(v)
@@ -227,12 +270,15 @@ class Redactor:
                 new: Any = v if v == PLACEHOLDER else PLACEHOLDER
                 if new is not v:
                     hidden.append("".join(path) + "." + k)
-            elif self._hook is None and (tv is int or tv is float or tv is bool or v is None):
+            elif not hooked and (tv is int or tv is float or tv is bool or v is None):
                 continue
+            elif not hooked and tv is str:  # the common value, without the walk's dispatch
+                new = self.text(v)
+                if new is not v:
+                    hidden.append("".join(path) + f".{k}")
             else:
                 path.append(f".{k}")
-                under_headers = type(k) is str and _HEADERS_KEY.search(k) is not None
-                new = self._scrub(v, path, hidden, under_headers)
+                new = self._scrub(v, path, hidden, type(k) is str and _holds_headers(k))
                 path.pop()
             if new is not v:
                 if out is None:
@@ -265,6 +311,12 @@ class Redactor:
             del hidden[before:]
             hidden.append("".join(path))
             return PLACEHOLDER
+
+
+@functools.lru_cache(maxsize=4096)
+def _holds_headers(key: str) -> bool:
+    """A mapping under ``key`` holds HTTP headers (``headers``, ``extra_headers``)."""
+    return _HEADERS_KEY.search(key) is not None
 
 
 def _verdict(cache: dict[str, bool], names: re.Pattern[str], name: str) -> bool:

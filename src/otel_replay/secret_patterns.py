@@ -67,23 +67,28 @@ _ASSIGNED = (
     # JSON text inside a JSON string: \"api_key\": \"...\"
     r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\")"
 )
-#: Words that name a secret field in text, each a trigger of its own.
-_TEXT_KEYS = {
-    "password": "password",
-    "passwd": "passwd",
-    "passphrase": "passphrase",
-    "secret": "secret",
-    "api": r"api[-_]?key",
-    "access": r"access[-_]?(?:key|token)",
-    "private": r"private[-_]?key",
-    "subscription": r"subscription[-_]?key",
-    "signing": r"signing[-_]?key",
-    "auth": r"auth(?:[-_]?token|orization)",
-    "refresh": r"refresh[-_]?token",
-    "id": r"id[-_]?token",
-    "session": r"session[-_]?token",
-    "credential": r"credentials?",
-}
+
+
+def _spellings(*words: str) -> tuple[str, ...]:
+    """``api_key``, ``api-key`` and ``apikey`` for ``api key``: how a field name is written."""
+    return tuple(w.replace(" ", sep) for w in words for sep in ("_", "-", ""))
+
+
+#: Words that name a secret field in text: (triggers, the word as a regular expression).
+#: Two-word names trigger on the whole name: "id" or "api" alone is everywhere.
+_TEXT_KEYS = (
+    (("password", "passwd", "passphrase", "secret"), r"(?:password|passwd|passphrase|secret)"),
+    (_spellings("api key"), r"api[-_]?key"),
+    (_spellings("access key", "access token"), r"access[-_]?(?:key|token)"),
+    (_spellings("private key"), r"private[-_]?key"),
+    (_spellings("subscription key"), r"subscription[-_]?key"),
+    (_spellings("signing key"), r"signing[-_]?key"),
+    ((*_spellings("auth token"), "authorization"), r"auth(?:[-_]?token|orization)"),
+    (_spellings("refresh token"), r"refresh[-_]?token"),
+    (_spellings("id token"), r"id[-_]?token"),
+    (_spellings("session token"), r"session[-_]?token"),
+    (("credential",), r"credentials?"),
+)
 #: Only after ``?`` or ``&`` (a URL's query): ``key=`` and ``token=`` elsewhere are often code.
 _QUERY_KEYS = ("key", "token", "sig", "signature", "code", "auth")
 _NOT_AFTER_WORD = r"(?<![A-Za-z0-9_])"
@@ -129,7 +134,7 @@ VALUE_PATTERNS: Final = (
     # user:password@ in a URL (the user stays).
     Shape(("://",), r"://[^/\s:@\"']*:(?P<v>[^/\s@\"']+)@"),
     # Secret-named fields given a value in text.
-    *(Shape((trigger,), r"(?i)" + word + _ASSIGNED) for trigger, word in _TEXT_KEYS.items()),
+    *(Shape(triggers, r"(?i)" + word + _ASSIGNED) for triggers, word in _TEXT_KEYS),
     Shape(
         tuple(f"{sep}{key}=" for sep in "?&" for key in _QUERY_KEYS),
         r"(?i)[?&](?:" + "|".join(_QUERY_KEYS) + r")=(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]]+)",

@@ -34,6 +34,7 @@ T = TypeVar("T")
 
 #: Our payload companions: never scrubbed here (see the module docstring).
 _COMPANIONS = (A.SHA256, A.TYPE, A.BYTES, A.REF, A.SIZE)
+_OURS = A.PREFIX
 
 
 def attribute_changes(
@@ -43,16 +44,21 @@ def attribute_changes(
     changes: dict[str, Any] = {}
     if not attrs:
         return changes
+    attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: its dict, without the lock
+    secret = r.is_secret_key
+    text = r.text
     for key, value in attrs.items():
-        if key.startswith(_COMPANIONS) or (A.SHA256 + key) in attrs:
-            continue  # our payload: scrubbed when captured
+        if key.startswith(_OURS) and (
+            key.startswith(_COMPANIONS) or key == A.REDACTED or key.startswith(A.FP)
+        ):
+            continue  # our bookkeeping: payload companions, hidden paths, the fingerprint
         t = type(value)
-        if r.is_secret_key(key):
+        if secret(key):
             new: Any = PLACEHOLDER
+        elif t is str:
+            new = text(value)
         elif t is bool or t is int or t is float:
             continue
-        elif t is str:
-            new = r.text(value)
         elif t is bytes:
             new = r.data(value)
         elif t is tuple or t is list:
@@ -60,6 +66,8 @@ def attribute_changes(
         else:
             continue
         if new is not value and new != value:
+            if (A.SHA256 + key) in attrs:
+                continue  # our payload: scrubbed when captured, its digest of what was written
             changes[key] = new
             hidden.append(path + key)
     return changes
@@ -143,6 +151,12 @@ def _scope(scope: InstrumentationScope | None) -> InstrumentationScope | None:
     )
 
 
+#: Span ids scrubbed as they ended, under the redactor then in force: an exporter of
+#: the same provider need not go over them again.  Bounded: cleared when full.
+_scrubbed: dict[int, Redactor] = {}
+_SCRUBBED_MAX = 65536
+
+
 def hide_in_ending(span: Span) -> None:
     """Scrub an SDK span as it ends (see :mod:`otel_replay.export.ending_span`)."""
     r = redactor()
@@ -151,6 +165,9 @@ def hide_in_ending(span: Span) -> None:
     changes = attribute_changes(span.attributes, r, hidden)
     events = _events(span.events, r, hidden)
     status = _status(span.status, r, hidden)
+    if len(_scrubbed) >= _SCRUBBED_MAX:
+        _scrubbed.clear()
+    _scrubbed[span.context.span_id] = r
     if not hidden:
         return
     if events is not None:
@@ -164,6 +181,9 @@ def hide_in_ending(span: Span) -> None:
 def hidden_copy(span: ReadableSpan) -> ReadableSpan:
     """``span`` itself when it holds no secret, else a copy with them hidden."""
     r = redactor()
+    context = span.context
+    if context is not None and _scrubbed.get(context.span_id) is r:
+        return span  # scrubbed as it ended, by this provider's ReplaySpanProcessor
     hidden: list[str] = []
     changes = attribute_changes(span.attributes, r, hidden)
     events = _events(span.events, r, hidden)
