@@ -162,3 +162,14 @@ def test_exception_message_stack_and_status_are_scrubbed() -> None:
     assert "hunter2" not in (span.status.description or "")
     assert "hunter2" not in str(dict(span.attributes or {}))
     assert event.attributes["exception.type"] == "RuntimeError"  # type: ignore[index]
+
+
+def test_the_processor_turns_personal_data_on() -> None:
+    @otel_replay.tool
+    def email(to: str) -> str:
+        return f"sent to {to}"
+
+    with in_memory(redact_personal_data=True) as exp:
+        email("jane.doe@example.com")
+    (span,) = exp.get_finished_spans()
+    assert "jane.doe@example.com" not in str(dict(span.attributes or {}))

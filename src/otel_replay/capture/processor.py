@@ -58,7 +58,8 @@ class ReplaySpanProcessor(SpanProcessor):
     ``flags`` (also ``OTEL_REPLAY_FLAGS``) are the feature flags active for
     the run; ``seed`` (also ``OTEL_REPLAY_SEED``) the seed the app uses;
     ``packages`` more distributions whose versions to record.  The redaction
-    arguments add key patterns, value patterns or a hook to the defaults.
+    arguments add key patterns, value patterns, a hook or personal data (e-mail
+    addresses, phone numbers) to what is hidden (see :mod:`otel_replay.redaction`).
 
     ``semconv`` (``OTEL_REPLAY_SEMCONV``, default true) adds the GenAI semconv
     attributes third-party instrumentations lack to their spans as they end,
@@ -82,6 +83,7 @@ class ReplaySpanProcessor(SpanProcessor):
         redact_keys: Iterable[str] = (),
         redact_patterns: Iterable[str] = (),
         redact_hook: Callable[[str, Any], Any] | None = None,
+        redact_personal_data: bool | None = None,
         semconv: bool | None = None,
         semconv_exclude: Iterable[str] | None = None,
         semconv_mode: str | None = None,
@@ -98,8 +100,10 @@ class ReplaySpanProcessor(SpanProcessor):
             _semconv.Normalizer.from_settings(semconv_exclude, semconv_mode) if semconv else None
         )
         redact_keys, redact_patterns = list(redact_keys), list(redact_patterns)
-        if redact_keys or redact_patterns or redact_hook is not None:
-            configure_redaction(redact_keys, redact_patterns, redact_hook)
+        if redact_keys or redact_patterns or redact_hook is not None or redact_personal_data:
+            configure_redaction(
+                redact_keys, redact_patterns, redact_hook, personal_data=redact_personal_data
+            )
         try:
             self._fingerprint = fingerprint(flags, seed, packages)
         except Exception as exc:
