@@ -13,6 +13,7 @@ request and nothing is dropped.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import hashlib
 import re
@@ -26,16 +27,22 @@ from .stitch import ConversationKeys, conversation, process_key
 def merge_double_spans(steps: Sequence[Step]) -> int:
     """Merge the model steps of ``steps`` (one trace, tree built) that record one call."""
     by_id = {s.span_id: s for s in steps}
+    siblings = _Overlapping()
     merged = 0
     for step in steps:
         if step.kind != "model" or step.model is None:
             continue
         parent = by_id.get(step.parent_span_id or "")
         twins = [parent] if parent is not None else []
-        twins += parent.children if parent is not None else []
+        if parent is not None:
+            twins += siblings.of(parent, step)
         twins += step.children
         twin = next(
-            (t for t in twins if t is not step and _same_call(step, t, _only_child(step, t))),
+            (
+                t
+                for t in twins
+                if t is not step and t.kind == "model" and _same_call(step, t, _only_child(step, t))
+            ),
             None,
         )
         if twin is None:
@@ -45,6 +52,32 @@ def merge_double_spans(steps: Sequence[Step]) -> int:
         _merge(keep, drop)
         merged += 1
     return merged
+
+
+class _Overlapping:
+    """A parent's model children that overlap a step in time, in their order among the children.
+
+    Only those can record the same call (:func:`_same_call` asks for most of
+    the shorter span in common): a run of thousands of sequential turns
+    compares each with its few neighbours, not with every sibling.
+    """
+
+    def __init__(self) -> None:
+        self._by_parent: dict[int, tuple[list[int], list[tuple[int, int, Step]], int]] = {}
+
+    def of(self, parent: Step, step: Step) -> list[Step]:
+        index = self._by_parent.get(id(parent))
+        if index is None:
+            models = sorted(
+                (c.start_ns, i, c) for i, c in enumerate(parent.children) if c.kind == "model"
+            )
+            longest = max((c.end_ns - c.start_ns for _, _, c in models), default=0)
+            index = self._by_parent[id(parent)] = ([m[0] for m in models], models, longest)
+        starts, models, longest = index
+        lo = bisect.bisect_left(starts, step.start_ns - longest)
+        hi = bisect.bisect_left(starts, step.end_ns)
+        near = [(i, c) for _, i, c in models[lo:hi] if c.end_ns > step.start_ns]
+        return [c for _, c in sorted(near, key=lambda x: x[0])]
 
 
 def merge_twin_traces(

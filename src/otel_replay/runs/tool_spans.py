@@ -67,8 +67,9 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     if _drop_merge_spans(models, tools):
         tools = [s for s in tools if s.tool is not None]
     turns: dict[int, list[Step]] = collections.defaultdict(list)
+    asking = _Asking(models)
     for tool in tools:
-        pos = _asking(models, tool)
+        pos = asking.before(tool)
         if pos is not None:
             turns[pos].append(tool)
     received = results_by_id(models)
@@ -116,18 +117,24 @@ def _drop_merge_spans(models: Sequence[Step], tools: Sequence[Step]) -> int:
     return dropped
 
 
-def _asking(models: Sequence[Step], tool: Step) -> int | None:
-    """Position of the last model step with tool calls that started before ``tool``.
+class _Asking:
+    """The model steps with tool calls, by start: which one asked for a tool span.
 
-    Started, not ended: a span kept open while its answer is handed on (Google
-    ADK's ``call_llm``, a generator) still holds the tools it asked for.  A
-    step that made no call (a framework's answerless inner LLM span) asks for no tool.
+    The last such step that started before the tool (started, not ended: a
+    span kept open while its answer is handed on, as Google ADK's
+    ``call_llm``, still holds the tools it asked for).  A step that made no
+    call (a framework's answerless inner LLM span) asks for no tool.  A
+    binary search: a run of thousands of turns costs no more per tool.
     """
-    found = None
-    for pos, m in enumerate(models):
-        if m.start_ns <= tool.start_ns and m.model is not None and _calls(m):
-            found = pos
-    return found
+
+    def __init__(self, models: Sequence[Step]) -> None:
+        # ``models`` is in start order; so is this subsequence.
+        self.positions = [pos for pos, m in enumerate(models) if m.model is not None and _calls(m)]
+        self.starts = [models[pos].start_ns for pos in self.positions]
+
+    def before(self, tool: Step) -> int | None:
+        i = bisect.bisect_right(self.starts, tool.start_ns)
+        return self.positions[i - 1] if i else None
 
 
 def _calls(model: Step) -> list[dict[str, Any]]:
