@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import otel_replay
 from bench_replay import record
+
+import otel_replay
 
 
 def per_step(path: Path, repeat: int) -> tuple[float, int]:

@@ -23,6 +23,7 @@ import pytest
 import zstandard
 from click.testing import CliRunner
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 import otel_replay
 from otel_replay.cli.main import cli
@@ -30,11 +31,21 @@ from otel_replay.store.reader import HEAD, RecordReader
 
 
 def record_agent_runs(path: Path, runs: int, spans_per_run: int, pad: int, **exporter: Any) -> None:
-    """``runs`` agent runs recorded as users do, one export batch (one line or record) per run."""
+    """``runs`` agent runs recorded with the SDK, one export batch (one line or record) per run.
+
+    The batch processor is told never to export on its own: each run's
+    ``force_flush`` is one export, however busy the machine (a timer would cut
+    a run in two).
+    """
     provider = TracerProvider()
     provider.add_span_processor(otel_replay.ReplaySpanProcessor())
     provider.add_span_processor(
-        otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path, **exporter))
+        BatchSpanProcessor(
+            otel_replay.FileSpanExporter(path, **exporter),
+            max_queue_size=1 << 20,
+            schedule_delay_millis=1e9,
+            max_export_batch_size=1 << 20,
+        )
     )
     previous = otel_replay.use_tracer_provider(provider)
     tracer = provider.get_tracer("bounds")
@@ -64,9 +75,8 @@ def test_json_lines_longer_than_the_sniffer_reads(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     record_agent_runs(path, runs=3, spans_per_run=300, pad=10_000, format="json")
     lines = path.read_bytes().splitlines()
-    # A line per export batch: one per run, or more where the processor's timer cut a
-    # run in two on a busy machine; every line is far past what the sniffer reads.
-    assert len(lines) >= 3 and all(len(line) > 10 * HEAD for line in lines)
+    # A line per run, every one far past what the sniffer reads.
+    assert len(lines) == 3 and all(len(line) > 10 * HEAD for line in lines)
 
     runs = otel_replay.load(path, strict=True)
     assert [r.steps[0].name for r in runs] == [f"invoke_agent agent-{n}" for n in range(3)]

@@ -16,7 +16,6 @@ is refused with :class:`BlobUnavailable`, whose message says why.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import stat
@@ -25,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from .payload import sha256
 from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
 from .store import limits
 
@@ -67,7 +67,7 @@ class BlobStore:
 
     def put(self, data: bytes) -> str:
         """Store ``data`` (once: the name is its digest) and return its reference."""
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256(data)
         if not self.holds(digest):
             self.root.mkdir(parents=True, exist_ok=True)
             replace_atomically(self.root / digest, data)  # a reader never sees half a blob
@@ -162,6 +162,6 @@ class BlobStore:
                 if stat.S_ISLNK(os.lstat(digest, dir_fd=dir_fd).st_mode):
                     raise BlobUnavailable(path, "is a symbolic link; not followed") from exc
             raise BlobUnavailable(path, f"cannot be read ({exc.strerror or exc})") from exc
-        if hashlib.sha256(data).hexdigest() != digest:
+        if sha256(data) != digest:
             raise BlobUnavailable(path, "does not hold the bytes its name is the digest of")
         return data

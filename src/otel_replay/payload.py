@@ -22,9 +22,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime as dt
-import decimal
 import enum
-import hashlib
+import functools
 import json
 import pathlib
 import uuid
@@ -63,7 +62,17 @@ class Encoded(NamedTuple):
 
 
 def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    """The SHA-256 digest of ``data``, as hex."""
+    digest: str = _sha256()(data).hexdigest()
+    return digest
+
+
+@functools.cache
+def _sha256() -> Any:
+    # hashlib (OpenSSL) is imported on the first digest, not with the capture API.
+    import hashlib
+
+    return hashlib.sha256
 
 
 class _NotJson(Exception):
@@ -232,7 +241,7 @@ def _to_tagged(value: Any, depth: int) -> Any:
         return {_TAG_KEY: "time", "v": value.isoformat(), "fold": value.fold}
     if t is dt.timedelta:
         return {_TAG_KEY: "timedelta", "v": [value.days, value.seconds, value.microseconds]}
-    if t is decimal.Decimal:
+    if t.__name__ == "Decimal" and t.__module__ == "decimal":  # decimal imported only to read
         return {_TAG_KEY: "decimal", "v": str(value)}
     if t is uuid.UUID:
         return {_TAG_KEY: "uuid", "v": str(value)}
@@ -293,6 +302,8 @@ def _from_tagged(node: Any, types: TypeResolver) -> Any:
         days, seconds, micros = node["v"]
         return dt.timedelta(days=days, seconds=seconds, microseconds=micros)
     if kind == "decimal":
+        import decimal
+
         return decimal.Decimal(node["v"])
     if kind == "uuid":
         return uuid.UUID(node["v"])

@@ -362,7 +362,8 @@ def _from_env(
     )
 
 
-_active = _from_env()
+# Made on first use: compiling the patterns costs more than importing the OTel SDK.
+_active: Redactor | None = None
 
 
 def configure_redaction(
@@ -388,4 +389,8 @@ def configure_redaction(
 
 def redactor() -> Redactor:
     """The redactor every capture path and exporter uses."""
-    return _active
+    global _active
+    active = _active
+    if active is None:
+        active = _active = _from_env()
+    return active

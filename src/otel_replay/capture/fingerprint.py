@@ -13,7 +13,6 @@ import platform
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
-from importlib import metadata
 from typing import Any
 
 from .. import attributes as A
@@ -70,6 +69,9 @@ def commit() -> tuple[str | None, bool | None]:
 
 @functools.lru_cache(maxsize=8)
 def packages(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    # Imported here: importlib.metadata costs about as much as the OTel SDK to import.
+    from importlib import metadata
+
     found = []
     for name in dict.fromkeys((*KEY_PACKAGES, *extra)):
         try:

@@ -16,22 +16,24 @@ order they were added.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from opentelemetry import baggage
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from .. import attributes as A
 from ..bytes_text import as_base64
-from ..export import semconv as _semconv
 from ..export.ending_span import update_attributes
 from ..export.scrub import hide_in_ending
 from ..redaction import configure_redaction
 from .fingerprint import fingerprint
 from .spans import warn_once
+
+if TYPE_CHECKING:
+    from ..export.semconv import Normalizer
 
 #: Baggage keys accepted for each id attribute.
 BAGGAGE_IDS: Mapping[str, str] = {
@@ -44,6 +46,14 @@ BAGGAGE_IDS: Mapping[str, str] = {
     "session_id": A.SESSION_ID,
     "gen_ai.conversation.id": A.CONVERSATION_ID,
 }
+
+
+@functools.cache
+def _baggage() -> Any:
+    # Imported on the first span, not with the capture API.
+    from opentelemetry import baggage
+
+    return baggage
 
 
 def _has_bytes(value: Any) -> bool:
@@ -96,9 +106,12 @@ class ReplaySpanProcessor(SpanProcessor):
             flag = os.environ.get("OTEL_REPLAY_BASE64_BYTES", "").strip().lower()
             base64_bytes = flag in ("1", "true", "yes", "on")
         self._base64_bytes = base64_bytes
-        self._semconv: _semconv.Normalizer | None = (
-            _semconv.Normalizer.from_settings(semconv_exclude, semconv_mode) if semconv else None
-        )
+        self._semconv: Normalizer | None = None
+        if semconv:
+            # Imported here: the dialects it reads cost more than the SDK to import.
+            from ..export.semconv import Normalizer
+
+            self._semconv = Normalizer.from_settings(semconv_exclude, semconv_mode)
         redact_keys, redact_patterns = list(redact_keys), list(redact_patterns)
         if redact_keys or redact_patterns or redact_hook is not None or redact_personal_data:
             configure_redaction(
@@ -119,7 +132,7 @@ class ReplaySpanProcessor(SpanProcessor):
             parent = span.parent
             if parent is None or parent.is_remote:
                 span.set_attributes(self._fingerprint)
-            ids = baggage.get_all(parent_context)
+            ids = _baggage().get_all(parent_context)
             if ids:
                 found = {BAGGAGE_IDS[k]: str(v) for k, v in ids.items() if k in BAGGAGE_IDS}
                 if found:
@@ -150,7 +163,7 @@ class ReplaySpanProcessor(SpanProcessor):
         return None
 
     @property
-    def semconv(self) -> _semconv.Normalizer | None:
+    def semconv(self) -> Normalizer | None:
         """The GenAI semconv settings applied to this provider's spans as they end."""
         return self._semconv
 

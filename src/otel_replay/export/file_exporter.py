@@ -47,10 +47,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from ..blobs import BlobStore
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
-from ..store.index import SUFFIX as INDEX_SUFFIX
+from ..store.sources import INDEX_SUFFIX
 from . import rotation as rot
-from .encoder import encode_request
-from .json_encoder import encode_json_request
 from .scrub import hidden_copy
 
 __all__ = [
@@ -114,6 +112,17 @@ def _choice(
         default or "none",
     )
     return default
+
+
+def _encoder(format: str) -> Callable[..., bytes]:
+    """The request encoder of ``format``, imported on the first export (not with the API)."""
+    if format == "json":
+        from .json_encoder import encode_json_request
+
+        return encode_json_request
+    from .encoder import encode_request
+
+    return encode_request
 
 
 class NotATraceFile(OSError):
@@ -429,9 +438,7 @@ class FileSpanExporter(SpanExporter):
 
     def _encode(self, spans: Sequence[ReadableSpan]) -> tuple[bytes, int]:
         """The request body, and how many spans had to be left out."""
-        encoder: Callable[..., bytes] = (
-            encode_json_request if self.format == "json" else encode_request
-        )
+        encoder = _encoder(self.format)
         # Spans of a provider without ReplaySpanProcessor reach us unscrubbed.
         spans = [hidden_copy(span) for span in spans]
 

@@ -21,8 +21,7 @@ import datetime as dt
 import logging
 import os
 
-from ..store.index import SUFFIX as INDEX_SUFFIX
-from ..store.sources import _ROTATED
+from ..store.sources import _ROTATED, INDEX_SUFFIX
 
 __all__ = ["Rotation", "backup_name", "backups", "prune"]
 

@@ -37,8 +37,9 @@ from ..safe_files import open_regular, replace_atomically
 from .errors import FormatError
 from .framing import HEADER as FRAME_HEADER
 from .otlp_proto import parse_request, spanless_logs, trace_ids
+from .sources import INDEX_SUFFIX
 
-SUFFIX = ".otel-replay-index"
+SUFFIX = INDEX_SUFFIX
 # 02: log records are indexed too (01 indexes of log dumps were empty).
 # 03: the header counts log records that name no span.
 # 04: stamped with the dump's ctime and inode too, and sealed.

@@ -12,11 +12,17 @@ timestamped files come before the live one, in the order of their times.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Final
+
+
+def _has_magic(name: str) -> bool:
+    """Whether ``name`` is a glob pattern (as ``glob.has_magic`` says)."""
+    return any(c in name for c in "*?[")
+
 
 #: A rotated name: the live name with the rotation time before its extension and,
 #: from timberjack, the reason (lowercase ``[a-z0-9_-]``, at most 32) after the time.
@@ -24,13 +30,16 @@ _ROTATED = re.compile(
     r"^(?P<stem>.+)-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3})"
     r"(?:-(?P<reason>[a-z0-9_-]{1,32}?))?(?P<ext>\.[^.]*)?$"
 )
+#: The trace-id index beside a dump (see :mod:`.index`), and the run summaries (``ls``).
+INDEX_SUFFIX: Final = ".otel-replay-index"
+RUNS_SUFFIX: Final = ".otel-replay-runs"
 #: Files in a dump directory that are never span data.
 _SKIP_SUFFIXES = (
     ".tmp",
     ".lock",
     ".idx",
-    ".otel-replay-index",
-    ".otel-replay-runs",
+    INDEX_SUFFIX,
+    RUNS_SUFFIX,
     ".md",
     ".txt",
     ".py",
@@ -87,7 +96,9 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
         p = Path(name)
         if p.is_dir():
             found = [str(f) for f in p.rglob("*") if _is_data_file(f)]
-        elif not p.exists() and glob.has_magic(name):
+        elif not p.exists() and _has_magic(name):
+            import glob  # only for a pattern
+
             found = [f for f in glob.glob(name, recursive=True) if _is_data_file(Path(f))]
         else:
             out.append(name)

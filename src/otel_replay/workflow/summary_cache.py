@@ -30,10 +30,10 @@ from .. import __version__, seal
 from ..runs.stream import map_runs
 from ..safe_files import read_regular, replace_atomically
 from ..store.errors import FormatError
-from ..store.sources import expand, is_stream
+from ..store.sources import RUNS_SUFFIX, expand, is_stream
 from .summary import RunSummary, summarize
 
-SUFFIX = ".otel-replay-runs"
+SUFFIX = RUNS_SUFFIX
 # 2: sealed, and the inputs are stamped with ctime and inode too.
 _FORMAT = 2
 _SEAL_PURPOSE = b"otel-replay ls summaries"
