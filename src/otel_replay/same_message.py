@@ -64,8 +64,6 @@ def message_key(message: Mapping[str, Any]) -> str | None:
     parts = [k for p in message.get("parts") or [] if (k := _part_key(p)) is not None]
     if not parts:
         return None
-    # A recording keeps its secrets hidden: what the live app sends is compared hidden too.
-    parts = redactor().scrub(parts, "", [])
     role = message.get("role")
     if role == "developer":  # OpenAI's newer name for the system role
         role = "system"
@@ -94,13 +92,17 @@ def _part_key(p: Any) -> list[Any] | None:
 
 def _text_key(text: Any, kind: str = "text") -> list[Any] | None:
     words = " ".join(str(text).split()) if text is not None else ""
-    return [kind, words] if words else None
+    # A recording keeps its secrets hidden: what the live app sends is compared hidden too.
+    return [kind, redactor().text(words)] if words else None
 
 
 def _value(value: Any) -> Any:
-    """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored."""
+    """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored,
+    secrets hidden (as in the recording)."""
     value = spelled_value(value)
-    return " ".join(value.split()) if isinstance(value, str) else payload.plain(value)
+    if isinstance(value, str):
+        return redactor().text(" ".join(value.split()))
+    return redactor().scrub(payload.plain(value), "", [])
 
 
 def spelled_value(value: Any) -> Any:

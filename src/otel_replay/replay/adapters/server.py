@@ -105,9 +105,14 @@ class ReplayApp:
             await _send_whole(send, body)
             return
         loop = asyncio.get_running_loop()
-        answer = await loop.run_in_executor(
-            self._pool, self.engine.handle, scope["method"], scope["path"], body, headers
-        )
+        if self.engine.forward is None:
+            # Answered from the recording alone: quick, and a hop to a thread and back
+            # would cost more than the answer (a third of a call).
+            answer = self.engine.handle(scope["method"], scope["path"], body, headers)
+        else:  # may wait on the upstream: on a thread of our own
+            answer = await loop.run_in_executor(
+                self._pool, self.engine.handle, scope["method"], scope["path"], body, headers
+            )
         await send(
             {
                 "type": "http.response.start",
