@@ -39,7 +39,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -48,8 +48,10 @@ from ..blobs import BlobStore
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
 from ..store.sources import INDEX_SUFFIX
-from . import rotation as rot
 from .scrub import hidden_copy
+
+if TYPE_CHECKING:
+    from . import rotation as rot
 
 __all__ = [
     "COMPRESSIONS",
@@ -223,6 +225,8 @@ class FileSpanExporter(SpanExporter):
         mb = max_megabytes if max_megabytes is not None else _env_float("OTEL_REPLAY_ROTATE_MB", 0)
         if not mb or mb <= 0:
             return None
+        from . import rotation as rot  # only a rotating exporter needs it
+
         backups = (
             max_backups
             if max_backups is not None
@@ -413,6 +417,8 @@ class FileSpanExporter(SpanExporter):
                     rotation.max_bytes,
                 )
             return False
+        from . import rotation as rot
+
         now = rotation.now()
         backup = rot.free_backup_name(self.path, now)
         os.rename(self.path, backup)  # under the lock of the file renamed
