@@ -6,10 +6,10 @@ calls of one conversation traced apart.  Two messages are the same when they
 say the same: the same role (``developer`` is ``system``; tool results are
 ``tool`` whichever role carried them) and the same parts, with call ids,
 whitespace (at the ends and repeated), empty texts and how a value was
-encoded (JSON text or value, text blocks or one string) and secrets (hidden
-in both, as capture hides them) left out, and nothing an instrumentation
-keeps beside role and parts (a tool message's
-``name``, a ``finish_reason``).  Two conversations are the same when their
+encoded (JSON text or value, text blocks or one string) left out, and
+nothing an instrumentation keeps beside role and parts (a tool message's
+``name``, a ``finish_reason``) counted; replay compares them with secrets
+hidden on both sides, as capture hides them.  Two conversations are the same when their
 turns are: consecutive assistant messages are one answer (the Responses
 API's items, recorded one message each), and tool results one message each
 (Anthropic sends a turn's results in one user message, OpenAI one tool
@@ -24,7 +24,7 @@ from typing import Any
 
 from . import messages as M
 from . import payload
-from .redaction import redactor
+from .redaction import Redactor, redactor
 
 #: How the key of an assistant message starts.
 ASSISTANT_KEY = '["assistant",'
@@ -46,22 +46,25 @@ def turns(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return out
 
 
-def conversation_keys(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+def conversation_keys(messages: Sequence[Mapping[str, Any]], *, hidden: bool = False) -> list[str]:
     """The key of each turn of ``messages`` that says something (see :func:`message_key`)."""
-    return [k for m in turns(messages) if (k := message_key(m)) is not None]
+    return [k for m in turns(messages) if (k := message_key(m, hidden=hidden)) is not None]
 
 
 def _is_result(part: Any) -> bool:
     return isinstance(part, Mapping) and part.get("type") == "tool_call_response"
 
 
-def message_key(message: Mapping[str, Any]) -> str | None:
+def message_key(message: Mapping[str, Any], *, hidden: bool = False) -> str | None:
     """What a message says, as text: no ids, no edge or repeated whitespace, any key order.
 
     ``None`` for a message with nothing in it (an empty assistant turn some
-    clients send back and others drop).
+    clients send back and others drop).  ``hidden``: with secrets hidden as
+    capture hides them, for comparing what a live app sends with a recording
+    (two recorded messages are compared as they were recorded).
     """
-    parts = [k for p in message.get("parts") or [] if (k := _part_key(p)) is not None]
+    r = redactor() if hidden else None
+    parts = [k for p in message.get("parts") or [] if (k := _part_key(p, r)) is not None]
     if not parts:
         return None
     role = message.get("role")
@@ -76,33 +79,35 @@ def message_key(message: Mapping[str, Any]) -> str | None:
     )
 
 
-def _part_key(p: Any) -> list[Any] | None:
+def _part_key(p: Any, r: Redactor | None) -> list[Any] | None:
     """One part, already in the GenAI shape (see runs/steps.py), as comparable values."""
     if not isinstance(p, Mapping):
-        return _text_key(p)
+        return _text_key(p, "text", r)
     kind = p.get("type")
     if kind in ("text", "reasoning"):
-        return _text_key(p.get("content"), kind)
+        return _text_key(p.get("content"), kind, r)
     if kind == "tool_call":
-        return ["tool_call", p.get("name"), _value(p.get("arguments"))]
+        return ["tool_call", p.get("name"), _value(p.get("arguments"), r)]
     if kind == "tool_call_response":
-        return ["tool_call_response", _value(p.get("response"))]
-    return [kind, _value({k: v for k, v in p.items() if k not in ("id", "type")})]
+        return ["tool_call_response", _value(p.get("response"), r)]
+    return [kind, _value({k: v for k, v in p.items() if k not in ("id", "type")}, r)]
 
 
-def _text_key(text: Any, kind: str = "text") -> list[Any] | None:
+def _text_key(text: Any, kind: str, r: Redactor | None) -> list[Any] | None:
     words = " ".join(str(text).split()) if text is not None else ""
-    # A recording keeps its secrets hidden: what the live app sends is compared hidden too.
-    return [kind, redactor().text(words)] if words else None
+    if not words:
+        return None
+    return [kind, words if r is None else r.text(words)]
 
 
-def _value(value: Any) -> Any:
-    """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored,
-    secrets hidden (as in the recording)."""
+def _value(value: Any, r: Redactor | None) -> Any:
+    """A value as plain JSON: JSON text parsed, text blocks joined, whitespace ignored."""
     value = spelled_value(value)
     if isinstance(value, str):
-        return redactor().text(" ".join(value.split()))
-    return redactor().scrub(payload.plain(value), "", [])
+        words = " ".join(value.split())
+        return words if r is None else r.text(words)
+    plain = payload.plain(value)
+    return plain if r is None else r.scrub(plain, "", [])
 
 
 def spelled_value(value: Any) -> Any:

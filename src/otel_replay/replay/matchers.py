@@ -107,7 +107,7 @@ def model_rung(
         same_system = _system_key(rec_sys) == _system_key(act_sys)
     if exact_system and payload.canonical(rec) == payload.canonical(act):
         return "exact"
-    rec_keys, act_keys = conversation_keys(rec), conversation_keys(act)
+    rec_keys, act_keys = conversation_keys(rec, hidden=True), conversation_keys(act, hidden=True)
     if same_system and rec_keys == act_keys:
         return "messages"
     if rec_keys and act_keys and rec_keys[-1] == act_keys[-1]:
@@ -116,7 +116,7 @@ def model_rung(
 
 
 def _system_key(parts: list[dict[str, Any]]) -> str | None:
-    return message_key({"role": "system", "parts": parts})
+    return message_key({"role": "system", "parts": parts}, hidden=True)
 
 
 def messages_key(messages: Sequence[Mapping[str, Any]]) -> str:
@@ -124,12 +124,12 @@ def messages_key(messages: Sequence[Mapping[str, Any]]) -> str:
 
     A dict key: the server finds the conversation a request continues in O(1).
     """
-    return json.dumps(conversation_keys(split_system(M.normalize(messages))[1]))
+    return json.dumps(conversation_keys(split_system(M.normalize(messages))[1], hidden=True))
 
 
 def last_message_key(messages: Sequence[Mapping[str, Any]]) -> str | None:
     """What two requests share when they match on the ``last_message`` rung."""
-    keys = conversation_keys(M.normalize(messages))
+    keys = conversation_keys(M.normalize(messages), hidden=True)
     return keys[-1] if keys else None
 
 
@@ -157,7 +157,7 @@ def first_difference(
     rec = [m for m in turns(split_system(M.normalize(recorded))[1]) if message_key(m) is not None]
     act = [m for m in turns(split_system(M.normalize(actual))[1]) if message_key(m) is not None]
     for i, (r, a) in enumerate(zip(rec, act, strict=False)):
-        if message_key(r) != message_key(a):
+        if message_key(r, hidden=True) != message_key(a, hidden=True):
             return f"message {i} ({r.get('role')}) differs"
     if len(rec) != len(act):
         return f"{len(rec)} messages recorded, {len(act)} sent"
