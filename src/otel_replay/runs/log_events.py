@@ -32,7 +32,7 @@ events of one call (one per content block) form one assistant message.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .. import attributes as A
@@ -78,13 +78,13 @@ def join_events(runs: Iterable[Run], logs: Iterable[LogRecord] = ()) -> None:
             if e["name"] in GENAI_EVENTS:
                 events.setdefault(key, []).append((e["name"], None, e["attributes"]))
     seen: set[tuple[Any, ...]] = set()
-    by_time = _Windows(runs)
+    by_time = _Windows.lazily(runs)
     for r in logs:
         key = _key(r.trace_id, r.span_id)
         if r.event_name not in GENAI_EVENTS:
             continue
         if not r.span_id:
-            key = by_time.find(r) or key
+            key = by_time().find(r) or key
         if key not in steps:
             continue
         # The same dump given twice (as JSON and as proto, say) must not double the messages.
@@ -99,19 +99,34 @@ def join_events(runs: Iterable[Run], logs: Iterable[LogRecord] = ()) -> None:
 
 def unjoined(runs: Iterable[Run], logs: Iterable[LogRecord]) -> list[LogRecord]:
     """The log records tied to no step of ``runs``: no span, or a span not loaded."""
+    logs = list(logs)
+    if not logs:
+        return []
     runs = list(runs)
     steps = _steps(runs)
-    by_time = _Windows(runs)
+    by_time = _Windows.lazily(runs)
     return [
         r
         for r in logs
         if _key(r.trace_id, r.span_id) not in steps
-        and not (r.span_id == "" and r.event_name in GENAI_EVENTS and by_time.find(r))
+        and not (r.span_id == "" and r.event_name in GENAI_EVENTS and by_time().find(r))
     ]
 
 
 class _Windows:
     """Model spans by process and start time, to place records that name no span."""
+
+    @classmethod
+    def lazily(cls, runs: Iterable[Run]) -> Callable[[], _Windows]:
+        """The windows of ``runs``, built when first asked for (most dumps have no such record)."""
+        built: list[_Windows] = []
+
+        def get() -> _Windows:
+            if not built:
+                built.append(cls(runs))
+            return built[0]
+
+        return get
 
     def __init__(self, runs: Iterable[Run]) -> None:
         found: dict[str, list[tuple[int, int, tuple[str, str]]]] = {}
