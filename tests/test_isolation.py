@@ -178,6 +178,7 @@ def test_no_network_but_loopback():
 """
 
 
+@pytest.mark.slow
 def test_pytest_replay_isolate_runs_the_tests_in_a_namespace(
     tmp_path: Path, target: tuple[str, int, list[int]]
 ) -> None:

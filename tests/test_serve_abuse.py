@@ -4,8 +4,9 @@ Each test starts the real server process on 127.0.0.1 over a third-party
 recording (the order-support conversation of OpenTelemetry's OpenAI
 instrumentation) and attacks it as a careless or hostile client would,
 while a good client replays the recorded conversation and must be answered
-correctly and promptly.  The soak test (slow tier) does it with thousands of
-requests and checks the server's memory stays flat.
+correctly and promptly.  The slow tier has the servers under slow clients
+and a stalled upstream, and the soak test: thousands of requests, the
+server's memory flat.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def test_a_body_over_the_limit_is_refused_unread() -> None:
         assert replay_conversation(client, url)  # the server is fine
 
 
+@pytest.mark.slow
 def test_slow_and_idle_connections_are_cut_off_and_starve_nobody() -> None:
     with serving(TRACE, "--header-timeout", "0.5") as url:
         idle = [socket.create_connection(_address(url)) for _ in range(150)]
@@ -90,6 +92,7 @@ def test_slow_and_idle_connections_are_cut_off_and_starve_nobody() -> None:
             sock.close()
 
 
+@pytest.mark.slow
 def test_a_stalled_upstream_holds_up_only_what_it_was_sent() -> None:
     stalled = socket.socket()  # accepts (in the kernel) and never answers
     stalled.bind(("127.0.0.1", 0))
