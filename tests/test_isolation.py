@@ -103,6 +103,21 @@ def target() -> Iterator[tuple[str, int, list[int]]]:
         server.close()
 
 
+def _python(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Python with ``args`` in ``cwd``, which must succeed; its output captured."""
+    done = subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
 def _replay(tmp_path: Path, target: tuple[str, int, list[int]], *flags: str) -> tuple[str, str]:
     (tmp_path / "reaching_agent.py").write_text(AGENT)
     shutil.copy(CASE, tmp_path / "case.otlp")
@@ -116,19 +131,12 @@ def _replay(tmp_path: Path, target: tuple[str, int, list[int]], *flags: str) -> 
         "REACHED": str(reached),
     }
     env.pop("OTEL_REPLAY_ISOLATE", None)
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "otel_replay.cli.main", "replay", "case.otlp"),
-            *("--agent", "reaching_agent:agent", "--kwarg", "user_id=@user.id", *flags),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
+    done = _python(
+        tmp_path,
+        env,
+        *("-m", "otel_replay.cli.main", "replay", "case.otlp"),
+        *("--agent", "reaching_agent:agent", "--kwarg", "user_id=@user.id", *flags),
     )
-    assert done.returncode == 0, done.stdout + done.stderr
     assert "MATCHED" in done.stdout
     return reached.read_text(), done.stderr
 
@@ -193,17 +201,15 @@ def test_pytest_replay_isolate_runs_the_tests_in_a_namespace(
         "TARGET_HOST": host,
         "TARGET_PORT": str(port),
     }
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
-            *("--replay-isolate", "test_inside.py"),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
+    done = _python(
+        tmp_path,
+        env,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--replay-isolate",
+        "test_inside.py",
     )
-    assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout and accepted == []

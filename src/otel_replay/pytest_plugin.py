@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import env
+
 if TYPE_CHECKING:
     from .replay.session import ReplaySession
 
@@ -45,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--replay-isolate",
         action="store_true",
-        default=os.environ.get("OTEL_REPLAY_ISOLATE", "").lower() in ("1", "true", "yes"),
+        default=env.flag("OTEL_REPLAY_ISOLATE"),
         help="otel-replay: run the tests in a network namespace with only loopback, so that "
         "no replayed agent (nor its subprocesses or native code) reaches the network "
         "(Linux; elsewhere the in-process guard only, with a warning)",

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from . import attributes as A
+from . import env
 from .secret_patterns import (
     FIELD_KEYS,
     HEADER_KEYS,
@@ -342,10 +343,6 @@ def _env_list(name: str) -> list[str]:
     return [p.strip() for p in raw.split(",") if p.strip()]
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def _from_env(
     keys: Iterable[str] = (),
     patterns: Iterable[str] = (),
@@ -357,7 +354,7 @@ def _from_env(
         [*_env_list(OTEL_REPLAY_REDACT_PATTERNS), *patterns],
         hook,
         personal_data=(
-            _env_flag(OTEL_REPLAY_REDACT_PERSONAL_DATA) if personal_data is None else personal_data
+            env.flag(OTEL_REPLAY_REDACT_PERSONAL_DATA) if personal_data is None else personal_data
         ),
     )
 

@@ -25,6 +25,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from .. import attributes as A
+from .. import env
 from ..bytes_text import as_base64
 from ..export.ending_span import update_attributes
 from ..export.scrub import hide_in_ending
@@ -103,8 +104,7 @@ class ReplaySpanProcessor(SpanProcessor):
             flag = os.environ.get("OTEL_REPLAY_SEMCONV", "").strip().lower()
             semconv = flag not in ("0", "false", "no", "off")
         if base64_bytes is None:
-            flag = os.environ.get("OTEL_REPLAY_BASE64_BYTES", "").strip().lower()
-            base64_bytes = flag in ("1", "true", "yes", "on")
+            base64_bytes = env.flag("OTEL_REPLAY_BASE64_BYTES")
         self._base64_bytes = base64_bytes
         self._semconv: Normalizer | None = None
         if semconv:

@@ -18,6 +18,7 @@ import click
 from .. import __version__
 
 # The modes' choices, written once (their Literal types); a light module.
+from ..replay.adapters.limits import DEFAULT_LIMITS
 from ..replay.options import MATCH_RUNGS, MODEL_MODES, TOOL_POLICIES
 from ..trusted_types import TYPE_TRUSTS
 from .printable import printable
@@ -922,19 +923,32 @@ def _positive(
     help="error: answer HTTP 409 naming the step; live: forward the request to --upstream.",
 )
 @click.option("--upstream", metavar="URL", help="Where --on-divergence live forwards requests.")
-@_positive("--upstream-timeout", 60, "Give up on the upstream after this long without a byte.")
+@_positive(
+    "--upstream-timeout",
+    DEFAULT_LIMITS.upstream_timeout,
+    "Give up on the upstream after this long without a byte.",
+)
 @click.option(
     "--mcp",
     "serve_mcp",
     is_flag=True,
     help="Also serve the run's recorded tool calls as an MCP server at BASE/mcp (needs one run).",
 )
-@_positive("--max-body-mb", 32, "Answer a larger request body with 413, unread.", "MB")
-@_positive("--header-timeout", 10, "Close a connection slower to send a request's headers.")
+@_positive(
+    "--max-body-mb",
+    DEFAULT_LIMITS.max_body_bytes / 2**20,
+    "Answer a larger request body with 413, unread.",
+    "MB",
+)
+@_positive(
+    "--header-timeout",
+    DEFAULT_LIMITS.header_timeout,
+    "Close a connection slower to send a request's headers.",
+)
 @click.option(
     "--max-conversations",
     type=click.IntRange(min=1),
-    default=4096,
+    default=DEFAULT_LIMITS.max_conversations,
     show_default=True,
     help="Conversations kept; past it the least recently used are forgotten.",
 )
@@ -966,7 +980,8 @@ def serve(
         _fail("--on-divergence live needs --upstream URL")
     runs = _load(paths, run_id)
     _report_problems(runs)
-    from ..replay.adapters.server import ServerLimits, base_url, bind, run_server
+    from ..replay.adapters.limits import ServerLimits
+    from ..replay.adapters.server import base_url, bind, run_server
     from ..replay.adapters.server import upstream as forwarder
     from ..replay.divergence import ReplayError
     from ..replay.engine import ReplayEngine, servable
@@ -985,9 +1000,10 @@ def serve(
         click.echo(f"otel-replay: {line}", err=True)
 
     limits = ServerLimits(
-        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        max_body_bytes=int(max_body_mb * 2**20),
         header_timeout=header_timeout,
         upstream_timeout=upstream_timeout,
+        max_conversations=max_conversations,
     )
     forward = None
     if on_divergence == "live" and upstream:
@@ -1000,7 +1016,7 @@ def serve(
             timing=speed,
             forward=forward,
             log=log,
-            max_conversations=max_conversations,
+            max_conversations=limits.max_conversations,
         )
     except ReplayError as exc:
         _fail(str(exc))

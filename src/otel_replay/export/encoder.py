@@ -147,10 +147,6 @@ _warned_keys: set[str] = set()
 _RULE = _Rule()
 
 
-def _rule() -> _Rule:
-    return _RULE
-
-
 def _skip(key: str, exc: Exception) -> None:
     if key not in _warned_keys and len(_warned_keys) < 1024:
         _warned_keys.add(key)
@@ -402,7 +398,7 @@ def encode_request(
     cannot be encoded (a lone surrogate, an int beyond int64) is skipped, as
     ``encode_spans`` skips it; anything else wrong with a span raises.
     """
-    rule = _rule()
+    rule = _RULE
     root = _Group(None)
     for span in spans:
         body = _span(span, rule, max_inline, blobs)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from .. import env
 from ..blobs import BlobStore
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
@@ -67,7 +68,6 @@ logger = logging.getLogger("otel_replay")
 
 FORMATS = ("proto", "json")
 COMPRESSIONS = ("zstd",)
-_TRUE = ("1", "true", "yes", "on")
 
 
 def _env_int(name: str, default: int) -> int:
@@ -88,10 +88,6 @@ def _env_float(name: str, default: float) -> float:
             "otel-replay: %s=%r is not a number; using %s", name, os.environ[name], default
         )
         return default
-
-
-def _env_bool(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
 
 
 def _choice(
@@ -192,7 +188,7 @@ class FileSpanExporter(SpanExporter):
             if max_inline_bytes is not None
             else _env_int("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
         )
-        self.fsync = fsync if fsync is not None else _env_bool("OTEL_REPLAY_FSYNC")
+        self.fsync = fsync if fsync is not None else env.flag("OTEL_REPLAY_FSYNC")
         self.lock_timeout = max(
             0.0,
             lock_timeout
@@ -240,7 +236,7 @@ class FileSpanExporter(SpanExporter):
                 days,
             )
         if localtime is None:
-            localtime = _env_bool("OTEL_REPLAY_ROTATE_LOCALTIME")
+            localtime = env.flag("OTEL_REPLAY_ROTATE_LOCALTIME")
         return rot.Rotation(
             max_megabytes=mb,
             max_backups=max(0, backups),

@@ -198,10 +198,6 @@ class _Rule:
 _RULE = _Rule()
 
 
-def _rule() -> _Rule:
-    return _RULE
-
-
 def _attributes(
     out: list[str],
     attrs: Mapping[str, Any] | None,
@@ -465,7 +461,7 @@ def _encode(
     checked: bool,
 ) -> list[str]:
     # The fast path may have cached text that cannot be encoded: check with fresh caches.
-    rule = _Rule() if checked else _rule()
+    rule = _Rule() if checked else _RULE
     root = _Group(None)
     for span in spans:
         fragments = _span(span, rule, checked, max_inline, blobs)

@@ -35,6 +35,7 @@ from .. import json_text
 from .. import wire as W
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
+from .adapters.limits import DEFAULT_LIMITS
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import RUNGS, first_difference, last_message_key, messages_key
 from .pinned_model import PinnedModel, unanswered
@@ -62,9 +63,6 @@ def _json(status: int, body: Mapping[str, Any], extra: Sequence[tuple[str, str]]
     headers = [("content-type", "application/json"), *extra]
     return Answer(status, headers, [data])
 
-
-#: Conversations a server keeps before forgetting the least recently used.
-DEFAULT_MAX_CONVERSATIONS = 4096
 
 #: What :meth:`ReplayEngine._answer` gives for a request to forward upstream.
 _FORWARD = Answer(0, [], [])
@@ -136,7 +134,7 @@ class ReplayEngine:
         log: Callable[[str], None] | None = None,
         raise_divergence: bool = False,
         model_factory: Callable[[Run], PinnedModel] | None = None,
-        max_conversations: int = DEFAULT_MAX_CONVERSATIONS,
+        max_conversations: int = DEFAULT_LIMITS.max_conversations,
     ) -> None:
         if match not in RUNGS:
             raise ValueError(f"match must be one of {RUNGS}, not {match!r}")

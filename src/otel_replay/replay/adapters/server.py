@@ -18,49 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import socket
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from ..engine import Answer, ReplayEngine, error_answer, iter_chunks
+from .limits import DEFAULT_LIMITS, ServerLimits
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _END = object()
-
-
-@dataclasses.dataclass(frozen=True)
-class ServerLimits:
-    """What one client may cost the server.
-
-    ``max_body_bytes``: a larger request body is answered 413 (not read).
-    ``header_timeout``: seconds a connection may take to send a request's
-    headers (a new connection, or the next request on a kept-alive one).
-    ``body_timeout``: seconds between two pieces of a request body.
-    ``keep_alive``: seconds an idle keep-alive connection stays open.
-    ``max_connections``: connections and requests at once; past it, 503.
-    ``upstream_timeout``: seconds to connect to the upstream and between two
-    pieces of its answer; ``max_upstream``: forwarded calls in flight (503
-    past it).
-    """
-
-    max_body_bytes: int = 32 * 1024 * 1024
-    header_timeout: float = 10.0
-    body_timeout: float = 30.0
-    keep_alive: int = 5
-    max_connections: int = 1024
-    upstream_timeout: float = 60.0
-    max_upstream: int = 16
-
-
-DEFAULT_LIMITS: Final = ServerLimits()
 
 
 class ReplayApp:
@@ -193,7 +166,9 @@ _DROP_BACK = frozenset({"content-length", "connection", "transfer-encoding", "ke
 
 
 def upstream(
-    base_url: str, timeout: float = DEFAULT_LIMITS.upstream_timeout, max_in_flight: int = 16
+    base_url: str,
+    timeout: float = DEFAULT_LIMITS.upstream_timeout,
+    max_in_flight: int = DEFAULT_LIMITS.max_upstream,
 ) -> Callable[[str, bytes, Mapping[str, str]], Answer]:
     """A forwarder for ``--on-divergence live``: the request goes to ``base_url`` as it came.
 
