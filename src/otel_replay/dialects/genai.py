@@ -29,7 +29,12 @@ _CONTENT_EVENTS = {
 
 def current_attributes(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """Attributes with replaced names (``gen_ai.system``...) also under the current ones."""
-    out = dict(attrs)
+    return {**attrs, **_current_names(attrs)}
+
+
+def _current_names(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """The current-name attributes ``attrs`` gives only under replaced names."""
+    out = {}
     for old, new in A.LEGACY.items():
         if old in attrs and new not in attrs:
             value = attrs[old]
@@ -39,10 +44,7 @@ def current_attributes(attrs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _fill(span: SpanView) -> GenAI:
-    out: GenAI = {}
-    for key, value in current_attributes(span.attributes).items():
-        if key not in span.attributes:
-            out[key] = value
+    out: GenAI = _current_names(span.attributes)
     for event in span.events:
         found = _CONTENT_EVENTS.get(str(event.get("name")))
         attrs = event.get("attributes")
@@ -55,9 +57,15 @@ def _fill(span: SpanView) -> GenAI:
 
 
 def _repair(span: SpanView) -> GenAI:
+    if A.SYSTEM_INSTRUCTIONS not in span.attributes or not _may_lead_with_system(
+        span.get(A.INPUT_MESSAGES)
+    ):
+        return {}
     system = loads(span.get(A.SYSTEM_INSTRUCTIONS))
+    if not isinstance(system, list) or not system:
+        return {}
     messages = loads(span.get(A.INPUT_MESSAGES))
-    if not isinstance(system, list) or not system or not isinstance(messages, list):
+    if not isinstance(messages, list):
         return {}
     texts = [p.get("content") for p in system if isinstance(p, Mapping)]
     lead = 0
@@ -79,3 +87,16 @@ def _repair(span: SpanView) -> GenAI:
 
 
 DIALECT = Dialect("genai", matches=lambda span: True, fill=_fill, repair=_repair)
+
+
+def _may_lead_with_system(value: object) -> bool:
+    """Whether messages (JSON text or a list) can hold a system message, without parsing text.
+
+    JSON spells the role ``system`` as that word unless it escapes a letter
+    (``\\u0073``); text with neither holds no system message.  Parsing every
+    span's input messages here, only to find none, was a tenth of a load.
+    """
+    if isinstance(value, (str, bytes)):
+        text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+        return "system" in text or "\\u" in text
+    return isinstance(value, list)

@@ -60,7 +60,11 @@ def genai_attributes(span: SpanView) -> GenAI:
     repaired: GenAI = {}
     for dialect in dialects:
         if dialect.repair is not None:
-            view = dataclasses.replace(span, attributes={**span.attributes, **repaired})
+            view = (
+                dataclasses.replace(span, attributes={**span.attributes, **repaired})
+                if repaired
+                else span
+            )
             repaired.update(dialect.repair(view))
     out: GenAI = {}
     for dialect in dialects:

@@ -41,7 +41,7 @@ from .stitch import conversation, lost_calls, without_calls
 def recover_turns(models: Sequence[Step]) -> int:
     """Fill what ``models``' inputs (in call order) lost of earlier turns; return how many."""
     filled = 0
-    by_input: dict[tuple[str, ...], Step] = {}
+    earlier_calls = _EarlierCalls()
     for step in models:
         m = step.model
         if m is None:
@@ -50,7 +50,7 @@ def recover_turns(models: Sequence[Step]) -> int:
         for j, message in enumerate(inputs):
             if not lost_calls(inputs, j):
                 continue
-            earlier = by_input.get(tuple(conversation(inputs[:j], m.system_instructions)))
+            earlier = earlier_calls.whose_input(inputs[:j], m.system_instructions)
             answer = _answer(earlier)
             if earlier is None or answer is None:
                 continue
@@ -71,10 +71,37 @@ def recover_turns(models: Sequence[Step]) -> int:
             )
             filled += 1
         if m.input_messages is not None:
-            by_input.setdefault(tuple(conversation(inputs, m.system_instructions)), step)
+            earlier_calls.add(step)
     for step, after in itertools.pairwise(models):
         filled += _proved_answer(step, after)
     return filled
+
+
+class _EarlierCalls:
+    """The calls met so far, by their whole input; keyed only once a turn that lost its calls asks.
+
+    Keying a conversation is most of what recovering turns costs, and most
+    runs have no turn that lost its calls.
+    """
+
+    def __init__(self) -> None:
+        self._by_input: dict[tuple[str, ...], Step] = {}
+        self._unkeyed: list[Step] = []
+
+    def add(self, step: Step) -> None:
+        self._unkeyed.append(step)
+
+    def whose_input(
+        self, messages: Sequence[Mapping[str, Any]], system: Sequence[Mapping[str, Any]] | None
+    ) -> Step | None:
+        """The first call met whose whole input was ``messages`` (after ``system``)."""
+        for step in self._unkeyed:
+            m = step.model
+            assert m is not None and m.input_messages is not None
+            key = tuple(conversation(m.input_messages, m.system_instructions))
+            self._by_input.setdefault(key, step)
+        self._unkeyed.clear()
+        return self._by_input.get(tuple(conversation(messages, system)))
 
 
 def _proved_answer(step: Step, after: Step) -> int:

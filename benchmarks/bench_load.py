@@ -1,0 +1,103 @@
+"""``load()`` against a raw protobuf parse of the same file, and its peak memory.
+
+    python benchmarks/bench_load.py [--size-mb 20] [--turns 1000] [--repeat 3]
+
+Two files: a dump of GenAI agent runs (``bench_index.write_dump``: ten spans
+of ~2.8 KB per run), and one long agent run recorded by the processor (the
+loop of ``bench_replay.py``: a model call with its messages and a tool call
+with exact payloads per turn).  Baseline, in the same process and run: upb
+parsing every record of the file and walking to its spans, as a reader
+must.  Then ``load()`` (every run built, nothing used yet).  CPU time, the
+two alternating, best of ``--repeat``.  Peak memory: the growth of the
+process's peak RSS over one ``load()`` in a fresh process, against the
+file's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_index import write_dump
+from bench_replay import record
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+import otel_replay
+from otel_replay.store.reader import iter_records
+
+
+def parse(path: Path) -> int:
+    """The baseline: every record parsed, every span reached."""
+    spans = 0
+    for _, body in iter_records(path):
+        request = ExportTraceServiceRequest.FromString(body)
+        spans += sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+    return spans
+
+
+def cpu(fn: object, path: Path) -> float:
+    t0 = time.process_time()
+    fn(path)  # type: ignore[operator]
+    return time.process_time() - t0
+
+
+def peak_growth_mb(path: Path) -> float:
+    """Peak RSS growth of one ``load()`` in a fresh process (imports excluded)."""
+    # VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's peak on Linux.
+    code = (
+        "import re, sys, otel_replay\n"
+        "from otel_replay.runs import build, load\n"
+        "def peak():\n"
+        "    with open('/proc/self/status') as f:\n"
+        "        return int(re.search(r'VmHWM:\\s+(\\d+)', f.read()).group(1))\n"
+        "before = peak()\n"
+        "runs = otel_replay.load(sys.argv[1])\n"
+        "print((peak() - before) / 1024)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.split()[-1])
+
+
+def bench(label: str, path: Path, repeat: int) -> None:
+    spans = parse(path)
+    runs = otel_replay.load(path)  # warm: imports, caches
+    base, took = float("inf"), float("inf")
+    for _ in range(repeat):
+        base = min(base, cpu(parse, path))
+        took = min(took, cpu(otel_replay.load, path))
+    size = path.stat().st_size / 1e6
+    peak = peak_growth_mb(path)
+    print(f"{label}: {size:.1f} MB, {spans:,} spans, {len(runs):,} runs")
+    print(f"  upb parse (baseline)   {base:7.3f} s  1.00x")
+    print(
+        f"  load()                 {took:7.3f} s  {took / base:5.1f}x"
+        f"  ({took / spans * 1e6:.0f} µs/span)"
+    )
+    print(f"  peak RSS growth of load() {peak:.0f} MB = {peak / size:.1f}x the file")
+    print(json.dumps({"label": label, "ratio": took / base, "memory": peak / size}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mb", type=int, default=20)
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = Path(tmp) / "agents.otlp"
+        write_dump(dump, args.size_mb << 20, agent=True)
+        bench("agent runs dump", dump, args.repeat)
+        long = Path(tmp) / "long.otlp"
+        record(long, args.turns)
+        bench(f"one run of {args.turns:,} turns with tools", long, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
