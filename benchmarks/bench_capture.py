@@ -1,13 +1,18 @@
-"""Cost of one ``@tool`` call recorded to a file, against a bare SDK span.
+"""Cost of ``@tool`` and ``model_call`` against a span carrying the same attributes by hand.
 
-    python benchmarks/bench_capture.py [--calls N]
+    python benchmarks/bench_capture.py [--calls N] [--repeats R]
 
-Baseline: a bare SDK span (TracerProvider without processors, two
-attributes), measured in the same run; both inside a parent span, as in an
-agent run.  Measured: a ``@tool`` call with ReplaySpanProcessor and
-RecordingSpanProcessor(FileSpanExporter): the time the app thread spends per
-call, and the time per call until everything is on disk (flush included).
-Prints the ratios.
+Baseline, measured in the same run: a span started with exactly the
+attributes the helper records (taken from one recorded call: names, payloads,
+digests, types), set by hand in one dict, on the same tracer provider, inside
+an agent run.  Measured: the helper doing the same call.  Two setups: the
+provider with ``ReplaySpanProcessor`` alone, and with
+``RecordingSpanProcessor(FileSpanExporter)`` as well.  With the processor
+alone the process's CPU time per call is measured (the machine may be busy);
+with recording, the app thread's wall time per call (encoding and writing
+happen on the recording thread, which holds the GIL while it encodes).  The
+cases alternate, ``--repeats`` rounds, median per call.  For scale, a bare
+SDK span (no processors, two attributes) is printed too.
 """
 
 from __future__ import annotations
@@ -16,14 +21,27 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
 
 ARGS = {"query": "where is my order", "user_id": "u_7710", "limit": 3}
 RESULT = [{"order_id": str(4400 + i), "item": "Widget Pro", "status": "shipped"} for i in range(3)]
+MESSAGES = [
+    {"role": "system", "parts": [{"type": "text", "content": "You help customers."}]},
+    {"role": "user", "parts": [{"type": "text", "content": "Where is order 4401?"}]},
+]
+ANSWER = {
+    "role": "assistant",
+    "parts": [{"type": "tool_call", "id": "call_1", "name": "lookup_order", "arguments": ARGS}],
+    "finish_reason": "tool_calls",
+}
 
 
 @otel_replay.tool
@@ -31,8 +49,77 @@ def lookup_order(query: str, user_id: str, limit: int) -> list[dict[str, str]]:
     return RESULT
 
 
-def bare_span(provider: TracerProvider, n: int) -> float:
-    tracer = provider.get_tracer("bench")
+def tool_helper() -> None:
+    lookup_order(**ARGS)
+
+
+def model_helper() -> None:
+    with otel_replay.model_call(provider="openai", model="gpt-4o", messages=MESSAGES) as call:
+        call.record(ANSWER, usage={"input_tokens": 40, "output_tokens": 12})
+
+
+def recorded(helper: Callable[[], None]) -> tuple[str, dict[str, Any]]:
+    """The name and attributes of the span ``helper`` records."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    previous = otel_replay.use_tracer_provider(provider)
+    try:
+        with otel_replay.agent_run("bench"):
+            helper()
+    finally:
+        otel_replay.use_tracer_provider(previous)
+    (span,) = [s for s in memory.get_finished_spans() if s.parent is not None]
+    return span.name, dict(span.attributes or {})
+
+
+Make = Callable[[TracerProvider], Callable[[], None]]
+
+
+def helper_call(helper: Callable[[], None]) -> Make:
+    return lambda provider: helper
+
+
+def by_hand(name: str, attrs: dict[str, Any]) -> Make:
+    """The same span as user code would start it: its tracer got once, one attribute dict."""
+
+    def make(provider: TracerProvider) -> Callable[[], None]:
+        tracer = provider.get_tracer("app")
+
+        def call() -> None:
+            with tracer.start_as_current_span(name, attributes=attrs):
+                pass
+
+        return call
+
+    return make
+
+
+def per_call(make: Make, n: int, recording: Path | None) -> float:
+    """Time per call in an agent run, on a fresh provider: CPU, or wall when recording."""
+    clock = time.process_time if recording is None else time.perf_counter
+    provider = TracerProvider()
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    if recording is not None:
+        exporter = otel_replay.FileSpanExporter(recording)
+        provider.add_span_processor(otel_replay.RecordingSpanProcessor(exporter))
+    previous = otel_replay.use_tracer_provider(provider)
+    fn = make(provider)
+    try:
+        with otel_replay.agent_run("bench"):
+            t0 = clock()
+            for _ in range(n):
+                fn()
+            took = clock() - t0
+    finally:
+        otel_replay.use_tracer_provider(previous)
+        provider.shutdown()
+    return took / n
+
+
+def bare_span(n: int) -> float:
+    tracer = TracerProvider().get_tracer("bench")
     with tracer.start_as_current_span("invoke_agent bench"):
         t0 = time.perf_counter()
         for _ in range(n):
@@ -42,56 +129,36 @@ def bare_span(provider: TracerProvider, n: int) -> float:
         return (time.perf_counter() - t0) / n
 
 
-def tool_calls(n: int, path: Path | None) -> tuple[float, float]:
-    provider = TracerProvider()
-    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
-    if path is not None:
-        provider.add_span_processor(
-            otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path))
-        )
-    previous = otel_replay.use_tracer_provider(provider)
-    try:
-        with otel_replay.agent_run("bench"):  # tool calls live inside an agent run
-            t0 = time.perf_counter()
-            for _ in range(n):
-                lookup_order(**ARGS)
-            app = time.perf_counter() - t0
-        provider.force_flush()
-        total = time.perf_counter() - t0
-    finally:
-        otel_replay.use_tracer_provider(previous)
-        provider.shutdown()
-    return app / n, total / n
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    bare, app, total, capture_only = [], [], [], []
+    cases = {
+        "@tool": (helper_call(tool_helper), by_hand(*recorded(tool_helper))),
+        "model_call": (helper_call(model_helper), by_hand(*recorded(model_helper))),
+    }
+    times: dict[tuple[str, str, str], list[float]] = {}
+    bare: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.repeats):
-            bare.append(bare_span(TracerProvider(), args.calls))
-            capture_only.append(tool_calls(args.calls, None)[0])
-            a, t = tool_calls(args.calls, Path(tmp) / f"bench{r}.otlp")
-            app.append(a)
-            total.append(t)
-    b, a, t = min(bare), statistics.median(app), statistics.median(total)
-    b_med = statistics.median(bare)
-    print(
-        f"bare SDK span (no processors):          {b_med * 1e6:7.1f} µs/call (best {b * 1e6:.1f})"
-    )
-    c = statistics.median(capture_only)
-    print(
-        f"@tool call, no exporter:                {c * 1e6:7.1f} µs/call  ratio {c / b_med:5.2f}x"
-    )
-    print(
-        f"@tool call + file recording, app thread: {a * 1e6:6.1f} µs/call  ratio {a / b_med:5.2f}x"
-    )
-    print(
-        f"@tool call, until on disk (encode+I/O): {t * 1e6:7.1f} µs/call  ratio {t / b_med:5.2f}x"
-    )
+            bare.append(bare_span(args.calls))
+            for setup in ("processor", "file recording"):
+                for case, (helper, hand) in cases.items():
+                    for what, fn in (("hand", hand), ("helper", helper)):
+                        path = None if setup == "processor" else Path(tmp) / f"{case}{what}{r}"
+                        took = per_call(fn, args.calls, path)
+                        times.setdefault((setup, case, what), []).append(took)
+    print(f"bare SDK span, no processors, 2 attributes: {statistics.median(bare) * 1e6:6.1f} µs")
+    for setup in ("processor", "file recording"):
+        print(f"{setup} ({'CPU' if setup == 'processor' else 'app thread, wall'}):")
+        for case in cases:
+            hand = statistics.median(times[(setup, case, "hand")])
+            helper = statistics.median(times[(setup, case, "helper")])
+            print(
+                f"  {case:<10} same attributes by hand {hand * 1e6:6.1f} µs"
+                f"   helper {helper * 1e6:6.1f} µs   ratio {helper / hand:4.2f}x"
+            )
 
 
 if __name__ == "__main__":

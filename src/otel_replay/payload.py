@@ -29,6 +29,7 @@ import pathlib
 import uuid
 from typing import Any, Final, NamedTuple
 
+from . import json_text
 from .trusted_types import Kind, TypeResolver, class_path
 
 STR: Final = "str"
@@ -79,20 +80,28 @@ class _NotJson(Exception):
     pass
 
 
+_SCALARS: Final = (str, int, bool, float, type(None))
+
+
 def _is_plain_json(value: Any, depth: int = 0) -> bool:
     """True when ``json.dumps`` then ``json.loads`` gives an equal value of equal types."""
-    if depth > 200:
-        return False
+    # Loops rather than all(generator), scalars tested inline: on the capture hot path.
     t = type(value)
-    if t is str or t is int or t is bool or value is None:
+    if t in _SCALARS:
         return True
-    if t is float:
-        return True
+    if t is not list and t is not dict:
+        return False
+    if depth >= 200:  # what it holds would be past the bound
+        return not value
     if t is list:
-        return all(_is_plain_json(v, depth + 1) for v in value)
-    if t is dict:
-        return all(type(k) is str and _is_plain_json(v, depth + 1) for k, v in value.items())
-    return False
+        for v in value:
+            if type(v) not in _SCALARS and not _is_plain_json(v, depth + 1):
+                return False
+        return True
+    for k, v in value.items():
+        if type(k) is not str or (type(v) not in _SCALARS and not _is_plain_json(v, depth + 1)):
+            return False
+    return True
 
 
 def encode(value: Any) -> Encoded:
@@ -166,11 +175,15 @@ def plain_from(type_: str, data: bytes) -> Any:
     For display: a ``pyjson`` dataclass or model whose class is not importable
     here (the CLI does not import the agent's code) still shows its fields.
     """
-    if type_ == PYJSON:
+    if type_ in (PYJSON, JSON):
         try:
-            return _plainify(json.loads(data))
+            # Parsed JSON is plain already, and bounded in depth as every recorded text is.
+            value = json_text.loads(data)
+            return _plainify(value) if type_ == PYJSON else value
         except _BAD_PAYLOAD as exc:
             raise PayloadError(f"corrupt {type_} payload: {exc}") from exc
+    if type_ == STR:
+        return decode(type_, data)
     return plain(decode(type_, data))
 
 
@@ -194,12 +207,14 @@ def canonical(value: Any) -> str:
         return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), default=str)
 
 
+#: ensure_ascii=False keeps a payload small and readable.  One encoder for every
+#: payload: ``json.dumps`` with options builds a new one per call.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dumps(value: Any) -> bytes:
-    # ensure_ascii=False keeps the payload small and readable; surrogatepass keeps
-    # lone surrogates (valid in Python str) encodable.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogatepass"
-    )
+    # surrogatepass keeps lone surrogates (valid in Python str) encodable.
+    return _ENCODER.encode(value).encode("utf-8", "surrogatepass")
 
 
 def _safe_repr(value: Any) -> str:

@@ -54,11 +54,12 @@ def to_attributes(
         need_bytes = True
     elif length_limit is not None and len(display) > length_limit:
         need_bytes = True
-    try:
-        display.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: protobuf refuses them in strings
-        display = display.encode("utf-8", "replace").decode("utf-8")
-        need_bytes = True
+    if not display.isascii():  # (ASCII text, most of it, needs no encoding to tell)
+        try:
+            display.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: protobuf refuses them in strings
+            display = display.encode("utf-8", "replace").decode("utf-8")
+            need_bytes = True
     attrs: dict[str, Any] = {key: display, A.SHA256 + key: enc.sha256}
     if enc.type != payload.STR:
         attrs[A.TYPE + key] = enc.type

@@ -223,24 +223,25 @@ class Redactor:
         """HTTP ``headers`` (name -> value) with secret ones replaced."""
         return self._scrub(headers, [path], hidden, True)
 
-    def _scrub(self, value: Any, path: list[str], hidden: list[str], headers: bool) -> Any:
-        # The path is a stack of parts joined only when something is hidden:
-        # most values hide nothing, and building paths for them all is waste.
+    def _scrub(self, value: Any, path: list[Any], hidden: list[str], headers: bool) -> Any:
+        # The path is a stack of parts (the root, then keys and indexes) spelled only
+        # when something is hidden: most values hide nothing, and spelling paths for
+        # them all is waste.
         if self._hook is not None:
-            hooked = self._hook("".join(path), value)
+            hooked = self._hook(_spelled(path), value)
             if hooked is not value:
-                hidden.append("".join(path))
+                hidden.append(_spelled(path))
                 return hooked
         t = type(value)
         if t is str:
             out = self.text(value)
             if out is not value:
-                hidden.append("".join(path))
+                hidden.append(_spelled(path))
             return out
         if t is bytes:
             data = self.data(value)
             if data is not value:
-                hidden.append("".join(path))
+                hidden.append(_spelled(path))
             return data
         if t is int or t is float or t is bool or value is None:
             return value
@@ -249,7 +250,7 @@ class Redactor:
         if t is list or t is tuple:
             changed: list[Any] | None = None
             for i, v in enumerate(value):
-                path.append(f"[{i}]")
+                path.append(i)
                 new = self._scrub(v, path, hidden, headers)
                 path.pop()
                 if new is not v:
@@ -260,7 +261,7 @@ class Redactor:
         return self._object(value, path, hidden)
 
     def _mapping(
-        self, value: dict[Any, Any], path: list[str], hidden: list[str], headers: bool
+        self, value: dict[Any, Any], path: list[Any], hidden: list[str], headers: bool
     ) -> dict[Any, Any]:
         secret = self.is_secret_header if headers else self.is_secret_key
         hooked = self._hook is not None
@@ -270,15 +271,15 @@ class Redactor:
             if type(k) is str and v is not None and secret(k):
                 new: Any = v if v == PLACEHOLDER else PLACEHOLDER
                 if new is not v:
-                    hidden.append("".join(path) + "." + k)
+                    hidden.append(f"{_spelled(path)}.{k}")
             elif not hooked and (tv is int or tv is float or tv is bool or v is None):
                 continue
             elif not hooked and tv is str:  # the common value, without the walk's dispatch
                 new = self.text(v)
                 if new is not v:
-                    hidden.append("".join(path) + f".{k}")
+                    hidden.append(f"{_spelled(path)}.{k}")
             else:
-                path.append(f".{k}")
+                path.append(k if type(k) is str else str(k))
                 new = self._scrub(v, path, hidden, type(k) is str and _holds_headers(k))
                 path.pop()
             if new is not v:
@@ -287,7 +288,7 @@ class Redactor:
                 out[k] = new
         return value if out is None else out
 
-    def _object(self, value: Any, path: list[str], hidden: list[str]) -> Any:
+    def _object(self, value: Any, path: list[Any], hidden: list[str]) -> Any:
         """Dataclasses, pydantic models and named tuples: their fields, by name."""
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             names = [f.name for f in dataclasses.fields(value) if f.init]
@@ -310,8 +311,13 @@ class Redactor:
             return copy(changes)
         except Exception:  # a class that refuses the copy is hidden whole
             del hidden[before:]
-            hidden.append("".join(path))
+            hidden.append(_spelled(path))
             return PLACEHOLDER
+
+
+def _spelled(path: list[Any]) -> str:
+    """A path stack as text: ``root.key[2].key``."""
+    return str(path[0]) + "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path[1:])
 
 
 @functools.lru_cache(maxsize=4096)

@@ -27,7 +27,7 @@ from .. import attributes as A
 from .. import messages as M
 from ..redaction import redactor
 from .content import capture_content
-from .spans import record_error, set_payload, tracer, warn_once
+from .spans import payload_attributes, record_error, tracer, warn_once
 
 #: ``record(**usage)`` names -> their GenAI semconv attribute (others: ``gen_ai.usage.<name>``).
 _USAGE_ALIASES = {
@@ -91,13 +91,14 @@ class ModelCallRecorder:
             span = self.span
             if not span.is_recording():
                 return
+            # One attribute dict: each set_attributes call costs the SDK a lock and checks.
+            attrs: dict[str, Any] = {}
             if output is not None and self.content:
                 out = _as_messages(output, "assistant")
                 if finish_reasons is None:
                     reasons = [m["finish_reason"] for m in out if "finish_reason" in m]
                     finish_reasons = reasons or None
-                set_payload(span, A.OUTPUT_MESSAGES, out, self.hidden)
-            attrs: dict[str, Any] = {}
+                attrs.update(payload_attributes(span, A.OUTPUT_MESSAGES, out, self.hidden))
             if input_tokens is not None:
                 attrs[A.USAGE_INPUT_TOKENS] = input_tokens
             if output_tokens is not None:
@@ -114,23 +115,32 @@ class ModelCallRecorder:
         except Exception as exc:  # recording must never break the caller
             warn_once("model-record", "otel-replay could not record a model response: %r", exc)
 
-    @contextlib.contextmanager
-    def guard(self) -> Iterator[None]:
+    def guard(self) -> _Guard:
         """Around the user's block: record its exception (re-raised untouched), then finish."""
-        try:
-            yield
-        except BaseException as exc:
+        return _Guard(self)
+
+
+class _Guard:
+    """:meth:`ModelCallRecorder.guard` (a class: a generator context manager costs more)."""
+
+    def __init__(self, recorder: ModelCallRecorder) -> None:
+        self.recorder = recorder
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        r = self.recorder
+        if exc is not None:
             try:
-                record_error(self.span, exc, self.content, self.hidden)
+                record_error(r.span, exc, r.content, r.hidden)
             except Exception as err:
                 warn_once("record-error", "otel-replay could not record an error: %r", err)
-            raise
-        finally:
-            try:
-                if self.hidden and self.span.is_recording():
-                    self.span.set_attribute(A.REDACTED, self.hidden)
-            except Exception as exc:
-                warn_once("record-finish", "otel-replay could not finish a span: %r", exc)
+        try:
+            if r.hidden and r.span.is_recording():
+                r.span.set_attribute(A.REDACTED, r.hidden)
+        except Exception as err:
+            warn_once("record-finish", "otel-replay could not finish a span: %r", err)
 
 
 @contextlib.contextmanager
@@ -214,17 +224,21 @@ def _record_request(
     for key, value in clean.items():
         if value is not None:
             attrs[A.REQUEST_PREFIX + _PARAM_ALIASES.get(key, key)] = _attr_value(value)
-    span.set_attributes(attrs)
     if tools is not None:
         # Tool schemas are part of the replay kit even with content capture off.
-        set_payload(span, A.TOOL_DEFINITIONS, [M.tool_definition(t) for t in tools], hidden)
+        definitions = [M.tool_definition(t) for t in tools]
+        attrs.update(payload_attributes(span, A.TOOL_DEFINITIONS, definitions, hidden))
     if not recorder.content:
-        span.set_attribute(A.CONTENT, "NO_CONTENT")
-        return
-    if system is not None:
-        set_payload(span, A.SYSTEM_INSTRUCTIONS, M.system_parts(system), hidden)
-    if messages is not None:
-        set_payload(span, A.INPUT_MESSAGES, M.normalize(messages), hidden)
+        attrs[A.CONTENT] = "NO_CONTENT"
+    else:
+        if system is not None:
+            parts = M.system_parts(system)
+            attrs.update(payload_attributes(span, A.SYSTEM_INSTRUCTIONS, parts, hidden))
+        if messages is not None:
+            inputs = M.normalize(messages)
+            attrs.update(payload_attributes(span, A.INPUT_MESSAGES, inputs, hidden))
+    # One attribute dict: each set_attributes call costs the SDK a lock and checks.
+    span.set_attributes(attrs)
 
 
 def _as_messages(
