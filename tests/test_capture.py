@@ -377,3 +377,49 @@ def test_redactor_paths_in_nested_lists_and_dicts() -> None:
     assert value["rows"][1]["password"] == "hunter2"  # the caller's value is not mutated
     untouched = {"a": [1, "b"]}
     assert Redactor().scrub(untouched, "r", []) is untouched
+
+
+def _recorded_arguments(fn: Any, *args: Any, **kwargs: Any) -> bytes:
+    with in_memory() as exp:
+        fn(*args, **kwargs)
+    (span,) = exp.get_finished_spans()
+    p = from_attributes(span.attributes, A.TOOL_CALL_ARGUMENTS)
+    assert p is not None and p.data is not None
+    return p.data
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        (("a",), {}),
+        (("a", 2), {}),
+        (("a",), {"c": [1]}),
+        ((), {"c": None, "a": "x", "b": 5}),  # keywords out of order: the signature's order
+        (("a", 2, 3), {}),
+    ],
+)
+def test_tool_arguments_are_bound_as_the_signature_binds_them(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    import inspect
+
+    def plain(a: str, b: int = 1, c: Any = "d") -> None:
+        return None
+
+    bound = inspect.signature(plain).bind(*args, **kwargs)
+    bound.apply_defaults()
+    expected = json.dumps(dict(bound.arguments), ensure_ascii=False, separators=(",", ":"))
+    assert _recorded_arguments(otel_replay.tool(plain), *args, **kwargs) == expected.encode()
+
+
+def test_tool_called_wrongly_raises_the_real_error_and_records_what_was_passed() -> None:
+    def plain(a: str, b: int = 1) -> None:
+        return None
+
+    wrapped = otel_replay.tool(plain)
+    for args, kwargs in [((), {}), (("a",), {"a": "again"}), (("a",), {"zzz": 1}), ((1, 2, 3), {})]:
+        with in_memory() as exp, pytest.raises(TypeError):
+            wrapped(*args, **kwargs)
+        (span,) = exp.get_finished_spans()
+        recorded = json.loads(span.attributes[A.TOOL_CALL_ARGUMENTS])
+        assert recorded == {"args": list(args), "kwargs": kwargs}
