@@ -21,12 +21,14 @@ import re
 import stat
 import threading
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .payload import sha256
 from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
 from .store import limits
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Blobs larger than this are refused rather than read into memory.
 MAX_BLOB_BYTES: Final = limits.Limit("OTEL_REPLAY_MAX_BLOB_BYTES", 256 * limits.MiB)
@@ -49,6 +51,8 @@ class BlobUnavailable(Exception):
 
 
 def blob_dir(trace_path: str | os.PathLike[str]) -> Path:
+    from pathlib import Path  # capture imports this module, and needs no pathlib
+
     return Path(os.fspath(trace_path) + ".blobs")
 
 

@@ -9,15 +9,15 @@ against their digests.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 
 def as_base64(value: Any) -> Any:
     """``value`` with every bytes value in it (lists and maps too) as base64 text."""
     if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
+        import binascii  # an extension module: loaded when first needed
+
+        return binascii.b2a_base64(value, newline=False).decode("ascii")
     if isinstance(value, (list, tuple)):
         return [as_base64(v) for v in value]
     if isinstance(value, dict):
@@ -27,7 +27,9 @@ def as_base64(value: Any) -> Any:
 
 def from_base64(text: str) -> bytes | None:
     """The bytes ``text`` spells in standard base64; None when it is not base64."""
+    import base64  # readers only: capture encodes with binascii
+
     try:
         return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error is one
         return None

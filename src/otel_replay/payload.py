@@ -19,13 +19,12 @@ file, and the file may come from anyone (see :mod:`otel_replay.trusted_types`).
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import datetime as dt
 import enum
 import functools
 import json
-import pathlib
+import sys
 import uuid
 from typing import Any, Final, NamedTuple
 
@@ -195,7 +194,7 @@ def display_text(value: Any) -> str:
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError:
-            return "base64:" + base64.b64encode(value).decode("ascii")
+            return "base64:" + _b64(value)
     return json.dumps(plain(value), ensure_ascii=False, default=str)
 
 
@@ -215,6 +214,19 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def _dumps(value: Any) -> bytes:
     # surrogatepass keeps lone surrogates (valid in Python str) encodable.
     return _ENCODER.encode(value).encode("utf-8", "surrogatepass")
+
+
+def _b64(data: bytes | bytearray) -> str:
+    """Standard base64 text (binascii, imported on first use: an extension module to load)."""
+    import binascii
+
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+
+def _from_b64(text: str) -> bytes:
+    import binascii
+
+    return binascii.a2b_base64(text)
 
 
 def _safe_repr(value: Any) -> str:
@@ -247,7 +259,7 @@ def _to_tagged(value: Any, depth: int) -> Any:
         items.sort(key=lambda x: json.dumps(x, sort_keys=True))
         return {_TAG_KEY: t.__name__, "v": items}
     if t is bytes or t is bytearray:
-        return {_TAG_KEY: t.__name__, "b64": base64.b64encode(value).decode("ascii")}
+        return {_TAG_KEY: t.__name__, "b64": _b64(value)}
     if t is dt.datetime:
         return {_TAG_KEY: "datetime", "v": value.isoformat(), "fold": value.fold}
     if t is dt.date:
@@ -260,7 +272,9 @@ def _to_tagged(value: Any, depth: int) -> Any:
         return {_TAG_KEY: "decimal", "v": str(value)}
     if t is uuid.UUID:
         return {_TAG_KEY: "uuid", "v": str(value)}
-    if isinstance(value, pathlib.PurePath):
+    # pathlib is not imported for this: a value cannot be a path unless it was.
+    pathlib = sys.modules.get("pathlib")
+    if pathlib is not None and isinstance(value, pathlib.PurePath):
         return {_TAG_KEY: "path", "cls": class_path(t), "v": str(value)}
     if isinstance(value, enum.Enum):
         return {_TAG_KEY: "enum", "cls": class_path(t), "name": value.name}
@@ -304,9 +318,9 @@ def _from_tagged(node: Any, types: TypeResolver) -> Any:
     if kind == "frozenset":
         return frozenset(_hashable(_from_tagged(v, types)) for v in node["v"])
     if kind == "bytes":
-        return base64.b64decode(node["b64"])
+        return _from_b64(node["b64"])
     if kind == "bytearray":
-        return bytearray(base64.b64decode(node["b64"]))
+        return bytearray(_from_b64(node["b64"]))
     if kind == "datetime":
         return dt.datetime.fromisoformat(node["v"]).replace(fold=node.get("fold", 0))
     if kind == "date":
@@ -364,7 +378,7 @@ def _plainify(node: Any) -> Any:
     if kind in ("tuple", "set", "frozenset", "namedtuple"):
         return [_plainify(v) for v in node["v"]]
     if kind in ("bytes", "bytearray"):
-        raw = base64.b64decode(node["b64"])
+        raw = _from_b64(node["b64"])
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:

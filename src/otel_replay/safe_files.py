@@ -15,7 +15,6 @@ import contextlib
 import errno
 import os
 import stat
-from pathlib import Path
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -82,6 +81,7 @@ def replace_atomically(target: str | os.PathLike[str], data: bytes, mode: int = 
     Raises :class:`OSError`; the temporary file is removed then.
     """
     import tempfile  # only writers need it: readers (ls from its cache) start faster
+    from pathlib import Path
 
     path = Path(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -31,8 +31,8 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import enum
+import functools
 import inspect
-import pathlib
 import sys
 import typing
 from collections.abc import Callable, Iterable
@@ -47,14 +47,6 @@ TYPE_TRUSTS: Final = get_args(TypeTrust)
 
 T = TypeVar("T", bound=type)
 
-_STDLIB: Final[tuple[type, ...]] = (
-    pathlib.PurePath,
-    pathlib.PurePosixPath,
-    pathlib.PureWindowsPath,
-    pathlib.Path,
-    pathlib.PosixPath,
-    pathlib.WindowsPath,
-)
 _registered: dict[str, type] = {}
 
 
@@ -90,7 +82,21 @@ def _by_name(classes: Iterable[type]) -> dict[str, type]:
     return out
 
 
-_STDLIB_BY_NAME: Final = _by_name(_STDLIB)
+@functools.cache
+def _stdlib_by_name() -> dict[str, type]:
+    # pathlib is imported when a recorded path is rebuilt, not with the capture API.
+    import pathlib
+
+    return _by_name(
+        (
+            pathlib.PurePath,
+            pathlib.PurePosixPath,
+            pathlib.PureWindowsPath,
+            pathlib.Path,
+            pathlib.PosixPath,
+            pathlib.WindowsPath,
+        )
+    )
 
 
 def is_kind(obj: object, kind: Kind) -> bool:
@@ -98,6 +104,8 @@ def is_kind(obj: object, kind: Kind) -> bool:
     if not isinstance(obj, type):
         return False
     if kind == "path":
+        import pathlib
+
         return issubclass(obj, pathlib.PurePath)
     if kind == "enum":
         return issubclass(obj, enum.Enum)
@@ -176,7 +184,7 @@ class TypeResolver:
         return wider
 
     def _known(self, name: str) -> type | None:
-        return self.types.get(name) or _registered.get(name) or _STDLIB_BY_NAME.get(name)
+        return self.types.get(name) or _registered.get(name) or _stdlib_by_name().get(name)
 
     def resolve(self, path: str, kind: Kind) -> type | None:
         """The class to rebuild a recorded ``kind`` of class ``path`` with, or None (refused)."""

@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _has_magic(name: str) -> bool:
@@ -87,6 +89,8 @@ def is_stream(name: str) -> bool:
 
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """The inputs named by ``paths``; a name that matches nothing is kept (its read fails)."""
+    from pathlib import Path  # the file exporter imports this module for a suffix
+
     out: list[str] = []
     for raw in paths:
         name = os.fspath(raw)
