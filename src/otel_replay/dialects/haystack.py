@@ -129,4 +129,4 @@ def _tools(items: Any) -> list[dict[str, Any]] | None:
     ]
 
 
-DIALECT = Dialect("haystack", matches=_matches, fill=_fill)
+DIALECT = Dialect("haystack", matches=_matches, fill=_fill, reads_values=True)

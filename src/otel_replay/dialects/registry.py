@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from . import (
     anthropic,
@@ -45,9 +45,27 @@ DIALECTS: tuple[Dialect, ...] = (
 )
 
 
+_BY_NAMES: Final = tuple(d for d in DIALECTS if not d.reads_values)
+_BY_VALUES: Final = tuple(d for d in DIALECTS if d.reads_values)
+_ORDER: Final = {d.name: i for i, d in enumerate(DIALECTS)}
+#: The dialects of :data:`_BY_NAMES` that match, by scope and attribute names: a
+#: stack writes the same few sets of names again and again.
+_matched: dict[tuple[str, frozenset[str]], list[Dialect]] = {}
+_MAX_REMEMBERED: Final = 4096
+
+
 def detect(span: SpanView) -> list[Dialect]:
     """The dialects whose scope name or marker attributes ``span`` carries (``genai`` always)."""
-    return [d for d in DIALECTS if d.matches(span)]
+    key = (span.scope, frozenset(span.attributes))
+    found = _matched.get(key)
+    if found is None:
+        if len(_matched) >= _MAX_REMEMBERED:
+            _matched.clear()
+        found = _matched[key] = [d for d in _BY_NAMES if d.matches(span)]
+    extra = [d for d in _BY_VALUES if d.matches(span)]
+    if not extra:
+        return list(found)
+    return sorted(found + extra, key=lambda d: _ORDER[d.name])
 
 
 def genai_attributes(span: SpanView) -> GenAI:

@@ -51,6 +51,9 @@ class Dialect:
     matches: Callable[[SpanView], bool]
     fill: Callable[[SpanView], GenAI]
     repair: Callable[[SpanView], GenAI] | None = None
+    #: ``matches`` reads attribute values, not only the scope and attribute names
+    #: (whose verdicts are remembered per scope and set of names).
+    reads_values: bool = False
 
 
 def in_scope(name: str) -> Callable[[SpanView], bool]:

@@ -164,4 +164,4 @@ def _first(span: SpanView, *keys: str) -> Any:
     return next((span.get(k) for k in keys if k in span.attributes), None)
 
 
-DIALECT = Dialect("vercel_ai", matches=_matches, fill=_fill)
+DIALECT = Dialect("vercel_ai", matches=_matches, fill=_fill, reads_values=True)

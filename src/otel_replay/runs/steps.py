@@ -66,9 +66,10 @@ def classify(attrs: Mapping[str, Any]) -> StepKind:
 
 def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
     """Classify ``span`` and extract what its kind carries; ``blobs`` resolves payload refs."""
+    # The record's own dicts, not copies: a record is read for one step, and no step
+    # changes its attributes.
     events = [
-        {"name": e.name, "time_ns": e.time_ns, "attributes": dict(e.attributes)}
-        for e in span.events
+        {"name": e.name, "time_ns": e.time_ns, "attributes": e.attributes} for e in span.events
     ]
     attrs = normalize(
         span.attributes,
@@ -88,7 +89,7 @@ def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
         end_ns=span.end_ns,
         status=_STATUS.get(span.status_code, "UNSET"),
         status_message=span.status_message,
-        attributes=dict(span.attributes),
+        attributes=span.attributes,
         events=events,
         scope=span.scope_name,
     )
