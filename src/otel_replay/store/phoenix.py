@@ -36,7 +36,7 @@ from typing import Any
 
 from ..attributes import BYTES as _BYTES
 from ..bytes_text import from_base64
-from . import download, limits
+from . import limits
 from .errors import FormatError
 from .otlp_json import deeper
 from .records import EventRecord, LinkRecord, SpanRecord
@@ -239,6 +239,8 @@ def spans_from_response(
         seen.add(cursor)
         url = _next_page_url(source, cursor)
         try:
+            from . import download  # http.client and the like: for URLs only
+
             body = download.fetch(url, cap=limits.MAX_RECORD_BYTES)  # one answer: one record
         except FormatError as exc:
             reason = f"cannot read the next page {url} ({exc.reason})"

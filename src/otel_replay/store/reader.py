@@ -37,7 +37,7 @@ from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
-from . import bounded, download, framing, index, limits, phoenix, progress
+from . import bounded, framing, index, limits, phoenix, progress
 from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
@@ -342,6 +342,8 @@ class _Open:
             data = sys.stdin.buffer.read()
             self.file, self.size = io.BytesIO(data), len(data)
         elif name.startswith(("http://", "https://")):
+            from . import download  # http.client and the like: for URLs only
+
             self.file, self.size = download.download(name)
         else:
             self.file = open(name, "rb")  # noqa: SIM115 - closed by close()
