@@ -55,6 +55,21 @@ def test_genai_drops_a_system_message_that_repeats_the_instructions() -> None:
         {A.SYSTEM_INSTRUCTIONS: json.dumps(system), A.INPUT_MESSAGES: json.dumps(other)}
     )
     assert kept[A.INPUT_MESSAGES] == json.dumps(other)
+    # JSON may spell the role with escapes: the text is searched, then parsed.
+    escaped = json.dumps(twice).replace('"system"', '"\\u0073ystem"')
+    assert "system" not in escaped
+    out = normalize({A.SYSTEM_INSTRUCTIONS: json.dumps(system), A.INPUT_MESSAGES: escaped})
+    assert out[A.INPUT_MESSAGES] == [text("user", "hi")]
+
+
+def test_detection_remembered_per_names_still_reads_values() -> None:
+    """Spans with the same scope and attribute names but other values: each its own verdict."""
+    llm = {"openinference.span.kind": "LLM", "input.value": "{}"}
+    chain = {"openinference.span.kind": "CHAIN", "input.value": "{}"}
+    for _ in range(2):  # the second time from what was remembered
+        assert "haystack" in names(llm, scope="openinference.instrumentation.haystack")
+        assert "haystack" not in names(chain, scope="openinference.instrumentation.haystack")
+        assert names(chain, scope="other") == ["openinference", "genai"]
 
 
 def test_openinference_llm_span() -> None:
