@@ -14,12 +14,15 @@ import json
 from typing import Any
 
 import pytest
-from tests.conformance.checks import CASES, Case, find_cases
+from tests.conformance.checks import CASES, Case, check, find_cases
 from tests.conformance.serve_requests import serve_case
 from tests.conformance.test_conformance import NOT_RECORDED
 
 import otel_replay
+from otel_replay import messages as M
 from otel_replay.replay.engine import ReplayEngine
+from otel_replay.replay.matchers import messages_key, request_keys
+from otel_replay.same_message import conversation_keys
 
 #: Cases whose trace holds no model input to match, or no model call at all.
 UNSERVABLE = ("openai_agents_otel/responses", "openai_agents_otel/responses_stream")
@@ -72,3 +75,21 @@ def test_a_request_changed_where_it_matters_is_refused(stack: str, old: str, new
     second = case.requests()[1]["body_json"]
     assert _second_status(case, second) == 200
     assert _second_status(case, _changed(second, old, new)) == 409
+
+
+def test_request_keys_are_the_keys_of_each_rung() -> None:
+    """Keyed once, a request's keys are those each rung defines, on every recorded input."""
+    seen = 0
+    for case in find_cases():
+        for run in check(case).runs:
+            for step in run.model_steps():
+                inputs = step.model.input_messages if step.model else None
+                if not inputs:
+                    continue
+                every = conversation_keys(M.normalize(inputs), hidden=True)
+                assert request_keys(inputs) == (
+                    messages_key(inputs),
+                    every[-1] if every else None,
+                ), (case.id, step.span_id)
+                seen += 1
+    assert seen > 500

@@ -37,7 +37,7 @@ from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
 from .adapters.limits import DEFAULT_LIMITS
 from .divergence import Candidate, ReplayDivergence, ReplayError
-from .matchers import RUNGS, first_difference, last_message_key, messages_key
+from .matchers import RUNGS, first_difference, messages_key, request_keys
 from .pinned_model import PinnedModel, unanswered
 
 CONVERSATION_HEADER = "x-otel-replay-conversation"
@@ -169,13 +169,15 @@ class ReplayEngine:
             collections.defaultdict(collections.deque)
         )
         self._first: dict[str, list[Run]] = collections.defaultdict(list)
+        #: :func:`request_keys` of recorded model steps, by ``id`` (the runs hold the steps).
+        self._recorded_keys: dict[int, tuple[str, str | None]] = {}
         self._first_last: dict[str, list[Run]] = collections.defaultdict(list)
         for run in [self.pinned] if self.pinned else self.runs:
             first = next((s for s in run.steps if s.kind == "model" and s.model), None)
             if first is None or first.model is None or not first.model.input_messages:
                 continue
-            self._first[messages_key(first.model.input_messages)].append(run)
-            last = last_message_key(first.model.input_messages)
+            key, last = request_keys(first.model.input_messages)
+            self._first[key].append(run)
             if last is not None:
                 self._first_last[last].append(run)
 
@@ -330,8 +332,7 @@ class ReplayEngine:
             conv = self._answered(self._by_response[previous], request.messages)
             if conv is not None:
                 return conv, False
-        key = messages_key(request.messages)
-        last = last_message_key(request.messages)
+        key, last = request_keys(request.messages)
         conv = self._pop(self._waiting.get(key))
         if conv is None and key in self._first:
             conv = self._start(self._first[key][0])
@@ -413,8 +414,11 @@ class ReplayEngine:
         if step is None or step.model is None or not step.model.input_messages:
             return
         entry = (conv, conv.model.cursor)
-        self._waiting[messages_key(step.model.input_messages)].append(entry)
-        last = last_message_key(step.model.input_messages)
+        keys = self._recorded_keys.get(id(step))
+        if keys is None:  # a recorded request's keys never change: once per step
+            keys = self._recorded_keys[id(step)] = request_keys(step.model.input_messages)
+        key, last = keys
+        self._waiting[key].append(entry)
         if last is not None:
             self._waiting_last[last].append(entry)
 

@@ -127,10 +127,21 @@ def messages_key(messages: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps(conversation_keys(split_system(M.normalize(messages))[1], hidden=True))
 
 
-def last_message_key(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """What two requests share when they match on the ``last_message`` rung."""
-    keys = conversation_keys(M.normalize(messages), hidden=True)
-    return keys[-1] if keys else None
+def request_keys(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
+    """What two requests share when they match on the ``messages`` rung (see
+    :func:`messages_key`) and on the ``last_message`` rung (the key of the last
+    message that says something), the messages keyed once.
+
+    The messages after the leading system ones are the tail of the whole
+    conversation, and no turn joins a system message to the next: their last
+    key is the whole's last key.
+    """
+    normalized = M.normalize(messages)
+    keys = conversation_keys(split_system(normalized)[1], hidden=True)
+    if keys:
+        return json.dumps(keys), keys[-1]
+    every = conversation_keys(normalized, hidden=True)
+    return json.dumps(keys), (every[-1] if every else None)
 
 
 def same_tools(recorded: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]]) -> bool:
