@@ -20,6 +20,7 @@ SDK span (no processors, two attributes) is printed too.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
@@ -55,9 +56,26 @@ def tool_helper() -> None:
     lookup_order(**ARGS)
 
 
-def model_helper() -> None:
-    with otel_replay.model_call(provider="openai", model="gpt-4o", messages=MESSAGES) as call:
+#: A conversation at its 100th turn: every call records all of it again.
+HISTORY = [MESSAGES[0]]
+for turn in range(100):
+    HISTORY += [
+        {"role": "user", "parts": [{"type": "text", "content": f"question {turn} " * 30}]},
+        {**ANSWER, "parts": [{**ANSWER["parts"][0], "id": f"call_{turn}"}]},
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": f"call_{turn}", "response": RESULT}],
+        },
+    ]
+
+
+def model_helper(messages: list[dict[str, Any]] = MESSAGES) -> None:
+    with otel_replay.model_call(provider="openai", model="gpt-4o", messages=messages) as call:
         call.record(ANSWER, usage={"input_tokens": 40, "output_tokens": 12})
+
+
+def long_model_helper() -> None:
+    model_helper(HISTORY)
 
 
 class _AtStart(SpanProcessor):
@@ -166,6 +184,8 @@ def main() -> None:
                         path = None if setup == "processor" else Path(tmp) / f"{case}{what}{r}"
                         took = per_call(fn, args.calls, path)
                         times.setdefault((setup, case, what), []).append(took)
+    long = [per_call(helper_call(long_model_helper), args.calls // 10, None) for _ in range(3)]
+    dumps = [_cpu_per_call(lambda: json.dumps(HISTORY), args.calls // 10) for _ in range(3)]
     print(f"bare SDK span, no processors, 2 attributes: {statistics.median(bare) * 1e6:6.1f} µs")
     for setup in ("processor", "file recording"):
         print(f"{setup} ({'CPU' if setup == 'processor' else 'app thread, wall'}):")
@@ -176,6 +196,19 @@ def main() -> None:
                 f"  {case:<10} same attributes by hand {statistics.median(hands) * 1e6:6.1f} µs"
                 f"   helper {statistics.median(helpers) * 1e6:6.1f} µs   ratio {ratio:4.2f}x"
             )
+
+    print(
+        f"model_call of a {len(HISTORY)}-message conversation ({len(json.dumps(HISTORY)):,} bytes),"
+        f" processor, CPU: {min(long) * 1e6:,.0f} µs per call; json.dumps of those messages"
+        f" alone: {min(dumps) * 1e6:,.0f} µs"
+    )
+
+
+def _cpu_per_call(fn: Callable[[], object], n: int) -> float:
+    t0 = time.process_time()
+    for _ in range(n):
+        fn()
+    return (time.process_time() - t0) / n
 
 
 if __name__ == "__main__":

@@ -423,3 +423,54 @@ def test_tool_called_wrongly_raises_the_real_error_and_records_what_was_passed()
         (span,) = exp.get_finished_spans()
         recorded = json.loads(span.attributes[A.TOOL_CALL_ARGUMENTS])
         assert recorded == {"args": list(args), "kwargs": kwargs}
+
+
+def _inputs(exp: Any) -> list[Any]:
+    return [
+        (json.loads(s.attributes[A.INPUT_MESSAGES]), s.attributes.get(A.REDACTED))
+        for s in exp.get_finished_spans()
+        if A.INPUT_MESSAGES in s.attributes
+    ]
+
+
+def test_a_growing_conversation_is_scrubbed_whole_at_every_call() -> None:
+    """Messages sent again are remembered as clean only when they hid nothing."""
+    key = "sk-" + "Q" * 24
+    conversation: list[dict[str, Any]] = []
+    with in_memory() as exp:
+        for turn, text in enumerate(["hello", f"my key is {key}", "thanks", "bye"]):
+            conversation.append({"role": "user", "parts": [{"type": "text", "content": text}]})
+            with otel_replay.model_call(provider="p", model="m", messages=conversation) as c:
+                c.record(f"answer {turn}")
+            conversation.append(
+                {"role": "assistant", "parts": [{"type": "text", "content": f"answer {turn}"}]}
+            )
+    recorded = _inputs(exp)
+    assert len(recorded) == 4
+    for turn, (messages, hidden) in enumerate(recorded):
+        assert len(messages) == 2 * turn + 1
+        assert key not in json.dumps(messages)
+        if turn >= 1:  # every call that sent the key hid it, at its place
+            assert messages[2]["parts"][0]["content"] == f"my key is {A.REDACTED_VALUE}"
+            assert list(hidden) == [f"{A.INPUT_MESSAGES}[2].parts[0].content"]
+        else:
+            assert hidden is None
+
+
+def test_messages_remembered_as_clean_are_scrubbed_again_under_new_rules() -> None:
+    conversation = [
+        {"role": "user", "parts": [{"type": "text", "content": "account ACCT-1234"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "noted"}]},
+    ]
+    try:
+        with in_memory() as exp:
+            for rules in ([], [r"ACCT-\d+"]):
+                otel_replay.configure_redaction(patterns=rules)
+                with otel_replay.model_call(provider="p", model="m", messages=conversation):
+                    pass
+    finally:
+        otel_replay.configure_redaction()
+    (before, _), (after, hidden) = _inputs(exp)
+    assert before[0]["parts"][0]["content"] == "account ACCT-1234"
+    assert after[0]["parts"][0]["content"] == f"account {A.REDACTED_VALUE}"
+    assert list(hidden) == [f"{A.INPUT_MESSAGES}[0].parts[0].content"]

@@ -103,6 +103,16 @@ def _is_plain_json(value: Any, depth: int = 0) -> bool:
     return True
 
 
+def is_plain_json(value: Any) -> bool:
+    """True when ``value`` is JSON as it is: :func:`encode` records it as type ``json``."""
+    return _is_plain_json(value)
+
+
+def plain_json_text(value: Any) -> str:
+    """The text :func:`encode` writes for a plain JSON value (UTF-8 encoded, its ``data``)."""
+    return _ENCODER.encode(value)
+
+
 def encode(value: Any) -> Encoded:
     """Encode ``value`` so that :func:`decode` returns an equal value of the same type."""
     t = type(value)

@@ -128,6 +128,8 @@ def _trie(words: Iterable[str]) -> str:
 #: values repeat from span to span).
 _MEMO_CHARS: Final = 256
 _MEMO_SIZE: Final = 8192
+#: Characters of JSON text of values found to hide nothing, remembered at most.
+_CLEAN_CHARS: Final = 32 * 1024 * 1024
 
 
 class Redactor:
@@ -155,6 +157,8 @@ class Redactor:
         self._keys: dict[str, bool] = {}
         self._headers: dict[str, bool] = {}
         self._memo: dict[str, str] = {}
+        self._clean: set[str] = set()
+        self._clean_chars = 0
 
     # --- names ---------------------------------------------------------------------
 
@@ -209,6 +213,25 @@ class Redactor:
         return data if out is text else out.encode("latin-1")
 
     # --- values --------------------------------------------------------------------
+
+    def known_clean(self, json_text: str) -> bool:
+        """Whether the plain JSON value spelled ``json_text`` was scrubbed and hid nothing.
+
+        A conversation sends its earlier messages again with every call: each
+        is walked once, not once per call.  Never with a hook (it may answer
+        differently each time).
+        """
+        return json_text in self._clean
+
+    def remember_clean(self, json_text: str) -> None:
+        """Note that the plain JSON value spelled ``json_text`` hides nothing (see above)."""
+        if self._hook is not None:
+            return
+        if self._clean_chars + len(json_text) > _CLEAN_CHARS:
+            self._clean.clear()
+            self._clean_chars = 0
+        self._clean.add(json_text)
+        self._clean_chars += len(json_text)
 
     def scrub(self, value: Any, path: str, hidden: list[str]) -> Any:
         """``value`` with secrets replaced; appends each hidden path to ``hidden``.

@@ -97,6 +97,8 @@ def scrubbed_payload(value: Any, key: str, hidden: list[str]) -> tuple[Any, payl
     ``__repr__`` may print a field the walk could not reach).
     """
     r = redactor()
+    if type(value) is list and len(value) > 1 and payload.is_plain_json(value):
+        return _scrubbed_items(value, key, hidden)
     clean = r.scrub(value, key, hidden)
     encoded = payload.encode(clean)
     if encoded.type == payload.REPR:
@@ -107,6 +109,34 @@ def scrubbed_payload(value: Any, key: str, hidden: list[str]) -> tuple[Any, payl
             return safe, payload.Encoded(payload.REPR, safe.encode("utf-8", "surrogatepass"))
         return text, encoded
     return clean, encoded
+
+
+def _scrubbed_items(
+    items: list[Any], key: str, hidden: list[str]
+) -> tuple[list[Any], payload.Encoded]:
+    """A plain JSON list scrubbed and encoded item by item, as :func:`scrubbed_payload` would.
+
+    An agent's every model call records the whole conversation so far: an
+    item whose text was scrubbed before and hid nothing is not walked again
+    (the cost of a call no longer grows with the conversation's length).
+    """
+    r = redactor()
+    clean: list[Any] = []
+    texts: list[str] = []
+    for i, item in enumerate(items):
+        text = payload.plain_json_text(item)
+        if not r.known_clean(text):
+            scrubbed = r.scrub(item, f"{key}[{i}]", hidden)
+            if scrubbed is item:
+                r.remember_clean(text)
+            else:
+                item, text = scrubbed, payload.plain_json_text(scrubbed)
+        clean.append(item)
+        texts.append(text)
+    # What encoding the whole list writes: its items' texts, comma-separated, in brackets.
+    data = ("[" + ",".join(texts) + "]").encode("utf-8", "surrogatepass")
+    same = all(c is v for c, v in zip(clean, items, strict=True))
+    return (items if same else clean), payload.Encoded(payload.JSON, data)
 
 
 def payload_attributes(

@@ -52,6 +52,8 @@ def attribute_changes(
             key.startswith(_COMPANIONS) or key == A.REDACTED or key.startswith(A.FP)
         ):
             continue  # our bookkeeping: payload companions, hidden paths, the fingerprint
+        if (A.SHA256 + key) in attrs:
+            continue  # our payload: scrubbed when captured, its digest of what was written
         t = type(value)
         if secret(key):
             new: Any = PLACEHOLDER
@@ -66,8 +68,6 @@ def attribute_changes(
         else:
             continue
         if new is not value and new != value:
-            if (A.SHA256 + key) in attrs:
-                continue  # our payload: scrubbed when captured, its digest of what was written
             changes[key] = new
             hidden.append(path + key)
     return changes
