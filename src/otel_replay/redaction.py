@@ -129,7 +129,7 @@ def _trie(words: Iterable[str]) -> str:
 _MEMO_CHARS: Final = 256
 _MEMO_SIZE: Final = 8192
 #: Characters of JSON text of values found to hide nothing, remembered at most.
-_CLEAN_CHARS: Final = 32 * 1024 * 1024
+_CLEAN_CHARS: Final = 8 * 1024 * 1024
 
 
 class Redactor:
