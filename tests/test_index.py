@@ -69,6 +69,31 @@ def test_index_reads_only_what_it_needs(tmp_path: Path, monkeypatch: object) -> 
     assert 0 < sum(reads) < dump.stat().st_size / 20
 
 
+def test_many_traces_through_the_index_are_read_again_not_held(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    """Traces scattered over the whole dump: every record is checked, then read again,
+    rather than every body held until all are checked."""
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 300)
+    wanted = ids[::3]
+    held = {s.span_id: s for s in SpanReader(dump, trace_ids=wanted)}
+    assert {s.trace_id for s in held.values()} == set(wanted)
+    reads: list[int] = []
+    real = index.read_records
+
+    def counting(dump_path: str, records: list[tuple[int, int]]):  # type: ignore[no-untyped-def]
+        reads.append(len(records))
+        return real(dump_path, records)
+
+    monkeypatch.setattr(index, "LOOKUP_HELD_BYTES", 1000)  # type: ignore[attr-defined]
+    monkeypatch.setattr(index, "read_records", counting)  # type: ignore[attr-defined]
+    reader = SpanReader(dump, trace_ids=wanted)
+    again = {s.span_id: s for s in reader}
+    assert reader.used_index and len(reads) == 2 and reads[0] == reads[1] > 1
+    assert again == held
+
+
 def test_index_is_rebuilt_when_the_dump_changes(tmp_path: Path) -> None:
     dump = tmp_path / "dump.otlp"
     write_dump(dump, 20)

@@ -270,18 +270,26 @@ def read_records(
             yield offset - 4, framed[FRAME_HEADER.size :]
 
 
+#: Record bytes a lookup keeps from checking them to handing them over; past this
+#: it checks every record, then reads them again (traces scattered over a whole
+#: dump, as a conversation's are, would otherwise hold the dump in memory).
+LOOKUP_HELD_BYTES = 64 * 1024 * 1024
+
+
 def lookup(
     dump: str | os.PathLike[str], idx: TraceIndex, prefixes: set[str], facts: Facts = proto_facts
-) -> tuple[set[str], list[tuple[int, bytes]]] | None:
+) -> tuple[set[str], Iterable[tuple[int, bytes]]] | None:
     """The trace ids starting with any of ``prefixes``, and (record offset, body) of their
     records in file order, each checked to hold the traces the index says it holds.
 
     None, logged in one line, when the index does not hold for the dump: the
-    caller reads the dump instead.
+    caller reads the dump instead.  Every record is checked before any is
+    handed over.
     """
     found, records = idx.records(prefixes)
     claims = idx.claims(prefixes)
     name = os.fspath(dump)
+    hold = sum(length for _, length in records) <= LOOKUP_HELD_BYTES
     out: list[tuple[int, bytes]] = []
     offset = 0
     try:
@@ -292,11 +300,12 @@ def lookup(
                 raise FormatError(
                     name, offset, f"the record holds no trace {next(iter(absent)).hex()}"
                 )
-            out.append((offset, body))
+            if hold:
+                out.append((offset, body))
     except Exception as exc:  # any fault: reading the dump itself will say what is wrong
         if isinstance(exc, FormatError):
             _refused(name, f"it does not match {name}: {exc.reason}", exc.offset)
         else:
             _refused(name, f"it does not match {name}: {type(exc).__name__}: {exc}", offset)
         return None
-    return found, out
+    return found, (out if hold else read_records(name, records))
