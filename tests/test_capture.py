@@ -474,3 +474,28 @@ def test_messages_remembered_as_clean_are_scrubbed_again_under_new_rules() -> No
     assert before[0]["parts"][0]["content"] == "account ACCT-1234"
     assert after[0]["parts"][0]["content"] == f"account {A.REDACTED_VALUE}"
     assert list(hidden) == [f"{A.INPUT_MESSAGES}[0].parts[0].content"]
+
+
+def test_a_hook_sees_a_conversation_whole_under_its_own_path() -> None:
+    seen: list[str] = []
+
+    def hook(path: str, value: Any) -> Any:
+        seen.append(path)
+        return "[withheld]" if path == A.INPUT_MESSAGES else value
+
+    conversation = [
+        {"role": "user", "parts": [{"type": "text", "content": "hi"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "hello"}]},
+    ]
+    try:
+        otel_replay.configure_redaction(hook=hook)
+        with (
+            in_memory() as exp,
+            otel_replay.model_call(provider="p", model="m", messages=conversation),
+        ):
+            pass
+    finally:
+        otel_replay.configure_redaction()
+    (span,) = exp.get_finished_spans()
+    assert span.attributes[A.INPUT_MESSAGES] == "[withheld]"
+    assert A.INPUT_MESSAGES in seen

@@ -214,12 +214,17 @@ class Redactor:
 
     # --- values --------------------------------------------------------------------
 
+    @property
+    def hooked(self) -> bool:
+        """Whether a user hook sees every value (it may see each path only as a whole)."""
+        return self._hook is not None
+
     def known_clean(self, json_text: str) -> bool:
         """Whether the plain JSON value spelled ``json_text`` was scrubbed and hid nothing.
 
         A conversation sends its earlier messages again with every call: each
         is walked once, not once per call.  Never with a hook (it may answer
-        differently each time).
+        differently each time, and is owed every value).
         """
         return json_text in self._clean
 

@@ -97,7 +97,8 @@ def scrubbed_payload(value: Any, key: str, hidden: list[str]) -> tuple[Any, payl
     ``__repr__`` may print a field the walk could not reach).
     """
     r = redactor()
-    if type(value) is list and len(value) > 1 and payload.is_plain_json(value):
+    # A hook is owed the whole list under its own path: no item by item then.
+    if type(value) is list and len(value) > 1 and not r.hooked and payload.is_plain_json(value):
         return _scrubbed_items(value, key, hidden)
     clean = r.scrub(value, key, hidden)
     encoded = payload.encode(clean)
