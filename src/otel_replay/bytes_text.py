@@ -15,14 +15,19 @@ from typing import Any
 def as_base64(value: Any) -> Any:
     """``value`` with every bytes value in it (lists and maps too) as base64 text."""
     if isinstance(value, (bytes, bytearray)):
-        import binascii  # an extension module: loaded when first needed
-
-        return binascii.b2a_base64(value, newline=False).decode("ascii")
+        return to_base64(value)
     if isinstance(value, (list, tuple)):
         return [as_base64(v) for v in value]
     if isinstance(value, dict):
         return {k: as_base64(v) for k, v in value.items()}
     return value
+
+
+def to_base64(data: bytes | bytearray) -> str:
+    """``data`` as standard base64 text."""
+    import binascii  # an extension module, loaded when first needed (not with the capture API)
+
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 def from_base64(text: str) -> bytes | None:

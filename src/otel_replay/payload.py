@@ -29,6 +29,7 @@ import uuid
 from typing import Any, Final, NamedTuple
 
 from . import json_text
+from .bytes_text import to_base64
 from .trusted_types import Kind, TypeResolver, class_path
 
 STR: Final = "str"
@@ -204,7 +205,7 @@ def display_text(value: Any) -> str:
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError:
-            return "base64:" + _b64(value)
+            return "base64:" + to_base64(value)
     return json.dumps(plain(value), ensure_ascii=False, default=str)
 
 
@@ -223,14 +224,7 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 def _dumps(value: Any) -> bytes:
     # surrogatepass keeps lone surrogates (valid in Python str) encodable.
-    return _ENCODER.encode(value).encode("utf-8", "surrogatepass")
-
-
-def _b64(data: bytes | bytearray) -> str:
-    """Standard base64 text (binascii, imported on first use: an extension module to load)."""
-    import binascii
-
-    return binascii.b2a_base64(data, newline=False).decode("ascii")
+    return plain_json_text(value).encode("utf-8", "surrogatepass")
 
 
 def _from_b64(text: str) -> bytes:
@@ -269,7 +263,7 @@ def _to_tagged(value: Any, depth: int) -> Any:
         items.sort(key=lambda x: json.dumps(x, sort_keys=True))
         return {_TAG_KEY: t.__name__, "v": items}
     if t is bytes or t is bytearray:
-        return {_TAG_KEY: t.__name__, "b64": _b64(value)}
+        return {_TAG_KEY: t.__name__, "b64": to_base64(value)}
     if t is dt.datetime:
         return {_TAG_KEY: "datetime", "v": value.isoformat(), "fold": value.fold}
     if t is dt.date:

@@ -124,13 +124,14 @@ def messages_key(messages: Sequence[Mapping[str, Any]]) -> str:
 
     A dict key: the server finds the conversation a request continues in O(1).
     """
-    return json.dumps(conversation_keys(split_system(M.normalize(messages))[1], hidden=True))
+    return request_keys(messages)[0]
 
 
 def request_keys(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
-    """What two requests share when they match on the ``messages`` rung (see
-    :func:`messages_key`) and on the ``last_message`` rung (the key of the last
-    message that says something), the messages keyed once.
+    """What two requests share when they match on the ``messages`` rung (the keys of
+    the messages after the leading system ones, as JSON text) and on the
+    ``last_message`` rung (the key of the last message that says something),
+    the messages keyed once.
 
     The messages after the leading system ones are the tail of the whole
     conversation, and no turn joins a system message to the next: their last
