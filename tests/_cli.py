@@ -10,6 +10,25 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
+def python_process(
+    *args: str | Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """A fresh interpreter given ``args`` (``-m MODULE ...``), output captured; ``env`` is
+    its whole environment (this process's when None)."""
+    return subprocess.run(
+        [sys.executable, *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def cli_process(
     *args: str | Path, timeout: float = 60, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -17,11 +36,4 @@ def cli_process(
     base = {**os.environ, "PYTHONPATH": str(SRC)}
     base.pop("FORCE_COLOR", None)
     env = {**base, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "otel_replay.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=timeout,
-    )
+    return python_process("-m", "otel_replay.cli.main", *args, env=env, timeout=timeout)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from _cli import python_process
+
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
 AGENT = "examples.order_support.agent:run_agent"
@@ -41,15 +43,7 @@ def workdir(tmp_path: Path) -> Path:
 def otel_replay(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
     """The installed command as a user runs it in their project directory."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
-    return subprocess.run(
-        [sys.executable, "-m", "otel_replay.cli.main", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return python_process("-m", "otel_replay.cli.main", *args, cwd=cwd, env=env)
 
 
 def test_the_recorded_run_replays(workdir: Path) -> None:

@@ -14,13 +14,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from _cli import python_process
 from otel_replay.replay import isolation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,15 +105,7 @@ def target() -> Iterator[tuple[str, int, list[int]]]:
 
 def _python(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """Python with ``args`` in ``cwd``, which must succeed; its output captured."""
-    done = subprocess.run(
-        [sys.executable, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = python_process(*args, cwd=cwd, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 

@@ -8,8 +8,6 @@ complaint: user u_7710 asked "Where is my order?" and was told about order
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from examples.order_support.agent import ORDERS, run_agent
 from examples.order_support.scripted_model import ScriptedModel
 
 import otel_replay
+from _cli import python_process
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDING = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
@@ -77,15 +76,7 @@ def test_fixed_agent_never_returns_another_users_order() -> None:
 def test_the_main_job_runs(tmp_path: Path) -> None:
     """README's first command: record, show, replay, fix, replay again."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
-    done = subprocess.run(
-        [sys.executable, "-m", "examples.order_support", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = python_process("-m", "examples.order_support", tmp_path, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "MATCHED" in done.stdout
     assert "replay diverged at step" in done.stdout and "lookup_order" in done.stdout

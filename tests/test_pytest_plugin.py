@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from _agent import LOOKUP, record_run
+from _cli import python_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,14 +33,8 @@ def run_pytest(project: Path, source: str) -> subprocess.CompletedProcess[str]:
     )
     dirs = [ROOT / "tests", ROOT / "src"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, dirs))}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", str(test)],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
+    return python_process(
+        "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", test, cwd=project, env=env
     )
 
 
