@@ -94,6 +94,15 @@ def test_header_names_use_a_wider_net_than_fields() -> None:
     assert hidden == ["p.extra_headers.X-Custom-Key"]
 
 
+def test_a_secret_in_a_mapping_key_is_hidden_and_its_path_does_not_spell_it() -> None:
+    hidden: list[str] = []
+    value = {"postgres://app:s3cret@db/prod": {"rows": 2}, "ok": 1}
+    out = redactor().scrub(value, "v", hidden)
+    assert out == {"postgres://app:[REDACTED]@db/prod": {"rows": 2}, "ok": 1}
+    assert hidden == ["v.postgres://app:[REDACTED]@db/prod"]
+    assert list(value) == ["postgres://app:s3cret@db/prod", "ok"]  # the caller's is untouched
+
+
 @dataclasses.dataclass(frozen=True)
 class Creds:
     user: str
@@ -174,3 +183,42 @@ def test_the_processor_turns_personal_data_on() -> None:
         email("jane.doe@example.com")
     (span,) = exp.get_finished_spans()
     assert "jane.doe@example.com" not in str(dict(span.attributes or {}))
+
+
+class _Word(str):
+    pass
+
+
+def _nested(depth: int) -> Any:
+    value: Any = ["bottom"]
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_one_walk_tells_plain_json_as_the_payload_check_does() -> None:
+    """``scrub_json`` walks once for both: its verdict is ``is_plain_json``'s, on the clean value."""
+    from otel_replay.payload import PLAIN_DEPTH, is_plain_json
+
+    values = [
+        {"a": [1, 2.5, None, True, "x"], "b": {"c": []}},
+        [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}],
+        {"t": (1, 2)},
+        {"b": b"raw"},
+        {1: "int key"},
+        {"w": _Word("sub")},
+        {"c": Creds("bob", "k1")},
+        _nested(PLAIN_DEPTH - 1),
+        _nested(PLAIN_DEPTH),
+        _nested(PLAIN_DEPTH + 1),
+        {"deep": _nested(PLAIN_DEPTH)},
+        [[[]] * 3],
+    ]
+    for value in values:
+        clean, plain = redactor().scrub_json(value, "v", [])
+        assert plain == is_plain_json(value) == is_plain_json(clean), value
+    # A secret key's value is replaced by text, whatever it was: plain after.
+    clean, plain = redactor().scrub_json({"api_key": b"raw"}, "v", [])
+    assert clean == {"api_key": PLACEHOLDER} and plain
+    hooked = Redactor(hook=lambda path, value: value if path != "v.x" else object())
+    assert hooked.scrub_json({"x": 1}, "v", [])[1] is False  # replaced unseen: not known plain

@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-import functools
 import json
 import sys
 import uuid
+from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
 from . import json_text
@@ -64,16 +64,17 @@ class Encoded(NamedTuple):
 
 def sha256(data: bytes) -> str:
     """The SHA-256 digest of ``data``, as hex."""
-    digest: str = _sha256()(data).hexdigest()
+    global _hash
+    if _hash is None:
+        # hashlib (OpenSSL) is imported on the first digest, not with the capture API.
+        import hashlib
+
+        _hash = hashlib.sha256
+    digest: str = _hash(data).hexdigest()
     return digest
 
 
-@functools.cache
-def _sha256() -> Any:
-    # hashlib (OpenSSL) is imported on the first digest, not with the capture API.
-    import hashlib
-
-    return hashlib.sha256
+_hash: Any = None
 
 
 class _NotJson(Exception):
@@ -81,6 +82,8 @@ class _NotJson(Exception):
 
 
 _SCALARS: Final = (str, int, bool, float, type(None))
+#: Containers nested deeper than this are not plain JSON: their value is kept another way.
+PLAIN_DEPTH: Final = 200
 
 
 def _is_plain_json(value: Any, depth: int = 0) -> bool:
@@ -91,7 +94,7 @@ def _is_plain_json(value: Any, depth: int = 0) -> bool:
         return True
     if t is not list and t is not dict:
         return False
-    if depth >= 200:  # what it holds would be past the bound
+    if depth >= PLAIN_DEPTH:  # what it holds would be past the bound
         return not value
     if t is list:
         for v in value:
@@ -111,7 +114,7 @@ def is_plain_json(value: Any) -> bool:
 
 def plain_json_text(value: Any) -> str:
     """The text :func:`encode` writes for a plain JSON value (UTF-8 encoded, its ``data``)."""
-    return _ENCODER.encode(value)
+    return _plain_text(value)
 
 
 def encode(value: Any) -> Encoded:
@@ -122,9 +125,9 @@ def encode(value: Any) -> Encoded:
     if t is bytes:
         return Encoded(BYTES, value)
     if _is_plain_json(value):
-        return Encoded(JSON, _dumps(value))
+        return Encoded(JSON, plain_json_bytes(value))
     try:
-        return Encoded(PYJSON, _dumps(_to_tagged(value, 0)))
+        return Encoded(PYJSON, plain_json_bytes(_to_tagged(value, 0)))
     except (_NotJson, RecursionError, TypeError, ValueError):
         return Encoded(REPR, _safe_repr(value).encode("utf-8", "surrogatepass"))
 
@@ -222,7 +225,37 @@ def canonical(value: Any) -> str:
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def _dumps(value: Any) -> bytes:
+def _text_encoder() -> Callable[[Any], str]:
+    """``_ENCODER.encode`` for plain JSON values, without its per-call set-up.
+
+    The encoder builds its C encoder anew for every call, with a cycle check a
+    plain value (bounded depth, no cycle) does not need: a third of the cost
+    of a small payload.  The C encoder is made once here, as the encoder makes
+    it; where it is missing or differs, the encoder itself is used.
+    """
+    import json.encoder
+
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    made = make(None, None, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+
+    def text(value: Any) -> str:
+        return "".join(made(value, 0))
+
+    probe = {"a": [1, 2.5, None, True, 'é\n"', {"": []}], "n": float("inf")}
+    try:
+        same = text(probe) == _ENCODER.encode(probe)
+    except Exception:
+        same = False
+    return text if same else _ENCODER.encode
+
+
+_plain_text: Final = _text_encoder()
+
+
+def plain_json_bytes(value: Any) -> bytes:
+    """The bytes :func:`encode` records for a plain JSON value (its ``data``)."""
     # surrogatepass keeps lone surrogates (valid in Python str) encodable.
     return plain_json_text(value).encode("utf-8", "surrogatepass")
 

@@ -29,7 +29,6 @@ arguments, or the environment: ``OTEL_REPLAY_REDACT_KEYS`` /
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -37,6 +36,7 @@ from typing import Any, Final
 
 from . import attributes as A
 from . import env
+from .payload import PLAIN_DEPTH
 from .secret_patterns import (
     FIELD_KEYS,
     HEADER_KEYS,
@@ -52,6 +52,7 @@ OTEL_REPLAY_REDACT_PERSONAL_DATA: Final = "OTEL_REPLAY_REDACT_PERSONAL_DATA"
 PLACEHOLDER: Final = A.REDACTED_VALUE
 
 Hook = Callable[[str, Any], Any]
+_Name = tuple[bool, str | None, bool]
 
 #: A mapping under a key named like this holds HTTP headers (header names use a wider net).
 _HEADERS_KEY = re.compile(r"headers?$", re.IGNORECASE)
@@ -156,6 +157,9 @@ class Redactor:
         self.personal_data = personal_data
         self._keys: dict[str, bool] = {}
         self._headers: dict[str, bool] = {}
+        #: Per mapping key, as a field and as a header name: (secret?, the key with its
+        #: secrets hidden or None, holds headers?).  Keys repeat endlessly: judged once.
+        self._names: tuple[dict[str, _Name], dict[str, _Name]] = ({}, {})
         self._memo: dict[str, str] = {}
         self._clean: set[str] = set()
         self._clean_chars = 0
@@ -245,13 +249,20 @@ class Redactor:
         tuples are walked (a changed object is a copy; one that cannot be
         copied is hidden whole); strings and bytes are searched.
         """
-        return self._scrub(value, [path], hidden, False)
+        return self._scrub(value, _Path((path,)), hidden, False)
+
+    def scrub_json(self, value: Any, path: str, hidden: list[str]) -> tuple[Any, bool]:
+        """:meth:`scrub`, and whether ``value`` is plain JSON in the sense of
+        :func:`~otel_replay.payload.is_plain_json` (False also where unsure): one walk
+        for both, on the capture hot path."""
+        stack = _Path((path,))
+        return self._scrub(value, stack, hidden, False), stack.plain
 
     def headers(self, headers: Mapping[str, Any], path: str, hidden: list[str]) -> Any:
         """HTTP ``headers`` (name -> value) with secret ones replaced."""
-        return self._scrub(headers, [path], hidden, True)
+        return self._scrub(headers, _Path((path,)), hidden, True)
 
-    def _scrub(self, value: Any, path: list[Any], hidden: list[str], headers: bool) -> Any:
+    def _scrub(self, value: Any, path: _Path, hidden: list[str], headers: bool) -> Any:
         # The path is a stack of parts (the root, then keys and indexes) spelled only
         # when something is hidden: most values hide nothing, and spelling paths for
         # them all is waste.
@@ -259,6 +270,7 @@ class Redactor:
             hooked = self._hook(_spelled(path), value)
             if hooked is not value:
                 hidden.append(_spelled(path))
+                path.plain = False  # not walked: unknown
                 return hooked
         t = type(value)
         if t is str:
@@ -267,6 +279,7 @@ class Redactor:
                 hidden.append(_spelled(path))
             return out
         if t is bytes:
+            path.plain = False
             data = self.data(value)
             if data is not value:
                 hidden.append(_spelled(path))
@@ -276,47 +289,118 @@ class Redactor:
         if t is dict:
             return self._mapping(value, path, hidden, headers)
         if t is list or t is tuple:
-            changed: list[Any] | None = None
-            for i, v in enumerate(value):
-                path.append(i)
-                new = self._scrub(v, path, hidden, headers)
-                path.pop()
-                if new is not v:
-                    if changed is None:
-                        changed = list(value)
-                    changed[i] = new
-            return value if changed is None else t(changed)
+            return self._sequence(value, path, hidden, headers)
+        path.plain = False
         return self._object(value, path, hidden)
 
-    def _mapping(
-        self, value: dict[Any, Any], path: list[Any], hidden: list[str], headers: bool
-    ) -> dict[Any, Any]:
-        secret = self.is_secret_header if headers else self.is_secret_key
+    def _sequence(
+        self, value: list[Any] | tuple[Any, ...], path: _Path, hidden: list[str], headers: bool
+    ) -> Any:
+        """A list's or tuple's items scrubbed; a changed one is a copy."""
+        if type(value) is tuple or (len(path) > PLAIN_DEPTH and value):
+            path.plain = False  # a tuple, or deeper than a payload's JSON may go
         hooked = self._hook is not None
-        out: dict[Any, Any] | None = None
-        for k, v in value.items():
+        memo = self._memo
+        changed: list[Any] | None = None
+        for i, v in enumerate(value):
             tv = type(v)
-            if type(k) is str and v is not None and secret(k):
+            # The common items inline, without the walk's dispatch (a hook sees them all).
+            if not hooked and (tv is int or tv is float or tv is bool or v is None):
+                continue
+            new: Any
+            if not hooked and tv is str:
+                new = memo.get(v)  # self.text(v), its memo read here: the commonest case
+                new = self.text(v) if new is None else v if new == v else new
+                if new is not v:
+                    path.append(i)
+                    hidden.append(_spelled(path))
+                    path.pop()
+            else:
+                path.append(i)
+                if not hooked and tv is dict:
+                    new = self._mapping(v, path, hidden, headers)
+                else:
+                    new = self._scrub(v, path, hidden, headers)
+                path.pop()
+            if new is not v:
+                if changed is None:
+                    changed = list(value)
+                changed[i] = new
+        return value if changed is None else type(value)(changed)
+
+    def _mapping(
+        self,
+        value: dict[Any, Any],
+        path: _Path,
+        hidden: list[str],
+        headers: bool,
+        *,
+        fields: bool = False,
+    ) -> dict[Any, Any]:
+        """A mapping's values scrubbed, and its keys (text written too: a URL, a header
+        line) unless they are an object's ``fields``; a changed mapping is a copy."""
+        if len(path) > PLAIN_DEPTH and value:
+            path.plain = False  # deeper than a payload's JSON may go
+        names = self._names[headers]
+        hooked = self._hook is not None
+        memo = self._memo
+        out: dict[Any, Any] | None = None
+        renamed: dict[Any, str] | None = None
+        for k, v in value.items():
+            if type(k) is str:
+                known = names.get(k)
+                secret, shown, holds_headers = known or self._name(k, headers)
+                name = k
+                if shown is not None and not fields:
+                    name = shown
+                    renamed = renamed or {}
+                    renamed[k] = name
+                    hidden.append(f"{_spelled(path)}.{name}")
+            else:
+                secret, name, holds_headers = False, str(k), False
+                path.plain = False
+            tv = type(v)
+            if secret and v is not None:
                 new: Any = v if v == PLACEHOLDER else PLACEHOLDER
                 if new is not v:
-                    hidden.append(f"{_spelled(path)}.{k}")
+                    hidden.append(f"{_spelled(path)}.{name}")
             elif not hooked and (tv is int or tv is float or tv is bool or v is None):
                 continue
             elif not hooked and tv is str:  # the common value, without the walk's dispatch
-                new = self.text(v)
+                new = memo.get(v)  # self.text(v), its memo read here
+                new = self.text(v) if new is None else v if new == v else new
                 if new is not v:
-                    hidden.append(f"{_spelled(path)}.{k}")
+                    hidden.append(f"{_spelled(path)}.{name}")
             else:
-                path.append(k if type(k) is str else str(k))
-                new = self._scrub(v, path, hidden, type(k) is str and _holds_headers(k))
+                path.append(name)
+                if not hooked and tv is dict:
+                    new = self._mapping(v, path, hidden, holds_headers)
+                elif not hooked and tv is list:
+                    new = self._sequence(v, path, hidden, holds_headers)
+                else:
+                    new = self._scrub(v, path, hidden, holds_headers)
                 path.pop()
             if new is not v:
                 if out is None:
                     out = dict(value)
                 out[k] = new
+        if renamed is not None:
+            out = {renamed.get(k, k): v for k, v in (value if out is None else out).items()}
         return value if out is None else out
 
-    def _object(self, value: Any, path: list[Any], hidden: list[str]) -> Any:
+    def _name(self, key: str, header: bool) -> _Name:
+        """How a mapping key is judged (see ``_names``)."""
+        secret = self.is_secret_header(key) if header else self.is_secret_key(key)
+        shown = self.text(key)
+        found = (secret, None if shown is key else shown, _holds_headers(key))
+        if len(key) <= _MEMO_CHARS:  # a long key (a text used as a key) is judged each time
+            names = self._names[header]
+            if len(names) > _MEMO_SIZE:
+                names.clear()
+            names[key] = found
+        return found
+
+    def _object(self, value: Any, path: _Path, hidden: list[str]) -> Any:
         """Dataclasses, pydantic models and named tuples: their fields, by name."""
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             names = [f.name for f in dataclasses.fields(value) if f.init]
@@ -331,7 +415,7 @@ class Redactor:
             return value
         fields = {name: getattr(value, name, None) for name in names}
         before = len(hidden)
-        clean = self._mapping(fields, path, hidden, False)
+        clean = self._mapping(fields, path, hidden, False, fields=True)
         if clean is fields:
             return value
         changes = {k: v for k, v in clean.items() if v is not fields[k]}
@@ -343,24 +427,33 @@ class Redactor:
             return PLACEHOLDER
 
 
+class _Path(list[Any]):
+    """The walk's path stack: ``_Path([root])``, then keys and indexes pushed and popped."""
+
+    #: Whether everything walked so far was plain JSON (set on the instance when not).
+    plain = True
+
+
 def _spelled(path: list[Any]) -> str:
     """A path stack as text: ``root.key[2].key``."""
     return str(path[0]) + "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path[1:])
 
 
-@functools.lru_cache(maxsize=4096)
 def _holds_headers(key: str) -> bool:
     """A mapping under ``key`` holds HTTP headers (``headers``, ``extra_headers``)."""
     return _HEADERS_KEY.search(key) is not None
 
 
 def _verdict(cache: dict[str, bool], names: re.Pattern[str], name: str) -> bool:
-    # Names repeat endlessly (attribute names, kwarg names): remember the verdict.
+    # Names repeat endlessly (attribute names, kwarg names): remember the verdict of
+    # each, but for long ones (a text used as a key), which would fill memory.
     verdict = cache.get(name)
     if verdict is None:
-        if len(cache) > 8192:
-            cache.clear()
-        verdict = cache[name] = names.search(name) is not None
+        verdict = names.search(name) is not None
+        if len(name) <= _MEMO_CHARS:
+            if len(cache) > _MEMO_SIZE:
+                cache.clear()
+            cache[name] = verdict
     return verdict
 
 
