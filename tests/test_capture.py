@@ -436,7 +436,11 @@ def _inputs(exp: Any) -> list[Any]:
 def test_a_growing_conversation_is_scrubbed_whole_at_every_call() -> None:
     """Messages sent again are remembered as clean only when they hid nothing."""
     key = "sk-" + "Q" * 24
-    conversation: list[dict[str, Any]] = []
+    # Long enough from the first call to be scrubbed message by message.
+    earlier = [
+        {"role": "user", "parts": [{"type": "text", "content": f"earlier {i}"}]} for i in range(8)
+    ]
+    conversation: list[dict[str, Any]] = list(earlier)
     with in_memory() as exp:
         for turn, text in enumerate(["hello", f"my key is {key}", "thanks", "bye"]):
             conversation.append({"role": "user", "parts": [{"type": "text", "content": text}]})
@@ -448,11 +452,11 @@ def test_a_growing_conversation_is_scrubbed_whole_at_every_call() -> None:
     recorded = _inputs(exp)
     assert len(recorded) == 4
     for turn, (messages, hidden) in enumerate(recorded):
-        assert len(messages) == 2 * turn + 1
+        assert len(messages) == 8 + 2 * turn + 1
         assert key not in json.dumps(messages)
         if turn >= 1:  # every call that sent the key hid it, at its place
-            assert messages[2]["parts"][0]["content"] == f"my key is {A.REDACTED_VALUE}"
-            assert list(hidden) == [f"{A.INPUT_MESSAGES}[2].parts[0].content"]
+            assert messages[10]["parts"][0]["content"] == f"my key is {A.REDACTED_VALUE}"
+            assert list(hidden) == [f"{A.INPUT_MESSAGES}[10].parts[0].content"]
         else:
             assert hidden is None
 
@@ -460,7 +464,7 @@ def test_a_growing_conversation_is_scrubbed_whole_at_every_call() -> None:
 def test_messages_remembered_as_clean_are_scrubbed_again_under_new_rules() -> None:
     conversation = [
         {"role": "user", "parts": [{"type": "text", "content": "account ACCT-1234"}]},
-        {"role": "assistant", "parts": [{"type": "text", "content": "noted"}]},
+        *[{"role": "assistant", "parts": [{"type": "text", "content": "noted"}]}] * 8,
     ]
     try:
         with in_memory() as exp:
@@ -485,7 +489,7 @@ def test_a_hook_sees_a_conversation_whole_under_its_own_path() -> None:
 
     conversation = [
         {"role": "user", "parts": [{"type": "text", "content": "hi"}]},
-        {"role": "assistant", "parts": [{"type": "text", "content": "hello"}]},
+        *[{"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}] * 8,
     ]
     try:
         otel_replay.configure_redaction(hook=hook)
@@ -499,3 +503,54 @@ def test_a_hook_sees_a_conversation_whole_under_its_own_path() -> None:
     (span,) = exp.get_finished_spans()
     assert span.attributes[A.INPUT_MESSAGES] == "[withheld]"
     assert A.INPUT_MESSAGES in seen
+
+
+def test_a_model_calls_request_is_on_its_span_from_the_start() -> None:
+    """Samplers and processors see what is asked when the span starts (GenAI conventions)."""
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    seen: dict[str, Any] = {}
+
+    class AtStart(SpanProcessor):
+        def on_start(self, span: Any, parent_context: Any = None) -> None:
+            seen.update(span.attributes or {})
+
+    with in_memory() as exp:
+        provider = otel_replay.capture.spans.tracer_provider()
+        provider.add_span_processor(AtStart())  # type: ignore[attr-defined]
+        messages = [{"role": "user", "content": "hi"}]
+        with otel_replay.model_call(
+            provider="openai", model="gpt-4o", messages=messages, temperature=0.5
+        ) as call:
+            call.record("hello", input_tokens=3)
+    assert seen[A.OPERATION_NAME] == "chat" and seen[A.REQUEST_MODEL] == "gpt-4o"
+    assert seen[A.PROVIDER_NAME] == "openai" and seen["gen_ai.request.temperature"] == 0.5
+    assert json.loads(seen[A.INPUT_MESSAGES]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+    ]
+    assert A.OUTPUT_MESSAGES not in seen and A.USAGE_INPUT_TOKENS not in seen
+    (span,) = exp.get_finished_spans()
+    assert span.attributes[A.USAGE_INPUT_TOKENS] == 3
+
+
+def test_helper_spans_are_current_inside_and_ended_and_detached_after_an_error() -> None:
+    from opentelemetry import trace
+
+    outer = trace.get_current_span()
+
+    @otel_replay.tool
+    def inner() -> str:
+        return "ok"
+
+    with in_memory() as exp:
+        with pytest.raises(KeyError):
+            with otel_replay.model_call(provider="p", model="m") as call:
+                assert trace.get_current_span() is call.span
+                inner()
+                raise KeyError("boom")
+        assert trace.get_current_span() is outer
+    tool_span, model_span = exp.get_finished_spans()
+    assert tool_span.parent is not None
+    assert tool_span.parent.span_id == model_span.context.span_id
+    assert model_span.end_time is not None and model_span.attributes[A.ERROR_TYPE] == "KeyError"
+

@@ -58,9 +58,12 @@ def _is_text_block(block: Any) -> bool:
 
 
 def normalize_part(part: Any) -> dict[str, Any]:
-    if isinstance(part, str):
+    if type(part) is dict:  # (a Mapping, told without the ABC check)
+        if part.get("type") == "text" and "content" in part:
+            return dict(part)  # already a GenAI text part: the common case, kept cheap
+    elif isinstance(part, str):
         return {"type": "text", "content": part}
-    if not isinstance(part, Mapping):
+    elif not isinstance(part, Mapping):
         return {"type": "text", "content": str(part)}
     p = dict(part)
     kind = p.get("type") if isinstance(p.get("type"), str) else None
@@ -172,7 +175,9 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
         # A Responses API item that is a message of its own.
         role = "assistant" if kind == "function_call" else "tool"
         return {"role": role, "parts": [normalize_part(message)]}
-    role = str(message.get("role", "user"))
+    role = message.get("role", "user")
+    if type(role) is not str:
+        role = str(role)
     if role == "model":  # Gemini's name for the assistant
         role = "assistant"
     if "parts" in message:
@@ -211,12 +216,19 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
                     "arguments": parse_arguments(fn.get("arguments")),
                 }
             )
-    if role == "user" and parts and all(p.get("type") == "tool_call_response" for p in parts):
+    if (
+        role == "user"
+        and parts
+        and parts[0].get("type") == "tool_call_response"  # (most user messages: text)
+        and all(p.get("type") == "tool_call_response" for p in parts)
+    ):
         role = "tool"
     out: Message = {"role": role, "parts": parts}
-    for key in ("name", "finish_reason"):
-        if message.get(key) is not None:
-            out[key] = message[key]
+    name, reason = message.get("name"), message.get("finish_reason")
+    if name is not None:
+        out["name"] = name
+    if reason is not None:
+        out["finish_reason"] = reason
     return out
 
 

@@ -42,15 +42,17 @@ def to_attributes(
 ) -> dict[str, Any]:
     """Attributes recording ``value`` under ``key`` byte-exactly."""
     enc = encoded if encoded is not None else payload.encode(value)
-    if enc.type == payload.STR:
+    kind, data = enc.type, enc.data
+    need_bytes = False
+    if kind == payload.STR:
         display: str = value
-    elif enc.type == payload.JSON:
-        display = enc.data.decode("utf-8", "surrogatepass")
+    elif kind == payload.JSON:
+        display = data.decode("utf-8", "surrogatepass")
     else:
         display = payload.display_text(value)
-    need_bytes = enc.type not in (payload.STR, payload.JSON)
-    if len(enc.data) > max_inline:
-        display = display[:PREVIEW_CHARS] + f"… [{len(enc.data)} bytes, preview]"
+        need_bytes = True
+    if len(data) > max_inline:
+        display = display[:PREVIEW_CHARS] + f"… [{len(data)} bytes, preview]"
         need_bytes = True
     elif length_limit is not None and len(display) > length_limit:
         need_bytes = True
@@ -60,11 +62,11 @@ def to_attributes(
         except UnicodeEncodeError:  # lone surrogates: protobuf refuses them in strings
             display = display.encode("utf-8", "replace").decode("utf-8")
             need_bytes = True
-    attrs: dict[str, Any] = {key: display, A.SHA256 + key: enc.sha256}
-    if enc.type != payload.STR:
-        attrs[A.TYPE + key] = enc.type
+    attrs: dict[str, Any] = {key: display, A.SHA256 + key: payload.sha256(data)}
+    if kind != payload.STR:
+        attrs[A.TYPE + key] = kind
     if need_bytes:
-        attrs[A.BYTES + key] = enc.data
+        attrs[A.BYTES + key] = data
     return attrs
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opentelemetry.trace import Span, SpanKind
@@ -27,7 +27,7 @@ from .. import attributes as A
 from .. import messages as M
 from ..redaction import redactor
 from .content import capture_content
-from .spans import payload_attributes, record_error, tracer, warn_once
+from .spans import CurrentSpan, payload_attributes, record_error, tracer, tracing_on, warn_once
 
 #: ``record(**usage)`` names -> their GenAI semconv attribute (others: ``gen_ai.usage.<name>``).
 _USAGE_ALIASES = {
@@ -123,6 +123,8 @@ class ModelCallRecorder:
 class _Guard:
     """:meth:`ModelCallRecorder.guard` (a class: a generator context manager costs more)."""
 
+    __slots__ = ("recorder",)
+
     def __init__(self, recorder: ModelCallRecorder) -> None:
         self.recorder = recorder
 
@@ -143,7 +145,6 @@ class _Guard:
             warn_once("record-finish", "otel-replay could not finish a span: %r", err)
 
 
-@contextlib.contextmanager
 def model_call(
     *,
     provider: str,
@@ -156,7 +157,7 @@ def model_call(
     server_address: str | None = None,
     server_port: int | None = None,
     **params: Any,
-) -> Iterator[ModelCallRecorder]:
+) -> contextlib.AbstractContextManager[ModelCallRecorder]:
     """Record one model call as a ``chat <model>`` CLIENT span (GenAI semconv).
 
     ``params`` are request parameters (temperature, top_p, top_k, max_tokens,
@@ -165,36 +166,56 @@ def model_call(
     enclosing :func:`~otel_replay.agent_run` takes ``provider`` when it was
     given none.
     """
-    content = capture_content()
-    with tracer().start_as_current_span(
-        f"{operation} {model}",
-        kind=SpanKind.CLIENT,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
-        recorder = ModelCallRecorder(span, content)
-        if span.is_recording():
+    request = {
+        "provider": provider,
+        "model": model,
+        "messages": messages,
+        "system": system,
+        "tools": tools,
+        "operation": operation,
+        "conversation_id": conversation_id,
+        "server": (server_address, server_port),
+        "params": params,
+    }
+    return _ModelCall(f"{operation} {model}", request)
+
+
+class _ModelCall:
+    """:func:`model_call`'s context manager (a class: a generator one costs more)."""
+
+    __slots__ = ("current", "name", "recorder", "request")
+
+    def __init__(self, name: str, request: dict[str, Any]) -> None:
+        #: The span's name, and the request as ``_request_attributes`` takes it.
+        self.name = name
+        self.request = request
+
+    def __enter__(self) -> ModelCallRecorder:
+        provider = self.request["provider"]
+        content = capture_content()
+        hidden: list[str] = []
+        attrs: dict[str, Any] | None = None
+        if tracing_on():
             try:
-                _record_request(
-                    recorder,
-                    provider,
-                    model,
-                    messages,
-                    system,
-                    tools,
-                    operation,
-                    conversation_id,
-                    (server_address, server_port),
-                    params,
-                )
+                # Given at span start, as the GenAI conventions ask (samplers see them),
+                # and cheaper in the SDK than setting them on the started span.
+                attrs = _request_attributes(**self.request, content=content, hidden=hidden)
+                tell_agent(provider)
             except Exception as exc:
                 warn_once("model-request", "otel-replay could not record a model request: %r", exc)
-        with recorder.guard():
-            yield recorder
+        self.current = CurrentSpan(self.name, SpanKind.CLIENT, attrs)
+        self.recorder = ModelCallRecorder(self.current.span, content, provider)
+        self.recorder.hidden = hidden
+        return self.recorder
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        try:
+            _Guard(self.recorder).__exit__(kind, exc, tb)
+        finally:
+            self.current.end()
 
 
-def _record_request(
-    recorder: ModelCallRecorder,
+def _request_attributes(
     provider: str,
     model: str,
     messages: Sequence[Mapping[str, Any]] | None,
@@ -204,15 +225,16 @@ def _record_request(
     conversation_id: str | None,
     server: tuple[str | None, int | None],
     params: Mapping[str, Any],
-) -> None:
-    span, hidden = recorder.span, recorder.hidden
-    recorder.provider = provider
+    content: bool,
+    hidden: list[str],
+) -> dict[str, Any]:
+    """The request's attributes, its secrets hidden (each hidden path added to ``hidden``)."""
+    limits = tracer()
     attrs: dict[str, Any] = {
         A.OPERATION_NAME: operation,
         A.PROVIDER_NAME: provider,
         A.REQUEST_MODEL: model,
     }
-    tell_agent(provider)
     if server[0] is not None:
         attrs[A.SERVER_ADDRESS] = server[0]
     if server[1] is not None:
@@ -227,18 +249,17 @@ def _record_request(
     if tools is not None:
         # Tool schemas are part of the replay kit even with content capture off.
         definitions = [M.tool_definition(t) for t in tools]
-        attrs.update(payload_attributes(span, A.TOOL_DEFINITIONS, definitions, hidden))
-    if not recorder.content:
+        attrs.update(payload_attributes(limits, A.TOOL_DEFINITIONS, definitions, hidden))
+    if not content:
         attrs[A.CONTENT] = "NO_CONTENT"
     else:
         if system is not None:
             parts = M.system_parts(system)
-            attrs.update(payload_attributes(span, A.SYSTEM_INSTRUCTIONS, parts, hidden))
+            attrs.update(payload_attributes(limits, A.SYSTEM_INSTRUCTIONS, parts, hidden))
         if messages is not None:
             inputs = M.normalize(messages)
-            attrs.update(payload_attributes(span, A.INPUT_MESSAGES, inputs, hidden))
-    # One attribute dict: each set_attributes call costs the SDK a lock and checks.
-    span.set_attributes(attrs)
+            attrs.update(payload_attributes(limits, A.INPUT_MESSAGES, inputs, hidden))
+    return attrs
 
 
 def _as_messages(
@@ -246,7 +267,7 @@ def _as_messages(
 ) -> list[dict[str, Any]]:
     if isinstance(output, str):
         return [{"role": role, "parts": [{"type": "text", "content": output}]}]
-    if isinstance(output, Mapping):
+    if type(output) is dict or isinstance(output, Mapping):  # (a dict told without the ABC)
         return [M.normalize_message(output)]
     return M.normalize(output)
 

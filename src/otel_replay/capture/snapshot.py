@@ -19,7 +19,7 @@ from opentelemetry import trace
 from .. import attributes as A
 from ..payload_attributes import to_attributes
 from .content import capture_content
-from .spans import length_limit, max_inline, scrubbed_payload, tracer, warn_once
+from .spans import length_limit, max_inline, scrubbed_payload, tracer, tracing_on, warn_once
 
 
 def snapshot(name: str, state: Any) -> None:
@@ -33,7 +33,7 @@ def snapshot(name: str, state: Any) -> None:
         if span.is_recording():
             _add(span, name, state)
             return
-        if _tracing_on():
+        if tracing_on():
             with tracer().start_as_current_span(f"{A.SNAPSHOT_EVENT} {name}") as own:
                 _add(own, name, state)
     except Exception as exc:  # never let recording break the app
@@ -66,9 +66,3 @@ def _add(span: Any, name: str, state: Any) -> None:
 def _event_limit(span: Any) -> int | None:
     value = getattr(getattr(span, "_limits", None), "max_attribute_length", None)
     return value if isinstance(value, int) else None
-
-
-def _tracing_on() -> bool:
-    from .tool import _tracing_on as on
-
-    return on()

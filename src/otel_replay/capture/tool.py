@@ -28,11 +28,12 @@ from .. import attributes as A
 from . import hooks
 from .content import capture_content
 from .spans import (
+    CurrentSpan,
     payload_attributes,
     record_error,
     scrubbed_payload,
     tracer,
-    tracer_provider,
+    tracing_on,
     warn_once,
 )
 
@@ -203,11 +204,13 @@ class _ToolWrapper:
 class _Call:
     """One in-flight tool call: its span, resolution and recording."""
 
+    __slots__ = ("content", "hidden", "interceptor", "own_span", "resolution", "scope", "span", "w")
+
     def __init__(self, wrapper: _ToolWrapper) -> None:
         self.w = wrapper
         self.span: Span | None = None
         self.own_span = False
-        self.scope: Any = None
+        self.scope: CurrentSpan | None = None
         self.content = capture_content()
         self.hidden: list[str] = []
         self.resolution: hooks.Resolution | None = None
@@ -222,7 +225,7 @@ class _Call:
         try:
             current = trace.get_current_span()
             enrich = _framework_tool_span(current, w.name)
-            if interceptor is None and not enrich and not _tracing_on():
+            if interceptor is None and not enrich and not tracing_on():
                 return None
             call = cls(w)
             call.interceptor = interceptor
@@ -267,14 +270,8 @@ class _Call:
                 call.span = current
                 current.set_attributes(attrs)
             else:
-                call.scope = tracer().start_as_current_span(
-                    f"{A.OP_EXECUTE_TOOL} {w.name}",
-                    kind=SpanKind.INTERNAL,
-                    attributes=attrs,
-                    record_exception=False,
-                    set_status_on_exception=False,
-                )
-                call.span = call.scope.__enter__()
+                call.scope = CurrentSpan(f"{A.OP_EXECUTE_TOOL} {w.name}", SpanKind.INTERNAL, attrs)
+                call.span = call.scope.span
                 call.own_span = True
         except Exception as exc:
             warn_once("tool-span", "otel-replay could not record tool %s: %r", w.name, exc)
@@ -285,7 +282,7 @@ class _Call:
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.own_span and self.scope is not None:
-            self.scope.__exit__(*exc_info)
+            self.scope.end()
 
     def finish_resolved(self, errors_caught: bool = False) -> Any:
         """Obey the replay's resolution.  ``errors_caught``: the wrapped layer turns its
@@ -340,11 +337,6 @@ def _keep_bytes(attrs: dict[str, Any], key: str) -> None:
     display = attrs.get(key)
     if isinstance(display, str) and A.BYTES + key not in attrs:
         attrs[A.BYTES + key] = display.encode("utf-8", "surrogatepass")
-
-
-def _tracing_on() -> bool:
-    # With no SDK configured nothing is recorded: skip all encoding work.
-    return not isinstance(tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
 def _framework_tool_span(span: Span, name: str) -> bool:
