@@ -553,4 +553,3 @@ def test_helper_spans_are_current_inside_and_ended_and_detached_after_an_error()
     assert tool_span.parent is not None
     assert tool_span.parent.span_id == model_span.context.span_id
     assert model_span.end_time is not None and model_span.attributes[A.ERROR_TYPE] == "KeyError"
-

@@ -174,6 +174,21 @@ def test_truncated_display_without_bytes_is_a_mismatch() -> None:
         got.value()
 
 
+def test_a_payload_read_from_text_keeps_the_attribute_not_a_copy() -> None:
+    """A run holds each text attribute once: its payload reads the same string."""
+    for value in ("plain text", {"a": [1, "é"]}):
+        attrs = to_attributes("k", value)
+        got = from_attributes(attrs, "k")
+        assert got is not None and got.text is attrs["k"]
+        assert got.data == attrs["k"].encode() and got.status == "exact"
+        assert got.value() == value and got.plain() == value
+        assert got.retyped(got.type) == got
+    third_party = from_attributes({"k": '{"x": 1}'}, "k")
+    assert third_party is not None and third_party.status == "unverified"
+    assert third_party.plain() == '{"x": 1}'
+    assert third_party.retyped(payload.JSON).plain() == {"x": 1}
+
+
 def test_large_payload_display_is_a_preview() -> None:
     value = "z" * 10_000
     attrs = to_attributes("k", value, max_inline=1000)

@@ -182,12 +182,18 @@ def plain(value: Any) -> Any:
         return _safe_repr(value)
 
 
-def plain_from(type_: str, data: bytes) -> Any:
-    """The plain JSON form of a recorded payload, without rebuilding its objects.
+def plain_from(type_: str, data: bytes | str) -> Any:
+    """The plain JSON form of a recorded payload (its bytes, or those bytes as text),
+    without rebuilding its objects.
 
     For display: a ``pyjson`` dataclass or model whose class is not importable
     here (the CLI does not import the agent's code) still shows its fields.
     """
+    if isinstance(data, str):
+        if type_ == STR:
+            return data
+        if type_ not in (PYJSON, JSON):
+            data = data.encode("utf-8", "surrogatepass")
     if type_ in (PYJSON, JSON):
         try:
             # Parsed JSON is plain already, and bounded in depth as every recorded text is.
@@ -195,6 +201,7 @@ def plain_from(type_: str, data: bytes) -> Any:
             return _plainify(value) if type_ == PYJSON else value
         except _BAD_PAYLOAD as exc:
             raise PayloadError(f"corrupt {type_} payload: {exc}") from exc
+    assert isinstance(data, bytes)
     if type_ == STR:
         return decode(type_, data)
     return plain(decode(type_, data))

@@ -11,7 +11,6 @@ OTLP ``bytes_value`` and are never truncated by the SDK.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
@@ -70,7 +69,6 @@ def to_attributes(
     return attrs
 
 
-@dataclasses.dataclass(frozen=True)
 class Payload:
     """A recorded value and how far it can be trusted.
 
@@ -78,13 +76,88 @@ class Payload:
     recorded, as with third-party instrumentations), ``mismatch`` (the bytes do
     not match the digest: truncated or altered on the way) or ``missing`` (a
     blob the span refers to is not there, or is refused: ``reason`` says why).
+
+    A payload read from a span keeps the attribute's text rather than a copy of
+    it as bytes, and checks its digest the first time its status, reason or
+    value is asked for: loading many runs costs neither until their content is
+    used.
     """
 
-    type: str
-    data: bytes | None
-    sha256: str | None
-    status: Status
-    reason: str = ""
+    __slots__ = ("_data", "_key", "_reason", "_status", "_text", "sha256", "type")
+
+    def __init__(
+        self,
+        type: str,
+        data: bytes | None,
+        sha256: str | None,
+        status: Status,
+        reason: str = "",
+    ) -> None:
+        self.type = type
+        self.sha256 = sha256
+        self._data = data
+        self._text: str | None = None
+        self._status: Status | None = status
+        self._reason = reason
+        self._key = ""
+
+    @classmethod
+    def read(
+        cls, type: str, data: bytes | None, text: str | None, sha256: str | None, key: str
+    ) -> Payload:
+        """A payload of ``data`` (or, when None, of ``text`` UTF-8 encoded) recorded under
+        ``key``: unverified without a digest, else checked against it when first asked."""
+        p = cls(type, data, sha256, "unverified")
+        p._text = text if data is None else None
+        if sha256 is not None:
+            p._status, p._key = None, key
+        return p
+
+    @property
+    def data(self) -> bytes | None:
+        """The exact bytes as recorded (None when missing)."""
+        if self._data is None and self._text is not None:
+            # Made on each ask, not kept: a run's payloads would otherwise hold a copy
+            # of every text attribute it was read from.
+            return self._text.encode("utf-8", "surrogatepass")
+        return self._data
+
+    @property
+    def text(self) -> str | None:
+        """The bytes as text, where they were read as text (no copy made)."""
+        return self._text
+
+    @property
+    def status(self) -> Status:
+        if self._status is None:
+            self._check()
+        assert self._status is not None
+        return self._status
+
+    @property
+    def reason(self) -> str:
+        if self._status is None:
+            self._check()
+        return self._reason
+
+    def _check(self) -> None:
+        data, digest = self.data, self.sha256
+        assert data is not None and digest is not None
+        actual = payload.sha256(data)
+        if actual == digest:
+            self._status = "exact"
+            return
+        self._status = "mismatch"
+        self._reason = (
+            f"{self._key}: recorded digest {digest[:12]}… but the stored value hashes to "
+            f"{actual[:12]}… ({len(data)} bytes; truncated by an attribute length limit?)"
+        )
+
+    def retyped(self, type: str) -> Payload:
+        """The same payload read as ``type``."""
+        p = Payload(type, self._data, self.sha256, self.status, self.reason)
+        p._text = self._text
+        return p
 
     @property
     def usable(self) -> bool:
@@ -93,15 +166,37 @@ class Payload:
 
     def value(self, types: TypeResolver | None = None) -> Any:
         """The recorded value (objects rebuilt only with classes ``types`` allows)."""
-        if self.data is None or self.status in ("mismatch", "missing"):
+        data = self.data
+        if data is None or self.status in ("mismatch", "missing"):
             raise payload.PayloadError(self.reason or f"payload is {self.status}")
-        return payload.decode(self.type, self.data, types)
+        return payload.decode(self.type, data, types)
 
     def plain(self) -> Any:
         """The recorded value as plain JSON values: for display, nothing is rebuilt."""
-        if self.data is None or self.status in ("mismatch", "missing"):
+        source = self._data if self._text is None else self._text
+        if source is None or self.status in ("mismatch", "missing"):
             raise payload.PayloadError(self.reason or f"payload is {self.status}")
-        return payload.plain_from(self.type, self.data)
+        return payload.plain_from(self.type, source)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Payload):
+            return NotImplemented
+        return (self.type, self.data, self.sha256, self.status, self.reason) == (
+            other.type,
+            other.data,
+            other.sha256,
+            other.status,
+            other.reason,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        size = None if self.data is None else len(self.data)
+        return (
+            f"Payload(type={self.type!r}, {size} bytes, sha256={self.sha256!r},"
+            f" status={self.status!r})"
+        )
 
 
 def from_attributes(
@@ -117,7 +212,8 @@ def from_attributes(
         return None
     if not isinstance(type_, str) or type_ not in payload.TAGS:
         type_ = payload.STR if isinstance(display, str) or display is None else payload.JSON
-    data: bytes | None
+    data: bytes | None = None
+    text: str | None = None
     if isinstance(raw, (bytes, bytearray)):
         data = bytes(raw)
     elif isinstance(raw, str):  # sent as base64 text to a backend that stores no bytes
@@ -133,25 +229,13 @@ def from_attributes(
         if data is None:
             return Payload(type_, None, _str(digest), "missing", f"blob {ref} is not available")
     elif isinstance(display, str):
-        data = display.encode("utf-8", "surrogatepass")
+        text = display
     elif display is None:
         return Payload(type_, None, _str(digest), "missing", "only a digest was recorded")
     else:  # a non-str attribute (third-party): keep it as JSON
         type_ = payload.JSON
         data = payload.canonical(display).encode("utf-8")
-    if not isinstance(digest, str):
-        return Payload(type_, data, None, "unverified")
-    actual = payload.sha256(data)
-    if actual != digest:
-        return Payload(
-            type_,
-            data,
-            digest,
-            "mismatch",
-            f"{key}: recorded digest {digest[:12]}… but the stored value hashes to "
-            f"{actual[:12]}… ({len(data)} bytes; truncated by an attribute length limit?)",
-        )
-    return Payload(type_, data, digest, "exact")
+    return Payload.read(type_, data, text, _str(digest), key)
 
 
 def _str(value: Any) -> str | None:

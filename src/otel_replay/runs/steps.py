@@ -24,7 +24,6 @@ so the exact bytes win over a display form that may have been truncated.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +37,7 @@ from ..store.records import SpanRecord
 from .model import ModelCall, RawHttp, Snapshot, Step, StepKind, ToolCall, ToolError
 
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
+_OPENING = ("{", "[", b"{", b"[")
 _USAGE = "gen_ai.usage."
 
 
@@ -306,17 +306,18 @@ def _semconv_object(p: Payload | None, attrs: Mapping[str, Any]) -> Payload | No
     JSON object or array, with no type of its own recorded (otel-replay's
     capture records one; a dialect may say which it is), is that object.
     """
-    if p is None or p.type != payload.STR or p.status != "unverified" or p.data is None:
+    if p is None or p.type != payload.STR or p.status != "unverified":
         return p
-    if A.TYPE + A.TOOL_CALL_RESULT in attrs or p.data[:1] not in (b"{", b"["):
+    source = p.text if p.text is not None else p.data
+    if source is None or A.TYPE + A.TOOL_CALL_RESULT in attrs or source[:1] not in _OPENING:
         return p
     try:
-        value = json_text.loads(p.data)
+        value = json_text.loads(source)
     except ValueError:
         return p
     if not isinstance(value, (dict, list)):
         return p
-    return dataclasses.replace(p, type=payload.JSON)
+    return p.retyped(payload.JSON)
 
 
 def _arguments(p: Payload | None, display: Any) -> Any:
