@@ -110,3 +110,16 @@ def test_a_torn_record_of_ours_is_still_cut(tmp_path: Path, layout: str) -> None
     reader = SpanReader(path)
     assert sorted(s.name for s in reader) == ["a-0", "a-1", "b-0", "b-1"]
     assert reader.problems == []
+
+
+@pytest.mark.parametrize("first", [0x0A, 0x28, ord("{")])
+def test_a_gzip_file_is_never_taken_for_a_torn_record(tmp_path: Path, first: int) -> None:
+    """Its first bytes (1f 8b 08 00) read as a 529 MB length, then its mtime's low byte:
+    with the byte a record body starts with, it looked like our record cut short."""
+    path = tmp_path / "notes.gz"
+    content = gzip.compress(b"hello world\n" * 10, mtime=first)
+    path.write_bytes(content)
+    exporter = FileSpanExporter(path)
+    assert exporter.export(spans(1)) is SpanExportResult.FAILURE
+    exporter.shutdown()
+    assert path.read_bytes() == content

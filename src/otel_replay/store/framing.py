@@ -12,6 +12,8 @@ import os
 import struct
 from typing import Final
 
+from . import limits
+
 HEADER: Final = struct.Struct(">I")
 HEADER_SIZE: Final = 4
 #: A record larger than this is taken for garbage rather than allocated.
@@ -53,6 +55,10 @@ def looks_torn(fd: int, offset: int, size: int) -> bool:
     if len(head) < HEADER_SIZE:
         return True  # a torn header
     (length,) = HEADER.unpack(head[:HEADER_SIZE])
-    if length > MAX_RECORD or offset + HEADER_SIZE + length <= size:
+    # A length past the record limit is no record a reader would take back (a gzip
+    # file's first bytes, 1f 8b 08 00, read as 529 MB): somebody else's bytes.
+    if length > min(MAX_RECORD, limits.MAX_RECORD_BYTES.bytes()):
+        return False
+    if offset + HEADER_SIZE + length <= size:
         return False
     return len(head) == HEADER_SIZE or head[HEADER_SIZE] in BODY_STARTS
