@@ -8,8 +8,10 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-#: ``answer(request) -> (status, content type, body)``
-Answer = Callable[[BaseHTTPRequestHandler], "tuple[int, str, bytes]"]
+#: ``answer(request) -> (status, content type, body)`` or ``(..., more headers)``
+Answer = Callable[
+    [BaseHTTPRequestHandler], "tuple[int, str, bytes] | tuple[int, str, bytes, dict[str, str]]"
+]
 
 
 @contextlib.contextmanager
@@ -18,9 +20,11 @@ def serving(answer: Answer) -> Iterator[str]:
 
     class Handler(BaseHTTPRequestHandler):
         def _reply(self) -> None:
-            status, content_type, body = answer(self)
+            status, content_type, body, *more = answer(self)
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            for name, value in (more[0] if more else {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

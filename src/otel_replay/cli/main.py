@@ -153,8 +153,27 @@ def _default(value: Any) -> Any:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="otel-replay")
-def cli() -> None:
+@click.option(
+    "--header",
+    "-H",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="An HTTP header sent with every URL read, e.g. 'Authorization: Bearer ...' or "
+    "'X-Scope-OrgID: acme' (also OTEL_REPLAY_HTTP_HEADERS); never printed.",
+)
+def cli(headers: tuple[str, ...]) -> None:
     """Make LLM-agent failures reproducible from OpenTelemetry traces."""
+    if headers:
+        from ..store import download  # http.client and the like: for URLs only
+
+        given = {}
+        for header in headers:
+            name, colon, value = header.partition(":")
+            if not colon or not name.strip():
+                raise click.BadParameter("give it as 'NAME: VALUE'", param_hint="--header")
+            given[name.strip()] = value.strip()
+        download.use_headers(given)
 
 
 _paths = click.argument("paths", nargs=-1, required=True, metavar="PATH...")

@@ -5,7 +5,17 @@ over within :data:`~.limits.URL_TIMEOUT`: a timer shuts the connection down
 when it is not, whatever the read is blocked on, so a server trickling one
 byte at a time cannot hold a command.  The body goes to a temporary file
 (in memory while small) and may hold no more than a cap.  Every failure is
-one :class:`FormatError` naming the URL and the bytes received so far.
+one :class:`FormatError` naming the URL (its password and secret query
+values hidden) and the bytes received so far.
+
+Backends behind authentication or multi-tenant (Tempo's ``X-Scope-OrgID``)
+get their headers from :data:`OTEL_REPLAY_HTTP_HEADERS` (the OTLP exporters'
+format: ``Authorization=Bearer%20abc,X-Scope-OrgID=acme``) and from
+:func:`use_headers` (the CLI's ``--header``).  They are sent to the URL's
+own origin only: a redirect elsewhere goes without them.  A URL's
+``user:password@`` is sent as Basic authentication.  No error repeats
+them.  An answer of 429 or 5xx is asked again, :data:`RETRIES` times, after
+a growing pause (or the ``Retry-After`` the server asks for, within reason).
 """
 
 from __future__ import annotations
@@ -13,11 +23,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.client
+import os
 import socket
 import tempfile
 import threading
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from typing import IO, Any, Final
 
 from . import limits
@@ -27,7 +41,44 @@ from .errors import FormatError
 IN_MEMORY: Final = 16 * limits.MiB
 #: What one read of the body asks for.
 CHUNK: Final = 1 << 16
-ACCEPT: Final = "application/json, application/x-protobuf"
+#: OTLP/JSON or protobuf, as a backend prefers (Tempo answers protobuf to ``application/protobuf``).
+ACCEPT: Final = "application/json, application/protobuf, application/x-protobuf"
+#: Headers sent with every URL read, in the OTLP exporters' format (URL-encoded values).
+OTEL_REPLAY_HTTP_HEADERS: Final = "OTEL_REPLAY_HTTP_HEADERS"
+#: Answers asked again: too many requests, and the server's own failures.
+RETRIED: Final = frozenset({429, 500, 502, 503, 504})
+RETRIES: Final = 3
+#: The first pause before asking again; each next one doubles.
+BACKOFF_SECONDS = 0.5
+#: The longest pause a server's ``Retry-After`` may ask for.
+MAX_RETRY_AFTER_SECONDS: Final = 30.0
+
+_headers: dict[str, str] = {}
+
+
+def use_headers(headers: Mapping[str, str] | None) -> None:
+    """Send ``headers`` (beside those of :data:`OTEL_REPLAY_HTTP_HEADERS`) with every URL read.
+
+    ``None`` forgets the ones given here.  Names are matched without case.
+    """
+    _headers.clear()
+    for name, value in (headers or {}).items():
+        _headers[name.strip().lower()] = value
+
+
+def headers() -> dict[str, str]:
+    """The headers a URL read sends: the environment's, then those of :func:`use_headers`."""
+    from opentelemetry.util.re import parse_env_headers
+
+    found = parse_env_headers(os.environ.get(OTEL_REPLAY_HTTP_HEADERS, ""), liberal=True)
+    return {**found, **_headers}
+
+
+def shown(url: str) -> str:
+    """``url`` as errors and progress name it: its password and secret query values hidden."""
+    from ..redaction import redactor
+
+    return redactor().text(url)
 
 
 class _Watchdog:
@@ -111,6 +162,46 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         return super().do_open(watched, req, **kwargs)
 
 
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, without our headers once the redirect leaves the URL's origin."""
+
+    def redirect_request(
+        self,
+        req: Any,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: http.client.HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            for name in list(new.headers):
+                if name.lower() != "accept":
+                    del new.headers[name]
+        return new
+
+
+def _without_credentials(url: str) -> tuple[str, dict[str, str]]:
+    """``user:password@`` taken out of ``url`` into a Basic ``Authorization`` header
+    (a header given too wins), as curl does; urllib would take them for the host."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None:
+        return url, {}
+    import base64
+
+    user = urllib.parse.unquote(parts.username)
+    password = urllib.parse.unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), {"authorization": f"Basic {token}"}
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port
+
+
 def _announced(response: http.client.HTTPResponse) -> int | None:
     """The body length the headers announce, if they do."""
     if "chunked" in (response.headers.get("Transfer-Encoding") or "").lower():
@@ -122,6 +213,15 @@ def _announced(response: http.client.HTTPResponse) -> int | None:
     return length if length >= 0 else None
 
 
+class _Again(Exception):
+    """An answer worth asking again for (see :data:`RETRIED`), after ``pause`` seconds."""
+
+    def __init__(self, error: FormatError, pause: float | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.pause = pause
+
+
 def download(
     url: str, accept: str = ACCEPT, cap: limits.Limit = limits.MAX_URL_BYTES
 ) -> tuple[IO[bytes], int]:
@@ -129,34 +229,60 @@ def download(
 
     Raises :class:`FormatError` for an answer that is not HTTP, is cut short,
     grows past ``cap`` or is not over within :data:`~.limits.URL_TIMEOUT`, and
-    for an HTTP error status or a connection that fails.
+    for an HTTP error status or a connection that fails; 429 and 5xx answers
+    are asked again first (see the module docstring).
     """
+    pause = BACKOFF_SECONDS
+    for attempt in range(RETRIES + 1):
+        try:
+            return _download_once(url, accept, cap)
+        except _Again as again:
+            if attempt == RETRIES:
+                raise again.error from None
+            time.sleep(again.pause if again.pause is not None else pause)
+            pause *= 2
+    raise AssertionError("unreachable")
+
+
+def _download_once(url: str, accept: str, cap: limits.Limit) -> tuple[IO[bytes], int]:
     seconds = limits.URL_TIMEOUT.get()
+    name = shown(url)
     most = cap.bytes()
     body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY)  # noqa: SIM115
     received = 0
     watchdog = _Watchdog(seconds)
     try:
-        opener = urllib.request.build_opener(_HTTPHandler(watchdog), _HTTPSHandler(watchdog))
-        request = urllib.request.Request(url, headers={"Accept": accept})
+        opener = urllib.request.build_opener(
+            _HTTPHandler(watchdog), _HTTPSHandler(watchdog), _SameOrigin()
+        )
+        address, basic = _without_credentials(url)
+        sent = {**basic, **headers(), "accept": accept}
+        request = urllib.request.Request(address, headers=sent)
         with opener.open(request, timeout=seconds) as response:
             announced = _announced(response)
             if announced is not None and announced > most:
-                raise FormatError(url, 0, f"answer of {announced} bytes is past {cap.text()}")
+                raise FormatError(name, 0, f"answer of {announced} bytes is past {cap.text()}")
             # read1: one receive at a time, so the watchdog's shutdown is seen at once.
             while chunk := response.read1(CHUNK):
                 if received + len(chunk) > most:
-                    raise FormatError(url, received, f"answer larger than {cap.text()}")
+                    raise FormatError(name, received, f"answer larger than {cap.text()}")
                 body.write(chunk)
                 received += len(chunk)
         if watchdog.stop():
             raise TimeoutError
         if announced is not None and received < announced:
             reason = f"answer cut short: {announced} bytes announced, {received} received"
-            raise FormatError(url, received, reason)
+            raise FormatError(name, received, reason)
     except FormatError:
         body.close()
         raise
+    except urllib.error.HTTPError as exc:
+        body.close()
+        watchdog.stop()
+        error = FormatError(name, 0, _refused(exc))
+        if exc.code in RETRIED:
+            raise _Again(error, _retry_after(exc.headers.get("Retry-After"))) from None
+        raise error from None
     except (OSError, http.client.HTTPException) as exc:
         body.close()
         if watchdog.stop() or isinstance(exc, TimeoutError):
@@ -164,14 +290,43 @@ def download(
         elif isinstance(exc, http.client.HTTPException):
             reason = f"not an HTTP answer ({exc!r})"  # repr: the server's text on one line
         else:
-            if isinstance(exc, urllib.error.HTTPError):
-                exc.close()
             reason = f"cannot read ({exc.strerror or exc})"
-        raise FormatError(url, received, reason) from None
+        raise FormatError(name, received, reason) from None
     finally:
         watchdog.stop()
     body.seek(0)
     return body, received
+
+
+#: Characters of an error answer's body quoted in the error.
+_QUOTED = 200
+
+
+def _refused(exc: urllib.error.HTTPError) -> str:
+    """An HTTP error status as a reason: the status, and the start of what the server said."""
+    try:
+        said = exc.read(_QUOTED + 1)
+    except (OSError, http.client.HTTPException):
+        said = b""
+    finally:
+        exc.close()
+    text = " ".join(said[:_QUOTED].decode("utf-8", "replace").split())
+    if len(said) > _QUOTED:
+        text += "…"
+    reason = f"HTTP {exc.code} {exc.reason}"
+    return f"{reason}: {text!r}" if text else reason
+
+
+def _retry_after(value: str | None) -> float | None:
+    """The pause a ``Retry-After`` header asks for, in seconds, at most
+    :data:`MAX_RETRY_AFTER_SECONDS` (its date form is not read)."""
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    if seconds is None or not seconds >= 0:  # (NaN too)
+        return None
+    return min(seconds, MAX_RETRY_AFTER_SECONDS)
 
 
 def fetch(url: str, accept: str = ACCEPT, cap: limits.Limit = limits.MAX_URL_BYTES) -> bytes:

@@ -2,8 +2,10 @@
 
 ``google.protobuf.json_format`` would read OTLP/JSON's hex ids as base64 and
 silently produce wrong ids, so the mapping is done here: ids are hex (any
-case), enums integers or names, int64 strings or numbers, bytes base64;
-unknown fields are ignored.
+case) or base64 (as protobuf's own JSON mapping writes them: Tempo), enums
+integers or names, int64 strings or numbers, bytes base64; unknown fields
+are ignored.  The answers of trace backends are unwrapped first (see
+:func:`unwrapped`).
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
+from .backends import EmptyAnswer
+from .backends import unwrapped as _backend_unwrapped
 from .limits import MAX_NESTING
 from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
 
@@ -41,11 +45,20 @@ class OtherSignalError(JsonShapeError):
 
 
 def _id(value: Any, size: int, what: str) -> str:
+    """An id as lower-case hex: OTLP/JSON writes hex; Tempo's answers (protobuf's own JSON
+    mapping) write base64, a length hex never has."""
     if value in (None, ""):
         return ""
     if not isinstance(value, str):
         raise JsonShapeError(f"{what} is not a hex string")
     text = value.strip().lower()
+    if len(value.strip()) == _BASE64_LENGTH.get(size):
+        try:
+            raw = base64.b64decode(value.strip(), validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) == size:
+            return raw.hex()
     if len(text) != size * 2:
         raise JsonShapeError(f"{what} {value!r} is not {size * 2} hex digits")
     try:
@@ -53,6 +66,10 @@ def _id(value: Any, size: int, what: str) -> str:
     except ValueError:
         raise JsonShapeError(f"{what} {value!r} is not hex") from None
     return text
+
+
+#: Characters of a padded base64 id, by its size in bytes.
+_BASE64_LENGTH: Final = {16: 24, 8: 12}
 
 
 def _int(value: Any, what: str) -> int:
@@ -139,8 +156,18 @@ def _signal(doc: Any, wanted: tuple[str, ...]) -> str:
     raise JsonShapeError(f"no {' or '.join(wanted)} in this JSON")
 
 
+def unwrapped(doc: Any) -> Any:
+    """:func:`~.backends.unwrapped`, an answer with no trace a :class:`JsonShapeError`."""
+    try:
+        return _backend_unwrapped(doc)
+    except EmptyAnswer as exc:
+        raise JsonShapeError(str(exc)) from None
+
+
 def records_from_json(doc: Any, source: str) -> Iterator[Record]:
-    """Records of one OTLP/JSON request (or ``TracesData`` / ``LogsData``) of either signal."""
+    """Records of one OTLP/JSON request (or ``TracesData`` / ``LogsData``) of either signal,
+    or of a trace backend's answer wrapping one (see :func:`unwrapped`)."""
+    doc = unwrapped(doc)
     if isinstance(doc, Mapping) and "resource_spans" in doc:
         return spans_from_json(doc, source)
     if _signal(doc, ("resourceSpans", "resourceLogs")) == "resourceLogs":
@@ -176,7 +203,9 @@ def _logs(doc: Mapping[str, Any], source: str) -> Iterator[LogRecord]:
 
 
 def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
-    """Spans of one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` object."""
+    """Spans of one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` object (or a
+    trace backend's answer wrapping one: see :func:`unwrapped`)."""
+    doc = unwrapped(doc)
     if not (isinstance(doc, Mapping) and "resource_spans" in doc):
         _signal(doc, ("resourceSpans",))
     for rs in doc.get("resourceSpans", doc.get("resource_spans")) or []:
@@ -414,6 +443,7 @@ def request_from_json(doc: Any) -> Any:
         ExportTraceServiceRequest,
     )
 
+    doc = unwrapped(doc)
     if isinstance(doc, Mapping) and "resource_spans" in doc:
         signal = "resourceSpans"
     elif isinstance(doc, Mapping) and "resource_logs" in doc:

@@ -37,7 +37,7 @@ from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
-from . import bounded, framing, index, limits, phoenix, progress
+from . import backends, bounded, framing, index, limits, phoenix, progress
 from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
@@ -502,7 +502,15 @@ class Reader(Generic[T]):
                 yield from self._record(offset, self._from_body, body, keep)
         elif kind == "single":
             keep = None if self.trace_ids is None else self._keep
-            yield from self._record(0, self._from_proto, self._whole(f, size, "record"), keep)
+            data = self._whole(f, size, "record")
+            if backends.wraps_protobuf(name):
+                try:
+                    data = backends.tempo_v2_trace(data)
+                except DecodeError as exc:
+                    raise FormatError(name, 0, f"not a Tempo trace answer ({exc})") from None
+                if not data:
+                    raise FormatError(name, 0, "the backend answered with no trace (not found?)")
+            yield from self._record(0, self._from_proto, data, keep)
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
 

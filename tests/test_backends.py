@@ -1,0 +1,180 @@
+"""Runs read from the trace backends teams keep traces in: Tempo and Jaeger's query APIs.
+
+Each answer is served from 127.0.0.1 at the path the backend answers on, in
+the shapes the backends write (``tests/data/tempo`` and ``tests/data/jaeger``
+say where each comes from), and must load as the same runs as the OTLP it
+holds, read as a plain OTLP file.
+"""
+
+from __future__ import annotations
+
+import json
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import otel_replay
+from _http import serving
+
+DATA = Path(__file__).parent / "data"
+TEMPO, JAEGER = DATA / "tempo", DATA / "jaeger"
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def _runs(source: str | Path) -> list[dict[str, Any]]:
+    runs = otel_replay.load(source, strict=True)
+    return [{**r.to_json(), "sources": None} for r in runs]
+
+
+def _served(path: str, body: bytes, content_type: str, status: int = 200) -> list[dict[str, Any]]:
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        return status, content_type, body
+
+    with serving(answer) as base:
+        return _runs(base + path)
+
+
+def _otlp_file(tmp_path: Path, resource_spans: list[Any]) -> Path:
+    out = tmp_path / "held.json"
+    out.write_text(json.dumps({"resourceSpans": resource_spans}))
+    return out
+
+
+def _b64_ids_to_hex(doc: Any) -> Any:
+    """What Tempo's base64 ids are in OTLP/JSON: hex (the file read beside the answer)."""
+    import base64
+
+    if isinstance(doc, dict):
+        return {
+            k: (
+                base64.b64decode(v).hex()
+                if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str) and v
+                else _b64_ids_to_hex(v)
+            )
+            for k, v in doc.items()
+        }
+    if isinstance(doc, list):
+        return [_b64_ids_to_hex(v) for v in doc]
+    return doc
+
+
+# --- Tempo ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "fixture", "inner"),
+    [
+        (f"/api/traces/{TRACE_ID}", "trace_v1.json", lambda d: d["batches"]),
+        (f"/api/v2/traces/{TRACE_ID}", "trace_v2.json", lambda d: d["trace"]["resourceSpans"]),
+        (
+            f"/api/v2/traces/{TRACE_ID}",
+            "trace_v2_partial.json",
+            lambda d: d["trace"]["resourceSpans"],
+        ),
+        (f"/api/traces/{TRACE_ID}", "trace_v1_tempo1x.json", lambda d: d["batches"]),
+    ],
+)
+def test_tempo_json_answers_load_as_the_otlp_they_hold(
+    tmp_path: Path, path: str, fixture: str, inner: Any
+) -> None:
+    doc = json.loads((TEMPO / fixture).read_text())
+    got = _served(path, (TEMPO / fixture).read_bytes(), "application/json")
+    held = _runs(_otlp_file(tmp_path, _b64_ids_to_hex(inner(doc))))
+    assert got == held and got
+    assert {t for r in got for t in r["trace_ids"]} <= {
+        TRACE_ID,
+        *{s["trace_id"] for r in held for s in r["steps"]},
+    }
+
+
+def test_tempo_protobuf_answers_v1_and_v2_load_as_the_json_ones() -> None:
+    as_json = _served(
+        f"/api/traces/{TRACE_ID}", (TEMPO / "trace_v1.json").read_bytes(), "application/json"
+    )
+    v1 = _served(
+        f"/api/traces/{TRACE_ID}", (TEMPO / "trace_v1.pb").read_bytes(), "application/protobuf"
+    )
+    v2 = _served(
+        f"/api/v2/traces/{TRACE_ID}", (TEMPO / "trace_v2.pb").read_bytes(), "application/protobuf"
+    )
+    assert v1 == v2 == as_json
+    assert sum(len(r["steps"]) for r in v1) == 5
+    assert {s["trace_id"] for r in v1 for s in r["steps"]} == {TRACE_ID}
+
+
+def test_tempo_1x_protobuf_answer_loads() -> None:
+    old = _served(
+        f"/api/traces/{TRACE_ID}",
+        (TEMPO / "trace_v1_tempo1x.pb").read_bytes(),
+        "application/protobuf",
+    )
+    as_json = _served(
+        f"/api/traces/{TRACE_ID}",
+        (TEMPO / "trace_v1_tempo1x.json").read_bytes(),
+        "application/json",
+    )
+    assert old == as_json and old
+
+
+def test_a_trace_tempo_does_not_hold_is_said_so() -> None:
+    with pytest.raises(otel_replay.FormatError, match="no trace"):
+        _served(
+            f"/api/v2/traces/{TRACE_ID}",
+            (TEMPO / "trace_v2_not_found.json").read_bytes(),
+            "application/json",
+        )
+    with pytest.raises(otel_replay.FormatError, match="no trace"):
+        # The protobuf of that answer: an empty trace (field 1) and empty metrics (field 2).
+        _served(f"/api/v2/traces/{TRACE_ID}", b"\x0a\x00\x12\x00", "application/protobuf")
+
+
+def test_tempo_error_answers_name_what_tempo_said() -> None:
+    said = (TEMPO / "error_401_no_org_id.txt").read_bytes()
+    with pytest.raises(otel_replay.FormatError, match=r"HTTP 401.*no org id"):
+        _served(f"/api/traces/{TRACE_ID}", said, "text/plain", status=401)
+    said = (TEMPO / "error_400_invalid_trace_id.txt").read_bytes()
+    with pytest.raises(otel_replay.FormatError, match=r"HTTP 400.*hex characters"):
+        _served("/api/traces/xyz", said, "text/plain", status=400)
+
+
+# --- Jaeger --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "get_trace.json",
+        "get_trace_wire.json",
+        "get_trace_pre_v2_9.json",
+        "find_traces.json",
+        "find_traces_two_traces.json",
+    ],
+)
+def test_jaeger_answers_load_as_the_otlp_they_hold(tmp_path: Path, fixture: str) -> None:
+    doc = json.loads((JAEGER / fixture).read_text())
+    path = "/api/v3/traces/1" if fixture.startswith("get") else "/api/v3/traces?query.x=1"
+    # Before 2.19 Jaeger sent no content type: Go's sniffing calls the answer text.
+    got = _served(path, (JAEGER / fixture).read_bytes(), "text/plain; charset=utf-8")
+    held = _runs(_otlp_file(tmp_path, doc["result"]["resourceSpans"]))
+    assert got == held and got
+    spans = [
+        s for rs in doc["result"]["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]
+    ]
+    assert sum(len(r["steps"]) for r in got) == len(spans)
+
+
+def test_a_find_answer_of_several_traces_is_several_runs() -> None:
+    got = _served(
+        "/api/v3/traces?query.service_name=x",
+        (JAEGER / "find_traces_two_traces.json").read_bytes(),
+        "application/json",
+    )
+    assert len({t for r in got for t in r["trace_ids"]}) == 2
+
+
+def test_jaeger_not_found_is_one_error_with_its_message() -> None:
+    body = (JAEGER / "error_not_found.json").read_bytes()
+    with pytest.raises(otel_replay.FormatError, match=r"HTTP 404.*No traces found"):
+        _served("/api/v3/traces/1", body, "text/plain; charset=utf-8", status=404)
