@@ -131,14 +131,22 @@ def test_not_found_is_not_asked_again_and_says_what_the_backend_said() -> None:
 
 
 def test_the_cli_sends_its_header_option_and_never_prints_it() -> None:
-    seen: list[str] = []
+    seen: list[tuple[str, str]] = []
 
     def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
-        seen.append(request.headers.get("X-Scope-OrgID", ""))
+        seen.append((request.headers["X-Scope-OrgID"], request.headers["Authorization"]))
         return 401, "text/plain", b"no org id"
 
     with serving(answer) as base:
-        proc = cli_process("--header", "X-Scope-OrgID: tenant-7", "ls", f"{base}/api/traces/x")
+        proc = cli_process(
+            "--header",
+            "X-Scope-OrgID: tenant-7",
+            "-H",
+            "Authorization=Bearer zz9-secret",
+            "ls",
+            f"{base}/api/traces/x",
+        )
     out = proc.stdout + proc.stderr
-    assert seen == ["tenant-7"]
-    assert "HTTP 401" in out and "tenant-7" not in out
+    assert seen == [("tenant-7", "Bearer zz9-secret")]
+    assert "HTTP 401" in out and "tenant-7" not in out and "zz9" not in out
+    assert proc.returncode == 2

@@ -169,10 +169,13 @@ def cli(headers: tuple[str, ...]) -> None:
 
         given = {}
         for header in headers:
-            name, colon, value = header.partition(":")
-            if not colon or not name.strip():
+            # A name holds neither ':' nor '=': the first of them ends it ('NAME: VALUE',
+            # or 'NAME=VALUE' as export's --header takes it).
+            cut = min((i for i in (header.find(":"), header.find("=")) if i >= 0), default=-1)
+            name, value = header[:cut].strip(), header[cut + 1 :].strip()
+            if cut < 0 or not name:
                 raise click.BadParameter("give it as 'NAME: VALUE'", param_hint="--header")
-            given[name.strip()] = value.strip()
+            given[name] = value
         download.use_headers(given)
 
 
