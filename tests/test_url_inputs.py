@@ -163,7 +163,7 @@ def test_an_answer_past_the_size_cap(announced: bool, monkeypatch: pytest.Monkey
 def test_an_http_error_status(tmp_path: Any) -> None:
     with server(send(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")) as url:
         result, _ = show(url)
-    assert one_error_line(result, url) == "cannot read (HTTP Error 404: Not Found) at byte 0"
+    assert one_error_line(result, url) == "HTTP 404 Not Found at byte 0"
 
 
 def test_one_trace_of_a_dump_served_over_http(tmp_path: Any) -> None:
