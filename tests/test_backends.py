@@ -68,11 +68,6 @@ def _b64_ids_to_hex(doc: Any) -> Any:
     [
         (f"/api/traces/{TRACE_ID}", "trace_v1.json", lambda d: d["batches"]),
         (f"/api/v2/traces/{TRACE_ID}", "trace_v2.json", lambda d: d["trace"]["resourceSpans"]),
-        (
-            f"/api/v2/traces/{TRACE_ID}",
-            "trace_v2_partial.json",
-            lambda d: d["trace"]["resourceSpans"],
-        ),
         (f"/api/traces/{TRACE_ID}", "trace_v1_tempo1x.json", lambda d: d["batches"]),
     ],
 )
@@ -116,6 +111,32 @@ def test_tempo_1x_protobuf_answer_loads() -> None:
         "application/json",
     )
     assert old == as_json and old
+
+
+def _served_runs(path: str, body: bytes, content_type: str) -> otel_replay.Runs:
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        return 200, content_type, body
+
+    with serving(answer) as base, pytest.warns(otel_replay.LoadWarning):
+        return otel_replay.load(base + path)
+
+
+def test_a_partial_tempo_trace_loads_and_is_never_full() -> None:
+    """Past its size limit Tempo answers part of the trace, with status PARTIAL: the runs
+    load, and their verdict says records are missing, and why."""
+    partial = (TEMPO / "trace_v2_partial.json").read_bytes()
+    # The protobuf form: the whole answer's fields, then status 3 = PARTIAL and the
+    # message 4 (fields appended to a message merge into it, as protobuf defines).
+    said = b"Trace exceeds maximum size of 4096 bytes, a partial trace is returned"
+    as_pb = (TEMPO / "trace_v2.pb").read_bytes() + b"\x18\x01\x22" + bytes([len(said)]) + said
+    for body, kind in ((partial, "application/json"), (as_pb, "application/protobuf")):
+        runs = _served_runs(f"/api/v2/traces/{TRACE_ID}", body, kind)
+        assert runs and all(r.kit.verdict != "full" for r in runs)
+        (problem,) = runs.problems
+        assert "part of the trace only" in str(problem) and "maximum size" in str(problem)
+        for run in runs:
+            assert any("part of the trace only" in p for p in run.kit.problems)
+            assert any(m.startswith("records: http://127.0.0.1") for m in run.kit.missing)
 
 
 def test_a_trace_tempo_does_not_hold_is_said_so() -> None:

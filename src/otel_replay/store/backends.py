@@ -24,7 +24,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["EmptyAnswer", "tempo_v2_trace", "unwrapped", "wraps_protobuf"]
+__all__ = ["EmptyAnswer", "partial", "tempo_v2_trace", "unwrapped", "wraps_protobuf"]
 
 #: The top-level keys of OTLP/JSON data: a document holding one is no envelope.
 _OTLP_KEYS: Final = ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs")
@@ -57,6 +57,16 @@ def unwrapped(doc: Any) -> Any:
     return doc
 
 
+def partial(doc: Any) -> str | None:
+    """Why a backend's JSON answer holds only part of its trace (Tempo v2's ``"status":
+    "PARTIAL"``: past its size limit, or pruned), None for a whole one."""
+    if not isinstance(doc, Mapping) or doc.get("status") != "PARTIAL":
+        return None
+    message = doc.get("message")
+    said = message if isinstance(message, str) and message else "no reason given"
+    return f"the backend answered with part of the trace only ({said})"
+
+
 def wraps_protobuf(source: str) -> bool:
     """Whether the protobuf answer of URL ``source`` is a Tempo v2 ``TraceByIDResponse``."""
     if not source.startswith(("http://", "https://")):
@@ -64,13 +74,18 @@ def wraps_protobuf(source: str) -> bool:
     return _TEMPO_V2_PATH in urllib.parse.urlsplit(source).path
 
 
-def tempo_v2_trace(data: bytes) -> bytes:
-    """The ``Trace`` (OTLP ``TracesData`` on the wire) of a Tempo ``TraceByIDResponse``.
+def tempo_v2_trace(data: bytes) -> tuple[bytes, str | None]:
+    """The ``Trace`` (OTLP ``TracesData`` on the wire) of a Tempo ``TraceByIDResponse``, and
+    why it is partial (None: whole).
 
-    Parsed as a message whose field 1 is bytes: a nested message is those
-    bytes on the wire, and the other fields (metrics, status) are not needed.
+    Parsed as a message of the fields read (a nested message is bytes on the
+    wire, an enum a varint): the trace (1), its status (3: 1 is PARTIAL) and
+    message (4); the metrics (2) are not needed.
     """
-    return bytes(_trace_by_id_response().FromString(data).trace)
+    answer = _trace_by_id_response().FromString(data)
+    if answer.status != 1:
+        return bytes(answer.trace), None
+    return bytes(answer.trace), partial({"status": "PARTIAL", "message": answer.message})
 
 
 @functools.cache
@@ -82,7 +97,12 @@ def _trace_by_id_response() -> Any:
         name="otel_replay/tempo_answer.proto", package="otel_replay.tempo", syntax="proto3"
     )
     message = file.message_type.add(name="TraceByIDResponse")
-    message.field.add(name="trace", number=1, type=proto.TYPE_BYTES, label=proto.LABEL_OPTIONAL)
+    for name, number, kind in (
+        ("trace", 1, proto.TYPE_BYTES),
+        ("status", 3, proto.TYPE_INT32),
+        ("message", 4, proto.TYPE_STRING),
+    ):
+        message.field.add(name=name, number=number, type=kind, label=proto.LABEL_OPTIONAL)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     return message_factory.GetMessageClass(

@@ -74,13 +74,6 @@ def headers() -> dict[str, str]:
     return {**found, **_headers}
 
 
-def shown(url: str) -> str:
-    """``url`` as errors and progress name it: its password and secret query values hidden."""
-    from ..redaction import redactor
-
-    return redactor().text(url)
-
-
 class _Watchdog:
     """Shuts down the sockets it watches once ``seconds`` have passed, unless stopped first."""
 
@@ -246,7 +239,7 @@ def download(
 
 def _download_once(url: str, accept: str, cap: limits.Limit) -> tuple[IO[bytes], int]:
     seconds = limits.URL_TIMEOUT.get()
-    name = shown(url)
+    name = url  # (a FormatError shows a URL with its secrets hidden)
     most = cap.bytes()
     body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY)  # noqa: SIM115
     received = 0

@@ -10,10 +10,15 @@ class FormatError(ValueError):
     """
 
     def __init__(self, path: str, offset: int, reason: str) -> None:
-        super().__init__(f"{path}: {reason} at byte {offset}")
+        super().__init__(f"{_shown(path)}: {reason} at byte {offset}")
         self.path = path
         self.offset = offset
         self.reason = reason
+
+    @property
+    def shown_path(self) -> str:
+        """The path as messages name it (a URL's password and secret query values hidden)."""
+        return _shown(self.path)
 
     def __reduce__(self) -> tuple[type[FormatError], tuple[str, int, str]]:
         # Rebuilt from its fields, not from the formatted message (worker processes send it back).
@@ -26,3 +31,12 @@ class OtherSignal(FormatError):
     A file holds one signal, so what follows is that signal too: reading
     stops here rather than reporting every record.
     """
+
+
+def _shown(path: str) -> str:
+    """``path`` as a message names it: a URL's password and secret query values hidden."""
+    if not path.startswith(("http://", "https://")):
+        return path
+    from ..redaction import redactor
+
+    return redactor().text(path)

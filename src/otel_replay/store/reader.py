@@ -486,7 +486,7 @@ class Reader(Generic[T]):
             docs = doc if isinstance(doc, list) else [doc]
             for d in docs:
                 try:
-                    yield from self._from_doc(d, 0)
+                    yield from self._whole_doc(d, 0)
                 except JsonShapeError as exc:
                     raise FormatError(name, 0, str(exc)) from exc
         elif kind in ("be32", "varint"):
@@ -503,16 +503,28 @@ class Reader(Generic[T]):
         elif kind == "single":
             keep = None if self.trace_ids is None else self._keep
             data = self._whole(f, size, "record")
+            cut = None
             if backends.wraps_protobuf(name):
                 try:
-                    data = backends.tempo_v2_trace(data)
+                    data, cut = backends.tempo_v2_trace(data)
                 except DecodeError as exc:
                     raise FormatError(name, 0, f"not a Tempo trace answer ({exc})") from None
                 if not data:
                     raise FormatError(name, 0, "the backend answered with no trace (not found?)")
             yield from self._record(0, self._from_proto, data, keep)
+            if cut is not None:  # its runs are not whole, and say so
+                self.problems.append(FormatError(name, 0, cut))
         else:
             raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
+
+    def _whole_doc(self, doc: Any, offset: int) -> list[T]:
+        """What one JSON document holds; a backend's answer holding part of its trace
+        is noted as a fault, so that its runs are not taken for whole ones."""
+        records = list(self._from_doc(doc, offset))
+        cut = backends.partial(doc)
+        if cut is not None:
+            self.problems.append(FormatError(self.path, offset, cut))
+        return records
 
     def _through_index(self, idx: index.TraceIndex) -> Generator[T, None, bool]:
         """The wanted traces through ``idx``; False (nothing read) when it does not hold."""
@@ -574,7 +586,7 @@ class Reader(Generic[T]):
                 continue
             try:
                 doc: Any = parse_json(line, self._loads)
-                records = list(self._from_doc(doc, start))  # all of the line or none
+                records = self._whole_doc(doc, start)  # all of the line or none
             except (ValueError, JsonShapeError) as exc:
                 if isinstance(exc, OtherSignalError):
                     raise OtherSignal(self.path, start, str(exc)) from exc
