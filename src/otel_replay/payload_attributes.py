@@ -209,7 +209,8 @@ def from_attributes(
     ref = attrs.get(A.REF + key)
     type_ = attrs.get(A.TYPE + key)
     if display is None and digest is None and raw is None and ref is None:
-        return None
+        stored = attrs.get(key + "_ref")  # content stored by reference (opentelemetry-util-genai)
+        return _by_reference(key, stored) if isinstance(stored, str) else None
     if not isinstance(type_, str) or type_ not in payload.TAGS:
         type_ = payload.STR if isinstance(display, str) or display is None else payload.JSON
     data: bytes | None = None
@@ -236,6 +237,18 @@ def from_attributes(
         type_ = payload.JSON
         data = payload.canonical(display).encode("utf-8")
     return Payload.read(type_, data, text, _str(digest), key)
+
+
+def _by_reference(key: str, ref: str) -> Payload:
+    """The content of ``key`` read where ``{key}_ref`` says it is stored, if that store is
+    allowed (see :mod:`otel_replay.store.content_refs`); else missing, naming it."""
+    from .store import content_refs
+
+    try:
+        data = content_refs.as_json(content_refs.read(ref))
+    except content_refs.RefUnavailable as exc:
+        return Payload(payload.JSON, None, None, "missing", f"{key}: {exc}")
+    return Payload.read(payload.JSON, data, None, None, key)
 
 
 def _str(value: Any) -> str | None:

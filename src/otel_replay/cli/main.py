@@ -162,8 +162,21 @@ def _default(value: Any) -> Any:
     help="An HTTP header sent with every URL read, e.g. 'Authorization: Bearer ...' or "
     "'X-Scope-OrgID: acme' (also OTEL_REPLAY_HTTP_HEADERS); never printed.",
 )
-def cli(headers: tuple[str, ...]) -> None:
+@click.option(
+    "--refs",
+    "ref_stores",
+    multiple=True,
+    metavar="BASE[=WHERE]",
+    help="Read message content stored by reference (gen_ai.*_ref) under BASE, e.g. "
+    "s3://bucket/genai or file:///srv/uploads=./uploads when the store moved (also "
+    "OTEL_REPLAY_CONTENT_REFS). Other references are not read.",
+)
+def cli(headers: tuple[str, ...], ref_stores: tuple[str, ...]) -> None:
     """Make LLM-agent failures reproducible from OpenTelemetry traces."""
+    if ref_stores:
+        from ..store import content_refs
+
+        content_refs.use_content_refs(ref_stores)
     if headers:
         from ..store import download  # http.client and the like: for URLs only
 

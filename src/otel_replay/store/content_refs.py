@@ -1,0 +1,170 @@
+"""Message content stored by reference (``gen_ai.input.messages_ref`` and the like): read back.
+
+``opentelemetry-util-genai``'s ``upload`` completion hook writes a model
+call's messages, system instructions and tool definitions to an fsspec store
+(``file://``, ``s3://``, ``gs://``...) and puts only their URL on the span:
+``gen_ai.input.messages_ref``, ``gen_ai.output.messages_ref``,
+``gen_ai.system_instructions_ref``, ``gen_ai.tool.definitions_ref``.  The
+files hold the JSON the attribute would have held (``json``: one array;
+``jsonl``: one item per line with its ``index``).
+
+A trace may come from anyone, and a URL in it could name any file or bucket
+the reader can reach: a reference is read only under a store the user
+allows, from :data:`OTEL_REPLAY_CONTENT_REFS` or :func:`use_content_refs`
+(the CLI's ``--refs``), each ``BASE`` or ``BASE=WHERE`` (the store moved:
+``file:///srv/genai=./uploads`` reads ``file:///srv/genai/x.json`` from
+``./uploads/x.json``).  Any other reference, or one that cannot be read, is
+a payload ``missing`` whose reason names it; nothing is read past the record
+size limit.  Local files are read directly; other stores need ``fsspec`` (and
+its filesystem's package), an optional dependency.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import urllib.parse
+from collections.abc import Iterable
+from typing import Final
+
+from . import limits
+
+__all__ = ["OTEL_REPLAY_CONTENT_REFS", "RefUnavailable", "as_json", "read", "use_content_refs"]
+
+#: Stores whose references may be read, comma-separated: ``BASE`` or ``BASE=WHERE``.
+OTEL_REPLAY_CONTENT_REFS: Final = "OTEL_REPLAY_CONTENT_REFS"
+#: The attribute naming where the content of attribute ``A`` is stored: ``A + REF_SUFFIX``.
+REF_SUFFIX: Final = "_ref"
+#: Bytes of referenced content kept for other spans naming the same file.
+_KEPT_BYTES: Final = 64 * limits.MiB
+
+_rules: list[tuple[str, str]] = []
+_kept: dict[str, bytes] = {}
+
+
+class RefUnavailable(Exception):
+    """A reference that is not read: not allowed, absent, too large or unreadable (why)."""
+
+
+def use_content_refs(rules: Iterable[str] | None) -> None:
+    """Allow reading references under these stores (beside :data:`OTEL_REPLAY_CONTENT_REFS`'s).
+
+    Each rule is ``BASE`` or ``BASE=WHERE``; ``None`` forgets the ones given here.
+    """
+    _rules.clear()
+    _rules.extend(_rule(r) for r in rules or () if r.strip())
+    _kept.clear()
+
+
+def read(ref: str) -> bytes:
+    """The bytes ``ref`` names, under an allowed store; raises :class:`RefUnavailable`."""
+    target = _allowed(ref)
+    if target is None:
+        raise RefUnavailable(
+            f"{ref} is not read: no store it is under is allowed "
+            f"(allow one with --refs BASE or {OTEL_REPLAY_CONTENT_REFS})"
+        )
+    kept = _kept.get(target)
+    if kept is not None:
+        return kept
+    data = _read(ref, target)
+    if sum(map(len, _kept.values())) + len(data) > _KEPT_BYTES:
+        _kept.clear()
+    _kept[target] = data
+    return data
+
+
+def as_json(data: bytes) -> bytes:
+    """A stored file's content as the JSON its attribute would hold: a ``json`` file as it
+    is, a ``jsonl`` one (an item per line, each with its ``index``) as one array."""
+    import json
+
+    try:
+        json.loads(data)
+    except ValueError:
+        pass
+    else:
+        return data
+    items = []
+    for n, line in enumerate(data.splitlines()):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise RefUnavailable(f"line {n + 1} is not JSON ({exc})") from None
+        items.append(item)
+    if all(isinstance(i, dict) and isinstance(i.get("index"), int) for i in items):
+        items.sort(key=lambda i: i["index"])
+        items = [{k: v for k, v in i.items() if k != "index"} for i in items]
+    return json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _rule(text: str) -> tuple[str, str]:
+    base, _, where = text.strip().partition("=")
+    base = _normal(base.strip())
+    where = where.strip()
+    if where and "://" not in where:
+        where = "file://" + os.path.abspath(os.path.expanduser(where))
+    return base, _normal(where) if where else base
+
+
+def _all_rules() -> list[tuple[str, str]]:
+    env = os.environ.get(OTEL_REPLAY_CONTENT_REFS, "")
+    return [*(_rule(r) for r in env.split(",") if r.strip()), *_rules]
+
+
+def _normal(url: str) -> str:
+    """``url`` with its path normalized (no ``..``, no doubled or trailing ``/``); a plain
+    path becomes a ``file://`` URL."""
+    if "://" not in url:
+        url = "file://" + os.path.abspath(os.path.expanduser(url))
+    parts = urllib.parse.urlsplit(url)
+    path = posixpath.normpath(urllib.parse.unquote(parts.path)) if parts.path else ""
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    path = "" if path == "." else path.rstrip("/")
+    return urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc, path, "", ""))
+
+
+def _allowed(ref: str) -> str | None:
+    """Where to read ``ref`` from, when a rule allows it; None when none does."""
+    if "://" not in ref or "?" in ref or "#" in ref:
+        return None
+    url = _normal(ref)
+    for base, where in _all_rules():
+        if url == base or url.startswith(base + "/"):
+            return where + url[len(base) :]
+    return None
+
+
+def _read(ref: str, target: str) -> bytes:
+    most = limits.MAX_RECORD_BYTES.bytes()
+    try:
+        if target.startswith("file://"):
+            path = urllib.parse.urlsplit(target).path
+            with open(path, "rb") as f:
+                data = f.read(most + 1)
+        else:
+            data = _read_fsspec(target, most)
+    except RefUnavailable:
+        raise
+    except FileNotFoundError:
+        raise RefUnavailable(f"{ref} is not there") from None
+    except Exception as exc:  # a store's own errors: any of them is this reference's fault
+        raise RefUnavailable(f"{ref} cannot be read ({type(exc).__name__}: {exc})") from None
+    if len(data) > most:
+        raise RefUnavailable(f"{ref} is larger than {limits.MAX_RECORD_BYTES.text()}")
+    return data
+
+
+def _read_fsspec(target: str, most: int) -> bytes:
+    try:
+        import fsspec
+    except ImportError:
+        raise RefUnavailable(
+            f"{target} needs fsspec to be read (pip install 'otel-replay[refs]')"
+        ) from None
+    with fsspec.open(target, "rb") as f:
+        data: bytes = f.read(most + 1)
+    return data
