@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import otel_replay
+from _cli import cli_process
 from _http import serving
 
 DATA = Path(__file__).parent / "data"
@@ -199,3 +200,54 @@ def test_jaeger_not_found_is_one_error_with_its_message() -> None:
     body = (JAEGER / "error_not_found.json").read_bytes()
     with pytest.raises(otel_replay.FormatError, match=r"HTTP 404.*No traces found"):
         _served("/api/v3/traces/1", body, "text/plain; charset=utf-8", status=404)
+
+
+# --- Tempo search behind ls ------------------------------------------------------------
+
+
+def _tempo(seen: list[str]) -> Any:
+    """A Tempo on 127.0.0.1: its search finds the fixture's trace, its v2 API answers it."""
+    import urllib.parse
+
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        seen.append(request.path)
+        path = urllib.parse.urlsplit(request.path).path
+        if path == "/api/search":
+            return 200, "application/json", (TEMPO / "search.json").read_bytes()
+        if path == f"/api/v2/traces/{TRACE_ID}":
+            return 200, "application/json", (TEMPO / "trace_v2.json").read_bytes()
+        return 404, "text/plain", b"not found"
+
+    return serving(answer)
+
+
+def test_ls_of_a_tempo_search_lists_the_traces_it_finds_with_its_filters_pushed_down() -> None:
+    import urllib.parse
+
+    seen: list[str] = []
+    with _tempo(seen) as base:
+        tempo = base.replace("http://", "tempo://")
+        proc = cli_process(
+            "ls", "--json", "--since", "2025-12-31T00:00:00Z", "--agent", "support", tempo
+        )
+    listed = json.loads(proc.stdout)["runs"]
+    assert {t for r in listed for t in r["trace_ids"]} == {TRACE_ID}
+    search = urllib.parse.parse_qs(urllib.parse.urlsplit(seen[0]).query)
+    assert search["q"] == ['{ span.gen_ai.agent.name =~ ".*support.*" }']
+    assert search["start"] == ["1767139200"] and search["limit"] == ["100"]
+    # The search found two traces; the second's id came with its leading zeros trimmed,
+    # and this Tempo no longer has it: one error, the other run still listed.
+    other = "00000000000000003f1c9e2a6b7d4e58"
+    assert seen[1:] == [f"/api/v2/traces/{TRACE_ID}", f"/api/v2/traces/{other}"]
+    assert proc.returncode == 2 and f"{other}: HTTP 404" in proc.stderr
+
+
+def test_a_tempo_search_that_fails_is_one_error_naming_it() -> None:
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        return 400, "text/plain", b"invalid TraceQL query: parse error at line 1"
+
+    with serving(answer) as base:
+        tempo = base.replace("http://", "tempo://") + "?q=%7B%20broken"
+        proc = cli_process("ls", tempo)
+    assert proc.returncode == 2
+    assert "the search failed" in proc.stderr and "invalid TraceQL" in proc.stderr

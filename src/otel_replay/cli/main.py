@@ -435,6 +435,19 @@ def ls_(
             since_ns = parse_since(since)
         except ValueError as exc:
             _fail(f"--since: {exc}")
+    if any(p.startswith(("tempo://", "tempos://")) for p in paths):
+        from ..store.tempo_search import narrowed
+
+        # The filters go to Tempo's search too: only the traces they may keep are fetched.
+        push = {
+            "since": since,
+            "agent": agent,
+            "tool": tools[0] if len(tools) == 1 else None,
+            "error": "1" if errors_only else None,
+        }
+        paths = tuple(
+            narrowed(p, **push) if p.startswith(("tempo://", "tempos://")) else p for p in paths
+        )
     found, problems = summaries(list(paths), use_cache=not no_cache, jobs=jobs)
     flt = Filter(
         agent=agent,

@@ -47,7 +47,7 @@ class Runs(list[Run]):
 def _inputs(path: str) -> tuple[list[str], FormatError | None]:
     """The files ``path`` names (see :func:`~otel_replay.store.sources.expand`)."""
     if is_stream(path):
-        return [path], None
+        return expand([path]), None  # itself, or the traces a search names
     try:
         found = expand([path])
     except OSError as exc:

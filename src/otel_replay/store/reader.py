@@ -345,6 +345,10 @@ class _Open:
             from . import download  # http.client and the like: for URLs only
 
             self.file, self.size = download.download(name)
+        elif name.startswith(("tempo://", "tempos://")):  # a search that found nothing to read
+            from . import tempo_search
+
+            raise FormatError(name, 0, tempo_search.failure(name))
         else:
             self.file = open(name, "rb")  # noqa: SIM115 - closed by close()
             self.size = os.fstat(self.file.fileno()).st_size

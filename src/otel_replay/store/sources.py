@@ -84,7 +84,7 @@ def _is_data_file(path: Path) -> bool:
 
 def is_stream(name: str) -> bool:
     """Inputs the reader opens itself: stdin and URLs (no file, no blob store beside them)."""
-    return name == "-" or name.startswith(("http://", "https://"))
+    return name == "-" or name.startswith(("http://", "https://", "tempo://", "tempos://"))
 
 
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -94,6 +94,11 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     out: list[str] = []
     for raw in paths:
         name = os.fspath(raw)
+        if name.startswith(("tempo://", "tempos://")):
+            from .tempo_search import trace_urls  # a search: the traces it finds
+
+            out.extend(trace_urls(name))
+            continue
         if is_stream(name):
             out.append(name)
             continue
