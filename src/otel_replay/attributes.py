@@ -28,6 +28,9 @@ RESPONSE_ID: Final = "gen_ai.response.id"
 RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+#: Where content was stored instead of on the span: ``gen_ai.input.messages`` + this
+#: (opentelemetry-util-genai's upload hook writes ``gen_ai.input.messages_ref`` and the like).
+STORED_REF: Final = "_ref"
 SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
 TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
 USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"

@@ -209,7 +209,7 @@ def from_attributes(
     ref = attrs.get(A.REF + key)
     type_ = attrs.get(A.TYPE + key)
     if display is None and digest is None and raw is None and ref is None:
-        stored = attrs.get(key + "_ref")  # content stored by reference (opentelemetry-util-genai)
+        stored = attrs.get(key + A.STORED_REF)  # content stored by reference
         return _by_reference(key, stored) if isinstance(stored, str) else None
     if not isinstance(type_, str) or type_ not in payload.TAGS:
         type_ = payload.STR if isinstance(display, str) or display is None else payload.JSON

@@ -151,6 +151,20 @@ def _default(value: Any) -> Any:
     return repr(value)
 
 
+def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    """``--header`` values as a dict: ``NAME: VALUE`` or ``NAME=VALUE`` (a name holds
+    neither, so the first of them ends it).  A bad one is refused without being
+    repeated: it may hold a secret."""
+    headers = {}
+    for item in values:
+        cut = min((i for i in (item.find(":"), item.find("=")) if i >= 0), default=-1)
+        name = item[:cut].strip()
+        if cut < 0 or not name:
+            raise click.BadParameter("give it as 'NAME: VALUE' or NAME=VALUE", ctx, param)
+        headers[name] = item[cut + 1 :].strip()
+    return headers
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="otel-replay")
 @click.option(
@@ -159,6 +173,7 @@ def _default(value: Any) -> Any:
     "headers",
     multiple=True,
     metavar="'NAME: VALUE'",
+    callback=_header,
     help="An HTTP header sent with every URL read, e.g. 'Authorization: Bearer ...' or "
     "'X-Scope-OrgID: acme' (also OTEL_REPLAY_HTTP_HEADERS); never printed.",
 )
@@ -171,7 +186,7 @@ def _default(value: Any) -> Any:
     "s3://bucket/genai or file:///srv/uploads=./uploads when the store moved (also "
     "OTEL_REPLAY_CONTENT_REFS). Other references are not read.",
 )
-def cli(headers: tuple[str, ...], ref_stores: tuple[str, ...]) -> None:
+def cli(headers: dict[str, str], ref_stores: tuple[str, ...]) -> None:
     """Make LLM-agent failures reproducible from OpenTelemetry traces."""
     if ref_stores:
         from ..store import content_refs
@@ -180,16 +195,7 @@ def cli(headers: tuple[str, ...], ref_stores: tuple[str, ...]) -> None:
     if headers:
         from ..store import download  # http.client and the like: for URLs only
 
-        given = {}
-        for header in headers:
-            # A name holds neither ':' nor '=': the first of them ends it ('NAME: VALUE',
-            # or 'NAME=VALUE' as export's --header takes it).
-            cut = min((i for i in (header.find(":"), header.find("=")) if i >= 0), default=-1)
-            name, value = header[:cut].strip(), header[cut + 1 :].strip()
-            if cut < 0 or not name:
-                raise click.BadParameter("give it as 'NAME: VALUE'", param_hint="--header")
-            given[name] = value
-        download.use_headers(given)
+        download.use_headers(headers)
 
 
 _paths = click.argument("paths", nargs=-1, required=True, metavar="PATH...")
@@ -435,7 +441,9 @@ def ls_(
             since_ns = parse_since(since)
         except ValueError as exc:
             _fail(f"--since: {exc}")
-    if any(p.startswith(("tempo://", "tempos://")) for p in paths):
+    from ..store.sources import is_search
+
+    if any(map(is_search, paths)):
         from ..store.tempo_search import narrowed
 
         # The filters go to Tempo's search too: only the traces they may keep are fetched.
@@ -445,9 +453,7 @@ def ls_(
             "tool": tools[0] if len(tools) == 1 else None,
             "error": "1" if errors_only else None,
         }
-        paths = tuple(
-            narrowed(p, **push) if p.startswith(("tempo://", "tempos://")) else p for p in paths
-        )
+        paths = tuple(narrowed(p, **push) if is_search(p) else p for p in paths)
     found, problems = summaries(list(paths), use_cache=not no_cache, jobs=jobs)
     flt = Filter(
         agent=agent,
@@ -766,16 +772,6 @@ def _isolate() -> None:
         "(it cannot stop subprocesses or native code)",
         err=True,
     )
-
-
-def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
-    headers = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", ctx, param)
-        headers[key.strip()] = value.strip()
-    return headers
 
 
 @cli.command()

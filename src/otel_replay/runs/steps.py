@@ -125,7 +125,7 @@ def _snapshots(
 def _has_messages(attrs: Mapping[str, Any]) -> bool:
     keys = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
     return any(
-        k in attrs or A.REF + k in attrs or A.BYTES + k in attrs or k + "_ref" in attrs
+        k in attrs or A.REF + k in attrs or A.BYTES + k in attrs or k + A.STORED_REF in attrs
         for k in keys
     )
 

@@ -33,13 +33,12 @@ __all__ = ["OTEL_REPLAY_CONTENT_REFS", "RefUnavailable", "as_json", "read", "use
 
 #: Stores whose references may be read, comma-separated: ``BASE`` or ``BASE=WHERE``.
 OTEL_REPLAY_CONTENT_REFS: Final = "OTEL_REPLAY_CONTENT_REFS"
-#: The attribute naming where the content of attribute ``A`` is stored: ``A + REF_SUFFIX``.
-REF_SUFFIX: Final = "_ref"
 #: Bytes of referenced content kept for other spans naming the same file.
 _KEPT_BYTES: Final = 64 * limits.MiB
 
 _rules: list[tuple[str, str]] = []
 _kept: dict[str, bytes] = {}
+_kept_bytes = 0
 
 
 class RefUnavailable(Exception):
@@ -51,9 +50,11 @@ def use_content_refs(rules: Iterable[str] | None) -> None:
 
     Each rule is ``BASE`` or ``BASE=WHERE``; ``None`` forgets the ones given here.
     """
+    global _kept_bytes
     _rules.clear()
     _rules.extend(_rule(r) for r in rules or () if r.strip())
     _kept.clear()
+    _kept_bytes = 0
 
 
 def read(ref: str) -> bytes:
@@ -67,10 +68,13 @@ def read(ref: str) -> bytes:
     kept = _kept.get(target)
     if kept is not None:
         return kept
+    global _kept_bytes
     data = _read(ref, target)
-    if sum(map(len, _kept.values())) + len(data) > _KEPT_BYTES:
+    if _kept_bytes + len(data) > _KEPT_BYTES:
         _kept.clear()
+        _kept_bytes = 0
     _kept[target] = data
+    _kept_bytes += len(data)
     return data
 
 
@@ -103,10 +107,7 @@ def as_json(data: bytes) -> bytes:
 def _rule(text: str) -> tuple[str, str]:
     base, _, where = text.strip().partition("=")
     base = _normal(base.strip())
-    where = where.strip()
-    if where and "://" not in where:
-        where = "file://" + os.path.abspath(os.path.expanduser(where))
-    return base, _normal(where) if where else base
+    return base, _normal(where.strip()) if where.strip() else base
 
 
 def _all_rules() -> list[tuple[str, str]]:

@@ -181,11 +181,11 @@ def _without_credentials(url: str) -> tuple[str, dict[str, str]]:
     parts = urllib.parse.urlsplit(url)
     if parts.username is None:
         return url, {}
-    import base64
+    from ..bytes_text import to_base64
 
     user = urllib.parse.unquote(parts.username)
     password = urllib.parse.unquote(parts.password or "")
-    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    token = to_base64(f"{user}:{password}".encode())
     host = parts.netloc.rpartition("@")[2]
     return urllib.parse.urlunsplit(parts._replace(netloc=host)), {"authorization": f"Basic {token}"}
 

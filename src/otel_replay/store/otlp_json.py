@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
+from ..bytes_text import from_base64
 from .backends import EmptyAnswer
 from .backends import unwrapped as _backend_unwrapped
 from .limits import MAX_NESTING
@@ -51,14 +52,12 @@ def _id(value: Any, size: int, what: str) -> str:
         return ""
     if not isinstance(value, str):
         raise JsonShapeError(f"{what} is not a hex string")
-    text = value.strip().lower()
-    if len(value.strip()) == _BASE64_LENGTH.get(size):
-        try:
-            raw = base64.b64decode(value.strip(), validate=True)
-        except (binascii.Error, ValueError):
-            raw = b""
-        if len(raw) == size:
+    stripped = value.strip()
+    if len(stripped) == _BASE64_LENGTH.get(size):
+        raw = from_base64(stripped)
+        if raw is not None and len(raw) == size:
             return raw.hex()
+    text = stripped.lower()
     if len(text) != size * 2:
         raise JsonShapeError(f"{what} {value!r} is not {size * 2} hex digits")
     try:

@@ -42,7 +42,7 @@ from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
-from .sources import is_stream
+from .sources import is_search, is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -345,7 +345,7 @@ class _Open:
             from . import download  # http.client and the like: for URLs only
 
             self.file, self.size = download.download(name)
-        elif name.startswith(("tempo://", "tempos://")):  # a search that found nothing to read
+        elif is_search(name):  # a search that found nothing to read
             from . import tempo_search
 
             raise FormatError(name, 0, tempo_search.failure(name))

@@ -82,9 +82,19 @@ def _is_data_file(path: Path) -> bool:
     )
 
 
+#: A trace backend's search, standing for the traces it finds (see :mod:`.tempo_search`).
+SEARCH_SCHEMES: Final = ("tempo://", "tempos://")
+
+
+def is_search(name: str) -> bool:
+    """Whether ``name`` is a search of a trace backend (``tempo://HOST:PORT``)."""
+    return name.startswith(SEARCH_SCHEMES)
+
+
 def is_stream(name: str) -> bool:
-    """Inputs the reader opens itself: stdin and URLs (no file, no blob store beside them)."""
-    return name == "-" or name.startswith(("http://", "https://", "tempo://", "tempos://"))
+    """Inputs the reader opens itself: stdin, URLs and searches (no file, no blob store
+    beside them)."""
+    return name == "-" or name.startswith(("http://", "https://", *SEARCH_SCHEMES))
 
 
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -94,7 +104,7 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     out: list[str] = []
     for raw in paths:
         name = os.fspath(raw)
-        if name.startswith(("tempo://", "tempos://")):
+        if is_search(name):
             from .tempo_search import trace_urls  # a search: the traces it finds
 
             out.extend(trace_urls(name))

@@ -25,17 +25,12 @@ from typing import Final
 
 from .errors import FormatError
 
-__all__ = ["is_search", "narrowed", "trace_urls"]
+__all__ = ["failure", "narrowed", "trace_urls"]
 
-SCHEMES: Final = ("tempo://", "tempos://")
 DEFAULT_LIMIT: Final = 100
 
 #: Why the search behind a ``tempo://`` name failed, for the reader to report.
 _failed: dict[str, str] = {}
-
-
-def is_search(name: str) -> bool:
-    return name.startswith(SCHEMES)
 
 
 def narrowed(name: str, **filters: str | None) -> str:
