@@ -223,7 +223,7 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
     }
     reasons = attrs.get(A.RESPONSE_FINISH_REASONS)
     if isinstance(reasons, str):
-        reasons = [reasons]
+        reasons = _json_strings(reasons) or [reasons]
     return ModelCall(
         provider=_str(attrs.get(A.PROVIDER_NAME)),
         request_model=_str(attrs.get(A.REQUEST_MODEL)),
@@ -241,6 +241,18 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
         output_payload=out_p,
         raw=raw_http(attrs, blobs),
     )
+
+
+def _json_strings(text: str) -> list[str] | None:
+    """The list of strings ``text`` spells in JSON (LiteLLM writes the finish reasons so),
+    else None."""
+    if not text.startswith("["):
+        return None
+    try:
+        value = json_text.loads(text)
+    except ValueError:
+        return None
+    return value if type(value) is list and all(type(v) is str for v in value) else None
 
 
 def raw_http(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> RawHttp | None:
