@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import os
 import sys
@@ -32,9 +33,11 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from ..blobs import BlobStore, BlobUnavailable
 from ..store import phoenix
 from ..store.errors import FormatError, OtherSignal
+from ..store.limits import MAX_NESTING
 from ..store.otlp_json import JsonShapeError, request_from_json
 from ..store.otlp_proto import Request, parse_request
 from ..store.reader import ZSTD_MAGIC, Reader, _decompress_zstd
+from ..store.records import LogRecord, Record, SpanRecord
 from ..store.sources import expand, is_stream, rotated_from
 from .file_exporter import COMPRESSIONS, FORMATS, frame
 from .json_encoder import request_to_json
@@ -66,12 +69,17 @@ def _bad_ids(request: Request) -> bool:
     )
 
 
+#: Spans per request made from a database's rows.
+SPANS_PER_REQUEST = 1000
+
+
 class MessageReader(Reader[Request]):
     """The protobuf requests of one input, nothing left out (see the module docstring).
 
     Each framed message, JSON line or JSON document becomes the
     ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest`` it stands
-    for; a Phoenix REST answer becomes one request of its spans.
+    for; a Phoenix REST answer becomes one request of its spans, a database's records
+    requests of at most :data:`SPANS_PER_REQUEST` records.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -116,6 +124,77 @@ class MessageReader(Reader[Request]):
         spans = list(readable_spans(phoenix.spans_from_response(data, self.path, self._keep)))
         if spans:
             yield parse_request(encode_request(spans), self.path, 0)
+
+    def _from_records(self, records: Iterable[Record]) -> Iterator[Request]:
+        from .encoder import encode_request
+        from .readable_spans import readable_spans
+
+        left = iter(records)
+        while batch := list(itertools.islice(left, SPANS_PER_REQUEST)):
+            spans = [r for r in batch if isinstance(r, SpanRecord)]
+            if spans:
+                yield parse_request(encode_request(list(readable_spans(spans))), self.path, 0)
+            logs = [r for r in batch if isinstance(r, LogRecord)]
+            if logs:
+                yield logs_request(logs)
+
+
+def logs_request(records: Sequence[LogRecord]) -> ExportLogsServiceRequest:
+    """The OTLP request of ``records``: one ``ResourceLogs`` per resource, one
+    ``ScopeLogs`` per scope in it."""
+    request = ExportLogsServiceRequest()
+    scopes: dict[tuple[str, str, str], Any] = {}
+    resources: dict[str, Any] = {}
+    for r in records:
+        held = repr(sorted(r.resource.items()))
+        if held not in resources:
+            resources[held] = request.resource_logs.add()
+            _fill_attributes(resources[held].resource.attributes, r.resource)
+        key = (held, r.scope_name, r.scope_version)
+        if key not in scopes:
+            scopes[key] = resources[held].scope_logs.add()
+            scopes[key].scope.name, scopes[key].scope.version = r.scope_name, r.scope_version
+        out = scopes[key].log_records.add()
+        out.time_unix_nano = r.time_ns
+        out.trace_id = bytes.fromhex(r.trace_id)
+        out.span_id = bytes.fromhex(r.span_id)
+        out.event_name = r.event_name
+        out.severity_number = r.severity_number
+        out.severity_text = r.severity_text
+        _fill_value(out.body, r.body)
+        _fill_attributes(out.attributes, r.attributes)
+    return request
+
+
+def _fill_attributes(target: Any, values: dict[str, Any]) -> None:
+    for key, value in values.items():
+        kv = target.add()
+        kv.key = key
+        _fill_value(kv.value, value)
+
+
+def _fill_value(target: Any, value: Any, depth: int = 0) -> None:
+    """An OTLP ``AnyValue`` of a record's plain value (None stays unset)."""
+    if isinstance(value, bool):
+        target.bool_value = value
+    elif isinstance(value, int):
+        target.int_value = value
+    elif isinstance(value, float):
+        target.double_value = value
+    elif isinstance(value, str):
+        target.string_value = value
+    elif isinstance(value, (bytes, bytearray)):
+        target.bytes_value = bytes(value)
+    elif isinstance(value, list) and depth < MAX_NESTING:
+        target.array_value.SetInParent()
+        for item in value:
+            _fill_value(target.array_value.values.add(), item, depth + 1)
+    elif isinstance(value, dict) and depth < MAX_NESTING:
+        target.kvlist_value.SetInParent()
+        for key, item in value.items():
+            kv = target.kvlist_value.values.add()
+            kv.key = str(key)
+            _fill_value(kv.value, item, depth + 1)
 
 
 @dataclasses.dataclass

@@ -42,7 +42,7 @@ from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
-from .sources import is_search, is_stream
+from .sources import is_database, is_search, is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -410,12 +410,19 @@ class Reader(Generic[T]):
         """A Phoenix REST answer."""
         raise NotImplementedError
 
+    def _from_records(self, records: Iterable[Record]) -> Iterable[T]:
+        """Span and log records a database gave (see :mod:`.clickhouse_spans`)."""
+        raise NotImplementedError
+
     def _loads(self, data: bytes) -> Any:
         return json.loads(data)
 
     # --- reading ---------------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[T]:
+        if is_database(self.path):
+            yield from self._database()
+            return
         try:
             opened = _Open(self.path)
         except FormatError as exc:
@@ -440,6 +447,15 @@ class Reader(Generic[T]):
             )
         finally:
             opened.close()
+
+    def _database(self) -> Iterator[T]:
+        """A ClickHouse table's spans (the traces asked for only, chosen by ClickHouse)."""
+        from .clickhouse_spans import read_records
+
+        try:
+            yield from self._from_records(read_records(self.path, self.trace_ids, self.problems))
+        except FormatError as exc:
+            self.problems.append(exc)
 
     def _read(self, f: IO[bytes], size: int | None) -> Iterator[T]:
         # A dump's index lives beside it: only a plain file (not stdin or a URL) has one.
@@ -700,6 +716,9 @@ class RecordReader(Reader[Record]):
 
     def _from_phoenix(self, data: bytes) -> Iterator[Record]:
         return phoenix.spans_from_response(data, self.path, self._keep)
+
+    def _from_records(self, records: Iterable[Record]) -> Iterable[Record]:
+        return records
 
 
 class SpanReader(RecordReader):

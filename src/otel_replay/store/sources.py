@@ -91,10 +91,21 @@ def is_search(name: str) -> bool:
     return name.startswith(SEARCH_SCHEMES)
 
 
+#: A ClickHouse table of spans, read with SQL (see :mod:`.clickhouse`).
+DATABASE_SCHEMES: Final = ("clickhouse://", "clickhouses://", "chdb://")
+
+
+def is_database(name: str) -> bool:
+    """Whether ``name`` is a ClickHouse table (``clickhouse://``, ``chdb://``), not a file."""
+    return name.startswith(DATABASE_SCHEMES)
+
+
 def is_stream(name: str) -> bool:
-    """Inputs the reader opens itself: stdin, URLs and searches (no file, no blob store
-    beside them)."""
-    return name == "-" or name.startswith(("http://", "https://", *SEARCH_SCHEMES))
+    """Inputs the reader opens itself: stdin, URLs, searches and databases (no file, no
+    blob store beside them)."""
+    return name == "-" or name.startswith(
+        ("http://", "https://", *SEARCH_SCHEMES, *DATABASE_SCHEMES)
+    )
 
 
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:

@@ -1,0 +1,339 @@
+"""Spans kept in ClickHouse by the Collector's ``clickhouseexporter``: where they are, and
+how to ask.
+
+Two kinds of name reach a ClickHouse:
+
+- ``clickhouse://[USER@]HOST[:PORT][/DATABASE][?table=otel_traces]`` is a
+  server, asked over its HTTP interface through ``clickhouse-connect``
+  (extra ``clickhouse``); ``clickhouses://`` or ``?secure=1`` uses TLS.  The
+  password comes from :data:`OTEL_REPLAY_CLICKHOUSE_PASSWORD` (a password in
+  the URL is taken too, and hidden wherever the URL is shown);
+- ``chdb:///PATH/TO/DIR[?database=otel&table=otel_traces]`` is a database
+  directory read by embedded ClickHouse (``chdb``, extra ``chdb``), with the
+  same SQL.
+
+The database defaults to the exporter's (``default``), the table to its
+``otel_traces``; the GenAI events are read from its logs table beside it
+(``?logs=otel_logs``, the default; ``?logs=`` for none).
+
+Every value a query needs is bound by ClickHouse's own query parameters
+(``{name:Type}``), never written into the SQL; names of a database or table
+must be plain identifiers.  Answers are read as ``JSONEachRow``, one bounded
+line a row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import threading
+import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Final, Protocol
+
+from . import limits
+from .errors import FormatError
+
+__all__ = [
+    "OTEL_REPLAY_CLICKHOUSE_PASSWORD",
+    "Database",
+    "Location",
+    "connect",
+    "hex_id",
+    "table_types",
+    "trace_filter",
+]
+
+#: The ClickHouse user's password (never taken from a file or shown).
+OTEL_REPLAY_CLICKHOUSE_PASSWORD: Final = "OTEL_REPLAY_CLICKHOUSE_PASSWORD"
+#: The clickhouseexporter's own defaults (its ``database`` and ``traces_table_name``).
+DEFAULT_DATABASE: Final = "default"
+DEFAULT_TABLE: Final = "otel_traces"
+DEFAULT_LOGS_TABLE: Final = "otel_logs"
+#: ClickHouse's HTTP ports, plain and TLS.
+HTTP_PORT, HTTPS_PORT = 8123, 8443
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclasses.dataclass(frozen=True)
+class Location:
+    """Where a ClickHouse table is, parsed from its name (see the module docstring)."""
+
+    name: str
+    embedded: bool
+    database: str
+    table: str
+    host: str = ""
+    port: int = 0
+    user: str = ""
+    password: str = dataclasses.field(default="", repr=False)
+    secure: bool = False
+    path: str = ""
+    #: The logs table read beside the spans (the GenAI events); empty for none.
+    logs: str = DEFAULT_LOGS_TABLE
+
+    @classmethod
+    def parse(cls, name: str) -> Location:
+        """The location ``name`` names; :class:`FormatError` when it names none."""
+        parts = urllib.parse.urlsplit(name)
+        query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+        database = query.get("database") or DEFAULT_DATABASE
+        if parts.scheme == "chdb":
+            path = urllib.parse.unquote(parts.netloc + parts.path)
+            if not path:
+                raise FormatError(name, 0, "chdb:// needs the database directory: chdb:///DIR")
+            return cls(
+                name,
+                True,
+                _identifier(name, database),
+                _table(name, query),
+                path=path,
+                logs=_logs(name, query),
+            )
+        try:
+            port = parts.port
+        except ValueError:
+            raise FormatError(name, 0, "the port is not a number") from None
+        if not parts.hostname:
+            raise FormatError(name, 0, "no host: clickhouse://HOST:8123/DATABASE")
+        secure = parts.scheme == "clickhouses" or query.get("secure", "").lower() in _TRUE
+        if parts.path.strip("/"):
+            database = parts.path.strip("/")
+        password = os.environ.get(OTEL_REPLAY_CLICKHOUSE_PASSWORD) or urllib.parse.unquote(
+            parts.password or ""
+        )
+        return cls(
+            name,
+            False,
+            _identifier(name, database),
+            _table(name, query),
+            host=parts.hostname,
+            port=port or (HTTPS_PORT if secure else HTTP_PORT),
+            user=urllib.parse.unquote(parts.username or "") or "default",
+            password=password,
+            secure=secure,
+            logs=_logs(name, query),
+        )
+
+    @property
+    def lookup_table(self) -> str:
+        """The exporter's trace-id table beside the spans (start and end of each trace)."""
+        return f"{self.table}_trace_id_ts"
+
+
+def _table(name: str, query: Mapping[str, str]) -> str:
+    return _identifier(name, query.get("table") or DEFAULT_TABLE)
+
+
+def _logs(name: str, query: Mapping[str, str]) -> str:
+    logs = query.get("logs", DEFAULT_LOGS_TABLE)
+    return logs and _identifier(name, logs)
+
+
+def _identifier(name: str, text: str) -> str:
+    if not _IDENTIFIER.fullmatch(text):
+        raise FormatError(name, 0, f"{text[:40]!r} is not a plain database or table name")
+    return text
+
+
+#: A query parameter's value: text, a number, or a list of texts (``Array(String)``).
+Param = str | int | list[str]
+
+
+class Database(Protocol):
+    """A ClickHouse that answers queries, row by row."""
+
+    location: Location
+
+    def rows(self, sql: str, params: Mapping[str, Param] | None = None) -> Iterator[dict[str, Any]]:
+        """The rows ``sql`` selects (bound with ``params``), parsed; :class:`FormatError` when
+        ClickHouse refuses the query or answers rows past the bounds."""
+        ...
+
+    def close(self) -> None:
+        """Let go of the connection."""
+        ...
+
+
+def connect(name: str) -> Database:
+    """The ClickHouse ``name`` names (see the module docstring)."""
+    where = Location.parse(name)
+    return _Embedded(where) if where.embedded else _Server(where)
+
+
+def table_types(db: Database, table: str) -> dict[str, str]:
+    """The columns of ``table`` in ``db``'s database and their types (none: no table)."""
+    return {
+        str(row.get("name")): str(row.get("type"))
+        for row in db.rows(
+            "SELECT name, type FROM system.columns"
+            " WHERE database = {db:String} AND table = {table:String}",
+            {"db": db.location.database, "table": table},
+        )
+    }
+
+
+def trace_filter(trace_ids: Iterable[str] | None) -> tuple[str, dict[str, Param]]:
+    """The condition keeping rows of ``trace_ids`` (full ids or prefixes), and its
+    parameters; every row with a trace id when None."""
+    if trace_ids is None:
+        return "TraceId != ''", {}
+    wanted = sorted({t.lower() for t in trace_ids})
+    full = [t for t in wanted if len(t) == 32]
+    prefixes = [t for t in wanted if len(t) != 32]
+    clauses = []
+    params: dict[str, Param] = {}
+    if full:
+        clauses.append("TraceId IN {ids:Array(String)}")
+        params["ids"] = full
+    if prefixes:
+        clauses.append("arrayExists(p -> startsWith(TraceId, p), {prefixes:Array(String)})")
+        params["prefixes"] = prefixes
+    return " OR ".join(clauses) or "0", params
+
+
+def hex_id(value: Any, size: int) -> str:
+    """A hex id of ``size`` bytes, or "" (the exporter's "no id"); ``ValueError`` else."""
+    text = str(value).lower()
+    if text and (len(text) != 2 * size or text.strip("0123456789abcdef")):
+        raise ValueError(f"{text[:40]!r} is not an id of {size} bytes in hex")
+    return text
+
+
+def _lines(chunks: Iterable[bytes], name: str) -> Iterator[dict[str, Any]]:
+    """``JSONEachRow`` rows from an answer in pieces; each line at most one record's size."""
+    cap = limits.MAX_RECORD_BYTES.bytes()
+    rest = bytearray()
+    offset = 0
+    for chunk in chunks:
+        if b"\n" not in chunk:
+            rest += chunk
+        else:
+            first, *lines, last = chunk.split(b"\n")
+            rest += first
+            for line in (bytes(rest), *lines):
+                if line.strip():
+                    yield _row(line, name, offset)
+                offset += len(line) + 1
+            rest = bytearray(last)
+        if len(rest) > cap:
+            raise FormatError(name, offset, f"a row past {limits.MAX_RECORD_BYTES.text()}")
+    if rest.strip():
+        yield _row(bytes(rest), name, offset)
+
+
+def _row(line: bytes, name: str, offset: int) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise FormatError(
+            name, offset, f"ClickHouse answered a row that is not JSON ({exc})"
+        ) from None
+    if type(row) is not dict:
+        raise FormatError(name, offset, "ClickHouse answered a row that is not an object")
+    return row
+
+
+#: chdb runs one ClickHouse per process: its sessions are taken one at a time.
+_chdb_lock = threading.Lock()
+
+
+class _Embedded:
+    """A database directory read by embedded ClickHouse (chdb)."""
+
+    def __init__(self, location: Location) -> None:
+        self.location = location
+
+    def rows(self, sql: str, params: Mapping[str, Param] | None = None) -> Iterator[dict[str, Any]]:
+        name = self.location.name
+        try:
+            from chdb import session
+        except ImportError:
+            raise FormatError(name, 0, _missing("chdb", "chdb")) from None
+        if not os.path.isdir(self.location.path):
+            raise FormatError(name, 0, "no such database directory")
+        with _chdb_lock:
+            held = session.Session(self.location.path)
+            try:
+                try:
+                    bound = {k: _text_param(v) for k, v in (params or {}).items()}
+                    answer = held.send_query(sql, "JSONEachRow", params=bound)
+                    yield from _lines((chunk.bytes() for chunk in answer), name)
+                except RuntimeError as exc:  # chdb's errors, ChdbError among them
+                    raise FormatError(name, 0, _refused(exc)) from None
+            finally:
+                held.close()
+
+    def close(self) -> None:
+        pass  # each query holds its session only while it runs
+
+
+class _Server:
+    """A ClickHouse server, over its HTTP interface (clickhouse-connect); one client for
+    every query of a read."""
+
+    def __init__(self, location: Location) -> None:
+        self.location = location
+        self._client: Any = None
+
+    def rows(self, sql: str, params: Mapping[str, Param] | None = None) -> Iterator[dict[str, Any]]:
+        where = self.location
+        try:
+            from clickhouse_connect.driver.exceptions import ClickHouseError
+        except ImportError:
+            raise FormatError(where.name, 0, _missing("clickhouse-connect", "clickhouse")) from None
+        try:
+            client = self._connected()
+            answer = client.raw_stream(sql, parameters=dict(params or {}), fmt="JSONEachRow")
+            yield from _lines(iter(lambda: answer.read(1 << 16), b""), where.name)
+        except ClickHouseError as exc:
+            raise FormatError(where.name, 0, _refused(exc)) from None
+
+    def _connected(self) -> Any:
+        if self._client is None:
+            import clickhouse_connect
+
+            where = self.location
+            self._client = clickhouse_connect.get_client(
+                host=where.host,
+                port=where.port,
+                username=where.user,
+                password=where.password,
+                database=where.database,
+                secure=where.secure,
+                connect_timeout=int(limits.URL_TIMEOUT.get()),
+                send_receive_timeout=int(limits.URL_TIMEOUT.get()),
+            )
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _text_param(value: Param) -> str:
+    """A parameter as ClickHouse parses it from text: a top-level string escaped as in
+    TabSeparated, a list as an array literal of quoted strings."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_quoted(v) for v in value) + "]"
+    if isinstance(value, int):
+        return str(value)
+    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _refused(exc: BaseException) -> str:
+    """ClickHouse's own words, first line, shortened: what the user needs to fix the query."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"ClickHouse refused the query: {text[:300]}"
+
+
+def _missing(package: str, extra: str) -> str:
+    return f"reading it needs {package}: pip install 'otel-replay[{extra}]'"

@@ -1,0 +1,254 @@
+"""The clickhouseexporter's traces table -> span records.
+
+The Collector's ``clickhouseexporter`` writes one row per span
+(``exporter/clickhouseexporter/exporter_traces.go``, table
+``internal/sqltemplates/traces_table.sql``): ``Timestamp`` is the start
+(DateTime64(9)), ``Duration`` the nanoseconds to the end, ids are hex (empty
+for none), ``SpanKind`` and ``StatusCode`` are pdata's names (``Internal``,
+``Error``; before 2024 ``SPAN_KIND_INTERNAL``, ``STATUS_CODE_ERROR``), events
+and links are ``Nested`` columns, and every attribute value is a string made
+by pdata's ``Value.AsString``: ints in decimal, doubles as JSON numbers,
+bools ``true``/``false``, bytes in base64, lists and maps as JSON.  Tables
+of exporters before 2024 have no ``ScopeName``/``ScopeVersion`` columns: the
+scope is then the ``otel.scope.name``/``otel.scope.version`` attributes.
+With ``json: true`` the attribute columns are ClickHouse ``JSON`` and keep
+value types (and split dotted keys into objects, joined again here).
+
+Types the string loses are given back where they are known (see
+:mod:`.clickhouse_types`); any other attribute reads as the string
+ClickHouse holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Final
+
+from .clickhouse import Database, Param, connect, hex_id, table_types, trace_filter
+from .clickhouse_logs import read_logs
+from .clickhouse_types import typed_attributes
+from .errors import FormatError
+from .limits import MAX_NESTING
+from .records import EventRecord, LinkRecord, Record, SpanRecord
+
+__all__ = ["Columns", "read_records", "select_spans", "span_record"]
+
+_NAMED_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
+_NAMED_STATUS = ("Unset", "Ok", "Error")
+#: pdata's names (``Internal``), and those of exporters before 2024 (``SPAN_KIND_INTERNAL``).
+_KINDS: Final = {
+    **{name: i for i, name in enumerate(_NAMED_KINDS)},
+    **{f"SPAN_KIND_{name.upper()}": i for i, name in enumerate(_NAMED_KINDS)},
+}
+_STATUS: Final = {
+    **{name: i for i, name in enumerate(_NAMED_STATUS)},
+    **{f"STATUS_CODE_{name.upper()}": i for i, name in enumerate(_NAMED_STATUS)},
+}
+#: Where exporters before 2024 kept the span's instrumentation scope.
+SCOPE_NAME, SCOPE_VERSION = "otel.scope.name", "otel.scope.version"
+
+
+class Columns:
+    """What a traces table holds: its columns and their types (``system.columns``)."""
+
+    def __init__(self, types: Mapping[str, str]) -> None:
+        self.types = dict(types)
+
+    @property
+    def has_scope(self) -> bool:
+        return "ScopeName" in self.types
+
+    @property
+    def json_attributes(self) -> bool:
+        """Whether attributes are ClickHouse ``JSON`` (the exporter's ``json: true``)."""
+        return self.types.get("SpanAttributes", "").startswith("JSON")
+
+    def missing(self) -> list[str]:
+        """The columns a traces table must have that this one has not."""
+        return [c for c in _REQUIRED if c not in self.types]
+
+
+_REQUIRED: Final = (
+    "Timestamp",
+    "TraceId",
+    "SpanId",
+    "ParentSpanId",
+    "SpanName",
+    "SpanKind",
+    "ResourceAttributes",
+    "SpanAttributes",
+    "Duration",
+    "StatusCode",
+    "StatusMessage",
+    "Events.Timestamp",
+    "Events.Name",
+    "Events.Attributes",
+    "Links.TraceId",
+    "Links.SpanId",
+    "Links.Attributes",
+)
+
+
+def read_records(
+    name: str, trace_ids: Iterable[str] | None, problems: list[FormatError]
+) -> Iterator[Record]:
+    """The spans of the table ``name`` names, then the log records of its logs table (only
+    those of ``trace_ids``, full ids or prefixes, when given).  A row that is no record
+    costs that row: it lands in ``problems`` with its number; a table or a query
+    ClickHouse refuses raises."""
+    db = connect(name)
+    try:
+        columns = table_columns(db)
+        where, params = _traces(db, trace_ids)
+        table = f"{db.location.database}.{db.location.table}"
+        for number, row in enumerate(db.rows(select_spans(columns, table, where), params)):
+            try:
+                yield span_record(row, columns, name)
+            except (ValueError, KeyError, TypeError) as exc:
+                problems.append(FormatError(name, number, f"not a span ({exc!r})", unit="row"))
+        if db.location.logs:
+            yield from read_logs(db, db.location.logs, trace_ids, problems)
+    finally:
+        db.close()
+
+
+def table_columns(db: Database) -> Columns:
+    """The columns of ``db``'s traces table; :class:`FormatError` unless it is the exporter's."""
+    where = db.location
+    found = table_types(db, where.table)
+    if not found:
+        raise FormatError(where.name, 0, f"no table {where.database}.{where.table}")
+    columns = Columns(found)
+    missing = columns.missing()
+    if missing:
+        raise FormatError(
+            where.name,
+            0,
+            f"{where.database}.{where.table} is not the clickhouseexporter's traces table"
+            f" (no {', '.join(missing[:4])})",
+        )
+    return columns
+
+
+def _traces(db: Database, trace_ids: Iterable[str] | None) -> tuple[str, dict[str, Param]]:
+    """The WHERE clause keeping the spans of ``trace_ids`` and its parameters.  Full ids are
+    looked up in the exporter's trace-id table first, so that ClickHouse reads only the
+    days they span."""
+    where, params = trace_filter(trace_ids)
+    ids = params.get("ids")
+    bounds = _bounds(db, ids) if isinstance(ids, list) and "prefixes" not in params else None
+    if bounds is not None:
+        where = (
+            f"({where}) AND Timestamp >= toDateTime64({{start:Int64}}, 9)"
+            " AND Timestamp < toDateTime64({end:Int64}, 9)"
+        )
+        params |= {"start": bounds[0], "end": bounds[1]}
+    return where, params
+
+
+def _bounds(db: Database, ids: list[str]) -> tuple[int, int] | None:
+    """The seconds every span of ``ids`` starts within, from the exporter's trace-id table
+    (None when the table is not there or does not hold every id: then no bound)."""
+    where = db.location
+    try:
+        rows = list(
+            db.rows(
+                "SELECT uniqExact(TraceId) AS found, toInt64(min(Start)) AS start,"
+                f" toInt64(max(End)) AS end FROM {where.database}.{where.lookup_table}"
+                " WHERE TraceId IN {ids:Array(String)}",
+                {"ids": ids},
+            )
+        )
+    except FormatError:
+        return None  # no lookup table (create_schema off, or another schema): scan
+    if not rows or int(rows[0].get("found") or 0) < len(ids):
+        return None
+    return int(rows[0]["start"]), int(rows[0]["end"]) + 1
+
+
+def select_spans(columns: Columns, table: str, where: str) -> str:
+    """The SELECT of every span ``where`` keeps, its times in integer nanoseconds."""
+    scope = "ScopeName, ScopeVersion," if columns.has_scope else ""
+    return (
+        "SELECT toUnixTimestamp64Nano(Timestamp) AS start, toInt64(Duration) AS duration,"
+        " TraceId, SpanId, ParentSpanId, SpanName, SpanKind, ResourceAttributes,"
+        f" {scope} SpanAttributes, StatusCode, StatusMessage,"
+        " arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp) AS event_times,"
+        " Events.Name AS event_names, Events.Attributes AS event_attributes,"
+        " Links.TraceId AS link_traces, Links.SpanId AS link_spans,"
+        " Links.Attributes AS link_attributes"
+        f" FROM {table} WHERE {where}"
+        " ORDER BY start, SpanId"
+        " SETTINGS output_format_json_validate_utf8 = 1,"
+        " output_format_json_quote_64bit_integers = 0"
+    )
+
+
+def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRecord:
+    """The span of one row of :func:`select_spans` (``ValueError``, ``KeyError`` or
+    ``TypeError`` when the row is not one)."""
+    flat = columns.json_attributes
+    attributes = typed_attributes(_mapping(row["SpanAttributes"], flat))
+    if columns.has_scope:
+        scope_name, scope_version = str(row["ScopeName"]), str(row["ScopeVersion"])
+    else:
+        scope_name = str(attributes.pop(SCOPE_NAME, ""))
+        scope_version = str(attributes.pop(SCOPE_VERSION, ""))
+    start = int(row["start"])
+    events = [
+        EventRecord(str(name), int(when), typed_attributes(_mapping(attrs, flat)))
+        for when, name, attrs in _zipped(
+            row["event_times"], row["event_names"], row["event_attributes"]
+        )
+    ]
+    links = [
+        LinkRecord(hex_id(trace, 16), hex_id(span, 8), typed_attributes(_mapping(attrs, flat)))
+        for trace, span, attrs in _zipped(
+            row["link_traces"], row["link_spans"], row["link_attributes"]
+        )
+    ]
+    return SpanRecord(
+        trace_id=hex_id(row["TraceId"], 16),
+        span_id=hex_id(row["SpanId"], 8),
+        parent_span_id=hex_id(row["ParentSpanId"], 8) or None,
+        name=str(row["SpanName"]),
+        kind=_KINDS.get(str(row["SpanKind"]), 0),
+        start_ns=start,
+        end_ns=start + int(row["duration"]),
+        attributes=attributes,
+        events=events,
+        status_code=_STATUS.get(str(row["StatusCode"]), 0),
+        status_message=str(row["StatusMessage"]),
+        resource=typed_attributes(_mapping(row["ResourceAttributes"], flat)),
+        scope_name=scope_name,
+        scope_version=scope_version,
+        source=source,
+        links=links,
+    )
+
+
+def _zipped(*columns: Any) -> Iterable[tuple[Any, ...]]:
+    """The items of a ``Nested`` column's arrays, which ClickHouse keeps the same length."""
+    if not all(isinstance(c, list) for c in columns) or len({len(c) for c in columns}) > 1:
+        raise ValueError("a Nested column's arrays differ in length")
+    return zip(*columns, strict=True)
+
+
+def _mapping(value: Any, flat: bool) -> dict[str, Any]:
+    """A ``Map(String, String)`` as it is; a ``JSON`` value's objects joined into dotted keys."""
+    if not isinstance(value, dict):
+        raise TypeError("an attributes column that is not an object")
+    if not flat:
+        return value
+    out: dict[str, Any] = {}
+    _join("", value, out)
+    return out
+
+
+def _join(prefix: str, value: dict[str, Any], out: dict[str, Any], depth: int = 0) -> None:
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, dict) and item and depth < MAX_NESTING:
+            _join(name + ".", item, out, depth + 1)
+        else:
+            out[name] = item

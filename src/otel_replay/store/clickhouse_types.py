@@ -1,0 +1,231 @@
+"""Attribute types given back to the strings of the clickhouseexporter's Map columns.
+
+The exporter keeps every attribute value as the text pdata's
+``Value.AsString`` makes of it: ``1024`` for the int 1024, ``0.5`` for the
+double, ``true`` for the bool, ``["stop"]`` for a list, base64 for bytes.
+That text alone cannot tell the int 7 from the string "7", so types are
+given back by name, for the attributes whose type a convention fixes: the
+GenAI semantic conventions, the instrumentations otel-replay reads
+(OpenInference, OpenLLMetry, the Vercel AI SDK, LiteLLM, smolagents...), and
+otel-replay's own.  A value is retyped only when its text is what the
+exporter writes for that type; any other attribute, or a text that is not,
+stays the string ClickHouse holds.
+
+A double without a fraction reads back as an int (the exporter writes 1.0
+as ``1``): equal as a number, though not as a JSON value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal
+
+from .. import attributes as A
+from ..bytes_text import from_base64
+from ..json_text import loads
+
+__all__ = ["attribute_type", "typed_attributes", "typed_value"]
+
+#: What a convention says an attribute holds.
+Kind = Literal["int", "number", "bool", "strings", "numbers", "bytes", "list"]
+
+#: By exact name.
+_EXACT: Final[dict[str, Kind]] = {
+    # GenAI semantic conventions (gen_ai registry)
+    "gen_ai.request.max_tokens": "int",
+    "gen_ai.request.seed": "int",
+    "gen_ai.request.choice.count": "int",
+    "gen_ai.request.temperature": "number",
+    "gen_ai.request.top_p": "number",
+    "gen_ai.request.top_k": "number",
+    "gen_ai.request.frequency_penalty": "number",
+    "gen_ai.request.presence_penalty": "number",
+    "gen_ai.request.stop_sequences": "strings",
+    "gen_ai.request.encoding_formats": "strings",
+    "gen_ai.request.stream": "bool",
+    "gen_ai.response.finish_reasons": "strings",
+    "gen_ai.embeddings.dimension.count": "int",
+    "gen_ai.is_streaming": "bool",
+    "gen_ai.response.time_to_first_chunk": "number",
+    "gen_ai.server.time_to_first_token": "number",
+    "gen_ai.client.operation.duration": "number",
+    "gen_ai.client.operation.time_to_first_chunk": "number",
+    "gen_ai.client.operation.time_per_output_chunk": "number",
+    "gen_ai.execute_tool.duration": "number",
+    "gen_ai.workflow.nodes": "strings",
+    "gen_ai.workflow.edges": "strings",
+    # general conventions
+    A.SERVER_PORT: "int",
+    A.HTTP_STATUS: "int",
+    "process.pid": "int",
+    "process.parent_pid": "int",
+    "process.command_args": "strings",
+    "thread.id": "int",
+    "code.lineno": "int",
+    "code.line.number": "int",
+    # OpenLLMetry
+    "llm.is_streaming": "bool",
+    "llm.request.max_tokens": "int",
+    "llm.request.temperature": "number",
+    "llm.request.top_p": "number",
+    "llm.top_k": "number",
+    "llm.frequency_penalty": "number",
+    "llm.presence_penalty": "number",
+    "llm.chat.stop_sequences": "strings",
+    "traceloop.association.properties.langgraph_step": "int",
+    "traceloop.association.properties.langgraph_path": "strings",
+    "traceloop.association.properties.langgraph_triggers": "strings",
+    "traceloop.association.properties.ls_temperature": "number",
+    "llm.openai.temperature": "number",
+    "llm.openai.top_p": "number",
+    "llm.openai.stream": "bool",
+    "llm.openai.store": "bool",
+    "llm.openai.background": "bool",
+    "llm.openai.parallel_tool_calls": "bool",
+    "llm.openai.created": "int",
+    "llm.openai.created_at": "int",
+    "llm.anthropic.temperature": "number",
+    # the Vercel AI SDK
+    "ai.settings.temperature": "number",
+    "ai.settings.topP": "number",
+    "ai.settings.topK": "number",
+    "ai.settings.maxRetries": "int",
+    "ai.settings.seed": "int",
+    "ai.settings.frequencyPenalty": "number",
+    "ai.settings.presencePenalty": "number",
+    "ai.settings.stopSequences": "strings",
+    "ai.prompt.tools": "strings",
+    "ai.response.msToFirstChunk": "number",
+    "ai.response.msToFinish": "number",
+    "ai.response.avgOutputTokensPerSecond": "number",
+    "ai.response.avgCompletionTokensPerSecond": "number",
+    # LiteLLM, smolagents, CrewAI, pydantic-ai
+    "litellm.cache_hit": "bool",
+    "llm.cost.total": "number",
+    "operation.cost": "number",
+    "smolagents.max_steps": "int",
+    "smolagents.tools_names": "strings",
+    "tool.current_usage_count": "int",
+    "tool.run_attempts": "int",
+    "tool.description_updated": "bool",
+    "tool.result_as_answer": "bool",
+    "tools": "strings",
+    "pydantic_ai.tool.retry.attempt": "int",
+    "pydantic_ai.tool.retry.max_retries": "int",
+    # otel-replay
+    A.FP_DIRTY: "bool",
+    A.FP_SEED: "int",
+    A.FP_PACKAGES: "strings",
+    A.REDACTED: "strings",
+    A.HTTP_CHUNK_SIZES: "numbers",
+    A.HTTP_CHUNK_OFFSETS_MS: "numbers",
+}
+#: By the start of the name.
+_PREFIXES: Final[tuple[tuple[str, Kind], ...]] = (
+    (A.BYTES, "bytes"),
+    (A.SIZE, "int"),
+    ("gen_ai.usage.", "int"),
+    ("gen_ai.aggregated_usage.", "int"),
+    ("gen_ai.cost.", "number"),
+    ("llm.token_count.", "int"),
+    ("llm.usage.", "int"),
+    ("ai.usage.", "int"),
+)
+#: By pattern: OpenInference's message contents may be lists of parts (maps).
+_PATTERNS: Final[tuple[tuple[re.Pattern[str], Kind], ...]] = (
+    (re.compile(r"llm\.(?:input|output)_messages\.\d+\.message\.content"), "list"),
+)
+#: Names ending so count tokens, whatever their namespace (``llm.openai.max_tokens``,
+#: ``ai.settings.maxOutputTokens``).
+_TOKENS = re.compile(r"(?:_tokens|Tokens)$")
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_INT64 = range(-(2**63), 2**63)
+
+
+def attribute_type(name: str) -> Kind | None:
+    """What the conventions say ``name`` holds; None for a string or an unknown name."""
+    kind = _EXACT.get(name)
+    if kind is not None:
+        return kind
+    for prefix, kind in _PREFIXES:
+        if name.startswith(prefix):
+            return kind
+    for pattern, kind in _PATTERNS:
+        if pattern.fullmatch(name):
+            return kind
+    return "int" if _TOKENS.search(name) else None
+
+
+def typed_value(kind: Kind, text: str) -> Any:
+    """The value the exporter wrote as ``text``, if ``text`` is how it writes a ``kind``;
+    else ``text`` itself."""
+    got = _READ[kind](text)
+    return text if got is None else got
+
+
+def typed_attributes(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with the types of the attributes whose type is known given back."""
+    out = dict(values)
+    for name, value in values.items():
+        if type(value) is str:
+            kind = attribute_type(name)
+            if kind is not None:
+                out[name] = typed_value(kind, value)
+    return out
+
+
+def _int(text: str) -> int | None:
+    if _INT.fullmatch(text):
+        value = int(text)
+        if value in _INT64:
+            return value
+    return None
+
+
+def _number(text: str) -> int | float | None:
+    if not _NUMBER.fullmatch(text):
+        return None
+    return _exact(int(text)) if _INT.fullmatch(text) else float(text)
+
+
+def _exact(value: int) -> int | float:
+    """An integer text as the number it was: an int while a double holds it exactly; past
+    2**53 it was a double written in its shortest digits (``4.0553097072643728e16`` is
+    ``40553097072643730``)."""
+    return value if -(2**53) <= value <= 2**53 else float(value)
+
+
+def _bool(text: str) -> bool | None:
+    return {"true": True, "false": False}.get(text)
+
+
+def _list(text: str, item: Callable[[Any], bool]) -> list[Any] | None:
+    if not text.startswith("["):
+        return None
+    try:
+        value = loads(text)
+    except ValueError:
+        return None
+    return value if type(value) is list and all(map(item, value)) else None
+
+
+def _strings(text: str) -> list[str] | None:
+    return _list(text, lambda v: type(v) is str)
+
+
+def _numbers(text: str) -> list[int | float] | None:
+    found = _list(text, lambda v: type(v) in (int, float))
+    return None if found is None else [_exact(v) if type(v) is int else v for v in found]
+
+
+_READ: Final[dict[Kind, Callable[[str], Any]]] = {
+    "int": _int,
+    "number": _number,
+    "bool": _bool,
+    "strings": _strings,
+    "numbers": _numbers,
+    "bytes": from_base64,
+    "list": lambda text: _list(text, lambda v: True),
+}
