@@ -59,10 +59,14 @@ def _reading(paths: tuple[str, ...]) -> Iterator[None]:
 
 def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = None) -> Runs:
     from ..runs.load import Runs, load
+    from ..store.sources import is_database
 
     with _reading(paths):
         if run_id is not None and trace_id is None:
-            return _load_run(paths, run_id)
+            if not all(map(is_database, paths)):
+                return _load_run(paths, run_id)
+            # A run's id is its first trace's: the database reads that trace only.
+            trace_id = run_id
         runs = load(*paths, trace_id=trace_id)
     if trace_id is not None and not runs and not runs.problems:
         _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
@@ -454,7 +458,6 @@ def ls_(
             "error": "1" if errors_only else None,
         }
         paths = tuple(narrowed(p, **push) if is_search(p) else p for p in paths)
-    found, problems = summaries(list(paths), use_cache=not no_cache, jobs=jobs)
     flt = Filter(
         agent=agent,
         since_ns=since_ns,
@@ -462,6 +465,18 @@ def ls_(
         tools=tools,
         replayable_only=replayable,
     )
+    from ..store.sources import is_database
+
+    files = [p for p in paths if not is_database(p)]
+    found, problems = summaries(files, use_cache=not no_cache, jobs=jobs) if files else ([], [])
+    for name in (p for p in paths if is_database(p)):
+        from ..store.clickhouse_summary import summaries as database_summaries
+
+        # ClickHouse computes the lines, filters applied; only the traces it leaves to the
+        # reader (other dialects, stitched traces) are read.
+        listed, faults = database_summaries(name, flt)
+        found += listed
+        problems += faults
     picked = select(found, flt, sort, reverse)
     if as_json:
         click.echo(_dumps({"runs": [s.to_json() for s in picked]}))

@@ -54,7 +54,8 @@ LS_COLUMNS = (
 def ls_row(s: RunSummary) -> list[str]:
     verdict = s.verdict if s.replayable or s.verdict != "full" else "full (damaged)"
     if s.anomalies:
-        verdict += f", {s.anomalies} warning{'s' if s.anomalies > 1 else ''}"
+        possible = "possible " if s.candidates else ""
+        verdict += f", {s.anomalies} {possible}warning{'s' if s.anomalies > 1 else ''}"
     return [
         _stamp(s.start_ns),
         printable(s.run_id[:16]),

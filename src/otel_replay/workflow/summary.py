@@ -41,6 +41,10 @@ class RunSummary:
     replayable: bool
     #: Number of anomalies found with the default :class:`~.anomalies.Config`.
     anomalies: int
+    #: True when :attr:`anomalies` counts the candidates a database found (a tool called
+    #: again with the same arguments, failed tools, HTTP 429/5xx answers, cut-off JSON
+    #: results, calls past the budget) rather than what ``check`` finds in the run.
+    candidates: bool = False
 
     @property
     def duration_ms(self) -> float:
@@ -62,6 +66,7 @@ class RunSummary:
         its type (``doc`` may come from a file anyone wrote)."""
         if type(doc) is not dict:
             raise ValueError(f"a run summary is an object, not {type(doc).__name__}")
+        doc = {"candidates": False, **doc}
         for name, fits in _FIELD_CHECKS:
             if not fits(doc.get(name)):
                 raise ValueError(f"run summary field {name!r} is not {_FIELD_TYPES[name]}")

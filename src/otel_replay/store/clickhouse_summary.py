@@ -1,0 +1,318 @@
+"""``otel-replay ls`` of a ClickHouse table: run summaries computed by ClickHouse.
+
+One query groups the spans by trace and computes, for each trace, what an
+``ls`` line shows: start and end, the agent, the user, session and tenant
+ids, the models, the step, model and tool call counts, the tools, errors,
+tokens, and the inputs of the verdict (model steps without output, tool
+steps without result, payloads kept elsewhere or whose digest does not
+match, tool calls no tool step answers) and the anomaly candidates
+(a tool called again with the same arguments, failed tools, HTTP 429/5xx
+answers, calls past the tool budget).  The filters of ``ls`` (``--since``,
+``--agent``, ``--error``, ``--tool``, ``--replayable``) are conditions of
+the same query: only the lines to print leave ClickHouse.
+
+The query reads spans written with the GenAI semantic conventions
+(otel-replay's capture, OpenTelemetry's GenAI instrumentations).  Traces
+that other instrumentations wrote (OpenInference, OpenLLMetry, LiteLLM,
+the Vercel AI SDK...: their spans need otel-replay's dialect readers),
+client-only traces that otel-replay stitches into one run, and runs whose
+tool steps would be taken from the messages are summarized the way a file's
+are: those traces alone are read and built.  Which traces those are is
+decided once per shape of span (scope and attribute names), in Python,
+from the same dialect detection the reader uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from .. import attributes as A
+from ..dialects.registry import detect
+from ..dialects.span import SpanView
+from ..workflow.anomalies import DEFAULT_MAX_TOOL_CALLS
+from ..workflow.summary import Filter, RunSummary
+from .clickhouse import Database, Param, connect
+from .clickhouse_spans import table_columns
+from .errors import FormatError
+
+__all__ = ["summaries"]
+
+#: Scopes whose spans another dialect reads, whatever their attribute names.
+_FOREIGN_SCOPES: Final = ("gen_ai",)
+
+
+def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatError]]:
+    """The summaries of the runs of the table ``name`` that ``flt`` may keep: computed by
+    ClickHouse, and for the traces it leaves to the reader, by reading those alone."""
+    found, left, problems = sql_summaries(name, flt)
+    if left:
+        from ..runs.load import load
+        from ..workflow.summary import summarize
+
+        runs = load(name, trace_id=left)
+        found += [summarize(r) for r in runs]
+        problems += runs.problems
+    return found, problems
+
+
+def sql_summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[str], list[FormatError]]:
+    """The summaries of the runs of the table ``name`` that ``flt`` keeps (all their
+    fields computed by ClickHouse), the trace ids ClickHouse leaves to the reader (other
+    dialects, stitched traces), and the problems met."""
+    since_ns = flt.since_ns
+    db = connect(name)
+    try:
+        columns = table_columns(db)
+        table = f"{db.location.database}.{db.location.table}"
+        foreign = _foreign_shapes(db, table, columns.has_scope)
+        where, params = _since(db, since_ns)
+        params["foreign"] = foreign
+        scope = "ScopeName" if columns.has_scope else "SpanAttributes['otel.scope.name']"
+        sql = _SUMMARY.format(
+            table=table,
+            where=where,
+            shape=_SHAPE.format(scope=scope),
+            model_ops=_list(A.MODEL_OPERATIONS),
+            agent_ops=_list(A.AGENT_OPERATIONS),
+            having=_having(flt, since_ns, params),
+            budget=DEFAULT_MAX_TOOL_CALLS,
+        )
+        found, left = [], []
+        for row in db.rows(sql, params):
+            if int(row["plain"]):
+                found.append(_summary(row))
+            else:
+                left.append(str(row["TraceId"]))
+        return found, left, []
+    except FormatError as exc:
+        return [], [], [exc]
+    finally:
+        db.close()
+
+
+def _list(values: Sequence[str] | frozenset[str]) -> str:
+    """A literal array of plain names (our own constants, never user input)."""
+    return "[" + ", ".join(f"'{v}'" for v in sorted(values)) + "]"
+
+
+def _foreign_shapes(db: Database, table: str, has_scope: bool) -> list[str]:
+    """The shapes (scope and attribute names, as ClickHouse hashes them) of spans another
+    dialect than the GenAI conventions reads."""
+    scope = "ScopeName" if has_scope else "SpanAttributes['otel.scope.name']"
+    sql = (
+        f"SELECT {scope} AS scope, arraySort(mapKeys(SpanAttributes)) AS names,"
+        f" toString({_SHAPE.format(scope=scope)}) AS shape"
+        f" FROM {table} GROUP BY scope, names, shape"
+    )
+    foreign = []
+    for row in db.rows(sql):
+        scope_name, names = str(row["scope"]), row["names"]
+        view = SpanView({str(n): "?" for n in names}, scope=scope_name)
+        if scope_name in _FOREIGN_SCOPES or [d.name for d in detect(view)] != ["genai"]:
+            foreign.append(str(row["shape"]))
+    return foreign
+
+
+#: A span's shape: its scope and attribute names.
+_SHAPE = "cityHash64({scope}, arrayStringConcat(arraySort(mapKeys(SpanAttributes)), ','))"
+
+
+def _since(db: Database, since_ns: int | None) -> tuple[str, dict[str, Param]]:
+    """Spans of traces that start at ``since_ns`` or later: through the exporter's trace-id
+    table, so that ClickHouse reads only the days since."""
+    if since_ns is None:
+        return "TraceId != ''", {}
+    params: dict[str, Param] = {"since_s": since_ns // 1_000_000_000}
+    where = "TraceId != '' AND Timestamp >= toDateTime64({since_s:Int64}, 9)"
+    lookup = f"{db.location.database}.{db.location.lookup_table}"
+    try:
+        list(db.rows(f"SELECT 1 FROM {lookup} LIMIT 1"))
+    except FormatError:
+        return where, params
+    return (
+        f"{where} AND TraceId IN (SELECT TraceId FROM {lookup}"
+        " WHERE Start >= toDateTime({since_s:Int64}))",
+        params,
+    )
+
+
+def _having(flt: Filter, since_ns: int | None, params: dict[str, Param]) -> str:
+    """The conditions of ``flt`` on a trace's summary (other dialects' traces are kept
+    whatever they say: the reader filters those)."""
+    conditions = []
+    if since_ns is not None:
+        conditions.append("start >= {since:Int64}")
+        params["since"] = since_ns
+    exact = []
+    if flt.agent is not None:
+        exact.append("positionCaseInsensitiveUTF8(agent, {agent:String}) > 0")
+        params["agent"] = flt.agent
+    if flt.errors_only:
+        exact.append("errors > 0")
+    if flt.tools:
+        exact.append("hasAll(tools, {tools:Array(String)})")
+        params["tools"] = list(flt.tools)
+    if flt.replayable_only:
+        exact.append("replayable")
+    if exact:
+        conditions.append(f"(NOT plain OR ({' AND '.join(exact)}))")
+    return " AND ".join(conditions) or "1"
+
+
+def _summary(row: dict[str, Any]) -> RunSummary:
+    incomplete = any(int(row[k]) for k in _INCOMPLETE)
+    if not int(row["content"]) or int(row["asked_unseen"]):
+        verdict = "inspect-only"
+    elif incomplete:
+        verdict = "model-only"
+    else:
+        verdict = "full"
+    return RunSummary(
+        run_id=str(row["TraceId"]),
+        trace_ids=[str(row["TraceId"])],
+        start_ns=int(row["start"]),
+        end_ns=int(row["end"]),
+        agent=str(row["agent"]) or None,
+        user_id=str(row["user_id"]) or None,
+        session_id=str(row["session_id"]) or None,
+        tenant_id=str(row["tenant_id"]) or None,
+        models=[str(m) for m in row["models"]],
+        steps=int(row["steps"]),
+        model_calls=int(row["model_calls"]),
+        tool_calls=int(row["tool_calls"]),
+        tools=[str(t) for t in row["tools"]],
+        errors=int(row["errors"]),
+        input_tokens=int(row["input_tokens"]),
+        output_tokens=int(row["output_tokens"]),
+        verdict=verdict,
+        replayable=verdict == "full" and not int(row["damaged"]),
+        anomalies=int(row["anomalies"]),
+        candidates=True,
+    )
+
+
+#: What makes a run "model-only".
+_INCOMPLETE: Final = ("no_output", "kept_elsewhere", "damaged_output", "unanswered")
+
+#: Per span: its kind and what the summary reads of it; per trace: the summary.
+_SUMMARY: Final = """
+SELECT TraceId,
+    min(s) AS start,
+    max(e) AS end,
+    if(countIf(kind = 'agent') > 0, argMinIf(agent_label, s, kind = 'agent'),
+       argMin(ResourceAttributes['service.name'], s)) AS agent,
+    argMinIf(user, s, user != '') AS user_id,
+    argMinIf(session, s, session != '') AS session_id,
+    argMinIf(tenant, s, tenant != '') AS tenant_id,
+    arrayDistinct(arrayMap(x -> x.2, arraySort(groupArrayIf((s, model), kind = 'model'
+        AND model != '')))) AS models,
+    count() AS steps,
+    countIf(kind = 'model') AS model_calls,
+    countIf(kind = 'tool') AS tool_calls,
+    arrayDistinct(arrayMap(x -> x.2, arraySort(groupArrayIf((s, tool), kind = 'tool'))))
+        AS tools,
+    countIf(failed OR (kind = 'tool' AND tool_error)) AS errors,
+    sumIf(input_tokens, kind = 'model') AS input_tokens,
+    sumIf(output_tokens, kind = 'model') AS output_tokens,
+    countIf(kind = 'model' AND (has_input OR has_output)) > 0
+        OR (model_calls = 0 AND countIf(kind = 'tool' AND (has_args OR has_result)) > 0)
+        AS content,
+    countIf(kind = 'tool') > 0 AND countIf(kind = 'model') = 0
+        AND countIf(kind = 'agent' AND offers_tools) > 0 AS asked_unseen,
+    countIf(kind = 'model' AND NOT has_output) AS no_output,
+    countIf(kind = 'tool' AND NOT tool_error AND NOT has_result) AS no_result,
+    countIf(kept_elsewhere) AS kept_elsewhere,
+    countIf(damaged AND kind IN ('model', 'tool')) AS damaged,
+    countIf(damaged_output) AS damaged_output,
+    greatest(toInt64(arraySum(arrayMap(x -> x.2, arrayFilter(x -> x.1 < last_model,
+        groupArrayIf((s, calls_made), kind = 'model'))))) - tool_calls, 0) AS unanswered,
+    countIf(calls_made > 0 AND kind = 'model') > 0 AND tool_calls = 0 AS derived,
+    (count() - uniqExact(if(kind = 'tool', (tool, arguments), (SpanId, ''))))
+        + countIf(kind = 'tool' AND (tool_error OR failed))
+        + countIf(http_status = 429 OR http_status >= 500)
+        + countIf(kind = 'tool' AND NOT tool_error AND match(result, '^\\s*[\\[{{]')
+            AND NOT isValidJSON(result))
+        + (tool_calls > {budget}) AS anomalies,
+    maxIf(s, kind = 'model') AS last_model,
+    content AND NOT asked_unseen AND no_output + kept_elsewhere + damaged_output + unanswered = 0
+        AND damaged = 0 AS replayable,
+    countIf(has({{foreign:Array(String)}}, toString(shape))) = 0
+        AND NOT derived
+        AND NOT (countIf(kind IN ('agent', 'tool')) = 0 AND model_calls > 0)
+        AND content AND no_result = 0
+        AS plain
+FROM (
+    SELECT TraceId, SpanId,
+        toUnixTimestamp64Nano(Timestamp) AS s,
+        s + toInt64(Duration) AS e,
+        SpanAttributes AS a,
+        ResourceAttributes,
+        StatusCode IN ('Error', 'STATUS_CODE_ERROR') AS failed,
+        a['gen_ai.operation.name'] AS op,
+        multiIf(
+            op IN {model_ops}, 'model',
+            op = 'execute_tool', 'tool',
+            op IN {agent_ops}, 'agent',
+            op = '' AND mapContains(a, 'gen_ai.tool.name'), 'tool',
+            op = '' AND (mapContains(a, 'gen_ai.request.model')
+                OR mapContains(a, 'gen_ai.provider.name') OR mapContains(a, 'gen_ai.system'))
+                AND (mapContains(a, 'gen_ai.input.messages')
+                OR mapContains(a, 'gen_ai.output.messages')
+                OR mapContains(a, 'gen_ai.usage.input_tokens')), 'model',
+            'other') AS kind,
+        if(a['gen_ai.agent.name'] != '', a['gen_ai.agent.name'],
+            replaceRegexpOne(SpanName, '^(invoke_agent|create_agent|invoke_workflow) ', ''))
+            AS agent_label,
+        if(mapContains(a, 'otel_replay.fingerprint.user.id'),
+            a['otel_replay.fingerprint.user.id'], a['user.id']) AS user,
+        multiIf(mapContains(a, 'otel_replay.fingerprint.session.id'),
+            a['otel_replay.fingerprint.session.id'], a['session.id'] != '', a['session.id'],
+            a['gen_ai.conversation.id']) AS session,
+        if(mapContains(a, 'otel_replay.fingerprint.tenant.id'),
+            a['otel_replay.fingerprint.tenant.id'], a['tenant.id']) AS tenant,
+        if(a['gen_ai.response.model'] != '', a['gen_ai.response.model'],
+            a['gen_ai.request.model']) AS model,
+        if(a['gen_ai.tool.name'] != '', a['gen_ai.tool.name'],
+            trimBoth(replaceRegexpOne(SpanName, '^execute_tool ', ''))) AS tool,
+        a['gen_ai.tool.call.arguments'] AS arguments,
+        a['gen_ai.tool.call.result'] AS result,
+        a['error.type'] != '' OR arrayExists(x -> x = 'exception', Events.Name) AS tool_error,
+        toInt64OrZero(if(mapContains(a, 'gen_ai.usage.input_tokens'),
+            a['gen_ai.usage.input_tokens'], a['gen_ai.usage.prompt_tokens'])) AS input_tokens,
+        toInt64OrZero(if(mapContains(a, 'gen_ai.usage.output_tokens'),
+            a['gen_ai.usage.output_tokens'], a['gen_ai.usage.completion_tokens']))
+            AS output_tokens,
+        arrayExists(k -> k IN ('gen_ai.input.messages', 'otel_replay.bytes.gen_ai.input.messages',
+            'otel_replay.ref.gen_ai.input.messages', 'gen_ai.input.messages_ref')
+            AND a[k] NOT IN ('', '[]'), mapKeys(a)) AS has_input,
+        arrayExists(k -> k IN ('gen_ai.output.messages',
+            'otel_replay.bytes.gen_ai.output.messages', 'otel_replay.ref.gen_ai.output.messages',
+            'gen_ai.output.messages_ref') AND a[k] NOT IN ('', '[]'), mapKeys(a)) AS has_output,
+        arrayExists(k -> k IN ('gen_ai.tool.call.arguments',
+            'otel_replay.bytes.gen_ai.tool.call.arguments',
+            'otel_replay.ref.gen_ai.tool.call.arguments'), mapKeys(a)) AS has_args,
+        arrayExists(k -> k IN ('gen_ai.tool.call.result',
+            'otel_replay.bytes.gen_ai.tool.call.result',
+            'otel_replay.ref.gen_ai.tool.call.result',
+            'otel_replay.sha256.gen_ai.tool.call.result'), mapKeys(a)) AS has_result,
+        a['gen_ai.tool.definitions'] != '' AS offers_tools,
+        arrayExists(k -> startsWith(k, 'otel_replay.ref.') OR endsWith(k, '_ref'), mapKeys(a))
+            AS kept_elsewhere,
+        arrayExists(k -> startsWith(k, 'otel_replay.sha256.')
+            AND mapContains(a, substring(k, 20))
+            AND NOT mapContains(a, concat('otel_replay.bytes.', substring(k, 20)))
+            AND lower(hex(SHA256(a[substring(k, 20)]))) != a[k], mapKeys(a)) AS damaged,
+        damaged AND (mapContains(a, 'otel_replay.sha256.gen_ai.output.messages')
+            OR mapContains(a, 'otel_replay.sha256.gen_ai.tool.call.result')) AS damaged_output,
+        countMatches(a['gen_ai.output.messages'], '"type"\\s*:\\s*"tool_call"') AS calls_made,
+        toInt32OrZero(a['http.response.status_code']) AS http_status,
+        {shape} AS shape
+    FROM {table}
+    WHERE {where}
+)
+GROUP BY TraceId
+HAVING countIf(op != 'create_agent') > 0 AND {having}
+ORDER BY start, TraceId
+SETTINGS output_format_json_quote_64bit_integers = 0
+"""

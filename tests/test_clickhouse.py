@@ -1,0 +1,315 @@
+"""Runs read from ClickHouse tables the Collector's clickhouseexporter fills.
+
+The tables are the exporter's own, in embedded ClickHouse (chdb), filled with
+the exporter's row mapping (``tests/_clickhouse.py``): every conformance case
+must read back as the same runs as its files; a server is reached through
+clickhouse-connect, over ClickHouse's HTTP interface on 127.0.0.1.  The chdb
+tier: ``pytest -m chdb`` in the environment ``.ci/run`` makes (chdb and
+clickhouse-connect beside the project).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conformance.checks import find_cases
+
+import otel_replay
+from _cli import cli_process
+from _clickhouse import Schema, create, fill, insert
+from _clickhouse_http import clickhouse_http
+from _example_replay import replays_alike
+from otel_replay.store.reader import RecordReader
+
+pytestmark = pytest.mark.chdb
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDING = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+CASES = find_cases()
+#: One case a stack, for the other tables.
+FIRST_OF_STACK = list({c.id.split("/")[0]: c for c in reversed(CASES)}.values())
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, a number equal to a number of the other type too (the exporter writes the
+    double 1.0 as ``1``)."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return a == b and not isinstance(b, bool)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
+
+
+def _runs(*sources: str | Path) -> list[dict[str, Any]]:
+    runs = otel_replay.load(*sources, strict=True)
+    return [{**r.to_json(), "sources": None} for r in runs]
+
+
+def _records(*files: Path) -> list[Any]:
+    return [r for f in files for r in RecordReader(str(f))]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_conformance_case_reads_back_from_the_exporters_table_as_from_its_files(
+    case: Any, tmp_path: Path
+) -> None:
+    files = case.trace_files()
+    name = fill(tmp_path / "db", _records(*files))
+    assert _same(_runs(name), _runs(*files))
+
+
+@pytest.mark.parametrize("schema", ["2023", "json"])
+@pytest.mark.parametrize("case", FIRST_OF_STACK, ids=lambda c: c.id)
+def test_the_tables_of_older_exporters_and_of_json_true_read_back_alike(
+    case: Any, schema: Schema, tmp_path: Path
+) -> None:
+    files = case.trace_files()
+    name = fill(tmp_path / "db", _records(*files), schema)
+    assert _same(_runs(name), _runs(*files))
+
+
+def test_a_recorded_run_replays_from_clickhouse_as_from_its_file(tmp_path: Path) -> None:
+    (local,) = otel_replay.load(RECORDING)
+    (back,) = otel_replay.load(fill(tmp_path / "db", _records(RECORDING)), strict=True)
+    assert back.kit.verdict == local.kit.verdict == "full" and back.replayable
+
+    assert "#4421" in replays_alike(local, back)
+
+
+def test_the_cli_lists_shows_and_converts_a_clickhouse_table(tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.id == "openai_agents_otel/two_runs")
+    files = [str(f) for f in case.trace_files()]
+    name = fill(tmp_path / "db", _records(*map(Path, files)))
+
+    listed = cli_process("ls", name, "--json")
+    assert listed.returncode == 0, listed.stderr
+    want = cli_process("ls", *files, "--json")
+    assert json.loads(listed.stdout) == json.loads(want.stdout)
+    run_id = json.loads(want.stdout)["runs"][1]["run_id"]
+
+    shown = cli_process("show", name, "--run", run_id[:8], "--json")
+    assert shown.returncode == 0, shown.stderr
+    (run,) = json.loads(shown.stdout)["runs"]
+    assert run["run_id"] == run_id and run["verdict"] == "full"
+
+    out = tmp_path / "exported.binpb"
+    exported = cli_process("convert", name, "-o", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert _same(_runs(out), _runs(*files))
+
+
+def test_a_run_asked_for_is_read_alone_within_its_days(tmp_path: Path) -> None:
+    """Only the trace asked for comes back; the exporter's trace-id table bounds its time."""
+    from otel_replay.store.clickhouse import connect
+    from otel_replay.store.clickhouse_spans import _traces
+
+    case = next(c for c in CASES if c.id == "openai_agents_otel/two_runs")
+    files = case.trace_files()
+    name = fill(tmp_path / "db", _records(*files))
+    _, second = otel_replay.load(*files)
+    (picked,) = otel_replay.load(name, trace_id=second.run_id[:10], strict=True)
+    assert picked.to_json() | {"sources": None} == second.to_json() | {"sources": None}
+
+    where, params = _traces(connect(name), [second.run_id])
+    assert "Timestamp >=" in where
+    assert params["start"] <= second.start_ns // 10**9 <= second.end_ns // 10**9 < params["end"]
+
+
+def test_a_clickhouse_server_is_read_through_clickhouse_connect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(tmp_path / "db", _records(RECORDING))
+    monkeypatch.setenv("OTEL_REPLAY_CLICKHOUSE_PASSWORD", "s3cret-pw")
+    with clickhouse_http(str(tmp_path / "db"), password="s3cret-pw") as (host, seen):
+        back = _runs(f"clickhouse://reader@{host}/otel")
+    assert _same(back, _runs(RECORDING))
+    assert set(seen.users) == {("reader", "s3cret-pw")}
+    assert any("FROM otel.otel_traces" in q for q in seen.queries)
+
+
+def test_a_refused_password_is_one_error_that_never_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(tmp_path / "db", _records(RECORDING))
+    monkeypatch.setenv("OTEL_REPLAY_CLICKHOUSE_PASSWORD", "wrong-pw-123")
+    with clickhouse_http(str(tmp_path / "db"), password="s3cret-pw") as (host, _):
+        shown = cli_process(
+            "show",
+            f"clickhouse://reader:url-pw-456@{host}/otel",
+            env={"OTEL_REPLAY_CLICKHOUSE_PASSWORD": "wrong-pw-123"},
+        )
+    assert shown.returncode == 2
+    assert "Authentication failed" in shown.stderr
+    assert "wrong-pw-123" not in shown.stderr and "url-pw-456" not in shown.stderr
+
+
+def test_what_is_not_the_exporters_table_is_said_so(tmp_path: Path) -> None:
+    held = create(tmp_path / "db")
+    held.query("CREATE TABLE otel.other (x Int32) ENGINE = MergeTree ORDER BY x")
+    held.close()
+    base = f"chdb://{tmp_path / 'db'}?database=otel"
+    for name, said in (
+        (f"{base}&table=missing", "no table otel.missing"),
+        (f"{base}&table=other", "not the clickhouseexporter's traces table"),
+        (f"{base}&table=x;DROP", "is not a plain database or table name"),
+    ):
+        runs = otel_replay.load(name)
+        assert len(runs.problems) == 1 and said in str(runs.problems[0]), name
+    assert otel_replay.load(base, strict=True) == []  # the exporter's tables, empty
+
+
+def test_a_row_that_is_no_span_costs_that_row_only(tmp_path: Path) -> None:
+    held = create(tmp_path / "db")
+    insert(held, _records(RECORDING))
+    held.query(
+        "INSERT INTO otel.otel_traces (Timestamp, TraceId, SpanId, SpanName)"
+        " VALUES (now64(9), 'not-hex', 'zz', 'forged')"
+    )
+    held.close()
+    (back,) = runs = otel_replay.load(f"chdb://{tmp_path / 'db'}?database=otel")
+    (problem,) = runs.problems
+    assert "not-hex" in problem.reason and str(problem).endswith(f"at row {problem.offset}")
+    # The run is whole, and says that a record of its source was lost.
+    (local,) = otel_replay.load(RECORDING)
+    assert _same([s.to_json() for s in back.steps], [s.to_json() for s in local.steps])
+    assert f"cut at row {problem.offset}" in " ".join(back.kit.missing)
+
+
+# --- ls: summaries ClickHouse computes ---------------------------------------------------
+
+
+@otel_replay.tool
+def lookup(order: str) -> str:
+    if order == "boom":
+        raise RuntimeError("carrier down")
+    if order == "cut":
+        return '{"order": "4421", "status": "sh'
+    return f'{{"order": "{order}", "status": "shipped"}}'
+
+
+def _model_turn(text: str, orders: list[str], *, fail: bool = False) -> None:
+    with otel_replay.model_call(
+        provider="openai",
+        model="gpt-4o",
+        messages=[{"role": "user", "content": text}],
+        system="You help.",
+        temperature=0.0,
+        seed=7,
+    ) as call:
+        if fail:
+            raise TimeoutError("the model timed out")
+        calls = [
+            {"id": f"c{i}", "function": {"name": "lookup", "arguments": json.dumps({"order": o})}}
+            for i, o in enumerate(orders)
+        ]
+        answer = {"role": "assistant", "content": f"about {text}"}
+        call.record(
+            {**answer, "tool_calls": calls} if calls else answer, input_tokens=12, output_tokens=3
+        )
+
+
+def _run(agent: str, user: str, orders: list[str], *, fail_model: bool = False) -> None:
+    with otel_replay.agent_run(
+        agent, input="where?", **{"user.id": user, "session.id": f"s-{user}"}
+    ):
+        _model_turn("where?", orders)
+        for i, order in enumerate(orders):
+            with otel_replay.tool_call_id(f"c{i}"), contextlib.suppress(RuntimeError):
+                lookup(order)
+        with contextlib.suppress(TimeoutError):
+            _model_turn("and then?", [], fail=fail_model)
+
+
+def _captured() -> list[Any]:
+    """Runs captured as an application records them, sent as OTLP carries them (payloads
+    inline), in the states ``ls`` tells apart: answered, a tool that raised, the same call
+    made twice, a model call that failed, a cut-off JSON result, an HTTP 503 answer, a
+    payload whose digest does not match."""
+    from _recording import in_memory
+    from otel_replay.export.encoder import encode_request
+    from otel_replay.store.otlp_proto import records_from_proto
+
+    with in_memory() as exporter:
+        _run("support", "u1", ["4421"])
+        _run("support", "u2", ["4421", "boom"])
+        _run("billing", "u3", ["4421", "4421"])
+        _run("support", "u4", ["4421"], fail_model=True)
+        _run("support", "u5", ["cut"])
+        _run("support", "u6", ["503"])
+        _run("support", "u7", ["tampered"])
+        spans = list(exporter.get_finished_spans())
+    records = list(records_from_proto(encode_request(spans), "captured", 0))
+    for r in records:
+        order = json.loads(r.attributes.get("gen_ai.tool.call.arguments", "{}")).get("order")
+        if order == "503":
+            r.attributes["http.response.status_code"] = 503
+        if order == "tampered":
+            r.attributes["gen_ai.tool.call.result"] = '{"order": "4430", "status": "shipped"}'
+    return records
+
+
+def test_ls_lines_clickhouse_computes_are_those_of_the_runs(tmp_path: Path) -> None:
+    """Every field of every line equals what the built run says; the anomalies counted are
+    the candidates ClickHouse sees, marked so."""
+    from otel_replay.store.clickhouse_summary import sql_summaries
+    from otel_replay.workflow.anomalies import find_anomalies
+    from otel_replay.workflow.summary import Filter, summarize
+
+    records = _captured()
+    name = fill(tmp_path / "db", records)
+    got, left, problems = sql_summaries(name, Filter())
+    assert not left and not problems
+    runs = {r.run_id: r for r in otel_replay.load(name, strict=True)}
+    assert [s.run_id for s in got] == sorted(runs, key=lambda i: (runs[i].start_ns, i))
+    for line in got:
+        want = summarize(runs[line.run_id])
+        assert dataclasses.replace(line, anomalies=want.anomalies, candidates=False) == want
+        kinds = {f.kind for f in find_anomalies(runs[line.run_id])}
+        assert line.candidates and (line.anomalies > 0) == bool(kinds - {"loop", "error_wording"})
+    verdicts = {s.user_id: (s.verdict, s.replayable, s.errors) for s in got}
+    assert verdicts["u1"] == ("full", True, 0)
+    assert verdicts["u2"][2] == 1 and verdicts["u4"][:2] == ("model-only", False)
+    assert verdicts["u7"][1] is False  # the tampered result: not byte-exact
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        [],
+        ["--agent", "BILL"],
+        ["--error"],
+        ["--tool", "lookup"],
+        ["--replayable"],
+        ["--since", "1h"],
+    ],
+)
+def test_ls_filters_run_in_clickhouse_and_keep_what_they_keep_on_a_file(
+    filters: list[str], tmp_path: Path
+) -> None:
+    """The same runs listed, and in the same order, as from a file of the same spans; the
+    third-party traces beside them (read by the reader) filtered alike."""
+    case = next(c for c in CASES if c.id == "openai_agents_otel/two_runs")
+    name = fill(tmp_path / "db", [*_captured(), *_records(*case.trace_files())])
+    dump = tmp_path / "same.binpb"
+    assert cli_process("convert", name, "-o", str(dump)).returncode == 0
+
+    def listed(source: str) -> list[tuple[str, str]]:
+        shown = cli_process("ls", source, "--json", *filters)
+        assert shown.returncode == 0, shown.stderr
+        return [(r["run_id"], r["verdict"]) for r in json.loads(shown.stdout)["runs"]]
+
+    from_db = listed(name)
+    assert from_db == listed(str(dump))
+    # 7 captured runs (2 with an error, 2 not replayable: a failed model call, a tampered
+    # result), 2 of the agent, older than an hour, each with a tool that raised.
+    expected = {"--agent": 1, "--error": 4, "--tool": 7, "--replayable": 7, "--since": 7}
+    assert len(from_db) == expected.get(filters[0] if filters else "", 9)
