@@ -100,7 +100,11 @@ def uncommented_blocks(text: str) -> list[str]:
 
 
 def test_there_are_configs_to_check() -> None:
-    assert {p.name for p in CONFIGS} >= {"dump-and-forward.yaml", "reingest-json-dump.yaml"}
+    assert {p.name for p in CONFIGS} >= {
+        "dump-and-forward.yaml",
+        "reingest-json-dump.yaml",
+        "dump-and-clickhouse.yaml",
+    }
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
