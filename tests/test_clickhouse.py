@@ -313,3 +313,45 @@ def test_ls_filters_run_in_clickhouse_and_keep_what_they_keep_on_a_file(
     # result), 2 of the agent, older than an hour, each with a tool that raised.
     expected = {"--agent": 1, "--error": 4, "--tool": 7, "--replayable": 7, "--since": 7}
     assert len(from_db) == expected.get(filters[0] if filters else "", 9)
+
+
+def _mixed(tmp_path: Path) -> tuple[str, list[str]]:
+    """A table of captured runs, agent runs and client-only traces stitched into runs; and
+    the files of the cases in it."""
+    cases = [
+        "openai_agents_otel/two_runs",
+        "litellm_openinference/responses",
+        "openai_otel_v2/sync",
+    ]
+    files = [str(f) for c in CASES if c.id in cases for f in c.trace_files()]
+    return fill(tmp_path / "db", [*_captured(), *_records(*map(Path, files))]), files
+
+
+def test_a_table_is_read_a_window_of_traces_at_a_time_into_the_same_runs(tmp_path: Path) -> None:
+    from otel_replay.runs.stream import iter_runs, windows
+
+    name, _ = _mixed(tmp_path)
+    planned = windows([name], window_bytes=4 * 1024)
+    assert planned is not None and len(planned) >= 4
+    batches = list(iter_runs(name, window_bytes=4 * 1024))
+    assert len(batches) > 1 and not any(b.problems for b in batches)
+    windowed = sorted((r.to_json() for b in batches for r in b), key=lambda r: r["run_id"])
+    whole = sorted((r.to_json() for r in otel_replay.load(name)), key=lambda r: r["run_id"])
+    assert windowed == whole
+
+
+def test_check_and_show_of_a_stitched_run_read_from_clickhouse_as_from_files(
+    tmp_path: Path,
+) -> None:
+    name, files = _mixed(tmp_path)
+    dump = tmp_path / "same.binpb"
+    assert cli_process("convert", name, "-o", str(dump)).returncode == 0
+    checked = cli_process("check", name, "--json")
+    want = cli_process("check", str(dump), "--json")
+    assert checked.returncode == want.returncode and checked.stdout == want.stdout
+
+    stitched = next(r for r in otel_replay.load(*files) if len(r.trace_ids) > 1)
+    shown = cli_process("show", name, "--run", stitched.run_id[:12], "--json")
+    assert shown.returncode == 0, shown.stderr
+    (run,) = json.loads(shown.stdout)["runs"]
+    assert run["trace_ids"] == stitched.trace_ids and len(run["steps"]) == len(stitched.steps)

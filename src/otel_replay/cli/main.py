@@ -59,15 +59,20 @@ def _reading(paths: tuple[str, ...]) -> Iterator[None]:
 
 def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = None) -> Runs:
     from ..runs.load import Runs, load
+    from ..runs.stitch import is_piece
     from ..store.sources import is_database
 
     with _reading(paths):
-        if run_id is not None and trace_id is None:
-            if not all(map(is_database, paths)):
+        if run_id is not None and trace_id is None and all(map(is_database, paths)):
+            # A run's id is its first trace's: the database reads that trace only, unless
+            # it is a client-only trace that other traces continue (stitched: read them all).
+            runs = load(*paths, trace_id=run_id)
+            if any(map(is_piece, runs)):
                 return _load_run(paths, run_id)
-            # A run's id is its first trace's: the database reads that trace only.
-            trace_id = run_id
-        runs = load(*paths, trace_id=trace_id)
+        elif run_id is not None and trace_id is None:
+            return _load_run(paths, run_id)
+        else:
+            runs = load(*paths, trace_id=trace_id)
     if trace_id is not None and not runs and not runs.problems:
         _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
     if run_id is None:

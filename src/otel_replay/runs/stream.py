@@ -16,7 +16,9 @@ time.  Every run is what :func:`load` would give.  Input that cannot be
 windowed (other formats, a dump that cannot be indexed or whose index
 cannot be saved beside it, log records that name no span and join one by
 time alone) is loaded whole, and so is one of fewer than
-:data:`MIN_WINDOWS` windows.
+:data:`MIN_WINDOWS` windows.  A ClickHouse table is read in windows of
+traces in start order (ClickHouse counts their spans), each window's
+traces asked for by id.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any, Generic, TypeAlias, TypeVar
 from ..store import index, progress
 from ..store.errors import FormatError
 from ..store.reader import trace_index
-from ..store.sources import expand, is_stream
+from ..store.sources import expand, is_database, is_stream
 from .build import assemble
 from .double_spans import TwinFacts, pair_twins, twin_facts
 from .load import Runs, read_runs, read_traces
@@ -40,6 +42,8 @@ from .stitch import ConversationKeys, PieceFacts, group_pieces, is_piece, piece_
 
 #: Traces whose first record lies in the same window of a file are read together.
 WINDOW_BYTES = 16 * 1024 * 1024
+#: A database's traces are read in windows of about this many spans per window byte.
+SPANS_PER_BYTE = 1 / 1024
 #: Smaller inputs are not worth starting worker processes for.
 PARALLEL_BYTES = 64 * 1024 * 1024
 #: An input of fewer windows is loaded whole: faster, and its runs fit in memory.
@@ -77,6 +81,14 @@ def windows(paths: Sequence[str], window_bytes: int | None = None) -> Windows | 
     unless ``window_bytes`` is given); None when it cannot be windowed, or is
     smaller than :data:`MIN_WINDOWS` windows."""
     window_bytes = window_bytes or WINDOW_BYTES
+    if len(paths) == 1 and is_database(paths[0]):
+        from ..store.clickhouse_spans import trace_windows
+
+        try:
+            found = trace_windows(paths[0], max(1, int(window_bytes * SPANS_PER_BYTE)))
+        except FormatError:
+            return None  # reading it whole says why
+        return None if found is None or len(found) < MIN_WINDOWS else Windows(found, {})
     if any(map(is_stream, paths)):
         return None
     try:

@@ -31,7 +31,7 @@ from .errors import FormatError
 from .limits import MAX_NESTING
 from .records import EventRecord, LinkRecord, Record, SpanRecord
 
-__all__ = ["Columns", "read_records", "select_spans", "span_record"]
+__all__ = ["Columns", "read_records", "select_spans", "span_record", "trace_windows"]
 
 _NAMED_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
 _NAMED_STATUS = ("Unset", "Ok", "Error")
@@ -108,6 +108,37 @@ def read_records(
                 problems.append(FormatError(name, number, f"not a span ({exc!r})", unit="row"))
         if db.location.logs:
             yield from read_logs(db, db.location.logs, trace_ids, problems)
+    finally:
+        db.close()
+
+
+def trace_windows(name: str, spans_per_window: int) -> list[list[str]] | None:
+    """The trace ids of the table ``name`` in start order, in windows of about
+    ``spans_per_window`` spans; None when its runs cannot be read a window at a time (log
+    records that name no span join a run by their time alone)."""
+    db = connect(name)
+    try:
+        where = db.location
+        table_columns(db)
+        if where.logs and table_types(db, where.logs):
+            spanless = db.rows(
+                f"SELECT count() AS n FROM {where.database}.{where.logs} WHERE SpanId = ''"
+            )
+            if any(int(row["n"]) for row in spanless):
+                return None
+        windows: list[list[str]] = [[]]
+        spans = 0
+        for row in db.rows(
+            "SELECT TraceId, count() AS spans, min(Timestamp) AS first"
+            f" FROM {where.database}.{where.table} WHERE TraceId != ''"
+            " GROUP BY TraceId ORDER BY first, TraceId"
+        ):
+            if spans >= spans_per_window:
+                windows.append([])
+                spans = 0
+            windows[-1].append(hex_id(row["TraceId"], 16))
+            spans += int(row["spans"])
+        return [w for w in windows if w]
     finally:
         db.close()
 

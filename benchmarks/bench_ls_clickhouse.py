@@ -1,0 +1,211 @@
+"""``otel-replay ls`` of millions of GenAI spans: in ClickHouse against the file listing.
+
+    .cache/chdb-venv/bin/python benchmarks/bench_ls_clickhouse.py [--spans 5000000]
+
+(chdb, embedded ClickHouse, is in the environment ``.ci/run`` makes.)  The
+same spans twice: agent runs captured with otel-replay's helpers (an
+``invoke_agent`` span, three model calls, six tool calls, with their
+messages and payloads), copied under fresh trace ids up to ``--spans``,
+
+- in the Collector's clickhouseexporter table, written with its row mapping
+  (``tests/_clickhouse.py``) in embedded ClickHouse (the copies made by
+  ClickHouse itself, ``INSERT ... SELECT``);
+- in a 4-byte framed protobuf dump (the Collector's file exporter format),
+  the copies written by replacing the trace ids in the encoded requests.
+
+Then, each in a fresh process, interleaved, ``--repeat`` times: ``ls`` of the
+table (the lines computed by ClickHouse) and the first ``ls`` of the dump
+(every run built, checked and summarized, a window at a time, two worker
+processes, no saved summaries).  Both must list every run with the same
+verdicts.  Wall-clock seconds, best of the repeats, and their ratio; the
+machine is shared, so the two alternate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT)]
+
+#: Runs captured once; their copies fill the table and the dump.
+TEMPLATE_RUNS = 200
+
+
+def template() -> list:  # type: ignore[type-arg]
+    """Agent runs captured with the helpers, as OTLP carries them."""
+    import otel_replay
+    from _recording import in_memory
+    from otel_replay.export.encoder import encode_request
+    from otel_replay.store.otlp_proto import records_from_proto
+
+    @otel_replay.tool
+    def lookup_order(query: str) -> dict[str, str]:
+        return {"order_id": "4421", "status": "shipped", "query": query}
+
+    with in_memory() as exporter:
+        for i in range(TEMPLATE_RUNS):
+            with otel_replay.agent_run("support", input="Where?", **{"user.id": f"u{i % 37}"}):
+                history: list[dict[str, object]] = [{"role": "user", "content": f"Order {i}?"}]
+                for turn in range(3):
+                    calls = [] if turn == 2 else [_call(f"c{turn}{k}") for k in range(2)]
+                    reply = {"role": "assistant", "content": "Shipped." if turn == 2 else None}
+                    if calls:
+                        reply["tool_calls"] = calls
+                    with otel_replay.model_call(
+                        provider="openai", model="gpt-4o", messages=history, temperature=0.0
+                    ) as call:
+                        call.record(reply, input_tokens=40 + turn, output_tokens=9)
+                    history.append(reply)
+                    for c in calls:
+                        with otel_replay.tool_call_id(str(c["id"])):
+                            result = lookup_order(f"order {i}")
+                        history.append(
+                            {"role": "tool", "tool_call_id": c["id"], "content": json.dumps(result)}
+                        )
+        spans = list(exporter.get_finished_spans())
+    return [list(records_from_proto(encode_request(spans), "template", 0)), encode_request(spans)]
+
+
+def _call(call_id: str) -> dict[str, object]:
+    return {"id": call_id, "function": {"name": "lookup_order", "arguments": '{"query": "x"}'}}
+
+
+def copy_id(trace_id: str, n: int) -> str:
+    """The trace id of copy ``n``: what ClickHouse computes for it below."""
+    return hashlib.md5(f"{trace_id}{n}".encode()).hexdigest()
+
+
+def fill_table(directory: Path, records: list, copies: int) -> None:  # type: ignore[type-arg]
+    import _clickhouse
+
+    held = _clickhouse.create(directory)
+    try:
+        _clickhouse.insert(held, records)
+        columns = [
+            "Timestamp",
+            "TraceId",
+            "SpanId",
+            "ParentSpanId",
+            "TraceState",
+            "SpanName",
+            "SpanKind",
+            "ServiceName",
+            "ResourceAttributes",
+            "ScopeName",
+            "ScopeVersion",
+            "SpanAttributes",
+            "Duration",
+            "StatusCode",
+            "StatusMessage",
+            "Events.Timestamp",
+            "Events.Name",
+            "Events.Attributes",
+            "Links.TraceId",
+            "Links.SpanId",
+            "Links.TraceState",
+            "Links.Attributes",
+        ]
+        chosen = ", ".join(
+            "lower(hex(MD5(concat(t.TraceId, toString(n.number)))))"
+            if c == "TraceId"
+            else f"t.`{c}`"
+            for c in columns
+        )
+        listed = ", ".join(f"`{c}`" for c in columns)
+        held.query(
+            f"INSERT INTO otel.otel_traces ({listed}) SELECT {chosen}"
+            f" FROM otel.otel_traces AS t CROSS JOIN numbers(1, {copies - 1}) AS n"
+        )
+        held.query("OPTIMIZE TABLE otel.otel_traces FINAL")
+    finally:
+        held.close()
+
+
+def write_dump(path: Path, body: bytes, trace_ids: list[str], copies: int) -> None:
+    with open(path, "wb") as f:
+        for n in range(copies):
+            out = body
+            if n:
+                for t in trace_ids:
+                    out = out.replace(bytes.fromhex(t), bytes.fromhex(copy_id(t, n)))
+            f.write(struct.pack(">I", len(out)) + out)
+
+
+def phase(source: str) -> None:
+    """One listing, in this fresh process: its lines as JSON."""
+    from otel_replay.store.sources import is_database
+    from otel_replay.workflow.summary import Filter
+
+    if is_database(source):
+        from otel_replay.store.clickhouse_summary import summaries
+
+        found, problems = summaries(source, Filter())
+    else:
+        from otel_replay.workflow.summary_cache import summaries as file_summaries
+
+        found, problems = file_summaries([source], use_cache=False, jobs=2)
+    assert not problems, problems
+    print(json.dumps(sorted((s.run_id, s.verdict, s.steps, s.tokens) for s in found)))
+
+
+def timed(source: str) -> tuple[float, list]:  # type: ignore[type-arg]
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, __file__, "--phase", source],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        check=True,
+    )
+    return time.perf_counter() - t0, json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--spans", type=int, default=5_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--phase")
+    args = parser.parse_args()
+    if args.phase:
+        return phase(args.phase)
+    records, body = template()
+    per_copy = len(records)
+    copies = max(1, -(-args.spans // per_copy))
+    trace_ids = sorted({r.trace_id for r in records})
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        fill_table(Path(tmp) / "db", records, copies)
+        dump = Path(tmp) / "dump.binpb"
+        write_dump(dump, body, trace_ids, copies)
+        print(
+            f"{per_copy * copies:,} spans, {len(trace_ids) * copies:,} runs;"
+            f" dump {dump.stat().st_size / 1e9:.2f} GB; written in {time.perf_counter() - t0:.0f} s"
+        )
+        table = f"chdb://{tmp}/db?database=otel"
+        best = {"table": float("inf"), "dump": float("inf")}
+        lines = {}
+        for _ in range(args.repeat):
+            for what, source in (("table", table), ("dump", str(dump))):
+                seconds, lines[what] = timed(source)
+                best[what] = min(best[what], seconds)
+                print(f"  ls of the {what}: {seconds:.1f} s")
+        assert lines["table"] == lines["dump"], "the two listings differ"
+        print(
+            f"ls of the ClickHouse table {best['table']:.1f} s, of the dump {best['dump']:.1f} s"
+            f" (best of {args.repeat}): the table lists in {best['table'] / best['dump']:.3f}x"
+            f" the time ({best['dump'] / best['table']:.0f}x faster); {len(lines['table']):,} runs"
+        )
+
+
+if __name__ == "__main__":
+    main()
