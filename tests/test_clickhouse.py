@@ -355,3 +355,32 @@ def test_check_and_show_of_a_stitched_run_read_from_clickhouse_as_from_files(
     assert shown.returncode == 0, shown.stderr
     (run,) = json.loads(shown.stdout)["runs"]
     assert run["trace_ids"] == stitched.trace_ids and len(run["steps"]) == len(stitched.steps)
+
+
+def test_payloads_kept_in_a_store_beside_clickhouse_read_back_exactly(tmp_path: Path) -> None:
+    """Spans in ClickHouse, their large bytes payloads in a payload store: exact with
+    the store allowed, missing (and saying how to allow it) without."""
+    from _recording import in_memory
+    from otel_replay.export.encoder import encode_request
+    from otel_replay.store import content_refs
+    from otel_replay.store.otlp_proto import records_from_proto
+    from test_payload_store import INVOICE, _billing_run
+
+    store = tmp_path / "payloads"
+    with in_memory(payload_store=str(store), max_inline_bytes=512) as exporter:
+        _billing_run()
+        spans = list(exporter.get_finished_spans())
+    name = fill(tmp_path / "db", list(records_from_proto(encode_request(spans), "otlp", 0)))
+
+    (run,) = otel_replay.load(name)
+    (tool,) = run.tool_steps()
+    assert tool.tool is not None and tool.tool.result_payload is not None
+    assert "--refs" in tool.tool.result_payload.reason and not run.replayable
+    content_refs.use_content_refs([str(store)])
+    try:
+        (run,) = otel_replay.load(name, strict=True)
+    finally:
+        content_refs.use_content_refs(None)
+    (tool,) = run.tool_steps()
+    assert tool.tool is not None and tool.tool.result_payload is not None
+    assert tool.tool.result_payload.value() == INVOICE and run.replayable

@@ -299,6 +299,7 @@ def test_a_missing_blob_is_missing_and_a_problem() -> None:
     assert run.kit.missing == ["steps[2].result"]
     assert run.kit.problems == [
         f"{run.steps[2].label()}: result missing: blob sha256:{'0' * 64} is not available"
+        " (beside the trace, nor in a store allowed by --refs)"
     ]
     assert not run.kit.replayable
 

@@ -21,7 +21,7 @@ import re
 import stat
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from .payload import sha256
 from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
@@ -62,6 +62,19 @@ def digest_of(ref: str) -> str | None:
         return None
     digest = ref[len(_PREFIX) :]
     return digest if _DIGEST.fullmatch(digest) else None
+
+
+class Blobs(Protocol):
+    """Where writers keep exact payloads too large to inline: the store beside a file
+    (:class:`BlobStore`) or a store of the user's (:class:`~otel_replay.export.payload_store.PayloadStore`)."""
+
+    def put(self, data: bytes) -> str:
+        """Keep ``data``; the ``sha256:<hex>`` reference a span names it by."""
+        ...
+
+    def kept_if_written(self) -> contextlib.AbstractContextManager[None]:
+        """What this thread keeps inside is removed again if the block raises, where it can be."""
+        ...
 
 
 class BlobStore:

@@ -228,7 +228,10 @@ def from_attributes(
         except BlobUnavailable as exc:
             return Payload(type_, None, _str(digest), "missing", str(exc))
         if data is None:
-            return Payload(type_, None, _str(digest), "missing", f"blob {ref} is not available")
+            where = "beside the trace, nor in a store allowed by --refs"
+            return Payload(
+                type_, None, _str(digest), "missing", f"blob {ref} is not available ({where})"
+            )
     elif isinstance(display, str):
         text = display
     elif display is None:

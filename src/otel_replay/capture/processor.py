@@ -29,11 +29,13 @@ from .. import env
 from ..bytes_text import as_base64
 from ..export.ending_span import update_attributes
 from ..export.scrub import hide_in_ending
+from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..redaction import configure_redaction
 from .fingerprint import fingerprint
 from .spans import warn_once
 
 if TYPE_CHECKING:
+    from ..export.payload_store import Uploader
     from ..export.semconv import Normalizer
 
 #: Baggage keys accepted for each id attribute.
@@ -79,6 +81,12 @@ class ReplaySpanProcessor(SpanProcessor):
     (``OTEL_REPLAY_SEMCONV_MODE``: ``repair`` or ``missing``) whether known-bad
     values are replaced or only missing ones added.
 
+    ``payload_store`` (``OTEL_REPLAY_PAYLOAD_STORE``): exact ``bytes`` payloads
+    over ``max_inline_bytes`` (``OTEL_REPLAY_MAX_INLINE_BYTES``, 256 KiB) leave
+    every exporter's spans for this store (any fsspec URL, or a directory),
+    uploaded from a thread of the processor's; the spans name them by digest
+    (see :mod:`otel_replay.export.payload_store`).
+
     ``base64_bytes`` (``OTEL_REPLAY_BASE64_BYTES``, default false) sends every
     ``bytes`` attribute value as base64 text, for backends that cannot store
     bytes (Arize Phoenix drops a span that carries one); otel-replay reads
@@ -99,6 +107,8 @@ class ReplaySpanProcessor(SpanProcessor):
         semconv_exclude: Iterable[str] | None = None,
         semconv_mode: str | None = None,
         base64_bytes: bool | None = None,
+        payload_store: str | None = None,
+        max_inline_bytes: int | None = None,
     ) -> None:
         if semconv is None:
             flag = os.environ.get("OTEL_REPLAY_SEMCONV", "").strip().lower()
@@ -106,6 +116,17 @@ class ReplaySpanProcessor(SpanProcessor):
         if base64_bytes is None:
             base64_bytes = env.flag("OTEL_REPLAY_BASE64_BYTES")
         self._base64_bytes = base64_bytes
+        self._uploader: Uploader | None = None
+        store = payload_store or os.environ.get("OTEL_REPLAY_PAYLOAD_STORE")
+        if store:
+            from ..export.payload_store import PayloadStore, Uploader
+
+            self._uploader = Uploader(PayloadStore(store))
+        self._max_inline = (
+            max_inline_bytes
+            if max_inline_bytes is not None
+            else env.integer("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
+        )
         self._semconv: Normalizer | None = None
         if semconv:
             # Imported here: the dialects it reads cost more than the SDK to import.
@@ -150,6 +171,11 @@ class ReplaySpanProcessor(SpanProcessor):
             hide_in_ending(span)
         except Exception as exc:  # the span leaves as it was
             warn_once("scrub", "otel-replay could not scrub a span: %r", exc)
+        if self._uploader is not None:
+            try:  # after scrubbing: nothing leaves unscrubbed; before base64: bytes are kept
+                self._keep_elsewhere(span, self._uploader)
+            except Exception as exc:  # the span leaves as it was
+                warn_once("payload-store", "otel-replay could not move a payload: %r", exc)
         if self._base64_bytes:
             try:
                 attrs = span.attributes or {}
@@ -158,6 +184,22 @@ class ReplaySpanProcessor(SpanProcessor):
                     update_attributes(span, text)
             except Exception as exc:  # the span leaves as it was
                 warn_once("base64-bytes", "otel-replay could not rewrite bytes values: %r", exc)
+
+    def _keep_elsewhere(self, span: Span, uploader: Uploader) -> None:
+        """Exact bytes payloads over the inline size go to the payload store."""
+        refs: dict[str, str] = {}
+        for key, value in (span.attributes or {}).items():
+            if (
+                key.startswith(A.BYTES)
+                and isinstance(value, bytes)
+                and len(value) > self._max_inline
+            ):
+                ref = uploader.offer(value)
+                if ref is not None:  # else the queue is full: it stays on the span
+                    refs[key] = ref
+        if refs:
+            changes = {A.REF + key[len(A.BYTES) :]: ref for key, ref in refs.items()}
+            update_attributes(span, changes, removed=list(refs))
 
     def on_end(self, span: ReadableSpan) -> None:
         return None
@@ -168,7 +210,10 @@ class ReplaySpanProcessor(SpanProcessor):
         return self._semconv
 
     def shutdown(self) -> None:
-        return None
+        if self._uploader is not None:
+            self._uploader.close()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        if self._uploader is not None:
+            return self._uploader.flush(timeout_millis / 1000)
         return True

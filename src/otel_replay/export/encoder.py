@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from .. import attributes as A
-from ..blobs import BlobStore
+from ..blobs import Blobs
 
 __all__ = ["encode_request"]
 
@@ -159,7 +159,7 @@ def _attributes(
     attrs: Mapping[str, Any] | None,
     rule: _Rule,
     max_inline: int | None = None,
-    blobs: BlobStore | None = None,
+    blobs: Blobs | None = None,
 ) -> None:
     """Append repeated ``KeyValue`` fields under ``tag`` to ``out``.
 
@@ -243,7 +243,7 @@ def _attributes_bytes(
     attrs: Mapping[str, Any] | None,
     rule: _Rule,
     max_inline: int | None = None,
-    blobs: BlobStore | None = None,
+    blobs: Blobs | None = None,
 ) -> bytes:
     if not attrs:
         return b""
@@ -286,9 +286,7 @@ def _remember(rule: _Rule, obj: object, data: bytes) -> None:
     rule.blocks[id(obj)] = (obj, data)
 
 
-def _span(
-    span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: BlobStore | None
-) -> bytes:
+def _span(span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: Blobs | None) -> bytes:
     """One ``Span`` message, without its field header."""
     ctx = span.get_span_context()
     if ctx is None:
@@ -387,7 +385,7 @@ def encode_request(
     spans: Sequence[ReadableSpan],
     *,
     max_inline: int | None = None,
-    blobs: BlobStore | None = None,
+    blobs: Blobs | None = None,
 ) -> bytes:
     """Serialize ``spans`` as one ``ExportTraceServiceRequest``.
 

@@ -20,8 +20,9 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Status
 
 
-def update_attributes(span: Span, changes: Mapping[str, Any]) -> bool:
-    """Set ``changes`` on an ending ``span``; False when this SDK's span has another layout.
+def update_attributes(span: Span, changes: Mapping[str, Any], removed: Sequence[str] = ()) -> bool:
+    """Set ``changes`` on an ending ``span`` (and take the ``removed`` keys off it); False
+    when this SDK's span has another layout.
 
     The span's own attributes stay first: a new key that does not fit the
     attribute limit is left out and counted in the span's dropped attributes.
@@ -29,9 +30,11 @@ def update_attributes(span: Span, changes: Mapping[str, Any]) -> bool:
     frozen = span._attributes  # the SDK gives no public way in
     if not isinstance(frozen, BoundedAttributes):
         return False
-    if not changes:
+    if not changes and not removed:
         return True
     merged = dict(frozen)
+    for key in removed:
+        merged.pop(key, None)
     left_out = 0
     for key, value in changes.items():
         if key in merged or frozen.maxlen is None or len(merged) < frozen.maxlen:

@@ -45,10 +45,11 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import env
-from ..blobs import BlobStore
+from ..blobs import Blobs, BlobStore
 from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
 from ..store.sources import INDEX_SUFFIX
+from .payload_store import OTEL_REPLAY_PAYLOAD_STORE, PayloadStore
 from .scrub import hidden_copy
 
 if TYPE_CHECKING:
@@ -68,16 +69,6 @@ logger = logging.getLogger("otel_replay")
 
 FORMATS = ("proto", "json")
 COMPRESSIONS = ("zstd",)
-
-
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        logger.warning(
-            "otel-replay: %s=%r is not an integer; using %s", name, os.environ[name], default
-        )
-        return default
 
 
 def _env_float(name: str, default: float) -> float:
@@ -152,6 +143,9 @@ class FileSpanExporter(SpanExporter):
       ``rotation:`` block
     - ``max_inline_bytes`` (``OTEL_REPLAY_MAX_INLINE_BYTES``): larger exact
       payloads go to the blob store beside the file
+    - ``payload_store`` (``OTEL_REPLAY_PAYLOAD_STORE``): a store of your own
+      for them instead, any fsspec URL or a directory (see
+      :mod:`otel_replay.export.payload_store`)
     - ``fsync`` (``OTEL_REPLAY_FSYNC``): also survive a machine crash, at a
       cost per export
     - ``lock_timeout`` (``OTEL_REPLAY_LOCK_TIMEOUT``, seconds, default 1): how
@@ -174,6 +168,7 @@ class FileSpanExporter(SpanExporter):
         max_days: float | None = None,
         localtime: bool | None = None,
         lock_timeout: float | None = None,
+        payload_store: str | None = None,
     ) -> None:
         self.format = _choice(format, "OTEL_REPLAY_FORMAT", FORMATS, "proto") or "proto"
         self.compression = _choice(compression, "OTEL_REPLAY_COMPRESSION", COMPRESSIONS, None)
@@ -186,7 +181,7 @@ class FileSpanExporter(SpanExporter):
         self.max_inline = (
             max_inline_bytes
             if max_inline_bytes is not None
-            else _env_int("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
+            else env.integer("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
         )
         self.fsync = fsync if fsync is not None else env.flag("OTEL_REPLAY_FSYNC")
         self.lock_timeout = max(
@@ -198,7 +193,8 @@ class FileSpanExporter(SpanExporter):
         self.rotation = self._rotation(max_megabytes, max_backups, max_days, localtime)
         #: JSON lines: a line per record; otherwise 4-byte length-prefixed records.
         self._lines = self.format == "json" and self.compression is None
-        self.blobs = BlobStore(self.path)
+        store = payload_store or os.environ.get(OTEL_REPLAY_PAYLOAD_STORE)
+        self.blobs: Blobs = PayloadStore(store) if store else BlobStore(self.path)
         self.dropped = 0
         self._count_lock = threading.Lock()
         self._warned = False
@@ -226,7 +222,7 @@ class FileSpanExporter(SpanExporter):
         backups = (
             max_backups
             if max_backups is not None
-            else _env_int("OTEL_REPLAY_ROTATE_MAX_BACKUPS", rot.Rotation.max_backups)
+            else env.integer("OTEL_REPLAY_ROTATE_MAX_BACKUPS", rot.Rotation.max_backups)
         )
         days = max_days if max_days is not None else _env_float("OTEL_REPLAY_ROTATE_MAX_DAYS", 0)
         if backups < 0 or days < 0:

@@ -34,7 +34,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from .. import attributes as A
-from ..blobs import BlobStore
+from ..blobs import Blobs
 from .encoder import _Group, _skip
 
 __all__ = ["encode_json_request", "format_double", "request_to_json"]
@@ -204,7 +204,7 @@ def _attributes(
     rule: _Rule,
     checked: bool,
     max_inline: int | None = None,
-    blobs: BlobStore | None = None,
+    blobs: Blobs | None = None,
 ) -> int:
     """Append the ``KeyValue`` objects of ``attrs``, comma-separated; how many.
 
@@ -284,7 +284,7 @@ def _attributes_field(
     rule: _Rule,
     checked: bool,
     max_inline: int | None = None,
-    blobs: BlobStore | None = None,
+    blobs: Blobs | None = None,
 ) -> str:
     """``"attributes":[...]`` after ``sep`` when any attribute is left; the next separator."""
     if not attrs:
@@ -344,7 +344,7 @@ def _span(
     rule: _Rule,
     checked: bool,
     max_inline: int | None,
-    blobs: BlobStore | None,
+    blobs: Blobs | None,
 ) -> list[str]:
     """One span object, as fragments, with the fields ``encode_request`` writes for it."""
     ctx = span.get_span_context()
@@ -438,7 +438,7 @@ def encode_json_request(
     spans: Sequence[ReadableSpan],
     *,
     max_inline: int | None = None,
-    blobs: BlobStore | None = None,
+    blobs: Blobs | None = None,
 ) -> bytes:
     """``spans`` as one OTLP/JSON ``ExportTraceServiceRequest``, without a newline.
 
@@ -457,7 +457,7 @@ def encode_json_request(
 def _encode(
     spans: Sequence[ReadableSpan],
     max_inline: int | None,
-    blobs: BlobStore | None,
+    blobs: Blobs | None,
     checked: bool,
 ) -> list[str]:
     # The fast path may have cached text that cannot be encoded: check with fresh caches.

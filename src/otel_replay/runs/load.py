@@ -60,32 +60,43 @@ def _inputs(path: str) -> tuple[list[str], FormatError | None]:
 
 
 def _blob_reader(name: str) -> BlobReader:
-    """The blobs beside ``name``; for a rotated file, also those beside its live name.
-
-    A writer that rotates keeps one blob store under the live name, shared by
-    every backup.
-    """
-    own = BlobStore(name).get
-    live = rotated_from(name)
-    if live is None:
-        return own
-    shared = BlobStore(live).get
+    """The blobs beside ``name``; for a rotated file, also those beside its live name
+    (a writer that rotates keeps one blob store under the live name, shared by every
+    backup); then those of the payload stores the user allows (see
+    :func:`~otel_replay.store.content_refs.stored_blob`).  A URL or a database has only
+    the latter."""
+    readers: list[BlobReader] = []
+    if not is_stream(name):
+        readers.append(BlobStore(name).get)
+        live = rotated_from(name)
+        if live is not None:
+            readers.append(BlobStore(live).get)
+    readers.append(_stored_blob)
 
     def get(ref: str) -> bytes | None:
-        try:
-            data = own(ref)
-        except BlobUnavailable as exc:
-            refused: BlobUnavailable | None = exc
-            data = None
-        else:
-            refused = None
-        if data is None:
-            data = shared(ref)
-        if data is None and refused is not None:
+        refused: BlobUnavailable | None = None
+        for reader in readers:
+            try:
+                data = reader(ref)
+            except BlobUnavailable as exc:
+                refused = refused or exc
+                continue
+            if data is not None:
+                return data
+        if refused is not None:
             raise refused  # say why the one beside the file was not read
-        return data
+        return None
 
     return get
+
+
+def _stored_blob(ref: str) -> bytes | None:
+    from ..store.content_refs import RefUnavailable, stored_blob
+
+    try:
+        return stored_blob(ref)
+    except RefUnavailable as exc:
+        raise BlobUnavailable(ref, str(exc), "payload") from None
 
 
 def load(
@@ -169,7 +180,7 @@ def read_traces(
                     if real in seen:
                         continue  # named twice (a file and its directory): read once
                     seen.add(real)
-                    blob_readers[name] = _blob_reader(name)
+                blob_readers[name] = _blob_reader(name)
                 reader = RecordReader(name, wanted, (as_of or {}).get(name))
                 for record in reader:
                     if isinstance(record, LogRecord):

@@ -29,7 +29,14 @@ from typing import Final
 
 from . import limits
 
-__all__ = ["OTEL_REPLAY_CONTENT_REFS", "RefUnavailable", "as_json", "read", "use_content_refs"]
+__all__ = [
+    "OTEL_REPLAY_CONTENT_REFS",
+    "RefUnavailable",
+    "as_json",
+    "read",
+    "stored_blob",
+    "use_content_refs",
+]
 
 #: Stores whose references may be read, comma-separated: ``BASE`` or ``BASE=WHERE``.
 OTEL_REPLAY_CONTENT_REFS: Final = "OTEL_REPLAY_CONTENT_REFS"
@@ -76,6 +83,28 @@ def read(ref: str) -> bytes:
     _kept[target] = data
     _kept_bytes += len(data)
     return data
+
+
+def stored_blob(ref: str) -> bytes | None:
+    """The payload ``sha256:<hex>`` names, from the first allowed store holding ``<hex>``
+    (otel-replay's payload stores, see :mod:`otel_replay.export.payload_store`); None
+    when no allowed store holds it.  Raises :class:`RefUnavailable` for a blob that is
+    there but whose bytes do not hash to its name."""
+    from ..blobs import digest_of
+    from ..payload import sha256
+
+    digest = digest_of(ref)
+    if digest is None:
+        return None
+    for base, _ in _all_rules():
+        try:
+            data = read(f"{base}/{digest}")
+        except RefUnavailable:
+            continue  # not in this store
+        if sha256(data) != digest:
+            raise RefUnavailable(f"{base}/{digest} does not hash to its name")
+        return data
+    return None
 
 
 def as_json(data: bytes) -> bytes:

@@ -1,0 +1,124 @@
+"""Exact payloads kept in a store of the team's own, the traces elsewhere, read back exactly."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import otel_replay
+from _recording import in_memory, recording
+from otel_replay import attributes as A
+from otel_replay.store import content_refs
+
+INVOICE = b"%PDF-1.7\xff\x00" + bytes(range(256)) * 4  # 1 KiB and some, not UTF-8
+
+
+@otel_replay.tool
+def fetch_invoice(order: str) -> bytes:
+    return INVOICE
+
+
+def _billing_run() -> None:
+    with otel_replay.agent_run("billing", input="invoice?") as run:
+        with otel_replay.model_call(
+            provider="openai", model="gpt-4o", messages=[{"role": "user", "content": "invoice?"}]
+        ) as call:
+            call.record(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "c1", "function": {"name": "fetch_invoice", "arguments": "{}"}}
+                    ],
+                }
+            )
+        with otel_replay.tool_call_id("c1"):
+            fetch_invoice("4421")
+        run.record("Here it is.")
+
+
+@pytest.fixture(autouse=True)
+def _no_stores_allowed() -> Iterator[None]:
+    content_refs.use_content_refs(None)
+    yield
+    content_refs.use_content_refs(None)
+
+
+def _result(run: otel_replay.Run) -> otel_replay.Payload | None:
+    (tool,) = run.tool_steps()
+    assert tool.tool is not None
+    return tool.tool.result_payload
+
+
+def _record_to(trace: Path, store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The billing run recorded to ``trace``, its large payloads to ``store`` (settings
+    from the environment, as a deployment gives them)."""
+    monkeypatch.setenv("OTEL_REPLAY_PAYLOAD_STORE", str(store))
+    monkeypatch.setenv("OTEL_REPLAY_MAX_INLINE_BYTES", "512")
+    with recording(trace):
+        _billing_run()
+    monkeypatch.delenv("OTEL_REPLAY_PAYLOAD_STORE")
+
+
+def test_the_file_exporter_keeps_large_payloads_in_the_store_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "payloads"
+    trace = tmp_path / "run.otlp"
+    _record_to(trace, store, monkeypatch)
+    digest = hashlib.sha256(INVOICE).hexdigest()
+    assert (store / digest).read_bytes() == INVOICE
+    assert not (tmp_path / "run.otlp.blobs").exists()
+
+    (run,) = otel_replay.load(trace)
+    missing = _result(run)
+    assert missing is not None and missing.status == "missing"
+    assert "--refs" in missing.reason and run.kit.verdict != "full"
+
+    content_refs.use_content_refs([str(store)])
+    (run,) = otel_replay.load(trace)
+    found = _result(run)
+    assert found is not None and found.status == "exact" and found.value() == INVOICE
+    assert run.kit.verdict == "full" and run.replayable
+
+
+def test_the_processor_moves_large_payloads_out_of_every_exporters_spans(tmp_path: Path) -> None:
+    store = tmp_path / "payloads"
+    with in_memory(payload_store=f"file://{store}", max_inline_bytes=512) as exporter:
+        _billing_run()
+        spans = exporter.get_finished_spans()
+    (tool,) = [s for s in spans if s.name.startswith("execute_tool")]
+    attrs = dict(tool.attributes or {})
+    key = A.TOOL_CALL_RESULT
+    assert A.BYTES + key not in attrs
+    digest = hashlib.sha256(INVOICE).hexdigest()
+    assert attrs[A.REF + key] == f"sha256:{digest}"
+    # Uploaded by the processor's own thread; the provider's shutdown waited for it.
+    assert (store / digest).read_bytes() == INVOICE
+
+
+def test_a_payload_whose_bytes_do_not_match_its_name_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "payloads"
+    trace = tmp_path / "run.otlp"
+    _record_to(trace, store, monkeypatch)
+    (blob,) = store.iterdir()
+    blob.write_bytes(INVOICE[::-1])
+    content_refs.use_content_refs([str(store)])
+    (run,) = otel_replay.load(trace)
+    refused = _result(run)
+    assert refused is not None and refused.status == "missing"
+    assert "does not hash to its name" in refused.reason and not run.replayable
+
+
+def test_a_store_that_fails_costs_the_payload_never_the_app(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the store should be")
+    with in_memory(payload_store=f"file://{blocked}", max_inline_bytes=512) as exporter:
+        _billing_run()  # returns as usual
+        spans = exporter.get_finished_spans()
+    (tool,) = [s for s in spans if s.name.startswith("execute_tool")]
+    assert (A.REF + A.TOOL_CALL_RESULT) in (tool.attributes or {})
