@@ -66,7 +66,8 @@ def digest_of(ref: str) -> str | None:
 
 class Blobs(Protocol):
     """Where writers keep exact payloads too large to inline: the store beside a file
-    (:class:`BlobStore`) or a store of the user's (:class:`~otel_replay.export.payload_store.PayloadStore`)."""
+    (:class:`BlobStore`) or a store of the user's
+    (:class:`~otel_replay.export.payload_store.PayloadStore`)."""
 
     def put(self, data: bytes) -> str:
         """Keep ``data``; the ``sha256:<hex>`` reference a span names it by."""
