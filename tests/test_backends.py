@@ -251,3 +251,50 @@ def test_a_tempo_search_that_fails_is_one_error_naming_it() -> None:
         proc = cli_process("ls", tempo)
     assert proc.returncode == 2
     assert "the search failed" in proc.stderr and "invalid TraceQL" in proc.stderr
+
+
+# --- Jaeger search behind ls -----------------------------------------------------------
+
+
+def test_ls_of_a_jaeger_search_asks_findtraces_with_since_pushed_down() -> None:
+    import urllib.parse
+
+    seen: list[str] = []
+
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        seen.append(request.path)
+        body = (JAEGER / "find_traces_two_traces.json").read_bytes()
+        return 200, "application/json", body
+
+    with serving(answer) as base:
+        jaeger = base.replace("http://", "jaeger://") + "?service=support-agent&limit=20"
+        proc = cli_process("ls", "--json", "--since", "2001-02-03T04:05:06Z", jaeger)
+    assert proc.returncode == 0, proc.stderr
+    (path,) = seen
+    url = urllib.parse.urlsplit(path)
+    asked = urllib.parse.parse_qs(url.query)
+    assert url.path == "/api/v3/traces"
+    assert asked["query.service_name"] == ["support-agent"]
+    assert asked["query.start_time_min"] == ["2001-02-03T04:05:06.000000000Z"]
+    assert asked["query.search_depth"] == ["20"] and asked["query.start_time_max"]
+    doc = json.loads((JAEGER / "find_traces_two_traces.json").read_text())
+    held = {
+        s["traceId"]
+        for rs in doc["result"]["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    }
+    listed = json.loads(proc.stdout)["runs"]
+    assert {t for r in listed for t in r["trace_ids"]} == held
+
+
+def test_a_jaeger_search_that_finds_nothing_is_no_runs_and_no_error() -> None:
+    def answer(request: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        return 404, "text/plain; charset=utf-8", (JAEGER / "error_not_found.json").read_bytes()
+
+    with serving(answer) as base:
+        runs = otel_replay.load(base.replace("http://", "jaeger://") + "?service=nobody")
+        # The same answer to a trace asked for by id is an error: that trace is not there.
+        by_id = otel_replay.load(f"{base}/api/v3/traces/{TRACE_ID}")
+    assert runs == [] and runs.problems == []
+    assert len(by_id.problems) == 1 and "HTTP 404" in str(by_id.problems[0])

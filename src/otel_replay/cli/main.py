@@ -453,16 +453,25 @@ def ls_(
     from ..store.sources import is_search
 
     if any(map(is_search, paths)):
+        from ..store.sources import TEMPO_SCHEMES
         from ..store.tempo_search import narrowed
 
-        # The filters go to Tempo's search too: only the traces they may keep are fetched.
+        # The filters go to the backend's search too: only the traces they may keep are
+        # fetched (Jaeger's HTTP API searches by time, not by attribute).
         push = {
             "since": since,
             "agent": agent,
             "tool": tools[0] if len(tools) == 1 else None,
             "error": "1" if errors_only else None,
         }
-        paths = tuple(narrowed(p, **push) if is_search(p) else p for p in paths)
+        paths = tuple(
+            p
+            if not is_search(p)
+            else narrowed(p, **push)
+            if p.startswith(TEMPO_SCHEMES)
+            else narrowed(p, since=since)
+            for p in paths
+        )
     flt = Filter(
         agent=agent,
         since_ns=since_ns,

@@ -42,7 +42,7 @@ from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
-from .sources import is_database, is_search, is_stream
+from .sources import JAEGER_SCHEMES, is_database, is_search, is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -345,6 +345,8 @@ class _Open:
             from . import download  # http.client and the like: for URLs only
 
             self.file, self.size = download.download(name)
+        elif name.startswith(JAEGER_SCHEMES):  # a search that could not be asked
+            raise FormatError(name, 0, "its since= is neither a time nor a span like 2h")
         elif is_search(name):  # a search that found nothing to read
             from . import tempo_search
 
@@ -426,7 +428,10 @@ class Reader(Generic[T]):
         try:
             opened = _Open(self.path)
         except FormatError as exc:
-            self.problems.append(exc)
+            from .jaeger_search import finds_nothing
+
+            if not finds_nothing(self.path, exc.reason):  # else: a search that matched none
+                self.problems.append(exc)
             return
         except OSError as exc:
             self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))

@@ -82,12 +82,16 @@ def _is_data_file(path: Path) -> bool:
     )
 
 
-#: A trace backend's search, standing for the traces it finds (see :mod:`.tempo_search`).
-SEARCH_SCHEMES: Final = ("tempo://", "tempos://")
+#: A trace backend's search, standing for the traces it finds (see :mod:`.tempo_search`
+#: and :mod:`.jaeger_search`).
+TEMPO_SCHEMES: Final = ("tempo://", "tempos://")
+JAEGER_SCHEMES: Final = ("jaeger://", "jaegers://")
+SEARCH_SCHEMES: Final = (*TEMPO_SCHEMES, *JAEGER_SCHEMES)
 
 
 def is_search(name: str) -> bool:
-    """Whether ``name`` is a search of a trace backend (``tempo://HOST:PORT``)."""
+    """Whether ``name`` is a search of a trace backend (``tempo://HOST:PORT``,
+    ``jaeger://HOST:PORT?service=NAME``)."""
     return name.startswith(SEARCH_SCHEMES)
 
 
@@ -115,6 +119,14 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     out: list[str] = []
     for raw in paths:
         name = os.fspath(raw)
+        if name.startswith(JAEGER_SCHEMES):
+            from .jaeger_search import search_url  # one answer holds what it finds
+
+            try:
+                out.append(search_url(name))
+            except ValueError:
+                out.append(name)  # reading it says why
+            continue
         if is_search(name):
             from .tempo_search import trace_urls  # a search: the traces it finds
 
