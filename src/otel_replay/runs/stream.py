@@ -164,14 +164,17 @@ def _after_merge(ordered: Sequence[Held], keep: int, drops: list[int]) -> PieceF
     return facts
 
 
-def iter_runs(*paths: str, window_bytes: int | None = None) -> Iterator[Runs]:
+def iter_runs(
+    *paths: str, window_bytes: int | None = None, planned: Windows | None = None
+) -> Iterator[Runs]:
     """The runs of ``paths`` in batches, each a :class:`Runs` with its own problems.
 
     Together the batches hold the runs :func:`load` returns (not in its
     order); memory holds one window's runs at a time, and a few facts of
     each client-only trace until they are read again, a conversation at a time.
+    ``planned`` windows (of some of their traces) replace those of :func:`windows`.
     """
-    planned = windows(paths, window_bytes)
+    planned = planned if planned is not None else windows(paths, window_bytes)
     if planned is None:
         yield read_runs(paths)
         return

@@ -47,19 +47,32 @@ def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatErro
     ClickHouse, and for the traces it leaves to the reader, by reading those alone."""
     found, left, problems = sql_summaries(name, flt)
     if left:
-        from ..runs.load import load
+        from ..runs.stream import SPANS_PER_BYTE, WINDOW_BYTES, Windows, iter_runs
         from ..workflow.summary import summarize
 
-        runs = load(name, trace_id=left)
-        found += [summarize(r) for r in runs]
-        problems += runs.problems
+        # A window of those traces at a time, client-only ones stitched as a dump's are.
+        most = int(WINDOW_BYTES * SPANS_PER_BYTE)
+        windows: list[list[str]] = [[]]
+        spans = 0
+        for trace_id, count in left:
+            if spans >= most:
+                windows.append([])
+                spans = 0
+            windows[-1].append(trace_id)
+            spans += count
+        for batch in iter_runs(name, planned=Windows(windows, {})):
+            found += [summarize(r) for r in batch]
+            problems += batch.problems
     return found, problems
 
 
-def sql_summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[str], list[FormatError]]:
+def sql_summaries(
+    name: str, flt: Filter
+) -> tuple[list[RunSummary], list[tuple[str, int]], list[FormatError]]:
     """The summaries of the runs of the table ``name`` that ``flt`` keeps (all their
-    fields computed by ClickHouse), the trace ids ClickHouse leaves to the reader (other
-    dialects, stitched traces), and the problems met."""
+    fields computed by ClickHouse), the traces ClickHouse leaves to the reader (other
+    dialects, stitched traces: their ids and span counts, in start order), and the
+    problems met."""
     since_ns = flt.since_ns
     db = connect(name)
     try:
@@ -83,7 +96,7 @@ def sql_summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[str], 
             if int(row["plain"]):
                 found.append(_summary(row))
             else:
-                left.append(str(row["TraceId"]))
+                left.append((str(row["TraceId"]), int(row["steps"])))
         return found, left, []
     except FormatError as exc:
         return [], [], [exc]
