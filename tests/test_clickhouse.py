@@ -384,3 +384,27 @@ def test_payloads_kept_in_a_store_beside_clickhouse_read_back_exactly(tmp_path: 
     (tool,) = run.tool_steps()
     assert tool.tool is not None and tool.tool.result_payload is not None
     assert tool.tool.result_payload.value() == INVOICE and run.replayable
+
+
+@pytest.mark.parametrize("schema", ["current", "2023"])
+def test_since_keeps_runs_that_started_since_with_or_without_the_trace_id_table(
+    schema: Schema, tmp_path: Path
+) -> None:
+    """A run that started before --since and goes on after it is left out, whether the
+    trace-id table narrows the read (the exporter's tables) or not (before 2024)."""
+    import time
+
+    from otel_replay.store.clickhouse_summary import summaries
+    from otel_replay.workflow.summary import Filter
+
+    records = [r for r in _captured() if hasattr(r, "kind")]
+    first = min(records, key=lambda r: r.start_ns).trace_id
+    hour = 3600 * 10**9
+    for r in records:
+        if r.trace_id == first:  # its root two hours ago, its last steps just now
+            shift = 2 * hour if r.parent_span_id is None else 0
+            r.start_ns -= shift
+    name = fill(tmp_path / "db", records, schema)
+    found, problems = summaries(name, Filter(since_ns=time.time_ns() - hour))
+    assert not problems
+    assert first not in {s.run_id for s in found} and len(found) == 6

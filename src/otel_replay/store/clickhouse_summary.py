@@ -136,17 +136,20 @@ def _since(db: Database, since_ns: int | None) -> tuple[str, dict[str, Param]]:
     table, so that ClickHouse reads only the days since."""
     if since_ns is None:
         return "TraceId != ''", {}
-    params: dict[str, Param] = {"since_s": since_ns // 1_000_000_000}
-    where = "TraceId != '' AND Timestamp >= toDateTime64({since_s:Int64}, 9)"
     lookup = f"{db.location.database}.{db.location.lookup_table}"
     try:
         list(db.rows(f"SELECT 1 FROM {lookup} LIMIT 1"))
     except FormatError:
-        return where, params
+        # No trace-id table: every span is read, so that a trace started before ``since``
+        # shows its true start (the summary's condition then leaves it out).
+        return "TraceId != ''", {}
+    # Spans of traces that started in ``since``'s second or later (the table keeps whole
+    # seconds): all of their spans start after it.
     return (
-        f"{where} AND TraceId IN (SELECT TraceId FROM {lookup}"
+        "TraceId != '' AND Timestamp >= toDateTime64({since_s:Int64}, 9)"
+        f" AND TraceId IN (SELECT TraceId FROM {lookup}"
         " WHERE Start >= toDateTime({since_s:Int64}))",
-        params,
+        {"since_s": since_ns // 1_000_000_000},
     )
 
 
