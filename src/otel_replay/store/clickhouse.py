@@ -33,6 +33,7 @@ import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Protocol
 
+from ..env import TRUE
 from . import limits
 from .errors import FormatError
 
@@ -46,7 +47,7 @@ __all__ = [
     "trace_filter",
 ]
 
-#: The ClickHouse user's password (never taken from a file or shown).
+#: The ClickHouse user's password (preferred to one in the URL; neither is ever shown).
 OTEL_REPLAY_CLICKHOUSE_PASSWORD: Final = "OTEL_REPLAY_CLICKHOUSE_PASSWORD"
 #: The clickhouseexporter's own defaults (its ``database`` and ``traces_table_name``).
 DEFAULT_DATABASE: Final = "default"
@@ -55,7 +56,6 @@ DEFAULT_LOGS_TABLE: Final = "otel_logs"
 #: ClickHouse's HTTP ports, plain and TLS.
 HTTP_PORT, HTTPS_PORT = 8123, 8443
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +99,7 @@ class Location:
             raise FormatError(name, 0, "the port is not a number") from None
         if not parts.hostname:
             raise FormatError(name, 0, "no host: clickhouse://HOST:8123/DATABASE")
-        secure = parts.scheme == "clickhouses" or query.get("secure", "").lower() in _TRUE
+        secure = parts.scheme == "clickhouses" or query.get("secure", "").lower() in TRUE
         if parts.path.strip("/"):
             database = parts.path.strip("/")
         password = os.environ.get(OTEL_REPLAY_CLICKHOUSE_PASSWORD) or urllib.parse.unquote(
