@@ -408,3 +408,17 @@ def test_since_keeps_runs_that_started_since_with_or_without_the_trace_id_table(
     found, problems = summaries(name, Filter(since_ns=time.time_ns() - hour))
     assert not problems
     assert first not in {s.run_id for s in found} and len(found) == 6
+
+
+def test_ls_of_a_json_true_table_lists_what_a_file_of_the_same_spans_lists(
+    tmp_path: Path,
+) -> None:
+    name = fill(tmp_path / "db", _captured(), "json")
+    dump = tmp_path / "same.binpb"
+    assert cli_process("convert", name, "-o", str(dump)).returncode == 0
+    listed = cli_process("ls", name, "--json", "--error")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == json.loads(
+        cli_process("ls", str(dump), "--json", "--error").stdout
+    )
+    assert len(json.loads(listed.stdout)["runs"]) == 2

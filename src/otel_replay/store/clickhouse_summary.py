@@ -12,7 +12,9 @@ answers, calls past the tool budget).  The filters of ``ls`` (``--since``,
 the same query: only the lines to print leave ClickHouse.
 
 The query reads spans written with the GenAI semantic conventions
-(otel-replay's capture, OpenTelemetry's GenAI instrumentations).  Traces
+(otel-replay's capture, OpenTelemetry's GenAI instrumentations) from the
+exporter's ``Map`` columns; a table of ``json: true`` is summarized by the
+reader, a window of traces at a time.  Traces
 that other instrumentations wrote (OpenInference, OpenLLMetry, LiteLLM,
 the Vercel AI SDK...: their spans need otel-replay's dialect readers),
 client-only traces that otel-replay stitches into one run, and runs whose
@@ -78,6 +80,8 @@ def sql_summaries(
     try:
         columns = table_columns(db)
         table = f"{db.location.database}.{db.location.table}"
+        if columns.json_attributes:  # JSON columns (json: true): the reader summarizes
+            return [], _all_traces(db, table, flt.since_ns), []
         foreign = _foreign_shapes(db, table, columns.has_scope)
         where, params = _since(db, since_ns)
         params["foreign"] = foreign
@@ -102,6 +106,19 @@ def sql_summaries(
         return [], [], [exc]
     finally:
         db.close()
+
+
+def _all_traces(db: Database, table: str, since_ns: int | None) -> list[tuple[str, int]]:
+    """Every trace of ``table`` that starts at ``since_ns`` or later, with its span count,
+    in start order."""
+    params: dict[str, Param] = {"since": since_ns or 0}
+    rows = db.rows(
+        "SELECT TraceId, count() AS spans, min(toUnixTimestamp64Nano(Timestamp)) AS start"
+        f" FROM {table} WHERE TraceId != '' GROUP BY TraceId HAVING start >= {{since:Int64}}"
+        " ORDER BY start, TraceId",
+        params,
+    )
+    return [(str(row["TraceId"]), int(row["spans"])) for row in rows]
 
 
 def _list(values: Sequence[str] | frozenset[str]) -> str:
