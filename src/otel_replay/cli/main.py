@@ -438,7 +438,9 @@ def ls_(
 
     PATH is anything `show` reads.  The summaries of a file or directory are
     saved beside it (F.otel-replay-runs, D/.otel-replay-runs) and read back while
-    the dump is unchanged, so listing a big dump again is fast.
+    the dump is unchanged, so listing a big dump again is fast.  A ClickHouse
+    table (clickhouse://, chdb://) computes the lines and applies the filters
+    itself; its anomaly counts are candidates ("possible warnings").
     """
     from ..runs.load import Runs
     from ..workflow.summary import Filter, parse_since, select
