@@ -253,7 +253,10 @@ def show(
 ) -> None:
     """Show each recorded run as a tree of steps.
 
-    PATH is a trace file or a directory of them.
+    PATH is a trace file, a directory or glob of them, - (stdin), an http(s)
+    URL, a trace backend's search (tempo://HOST:PORT,
+    jaeger://HOST:PORT?service=NAME) or a ClickHouse table (clickhouse://,
+    chdb://).
     """
     if timeline and step_ref is not None:
         _fail("--timeline and --step do not go together")
@@ -348,7 +351,7 @@ def check(
 ) -> None:
     """Replay-kit report and anomalies per run; exit 1 when a run is not fully replayable.
 
-    PATH is a trace file or a directory of them.  No run at all also fails, and
+    PATH is anything `show` reads.  No run at all also fails, and
     so does a run that may have lost records to a cut or corrupt file (exit 1;
     a damaged file that no run read from is unreadable input, exit 2).
     Anomalies (repeated tool calls, loops, tool errors and retries, HTTP
