@@ -91,29 +91,13 @@ def fill_table(directory: Path, records: list, copies: int) -> None:  # type: ig
     held = _clickhouse.create(directory)
     try:
         _clickhouse.insert(held, records)
+        # Every column of the exporter's table, as the table itself lists them.
+        listing = (
+            "SELECT name FROM system.columns WHERE database = 'otel' AND table = 'otel_traces'"
+        )
         columns = [
-            "Timestamp",
-            "TraceId",
-            "SpanId",
-            "ParentSpanId",
-            "TraceState",
-            "SpanName",
-            "SpanKind",
-            "ServiceName",
-            "ResourceAttributes",
-            "ScopeName",
-            "ScopeVersion",
-            "SpanAttributes",
-            "Duration",
-            "StatusCode",
-            "StatusMessage",
-            "Events.Timestamp",
-            "Events.Name",
-            "Events.Attributes",
-            "Links.TraceId",
-            "Links.SpanId",
-            "Links.TraceState",
-            "Links.Attributes",
+            row["name"]
+            for row in map(json.loads, held.query(listing, "JSONEachRow").bytes().splitlines())
         ]
         chosen = ", ".join(
             "lower(hex(MD5(concat(t.TraceId, toString(n.number)))))"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import otel_replay
+from _billing import billing_run
 from _recording import in_memory, recording
 from otel_replay import attributes as A
 from otel_replay.store import content_refs
@@ -16,27 +17,8 @@ from otel_replay.store import content_refs
 INVOICE = b"%PDF-1.7\xff\x00" + bytes(range(256)) * 4  # 1 KiB and some, not UTF-8
 
 
-@otel_replay.tool
-def fetch_invoice(order: str) -> bytes:
-    return INVOICE
-
-
 def _billing_run() -> None:
-    with otel_replay.agent_run("billing", input="invoice?") as run:
-        with otel_replay.model_call(
-            provider="openai", model="gpt-4o", messages=[{"role": "user", "content": "invoice?"}]
-        ) as call:
-            call.record(
-                {
-                    "role": "assistant",
-                    "tool_calls": [
-                        {"id": "c1", "function": {"name": "fetch_invoice", "arguments": "{}"}}
-                    ],
-                }
-            )
-        with otel_replay.tool_call_id("c1"):
-            fetch_invoice("4421")
-        run.record("Here it is.")
+    billing_run(INVOICE)
 
 
 @pytest.fixture(autouse=True)

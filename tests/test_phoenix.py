@@ -25,6 +25,7 @@ import pytest
 from examples.order_support.agent import run_agent
 
 import otel_replay
+from _billing import billing_run
 from _cli import cli_process
 from _example_replay import replays_alike
 from _http import serving
@@ -146,28 +147,8 @@ def test_a_run_read_back_from_phoenix_replays_like_the_file(phoenix: str) -> Non
     assert info.value.index == lookup.index and info.value.name == "lookup_order"
 
 
-@otel_replay.tool
-def fetch_invoice(order: str) -> bytes:
-    return b"%PDF-\xff\x00 invoice"
-
-
 def _billing_run() -> None:
-    """A run whose tool returns bytes (kept in an ``otel_replay.bytes.*`` attribute)."""
-    with otel_replay.agent_run("billing", input="invoice?") as run:
-        with otel_replay.model_call(
-            provider="openai", model="gpt-4o", messages=[{"role": "user", "content": "invoice?"}]
-        ) as call:
-            call.record(
-                {
-                    "role": "assistant",
-                    "tool_calls": [
-                        {"id": "c1", "function": {"name": "fetch_invoice", "arguments": "{}"}}
-                    ],
-                }
-            )
-        with otel_replay.tool_call_id("c1"):
-            fetch_invoice("4421")
-        run.record("Here it is.")
+    billing_run(b"%PDF-\xff\x00 invoice")
 
 
 def _assert_exact_bytes(back: otel_replay.Run) -> None:

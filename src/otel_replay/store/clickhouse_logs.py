@@ -17,7 +17,7 @@ from typing import Any
 
 from ..json_text import loads
 from .clickhouse import Database, hex_id, table_types, trace_filter
-from .clickhouse_types import typed_attributes
+from .clickhouse_types import column_attributes
 from .errors import FormatError
 from .records import LogRecord
 
@@ -42,6 +42,7 @@ def read_logs(
             FormatError(where.name, 0, f"{table} is not the clickhouseexporter's logs table")
         )
         return
+    flat = types["LogAttributes"].startswith("JSON")  # the exporter's json: true
     event_name = "EventName" if "EventName" in types else "''"
     severity = "SeverityText, toInt32(SeverityNumber) AS severity,"
     if "SeverityNumber" not in types:
@@ -63,13 +64,13 @@ def read_logs(
     )
     for number, row in enumerate(db.rows(sql, params)):
         try:
-            yield _record(row, where.name)
+            yield _record(row, where.name, flat)
         except (ValueError, KeyError, TypeError) as exc:
             problems.append(FormatError(where.name, number, f"not a log record ({exc!r})", "row"))
 
 
-def _record(row: Mapping[str, Any], source: str) -> LogRecord:
-    attributes = typed_attributes(_map(row["LogAttributes"]))
+def _record(row: Mapping[str, Any], source: str, flat: bool) -> LogRecord:
+    attributes = column_attributes(row["LogAttributes"], flat)
     name = str(row["event"]) or str(attributes.get("event.name") or "")
     return LogRecord(
         trace_id=hex_id(row["TraceId"], 16),
@@ -80,17 +81,11 @@ def _record(row: Mapping[str, Any], source: str) -> LogRecord:
         attributes=attributes,
         severity_number=int(row["severity"]),
         severity_text=str(row["SeverityText"]),
-        resource=typed_attributes(_map(row["ResourceAttributes"])),
+        resource=column_attributes(row["ResourceAttributes"], flat),
         scope_name=str(row["ScopeName"]),
         scope_version=str(row["ScopeVersion"]),
         source=source,
     )
-
-
-def _map(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise TypeError("an attributes column that is not an object")
-    return value
 
 
 def _body(text: Any, event_name: str) -> Any:

@@ -26,12 +26,18 @@ from typing import Any, Final
 
 from .clickhouse import Database, Param, connect, hex_id, table_types, trace_filter
 from .clickhouse_logs import read_logs
-from .clickhouse_types import typed_attributes
+from .clickhouse_types import column_attributes
 from .errors import FormatError
-from .limits import MAX_NESTING
 from .records import EventRecord, LinkRecord, Record, SpanRecord
 
-__all__ = ["Columns", "read_records", "select_spans", "span_record", "trace_windows"]
+__all__ = [
+    "Columns",
+    "read_records",
+    "select_spans",
+    "span_record",
+    "trace_windows",
+    "windows_of",
+]
 
 _NAMED_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
 _NAMED_STATUS = ("Unset", "Ok", "Error")
@@ -126,21 +132,29 @@ def trace_windows(name: str, spans_per_window: int) -> list[list[str]] | None:
             )
             if any(int(row["n"]) for row in spanless):
                 return None
-        windows: list[list[str]] = [[]]
-        spans = 0
-        for row in db.rows(
+        rows = db.rows(
             "SELECT TraceId, count() AS spans, min(Timestamp) AS first"
             f" FROM {where.database}.{where.table} WHERE TraceId != ''"
             " GROUP BY TraceId ORDER BY first, TraceId"
-        ):
-            if spans >= spans_per_window:
-                windows.append([])
-                spans = 0
-            windows[-1].append(hex_id(row["TraceId"], 16))
-            spans += int(row["spans"])
-        return [w for w in windows if w]
+        )
+        counted = ((hex_id(row["TraceId"], 16), int(row["spans"])) for row in rows)
+        return windows_of(counted, spans_per_window)
     finally:
         db.close()
+
+
+def windows_of(traces: Iterable[tuple[str, int]], spans_per_window: int) -> list[list[str]]:
+    """Trace ids (with their span counts, in the order to read them) in windows of about
+    ``spans_per_window`` spans."""
+    windows: list[list[str]] = [[]]
+    spans = 0
+    for trace_id, count in traces:
+        if spans >= spans_per_window:
+            windows.append([])
+            spans = 0
+        windows[-1].append(trace_id)
+        spans += count
+    return [w for w in windows if w]
 
 
 def table_columns(db: Database) -> Columns:
@@ -219,7 +233,7 @@ def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRe
     """The span of one row of :func:`select_spans` (``ValueError``, ``KeyError`` or
     ``TypeError`` when the row is not one)."""
     flat = columns.json_attributes
-    attributes = typed_attributes(_mapping(row["SpanAttributes"], flat))
+    attributes = column_attributes(row["SpanAttributes"], flat)
     if columns.has_scope:
         scope_name, scope_version = str(row["ScopeName"]), str(row["ScopeVersion"])
     else:
@@ -227,13 +241,13 @@ def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRe
         scope_version = str(attributes.pop(SCOPE_VERSION, ""))
     start = int(row["start"])
     events = [
-        EventRecord(str(name), int(when), typed_attributes(_mapping(attrs, flat)))
+        EventRecord(str(name), int(when), column_attributes(attrs, flat))
         for when, name, attrs in _zipped(
             row["event_times"], row["event_names"], row["event_attributes"]
         )
     ]
     links = [
-        LinkRecord(hex_id(trace, 16), hex_id(span, 8), typed_attributes(_mapping(attrs, flat)))
+        LinkRecord(hex_id(trace, 16), hex_id(span, 8), column_attributes(attrs, flat))
         for trace, span, attrs in _zipped(
             row["link_traces"], row["link_spans"], row["link_attributes"]
         )
@@ -250,7 +264,7 @@ def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRe
         events=events,
         status_code=_STATUS.get(str(row["StatusCode"]), 0),
         status_message=str(row["StatusMessage"]),
-        resource=typed_attributes(_mapping(row["ResourceAttributes"], flat)),
+        resource=column_attributes(row["ResourceAttributes"], flat),
         scope_name=scope_name,
         scope_version=scope_version,
         source=source,
@@ -263,23 +277,3 @@ def _zipped(*columns: Any) -> Iterable[tuple[Any, ...]]:
     if not all(isinstance(c, list) for c in columns) or len({len(c) for c in columns}) > 1:
         raise ValueError("a Nested column's arrays differ in length")
     return zip(*columns, strict=True)
-
-
-def _mapping(value: Any, flat: bool) -> dict[str, Any]:
-    """A ``Map(String, String)`` as it is; a ``JSON`` value's objects joined into dotted keys."""
-    if not isinstance(value, dict):
-        raise TypeError("an attributes column that is not an object")
-    if not flat:
-        return value
-    out: dict[str, Any] = {}
-    _join("", value, out)
-    return out
-
-
-def _join(prefix: str, value: dict[str, Any], out: dict[str, Any], depth: int = 0) -> None:
-    for key, item in value.items():
-        name = f"{prefix}{key}"
-        if isinstance(item, dict) and item and depth < MAX_NESTING:
-            _join(name + ".", item, out, depth + 1)
-        else:
-            out[name] = item

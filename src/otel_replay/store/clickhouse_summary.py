@@ -35,7 +35,7 @@ from ..dialects.span import SpanView
 from ..workflow.anomalies import DEFAULT_MAX_TOOL_CALLS
 from ..workflow.summary import Filter, RunSummary
 from .clickhouse import Database, Param, connect
-from .clickhouse_spans import table_columns
+from .clickhouse_spans import table_columns, windows_of
 from .errors import FormatError
 
 __all__ = ["summaries"]
@@ -53,15 +53,7 @@ def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatErro
         from ..workflow.summary import summarize
 
         # A window of those traces at a time, client-only ones stitched as a dump's are.
-        most = int(WINDOW_BYTES * SPANS_PER_BYTE)
-        windows: list[list[str]] = [[]]
-        spans = 0
-        for trace_id, count in left:
-            if spans >= most:
-                windows.append([])
-                spans = 0
-            windows[-1].append(trace_id)
-            spans += count
+        windows = windows_of(left, int(WINDOW_BYTES * SPANS_PER_BYTE))
         for batch in iter_runs(name, planned=Windows(windows, {})):
             found += [summarize(r) for r in batch]
             problems += batch.problems

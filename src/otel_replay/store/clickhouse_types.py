@@ -24,8 +24,9 @@ from typing import Any, Final, Literal
 from .. import attributes as A
 from ..bytes_text import from_base64
 from ..json_text import loads
+from .limits import MAX_NESTING
 
-__all__ = ["attribute_type", "typed_attributes", "typed_value"]
+__all__ = ["attribute_type", "column_attributes", "typed_attributes", "typed_value"]
 
 #: What a convention says an attribute holds.
 Kind = Literal["int", "number", "bool", "strings", "numbers", "bytes", "list"]
@@ -163,6 +164,28 @@ def typed_value(kind: Kind, text: str) -> Any:
     else ``text`` itself."""
     got = _READ[kind](text)
     return text if got is None else got
+
+
+def column_attributes(value: Any, flat: bool) -> dict[str, Any]:
+    """The attributes of one attributes column: a ``Map(String, String)`` with the known
+    types given back; a ``JSON`` one (``flat``) with its objects joined into dotted keys.
+    ``TypeError`` when the column holds no object."""
+    if not isinstance(value, dict):
+        raise TypeError("an attributes column that is not an object")
+    if not flat:
+        return typed_attributes(value)
+    out: dict[str, Any] = {}
+    _join("", value, out)
+    return typed_attributes(out)
+
+
+def _join(prefix: str, value: dict[str, Any], out: dict[str, Any], depth: int = 0) -> None:
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, dict) and item and depth < MAX_NESTING:
+            _join(name + ".", item, out, depth + 1)
+        else:
+            out[name] = item
 
 
 def typed_attributes(values: Mapping[str, Any]) -> dict[str, Any]:
