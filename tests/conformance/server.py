@@ -585,7 +585,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+    # A handler logs its exchange after the client has its answer: closing the server
+    # waits for the handlers, so the log is whole once the ``with`` is over.
+    daemon_threads = False
+    block_on_close = True
 
     def __init__(self, log_path: Path, port: int) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
