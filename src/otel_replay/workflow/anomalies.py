@@ -253,7 +253,15 @@ def _errors(steps: Sequence[Step]) -> Iterator[Finding]:
 
 def _result_findings(step: Step) -> Iterator[Finding]:
     assert step.tool is not None
-    result = step.tool.result
+    warning = result_warning(step.tool.result)
+    if warning is not None:
+        kind, message = warning
+        yield _finding(kind, step, message)
+
+
+def result_warning(result: Any) -> tuple[str, str] | None:
+    """What a tool's ``result`` warns of (kind and message: an HTTP 429/5xx it carries, a
+    cut-off JSON body), or None."""
     if isinstance(result, dict):
         for key in ("status_code", "status", "http_status"):
             value = result.get(key)
@@ -262,25 +270,23 @@ def _result_findings(step: Step) -> Iterator[Finding]:
                 and not isinstance(value, bool)
                 and (value == 429 or 500 <= value < 600)
             ):
-                yield _finding("http_status", step, f"the result carries HTTP {value} ({key})")
-                return
-        return
+                return "http_status", f"the result carries HTTP {value} ({key})"
+        return None
     text = result.decode("utf-8", "replace") if isinstance(result, (bytes, bytearray)) else result
     if not isinstance(text, str):
-        return
+        return None
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and len(stripped) > 1:
         try:
             json_text.loads(stripped)
         except ValueError:
-            yield _finding(
+            return (
                 "partial_body",
-                step,
                 f"the result starts as JSON and does not parse ({len(text)} chars): cut off?",
             )
-            return
     if re.match(r"HTTP/\d(\.\d)? (429|5\d\d)\b", stripped):
-        yield _finding("http_status", step, f"the result is an HTTP error: {stripped[:40]!r}")
+        return "http_status", f"the result is an HTTP error: {stripped[:40]!r}"
+    return None
 
 
 def final_step(run: Run) -> Step | None:
@@ -296,8 +302,16 @@ def final_step(run: Run) -> Step | None:
 def _error_wording(run: Run, phrases: Sequence[str]) -> Iterator[Finding]:
     answer = run.final_output()
     step = final_step(run)
-    if answer is None or step is None or not phrases:
+    if answer is None or step is None:
         return
+    said = error_phrase(answer, phrases)
+    if said is not None:
+        yield _finding("error_wording", step, f"the final answer says {said[0]!r}: …{said[1]}…")
+
+
+def error_phrase(answer: str, phrases: Sequence[str]) -> tuple[str, str] | None:
+    """The first of ``phrases`` ``answer`` holds as words (case-insensitive), with the
+    text around it; None when it holds none."""
     # Typographic apostrophes are common in model output.
     text = answer.replace("\u2019", "'")
     for phrase in phrases:
@@ -305,9 +319,5 @@ def _error_wording(run: Run, phrases: Sequence[str]) -> Iterator[Finding]:
         m = re.search(pattern, text, re.I)
         if m:
             lo, hi = max(0, m.start() - 30), min(len(text), m.end() + 30)
-            yield _finding(
-                "error_wording",
-                step,
-                f"the final answer says {phrase!r}: …{text[lo:hi]}…",
-            )
-            return
+            return phrase, text[lo:hi]
+    return None
