@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeAlias, TypeVar
 
@@ -205,6 +206,24 @@ class Mapped(Generic[T]):
     problems: list[FormatError]
     #: Worker processes used (0: read in this process).
     workers: int = 0
+
+
+def table_runs(
+    name: str, traces: Sequence[tuple[str, int]], done: AbstractSet[str] = frozenset()
+) -> Iterator[Runs]:
+    """The runs of ``traces`` (ids and span counts, in start order) of the ClickHouse
+    table ``name``, a window of traces at a time.  When log records beside it name no
+    span (they join runs by their time) the table is read whole, and every run but those
+    of the traces in ``done`` is given."""
+    from ..store.clickhouse_spans import spanless_logs, windows_of
+
+    if spanless_logs(name):
+        runs = read_runs([name])
+        kept = [r for r in runs if done.isdisjoint(r.trace_ids)]
+        yield Runs(kept, runs.problems, runs.unjoined_logs)
+        return
+    spans_per_window = int(WINDOW_BYTES * SPANS_PER_BYTE)
+    yield from iter_runs(name, planned=Windows(windows_of(traces, spans_per_window), {}))
 
 
 def map_runs(

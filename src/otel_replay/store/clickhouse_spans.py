@@ -126,12 +126,8 @@ def trace_windows(name: str, spans_per_window: int) -> list[list[str]] | None:
     try:
         where = db.location
         table_columns(db)
-        if where.logs and table_types(db, where.logs):
-            spanless = db.rows(
-                f"SELECT count() AS n FROM {where.database}.{where.logs} WHERE SpanId = ''"
-            )
-            if any(int(row["n"]) for row in spanless):
-                return None
+        if _spanless_logs(db):
+            return None
         rows = db.rows(
             "SELECT TraceId, count() AS spans, min(Timestamp) AS first"
             f" FROM {where.database}.{where.table} WHERE TraceId != ''"
@@ -141,6 +137,24 @@ def trace_windows(name: str, spans_per_window: int) -> list[list[str]] | None:
         return windows_of(counted, spans_per_window)
     finally:
         db.close()
+
+
+def spanless_logs(name: str) -> bool:
+    """Whether the logs table beside the table ``name`` holds records that name no span
+    (they join a run by their time alone: its runs are not read a window at a time)."""
+    db = connect(name)
+    try:
+        return _spanless_logs(db)
+    finally:
+        db.close()
+
+
+def _spanless_logs(db: Database) -> bool:
+    where = db.location
+    if not (where.logs and table_types(db, where.logs)):
+        return False
+    rows = db.rows(f"SELECT count() AS n FROM {where.database}.{where.logs} WHERE SpanId = ''")
+    return any(int(row["n"]) for row in rows)
 
 
 def windows_of(traces: Iterable[tuple[str, int]], spans_per_window: int) -> list[list[str]]:
