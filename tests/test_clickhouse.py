@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from tests.conformance.checks import find_cases
 
 import otel_replay
@@ -346,9 +348,12 @@ def test_check_and_show_of_a_stitched_run_read_from_clickhouse_as_from_files(
     name, files = _mixed(tmp_path)
     dump = tmp_path / "same.binpb"
     assert cli_process("convert", name, "-o", str(dump)).returncode == 0
-    checked = cli_process("check", name, "--json")
-    want = cli_process("check", str(dump), "--json")
-    assert checked.returncode == want.returncode and checked.stdout == want.stdout
+    assert _checks_agree(name, str(dump))  # the captured run that went well is not read
+    checked = cli_process("check", name)
+    assert checked.returncode == cli_process("check", str(dump)).returncode == 1
+    assert "missing: not listed (its spans were not read: check --run lists them)" in (
+        checked.stdout
+    )
 
     stitched = next(r for r in otel_replay.load(*files) if len(r.trace_ids) > 1)
     shown = cli_process("show", name, "--run", stitched.run_id[:12], "--json")
@@ -422,3 +427,321 @@ def test_ls_of_a_json_true_table_lists_what_a_file_of_the_same_spans_lists(
         cli_process("ls", str(dump), "--json", "--error").stdout
     )
     assert len(json.loads(listed.stdout)["runs"]) == 2
+
+
+# --- check: the runs ClickHouse shows clean are not read -------------------------------
+
+#: Spellings of tool arguments: the first three are one JSON value.
+_ARGUMENTS = [
+    '{"order": "{id}", "qty": 1.5}',
+    '{"qty":1.50,"order":"{id}"}',
+    '{ "order" : "{id}" , "qty" : 15e-1 }',
+    '{"order": "{id}", "qty": 2}',
+    '{"order": "\\u0034{id}", "qty": 1.5}',
+]
+#: Tool results: plain ones, and the shapes check warns of (or nearly).
+_RESULTS = [
+    '{"order": "4421", "status": "shipped"}',
+    '{"order": "4421", "status": "shipped"}',
+    '{"status": 503}',
+    '{"status_code": 429.0}',
+    '{"status": "503"}',
+    '{"http_status": 502, "http_status": 200}',
+    '{"http_status": 200, "http_status": 502}',
+    '{"st\\u0061tus": 500}',
+    "HTTP/1.1 503 Service Unavailable",
+    '\u00a0{"order": "44',
+    "  [1, 2",
+    "see [1] and {2}",
+    "shipped",
+    '"shipped"',
+    "NaN",
+    "[" * 70 + "]" * 70,
+]
+#: Final answers: plain ones, error wording (or nearly), escapes, folding letters.
+_ANSWERS = [
+    "Order 4421 has shipped.",
+    "Order 4421 has shipped.",
+    "I\u2019m sorry, I can\u2019t find it.",
+    "The terrorist plot thickens.",
+    "We were UNABLE TO ship.",
+    'It said "no" to the order.',
+    "n/a",
+    "Shipped \u2014 today",
+    "Ta\u0131led",
+    "\u212aeep calm, it shipped",
+]
+
+
+def _agent(rng: Any, n: int, plan: dict[str, tuple[str, str]]) -> None:
+    """One agent run with random turns, tool calls, results and answers; ``plan`` gets the
+    arguments and result text each tool span is given afterwards."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": f"where is order {n}?"}]
+    turns = rng.randint(1, 3)
+    earlier: list[str] = []
+    with otel_replay.agent_run("support", input="where?", **{"user.id": f"u{n}"}):
+        for turn in range(turns):
+            k = rng.choice([1, 1, 2, 3])
+            calls = []
+            for i in range(k):
+                call_id = f"c{n}-{turn}-{i}"
+                same = earlier and rng.random() < 0.15
+                order = rng.choice(earlier) if same else f"{n}{turn}{i}"
+                earlier.append(order)
+                args = rng.choice(_ARGUMENTS[:3] if same else _ARGUMENTS).replace("{id}", order)
+                calls.append((call_id, order, args))
+            with otel_replay.model_call(
+                provider="openai", model="gpt-4o", messages=list(history), system="You help."
+            ) as call:
+                call.record(
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {"id": c, "function": {"name": "lookup", "arguments": a}}
+                            for c, _, a in calls
+                        ],
+                    }
+                )
+            lost = rng.random() < 0.1
+            if not lost:
+                history.append({"role": "assistant", "content": f"calling {k} tools"})
+            for call_id, order, args in calls:
+                key = f"{call_id}/{order}"
+                plan[key] = (args, rng.choice(_RESULTS) if rng.random() < 0.2 else _RESULTS[0])
+                with otel_replay.tool_call_id(call_id), contextlib.suppress(RuntimeError):
+                    lookup(key if rng.random() > 0.05 else "boom")
+                if not lost:
+                    history.append({"role": "tool", "content": "ok", "tool_call_id": call_id})
+        answers = 4 if rng.random() < 0.1 else 1 if rng.random() < 0.8 else 2
+        answer = rng.choice(_ANSWERS) if rng.random() < 0.4 else _ANSWERS[0]
+        for _ in range(answers):
+            with otel_replay.model_call(
+                provider="openai", model="gpt-4o", messages=list(history), system="You help."
+            ) as call:
+                call.record({"role": "assistant", "content": answer})
+
+
+def _random_runs(seed: int, count: int) -> list[Any]:
+    """``count`` captured runs of every shape ``_agent`` makes, sent as OTLP carries them;
+    the tool spans' arguments and results respelled as planned (their digests dropped:
+    the text is what another instrumentation would have written)."""
+    import random
+
+    from _recording import in_memory
+    from otel_replay.export.encoder import encode_request
+    from otel_replay.store.otlp_proto import records_from_proto
+
+    rng = random.Random(seed)
+    plan: dict[str, tuple[str, str]] = {}
+    with in_memory() as exporter:
+        for n in range(count):
+            _agent(rng, n, plan)
+        spans = list(exporter.get_finished_spans())
+    records = list(records_from_proto(encode_request(spans), "captured", 0))
+    for r in records:
+        text = r.attributes.get("gen_ai.tool.call.arguments")
+        if text is None or "boom" in text:
+            continue
+        args, result = plan[json.loads(text)["order"]]
+        for attr, value in (("arguments", args), ("result", result)):
+            key = f"gen_ai.tool.call.{attr}"
+            for prefix in ("otel_replay.sha256.", "otel_replay.bytes.", "otel_replay.type."):
+                r.attributes.pop(prefix + key, None)
+            r.attributes[key] = value
+    return records
+
+
+def _checks_agree(name: str, dump: str, config: Any = None) -> list[str]:
+    """``check`` of the table says what ``check`` of the dump of the same spans says: the
+    runs read, word for word; a run ClickHouse shows clean, one the dump's check finds
+    full and replayable with no problem or warning.  The ids of the runs shown clean."""
+    from otel_replay.workflow.check import check_runs
+
+    got, _, problems = check_runs([name], config)
+    want, _, _ = check_runs([dump], config)
+    assert not problems
+    assert [c.run_id for c in got] == [c.run_id for c in want]
+    for mine, theirs in zip(got, want, strict=True):
+        if mine.read:
+            assert _same(mine.to_json(), theirs.to_json())
+        else:
+            assert theirs.to_json() == {**mine.to_json(), "missing": theirs.kit.missing}
+    return [c.run_id for c in got if not c.read]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_check_reads_only_the_runs_clickhouse_cannot_show_clean(seed: int, tmp_path: Path) -> None:
+    """Random runs in every shape check tells apart (repeated calls spelled differently,
+    status codes in results, cut-off JSON, error wording, loops, lost history, tools that
+    raise...): what ClickHouse shows clean, the dump's check finds clean; the rest is
+    read and checked as the dump's runs are.  With the default warnings and others."""
+    from otel_replay.workflow.anomalies import Config
+
+    name = fill(tmp_path / "db", _random_runs(seed, 40))
+    dump = tmp_path / "same.binpb"
+    assert cli_process("convert", name, "-o", str(dump)).returncode == 0
+    clean = _checks_agree(name, str(dump))
+    assert 5 <= len(clean) <= 35  # both kinds, in every seed
+    other = Config(max_tool_calls=2, error_phrases=("shipped", "n/a", 'said "no"'))
+    assert len(_checks_agree(name, str(dump), other)) < len(clean)
+
+
+# --- the conditions of a clean run err one way only: properties -----------------------
+
+_PLAIN_TEXT = st.text(
+    st.characters(blacklist_characters='"\\', blacklist_categories=("Cc", "Cs")), max_size=6
+)
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _PLAIN_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_PLAIN_TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def _respelled(value: Any, rng: Any) -> str:
+    """``value`` as JSON another writer might spell it: keys in another order, other
+    spacing, floats with other digits."""
+    space = lambda: rng.choice(["", " ", "\n  ", "\t"])  # noqa: E731
+    if isinstance(value, dict):
+        items = list(value.items())
+        rng.shuffle(items)
+        inner = ",".join(
+            f"{space()}{json.dumps(k, ensure_ascii=False)}{space()}:{space()}{_respelled(v, rng)}"
+            for k, v in items
+        )
+        return "{" + inner + space() + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(space() + _respelled(v, rng) for v in value) + space() + "]"
+    if isinstance(value, float):
+        text = repr(value)
+        spellings = [text, f"{value:.17e}"]
+        if "e" not in text and "." in text:
+            spellings.append(text + "00")
+        return str(rng.choice(spellings))
+    return json.dumps(value, ensure_ascii=False)
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from otel_replay.store.clickhouse import connect
+
+    return connect(f"chdb://{tmp_path_factory.mktemp('engine')}")
+
+
+def _value_of(engine: Any, expression: str, **params: Any) -> Any:
+    """``expression`` computed by ClickHouse, with the query's patterns and ``params``."""
+    from otel_replay.store.clickhouse_summary import PATTERNS
+
+    given = {k: v for k, v in params.items() if k in ("said", "result_text", "t")}
+    columns = "".join(f"{{{k}:String}} AS {k}, " for k in given if k != "t")
+    (row,) = engine.rows(f"SELECT {columns}{expression} AS v", {**PATTERNS, **params})
+    return row["v"]
+
+
+@given(value=_JSON_VALUES, rng=st.randoms(use_true_random=False))
+@settings(max_examples=200, deadline=None)
+def test_two_spellings_of_one_json_value_share_their_key(engine: Any, value: Any, rng: Any) -> None:
+    """Tool calls whose arguments are one value, however spelled, are "the same call" to
+    ClickHouse too (so a repeated call is never missed)."""
+    from otel_replay import payload
+    from otel_replay.store.clickhouse_summary import KEY
+
+    a, b = json.dumps(value, ensure_ascii=False), _respelled(value, rng)
+    assert payload.canonical(json.loads(a)) == payload.canonical(json.loads(b))
+    key = KEY.format(text="{t:String}")
+    assert _value_of(engine, key, t=a) == _value_of(engine, key, t=b)
+
+
+_PHRASES = st.lists(
+    st.sampled_from(["I'm sorry", "unable to", "error", "can't", 'said "no"', "n/a", "x\\y"])
+    | st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=5),
+    min_size=1,
+    max_size=3,
+)
+
+
+@given(phrases=_PHRASES, data=st.data())
+@settings(max_examples=200, deadline=None)
+def test_an_answer_holding_an_error_phrase_is_never_shown_clean(
+    engine: Any, phrases: list[str], data: Any
+) -> None:
+    """Whatever the answer and however JSON spells it, when Python's check finds an error
+    phrase in it, ClickHouse's condition holds."""
+    from otel_replay.store.clickhouse_check import wording_params
+    from otel_replay.store.clickhouse_summary import WORDING
+    from otel_replay.workflow.anomalies import error_phrase
+
+    phrase = data.draw(st.sampled_from(phrases))
+    cased = "".join(c.upper() if data.draw(st.booleans()) else c for c in phrase)
+    cased = cased.replace("'", data.draw(st.sampled_from(["'", "\u2019"])))
+    around = st.text(max_size=8)
+    answer = data.draw(around) + data.draw(st.sampled_from([cased, ""])) + data.draw(around)
+    said = json.dumps(
+        [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}],
+        ensure_ascii=data.draw(st.booleans()),
+    )
+    if error_phrase(answer, phrases) is not None:
+        event("the answer holds a phrase")
+        assert _value_of(engine, WORDING, said=said, **wording_params(phrases))
+
+
+@given(
+    result=st.one_of(
+        st.text(max_size=12),
+        st.sampled_from(["{", "[", " {", "\u00a0[1", "\u2003{}", "HTTP/1.1 503 x", "{} x"]),
+        st.builds(
+            lambda key, value, extra: json.dumps({key: value, **extra}),
+            st.sampled_from(["status", "status_code", "http_status"]),
+            st.integers(400, 600) | st.sampled_from([429, 503, 429.0, "503", True]),
+            st.dictionaries(st.sampled_from(["a", "status"]), st.integers(0, 600), max_size=2),
+        ),
+        _JSON_VALUES.map(json.dumps),
+        st.integers(60, 70).map(lambda n: "[" * n + "]" * n),
+    ),
+    prefix=st.sampled_from(["", " ", "\n", "\u00a0", "\u2028", "\x1c", "\x85"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_result_python_warns_of_is_never_shown_clean(
+    engine: Any, result: str, prefix: str
+) -> None:
+    """A tool result Python's check warns of (as text, or as the object it parses to),
+    ClickHouse's condition flags."""
+    from otel_replay.store.clickhouse_summary import RESULT_WARNS
+    from otel_replay.workflow.anomalies import result_warning
+
+    text = prefix + result
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if result_warning(text) is not None or result_warning(parsed) is not None:
+        event("Python warns")
+        assert _value_of(engine, RESULT_WARNS, result_text=text)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if c.id.startswith("anthropic_openllmetry/events")],
+    ids=lambda c: c.id,
+)
+def test_ls_and_check_of_a_table_whose_log_records_name_no_span(case: Any, tmp_path: Path) -> None:
+    """Log records that name no span join a run by their time: the table is read whole
+    for the traces ClickHouse leaves to the reader, not a window at a time (which made
+    a run of each record)."""
+    files = [str(f) for f in case.trace_files()]
+    name = fill(tmp_path / "db", _records(*map(Path, files)))
+
+    def listed(*sources: str) -> Any:
+        shown = cli_process("ls", *sources, "--json")
+        assert shown.returncode == 0, shown.stderr
+        return json.loads(shown.stdout)["runs"]
+
+    assert listed(name) == listed(*files) and len(listed(name)) == 1
+    dump = tmp_path / "same.binpb"
+    assert cli_process("convert", name, "-o", str(dump)).returncode == 0
+    _checks_agree(name, str(dump))

@@ -356,7 +356,10 @@ def check(
     a damaged file that no run read from is unreadable input, exit 2).
     Anomalies (repeated tool calls, loops, tool errors and retries, HTTP
     429/5xx, cut-off bodies, error wording in the answer, too many tool calls)
-    are warnings: they fail the check only with --strict.
+    are warnings: they fail the check only with --strict.  Of a ClickHouse
+    table (clickhouse://, chdb://) the runs ClickHouse shows clean (full,
+    replayable, nothing to warn of) are not read: their optional missing
+    fields are not listed (--run ID lists them).
     """
     from ..runs.kit import lost_records
     from ..runs.load import Runs
@@ -379,7 +382,7 @@ def check(
 
         out = console()
         for c in checks:
-            render_check(c.run_id, c.kit, out)
+            render_check(c.run_id, c.kit, out, read=c.read)
             render_findings(c.findings, out)
     # A fault every run it may have cost already fails on (the run says records may
     # be missing) is a failed check, exit 1; one no run accounts for is unreadable input.

@@ -203,12 +203,18 @@ def _add_snapshot(nodes: dict[str, Tree], tree: Tree, snap: Snapshot) -> None:
     nodes.get(snap.span_id, tree).add(snapshot_line(snap))
 
 
-def render_check(run_id: str, kit: KitReport, out: Console | None = None) -> None:
-    """A run's verdict, replayable or not, missing kit fields, problems."""
+def render_check(
+    run_id: str, kit: KitReport, out: Console | None = None, *, read: bool = True
+) -> None:
+    """A run's verdict, replayable or not, missing kit fields (not listed for a run whose
+    spans were not ``read``), problems."""
     out = out or console()
     mark = "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]"
     colour = _VERDICT_STYLE.get(kit.verdict, "red")
     out.print(f"[bold]run {esc(run_id)}[/bold]: [{colour}]{esc(kit.verdict)}[/{colour}], {mark}")
-    out.print(f"  missing: {esc(', '.join(kit.missing)) if kit.missing else 'nothing'}")
+    if not read:
+        out.print("  missing: not listed (its spans were not read: check --run lists them)")
+    else:
+        out.print(f"  missing: {esc(', '.join(kit.missing)) if kit.missing else 'nothing'}")
     for problem in kit.problems:
         out.print(f"  [red]![/red] {esc(problem)}")

@@ -17,26 +17,29 @@ exporter's ``Map`` columns; a table of ``json: true`` is summarized by the
 reader, a window of traces at a time.  Traces
 that other instrumentations wrote (OpenInference, OpenLLMetry, LiteLLM,
 the Vercel AI SDK...: their spans need otel-replay's dialect readers),
-client-only traces that otel-replay stitches into one run, and runs whose
-tool steps would be taken from the messages are summarized the way a file's
-are: those traces alone are read and built.  Which traces those are is
+client-only traces that otel-replay stitches into one run, runs whose
+tool steps would be taken from the messages, and runs where a model input
+may be the call before it without its tool calls (a history the kit check
+looks at closely) are summarized the way a file's are: those traces alone
+are read and built.  Which traces those are is
 decided once per shape of span (scope and attribute names), in Python,
 from the same dialect detection the reader uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final, TypeVar
 
 from .. import attributes as A
 from ..dialects.registry import detect
 from ..dialects.span import SpanView
 from ..workflow.anomalies import DEFAULT_MAX_TOOL_CALLS
 from ..workflow.summary import Filter, RunSummary
-from .clickhouse import Database, Param, connect
-from .clickhouse_spans import table_columns, windows_of
+from .clickhouse import Database, Param, connect, table_types
+from .clickhouse_spans import table_columns
 from .errors import FormatError
+from .limits import MAX_NESTING
 
 __all__ = ["summaries"]
 
@@ -49,12 +52,11 @@ def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatErro
     ClickHouse, and for the traces it leaves to the reader, by reading those alone."""
     found, left, problems = sql_summaries(name, flt)
     if left:
-        from ..runs.stream import SPANS_PER_BYTE, WINDOW_BYTES, Windows, iter_runs
+        from ..runs.stream import table_runs
         from ..workflow.summary import summarize
 
-        # A window of those traces at a time, client-only ones stitched as a dump's are.
-        windows = windows_of(left, int(WINDOW_BYTES * SPANS_PER_BYTE))
-        for batch in iter_runs(name, planned=Windows(windows, {})):
+        # Those traces a window at a time, client-only ones stitched as a dump's are.
+        for batch in table_runs(name, left, {s.run_id for s in found}):
             found += [summarize(r) for r in batch]
             problems += batch.problems
     return found, problems
@@ -67,37 +69,89 @@ def sql_summaries(
     fields computed by ClickHouse), the traces ClickHouse leaves to the reader (other
     dialects, stitched traces: their ids and span counts, in start order), and the
     problems met."""
+    return sorted_out(name, flt, "plain", _summary)
+
+
+T = TypeVar("T")
+
+
+def sorted_out(
+    name: str,
+    flt: Filter,
+    column: str,
+    make: Callable[[dict[str, Any]], T],
+    also: str = "0",
+    params: dict[str, Param] | None = None,
+) -> tuple[list[T], list[tuple[str, int]], list[FormatError]]:
+    """``make`` of the summary rows (see :func:`_summary_rows`) whose ``column`` holds; the
+    other traces, left to the reader (their ids and span counts, in start order); and
+    the problems met."""
+    taken, left = [], []
+    try:
+        for row in _summary_rows(name, flt, also, params):
+            if int(row[column]):
+                taken.append(make(row))
+            else:
+                left.append((str(row["TraceId"]), int(row["steps"])))
+    except _Unsummarized as whole:
+        return [], whole.traces, []
+    except FormatError as exc:
+        return [], [], [exc]
+    return taken, left, []
+
+
+class _Unsummarized(Exception):
+    """The table is one the query does not read (JSON columns): every trace is the
+    reader's."""
+
+    def __init__(self, traces: list[tuple[str, int]]) -> None:
+        self.traces = traces
+
+
+def _summary_rows(
+    name: str, flt: Filter, also: str = "0", params: dict[str, Param] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The summary query's rows for the table ``name``, one per trace ``flt`` keeps, with
+    the column ``also``: a condition on the trace's summary (bound with ``params``).
+    Raises :class:`_Unsummarized` for a table the query does not read."""
     since_ns = flt.since_ns
     db = connect(name)
     try:
         columns = table_columns(db)
         table = f"{db.location.database}.{db.location.table}"
         if columns.json_attributes:  # JSON columns (json: true): the reader summarizes
-            return [], _all_traces(db, table, flt.since_ns), []
+            raise _Unsummarized(_all_traces(db, table, flt.since_ns))
         foreign = _foreign_shapes(db, table, columns.has_scope)
-        where, params = _since(db, since_ns)
-        params["foreign"] = foreign
+        where, bound = _since(db, since_ns)
+        bound.update({**PATTERNS, **(params or {}), "foreign": foreign})
         scope = "ScopeName" if columns.has_scope else "SpanAttributes['otel.scope.name']"
         sql = _SUMMARY.format(
             table=table,
             where=where,
             shape=_SHAPE.format(scope=scope),
+            key=KEY.format(text="JSONExtractRaw(input, 1)"),
+            call_key=KEY.format(text="arguments_text"),
+            dire=WORDING,
+            result_warns=RESULT_WARNS,
             model_ops=_list(A.MODEL_OPERATIONS),
             agent_ops=_list(A.AGENT_OPERATIONS),
-            having=_having(flt, since_ns, params),
+            having=_having(flt, since_ns, bound),
             budget=DEFAULT_MAX_TOOL_CALLS,
+            also=also,
+            logs=_logs(db),
         )
-        found, left = [], []
-        for row in db.rows(sql, params):
-            if int(row["plain"]):
-                found.append(_summary(row))
-            else:
-                left.append((str(row["TraceId"]), int(row["steps"])))
-        return found, left, []
-    except FormatError as exc:
-        return [], [], [exc]
+        yield from db.rows(sql, bound)
     finally:
         db.close()
+
+
+def _logs(db: Database) -> str:
+    """The condition "the trace has no log record" when the table has a logs table beside
+    it (their records may add to a run what the spans do not say), else true."""
+    logs = db.location.logs
+    if not (logs and table_types(db, logs)):
+        return "1"
+    return f"TraceId NOT IN (SELECT TraceId FROM {db.location.database}.{logs})"
 
 
 def _all_traces(db: Database, table: str, since_ns: int | None) -> list[tuple[str, int]]:
@@ -135,6 +189,70 @@ def _foreign_shapes(db: Database, table: str, has_scope: bool) -> list[str]:
             foreign.append(str(row["shape"]))
     return foreign
 
+
+#: A key that JSON texts of equal values share (whatever their key order, spacing and
+#: number spelling), for ``{text}`` without escapes: its pieces between brackets and
+#: commas, sorted, spaces left out and every number value one zero; hashed.
+KEY: Final = (
+    "cityHash64(arrayStringConcat(arraySort(splitByRegexp({{piece:String}}, replaceRegexpAll("
+    "replaceRegexpAll({text}, {{space:String}}, ''), {{number:String}}, '\\\\10'))), char(0)))"
+)
+
+#: Whether the text ``said`` (the outputs of a span) may hold an error phrase: as text or
+#: JSON spells it (the needles ``check`` binds), a typographic apostrophe read as "'",
+#: or with an escape or a letter whose case folds to ASCII that could hide one.
+WORDING: Final = (
+    "{wording_all:UInt8} OR match(said, {ascii_escape:String})"
+    " OR multiSearchAny(said, {folding:Array(String)})"
+    " OR multiSearchAnyCaseInsensitiveUTF8(replaceAll(replaceAll(said, {rsquo:String},"
+    " char(39)), {rsquo_escaped:String}, char(39)), {phrases:Array(String)})"
+)
+
+#: Whether a tool's result text ``result_text`` may warn of something: it opens as JSON
+#: (after what Python's strip() takes for space) and is not JSON Python would parse, it
+#: starts as an HTTP status line, or it is an object whose status key holds 429 or a 5xx
+#: (or that names such a key twice).
+RESULT_WARNS: Final = (
+    "(match(result_text, {opening:String}) AND NOT (match(result_text, {json_opening:String})"
+    " AND isValidJSON(result_text) AND countMatches(result_text, {bracket:String})"
+    " <= {nesting:Int64}))"
+    " OR match(result_text, {http_text:String})"
+    " OR (JSONType(result_text) = 'Object' AND (arrayExists(k -> match("
+    "JSONExtractRaw(result_text, k), {status_value:String}), ['status_code', 'status',"
+    " 'http_status']) OR countMatches(result_text, {status_key:String}) > 1))"
+)
+
+#: The regular expressions the queries use (bound as parameters, not spelled in SQL).
+PATTERNS: Final[dict[str, Param]] = {
+    "space": r"\s",
+    # A number where JSON has values: at the start, after ":", "[" or "," (spaces gone).
+    "number": r"(^|[:\[,])[-+0-9.eE]+",
+    "piece": r"[,{}\[\]]",
+    "call_id": r'"id"\s*:\s*"([^"]*)"',
+    # A message part that says something: a value that is not empty, nor null.
+    "says": r'"(content|text|arguments|response|result)"\s*:\s*([^"\sn]|"[^"])',
+    # What Python's str.strip() takes for white space, then the opening of a JSON text.
+    "opening": r"^[\s\v\x{1c}-\x{1f}\x{85}\pZ]*[\[{]",
+    "json_opening": r"^[ \t\n\r]*[\[{]",
+    "bracket": r"[\[{]",
+    "http_text": r"^[\s\v\x{1c}-\x{1f}\x{85}\pZ]*HTTP/",
+    # A JSON integer 429 or 5xx; a key that may hold one (twice: the last one counts).
+    "status_value": "^(429|5[0-9][0-9])$",
+    "status_key": r'"(status_code|status|http_status)"\s*:',
+    # What int() may read as 429 or a 5xx: digits, with "_" or digits of other scripts.
+    "status_text": r"429|5[0-9][0-9]|_|[^\x{00}-\x{7f}]",
+    # A printable ASCII character spelled as a JSON escape.
+    "ascii_escape": r"\\u00[2-7][0-9a-fA-F]",
+    "rsquo": "\u2019",
+    "rsquo_escaped": "\\u2019",
+    "nesting": MAX_NESTING,
+    # What only ``check`` binds: by default every trace's answer might say anything.
+    "every": 0,
+    "wording_all": 1,
+    "phrases": [],
+    "folding": [],
+    "tool_budget": 0,
+}
 
 #: A span's shape: its scope and attribute names.
 _SHAPE = "cityHash64({scope}, arrayStringConcat(arraySort(mapKeys(SpanAttributes)), ','))"
@@ -260,13 +378,21 @@ SELECT TraceId,
             AND NOT isValidJSON(result))
         + (tool_calls > {budget}) AS anomalies,
     maxIf(s, kind = 'model') AS last_model,
+    arraySort(groupArrayIf((s, calls_made, input_count, first_input), kind = 'model'))
+        AS model_seq,
+    arrayExists(i -> model_seq[i].1 = model_seq[i + 1].1 OR (model_seq[i].2 > 0
+        AND model_seq[i + 1].3 <= model_seq[i].3 + 1 AND (model_seq[i + 1].4 = model_seq[i].4
+            OR model_seq[i].4 = 0 OR model_seq[i + 1].4 = 0)),
+        arrayEnumerate(arrayPopBack(model_seq))) AS lost_history,
     content AND NOT asked_unseen AND no_output + kept_elsewhere + damaged_output + unanswered = 0
         AND damaged = 0 AS replayable,
     countIf(has({{foreign:Array(String)}}, toString(shape))) = 0
         AND NOT derived
         AND NOT (countIf(kind IN ('agent', 'tool')) = 0 AND model_calls > 0)
         AND content AND no_result = 0
-        AS plain
+        AND NOT lost_history
+        AS plain,
+    ({also}) AND {logs} AS also
 FROM (
     SELECT TraceId, SpanId,
         toUnixTimestamp64Nano(Timestamp) AS s,
@@ -332,12 +458,46 @@ FROM (
             OR mapContains(a, 'otel_replay.sha256.gen_ai.tool.call.result')) AS damaged_output,
         countMatches(a['gen_ai.output.messages'], '"type"\\s*:\\s*"tool_call"') AS calls_made,
         toInt32OrZero(a['http.response.status_code']) AS http_status,
+        if(mapContains(a, 'otel_replay.bytes.gen_ai.input.messages'),
+            tryBase64Decode(a['otel_replay.bytes.gen_ai.input.messages']),
+            a['gen_ai.input.messages']) AS input,
+        JSONLength(input) AS input_count,
+        if(position(input, char(92)) > 0, 0, {key}) AS first_input,
+        if(mapContains(a, 'otel_replay.bytes.gen_ai.output.messages'),
+            tryBase64Decode(a['otel_replay.bytes.gen_ai.output.messages']),
+            a['gen_ai.output.messages']) AS output,
+        extractAll(output, {{call_id:String}}) AS call_ids,
+        NOT (isValidJSON(output) AND JSONType(output) = 'Array' AND match(output, {{says:String}}))
+            AS mute,
+        damaged AS spoiled,
+        a['otel_replay.content'] = 'NO_CONTENT' AS no_content,
+        arrayExists(k -> startsWith(k, 'otel_replay.type.') AND a[k] = 'repr', mapKeys(a))
+            AS repr_kept,
+        NOT (match(TraceId, '^[0-9a-f]{{32}}$') AND match(SpanId, '^[0-9a-f]{{16}}$')
+            AND match(ParentSpanId, '^([0-9a-f]{{16}})?$')) AS odd_ids,
+        tool_error OR mapContains(a, 'otel_replay.exception.args') AS raised,
+        match(concat(a['http.response.status_code'], ' ', a['http.status_code']),
+            {{status_text:String}}) AS http_maybe,
+        if(mapContains(a, 'otel_replay.bytes.gen_ai.tool.call.arguments'),
+            tryBase64Decode(a['otel_replay.bytes.gen_ai.tool.call.arguments']), arguments)
+            AS arguments_text,
+        if(position(arguments_text, char(92)) > 0
+            OR a['otel_replay.type.gen_ai.tool.call.arguments'] NOT IN ('', 'json', 'str'),
+            0, {call_key}) AS call_key,
+        if(mapContains(a, 'otel_replay.bytes.gen_ai.tool.call.result'),
+            tryBase64Decode(a['otel_replay.bytes.gen_ai.tool.call.result']), result)
+            AS result_text,
+        {result_warns} AS odd_result,
+        arrayStringConcat(arrayMap(k -> if(startsWith(k, 'otel_replay.bytes.'),
+            tryBase64Decode(a[k]), a[k]), arrayFilter(k -> position(k, 'output') > 0,
+            mapKeys(a))), char(10)) AS said,
+        {dire} AS dire,
         {shape} AS shape
     FROM {table}
     WHERE {where}
 )
 GROUP BY TraceId
-HAVING countIf(op != 'create_agent') > 0 AND {having}
+HAVING ({{every:UInt8}} OR countIf(op != 'create_agent') > 0) AND {having}
 ORDER BY start, TraceId
 SETTINGS output_format_json_quote_64bit_integers = 0
 """

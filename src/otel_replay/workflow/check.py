@@ -2,7 +2,9 @@
 
 A :class:`RunCheck` is small and picklable, so a big dump is checked a
 window at a time (see :func:`~otel_replay.runs.stream.map_runs`) without
-holding its runs.
+holding its runs.  A ClickHouse table is checked by ClickHouse first: the runs
+it shows clean (full, replayable, nothing to warn of) are not read; the others
+are read a window at a time (see :mod:`otel_replay.store.clickhouse_check`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ..runs.model import KitReport, Run
 from ..runs.pick import is_named
 from ..runs.stream import map_runs
 from ..store.errors import FormatError
+from ..store.sources import is_database
 from .anomalies import Config, Finding, find_anomalies
 
 
@@ -27,13 +30,16 @@ class RunCheck:
     start_ns: int
     kit: KitReport
     findings: list[Finding]
+    #: False for a run ClickHouse showed clean without its spans being read: its kit's
+    #: optional fields (``commit``, ``steps[3].temperature``...) are not listed.
+    read: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "verdict": self.kit.verdict,
             "replayable": self.kit.replayable,
-            "missing": self.kit.missing,
+            "missing": self.kit.missing if self.read else None,
             "problems": self.kit.problems,
             "findings": [f.to_json() for f in self.findings],
         }
@@ -65,9 +71,41 @@ def check_runs(
     A big dump is read a window at a time by ``jobs`` worker processes
     (default: :func:`~otel_replay.runs.stream.default_jobs`).
     """
-    fn = functools.partial(_check_picked, config or Config(), run_id)
-    mapped = map_runs(paths, fn, jobs=jobs, window_bytes=window_bytes)
-    found = [c for c in mapped.values if isinstance(c, RunCheck)]
+    config = config or Config()
+    # A run asked for is read alone, wherever it is.
+    tables = [p for p in paths if is_database(p)] if run_id is None else []
+    files = [p for p in paths if p not in tables]
+    found: list[RunCheck] = []
+    others: list[str] = []
+    problems: list[FormatError] = []
+    if files:
+        fn = functools.partial(_check_picked, config, run_id)
+        mapped = map_runs(files, fn, jobs=jobs, window_bytes=window_bytes)
+        found += [c for c in mapped.values if isinstance(c, RunCheck)]
+        others += [c for c in mapped.values if isinstance(c, str)]
+        problems += mapped.problems
+    for name in tables:
+        checked, faults = _table_checks(name, config)
+        found += checked
+        problems += faults
     found.sort(key=lambda c: (c.start_ns, c.run_id))
-    others = sorted(c for c in mapped.values if isinstance(c, str))
-    return found, others, mapped.problems
+    return found, sorted(others), problems
+
+
+#: The report of a run ClickHouse showed clean.
+_CLEAN = KitReport(verdict="full", replayable=True, missing=[], problems=[])
+
+
+def _table_checks(name: str, config: Config) -> tuple[list[RunCheck], list[FormatError]]:
+    """The checks of the runs of a ClickHouse table: those ClickHouse shows clean from its
+    summary, the others read a window of traces at a time."""
+    from ..runs.stream import table_runs
+    from ..store.clickhouse_check import triage
+
+    clean, left, problems = triage(name, config.max_tool_calls, config.error_phrases)
+    found = [RunCheck(trace_id, start, _CLEAN, [], read=False) for trace_id, start in clean]
+    if left:
+        for batch in table_runs(name, left, {trace_id for trace_id, _ in clean}):
+            found += [check_run(run, config) for run in batch]
+            problems += batch.problems
+    return found, problems
