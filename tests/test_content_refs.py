@@ -143,3 +143,19 @@ def test_the_cli_reads_references_under_the_stores_it_is_given() -> None:
     allowed = cli_process("--refs", f"{STORE}={HERE}", "check", TRACE)
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     assert "full" in allowed.stdout
+
+
+def test_a_run_stored_by_reference_in_an_object_store_rebuilds_from_it() -> None:
+    """The store moved to one that is no directory (fsspec's in-memory filesystem, as S3
+    or GCS would be), read through fsspec: the same run as from the local copy."""
+    import fsspec
+
+    memory = fsspec.filesystem("memory")
+    for stored in HERE.iterdir():
+        memory.pipe(f"/genai-refs-moved/{stored.name}", stored.read_bytes())
+    content_refs.use_content_refs([f"{STORE}=memory://genai-refs-moved"])
+    moved = otel_replay.load(TRACE, strict=True)
+    content_refs.use_content_refs([f"{STORE}={HERE}"])
+    local = otel_replay.load(TRACE, strict=True)
+    assert moved[0].kit.verdict == "full"
+    assert [r.to_json() for r in moved] == [r.to_json() for r in local]

@@ -34,7 +34,7 @@ def _result(run: otel_replay.Run) -> otel_replay.Payload | None:
     return tool.tool.result_payload
 
 
-def _record_to(trace: Path, store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _record_to(trace: Path, store: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The billing run recorded to ``trace``, its large payloads to ``store`` (settings
     from the environment, as a deployment gives them)."""
     monkeypatch.setenv("OTEL_REPLAY_PAYLOAD_STORE", str(store))
@@ -104,3 +104,25 @@ def test_a_store_that_fails_costs_the_payload_never_the_app(tmp_path: Path) -> N
         spans = exporter.get_finished_spans()
     (tool,) = [s for s in spans if s.name.startswith("execute_tool")]
     assert (A.REF + A.TOOL_CALL_RESULT) in (tool.attributes or {})
+
+
+def test_payloads_kept_in_an_object_store_read_back_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that is no directory (fsspec's in-memory filesystem, as S3 or GCS would
+    be): the payloads go there, and come back exactly from there once it is allowed."""
+    import fsspec
+
+    store = "memory://payloads-of-billing"
+    trace = tmp_path / "run.otlp"
+    _record_to(trace, store, monkeypatch)
+    digest = hashlib.sha256(INVOICE).hexdigest()
+    assert fsspec.filesystem("memory").cat(f"/payloads-of-billing/{digest}") == INVOICE
+
+    (run,) = otel_replay.load(trace)
+    missing = _result(run)
+    assert missing is not None and missing.status == "missing" and not run.replayable
+    content_refs.use_content_refs([store])
+    (run,) = otel_replay.load(trace, strict=True)
+    kept = _result(run)
+    assert kept is not None and kept.value() == INVOICE and run.replayable
