@@ -208,22 +208,33 @@ class Mapped(Generic[T]):
     workers: int = 0
 
 
-def table_runs(
-    name: str, traces: Sequence[tuple[str, int]], done: AbstractSet[str] = frozenset()
-) -> Iterator[Runs]:
-    """The runs of ``traces`` (ids and span counts, in start order) of the ClickHouse
-    table ``name``, a window of traces at a time.  When log records beside it name no
-    span (they join runs by their time) the table is read whole, and every run but those
-    of the traces in ``done`` is given."""
+def map_table_runs(
+    name: str,
+    traces: Sequence[tuple[str, int]],
+    fn: Callable[[Run], T],
+    *,
+    done: AbstractSet[str] = frozenset(),
+    jobs: int | None = None,
+) -> Mapped[T]:
+    """``fn`` of the runs of ``traces`` (ids and span counts, in start order) of the
+    ClickHouse table ``name``, read a window of traces at a time by ``jobs`` processes
+    (default: one per CPU when there is more than one window; one for an embedded
+    database; see :func:`map_runs`).
+    When log records beside it name no span (they join runs by their time) the table is
+    read whole, and every run but those of the traces in ``done`` is given."""
+    from ..store.clickhouse import Location
     from ..store.clickhouse_spans import spanless_logs, windows_of
 
     if spanless_logs(name):
         runs = read_runs([name])
-        kept = [r for r in runs if done.isdisjoint(r.trace_ids)]
-        yield Runs(kept, runs.problems, runs.unjoined_logs)
-        return
-    spans_per_window = int(WINDOW_BYTES * SPANS_PER_BYTE)
-    yield from iter_runs(name, planned=Windows(windows_of(traces, spans_per_window), {}))
+        kept = [fn(r) for r in runs if done.isdisjoint(r.trace_ids)]
+        return Mapped(kept, list(runs.problems))
+    planned = Windows(windows_of(traces, int(WINDOW_BYTES * SPANS_PER_BYTE)), {})
+    if Location.parse(name).embedded:
+        jobs = 1  # one process at a time opens an embedded database's directory
+    elif jobs is None:
+        jobs = (os.cpu_count() or 1) if len(planned) > 1 else 1
+    return _map_planned([name], fn, planned, jobs)
 
 
 def map_runs(
@@ -245,7 +256,13 @@ def map_runs(
     if planned is None:
         runs = read_runs(paths)
         return Mapped([fn(r) for r in runs], list(runs.problems))
-    jobs = max(1, min(default_jobs(paths) if jobs is None else jobs, len(planned)))
+    return _map_planned(paths, fn, planned, default_jobs(paths) if jobs is None else jobs)
+
+
+def _map_planned(
+    paths: Sequence[str], fn: Callable[[Run], T], planned: Windows, jobs: int
+) -> Mapped[T]:
+    jobs = max(1, min(jobs, len(planned)))
     if jobs > 1:
         from concurrent.futures.process import BrokenProcessPool
 

@@ -52,13 +52,13 @@ def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatErro
     ClickHouse, and for the traces it leaves to the reader, by reading those alone."""
     found, left, problems = sql_summaries(name, flt)
     if left:
-        from ..runs.stream import table_runs
+        from ..runs.stream import map_table_runs
         from ..workflow.summary import summarize
 
         # Those traces a window at a time, client-only ones stitched as a dump's are.
-        for batch in table_runs(name, left, {s.run_id for s in found}):
-            found += [summarize(r) for r in batch]
-            problems += batch.problems
+        mapped = map_table_runs(name, left, summarize, done={s.run_id for s in found})
+        found += mapped.values
+        problems += mapped.problems
     return found, problems
 
 

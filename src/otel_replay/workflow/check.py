@@ -85,7 +85,7 @@ def check_runs(
         others += [c for c in mapped.values if isinstance(c, str)]
         problems += mapped.problems
     for name in tables:
-        checked, faults = _table_checks(name, config)
+        checked, faults = _table_checks(name, config, jobs)
         found += checked
         problems += faults
     found.sort(key=lambda c: (c.start_ns, c.run_id))
@@ -96,16 +96,19 @@ def check_runs(
 _CLEAN = KitReport(verdict="full", replayable=True, missing=[], problems=[])
 
 
-def _table_checks(name: str, config: Config) -> tuple[list[RunCheck], list[FormatError]]:
+def _table_checks(
+    name: str, config: Config, jobs: int | None
+) -> tuple[list[RunCheck], list[FormatError]]:
     """The checks of the runs of a ClickHouse table: those ClickHouse shows clean from its
-    summary, the others read a window of traces at a time."""
-    from ..runs.stream import table_runs
+    summary, the others read a window of traces at a time by ``jobs`` processes."""
+    from ..runs.stream import map_table_runs
     from ..store.clickhouse_check import triage
 
     clean, left, problems = triage(name, config.max_tool_calls, config.error_phrases)
     found = [RunCheck(trace_id, start, _CLEAN, [], read=False) for trace_id, start in clean]
     if left:
-        for batch in table_runs(name, left, {trace_id for trace_id, _ in clean}):
-            found += [check_run(run, config) for run in batch]
-            problems += batch.problems
+        fn = functools.partial(check_run, config=config)
+        mapped = map_table_runs(name, left, fn, done={t for t, _ in clean}, jobs=jobs)
+        found += mapped.values
+        problems += mapped.problems
     return found, problems
