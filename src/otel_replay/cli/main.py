@@ -664,6 +664,42 @@ def regress(
     click.echo(f"wrote {test} (run {runs[0].run_id}), recording {recording}")
 
 
+@cli.command()
+@_paths
+@_run
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE.html",
+    help="The page to write (one self-contained HTML file).",
+)
+def report(paths: tuple[str, ...], run_id: str | None, output: str) -> None:
+    """Write a run as one self-contained HTML page: its header, replay-kit checklist,
+    fingerprint, steps on a timeline with their messages, tool calls and results, and
+    the warnings check finds, linked to their steps.
+
+    PATH is anything `show` reads; --run picks the run when there are several.
+    The page needs no network (styles and script inline) and reads without
+    JavaScript.  Needs Jinja2: pip install 'otel-replay[report]'.
+    """
+    from ..report import ReportUnavailable, render_run
+
+    runs = _load(paths, run_id)
+    _report_problems(runs)
+    run = _pick(runs, run_id, ", ".join(paths), "--run ID")
+    try:
+        page = render_run(run)
+    except ReportUnavailable as exc:
+        _fail(str(exc))
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(page)
+    except OSError as exc:
+        _fail(f"{output}: {exc.strerror or exc}")
+    click.echo(f"wrote {output} (run {run.run_id}, {len(run.steps)} steps, {run.kit.verdict})")
+
+
 @cli.command(name="replay")
 @click.argument("path", metavar="PATH")
 @_run

@@ -1,0 +1,196 @@
+"""The page of one run: what the template shows, computed from the run."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from ..runs.model import Run, Step
+from ..workflow.anomalies import Config, Finding, find_anomalies
+from ..workflow.summary import summarize
+
+#: Text longer than this is folded (a click unfolds it).
+FOLD_CHARS = 600
+#: Bytes shown of a binary value, as hex.
+BYTES_SHOWN = 64
+
+
+class ReportUnavailable(RuntimeError):
+    """Rendering needs Jinja2, which is not installed."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """A value as the page shows it: its text, and whether it is folded."""
+
+    label: str
+    text: str
+
+    @property
+    def folded(self) -> bool:
+        return len(self.text) > FOLD_CHARS
+
+
+def render_run(run: Run, config: Config | None = None) -> str:
+    """The self-contained HTML page of ``run`` (see the package docstring)."""
+    template = _environment().get_template("run.html.j2")
+    return str(template.render(page=_page(run, config or Config())))
+
+
+def _environment() -> Any:
+    try:
+        import jinja2
+    except ImportError:
+        raise ReportUnavailable(
+            "an HTML report needs Jinja2: pip install 'otel-replay[report]'"
+        ) from None
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("otel_replay.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _page(run: Run, config: Config) -> dict[str, Any]:
+    line = summarize(run)
+    findings = find_anomalies(run, config)
+    by_step: dict[int, list[Finding]] = {}
+    for f in findings:
+        by_step.setdefault(f.step, []).append(f)
+    start, end = run.start_ns, max(run.end_ns, run.start_ns + 1)
+    kit = run.kit
+    return {
+        "run_id": run.run_id,
+        "trace_ids": run.trace_ids,
+        "agent": line.agent,
+        "ids": [
+            (name, value)
+            for name, value in (
+                ("user", line.user_id),
+                ("tenant", line.tenant_id),
+                ("session", line.session_id),
+            )
+            if value
+        ],
+        "models": line.models,
+        "duration_ms": line.duration_ms,
+        "tokens": (line.input_tokens, line.output_tokens),
+        "counts": (line.steps, line.model_calls, line.tool_calls, line.errors),
+        "verdict": kit.verdict,
+        "replayable": kit.replayable,
+        "missing": kit.missing,
+        "problems": kit.problems,
+        "fingerprint": [(k, _text(v)) for k, v in sorted(run.fingerprint.items())],
+        "final_output": run.final_output(),
+        "findings": findings,
+        "steps": [_step(s, start, end, by_step.get(s.index, [])) for s in run.steps],
+    }
+
+
+def _step(step: Step, start: int, end: int, findings: list[Finding]) -> dict[str, Any]:
+    span = end - start
+    left = 100.0 * (step.start_ns - start) / span
+    width = max(100.0 * (step.end_ns - step.start_ns) / span, 0.3)
+    shown: list[Shown] = []
+    marks: list[float] = []
+    exact: list[tuple[str, str]] = []
+    m, t = step.model, step.tool
+    if m is not None:
+        if m.system_instructions:
+            shown.append(Shown("system instructions", _parts(m.system_instructions)))
+        for label, messages in (("input", m.input_messages), ("output", m.output_messages)):
+            if messages:
+                shown.extend(_messages(label, messages))
+        if m.tool_definitions:
+            shown.append(Shown("tool definitions", _text(m.tool_definitions)))
+        if m.params:
+            shown.append(Shown("parameters", _text(m.params)))
+        if m.usage:
+            shown.append(Shown("usage", _text(m.usage)))
+        for label, p in (("input", m.input_payload), ("output", m.output_payload)):
+            if p is not None:
+                exact.append((f"{label} messages", p.status))
+        if m.raw is not None and m.raw.chunk_offsets_ms:
+            # The first chunk of a streamed answer, on the run's time axis.
+            first = step.start_ns + int(m.raw.chunk_offsets_ms[0] * 1e6)
+            marks.append(100.0 * (first - start) / span)
+    if t is not None:
+        shown.append(Shown("arguments", _text(t.arguments)))
+        if t.error is not None:
+            shown.append(Shown("raised", f"{t.error.type}: {t.error.message}"))
+        else:
+            shown.append(Shown("result", _text(t.result)))
+        for label, p in (("arguments", t.arguments_payload), ("result", t.result_payload)):
+            if p is not None:
+                exact.append((label, p.status))
+    for snap in step.snapshots:
+        shown.append(Shown(f"snapshot {snap.name}", _text(snap.to_json()["state"])))
+    return {
+        "index": step.index,
+        "depth": step.depth,
+        "kind": step.kind,
+        "label": t.tool_name if t is not None else step.name,
+        "model": _model_name(step),
+        "duration_ms": (step.end_ns - step.start_ns) / 1e6,
+        "failed": step.status == "ERROR" or (t is not None and t.error is not None),
+        "status_message": step.status_message,
+        "timed": step.timed,
+        "left": round(left, 3),
+        "width": round(min(width, 100.0 - left), 3),
+        "marks": [round(x, 3) for x in marks],
+        "shown": shown,
+        "exact": exact,
+        "findings": findings,
+    }
+
+
+def _model_name(step: Step) -> str | None:
+    """The model a step called, when its name does not say it already."""
+    m = step.model
+    name = (m.response_model or m.request_model) if m is not None else None
+    return None if name is None or name in step.name else name
+
+
+def _messages(label: str, messages: list[dict[str, Any]]) -> list[Shown]:
+    """One block per message: its role, then its parts (text as text, the rest as JSON)."""
+    out = []
+    for message in messages:
+        role = str(message.get("role", "?"))
+        parts = message.get("parts")
+        shown = _parts(parts) if isinstance(parts, list) else _text(message)
+        out.append(Shown(f"{label}: {role}", shown))
+    return out
+
+
+def _parts(parts: list[Any]) -> str:
+    """Message parts: a text part as its text, any other as JSON."""
+    return "\n\n".join(
+        p["content"]
+        if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
+        else _text(p)
+        for p in parts
+    )
+
+
+def _text(value: Any) -> str:
+    """A value as text: strings as they are, bytes as their size and first bytes in hex,
+    the rest as indented JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        head = bytes(value[:BYTES_SHOWN]).hex(" ")
+        more = " …" if len(value) > BYTES_SHOWN else ""
+        return f"{len(value)} bytes: {head}{more}"
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=_unknown)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _unknown(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return _text(value)
+    return f"<{type(value).__name__}>"

@@ -1,0 +1,222 @@
+"""The HTML page of a run (``otel-replay report``): what it shows, that what a trace holds
+never becomes markup or script, and that a real browser renders it.
+
+The browser is Debian's headless Chromium, which ``.ci/run`` installs: where it is
+absent the browser tests skip (they fail instead when ``OTEL_REPLAY_BROWSER`` names a
+browser that does not run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conformance.checks import find_cases
+
+import otel_replay
+from _cli import cli_process
+from _recording import recording
+from otel_replay.report import render_run
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+#: A run of three tools called at once, one of which raised (AutoGen, a real trace).
+PARALLEL = next(c for c in find_cases() if c.id == "autogen/async")
+
+#: The tags and attributes the page is made of; recorded text must add none.
+TAGS = {
+    "html", "head", "meta", "title", "style", "body", "header", "main", "h1", "h2",
+    "code", "pre", "div", "span", "b", "section", "ul", "li", "details", "summary",
+    "table", "tr", "td", "a", "button", "select", "option", "script",
+}  # fmt: skip
+ATTRIBUTES = {
+    "lang", "charset", "name", "content", "http-equiv", "class", "id", "style", "hidden",
+    "href", "data-kind", "data-open", "type", "aria-label", "value", "title",
+}  # fmt: skip
+
+
+class _Parsed(HTMLParser):
+    """Every tag and attribute of a page, its text, and the bodies of its scripts."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.text: list[str] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, attrs))
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        (self.scripts if self._in_script else self.text).append(data)
+
+    def ids(self) -> list[str]:
+        return [v or "" for _, attrs in self.tags for k, v in attrs if k == "id"]
+
+
+def _page(run: otel_replay.Run) -> _Parsed:
+    return _Parsed(render_run(run))
+
+
+def test_the_page_of_the_example_run_shows_its_header_kit_and_steps() -> None:
+    (run,) = otel_replay.load(EXAMPLE)
+    page = _page(run)
+    text = " ".join(page.text)
+    assert [i for i in page.ids() if i.startswith("step-")] == [
+        f"step-{s.index}" for s in run.steps
+    ]
+    assert "order_support" in text and "u_7710" in text and "widgets-eu" in text
+    assert run.kit.verdict == "full" and "full" in text and "replayable" in text
+    assert all(m in text for m in run.kit.missing)  # the cold-case checklist
+    assert "Where is my order?" in text  # the user's message, as text
+    assert run.final_output() in text
+    assert len(page.scripts) == 1
+
+
+def test_a_run_with_parallel_tools_and_a_tool_error_links_its_warnings_to_their_steps() -> None:
+    (run, *_) = otel_replay.load(*PARALLEL.trace_files())
+    page = _page(run)
+    failed = [s for s in run.tool_steps() if s.tool is not None and s.tool.error is not None]
+    assert failed
+    links = [v for tag, attrs in page.tags if tag == "a" for k, v in attrs if k == "href"]
+    assert f"#step-{failed[0].index}" in links
+    text = " ".join(page.text)
+    assert "tool_error" in text and failed[0].tool is not None
+    assert failed[0].tool.error is not None and failed[0].tool.error.message in text
+
+
+HOSTILE = '</pre></script><script>alert("x")</script><img src=x onerror=alert(1)> "\' &amp; <!--'
+
+
+def test_what_a_trace_holds_never_becomes_markup_or_script(tmp_path: Path) -> None:
+    """Hostile text in every field a page shows (agent, ids, fingerprint keys and values,
+    messages, model, tool name, arguments, result, error, snapshot) stays text."""
+
+    @otel_replay.tool(name=f"lookup{HOSTILE}")
+    def lookup(query: str) -> str:
+        otel_replay.snapshot(HOSTILE, {HOSTILE: HOSTILE})
+        return HOSTILE
+
+    @otel_replay.tool(name="fail")
+    def fail(query: str) -> str:
+        raise RuntimeError(HOSTILE)
+
+    trace = tmp_path / "hostile.otlp"
+    with recording(trace):
+        extra = {"user.id": HOSTILE, f"otel_replay.fingerprint.{HOSTILE}": HOSTILE}
+        with otel_replay.agent_run(HOSTILE, input=HOSTILE, **extra):
+            with otel_replay.model_call(
+                provider="openai", model=HOSTILE, messages=[{"role": "user", "content": HOSTILE}]
+            ) as call:
+                call.record({"role": "assistant", "content": HOSTILE})
+            lookup(HOSTILE)
+            with contextlib.suppress(RuntimeError):
+                fail(HOSTILE)
+    (run,) = otel_replay.load(trace)
+    page = _page(run)
+    assert {tag for tag, _ in page.tags} <= TAGS
+    assert {k for _, attrs in page.tags for k, _ in attrs} <= ATTRIBUTES
+    assert [tag for tag, _ in page.tags].count("script") == 1
+    (ours,) = page.scripts
+    assert "alert" not in ours
+    assert sum(HOSTILE in t for t in page.text) >= 8  # shown, as text, everywhere
+
+
+def test_the_cli_writes_a_page_and_asks_which_run_of_several(tmp_path: Path) -> None:
+    out = tmp_path / "case.html"
+    written = cli_process("report", str(EXAMPLE), "-o", str(out))
+    assert written.returncode == 0, written.stderr
+    assert "<!DOCTYPE html>" in out.read_text(encoding="utf-8")
+    several = next(c for c in find_cases() if c.id == "autogen/two_runs")
+    asked = cli_process("report", *map(str, several.trace_files()), "-o", str(out))
+    assert asked.returncode == 2 and "--run" in asked.stderr
+
+
+# --- in a real browser ------------------------------------------------------------------
+
+
+def _browser() -> str:
+    named = os.environ.get("OTEL_REPLAY_BROWSER")
+    if named:
+        return named
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip("no Chromium here (.ci/run installs Debian's chromium)")
+    return found
+
+
+def _chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on ``page`` (a file:// URL), with no network and a fresh
+    profile."""
+    return subprocess.run(
+        [
+            _browser(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,900",
+            *args,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+
+def _pixels(png: bytes) -> bytes:
+    """The decoded scanlines of an 8-bit RGB or RGBA PNG (filter bytes included)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos : pos + 4])
+        kind = png[pos + 4 : pos + 8]
+        if kind == b"IDAT":
+            idat += png[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+    return zlib.decompress(idat)
+
+
+@pytest.mark.parametrize("which", ["example", "parallel"])
+def test_chromium_renders_the_page_its_steps_verdict_and_script(which: str, tmp_path: Path) -> None:
+    files: list[Any] = [EXAMPLE] if which == "example" else PARALLEL.trace_files()
+    run = otel_replay.load(*files)[0]
+    page = tmp_path / "case.html"
+    page.write_text(render_run(run), encoding="utf-8")
+
+    dom = _chromium(page, tmp_path, "--dump-dom").stdout
+    parsed = _Parsed(dom)
+    assert [i for i in parsed.ids() if i.startswith("step-")] == [
+        f"step-{s.index}" for s in run.steps
+    ]
+    assert parsed.ids().count("verdict") == 1 and run.kit.verdict in " ".join(parsed.text)
+    # The script ran: the tools it shows are no longer hidden.
+    tools = next(attrs for tag, attrs in parsed.tags if ("class", "tools") in attrs)
+    assert "hidden" not in dict(tools)
+
+    shot = tmp_path / "case.png"
+    _chromium(page, tmp_path, f"--screenshot={shot}")
+    pixels = _pixels(shot.read_bytes())
+    assert len(set(pixels)) > 16  # not a blank page: text, bars, colours
