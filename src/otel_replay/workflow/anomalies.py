@@ -148,8 +148,13 @@ def _answer(step: Step) -> str:
 
 
 def _repeats_and_retries(steps: Sequence[Step]) -> Iterator[Finding]:
+    # A model request counts only as a retry of a failed one: without a failed model
+    # call, model requests (the whole conversation, each) are never compared.
+    failed_models = any(s.tool is None and _failed(s) for s in steps)
     seen: dict[tuple[str, str, str], Step] = {}
     for step in steps:
+        if step.tool is None and not failed_models:
+            continue
         sig = _signature(step)
         earlier = seen.get(sig)
         if earlier is not None and _failed(earlier):
