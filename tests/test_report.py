@@ -24,7 +24,8 @@ from tests.conformance.checks import find_cases
 import otel_replay
 from _cli import cli_process
 from _recording import recording
-from otel_replay.report import render_run
+from otel_replay.report import page_name, render_index, render_run
+from otel_replay.workflow.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
@@ -35,11 +36,13 @@ PARALLEL = next(c for c in find_cases() if c.id == "autogen/async")
 TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "main", "h1", "h2",
     "code", "pre", "div", "span", "b", "section", "ul", "li", "details", "summary",
-    "table", "tr", "td", "a", "button", "select", "option", "script",
+    "table", "thead", "tbody", "tr", "th", "td", "a", "button", "select", "option",
+    "input", "script",
 }  # fmt: skip
 ATTRIBUTES = {
     "lang", "charset", "name", "content", "http-equiv", "class", "id", "style", "hidden",
     "href", "data-kind", "data-open", "type", "aria-label", "value", "title",
+    "placeholder",
 }  # fmt: skip
 
 
@@ -129,12 +132,17 @@ def test_what_a_trace_holds_never_becomes_markup_or_script(tmp_path: Path) -> No
                 fail(HOSTILE)
     (run,) = otel_replay.load(trace)
     page = _page(run)
-    assert {tag for tag, _ in page.tags} <= TAGS
-    assert {k for _, attrs in page.tags for k, _ in attrs} <= ATTRIBUTES
-    assert [tag for tag, _ in page.tags].count("script") == 1
-    (ours,) = page.scripts
-    assert "alert" not in ours
-    assert sum(HOSTILE in t for t in page.text) >= 8  # shown, as text, everywhere
+    index = _Parsed(render_index([summarize(run)], HOSTILE))
+    for parsed, shown in ((page, 8), (index, 3)):
+        assert {tag for tag, _ in parsed.tags} <= TAGS
+        assert {k for _, attrs in parsed.tags for k, _ in attrs} <= ATTRIBUTES
+        assert [tag for tag, _ in parsed.tags].count("script") == 1
+        (ours,) = parsed.scripts
+        assert "alert" not in ours
+        assert sum(HOSTILE in t for t in parsed.text) >= shown  # shown, as text, everywhere
+
+
+SEVERAL = next(c for c in find_cases() if c.id == "autogen/two_runs")
 
 
 def test_the_cli_writes_a_page_and_asks_which_run_of_several(tmp_path: Path) -> None:
@@ -142,9 +150,23 @@ def test_the_cli_writes_a_page_and_asks_which_run_of_several(tmp_path: Path) -> 
     written = cli_process("report", str(EXAMPLE), "-o", str(out))
     assert written.returncode == 0, written.stderr
     assert "<!DOCTYPE html>" in out.read_text(encoding="utf-8")
-    several = next(c for c in find_cases() if c.id == "autogen/two_runs")
-    asked = cli_process("report", *map(str, several.trace_files()), "-o", str(out))
-    assert asked.returncode == 2 and "--run" in asked.stderr
+    asked = cli_process("report", *map(str, SEVERAL.trace_files()), "-o", str(out))
+    assert asked.returncode == 2 and "--run" in asked.stderr and "-o DIR" in asked.stderr
+
+
+def test_the_cli_writes_an_index_of_every_run_and_a_page_each(tmp_path: Path) -> None:
+    files = [str(f) for f in [*SEVERAL.trace_files(), EXAMPLE]]
+    written = cli_process("report", *files, "-o", str(tmp_path / "runs"))
+    assert written.returncode == 0, written.stderr
+    runs = otel_replay.load(*files)
+    index = _Parsed((tmp_path / "runs" / "index.html").read_text(encoding="utf-8"))
+    links = [v for tag, attrs in index.tags if tag == "a" for k, v in attrs if k == "href"]
+    assert links == [page_name(r.run_id) for r in sorted(runs, key=lambda r: r.start_ns)]
+    for run in runs:
+        page = _Parsed((tmp_path / "runs" / page_name(run.run_id)).read_text(encoding="utf-8"))
+        assert f"step-{len(run.steps) - 1}" in page.ids()
+    one = cli_process("report", *files, "--run", runs[0].run_id[:10], "-o", str(tmp_path / "one"))
+    assert one.returncode == 0 and len(list((tmp_path / "one").iterdir())) == 2
 
 
 # --- in a real browser ------------------------------------------------------------------
@@ -220,3 +242,15 @@ def test_chromium_renders_the_page_its_steps_verdict_and_script(which: str, tmp_
     _chromium(page, tmp_path, f"--screenshot={shot}")
     pixels = _pixels(shot.read_bytes())
     assert len(set(pixels)) > 16  # not a blank page: text, bars, colours
+
+
+def test_chromium_renders_the_index_with_a_row_per_run(tmp_path: Path) -> None:
+    runs = otel_replay.load(*SEVERAL.trace_files(), EXAMPLE)
+    page = tmp_path / "index.html"
+    page.write_text(render_index([summarize(r) for r in runs], "runs"), encoding="utf-8")
+    parsed = _Parsed(_chromium(page, tmp_path, "--dump-dom").stdout)
+    assert [tag for tag, _ in parsed.tags].count("tr") == len(runs) + 1
+    assert f"{len(runs)} of {len(runs)} shown" in parsed.text  # the script ran
+    shot = tmp_path / "index.png"
+    _chromium(page, tmp_path, f"--screenshot={shot}")
+    assert len(set(_pixels(shot.read_bytes()))) > 16

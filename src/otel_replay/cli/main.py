@@ -671,33 +671,71 @@ def regress(
     "-o",
     "--output",
     required=True,
-    metavar="FILE.html",
-    help="The page to write (one self-contained HTML file).",
+    metavar="FILE.html|DIR",
+    help="The page to write (a name ending in .html), or a directory for an index of every "
+    "run and a page each.",
 )
-def report(paths: tuple[str, ...], run_id: str | None, output: str) -> None:
+@_jobs
+def report(paths: tuple[str, ...], run_id: str | None, output: str, jobs: int | None) -> None:
     """Write a run as one self-contained HTML page: its header, replay-kit checklist,
     fingerprint, steps on a timeline with their messages, tool calls and results, and
     the warnings check finds, linked to their steps.
 
-    PATH is anything `show` reads; --run picks the run when there are several.
-    The page needs no network (styles and script inline) and reads without
-    JavaScript.  Needs Jinja2: pip install 'otel-replay[report]'.
+    PATH is anything `show` reads.  -o FILE.html writes the page of one run
+    (--run picks it when there are several); -o DIR writes DIR/index.html,
+    listing every run (the columns of ls, sortable and filterable), and a page
+    per run beside it.  The pages need no network (styles and script inline)
+    and read without JavaScript.  Needs Jinja2: pip install 'otel-replay[report]'.
     """
-    from ..report import ReportUnavailable, render_run
+    from ..report import ReportUnavailable
+
+    try:
+        if output.endswith((".html", ".htm")):
+            _report_page(paths, run_id, output)
+        else:
+            _report_index(paths, run_id, output, jobs)
+    except ReportUnavailable as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or output}: {exc.strerror or exc}")
+
+
+def _report_page(paths: tuple[str, ...], run_id: str | None, output: str) -> None:
+    from ..report import render_run
 
     runs = _load(paths, run_id)
     _report_problems(runs)
-    run = _pick(runs, run_id, ", ".join(paths), "--run ID")
-    try:
-        page = render_run(run)
-    except ReportUnavailable as exc:
-        _fail(str(exc))
-    try:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(page)
-    except OSError as exc:
-        _fail(f"{output}: {exc.strerror or exc}")
+    run = _pick(runs, run_id, ", ".join(paths), "--run ID (or -o DIR for every run)")
+    page = render_run(run)
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(page)
     click.echo(f"wrote {output} (run {run.run_id}, {len(run.steps)} steps, {run.kit.verdict})")
+
+
+def _report_index(
+    paths: tuple[str, ...], run_id: str | None, directory: str, jobs: int | None
+) -> None:
+    import functools
+    import os
+
+    from ..report import render_index, require, write_run_page
+    from ..runs.load import Runs
+    from ..runs.stream import map_runs
+    from ..workflow.anomalies import Config
+
+    require()  # before any run is read
+    os.makedirs(directory, exist_ok=True)
+    fn = functools.partial(write_run_page, directory, Config(), run_id)
+    with _reading(paths):
+        mapped = map_runs(paths, fn, jobs=jobs)
+    lines = sorted(
+        (s for s in mapped.values if s is not None), key=lambda s: (s.start_ns, s.run_id)
+    )
+    index = os.path.join(directory, "index.html")
+    with open(index, "w", encoding="utf-8") as f:
+        f.write(render_index(lines, ", ".join(paths)))
+    _report_problems(Runs(problems=mapped.problems))
+    click.echo(f"wrote {index} and {len(lines)} run pages beside it")
 
 
 @cli.command(name="replay")

@@ -9,6 +9,9 @@ little script it has are inline: it needs no network, opens from a
 ``file://`` URL or an e-mail attachment, and reads without JavaScript
 (folding is ``<details>``; the script adds expand/collapse-all and a filter).
 
+:func:`render_index` lists many runs (the columns of ``ls``, sortable and
+filterable in the page), each linking to its page beside it.
+
 Recorded text is untrusted: the templates escape every value (Jinja2's
 autoescaping), no recorded value is put in a script, a style or a URL.
 Rendering needs Jinja2 (``pip install 'otel-replay[report]'``).
@@ -16,6 +19,20 @@ Rendering needs Jinja2 (``pip install 'otel-replay[report]'``).
 
 from __future__ import annotations
 
-from .page import ReportUnavailable, render_run
+from .page import (
+    ReportUnavailable,
+    page_name,
+    render_index,
+    render_run,
+    require,
+    write_run_page,
+)
 
-__all__ = ["ReportUnavailable", "render_run"]
+__all__ = [
+    "ReportUnavailable",
+    "page_name",
+    "render_index",
+    "render_run",
+    "require",
+    "write_run_page",
+]

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import functools
+import hashlib
 import json
+import os
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..runs.model import Run, Step
+from ..runs.pick import is_named
 from ..workflow.anomalies import Config, Finding, find_anomalies
-from ..workflow.summary import summarize
+from ..workflow.summary import RunSummary, summarize
 
 #: Text longer than this is folded (a click unfolds it).
 FOLD_CHARS = 600
@@ -38,6 +45,51 @@ def render_run(run: Run, config: Config | None = None) -> str:
     return str(template.render(page=_page(run, config or Config())))
 
 
+def render_index(summaries: Sequence[RunSummary], title: str) -> str:
+    """The page listing ``summaries`` (the columns of ``ls``), each linking to the page
+    :func:`page_name` names; sortable and filterable in the page."""
+    rows = [
+        {
+            "summary": line,
+            "page": page_name(line.run_id),
+            "start": datetime.datetime.fromtimestamp(line.start_ns / 1e9, datetime.timezone.utc)
+            .isoformat(timespec="seconds")
+            .replace("+00:00", "Z"),
+        }
+        for line in summaries
+    ]
+    template = _environment().get_template("index.html.j2")
+    return str(template.render(title=title, rows=rows))
+
+
+def page_name(run_id: str) -> str:
+    """The file name of a run's page beside the index: its id when that is plain hex,
+    else a digest of it."""
+    if re.fullmatch(r"[0-9a-f]{1,64}", run_id):
+        return f"run-{run_id}.html"
+    return f"run-{hashlib.sha256(run_id.encode('utf-8', 'surrogatepass')).hexdigest()}.html"
+
+
+def write_run_page(
+    directory: str, config: Config, run_id: str | None, run: Run
+) -> RunSummary | None:
+    """Write ``run``'s page into ``directory`` (as :func:`page_name` names it) when
+    ``run_id`` names it (see :func:`~otel_replay.runs.pick.is_named`); its ``ls`` line,
+    for the index (None when not named)."""
+    if not is_named(run, run_id):
+        return None
+    path = os.path.join(directory, page_name(run.run_id))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render_run(run, config))
+    return summarize(run)
+
+
+def require() -> None:
+    """Raise :class:`ReportUnavailable` unless the pages can be rendered (Jinja2)."""
+    _environment()
+
+
+@functools.cache
 def _environment() -> Any:
     try:
         import jinja2
@@ -86,11 +138,32 @@ def _page(run: Run, config: Config) -> dict[str, Any]:
         "fingerprint": [(k, _text(v)) for k, v in sorted(run.fingerprint.items())],
         "final_output": run.final_output(),
         "findings": findings,
-        "steps": [_step(s, start, end, by_step.get(s.index, [])) for s in run.steps],
+        "steps": [
+            _step(s, start, end, by_step.get(s.index, []), _earlier(run, s)) for s in run.steps
+        ],
     }
 
 
-def _step(step: Step, start: int, end: int, findings: list[Finding]) -> dict[str, Any]:
+def _earlier(run: Run, step: Step) -> tuple[int, int] | None:
+    """The model step before ``step`` whose whole input opens ``step``'s input, and how
+    many messages that is: the page shows only what is new (a conversation resends its
+    history, which would make a long run's page grow with the square of its length)."""
+    m = step.model
+    if step.kind != "model" or m is None or not m.input_messages:
+        return None
+    before = [s for s in run.steps if s.kind == "model" and s.start_ns < step.start_ns]
+    for prior in reversed(before):
+        inputs = prior.model.input_messages if prior.model is not None else None
+        if inputs and len(inputs) < len(m.input_messages):
+            if m.input_messages[: len(inputs)] == inputs:
+                return prior.index, len(inputs)
+            return None
+    return None
+
+
+def _step(
+    step: Step, start: int, end: int, findings: list[Finding], earlier: tuple[int, int] | None
+) -> dict[str, Any]:
     span = end - start
     left = 100.0 * (step.start_ns - start) / span
     width = max(100.0 * (step.end_ns - step.start_ns) / span, 0.3)
@@ -101,7 +174,12 @@ def _step(step: Step, start: int, end: int, findings: list[Finding]) -> dict[str
     if m is not None:
         if m.system_instructions:
             shown.append(Shown("system instructions", _parts(m.system_instructions)))
-        for label, messages in (("input", m.input_messages), ("output", m.output_messages)):
+        inputs = m.input_messages or []
+        if earlier is not None:
+            index, seen = earlier
+            shown.append(Shown("input", f"the {seen} messages of step {index}'s input, then:"))
+            inputs = inputs[seen:]
+        for label, messages in (("input", inputs), ("output", m.output_messages)):
             if messages:
                 shown.extend(_messages(label, messages))
         if m.tool_definitions:
