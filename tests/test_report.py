@@ -103,6 +103,29 @@ def test_a_run_with_parallel_tools_and_a_tool_error_links_its_warnings_to_their_
     assert failed[0].tool.error is not None and failed[0].tool.error.message in text
 
 
+def test_a_conversation_resent_with_each_call_is_shown_once(tmp_path: Path) -> None:
+    """Each model input that opens with the previous call's whole input shows only what
+    is new after it (the page of a long run stays linear in its length)."""
+    trace = tmp_path / "talk.otlp"
+    history: list[dict[str, Any]] = [{"role": "user", "content": "first question"}]
+    with recording(trace), otel_replay.agent_run("talk"):
+        for turn in range(3):
+            with otel_replay.model_call(
+                provider="openai", model="gpt-4o", messages=list(history)
+            ) as call:
+                call.record({"role": "assistant", "content": f"answer {turn}"})
+            history += [
+                {"role": "assistant", "content": f"answer {turn}"},
+                {"role": "user", "content": f"question {turn + 2}"},
+            ]
+    (run,) = otel_replay.load(trace)
+    text = _page(run).text
+    assert sum("first question" in t for t in text) == 1
+    first, second, _ = (s for s in run.steps if s.kind == "model")
+    assert f"step {first.index}'s input (1 message), then:" in text
+    assert f"step {second.index}'s input (3 messages), then:" in text
+
+
 HOSTILE = '</pre></script><script>alert("x")</script><img src=x onerror=alert(1)> "\' &amp; <!--'
 
 

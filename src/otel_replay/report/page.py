@@ -177,7 +177,8 @@ def _step(
         inputs = m.input_messages or []
         if earlier is not None:
             index, seen = earlier
-            shown.append(Shown("input", f"the {seen} messages of step {index}'s input, then:"))
+            what = f"{seen} message{'s' if seen != 1 else ''}"
+            shown.append(Shown("input", f"step {index}'s input ({what}), then:"))
             inputs = inputs[seen:]
         for label, messages in (("input", inputs), ("output", m.output_messages)):
             if messages:
