@@ -92,10 +92,6 @@ def check_runs(
     return found, sorted(others), problems
 
 
-#: The report of a run ClickHouse showed clean.
-_CLEAN = KitReport(verdict="full", replayable=True, missing=[], problems=[])
-
-
 def _table_checks(
     name: str, config: Config, jobs: int | None
 ) -> tuple[list[RunCheck], list[FormatError]]:
@@ -105,7 +101,10 @@ def _table_checks(
     from ..store.clickhouse_check import triage
 
     clean, left, problems = triage(name, config.max_tool_calls, config.error_phrases)
-    found = [RunCheck(trace_id, start, _CLEAN, [], read=False) for trace_id, start in clean]
+    found = [
+        RunCheck(trace_id, start, KitReport("full", True, [], []), [], read=False)
+        for trace_id, start in clean
+    ]
     if left:
         fn = functools.partial(check_run, config=config)
         mapped = map_table_runs(name, left, fn, done={t for t, _ in clean}, jobs=jobs)
