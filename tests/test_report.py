@@ -37,12 +37,12 @@ TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "main", "h1", "h2",
     "code", "pre", "div", "span", "b", "section", "ul", "li", "details", "summary",
     "table", "thead", "tbody", "tr", "th", "td", "a", "button", "select", "option",
-    "input", "script",
+    "input", "label", "p", "br", "script",
 }  # fmt: skip
 ATTRIBUTES = {
     "lang", "charset", "name", "content", "http-equiv", "class", "id", "style", "hidden",
     "href", "data-kind", "data-open", "type", "aria-label", "value", "title",
-    "placeholder",
+    "placeholder", "colspan", "data-status",
 }  # fmt: skip
 
 
@@ -192,6 +192,48 @@ def test_the_cli_writes_an_index_of_every_run_and_a_page_each(tmp_path: Path) ->
     assert one.returncode == 0 and len(list((tmp_path / "one").iterdir())) == 2
 
 
+def _two_runs(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """The same agent run recorded twice, its tool called with other arguments the second
+    time (as a fix would call it), ``text`` in its messages and results."""
+
+    @otel_replay.tool
+    def lookup(query: str, user_id: str | None = None) -> str:
+        return f"{text} {query} {user_id}"
+
+    paths = []
+    for n, user in enumerate((None, "u_7710")):
+        trace = tmp_path / f"run{n}.otlp"
+        with recording(trace), otel_replay.agent_run("support", input=text):
+            with otel_replay.model_call(
+                provider="openai", model="gpt-4o", messages=[{"role": "user", "content": text}]
+            ) as call:
+                call.record({"role": "assistant", "content": text})
+            lookup("my order", user_id=user)
+        paths.append(trace)
+    return paths[0], paths[1]
+
+
+def test_the_diff_page_shows_the_runs_side_by_side_and_the_first_divergence(
+    tmp_path: Path,
+) -> None:
+    a, b = _two_runs(tmp_path, HOSTILE)
+    out = tmp_path / "diff.html"
+    compared = cli_process("diff", str(a), str(b), "--html", str(out))
+    assert compared.returncode == 1, compared.stderr  # they differ
+    page = _Parsed(out.read_text(encoding="utf-8"))
+    first = [dict(attrs) for tag, attrs in page.tags if tag == "tr"]
+    first = [row for row in first if "first" in (row.get("class") or "")]
+    assert len(first) == 1 and first[0]["data-status"] == "changed"
+    assert '+   "user_id": "u_7710"' not in page.text  # the sign is drawn by the style
+    assert any('"user_id": "u_7710"' in t for t in page.text)
+    assert {tag for tag, _ in page.tags} <= TAGS
+    assert {k for _, attrs in page.tags for k, _ in attrs} <= ATTRIBUTES
+    assert [tag for tag, _ in page.tags].count("script") == 1
+    assert any(HOSTILE in t for t in page.text)  # the changed result, as text
+    same = cli_process("diff", str(a), str(a), "--html", str(out))
+    assert same.returncode == 0 and "equal" in out.read_text(encoding="utf-8")
+
+
 # --- in a real browser ------------------------------------------------------------------
 
 
@@ -275,5 +317,18 @@ def test_chromium_renders_the_index_with_a_row_per_run(tmp_path: Path) -> None:
     assert [tag for tag, _ in parsed.tags].count("tr") == len(runs) + 1
     assert f"{len(runs)} of {len(runs)} shown" in parsed.text  # the script ran
     shot = tmp_path / "index.png"
+    _chromium(page, tmp_path, f"--screenshot={shot}")
+    assert len(set(_pixels(shot.read_bytes()))) > 16
+
+
+def test_chromium_renders_the_diff_page_with_its_first_divergence(tmp_path: Path) -> None:
+    a, b = _two_runs(tmp_path, "Where is my order?")
+    page = tmp_path / "diff.html"
+    assert cli_process("diff", str(a), str(b), "--html", str(page)).returncode == 1
+    parsed = _Parsed(_chromium(page, tmp_path, "--dump-dom").stdout)
+    assert "they differ" in parsed.text and "first divergence" in parsed.text
+    tools = next(attrs for tag, attrs in parsed.tags if ("class", "tools") in attrs)
+    assert "hidden" not in dict(tools)  # the script ran
+    shot = tmp_path / "diff.png"
     _chromium(page, tmp_path, f"--screenshot={shot}")
     assert len(set(_pixels(shot.read_bytes()))) > 16

@@ -551,6 +551,13 @@ def _one_run(path: str, run_id: str | None, cache: dict[str, Runs]) -> Run:
 @click.option(
     "--all", "include_other", is_flag=True, help="Compare 'other' steps (HTTP spans, ...) too."
 )
+@click.option(
+    "--html",
+    "html_out",
+    metavar="FILE.html",
+    help="Also write the comparison as one HTML page: the runs side by side, the first "
+    "divergence highlighted, changed fields as line diffs.",
+)
 def diff(
     a: str,
     b: str | None,
@@ -560,6 +567,7 @@ def diff(
     time_threshold: float,
     no_timing: bool,
     include_other: bool,
+    html_out: str | None,
 ) -> None:
     """Compare two runs step by step; exit 1 when they differ, 0 when they are equal.
 
@@ -586,6 +594,18 @@ def diff(
         time_threshold_ms=None if no_timing else time_threshold,
         include_other=include_other,
     )
+    if html_out is not None:
+        from ..report import ReportUnavailable
+        from ..report import render_diff as render_html
+
+        try:
+            page = render_html(result, (a, b if b is not None else path_a))
+            with open(html_out, "w", encoding="utf-8") as f:
+                f.write(page)
+        except ReportUnavailable as exc:
+            _fail(str(exc))
+        except OSError as exc:
+            _fail(f"{html_out}: {exc.strerror or exc}")
     if as_json:
         click.echo(_dumps(result.to_json()))
     else:

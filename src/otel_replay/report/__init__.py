@@ -9,7 +9,9 @@ little script it has are inline: it needs no network, opens from a
 ``file://`` URL or an e-mail attachment, and reads without JavaScript
 (folding is ``<details>``; the script adds expand/collapse-all and a filter).
 
-:func:`render_index` lists many runs (the columns of ``ls``, sortable and
+:func:`render_diff` shows two runs side by side, aligned as ``otel-replay
+diff`` aligns them, the first divergent step highlighted and each changed
+field as a line diff.  :func:`render_index` lists many runs (the columns of ``ls``, sortable and
 filterable in the page), each linking to its page beside it.
 
 Recorded text is untrusted: the templates escape every value (Jinja2's
@@ -22,6 +24,7 @@ from __future__ import annotations
 from .page import (
     ReportUnavailable,
     page_name,
+    render_diff,
     render_index,
     render_run,
     require,
@@ -31,6 +34,7 @@ from .page import (
 __all__ = [
     "ReportUnavailable",
     "page_name",
+    "render_diff",
     "render_index",
     "render_run",
     "require",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import difflib
 import functools
 import hashlib
 import json
@@ -15,6 +16,7 @@ from typing import Any
 from ..runs.model import Run, Step
 from ..runs.pick import is_named
 from ..workflow.anomalies import Config, Finding, find_anomalies
+from ..workflow.diff import Change, RunDiff
 from ..workflow.summary import RunSummary, summarize
 
 #: Text longer than this is folded (a click unfolds it).
@@ -60,6 +62,63 @@ def render_index(summaries: Sequence[RunSummary], title: str) -> str:
     ]
     template = _environment().get_template("index.html.j2")
     return str(template.render(title=title, rows=rows))
+
+
+def render_diff(result: RunDiff, labels: tuple[str, str]) -> str:
+    """The page of two runs side by side: their steps aligned as ``diff`` aligns them, the
+    first divergent step highlighted, each changed field as a line diff."""
+    first = result.first_divergence
+    rows = []
+    for n, pair in enumerate(result.pairs):
+        rows.append(
+            {
+                "n": n,
+                "status": pair.status,
+                "first": pair is first,
+                "a": _side(pair.a),
+                "b": _side(pair.b),
+                "changes": [_change(c) for c in pair.changes],
+            }
+        )
+    template = _environment().get_template("diff.html.j2")
+    return str(
+        template.render(
+            labels=labels,
+            runs=[_diff_head(result.a), _diff_head(result.b)],
+            equal=result.equal,
+            first=next((r["n"] for r in rows if r["first"]), None),
+            run_changes=[_change(c) for c in result.run_changes],
+            rows=rows,
+        )
+    )
+
+
+def _diff_head(run: Run) -> dict[str, Any]:
+    return {"run_id": run.run_id, "verdict": run.kit.verdict, "steps": len(run.steps)}
+
+
+def _side(step: Step | None) -> dict[str, Any] | None:
+    if step is None:
+        return None
+    return {
+        "index": step.index,
+        "depth": step.depth,
+        "kind": step.kind,
+        "label": step.tool.tool_name if step.tool is not None else step.name,
+        "duration_ms": (step.end_ns - step.start_ns) / 1e6,
+    }
+
+
+def _change(change: Change) -> dict[str, Any]:
+    """A changed field as lines: kept, removed (in A only), added (in B only)."""
+    a, b = _text(change.a).splitlines(), _text(change.b).splitlines()
+    lines: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            lines += [(" ", line) for line in a[i1:i2]]
+        else:
+            lines += [("-", line) for line in a[i1:i2]] + [("+", line) for line in b[j1:j2]]
+    return {"field": change.field, "lines": lines}
 
 
 def page_name(run_id: str) -> str:
