@@ -332,3 +332,22 @@ def test_chromium_renders_the_diff_page_with_its_first_divergence(tmp_path: Path
     shot = tmp_path / "diff.png"
     _chromium(page, tmp_path, f"--screenshot={shot}")
     assert len(set(_pixels(shot.read_bytes()))) > 16
+
+
+def test_a_streamed_answer_marks_its_first_chunk_on_the_time_axis(tmp_path: Path) -> None:
+    """A model call recorded with its raw HTTP exchange (the SDK streaming from a server on
+    127.0.0.1): its first chunk is marked where it arrived on the run's time axis."""
+    from test_http_recorder import record_one
+
+    path, _, _ = record_one(tmp_path, "openai_stream", "sync", True)
+    (run,) = otel_replay.load(str(path))
+    (step,) = run.model_steps()
+    assert step.model is not None and step.model.raw is not None
+    first = step.start_ns + int(step.model.raw.chunk_offsets_ms[0] * 1e6)
+    at = 100.0 * (first - run.start_ns) / (run.end_ns - run.start_ns)
+    marks = [
+        dict(attrs)["style"] or ""
+        for tag, attrs in _page(run).tags
+        if tag == "span" and ("title", "first chunk") in attrs
+    ]
+    assert marks == [f"left: {round(at, 3)}%"]
