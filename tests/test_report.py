@@ -351,3 +351,18 @@ def test_a_streamed_answer_marks_its_first_chunk_on_the_time_axis(tmp_path: Path
         if tag == "span" and ("title", "first chunk") in attrs
     ]
     assert marks == [f"left: {round(at, 3)}%"]
+
+
+def test_without_jinja2_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from otel_replay.report import ReportUnavailable, page
+
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # as when it is not installed
+    page._environment.cache_clear()
+    try:
+        (run,) = otel_replay.load(EXAMPLE)
+        with pytest.raises(ReportUnavailable, match=r"otel-replay\[report\]"):
+            render_run(run)
+    finally:
+        page._environment.cache_clear()
