@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -59,26 +58,10 @@ def run_of(turns: int, path: Path) -> None:
 
 def opened(browser: str, page: Path, profile: Path) -> float:
     """Seconds from starting headless Chromium on ``page`` to its DOM, script run."""
+    from _browser import chromium
+
     t0 = time.perf_counter()
-    subprocess.run(
-        [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    chromium(browser, page, profile, "--dump-dom")
     return time.perf_counter() - t0
 
 

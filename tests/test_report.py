@@ -22,6 +22,7 @@ import pytest
 from tests.conformance.checks import find_cases
 
 import otel_replay
+from _browser import chromium
 from _cli import cli_process
 from _recording import recording
 from otel_replay.report import page_name, render_index, render_run
@@ -248,29 +249,7 @@ def _browser() -> str:
 
 
 def _chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Headless Chromium on ``page`` (a file:// URL), with no network and a fresh
-    profile."""
-    return subprocess.run(
-        [
-            _browser(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--window-size=1200,900",
-            *args,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    return chromium(_browser(), page, tmp_path / "profile", "--window-size=1200,900", *args)
 
 
 def _pixels(png: bytes) -> bytes:

@@ -595,17 +595,12 @@ def diff(
         include_other=include_other,
     )
     if html_out is not None:
-        from ..report import ReportUnavailable
         from ..report import render_diff as render_html
 
-        try:
+        with _writing_pages(html_out):
             page = render_html(result, (a, b if b is not None else path_a))
             with open(html_out, "w", encoding="utf-8") as f:
                 f.write(page)
-        except ReportUnavailable as exc:
-            _fail(str(exc))
-        except OSError as exc:
-            _fail(f"{html_out}: {exc.strerror or exc}")
     if as_json:
         click.echo(_dumps(result.to_json()))
     else:
@@ -707,13 +702,21 @@ def report(paths: tuple[str, ...], run_id: str | None, output: str, jobs: int | 
     per run beside it.  The pages need no network (styles and script inline)
     and read without JavaScript.  Needs Jinja2: pip install 'otel-replay[report]'.
     """
-    from ..report import ReportUnavailable
-
-    try:
+    with _writing_pages(output):
         if output.endswith((".html", ".htm")):
             _report_page(paths, run_id, output)
         else:
             _report_index(paths, run_id, output, jobs)
+
+
+@contextlib.contextmanager
+def _writing_pages(output: str) -> Iterator[None]:
+    """HTML pages written to ``output``: no Jinja2, or a file that cannot be written, is
+    the command's error."""
+    from ..report import ReportUnavailable
+
+    try:
+        yield
     except ReportUnavailable as exc:
         _fail(str(exc))
     except OSError as exc:

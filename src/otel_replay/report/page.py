@@ -104,7 +104,7 @@ def _side(step: Step | None) -> dict[str, Any] | None:
         "index": step.index,
         "depth": step.depth,
         "kind": step.kind,
-        "label": step.tool.tool_name if step.tool is not None else step.name,
+        "label": _name(step),
         "duration_ms": (step.end_ns - step.start_ns) / 1e6,
     }
 
@@ -270,7 +270,7 @@ def _step(
         "index": step.index,
         "depth": step.depth,
         "kind": step.kind,
-        "label": t.tool_name if t is not None else step.name,
+        "label": _name(step),
         "model": _model_name(step),
         "duration_ms": (step.end_ns - step.start_ns) / 1e6,
         "failed": step.status == "ERROR" or (t is not None and t.error is not None),
@@ -283,6 +283,11 @@ def _step(
         "exact": exact,
         "findings": findings,
     }
+
+
+def _name(step: Step) -> str:
+    """What a step is called on a page: its tool, else its span's name."""
+    return step.tool.tool_name if step.tool is not None else step.name
 
 
 def _model_name(step: Step) -> str | None:
