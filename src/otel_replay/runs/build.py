@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias
 
 from .. import attributes as A
 from ..payload_attributes import BlobReader
+from ..store.errors import FormatError
 from ..store.records import LogRecord, SpanRecord
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans, merge_twin_traces
 from .log_events import join_events
-from .model import Run, Step
+from .model import PendingRun, Run, Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
 from .retries import fold_retried_tools
 from .sent_errors import wrap_sent_errors
-from .steps import to_step
+from .steps import span_kind, to_step
 from .stitch import ConversationKeys, stitch
 from .tool_spans import join_tool_spans
 
@@ -67,14 +69,62 @@ def build_traces(
         if old is None or _better(span, old):
             seen[span.span_id] = span
     reader = _reader(blobs)
-    traces = [_build(tid, list(found.values()), reader) for tid, found in by_trace.items()]
+    logs = logs if isinstance(logs, list) else list(logs)
+    traces: list[Run] = []
+    built: list[Run] = []
+    for tid, found in by_trace.items():
+        records = list(found.values())
+        if not logs and _whole_run(records):
+            # Nothing outside the trace changes it: its steps can wait until asked for.
+            traces.append(_pending(tid, records, reader))
+        else:
+            built.append(_build(tid, records, reader))
+            traces.append(built[-1])
     # Content from events first: stitching follows message continuity.
-    join_events(traces, logs)
-    for trace in traces:
-        demote_preparations(trace.steps)
-        fold_retried_tools(trace.steps)
-        merge_double_spans(trace.steps)
+    join_events(built, logs)
+    for trace in built:
+        _fix_trace(trace.steps)
     return traces
+
+
+def _fix_trace(steps: list[Step]) -> None:
+    """What a trace's own steps tell of each other: preparations, retries, double spans."""
+    demote_preparations(steps)
+    fold_retried_tools(steps)
+    merge_double_spans(steps)
+
+
+def _whole_run(spans: list[SpanRecord]) -> bool:
+    """The spans of a trace hold a run of their own: an agent's span, beside other spans
+    than agents made (see :func:`holds_no_run`).  Such a trace is no piece of another
+    run's conversation nor a second trace of one call, so :func:`assemble` needs no step
+    of it."""
+    ops = [s.attributes.get(A.OPERATION_NAME) for s in spans]
+    if all(op == A.OP_CREATE_AGENT for op in ops):
+        return False
+    # The spans that name an agent's operation first: one is enough, and it is most often there.
+    named = [s for s, op in zip(spans, ops, strict=True) if op in A.AGENT_OPERATIONS]
+    others = (s for s, op in zip(spans, ops, strict=True) if op not in A.AGENT_OPERATIONS)
+    return any(span_kind(s) == "agent" for s in itertools.chain(named, others))
+
+
+def _pending(
+    trace_id: str, spans: list[SpanRecord], blobs: Callable[[str], BlobReader | None]
+) -> PendingRun:
+    def build() -> tuple[list[Step], list[Step], dict[str, Any]]:
+        trace = _build(trace_id, spans, blobs)
+        join_events([trace])
+        _fix_trace(trace.steps)
+        return trace.roots, trace.steps, trace.fingerprint
+
+    first = min(spans, key=lambda s: (s.start_ns, s.span_id))
+    return PendingRun.later(
+        trace_id,
+        build,
+        span=(first.start_ns, max(s.end_ns for s in spans)),
+        resource=dict(first.resource),
+        sources=sorted({s.source for s in spans if s.source}),
+    )
 
 
 def assemble(traces: list[Run]) -> list[Run]:
@@ -82,7 +132,8 @@ def assemble(traces: list[Run]) -> list[Run]:
     client-only traces stitched, every run completed; sorted by start.  A trace
     that records no run (:func:`holds_no_run`) is no run."""
     keys = ConversationKeys()  # shared: both passes compare the calls' messages
-    traces = [t for t in traces if not holds_no_run(t)]
+    pending = [t for t in traces if isinstance(t, PendingRun)]
+    traces = [t for t in traces if not isinstance(t, PendingRun) and not holds_no_run(t)]
     twins = merge_twin_traces(traces, keys)
     joining: dict[int, list[Run]] = {}
     for trace in traces:
@@ -90,6 +141,7 @@ def assemble(traces: list[Run]) -> list[Run]:
             joining.setdefault(id(twins[id(trace)]), []).append(trace)
     groups = stitch([t for t in traces if id(t) not in twins], keys)
     runs = [_complete(_with_twins(group, joining)) for group in groups]
+    runs.extend(map(_completed_later, pending))
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
     return runs
 
@@ -104,6 +156,8 @@ def holds_no_run(trace: Run) -> bool:
       work on and the run is traced elsewhere (CrewAI's streaming ``kickoff``
       returns a stream and runs the crew again, in a trace of its own).
     """
+    if trace.whole:
+        return False
     steps = trace.steps
     if all(s.attributes.get(A.OPERATION_NAME) == A.OP_CREATE_AGENT for s in steps):
         return True
@@ -185,6 +239,17 @@ def _with_twins(group: list[Run], joining: Mapping[int, list[Run]]) -> list[Run]
     return sorted(group + extra, key=lambda t: (t.start_ns, t.run_id))
 
 
+def _completed_later(trace: PendingRun) -> PendingRun:
+    """:func:`_complete` of a trace alone, done when its steps are built."""
+    trace.read_faults = _distinct(trace.read_faults)
+    trace.then(lambda roots, steps: _repaired(roots, steps, joined=False))
+    return trace
+
+
+def _distinct(faults: Iterable[FormatError]) -> list[FormatError]:
+    return list({str(f): f for f in faults}.values())
+
+
 def _complete(traces: list[Run]) -> Run:
     """One run from its traces (in start order): lost parts of turns recovered, call ids set right,
     tool spans joined to their calls, derived tool steps added."""
@@ -194,14 +259,7 @@ def _complete(traces: list[Run]) -> Run:
     else:
         roots = sorted((r for t in traces for r in t.roots), key=_key)
         steps = [s for t in traces for s in t.steps]
-    models = sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
-    recover_turns(models)
-    repair_call_ids(models)
-    join_tool_spans(steps)
-    wrap_sent_errors(steps)
-    if derive_tool_steps(roots, steps) or len(traces) > 1:
-        roots.sort(key=_key)
-        steps = _preorder(roots)
+    roots, steps = _repaired(roots, steps, joined=len(traces) > 1)
     fingerprint: dict[str, Any] = {}
     for trace in traces:
         for key, value in trace.fingerprint.items():
@@ -214,8 +272,24 @@ def _complete(traces: list[Run]) -> Run:
         fingerprint=fingerprint,
         resource=first.resource,
         sources=sorted({src for t in traces for src in t.sources}),
-        read_faults=list({str(f): f for t in traces for f in t.read_faults}.values()),
+        read_faults=_distinct(f for t in traces for f in t.read_faults),
     )
+
+
+def _repaired(
+    roots: list[Step], steps: list[Step], *, joined: bool
+) -> tuple[list[Step], list[Step]]:
+    """A run's roots and steps once its model calls and tool steps are set right (``joined``:
+    the steps of several traces, to be put in one order)."""
+    models = sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
+    recover_turns(models)
+    repair_call_ids(models)
+    join_tool_spans(steps)
+    wrap_sent_errors(steps)
+    if derive_tool_steps(roots, steps) or joined:
+        roots.sort(key=_key)
+        steps = _preorder(roots)
+    return roots, steps
 
 
 def _preorder(roots: list[Step]) -> list[Step]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
-from typing import Any, Literal
+import threading
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from ..payload_attributes import Payload
 from ..store.errors import FormatError
@@ -262,9 +265,13 @@ class KitReport:
     problems: list[str]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)
 class Run:
     """One agent run: the steps of one trace (or of stitched traces), as a tree."""
+
+    #: Known, before its steps are built, to hold a run of its own (an agent's span):
+    #: never a piece of another run's conversation, nor a second trace of one call.
+    whole: ClassVar[bool] = False
 
     run_id: str
     trace_ids: list[str]
@@ -279,6 +286,15 @@ class Run:
     #: :func:`~otel_replay.runs.load.read_traces`): the run is not ``full``.
     read_faults: list[FormatError] = dataclasses.field(default_factory=list)
     _kit: KitReport | None = dataclasses.field(default=None, repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        # As the dataclass would compare, without asking for the same class: a run whose
+        # steps were built on first use equals one built at once.
+        if not isinstance(other, Run):
+            return NotImplemented
+        return _fields(self) == _fields(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def start_ns(self) -> int:
@@ -373,6 +389,117 @@ class Run:
             "sources": self.sources,
             "steps": [s.to_json() for s in self.steps],
         }
+
+
+def _fields(run: Run) -> tuple[Any, ...]:
+    return tuple(getattr(run, f.name) for f in dataclasses.fields(Run))
+
+
+#: A run's roots and its steps in pre-order.
+Tree: TypeAlias = "tuple[list[Step], list[Step]]"
+#: What builds a run's steps: its roots, its steps in pre-order, its fingerprint.
+StepsBuilder: TypeAlias = "Callable[[], tuple[list[Step], list[Step], dict[str, Any]]]"
+
+
+class _BuiltOnUse:
+    """A field of a :class:`PendingRun` that its steps' building fills (a non-data
+    descriptor: once built, the value is the instance's own and costs nothing to read)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, run: PendingRun | None, owner: type | None = None) -> Any:
+        if run is None:
+            return self
+        run.build_steps()
+        return run.__dict__[self.name]
+
+
+class PendingRun(Run):
+    """A trace that holds a run of its own, whose steps are built when first asked for.
+
+    Loading many runs then costs what reading their spans costs: the steps of a
+    run (its content decoded, its payloads checked, its repairs made) are built
+    the first time anything asks for its roots, steps or fingerprint, once,
+    exactly as they would have been at load.  Pickled or copied, it is a plain
+    :class:`Run`.
+    """
+
+    whole: ClassVar[bool] = True
+    roots = _BuiltOnUse()
+    steps = _BuiltOnUse()
+    fingerprint = _BuiltOnUse()
+
+    @classmethod
+    def later(
+        cls,
+        run_id: str,
+        build: StepsBuilder,
+        *,
+        span: tuple[int, int],
+        resource: dict[str, Any],
+        sources: list[str],
+    ) -> PendingRun:
+        """A run of trace ``run_id`` whose steps ``build`` makes; ``span``: its first start
+        and last end."""
+        run = cls.__new__(cls)
+        run.__dict__.update(
+            run_id=run_id,
+            trace_ids=[run_id],
+            resource=resource,
+            sources=sources,
+            read_faults=[],
+            _kit=None,
+            _build=build,
+            _span=span,
+            _lock=threading.Lock(),
+        )
+        return run
+
+    def then(self, finish: Callable[[list[Step], list[Step]], Tree]) -> None:
+        """Have ``finish`` complete the roots and steps once they are built."""
+        build: StepsBuilder = self.__dict__["_build"]
+
+        def finished() -> tuple[list[Step], list[Step], dict[str, Any]]:
+            roots, steps, fingerprint = build()
+            return (*finish(roots, steps), fingerprint)
+
+        self.__dict__["_build"] = finished
+
+    def build_steps(self) -> None:
+        """Build the steps now, if they are not yet (a no-op after the first time)."""
+        state = self.__dict__
+        if "_build" not in state:
+            return
+        with state["_lock"]:
+            build = state.get("_build")
+            if build is None:
+                return  # built by another thread meanwhile
+            was = gc.isenabled()
+            gc.disable()  # many objects made, few freed: see read_runs
+            try:
+                roots, steps, fingerprint = build()
+            finally:
+                if was:
+                    gc.enable()
+            for name, value in (("roots", roots), ("steps", steps), ("fingerprint", fingerprint)):
+                state.setdefault(name, value)
+            del state["_build"]  # and with it the spans it was built from
+
+    @property
+    def start_ns(self) -> int:
+        if "_build" in self.__dict__:
+            return int(self.__dict__["_span"][0])
+        return super().start_ns
+
+    @property
+    def end_ns(self) -> int:
+        if "_build" in self.__dict__:
+            return int(self.__dict__["_span"][1])
+        return super().end_ns
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Run, _fields(self))
 
 
 #: Where a ReAct agent's answer starts in the model's last text (CrewAI, LangChain's ReAct).

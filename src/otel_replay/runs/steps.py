@@ -41,7 +41,7 @@ _OPENING = ("{", "[", b"{", b"[")
 _USAGE = "gen_ai.usage."
 
 
-__all__ = ["classify", "current_attributes", "model_call", "to_step", "tool_call"]
+__all__ = ["classify", "current_attributes", "model_call", "span_kind", "to_step", "tool_call"]
 
 
 def classify(attrs: Mapping[str, Any]) -> StepKind:
@@ -64,20 +64,31 @@ def classify(attrs: Mapping[str, Any]) -> StepKind:
     return "other"
 
 
-def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
-    """Classify ``span`` and extract what its kind carries; ``blobs`` resolves payload refs."""
+def span_kind(span: SpanRecord) -> StepKind:
+    """The kind of step ``span`` makes (as :func:`to_step` classifies it)."""
+    return classify(_normalized(span, _events(span)))
+
+
+def _events(span: SpanRecord) -> list[dict[str, Any]]:
     # The record's own dicts, not copies: a record is read for one step, and no step
     # changes its attributes.
-    events = [
-        {"name": e.name, "time_ns": e.time_ns, "attributes": e.attributes} for e in span.events
-    ]
-    attrs = normalize(
+    return [{"name": e.name, "time_ns": e.time_ns, "attributes": e.attributes} for e in span.events]
+
+
+def _normalized(span: SpanRecord, events: list[dict[str, Any]]) -> dict[str, Any]:
+    return normalize(
         span.attributes,
         name=span.name,
         scope=span.scope_name,
         events=events,
         scope_version=span.scope_version,
     )
+
+
+def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
+    """Classify ``span`` and extract what its kind carries; ``blobs`` resolves payload refs."""
+    events = _events(span)
+    attrs = _normalized(span, events)
     kind = classify(attrs)
     step = Step(
         kind=kind,

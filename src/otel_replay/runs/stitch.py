@@ -225,6 +225,8 @@ def conversation_id(run: Run) -> str | None:
 def is_piece(run: Run) -> bool:
     """A trace of model calls only (what a client-only instrumentation writes), or of one
     tool run alone (a traced tool with no span around it): it joins its conversation."""
+    if run.whole:
+        return False
     kinds = {s.kind for s in run.steps}
     return ("model" in kinds and not kinds & {"agent", "tool"}) or _is_tool_piece(run)
 
