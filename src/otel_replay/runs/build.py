@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias
@@ -99,13 +99,20 @@ def _whole_run(spans: list[SpanRecord]) -> bool:
     than agents made (see :func:`holds_no_run`).  Such a trace is no piece of another
     run's conversation nor a second trace of one call, so :func:`assemble` needs no step
     of it."""
-    ops = [s.attributes.get(A.OPERATION_NAME) for s in spans]
-    if all(op == A.OP_CREATE_AGENT for op in ops):
-        return False
-    # The spans that name an agent's operation first: one is enough, and it is most often there.
-    named = [s for s, op in zip(spans, ops, strict=True) if op in A.AGENT_OPERATIONS]
-    others = (s for s, op in zip(spans, ops, strict=True) if op not in A.AGENT_OPERATIONS)
-    return any(span_kind(s) == "agent" for s in itertools.chain(named, others))
+    agent = beside = False  # beside: a span no agent was made by
+    unnamed = []
+    # Last first: a run's root ends last, and most often it names the agent's operation.
+    for span in reversed(spans):
+        op = span.attribute(A.OPERATION_NAME)
+        beside = beside or op != A.OP_CREATE_AGENT
+        if op not in A.AGENT_OPERATIONS:
+            unnamed.append(span)
+        elif not agent:
+            agent = span_kind(span) == "agent"
+        if agent and beside:
+            return True
+    # No span that names an agent's operation is one: a dialect may still make one so.
+    return beside and any(span_kind(s) == "agent" for s in unnamed)
 
 
 def _pending(
@@ -117,11 +124,11 @@ def _pending(
         _fix_trace(trace.steps)
         return trace.roots, trace.steps, trace.fingerprint
 
-    first = min(spans, key=lambda s: (s.start_ns, s.span_id))
+    first = min(spans, key=_first)
     return PendingRun.later(
         trace_id,
         build,
-        span=(first.start_ns, max(s.end_ns for s in spans)),
+        span=(first.start_ns, max(map(_end, spans))),
         resource=dict(first.resource),
         sources=sorted({s.source for s in spans if s.source}),
     )
@@ -189,6 +196,10 @@ def _better(new: SpanRecord, old: SpanRecord) -> bool:
     return (len(new.attributes), new.end_ns) > (len(old.attributes), old.end_ns)
 
 
+#: The first span of a trace (by start, then id), the end of a span.
+_first, _end = operator.attrgetter("start_ns", "span_id"), operator.attrgetter("end_ns")
+
+
 def _key(step: Step) -> tuple[int, str]:
     return (step.start_ns, step.span_id)
 
@@ -219,7 +230,7 @@ def _build(
             order = _preorder(roots)
             placed = {s.span_id for s in order}
     roots.sort(key=_key)
-    first = min(spans, key=lambda s: (s.start_ns, s.span_id))
+    first = min(spans, key=_first)
     return Run(
         run_id=trace_id,
         trace_ids=[trace_id],

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from .errors import FormatError, OtherSignal
 from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
@@ -38,13 +39,123 @@ def any_value(v: Any) -> Any:
     return None
 
 
-def attributes(kvs: Any) -> dict[str, Any]:
+#: Text values this short are kept once per request (operations, type tags, models
+#: and tool names repeat on every span); longer ones are mostly unique.
+_SHORT: Final = 32
+
+
+def attributes(kvs: Any, shared: dict[str, str] | None = None) -> dict[str, Any]:
+    """OTLP attributes to a dict; names and short text values are taken from ``shared``
+    when met there before (one copy of each in memory: a third of what spans hold)."""
+    if shared is None:
+        shared = {}
     out = {}
     for kv in kvs:
-        v = kv.value
+        key, v = kv.key, kv.value
+        key = shared.setdefault(key, key)
         # Most values are strings: read them without a call (a third of reading a span).
-        out[kv.key] = v.string_value if v.WhichOneof("value") == "string_value" else any_value(v)
+        if v.WhichOneof("value") == "string_value":
+            text = v.string_value
+            out[key] = shared.setdefault(text, text) if len(text) <= _SHORT else text
+        else:
+            out[key] = any_value(v)
     return out
+
+
+def _decoded(name: str) -> Any:
+    """A field of :class:`_ProtoSpan` that its span's bytes are decoded for when first read."""
+    slot = "_" + name
+
+    def get(record: _ProtoSpan) -> Any:
+        if record._span is not None:
+            record._decode()
+        return getattr(record, slot)
+
+    def put(record: _ProtoSpan, value: Any) -> None:
+        if getattr(record, "_span", None) is not None:
+            record._decode()  # the other fields first: the bytes go
+        record._span = None
+        setattr(record, slot, value)
+
+    return property(get, put)
+
+
+class _ProtoSpan(SpanRecord):
+    """A span read from protobuf that keeps its bytes and decodes them when a field other
+    than its ids, times, resource and scope is first read.
+
+    Loading runs whose steps wait to be built (see
+    :class:`~otel_replay.runs.model.PendingRun`) then holds about the bytes of
+    their spans, not a dict per span; the parsed request is freed at once.
+    """
+
+    __slots__ = (
+        "_attributes",
+        "_events",
+        "_kind",
+        "_links",
+        "_name",
+        "_parent_span_id",
+        "_shared",
+        "_span",
+        "_status_code",
+        "_status_message",
+    )
+    _span: bytes | None
+    _shared: dict[str, str] | None
+
+    parent_span_id = _decoded("parent_span_id")
+    name = _decoded("name")
+    kind = _decoded("kind")
+    attributes = _decoded("attributes")
+    events = _decoded("events")
+    status_code = _decoded("status_code")
+    status_message = _decoded("status_message")
+    links = _decoded("links")
+
+    @classmethod
+    def of(
+        cls,
+        s: Any,
+        shared: dict[str, str],
+        ids: tuple[str, str],
+        resource: dict[str, Any],
+        scope: tuple[str, str],
+        source: str,
+    ) -> _ProtoSpan:
+        record = cls.__new__(cls)
+        record._span, record._shared = s.SerializeToString(), shared
+        record.trace_id, record.span_id = ids
+        record.start_ns, record.end_ns = s.start_time_unix_nano, s.end_time_unix_nano
+        record.resource, (record.scope_name, record.scope_version) = resource, scope
+        record.source = source
+        return record
+
+    def _decode(self) -> None:
+        assert self._span is not None
+        s, shared = Span.FromString(self._span), self._shared
+        status, events, links = s.status, s.events, s.links
+        self._parent_span_id = s.parent_span_id.hex() or None
+        self._name, self._kind = s.name, s.kind
+        self._attributes = attributes(s.attributes, shared)
+        self._events = (
+            [
+                EventRecord(e.name, e.time_unix_nano, attributes(e.attributes, shared))
+                for e in events
+            ]
+            if events
+            else []
+        )
+        self._status_code, self._status_message = status.code, status.message
+        self._links = (
+            [
+                LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), attributes(lk.attributes))
+                for lk in links
+            ]
+            if links
+            else []
+        )
+        self._span = self._shared = None
 
 
 def _spans(
@@ -53,49 +164,23 @@ def _spans(
     offset: int,
     keep: Callable[[str], bool] | None,
 ) -> Iterator[SpanRecord]:
+    shared: dict[str, str] = {}
     for rs in request.resource_spans:
         resource = attributes(rs.resource.attributes)
         for ss in rs.scope_spans:
-            scope_name, scope_version = ss.scope.name, ss.scope.version
+            scope = (ss.scope.name, ss.scope.version)
             for s in ss.spans:
-                if len(s.trace_id) not in (0, 16) or len(s.span_id) not in (0, 8):
+                tid, sid = s.trace_id, s.span_id
+                if len(tid) not in (0, 16) or len(sid) not in (0, 8):
                     # Metrics share field numbers with traces and parse
                     # "fine": the ids give them away.
                     raise OtherSignal(
                         source, offset, "not OTLP trace or log data (metrics?): bad span ids"
                     )
-                trace_id = s.trace_id.hex()
+                trace_id = tid.hex()
                 if keep is not None and not keep(trace_id):
                     continue
-                status, events, links = s.status, s.events, s.links
-                yield SpanRecord(
-                    trace_id=trace_id,
-                    span_id=s.span_id.hex(),
-                    parent_span_id=s.parent_span_id.hex() or None,
-                    name=s.name,
-                    kind=s.kind,
-                    start_ns=s.start_time_unix_nano,
-                    end_ns=s.end_time_unix_nano,
-                    attributes=attributes(s.attributes),
-                    events=[
-                        EventRecord(e.name, e.time_unix_nano, attributes(e.attributes))
-                        for e in events
-                    ]
-                    if events
-                    else [],
-                    status_code=status.code,
-                    status_message=status.message,
-                    resource=resource,
-                    scope_name=scope_name,
-                    scope_version=scope_version,
-                    source=source,
-                    links=[
-                        LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), attributes(lk.attributes))
-                        for lk in links
-                    ]
-                    if links
-                    else [],
-                )
+                yield _ProtoSpan.of(s, shared, (trace_id, sid.hex()), resource, scope, source)
 
 
 def _first(groups: Any, scopes: str, items: str) -> Any:

@@ -20,14 +20,16 @@ class LinkRecord:
     attributes: dict[str, Any]
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, eq=False)
 class SpanRecord:
     """One stored span.
 
     Ids are lowercase hex (trace 32 chars, span 16); attribute values are
     ``str``, ``bool``, ``int``, ``float``, ``bytes``, ``list`` or ``dict``
     (OTLP ``kvlist_value``).  ``resource`` is shared by the spans of one
-    ``ResourceSpans`` and must not be mutated.
+    ``ResourceSpans`` and must not be mutated.  A reader may decode the
+    attributes, events and links when first read (a subclass); the record
+    is the same either way.
     """
 
     trace_id: str
@@ -46,6 +48,23 @@ class SpanRecord:
     scope_version: str
     source: str = ""
     links: list[LinkRecord] = dataclasses.field(default_factory=list)
+
+    def attribute(self, key: str) -> Any:
+        """The value of one attribute (None when absent), without decoding the others
+        where they are decoded when first read."""
+        return self.attributes.get(key)
+
+    def __eq__(self, other: object) -> bool:
+        # As the dataclass compares, whichever reader (and class) made either record.
+        if not isinstance(other, SpanRecord):
+            return NotImplemented
+        return _values(self) == _values(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _values(record: SpanRecord) -> tuple[Any, ...]:
+    return tuple(getattr(record, f.name) for f in dataclasses.fields(SpanRecord))
 
 
 @dataclasses.dataclass(slots=True)
