@@ -3,7 +3,8 @@
     python benchmarks/bench_load_long.py [--sizes 100 1000 3000] [--repeat 3]
 
 Each run is the agent loop of ``bench_replay.py`` (a model call and a tool
-call per turn) recorded to a file.  Measured: the CPU time of ``load()`` per
+call per turn) recorded to a file.  Measured: the CPU time of ``load()`` and
+of building the run's steps (``load()`` leaves them to the first use), per
 model and tool step, best of ``--repeat``; baseline in the same run: the
 per-step cost of the shortest run.  A ratio above 1 means a step costs more
 the longer its run is.
@@ -27,6 +28,7 @@ def per_step(path: Path, repeat: int) -> tuple[float, int]:
     for _ in range(repeat):
         t0 = time.process_time()
         (run,) = otel_replay.load(path)
+        run.build_steps()  # the steps wait for their first use
         best = min(best, time.process_time() - t0)
         steps = len(run.model_steps()) + len(run.tool_steps())
     return best / steps, steps

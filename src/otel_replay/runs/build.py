@@ -56,11 +56,17 @@ def build_traces(
     spans: Iterable[SpanRecord],
     blobs: BlobReaders | None = None,
     logs: Iterable[LogRecord] = (),
+    *,
+    pending: bool = False,
 ) -> list[Run]:
     """The first half of :func:`build_runs`: a tree per trace, its events joined.
 
     Each trace stands alone so far; only traces that :func:`~.stitch.is_piece`
-    says are client-only depend on other traces in :func:`assemble`.
+    says are client-only depend on other traces in :func:`assemble`.  With
+    ``pending``, a trace that holds an agent's run (that no other trace
+    changes) is a :class:`~.model.PendingRun`: its steps are built when first
+    asked for (runs that may not all be used); else every trace is built now,
+    the cheaper way to build them all.
     """
     by_trace: dict[str, dict[str, SpanRecord]] = {}
     for span in spans:
@@ -74,7 +80,7 @@ def build_traces(
     built: list[Run] = []
     for tid, found in by_trace.items():
         records = list(found.values())
-        if not logs and _whole_run(records):
+        if pending and not logs and _whole_run(records):
             # Nothing outside the trace changes it: its steps can wait until asked for.
             traces.append(_pending(tid, records, reader))
         else:

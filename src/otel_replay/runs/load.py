@@ -120,7 +120,8 @@ def load(
     (built on first use, rebuilt when the dump changes).
     """
     wanted = [trace_id] if isinstance(trace_id, str) else trace_id
-    runs = read_runs([os.fspath(p) for p in paths], wanted)
+    # Runs are often loaded to pick one: the others' spans need not be decoded.
+    runs = read_runs([os.fspath(p) for p in paths], wanted, lazy=True)
     if strict and runs.problems:
         raise runs.problems[0]
     for problem in runs.problems:
@@ -132,14 +133,19 @@ def read_runs(
     paths: Iterable[str],
     wanted: Iterable[str] | None = None,
     as_of: Mapping[str, tuple[int, int]] | None = None,
+    *,
+    lazy: bool = False,
 ) -> Runs:
     """:func:`load` without the warnings: problems only in :attr:`Runs.problems`.
 
     ``as_of`` maps file names to the stamp of the trace index to read them
     through, even if they have grown since (see :func:`~otel_replay.store.index.load`).
+    ``lazy``: for runs that may not all be used, an agent's run has its steps built
+    when first asked for (see :class:`~.model.PendingRun`) and its spans decoded then
+    (see :class:`~otel_replay.store.reader.RecordReader`).
     """
     with _no_cycle_collection():
-        traces = read_traces(paths, wanted, as_of)
+        traces = read_traces(paths, wanted, as_of, lazy=lazy)
         return Runs(assemble(traces), traces.problems, traces.unjoined_logs)
 
 
@@ -160,6 +166,8 @@ def read_traces(
     paths: Iterable[str],
     wanted: Iterable[str] | None = None,
     as_of: Mapping[str, tuple[int, int]] | None = None,
+    *,
+    lazy: bool = False,
 ) -> Runs:
     """:func:`read_runs` stopped halfway: one run per trace (see :func:`.build.build_traces`)."""
     problems: list[FormatError] = []
@@ -181,7 +189,7 @@ def read_traces(
                         continue  # named twice (a file and its directory): read once
                     seen.add(real)
                 blob_readers[name] = _blob_reader(name)
-                reader = RecordReader(name, wanted, (as_of or {}).get(name))
+                reader = RecordReader(name, wanted, (as_of or {}).get(name), lazy=lazy)
                 for record in reader:
                     if isinstance(record, LogRecord):
                         logs.append(record)
@@ -191,7 +199,7 @@ def read_traces(
 
     # build_traces consumes the generator before it resolves any blob or joins
     # any log record, so every reader is registered and every log read by then.
-    traces = build_traces(spans(), blob_readers, logs)
+    traces = build_traces(spans(), blob_readers, logs, pending=lazy)
     _blame(traces, problems, inputs)
     return Runs(traces, problems, unjoined(traces, logs))
 

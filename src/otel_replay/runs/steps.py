@@ -66,6 +66,7 @@ def classify(attrs: Mapping[str, Any]) -> StepKind:
 
 def span_kind(span: SpanRecord) -> StepKind:
     """The kind of step ``span`` makes (as :func:`to_step` classifies it)."""
+    span = span.plain()
     return classify(_normalized(span, _events(span)))
 
 
@@ -87,6 +88,7 @@ def _normalized(span: SpanRecord, events: list[dict[str, Any]]) -> dict[str, Any
 
 def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
     """Classify ``span`` and extract what its kind carries; ``blobs`` resolves payload refs."""
+    span = span.plain()
     events = _events(span)
     attrs = _normalized(span, events)
     kind = classify(attrs)

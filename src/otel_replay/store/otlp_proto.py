@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, NamedTuple, TypeAlias
 
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError
@@ -12,7 +12,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from .errors import FormatError, OtherSignal
-from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
+from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord, values
 
 Request: TypeAlias = "ExportTraceServiceRequest | ExportLogsServiceRequest"
 #: The attribute older SDKs named an event by, before log records had ``event_name``.
@@ -64,18 +64,12 @@ def attributes(kvs: Any, shared: dict[str, str] | None = None) -> dict[str, Any]
 
 def _decoded(name: str) -> Any:
     """A field of :class:`_ProtoSpan` that its span's bytes are decoded for when first read."""
-    slot = "_" + name
 
     def get(record: _ProtoSpan) -> Any:
-        if record._span is not None:
-            record._decode()
-        return getattr(record, slot)
+        return getattr(record.plain(), name)
 
     def put(record: _ProtoSpan, value: Any) -> None:
-        if getattr(record, "_span", None) is not None:
-            record._decode()  # the other fields first: the bytes go
-        record._span = None
-        setattr(record, slot, value)
+        setattr(record.plain(), name, value)
 
     return property(get, put)
 
@@ -89,20 +83,10 @@ class _ProtoSpan(SpanRecord):
     their spans, not a dict per span; the parsed request is freed at once.
     """
 
-    __slots__ = (
-        "_attributes",
-        "_events",
-        "_kind",
-        "_links",
-        "_name",
-        "_parent_span_id",
-        "_shared",
-        "_span",
-        "_status_code",
-        "_status_message",
-    )
+    __slots__ = ("_plain", "_span", "_where")
     _span: bytes | None
-    _shared: dict[str, str] | None
+    _where: _Where | None
+    _plain: SpanRecord | None
 
     parent_span_id = _decoded("parent_span_id")
     name = _decoded("name")
@@ -113,49 +97,74 @@ class _ProtoSpan(SpanRecord):
     status_message = _decoded("status_message")
     links = _decoded("links")
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> SpanRecord:  # type: ignore[misc]
+        # Made from fields (dataclasses.replace), it is a plain record.
+        return SpanRecord(*args, **kwargs)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SpanRecord, values(self.plain()))
+
     @classmethod
-    def of(
-        cls,
-        s: Any,
-        shared: dict[str, str],
-        ids: tuple[str, str],
-        resource: dict[str, Any],
-        scope: tuple[str, str],
-        source: str,
-    ) -> _ProtoSpan:
-        record = cls.__new__(cls)
-        record._span, record._shared = s.SerializeToString(), shared
+    def of(cls, s: Any, ids: tuple[str, str], where: _Where) -> _ProtoSpan:
+        record = object.__new__(cls)
+        record._span, record._where, record._plain = s.SerializeToString(), where, None
         record.trace_id, record.span_id = ids
         record.start_ns, record.end_ns = s.start_time_unix_nano, s.end_time_unix_nano
-        record.resource, (record.scope_name, record.scope_version) = resource, scope
-        record.source = source
+        record.resource = where.resource
+        record.scope_name, record.scope_version = where.scope_name, where.scope_version
+        record.source = where.source
         return record
 
-    def _decode(self) -> None:
-        assert self._span is not None
-        s, shared = Span.FromString(self._span), self._shared
-        status, events, links = s.status, s.events, s.links
-        self._parent_span_id = s.parent_span_id.hex() or None
-        self._name, self._kind = s.name, s.kind
-        self._attributes = attributes(s.attributes, shared)
-        self._events = (
-            [
-                EventRecord(e.name, e.time_unix_nano, attributes(e.attributes, shared))
-                for e in events
-            ]
-            if events
-            else []
-        )
-        self._status_code, self._status_message = status.code, status.message
-        self._links = (
-            [
-                LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), attributes(lk.attributes))
-                for lk in links
-            ]
-            if links
-            else []
-        )
-        self._span = self._shared = None
+    def plain(self) -> SpanRecord:
+        plain = self._plain
+        if plain is None:
+            plain = self._plain = self._decode()
+        return plain
+
+    def _decode(self) -> SpanRecord:
+        assert self._span is not None and self._where is not None
+        s, where = Span.FromString(self._span), self._where
+        self._span = self._where = None
+        return _record(s, (self.trace_id, self.span_id), where)
+
+
+class _Where(NamedTuple):
+    """What the spans of one scope share: the request's shared texts (see
+    :func:`attributes`), resource, scope and source file."""
+
+    shared: dict[str, str]
+    resource: dict[str, Any]
+    scope_name: str
+    scope_version: str
+    source: str
+
+
+def _record(s: Any, ids: tuple[str, str], where: _Where) -> SpanRecord:
+    """The record of span ``s`` (its hex ids given), every field decoded."""
+    shared = where.shared
+    status, events, links = s.status, s.events, s.links
+    # In field order, not by keyword: a keyword call costs three times as much.
+    return SpanRecord(
+        *ids,
+        s.parent_span_id.hex() or None,
+        s.name,
+        s.kind,
+        s.start_time_unix_nano,
+        s.end_time_unix_nano,
+        attributes(s.attributes, shared),
+        [EventRecord(e.name, e.time_unix_nano, attributes(e.attributes, shared)) for e in events]
+        if events
+        else [],
+        status.code,
+        status.message,
+        where.resource,
+        where.scope_name,
+        where.scope_version,
+        where.source,
+        [LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), attributes(lk.attributes)) for lk in links]
+        if links
+        else [],
+    )
 
 
 def _spans(
@@ -163,12 +172,14 @@ def _spans(
     source: str,
     offset: int,
     keep: Callable[[str], bool] | None,
+    lazy: bool,
 ) -> Iterator[SpanRecord]:
+    make = _ProtoSpan.of if lazy else _record
     shared: dict[str, str] = {}
     for rs in request.resource_spans:
         resource = attributes(rs.resource.attributes)
         for ss in rs.scope_spans:
-            scope = (ss.scope.name, ss.scope.version)
+            where = _Where(shared, resource, ss.scope.name, ss.scope.version, source)
             for s in ss.spans:
                 tid, sid = s.trace_id, s.span_id
                 if len(tid) not in (0, 16) or len(sid) not in (0, 8):
@@ -180,7 +191,7 @@ def _spans(
                 trace_id = tid.hex()
                 if keep is not None and not keep(trace_id):
                     continue
-                yield _ProtoSpan.of(s, shared, (trace_id, sid.hex()), resource, scope, source)
+                yield make(s, (trace_id, sid.hex()), where)
 
 
 def _first(groups: Any, scopes: str, items: str) -> Any:
@@ -249,13 +260,22 @@ def spanless_logs(request: Request) -> int:
 
 
 def records_from_proto(
-    body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
+    body: bytes,
+    source: str,
+    offset: int,
+    keep: Callable[[str], bool] | None = None,
+    *,
+    lazy: bool = False,
 ) -> Iterator[Record]:
-    """Decode one request of either signal (see :func:`parse_request`)."""
+    """Decode one request of either signal (see :func:`parse_request`).
+
+    ``lazy``: spans keep their bytes and decode them when a field past their ids,
+    times, resource and scope is first read (for spans that may never be read).
+    """
     request = parse_request(body, source, offset)
     if isinstance(request, ExportLogsServiceRequest):
         return _logs(request, source, offset, keep)
-    return _spans(request, source, offset, keep)
+    return _spans(request, source, offset, keep, lazy)
 
 
 def _logs(

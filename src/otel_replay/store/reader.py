@@ -92,9 +92,15 @@ def _not_json(exc: ValueError) -> str:
 
 
 def decode_body(
-    body: bytes, source: str, offset: int, keep: Callable[[str], bool] | None = None
+    body: bytes,
+    source: str,
+    offset: int,
+    keep: Callable[[str], bool] | None = None,
+    *,
+    lazy: bool = False,
 ) -> Iterator[Record]:
-    """One framed message: proto or OTLP/JSON, zstd-compressed or not, of either signal."""
+    """One framed message: proto or OTLP/JSON, zstd-compressed or not, of either signal
+    (``lazy``: see :func:`~.otlp_proto.records_from_proto`)."""
     if body[:4] == ZSTD_MAGIC:
         body = _decompress_zstd(body, source, offset)
     if body.lstrip()[:1] == b"{":
@@ -109,7 +115,7 @@ def decode_body(
         except JsonShapeError as exc:
             raise FormatError(source, offset, str(exc)) from exc
         return
-    yield from records_from_proto(body, source, offset, keep)
+    yield from records_from_proto(body, source, offset, keep, lazy=lazy)
 
 
 def _read_varint(f: IO[bytes]) -> tuple[int, int] | None:
@@ -689,9 +695,14 @@ class RecordReader(Reader[Record]):
         path: str | os.PathLike[str],
         trace_ids: Iterable[str] | None = None,
         index_as_of: tuple[int, int] | None = None,
+        *,
+        lazy: bool = False,
     ) -> None:
+        """``lazy``: spans read from protobuf decode their fields past ids, times,
+        resource and scope when first read (see :func:`~.otlp_proto.records_from_proto`)."""
         super().__init__(path, trace_ids, index_as_of)
         self._skipped_logs = False
+        self.lazy = lazy
 
     def _select(self, records: Iterable[Record], offset: int) -> Iterator[Record]:
         """The wanted ones of the records of one message at ``offset``."""
@@ -709,12 +720,13 @@ class RecordReader(Reader[Record]):
     def _from_body(
         self, body: bytes, offset: int, keep: Callable[[str], bool] | None
     ) -> Iterator[Record]:
-        return self._select(decode_body(body, self.path, offset, keep), offset)
+        return self._select(decode_body(body, self.path, offset, keep, lazy=self.lazy), offset)
 
     def _from_proto(
         self, data: bytes, offset: int, keep: Callable[[str], bool] | None
     ) -> Iterator[Record]:
-        return self._select(records_from_proto(data, self.path, offset, keep), offset)
+        records = records_from_proto(data, self.path, offset, keep, lazy=self.lazy)
+        return self._select(records, offset)
 
     def _from_doc(self, doc: Any, offset: int) -> Iterator[Record]:
         return self._select(records_from_json(doc, self.path), offset)

@@ -49,6 +49,11 @@ class SpanRecord:
     source: str = ""
     links: list[LinkRecord] = dataclasses.field(default_factory=list)
 
+    def plain(self) -> SpanRecord:
+        """This record with every field decoded (itself, unless its reader decodes fields
+        when first read): the one to read many fields of, many times."""
+        return self
+
     def attribute(self, key: str) -> Any:
         """The value of one attribute (None when absent), without decoding the others
         where they are decoded when first read."""
@@ -58,12 +63,13 @@ class SpanRecord:
         # As the dataclass compares, whichever reader (and class) made either record.
         if not isinstance(other, SpanRecord):
             return NotImplemented
-        return _values(self) == _values(other)
+        return values(self) == values(other)
 
     __hash__ = None  # type: ignore[assignment]
 
 
-def _values(record: SpanRecord) -> tuple[Any, ...]:
+def values(record: SpanRecord) -> tuple[Any, ...]:
+    """The fields of ``record``, in order."""
     return tuple(getattr(record, f.name) for f in dataclasses.fields(SpanRecord))
 
 
