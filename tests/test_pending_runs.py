@@ -17,6 +17,7 @@ import dataclasses
 import pickle
 import threading
 import warnings
+import weakref
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from tests.conformance.checks import find_cases
 
 import otel_replay
 from otel_replay.runs.load import read_runs
-from otel_replay.runs.model import PendingRun, Run
+from otel_replay.runs.model import Batch, PendingRun, Run
 from otel_replay.store.reader import RecordReader
 from otel_replay.store.records import SpanRecord
 
@@ -151,3 +152,25 @@ def test_spans_decoded_when_read_are_the_spans_decoded_as_read() -> None:
     assert dataclasses.replace(renamed, name=eager[2].name) == eager[2]
     lazy[3].name = "set"
     assert lazy[3].name == "set" and lazy[3].attributes == eager[3].attributes
+
+
+def test_after_some_runs_built_alone_the_rest_are_built_together(tmp_path: Path) -> None:
+    from examples.order_support.agent import run_agent
+    from examples.order_support.scripted_model import ScriptedModel
+    from tests._recording import recording
+
+    path = tmp_path / "runs.otlp"
+    with recording(path):
+        for i in range(Batch.BUILT_ALONE + 4):
+            run_agent("Where is my order?", model=ScriptedModel(), user_id=f"u_{i}")
+    runs = list(otel_replay.load(path))
+    assert len(runs) == Batch.BUILT_ALONE + 4 and all(isinstance(r, PendingRun) for r in runs)
+    let_go = weakref.ref(runs.pop())  # no longer held: never built
+    alone, rest = runs[: Batch.BUILT_ALONE - 1], runs[Batch.BUILT_ALONE - 1 :]
+    for run in alone:
+        run.build_steps()
+    assert all("steps" in vars(r) for r in alone)
+    assert not any("steps" in vars(r) for r in rest)
+    assert rest[0].steps  # the last built alone: the rest follow
+    assert all("steps" in vars(r) for r in rest) and let_go() is None
+    assert runs == list(read_runs([str(path)]))[:-1]

@@ -15,7 +15,7 @@ from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans, merge_twin_traces
 from .log_events import join_events
-from .model import PendingRun, Run, Step
+from .model import Batch, PendingRun, Run, Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
 from .retries import fold_retried_tools
@@ -78,11 +78,12 @@ def build_traces(
     logs = logs if isinstance(logs, list) else list(logs)
     traces: list[Run] = []
     built: list[Run] = []
+    batch = Batch()
     for tid, found in by_trace.items():
         records = list(found.values())
         if pending and not logs and _whole_run(records):
             # Nothing outside the trace changes it: its steps can wait until asked for.
-            traces.append(_pending(tid, records, reader))
+            traces.append(_pending(tid, records, reader, batch))
         else:
             built.append(_build(tid, records, reader))
             traces.append(built[-1])
@@ -122,7 +123,10 @@ def _whole_run(spans: list[SpanRecord]) -> bool:
 
 
 def _pending(
-    trace_id: str, spans: list[SpanRecord], blobs: Callable[[str], BlobReader | None]
+    trace_id: str,
+    spans: list[SpanRecord],
+    blobs: Callable[[str], BlobReader | None],
+    batch: Batch,
 ) -> PendingRun:
     def build() -> tuple[list[Step], list[Step], dict[str, Any]]:
         trace = _build(trace_id, spans, blobs)
@@ -137,6 +141,7 @@ def _pending(
         span=(first.start_ns, max(map(_end, spans))),
         resource=dict(first.resource),
         sources=sorted({s.source for s in spans if s.source}),
+        batch=batch,
     )
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -16,7 +14,7 @@ from ..store.records import LogRecord, SpanRecord
 from ..store.sources import expand, is_stream, rotated_from, same_set
 from .build import assemble, build_traces
 from .log_events import unjoined
-from .model import Run
+from .model import Run, no_cycle_collection
 
 
 class LoadWarning(UserWarning):
@@ -144,22 +142,9 @@ def read_runs(
     when first asked for (see :class:`~.model.PendingRun`) and its spans decoded then
     (see :class:`~otel_replay.store.reader.RecordReader`).
     """
-    with _no_cycle_collection():
+    with no_cycle_collection():
         traces = read_traces(paths, wanted, as_of, lazy=lazy)
         return Runs(assemble(traces), traces.problems, traces.unjoined_logs)
-
-
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Building runs makes many objects and frees few: the cycle collector, run again
-    and again over them meanwhile, finds nothing (a third of the time of a load)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def read_traces(
