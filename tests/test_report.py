@@ -265,7 +265,8 @@ def _pixels(png: bytes) -> bytes:
     return zlib.decompress(idat)
 
 
-@pytest.mark.parametrize("which", ["example", "parallel"])
+# A browser starts in each: the default tier opens the example's page, the slow tier the rest.
+@pytest.mark.parametrize("which", ["example", pytest.param("parallel", marks=pytest.mark.slow)])
 def test_chromium_renders_the_page_its_steps_verdict_and_script(which: str, tmp_path: Path) -> None:
     files: list[Any] = [EXAMPLE] if which == "example" else PARALLEL.trace_files()
     run = otel_replay.load(*files)[0]
@@ -288,6 +289,7 @@ def test_chromium_renders_the_page_its_steps_verdict_and_script(which: str, tmp_
     assert len(set(pixels)) > 16  # not a blank page: text, bars, colours
 
 
+@pytest.mark.slow
 def test_chromium_renders_the_index_with_a_row_per_run(tmp_path: Path) -> None:
     runs = otel_replay.load(*SEVERAL.trace_files(), EXAMPLE)
     page = tmp_path / "index.html"
@@ -300,6 +302,7 @@ def test_chromium_renders_the_index_with_a_row_per_run(tmp_path: Path) -> None:
     assert len(set(_pixels(shot.read_bytes()))) > 16
 
 
+@pytest.mark.slow
 def test_chromium_renders_the_diff_page_with_its_first_divergence(tmp_path: Path) -> None:
     a, b = _two_runs(tmp_path, "Where is my order?")
     page = tmp_path / "diff.html"

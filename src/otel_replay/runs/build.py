@@ -110,7 +110,7 @@ def _whole_run(spans: list[SpanRecord]) -> bool:
     unnamed = []
     # Last first: a run's root ends last, and most often it names the agent's operation.
     for span in reversed(spans):
-        op = span.attribute(A.OPERATION_NAME)
+        op = span.attributes.get(A.OPERATION_NAME)
         beside = beside or op != A.OP_CREATE_AGENT
         if op not in A.AGENT_OPERATIONS:
             unnamed.append(span)

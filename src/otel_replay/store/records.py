@@ -27,9 +27,9 @@ class SpanRecord:
     Ids are lowercase hex (trace 32 chars, span 16); attribute values are
     ``str``, ``bool``, ``int``, ``float``, ``bytes``, ``list`` or ``dict``
     (OTLP ``kvlist_value``).  ``resource`` is shared by the spans of one
-    ``ResourceSpans`` and must not be mutated.  A reader may decode the
-    attributes, events and links when first read (a subclass); the record
-    is the same either way.
+    ``ResourceSpans`` and must not be mutated.  A reader may decode the fields
+    past the ids, times, resource and scope when first read (a subclass, see
+    :meth:`plain`); the record is the same either way.
     """
 
     trace_id: str
@@ -53,11 +53,6 @@ class SpanRecord:
         """This record with every field decoded (itself, unless its reader decodes fields
         when first read): the one to read many fields of, many times."""
         return self
-
-    def attribute(self, key: str) -> Any:
-        """The value of one attribute (None when absent), without decoding the others
-        where they are decoded when first read."""
-        return self.attributes.get(key)
 
     def __eq__(self, other: object) -> bool:
         # As the dataclass compares, whichever reader (and class) made either record.
