@@ -202,9 +202,13 @@ CASES = [
     ("anthropic_stream", "sync", True),
     ("anthropic_stream", "async", False),
 ]
+#: The default tier takes each wire format once (sync); the slow tier takes every mode.
+TIERED = [
+    pytest.param(*case, marks=pytest.mark.slow) if case[1] == "async" else case for case in CASES
+]
 
 
-@pytest.mark.parametrize(("name", "mode", "with_span"), CASES)
+@pytest.mark.parametrize(("name", "mode", "with_span"), TIERED)
 def test_recorder_stores_the_exact_bytes_and_no_secret(
     tmp_path: Path, name: str, mode: str, with_span: bool
 ) -> None:
@@ -267,7 +271,7 @@ def _parts(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     ]
 
 
-@pytest.mark.parametrize(("name", "mode", "with_span"), CASES)
+@pytest.mark.parametrize(("name", "mode", "with_span"), TIERED)
 def test_replay_sends_the_recorded_bytes_back(
     tmp_path: Path, name: str, mode: str, with_span: bool
 ) -> None:

@@ -46,6 +46,12 @@ CASES = {
     "anthropic_openinference/stream_helper": ("stream_helper", "stream"),
 }
 PARAMS = [(case, mode) for case, modes in CASES.items() for mode in modes]
+#: The default tier takes each case's first two modes; the slow tier takes them all.
+TIERED = [
+    pytest.param(case, mode, marks=pytest.mark.slow) if modes.index(mode) >= 2 else (case, mode)
+    for case, modes in CASES.items()
+    for mode in modes
+]
 
 
 def requests_of(case: str) -> list[dict[str, Any]]:
@@ -139,7 +145,7 @@ def base_url(url: str, path: str) -> str:
 
 
 # --- the server --------------------------------------------------------------------------
-@pytest.mark.parametrize(("case", "mode"), PARAMS)
+@pytest.mark.parametrize(("case", "mode"), TIERED)
 def test_server_replays_the_recorded_conversation(
     case: str, mode: str, servers: dict[str, str]
 ) -> None:
