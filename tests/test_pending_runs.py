@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import sys
 import threading
 import warnings
 import weakref
@@ -172,3 +173,35 @@ def test_after_some_runs_built_alone_the_rest_are_built_together(tmp_path: Path)
     assert rest[0].steps  # the last built alone: the rest follow
     assert all("steps" in vars(r) for r in rest) and let_go() is None
     assert runs == list(read_runs([str(path)]))[:-1]
+
+
+def test_threads_reading_one_lazily_read_span_at_once_all_get_its_fields() -> None:
+    # Threads switched every microsecond: one is stopped mid-decoding, again and again.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        _read_at_once()
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _read_at_once() -> None:
+    (case,) = [c for c in find_cases() if c.id == "autogen/async"]
+    (path,) = case.trace_files()
+    eager = list(RecordReader(path))
+    for _ in range(20):
+        lazy = list(RecordReader(path, lazy=True))
+        seen: list[object] = []
+        barrier = threading.Barrier(8)
+
+        threads = [threading.Thread(target=_read, args=(lazy, seen, barrier)) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert seen == [[(s.name, s.attributes) for s in eager]] * 8
+
+
+def _read(spans: list[SpanRecord], out: list[object], barrier: threading.Barrier) -> None:
+    barrier.wait()
+    out.append([(s.name, s.attributes) for s in spans])

@@ -118,14 +118,16 @@ class _ProtoSpan(SpanRecord):
     def plain(self) -> SpanRecord:
         plain = self._plain
         if plain is None:
-            plain = self._plain = self._decode()
+            data, where = self._span, self._where
+            if data is None or where is None:  # decoded by another thread meanwhile
+                assert self._plain is not None
+                return self._plain
+            plain = _record(Span.FromString(data), (self.trace_id, self.span_id), where)
+            # The record first, then the bytes let go of: a thread that finds no bytes
+            # finds the record.
+            self._plain = plain
+            self._span = self._where = None
         return plain
-
-    def _decode(self) -> SpanRecord:
-        assert self._span is not None and self._where is not None
-        s, where = Span.FromString(self._span), self._where
-        self._span = self._where = None
-        return _record(s, (self.trace_id, self.span_id), where)
 
 
 class _Where(NamedTuple):
