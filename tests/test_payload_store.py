@@ -66,6 +66,24 @@ def test_the_file_exporter_keeps_large_payloads_in_the_store_named(
     assert run.kit.verdict == "full" and run.replayable
 
 
+def test_the_stores_allowed_at_load_are_those_read_when_the_run_is_first_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's steps are built when first used: its payloads still come from the stores
+    allowed when it was loaded, not from those allowed by then."""
+    store = tmp_path / "payloads"
+    trace = tmp_path / "run.otlp"
+    _record_to(trace, store, monkeypatch)
+    content_refs.use_content_refs([str(store)])
+    (allowed,) = otel_replay.load(trace)
+    content_refs.use_content_refs(None)
+    (refused,) = otel_replay.load(trace)
+    content_refs.use_content_refs([str(store)])
+    found, missing = _result(allowed), _result(refused)  # both built now
+    assert found is not None and found.status == "exact" and found.value() == INVOICE
+    assert missing is not None and missing.status == "missing" and "--refs" in missing.reason
+
+
 def test_the_processor_moves_large_payloads_out_of_every_exporters_spans(tmp_path: Path) -> None:
     store = tmp_path / "payloads"
     with in_memory(payload_store=f"file://{store}", max_inline_bytes=512) as exporter:

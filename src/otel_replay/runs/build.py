@@ -9,6 +9,7 @@ from typing import Any, TypeAlias
 
 from .. import attributes as A
 from ..payload_attributes import BlobReader
+from ..store import content_refs
 from ..store.errors import FormatError
 from ..store.records import LogRecord, SpanRecord
 from .call_ids import repair_call_ids
@@ -128,10 +129,13 @@ def _pending(
     blobs: Callable[[str], BlobReader | None],
     batch: Batch,
 ) -> PendingRun:
+    stores = content_refs.allowed()  # payloads resolve as they would have at load
+
     def build() -> tuple[list[Step], list[Step], dict[str, Any]]:
-        trace = _build(trace_id, spans, blobs)
-        join_events([trace])
-        _fix_trace(trace.steps)
+        with content_refs.allowing(stores):
+            trace = _build(trace_id, spans, blobs)
+            join_events([trace])
+            _fix_trace(trace.steps)
         return trace.roots, trace.steps, trace.fingerprint
 
     first = min(spans, key=_first)

@@ -21,17 +21,22 @@ its filesystem's package), an optional dependency.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import posixpath
 import urllib.parse
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Iterator
+from typing import Final, TypeAlias
 
 from . import limits
 
 __all__ = [
     "OTEL_REPLAY_CONTENT_REFS",
+    "Allowed",
     "RefUnavailable",
+    "allowed",
+    "allowing",
     "as_json",
     "read",
     "stored_blob",
@@ -43,7 +48,14 @@ OTEL_REPLAY_CONTENT_REFS: Final = "OTEL_REPLAY_CONTENT_REFS"
 #: Bytes of referenced content kept for other spans naming the same file.
 _KEPT_BYTES: Final = 64 * limits.MiB
 
+#: The stores allowed, as :func:`allowed` gives them: ``(BASE, WHERE)`` each.
+Allowed: TypeAlias = "tuple[tuple[str, str], ...]"
+
 _rules: list[tuple[str, str]] = []
+#: Stores fixed for this context by :func:`allowing` (None: the rules in force).
+_fixed: contextvars.ContextVar[Allowed | None] = contextvars.ContextVar(
+    "otel_replay_content_refs", default=None
+)
 _kept: dict[str, bytes] = {}
 _kept_bytes = 0
 
@@ -62,6 +74,23 @@ def use_content_refs(rules: Iterable[str] | None) -> None:
     _rules.extend(_rule(r) for r in rules or () if r.strip())
     _kept.clear()
     _kept_bytes = 0
+
+
+def allowed() -> Allowed:
+    """The stores references may be read under now: :func:`allowing` reads them later
+    as now, whatever is allowed then."""
+    return tuple(_all_rules())
+
+
+@contextlib.contextmanager
+def allowing(stores: Allowed) -> Iterator[None]:
+    """In this context (this thread), read references under ``stores`` (from
+    :func:`allowed`) alone."""
+    token = _fixed.set(stores)
+    try:
+        yield
+    finally:
+        _fixed.reset(token)
 
 
 def read(ref: str) -> bytes:
@@ -140,6 +169,9 @@ def _rule(text: str) -> tuple[str, str]:
 
 
 def _all_rules() -> list[tuple[str, str]]:
+    fixed = _fixed.get()
+    if fixed is not None:
+        return list(fixed)
     env = os.environ.get(OTEL_REPLAY_CONTENT_REFS, "")
     return [*(_rule(r) for r in env.split(",") if r.strip()), *_rules]
 
