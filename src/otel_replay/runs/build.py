@@ -136,7 +136,8 @@ def _pending(
             trace = _build(trace_id, spans, blobs)
             join_events([trace])
             _fix_trace(trace.steps)
-        return trace.roots, trace.steps, trace.fingerprint
+        # What _complete does for a trace alone.
+        return (*_repaired(trace.roots, trace.steps, joined=False), trace.fingerprint)
 
     first = min(spans, key=_first)
     return PendingRun.later(
@@ -163,7 +164,9 @@ def assemble(traces: list[Run]) -> list[Run]:
             joining.setdefault(id(twins[id(trace)]), []).append(trace)
     groups = stitch([t for t in traces if id(t) not in twins], keys)
     runs = [_complete(_with_twins(group, joining)) for group in groups]
-    runs.extend(map(_completed_later, pending))
+    for trace in pending:  # completed when built (see _pending)
+        trace.read_faults = _distinct(trace.read_faults)
+        runs.append(trace)
     runs.sort(key=lambda r: (r.start_ns, r.run_id))
     return runs
 
@@ -178,8 +181,6 @@ def holds_no_run(trace: Run) -> bool:
       work on and the run is traced elsewhere (CrewAI's streaming ``kickoff``
       returns a stream and runs the crew again, in a trace of its own).
     """
-    if trace.whole:
-        return False
     steps = trace.steps
     if all(s.attributes.get(A.OPERATION_NAME) == A.OP_CREATE_AGENT for s in steps):
         return True
@@ -263,13 +264,6 @@ def _with_twins(group: list[Run], joining: Mapping[int, list[Run]]) -> list[Run]
     if not extra:
         return group
     return sorted(group + extra, key=lambda t: (t.start_ns, t.run_id))
-
-
-def _completed_later(trace: PendingRun) -> PendingRun:
-    """:func:`_complete` of a trace alone, done when its steps are built."""
-    trace.read_faults = _distinct(trace.read_faults)
-    trace.then(lambda roots, steps: _repaired(roots, steps, joined=False))
-    return trace
 
 
 def _distinct(faults: Iterable[FormatError]) -> list[FormatError]:

@@ -123,8 +123,6 @@ class TwinFacts:
 def twin_facts(trace: Run, keys: ConversationKeys) -> TwinFacts | None:
     """The :class:`TwinFacts` of a trace of one model call with recorded input or a response
     id, else None."""
-    if trace.whole:
-        return None
     models = [s for s in trace.steps if s.kind == "model" and s.model is not None]
     if len(models) != 1 or any(s.kind in ("agent", "tool") for s in trace.steps):
         return None

@@ -271,10 +271,6 @@ class KitReport:
 class Run:
     """One agent run: the steps of one trace (or of stitched traces), as a tree."""
 
-    #: Known, before its steps are built, to hold a run of its own (an agent's span):
-    #: never a piece of another run's conversation, nor a second trace of one call.
-    whole: ClassVar[bool] = False
-
     run_id: str
     trace_ids: list[str]
     roots: list[Step]
@@ -400,8 +396,6 @@ def _fields(run: Run) -> tuple[Any, ...]:
     return tuple(getattr(run, f.name) for f in dataclasses.fields(Run))
 
 
-#: A run's roots and its steps in pre-order.
-Tree: TypeAlias = "tuple[list[Step], list[Step]]"
 #: What builds a run's steps: its roots, its steps in pre-order, its fingerprint.
 StepsBuilder: TypeAlias = "Callable[[], tuple[list[Step], list[Step], dict[str, Any]]]"
 
@@ -475,7 +469,6 @@ class PendingRun(Run):
     :class:`Run`.
     """
 
-    whole: ClassVar[bool] = True
     roots = _BuiltOnUse()
     steps = _BuiltOnUse()
     fingerprint = _BuiltOnUse()
@@ -509,16 +502,6 @@ class PendingRun(Run):
         if batch is not None:
             batch.add(run)
         return run
-
-    def then(self, finish: Callable[[list[Step], list[Step]], Tree]) -> None:
-        """Have ``finish`` complete the roots and steps once they are built."""
-        build: StepsBuilder = self.__dict__["_build"]
-
-        def finished() -> tuple[list[Step], list[Step], dict[str, Any]]:
-            roots, steps, fingerprint = build()
-            return (*finish(roots, steps), fingerprint)
-
-        self.__dict__["_build"] = finished
 
     def build_steps(self) -> None:
         """Build the steps now, if they are not yet (a no-op after the first time)."""

@@ -45,7 +45,7 @@ from ..same_message import (
     spelled_value,
     turns,
 )
-from .model import Run, Step
+from .model import PendingRun, Run, Step
 
 #: Attributes that name the conversation a model call belongs to, in order of preference.
 CONVERSATION_KEYS = (A.CONVERSATION_ID, A.SESSION_ID)
@@ -225,8 +225,8 @@ def conversation_id(run: Run) -> str | None:
 def is_piece(run: Run) -> bool:
     """A trace of model calls only (what a client-only instrumentation writes), or of one
     tool run alone (a traced tool with no span around it): it joins its conversation."""
-    if run.whole:
-        return False
+    if isinstance(run, PendingRun):
+        return False  # a trace that holds an agent's run, its steps not built yet
     kinds = {s.kind for s in run.steps}
     return ("model" in kinds and not kinds & {"agent", "tool"}) or _is_tool_piece(run)
 
