@@ -10,14 +10,20 @@ parsing every record of the file and walking to its spans, as a reader
 must.  Then ``load()`` (every run found and ready to use; an agent's run has
 its steps built, and its spans decoded, when first asked for), and
 ``load()`` with every run's steps then built (what a listing of every run
-pays).  CPU time, the three alternating, best of ``--repeat``.  Peak memory:
-the growth of the process's peak RSS over one ``load()`` in a fresh process,
-against the file's size.
+pays).  Then what a first ``otel-replay ls`` of the file computes (every run
+read, built, checked and summarized, in one process), and the least any
+listing that is exact must do before building a run: the reader decoding
+every span's attributes, and that with every message list JSON-parsed and its
+digest checked (a verdict asks whether each message says something, and
+whether it is byte-exact).  CPU time, all
+alternating, best of ``--repeat``.  Peak memory: the growth of the process's
+peak RSS over one ``load()`` in a fresh process, against the file's size.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -30,7 +36,13 @@ from bench_replay import record
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 import otel_replay
-from otel_replay.store.reader import iter_records
+from otel_replay import attributes as A
+from otel_replay.store.reader import RecordReader, iter_records
+from otel_replay.store.records import SpanRecord
+from otel_replay.workflow import summary_cache
+
+MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
+DIGEST = A.SHA256
 
 
 def parse(path: Path) -> int:
@@ -45,6 +57,36 @@ def parse(path: Path) -> int:
 def built(path: Path) -> int:
     """``load()``, then every run's steps built."""
     return sum(len(run.steps) for run in otel_replay.load(path))
+
+
+def listed(path: Path) -> int:
+    """The first ``ls``: every run's line computed from the file (no saved summaries)."""
+    found, problems = summary_cache.summaries([str(path)], use_cache=False, jobs=1)
+    assert not problems
+    return len(found)
+
+
+def decoded(path: Path) -> int:
+    """Floor of an exact listing: every span read and its attributes decoded."""
+    return sum(1 for _ in RecordReader(str(path)))
+
+
+def messages_parsed(path: Path) -> int:
+    """The floor, and every message list parsed and its digest checked, as a verdict
+    needs them."""
+    lists = 0
+    for read in RecordReader(str(path)):
+        if isinstance(read, SpanRecord):
+            attrs = read.attributes
+            for key in MESSAGE_LISTS:
+                value = attrs.get(key)
+                if isinstance(value, str):
+                    json.loads(value)
+                    digest = attrs.get(DIGEST + key)
+                    if digest is not None:
+                        assert hashlib.sha256(value.encode()).hexdigest() == digest
+                    lists += 1
+    return lists
 
 
 def cpu(fn: object, path: Path) -> float:
@@ -75,11 +117,12 @@ def peak_growth_mb(path: Path) -> float:
 def bench(label: str, path: Path, repeat: int) -> None:
     spans = parse(path)
     runs = otel_replay.load(path)  # warm: imports, caches
-    base, took, whole = float("inf"), float("inf"), float("inf")
+    phases = (parse, otel_replay.load, built, listed, decoded, messages_parsed)
+    best = dict.fromkeys(phases, float("inf"))
     for _ in range(repeat):
-        base = min(base, cpu(parse, path))
-        took = min(took, cpu(otel_replay.load, path))
-        whole = min(whole, cpu(built, path))
+        for phase in phases:
+            best[phase] = min(best[phase], cpu(phase, path))
+    base, took, whole = best[parse], best[otel_replay.load], best[built]
     size = path.stat().st_size / 1e6
     peak = peak_growth_mb(path)
     print(f"{label}: {size:.1f} MB, {spans:,} spans, {len(runs):,} runs")
@@ -89,10 +132,23 @@ def bench(label: str, path: Path, repeat: int) -> None:
         f"  ({took / spans * 1e6:.0f} µs/span)"
     )
     print(f"  load(), every run built {whole:7.3f} s  {whole / base:5.1f}x")
+    first_ls = best[listed]
+    print(f"  first ls, 1 process    {first_ls:7.3f} s  {first_ls / base:5.1f}x")
+    floor, floor_json = best[decoded], best[messages_parsed]
+    print(f"  floor: spans decoded   {floor:7.3f} s  {floor / base:5.1f}x")
+    print(f"  floor + messages parsed {floor_json:7.3f} s  {floor_json / base:5.1f}x")
     print(f"  peak RSS growth of load() {peak:.0f} MB = {peak / size:.1f}x the file")
     print(
         json.dumps(
-            {"label": label, "ratio": took / base, "built": whole / base, "memory": peak / size}
+            {
+                "label": label,
+                "ratio": took / base,
+                "built": whole / base,
+                "first_ls": first_ls / base,
+                "floor": floor / base,
+                "floor_json": floor_json / base,
+                "memory": peak / size,
+            }
         )
     )
 
