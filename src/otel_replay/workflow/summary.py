@@ -55,7 +55,8 @@ class RunSummary:
         return self.input_tokens + self.output_tokens
 
     def to_json(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
+        # Fields are plain values and lists of strings: no deep copy (asdict's) needed.
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["duration_ms"] = self.duration_ms
         out["tokens"] = self.tokens
         return out
