@@ -127,6 +127,11 @@ class TraceIndex:
     def trace_ids(self) -> list[str]:
         return sorted({tid.hex() for tid, _, _ in self._entries(0, len(self))})
 
+    def traces_from(self, offset: int) -> set[str]:
+        """The trace ids with a record at or past byte ``offset`` of the dump (what was
+        appended to a dump once ``offset`` bytes long)."""
+        return {tid.hex() for tid, at, _ in self._entries(0, len(self)) if at >= offset}
+
     def first_records(self) -> dict[str, int]:
         """Each trace id -> the offset of the first record holding it."""
         first: dict[str, int] = {}

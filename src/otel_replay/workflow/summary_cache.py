@@ -10,6 +10,15 @@ these changes the dump is read again.  Input with problems (a torn tail, a
 bad line) is never cached: the problems are reported on every read.  A place
 we cannot write to is no error; the listing is just not cached.
 
+A 4-byte framed file that only grew since (same inode, its first bytes
+those the cache was made of: their SHA-256 is kept) is not read whole again.
+A run of an agent's trace depends on that trace's spans alone; only the
+traces with records in the appended bytes, and the runs that others may
+change (client-only traces stitched into conversations, calls recorded
+twice), are read and summarized again, through the dump's trace index.  A
+dump with log records that name no span (joined to runs by time), or where
+those traces fill more than :data:`MOST_REREAD_BYTES` of records, is read whole.
+
 A cache travels with its dump and may come from anyone: it is believed only
 when sealed on this machine (see :mod:`otel_replay.seal`; without a key
 nothing is cached) and when every field has the type a summary gives it.
@@ -20,6 +29,8 @@ The file is the seal (hex) on its first line, then the JSON document.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -27,15 +38,22 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, seal
-from ..runs.stream import map_runs
-from ..safe_files import read_regular, replace_atomically
+from ..runs.load import Runs, read_runs
+from ..runs.model import Run
+from ..runs.stream import WINDOW_BYTES, map_runs
+from ..safe_files import open_regular, read_regular, replace_atomically
 from ..store.errors import FormatError
+from ..store.reader import trace_index
 from ..store.sources import RUNS_SUFFIX, expand, is_stream
 from .summary import RunSummary, summarize
 
 SUFFIX = RUNS_SUFFIX
 # 2: sealed, and the inputs are stamped with ctime and inode too.
-_FORMAT = 2
+# 3: a single file's digest and the runs no other trace changes, to read only what grew.
+_FORMAT = 3
+#: A grown dump is read whole (a window at a time) when the traces to read again fill
+#: more records than this: they are read at once.
+MOST_REREAD_BYTES = WINDOW_BYTES
 _SEAL_PURPOSE = b"otel-replay ls summaries"
 #: A run's summary takes a few hundred bytes and its spans at least as many: a
 #: cache this much larger than its inputs was not written for them.
@@ -69,8 +87,19 @@ def _stamp(path: str) -> list[list[Any]]:
     return out
 
 
-def _read(cache: Path, stamp: list[list[Any]]) -> list[RunSummary] | None:
-    """The summaries in ``cache`` if it is sealed here, for these inputs, and well-formed."""
+@dataclasses.dataclass
+class _Kept:
+    """What a cache holds: the runs' lines, the inputs they were made of, the SHA-256 of
+    a single file's bytes, and the runs that depend on their own trace alone."""
+
+    stamp: list[list[Any]]
+    runs: list[RunSummary]
+    sha256: str | None
+    alone: set[str]
+
+
+def _read(cache: Path, stamp: list[list[Any]]) -> _Kept | None:
+    """What ``cache`` holds if it is sealed here, for inputs like these, and well-formed."""
     try:
         # No link, FIFO or device, nor more than the inputs could make summaries of.
         limit = _MAX_BYTES_PER_INPUT_BYTE * sum(size for _, size, *_ in stamp) + (1 << 20)
@@ -82,21 +111,38 @@ def _read(cache: Path, stamp: list[list[Any]]) -> list[RunSummary] | None:
             not isinstance(doc, dict)
             or doc.get("format") != _FORMAT
             or doc.get("version") != __version__
-            or doc.get("inputs") != stamp
+            or not isinstance(doc.get("inputs"), list)
+            or not all(_is_input(i) for i in doc["inputs"])
             or not isinstance(doc.get("runs"), list)
+            or not isinstance(doc.get("sha256"), (str, type(None)))
+            or not isinstance(doc.get("alone"), list)
+            or not all(isinstance(a, str) for a in doc["alone"])
         ):
             return None
-        return [RunSummary.from_json(s) for s in doc["runs"]]
+        runs = [RunSummary.from_json(s) for s in doc["runs"]]
+        return _Kept(doc["inputs"], runs, doc["sha256"], set(doc["alone"]))
     except (OSError, ValueError, RecursionError):
         return None
 
 
-def _write(cache: Path, stamp: list[list[Any]], summaries: Sequence[RunSummary]) -> None:
+def _is_input(stamp: Any) -> bool:
+    """Whether ``stamp`` is one input of :func:`_stamp`: a name and four integers."""
+    return (
+        type(stamp) is list
+        and len(stamp) == 5
+        and type(stamp[0]) is str
+        and all(type(v) is int for v in stamp[1:])
+    )
+
+
+def _write(cache: Path, kept: _Kept) -> None:
     doc = {
         "format": _FORMAT,
         "version": __version__,
-        "inputs": stamp,
-        "runs": [s.to_json() for s in summaries],
+        "inputs": kept.stamp,
+        "sha256": kept.sha256,
+        "alone": sorted(kept.alone),
+        "runs": [s.to_json() for s in kept.runs],
     }
     body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     sealed = seal.tag(_SEAL_PURPOSE, body)
@@ -106,12 +152,89 @@ def _write(cache: Path, stamp: list[list[Any]], summaries: Sequence[RunSummary])
         replace_atomically(cache, sealed.hex().encode("ascii") + b"\n" + body)
 
 
+def _line(run: Run) -> tuple[RunSummary, bool]:
+    """A run's ``ls`` line, and whether it depends on its own trace alone."""
+    return summarize(run), _alone(run)
+
+
+def _alone(run: Run) -> bool:
+    """Whether ``run`` depends on its own trace alone: a trace with an agent's step is
+    never stitched into a conversation nor merged as a second record of one call (only
+    traces of model calls, or of one tool call, are), and no such trace joins it."""
+    return any(s.kind == "agent" for s in run.steps)
+
+
+def _digests(path: str, sizes: Sequence[int]) -> list[str] | None:
+    """The SHA-256 of the first ``n`` bytes of the regular file ``path``, for each ``n`` of
+    ``sizes`` (ascending); None when it cannot be read or is shorter."""
+    out: list[str] = []
+    h = hashlib.sha256()
+    done = 0
+    try:
+        fd = open_regular(path)
+    except OSError:
+        return None
+    try:
+        for size in sizes:
+            while done < size:
+                chunk = os.read(fd, min(size - done, 1 << 20))
+                if not chunk:
+                    return None
+                h.update(chunk)
+                done += len(chunk)
+            out.append(h.hexdigest())
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return out
+
+
+def _single_file(stamp: list[list[Any]], path: str) -> bool:
+    return len(stamp) == 1 and not Path(path).is_dir()
+
+
+def _grown(path: str, kept: _Kept, stamp: list[list[Any]]) -> _Kept | None:
+    """The summaries of ``path`` read from where it ended when ``kept`` was made, if it
+    only grew since; else None (it is read whole)."""
+    if not (_single_file(stamp, path) and _single_file(kept.stamp, path)):
+        return None
+    (name, old_size, *_, old_inode), (new_name, new_size, *_, new_inode) = kept.stamp[0], stamp[0]
+    if name != new_name or old_inode != new_inode or not old_size < new_size:
+        return None
+    digests = _digests(path, [old_size, new_size])
+    if digests is None or digests[0] != kept.sha256:
+        return None  # rewritten, not appended to
+    idx = trace_index(path)  # 4-byte framed files only
+    if idx is None or idx.spanless_logs or idx.size != new_size:
+        return None
+    # Read again: the traces the new bytes add to, and every run others may change.
+    appended = idx.traces_from(old_size)
+    again = [s for s in kept.runs if s.run_id not in kept.alone or appended & {*s.trace_ids}]
+    wanted = appended.union(*(s.trace_ids for s in again))
+    if sum(length for _, length in idx.records(wanted)[1]) > MOST_REREAD_BYTES:
+        return None
+    runs = read_runs([path], wanted) if wanted else Runs([])
+    if runs.problems:
+        return None  # reported by reading it whole
+    redone = {t for s in again for t in s.trace_ids}
+    lines = [s for s in kept.runs if redone.isdisjoint(s.trace_ids)]
+    alone = {s.run_id for s in lines} & kept.alone
+    for run in runs:
+        lines.append(summarize(run))
+        if _alone(run):
+            alone.add(run.run_id)
+    lines.sort(key=lambda s: (s.start_ns, s.run_id))
+    return _Kept(stamp, lines, digests[1], alone)
+
+
 def summaries(
     paths: Sequence[str], *, use_cache: bool = True, jobs: int | None = None
 ) -> tuple[list[RunSummary], list[FormatError]]:
     """The summaries of every run in ``paths`` (in start order), and the problems met.
 
-    They come from the cache when it is current; else the dump is read a
+    They come from the cache when it is current; from the cache and the
+    traces read again when the dump only grew since; else the dump is read a
     window at a time, by ``jobs`` worker processes (default:
     :func:`~otel_replay.runs.stream.default_jobs`; see
     :func:`~otel_replay.runs.stream.map_runs`), and the cache written when
@@ -125,11 +248,21 @@ def summaries(
         except OSError:
             cache = None
         if cache is not None and stamp is not None:
-            found = _read(cache, stamp)
-            if found is not None:
-                return found, []
-    mapped = map_runs(paths, summarize, jobs=jobs)
-    result = sorted(mapped.values, key=lambda s: (s.start_ns, s.run_id))
+            kept = _read(cache, stamp)
+            if kept is not None and kept.stamp == stamp:
+                return kept.runs, []
+            grown = _grown(paths[0], kept, stamp) if kept is not None else None
+            if grown is not None:
+                _write(cache, grown)
+                return grown.runs, []
+    mapped = map_runs(paths, _line, jobs=jobs)
+    lines = sorted(mapped.values, key=lambda v: (v[0].start_ns, v[0].run_id))
+    result = [summary for summary, _ in lines]
     if cache is not None and stamp is not None and not mapped.problems:
-        _write(cache, stamp, result)
+        digest = None
+        if _single_file(stamp, paths[0]):
+            digests = _digests(paths[0], [stamp[0][1]])
+            digest = digests[0] if digests else None
+        alone = {summary.run_id for summary, by_itself in lines if by_itself}
+        _write(cache, _Kept(stamp, result, digest, alone))
     return result, mapped.problems

@@ -1,0 +1,182 @@
+"""``otel-replay ls`` of a dump that grew since its last listing reads only what changed.
+
+Each dump grows a record at a time (real runs of the example agent, recorded
+with the real SDK; every third-party case, converted to a 4-byte framed dump
+and cut into one record per trace, so a trace's spans may arrive in several
+records and client-only calls of one conversation in separate appends).  After
+every append the listing from the saved summaries must equal a listing of
+the whole dump with no cache, field for field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _agent import LOOKUP, WORLD, Scripted, call, identity, record_run, say, support_agent
+from _data import THIRDPARTY, THIRDPARTY_FORMATS, found
+from _recording import recording
+from otel_replay.export.convert import convert
+from otel_replay.runs import stream
+from otel_replay.workflow import summary_cache
+from otel_replay.workflow.summary import RunSummary, summarize
+from test_stream import per_trace
+
+CASES = sorted(
+    [p.parent for p in found(THIRDPARTY, "*/*/traces.otlp.jsonl")]
+    + [p.parent for p in found(THIRDPARTY_FORMATS, "*/*/*/traces.otlp.jsonl")]
+)
+
+
+def listed(dump: Path) -> list[RunSummary]:
+    found_, problems = summary_cache.summaries([str(dump)])
+    assert problems == []
+    return found_
+
+
+def fresh(dump: Path) -> list[RunSummary]:
+    """The listing of the whole dump, read as if never listed."""
+    mapped = stream.map_runs([str(dump)], summarize)
+    assert mapped.problems == []
+    return sorted(mapped.values, key=lambda s: (s.start_ns, s.run_id))
+
+
+class Reads:
+    """The traces each listing read again (``None``: the dump was read whole)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.wanted: list[set[str] | None] = []
+        real_read, real_map = summary_cache.read_runs, summary_cache.map_runs
+
+        def read_runs(paths: Any, wanted: Any = None, *args: Any, **kwargs: Any) -> Any:
+            self.wanted.append(set(wanted))
+            return real_read(paths, wanted, *args, **kwargs)
+
+        def map_runs(*args: Any, **kwargs: Any) -> Any:
+            self.wanted.append(None)
+            return real_map(*args, **kwargs)
+
+        monkeypatch.setattr(summary_cache, "read_runs", read_runs)
+        monkeypatch.setattr(summary_cache, "map_runs", map_runs)
+
+
+def test_runs_appended_to_a_dump_are_the_only_ones_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "runs.otlp"
+    record_run(dump, LOOKUP, user="u_1")
+    reads = Reads(monkeypatch)
+    assert [s.user_id for s in listed(dump)] == ["u_1"]
+    before = {s.run_id for s in listed(dump)}
+    WORLD["fail"] = 1
+    try:
+        record_run(
+            dump,
+            [call("flaky_lookup", "c1", query="x"), say("Found it.")],
+            agent="billing",
+            user="u_2",
+        )
+    finally:
+        WORLD["fail"] = 0
+    grown = listed(dump)
+    assert grown == fresh(dump)
+    assert [s.user_id for s in grown] == ["u_1", "u_2"] and grown[1].errors == 1
+    new = {s.run_id for s in grown} - before
+    # Read whole once (no summaries yet), then from the cache, then the new run alone.
+    assert reads.wanted == [None, new]
+    record_run(dump, LOOKUP, user="u_3")
+    assert listed(dump) == fresh(dump)
+    assert reads.wanted[2] == {s.run_id for s in listed(dump)} - before - new
+
+
+def test_a_run_listed_before_its_agent_span_ended_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's span is exported when the run ends, after its model and tool calls:
+    a listing in between sees calls with no agent, which the end turns into a run."""
+    dump = tmp_path / "runs.otlp"
+    record_run(dump, LOOKUP, user="u_1")
+    seen: list[list[RunSummary]] = []
+    reads = Reads(monkeypatch)
+
+    with recording(dump) as provider, identity("u_2", "s_2"):
+
+        class Listing(Scripted):
+            def respond(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
+                provider.force_flush()
+                seen.append(listed(dump))  # mid-run: its calls so far are in the dump
+                return super().respond(messages, **kwargs)
+
+        support_agent("Where is my order?", Listing(LOOKUP))
+    # The second listing saw the first model and tool calls with no agent yet.
+    assert [len(found_) for found_ in seen] == [1, 2] and seen[1][1].agent != "support"
+    assert reads.wanted[0] is None and all(w is not None for w in reads.wanted[1:])
+    grown = listed(dump)
+    assert grown == fresh(dump)
+    assert [s.user_id for s in grown] == ["u_1", "u_2"] and grown[1].agent == "support"
+
+
+def _appended(dump: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """One run appended, more bytes than may be read again at once."""
+    monkeypatch.setattr(summary_cache, "MOST_REREAD_BYTES", 1)
+    record_run(dump, LOOKUP, user="u_2")
+    return ["u_1", "u_2"]
+
+
+def _rewritten(dump: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The same file (inode), other bytes, longer."""
+    other = dump.with_name("other.otlp")
+    record_run(other, LOOKUP, user="u_2")
+    record_run(other, LOOKUP, user="u_3")
+    with open(dump, "r+b") as f:
+        f.write(other.read_bytes())
+    return ["u_2", "u_3"]
+
+
+@pytest.mark.parametrize("change", [_appended, _rewritten], ids=["more_than_a_window", "rewritten"])
+def test_a_dump_changed_so_is_read_whole(
+    change: Callable[[Path, pytest.MonkeyPatch], list[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dump = tmp_path / "runs.otlp"
+    record_run(dump, LOOKUP, user="u_1")
+    listed(dump)
+    users = change(dump, monkeypatch)
+    reads = Reads(monkeypatch)
+    assert [s.user_id for s in listed(dump)] == users
+    assert reads.wanted == [None]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_case_grown_a_trace_at_a_time_lists_as_read_whole(
+    case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = Reads(monkeypatch)
+    convert([case / "traces.otlp.jsonl"], tmp_path / "spans.otlp")
+    records = per_trace(tmp_path / "spans.otlp")
+    dump = tmp_path / "dump.otlp"
+    record_run(dump, LOOKUP)  # an agent's run first: kept from the cache throughout
+    listed(dump)
+    for record in records:
+        with open(dump, "ab") as f:
+            f.write(record)
+        assert listed(dump) == fresh(dump), f"after {dump.stat().st_size} bytes"
+    record_run(dump, LOOKUP)
+    assert listed(dump) == fresh(dump)
+    # Read whole once; after that, each growth read only traces again, never all of them.
+    assert reads.wanted[0] is None and len(reads.wanted) == len(records) + 2
+    assert all(w is not None and len(w) < len(records) + 2 for w in reads.wanted[1:])
+    # Every span sent again (an exporter retrying): the same runs.
+    with open(dump, "ab") as f:
+        f.write((tmp_path / "spans.otlp").read_bytes())
+    assert listed(dump) == fresh(dump)
+    logs = case / "logs.otlp.jsonl"
+    if logs.exists():  # log records, after the spans they belong to
+        convert([logs], tmp_path / "logs.otlp")
+        with open(dump, "ab") as f:
+            f.write((tmp_path / "logs.otlp").read_bytes())
+        assert listed(dump) == fresh(dump)
