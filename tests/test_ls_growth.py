@@ -119,6 +119,26 @@ def test_a_run_listed_before_its_agent_span_ended_is_read_again(
     assert [s.user_id for s in grown] == ["u_1", "u_2"] and grown[1].agent == "support"
 
 
+def test_a_dump_appended_to_while_it_is_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes written after the listing took the dump's size are read, and read again by
+    the next listing, which takes them for new."""
+    dump = tmp_path / "runs.otlp"
+    record_run(dump, LOOKUP, user="u_1")
+    listed(dump)
+    record_run(dump, LOOKUP, user="u_2")
+    taken = summary_cache._stamp(str(dump))
+    record_run(dump, LOOKUP, user="u_3")  # while the listing reads
+    reads = Reads(monkeypatch)
+    with monkeypatch.context() as m:
+        m.setattr(summary_cache, "_stamp", lambda path: taken)
+        assert [s.user_id for s in listed(dump)] == ["u_1", "u_2", "u_3"]
+    assert listed(dump) == fresh(dump)
+    # Both runs read as new; then u_3's again, from where the first listing took the end.
+    assert [len(w or ()) for w in reads.wanted] == [2, 1]
+
+
 def _appended(dump: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """One run appended, more bytes than may be read again at once."""
     monkeypatch.setattr(summary_cache, "MOST_REREAD_BYTES", 1)

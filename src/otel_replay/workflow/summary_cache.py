@@ -206,8 +206,8 @@ def _grown(path: str, kept: _Kept, stamp: list[list[Any]]) -> _Kept | None:
     if digests is None or digests[0] != kept.sha256:
         return None  # rewritten, not appended to
     idx = trace_index(path)  # 4-byte framed files only
-    if idx is None or idx.spanless_logs or idx.size != new_size:
-        return None
+    if idx is None or idx.spanless_logs or idx.size < new_size:
+        return None  # (bytes appended since are read too: they are read again next time)
     # Read again: the traces the new bytes add to, and every run others may change.
     appended = idx.traces_from(old_size)
     again = [s for s in kept.runs if s.run_id not in kept.alone or appended & {*s.trace_ids}]
