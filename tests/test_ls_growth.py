@@ -139,6 +139,45 @@ def test_a_dump_appended_to_while_it_is_listed(
     assert [len(w or ()) for w in reads.wanted] == [2, 1]
 
 
+def test_a_rotating_directory_lists_as_read_whole_at_every_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exporter's rotation renames the live file and starts another; pruning deletes
+    the oldest backups (their runs go: that is read whole)."""
+    import datetime as dt
+
+    import time_machine
+
+    from _recording import in_memory
+    from otel_replay.export.encoder import encode_request
+    from otel_replay.export.file_exporter import FileSpanExporter
+    from otel_replay.export.rotation import MEGABYTE
+
+    recorded = []
+    for i in range(8):
+        with in_memory() as memory, identity(f"u_{i}", f"s_{i}"):
+            support_agent("Where is my order?", Scripted(LOOKUP))
+        recorded.append(list(memory.get_finished_spans()))
+    limit = 2.5 * (4 + len(encode_request(recorded[0]))) / MEGABYTE  # about two runs a file
+    directory = tmp_path / "traces"
+    directory.mkdir()
+    exporter = FileSpanExporter(directory / "t.otlp", max_megabytes=limit, max_backups=1)
+    reads = Reads(monkeypatch)
+    when = dt.datetime(2026, 5, 11, 9, 30, tzinfo=dt.timezone.utc)
+    for i, spans in enumerate(recorded):
+        with time_machine.travel(when + dt.timedelta(seconds=i), tick=False):
+            exporter.export(spans[:3])  # a run's spans in two requests: two files, maybe
+            exporter.export(spans[3:])
+        assert listed(directory) == fresh(directory), f"after run {i}"
+    exporter.shutdown()
+    (backup,) = directory.glob("t-*.otlp")  # the others were pruned
+    assert reads.wanted[0] is None and None in reads.wanted[1:]  # pruned: read whole
+    assert sum(w is not None for w in reads.wanted) >= 3  # grown: read in part
+    backup.unlink()  # by hand, no file made since: its runs go too
+    assert listed(directory) == fresh(directory)
+    assert reads.wanted[-1] is None
+
+
 def _appended(dump: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """One run appended, more bytes than may be read again at once."""
     monkeypatch.setattr(summary_cache, "MOST_REREAD_BYTES", 1)

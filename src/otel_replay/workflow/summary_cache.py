@@ -10,14 +10,16 @@ these changes the dump is read again.  Input with problems (a torn tail, a
 bad line) is never cached: the problems are reported on every read.  A place
 we cannot write to is no error; the listing is just not cached.
 
-A 4-byte framed file that only grew since (same inode, its first bytes
-those the cache was made of: their SHA-256 is kept) is not read whole again.
-A run of an agent's trace depends on that trace's spans alone; only the
-traces with records in the appended bytes, and the runs that others may
-change (client-only traces stitched into conversations, calls recorded
-twice), are read and summarized again, through the dump's trace index.  A
-dump with log records that name no span (joined to runs by time), or where
-those traces fill more than :data:`MOST_REREAD_BYTES` of records, is read whole.
+A dump of 4-byte framed files that only grew since is not read whole
+again: each file the cache names is still there (by inode: a rotated file
+is renamed) with the bytes it had (their SHA-256 is kept), maybe followed
+by more, and new files may have come.  A run of an agent's trace depends on
+that trace's spans alone; only the traces with records in the new bytes,
+and the runs that others may change (client-only traces stitched into
+conversations, calls recorded twice), are read and summarized again,
+through the files' trace indexes.  A dump with log records that name no
+span (joined to runs by time), or where those traces fill more than
+:data:`MOST_REREAD_BYTES` of records, is read whole.
 
 A cache travels with its dump and may come from anyone: it is believed only
 when sealed on this machine (see :mod:`otel_replay.seal`; without a key
@@ -90,11 +92,12 @@ def _stamp(path: str) -> list[list[Any]]:
 @dataclasses.dataclass
 class _Kept:
     """What a cache holds: the runs' lines, the inputs they were made of, the SHA-256 of
-    a single file's bytes, and the runs that depend on their own trace alone."""
+    each input's bytes (None when one could not be read), and the runs that depend on
+    their own trace alone."""
 
     stamp: list[list[Any]]
     runs: list[RunSummary]
-    sha256: str | None
+    sha256: list[str] | None
     alone: set[str]
 
 
@@ -114,7 +117,7 @@ def _read(cache: Path, stamp: list[list[Any]]) -> _Kept | None:
             or not isinstance(doc.get("inputs"), list)
             or not all(_is_input(i) for i in doc["inputs"])
             or not isinstance(doc.get("runs"), list)
-            or not isinstance(doc.get("sha256"), (str, type(None)))
+            or not _are_digests(doc.get("sha256"), len(doc["inputs"]))
             or not isinstance(doc.get("alone"), list)
             or not all(isinstance(a, str) for a in doc["alone"])
         ):
@@ -132,6 +135,15 @@ def _is_input(stamp: Any) -> bool:
         and len(stamp) == 5
         and type(stamp[0]) is str
         and all(type(v) is int for v in stamp[1:])
+    )
+
+
+def _are_digests(value: Any, inputs: int) -> bool:
+    """Whether ``value`` is None or a hex SHA-256 for each of ``inputs`` inputs."""
+    return value is None or (
+        type(value) is list
+        and len(value) == inputs
+        and all(type(v) is str and len(v) == 64 for v in value)
     )
 
 
@@ -190,29 +202,58 @@ def _digests(path: str, sizes: Sequence[int]) -> list[str] | None:
     return out
 
 
-def _single_file(stamp: list[list[Any]], path: str) -> bool:
-    return len(stamp) == 1 and not Path(path).is_dir()
+def _files(path: str, stamp: list[list[Any]]) -> list[str]:
+    """The file each input of ``stamp`` (see :func:`_stamp`) names."""
+    if Path(path).is_dir():
+        return [os.path.join(path, rel) for rel, *_ in stamp]
+    return [path] * len(stamp)
+
+
+def _all_digests(path: str, stamp: list[list[Any]]) -> list[str] | None:
+    """The SHA-256 of each input of ``stamp``, as long as stamped; None if one cannot be read."""
+    out = []
+    for name, (_, size, *_) in zip(_files(path, stamp), stamp, strict=True):
+        digest = _digests(name, [size])
+        if digest is None:
+            return None
+        out += digest
+    return out
 
 
 def _grown(path: str, kept: _Kept, stamp: list[list[Any]]) -> _Kept | None:
-    """The summaries of ``path`` read from where it ended when ``kept`` was made, if it
-    only grew since; else None (it is read whole)."""
-    if not (_single_file(stamp, path) and _single_file(kept.stamp, path)):
+    """The summaries of ``path`` read from where each of its files ended when ``kept`` was
+    made, if the dump only grew since; else None (it is read whole)."""
+    if kept.sha256 is None:
         return None
-    (name, old_size, *_, old_inode), (new_name, new_size, *_, new_inode) = kept.stamp[0], stamp[0]
-    if name != new_name or old_inode != new_inode or not old_size < new_size:
-        return None
-    digests = _digests(path, [old_size, new_size])
-    if digests is None or digests[0] != kept.sha256:
-        return None  # rewritten, not appended to
-    idx = trace_index(path)  # 4-byte framed files only
-    if idx is None or idx.spanless_logs or idx.size < new_size:
-        return None  # (bytes appended since are read too: they are read again next time)
+    before = {
+        entry[4]: (entry, digest) for entry, digest in zip(kept.stamp, kept.sha256, strict=True)
+    }
+    if len(before) != len(kept.stamp):
+        return None  # one file named twice (hard links): no telling which grew
+    appended: set[str] = set()
+    digests: list[str] = []
+    for name, entry in zip(_files(path, stamp), stamp, strict=True):
+        size, inode = entry[1], entry[4]
+        old_entry, old_digest = before.pop(inode, (None, ""))
+        if old_entry == entry:  # untouched (the change time says so)
+            start, digest = size, old_digest
+        else:
+            start = old_entry[1] if old_entry is not None else 0  # a new file: all of it
+            found = _digests(name, [start, size]) if start <= size else None
+            if found is None or (old_entry is not None and found[0] != old_digest):
+                return None  # rewritten, not appended to
+            digest = found[1]
+        digests.append(digest)
+        idx = trace_index(name)  # 4-byte framed files only
+        if idx is None or idx.spanless_logs or idx.size < size:
+            return None  # (bytes appended since are read too: they are read again next time)
+        appended |= idx.traces_from(start)
+    if before:
+        return None  # a file gone: its runs with it
     # Read again: the traces the new bytes add to, and every run others may change.
-    appended = idx.traces_from(old_size)
     again = [s for s in kept.runs if s.run_id not in kept.alone or appended & {*s.trace_ids}]
     wanted = appended.union(*(s.trace_ids for s in again))
-    if sum(length for _, length in idx.records(wanted)[1]) > MOST_REREAD_BYTES:
+    if _record_bytes(path, stamp, wanted) > MOST_REREAD_BYTES:
         return None
     runs = read_runs([path], wanted) if wanted else Runs([])
     if runs.problems:
@@ -225,7 +266,16 @@ def _grown(path: str, kept: _Kept, stamp: list[list[Any]]) -> _Kept | None:
         if _alone(run):
             alone.add(run.run_id)
     lines.sort(key=lambda s: (s.start_ns, s.run_id))
-    return _Kept(stamp, lines, digests[1], alone)
+    return _Kept(stamp, lines, digests, alone)
+
+
+def _record_bytes(path: str, stamp: list[list[Any]], traces: set[str]) -> int:
+    """How many bytes of records hold ``traces``, in every file of the dump."""
+    total = 0
+    for name in _files(path, stamp):
+        idx = trace_index(name)
+        total += sum(length for _, length in idx.records(traces)[1]) if idx else 0
+    return total
 
 
 def summaries(
@@ -259,10 +309,6 @@ def summaries(
     lines = sorted(mapped.values, key=lambda v: (v[0].start_ns, v[0].run_id))
     result = [summary for summary, _ in lines]
     if cache is not None and stamp is not None and not mapped.problems:
-        digest = None
-        if _single_file(stamp, paths[0]):
-            digests = _digests(paths[0], [stamp[0][1]])
-            digest = digests[0] if digests else None
         alone = {summary.run_id for summary, by_itself in lines if by_itself}
-        _write(cache, _Kept(stamp, result, digest, alone))
+        _write(cache, _Kept(stamp, result, _all_digests(paths[0], stamp), alone))
     return result, mapped.problems
