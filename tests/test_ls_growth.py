@@ -1,11 +1,12 @@
 """``otel-replay ls`` of a dump that grew since its last listing reads only what changed.
 
 Each dump grows a record at a time (real runs of the example agent, recorded
-with the real SDK; every third-party case, converted to a 4-byte framed dump
-and cut into one record per trace, so a trace's spans may arrive in several
-records and client-only calls of one conversation in separate appends).  After
-every append the listing from the saved summaries must equal a listing of
-the whole dump with no cache, field for field.
+with the real SDK, into a file and into a directory the file exporter rotates
+and prunes; every third-party case, converted to a 4-byte framed dump and cut
+into one record per trace, so a trace's spans may arrive in several records
+and client-only calls of one conversation in separate appends).  After every
+append the listing from the saved summaries must equal a listing of the whole
+dump with no cache, field for field.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ from .summary import RunSummary, summarize
 
 SUFFIX = RUNS_SUFFIX
 # 2: sealed, and the inputs are stamped with ctime and inode too.
-# 3: a single file's digest and the runs no other trace changes, to read only what grew.
+# 3: each input file's digest and the runs no other trace changes, to read only what grew.
 _FORMAT = 3
 #: A grown dump is read whole (a window at a time) when the traces to read again fill
 #: more records than this: they are read at once.
