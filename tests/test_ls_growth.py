@@ -180,8 +180,8 @@ def test_a_rotating_directory_lists_as_read_whole_at_every_export(
 
 
 def _appended(dump: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """One run appended, more bytes than may be read again at once."""
-    monkeypatch.setattr(summary_cache, "MOST_REREAD_BYTES", 1)
+    """One run appended, more traces than may be read again at once."""
+    monkeypatch.setattr(summary_cache, "MOST_REREAD", 0)
     record_run(dump, LOOKUP, user="u_2")
     return ["u_1", "u_2"]
 
@@ -196,7 +196,9 @@ def _rewritten(dump: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return ["u_2", "u_3"]
 
 
-@pytest.mark.parametrize("change", [_appended, _rewritten], ids=["more_than_a_window", "rewritten"])
+@pytest.mark.parametrize(
+    "change", [_appended, _rewritten], ids=["too_many_to_read_again", "rewritten"]
+)
 def test_a_dump_changed_so_is_read_whole(
     change: Callable[[Path, pytest.MonkeyPatch], list[str]],
     tmp_path: Path,
@@ -211,14 +213,27 @@ def test_a_dump_changed_so_is_read_whole(
     assert reads.wanted == [None]
 
 
+def _written_as(fmt: str, framed: Path) -> bytes:
+    """A 4-byte framed file's requests as the exporter writes them in ``fmt``."""
+    out = framed.with_suffix(f".{fmt}")
+    convert([framed], out, format=fmt)
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["proto", "json"])
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_case_grown_a_trace_at_a_time_lists_as_read_whole(
-    case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    case: Path, fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OTEL_REPLAY_FORMAT", fmt)  # how the example agent's runs are written
     reads = Reads(monkeypatch)
-    convert([case / "traces.otlp.jsonl"], tmp_path / "spans.otlp")
-    records = per_trace(tmp_path / "spans.otlp")
-    dump = tmp_path / "dump.otlp"
+    spans = tmp_path / "spans.otlp"
+    convert([case / "traces.otlp.jsonl"], spans)
+    records = []
+    for i, record in enumerate(per_trace(spans)):
+        (tmp_path / f"{i}.otlp").write_bytes(record)
+        records.append(_written_as(fmt, tmp_path / f"{i}.otlp"))
+    dump = tmp_path / "dump"
     record_run(dump, LOOKUP)  # an agent's run first: kept from the cache throughout
     listed(dump)
     for record in records:
@@ -232,11 +247,39 @@ def test_every_case_grown_a_trace_at_a_time_lists_as_read_whole(
     assert all(w is not None and len(w) < len(records) + 2 for w in reads.wanted[1:])
     # Every span sent again (an exporter retrying): the same runs.
     with open(dump, "ab") as f:
-        f.write((tmp_path / "spans.otlp").read_bytes())
+        f.write(_written_as(fmt, spans))
     assert listed(dump) == fresh(dump)
     logs = case / "logs.otlp.jsonl"
     if logs.exists():  # log records, after the spans they belong to
         convert([logs], tmp_path / "logs.otlp")
         with open(dump, "ab") as f:
-            f.write((tmp_path / "logs.otlp").read_bytes())
+            f.write(_written_as(fmt, tmp_path / "logs.otlp"))
         assert listed(dump) == fresh(dump)
+        record_run(dump, LOOKUP)  # JSON lines that hold log records: read whole
+        assert listed(dump) == fresh(dump)
+
+
+@pytest.mark.parametrize("cut", ["new_line_cut_short", "old_line_left_open"])
+def test_a_line_cut_is_read_whole_and_reported(
+    cut: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer caught in the middle of a line, or one that left its last line open and
+    wrote the next on it: the dump is read whole, the bad line reported, and nothing
+    saved (the next listing reads it again)."""
+    monkeypatch.setenv("OTEL_REPLAY_FORMAT", "json")
+    dump, other = tmp_path / "runs.jsonl", tmp_path / "other.jsonl"
+    record_run(dump, LOOKUP, user="u_0")
+    record_run(dump, LOOKUP, user="u_1")
+    record_run(other, LOOKUP, user="u_2")
+    if cut == "old_line_left_open":
+        dump.write_bytes(dump.read_bytes().rstrip(b"\n"))
+    assert [s.user_id for s in listed(dump)] == ["u_0", "u_1"]
+    with open(dump, "ab") as f:
+        f.write(other.read_bytes()[:100] if cut == "new_line_cut_short" else other.read_bytes())
+    reads = Reads(monkeypatch)
+    found_, problems = summary_cache.summaries([str(dump)])
+    assert problems and reads.wanted == [None]
+    whole, reported = summary_cache.summaries([str(dump)], use_cache=False)
+    assert found_ == whole and [str(p) for p in problems] == [str(p) for p in reported]
+    if cut == "new_line_cut_short":
+        assert [s.user_id for s in found_] == ["u_0", "u_1"]

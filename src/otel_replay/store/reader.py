@@ -655,6 +655,48 @@ def trace_index(path: str) -> index.TraceIndex | None:
         return None
 
 
+def appended_traces(
+    path: str, start: int, size: int, most: int, *, logs_before: bool
+) -> set[str] | None:
+    """The trace ids of the records in bytes ``start`` to ``size`` of the file ``path``
+    (what was appended to it once ``start`` bytes long): through the trace index of a
+    4-byte framed file, or read from a file of JSON lines (at most ``most`` bytes).
+
+    None when that cannot be told (another format, a torn or bad record), or when the
+    file may have log records that name no span (they join runs by time): a 4-byte
+    framed file, anywhere in it; JSON lines, any log record among those bytes, or any
+    before them (``logs_before``).
+    """
+    idx = trace_index(path)
+    if idx is not None:
+        return None if idx.spanless_logs or idx.size < size else idx.traces_from(start)
+    if logs_before or size - start > most:
+        return None
+    try:
+        with open(path, "rb") as f:
+            if sniff(first_line(f.read(HEAD), f), None, None) != "jsonl":
+                return None
+            f.seek(max(start - 1, 0))
+            if start and f.read(1) != b"\n":
+                return None  # the file did not end with a whole line: one was cut there
+            data = f.read(size - start)
+    except OSError:
+        return None
+    found: set[str] = set()
+    offset = start
+    for line in data.split(b"\n"):
+        if line.strip():
+            try:
+                records = list(decode_body(line, path, offset))
+            except (FormatError, DecodeError, *_UNFORESEEN):
+                return None
+            if any(isinstance(r, LogRecord) for r in records):
+                return None
+            found.update(r.trace_id for r in records)
+        offset += len(line) + 1
+    return found
+
+
 def _index_facts(body: bytes, source: str, offset: int) -> tuple[Iterable[bytes], int]:
     """Trace ids and span-less log records of a framed body: protobuf or JSON, maybe zstd."""
     if body[:4] == ZSTD_MAGIC:

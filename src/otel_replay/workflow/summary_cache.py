@@ -10,16 +10,18 @@ these changes the dump is read again.  Input with problems (a torn tail, a
 bad line) is never cached: the problems are reported on every read.  A place
 we cannot write to is no error; the listing is just not cached.
 
-A dump of 4-byte framed files that only grew since is not read whole
-again: each file the cache names is still there (by inode: a rotated file
+A dump of 4-byte framed files or JSON lines that only grew since is not
+read whole again: each file the cache names is still there (by inode: a rotated file
 is renamed) with the bytes it had (their SHA-256 is kept), maybe followed
 by more, and new files may have come.  A run of an agent's trace depends on
 that trace's spans alone; only the traces with records in the new bytes,
 and the runs that others may change (client-only traces stitched into
 conversations, calls recorded twice), are read and summarized again,
-through the files' trace indexes.  A dump with log records that name no
-span (joined to runs by time), or where those traces fill more than
-:data:`MOST_REREAD_BYTES` of records, is read whole.
+through the files' trace indexes (JSON lines: the new lines are read for
+their trace ids, the files scanned for those traces).  A dump with log
+records that name no span (joined to runs by time; in JSON lines, any log
+record), or where more than :data:`MOST_REREAD` traces and an eighth of its
+runs would be read again, is read whole.
 
 A cache travels with its dump and may come from anyone: it is believed only
 when sealed on this machine (see :mod:`otel_replay.seal`; without a key
@@ -45,7 +47,7 @@ from ..runs.model import Run
 from ..runs.stream import WINDOW_BYTES, map_runs
 from ..safe_files import open_regular, read_regular, replace_atomically
 from ..store.errors import FormatError
-from ..store.reader import trace_index
+from ..store.reader import appended_traces
 from ..store.sources import RUNS_SUFFIX, expand, is_stream
 from .summary import RunSummary, summarize
 
@@ -53,9 +55,12 @@ SUFFIX = RUNS_SUFFIX
 # 2: sealed, and the inputs are stamped with ctime and inode too.
 # 3: each input file's digest and the runs no other trace changes, to read only what grew.
 _FORMAT = 3
-#: A grown dump is read whole (a window at a time) when the traces to read again fill
-#: more records than this: they are read at once.
-MOST_REREAD_BYTES = WINDOW_BYTES
+#: A grown dump is read whole (a window at a time) when more of its traces than this, and
+#: than an eighth of its runs, are to be read again: they are read at once.
+MOST_REREAD = 64
+#: How OTLP/JSON names the log records of a request: in a file of JSON lines, these
+#: bytes (quotes unescaped: not inside a text value) mean it may hold log records.
+_LOG_KEYS = (b'"resourceLogs"', b'"resource_logs"')
 _SEAL_PURPOSE = b"otel-replay ls summaries"
 #: A run's summary takes a few hundred bytes and its spans at least as many: a
 #: cache this much larger than its inputs was not written for them.
@@ -92,13 +97,15 @@ def _stamp(path: str) -> list[list[Any]]:
 @dataclasses.dataclass
 class _Kept:
     """What a cache holds: the runs' lines, the inputs they were made of, the SHA-256 of
-    each input's bytes (None when one could not be read), and the runs that depend on
-    their own trace alone."""
+    each input's bytes (None when one could not be read), the runs that depend on their
+    own trace alone, and which inputs may hold log records."""
 
     stamp: list[list[Any]]
     runs: list[RunSummary]
     sha256: list[str] | None
     alone: set[str]
+    #: Whether each input may hold log records, as JSON lines spell them.
+    logs: list[bool] | None = None
 
 
 def _read(cache: Path, stamp: list[list[Any]]) -> _Kept | None:
@@ -118,12 +125,13 @@ def _read(cache: Path, stamp: list[list[Any]]) -> _Kept | None:
             or not all(_is_input(i) for i in doc["inputs"])
             or not isinstance(doc.get("runs"), list)
             or not _are_digests(doc.get("sha256"), len(doc["inputs"]))
+            or not _are_flags(doc.get("logs"), len(doc["inputs"]))
             or not isinstance(doc.get("alone"), list)
             or not all(isinstance(a, str) for a in doc["alone"])
         ):
             return None
         runs = [RunSummary.from_json(s) for s in doc["runs"]]
-        return _Kept(doc["inputs"], runs, doc["sha256"], set(doc["alone"]))
+        return _Kept(doc["inputs"], runs, doc["sha256"], set(doc["alone"]), doc["logs"])
     except (OSError, ValueError, RecursionError):
         return None
 
@@ -147,6 +155,13 @@ def _are_digests(value: Any, inputs: int) -> bool:
     )
 
 
+def _are_flags(value: Any, inputs: int) -> bool:
+    """Whether ``value`` is None or a boolean for each of ``inputs`` inputs."""
+    return value is None or (
+        type(value) is list and len(value) == inputs and all(type(v) is bool for v in value)
+    )
+
+
 def _write(cache: Path, kept: _Kept) -> None:
     doc = {
         "format": _FORMAT,
@@ -154,6 +169,7 @@ def _write(cache: Path, kept: _Kept) -> None:
         "inputs": kept.stamp,
         "sha256": kept.sha256,
         "alone": sorted(kept.alone),
+        "logs": kept.logs,
         "runs": [s.to_json() for s in kept.runs],
     }
     body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -176,12 +192,21 @@ def _alone(run: Run) -> bool:
     return any(s.kind == "agent" for s in run.steps)
 
 
-def _digests(path: str, sizes: Sequence[int]) -> list[str] | None:
-    """The SHA-256 of the first ``n`` bytes of the regular file ``path``, for each ``n`` of
+@dataclasses.dataclass
+class _Scanned:
+    """A file's bytes as scanned: the SHA-256 of each length asked for, and whether any of
+    them spell :data:`_LOG_KEYS` (in a file of JSON text)."""
+
+    digests: list[str]
+    logs: bool
+
+
+def _scan(path: str, sizes: Sequence[int]) -> _Scanned | None:
+    """The first ``n`` bytes of the regular file ``path`` scanned, for each ``n`` of
     ``sizes`` (ascending); None when it cannot be read or is shorter."""
-    out: list[str] = []
+    out = _Scanned([], False)
     h = hashlib.sha256()
-    done = 0
+    done, last, json = 0, b"", None
     try:
         fd = open_regular(path)
     except OSError:
@@ -194,7 +219,13 @@ def _digests(path: str, sizes: Sequence[int]) -> list[str] | None:
                     return None
                 h.update(chunk)
                 done += len(chunk)
-            out.append(h.hexdigest())
+                if json is None:  # JSON text (JSON lines) starts so; protobuf never does
+                    json = chunk.lstrip()[:1] in (b"{", b"[")
+                if json:
+                    seen = last + chunk  # a key cut between two chunks is found too
+                    out.logs = out.logs or any(key in seen for key in _LOG_KEYS)
+                    last = chunk[-16:]
+            out.digests.append(h.hexdigest())
     except OSError:
         return None
     finally:
@@ -209,51 +240,57 @@ def _files(path: str, stamp: list[list[Any]]) -> list[str]:
     return [path] * len(stamp)
 
 
-def _all_digests(path: str, stamp: list[list[Any]]) -> list[str] | None:
-    """The SHA-256 of each input of ``stamp``, as long as stamped; None if one cannot be read."""
-    out = []
+def _scan_all(path: str, stamp: list[list[Any]]) -> tuple[list[str] | None, list[bool] | None]:
+    """The SHA-256 of each input of ``stamp``, as long as stamped, and whether each may hold
+    log records; (None, None) if one cannot be read."""
+    digests, logs = [], []
     for name, (_, size, *_) in zip(_files(path, stamp), stamp, strict=True):
-        digest = _digests(name, [size])
-        if digest is None:
-            return None
-        out += digest
-    return out
+        scanned = _scan(name, [size])
+        if scanned is None:
+            return None, None
+        digests += scanned.digests
+        logs.append(scanned.logs)
+    return digests, logs
 
 
 def _grown(path: str, kept: _Kept, stamp: list[list[Any]]) -> _Kept | None:
     """The summaries of ``path`` read from where each of its files ended when ``kept`` was
     made, if the dump only grew since; else None (it is read whole)."""
-    if kept.sha256 is None:
+    if kept.sha256 is None or kept.logs is None:
         return None
     before = {
-        entry[4]: (entry, digest) for entry, digest in zip(kept.stamp, kept.sha256, strict=True)
+        entry[4]: (entry, digest, logs)
+        for entry, digest, logs in zip(kept.stamp, kept.sha256, kept.logs, strict=True)
     }
     if len(before) != len(kept.stamp):
         return None  # one file named twice (hard links): no telling which grew
     appended: set[str] = set()
     digests: list[str] = []
+    flags: list[bool] = []
     for name, entry in zip(_files(path, stamp), stamp, strict=True):
         size, inode = entry[1], entry[4]
-        old_entry, old_digest = before.pop(inode, (None, ""))
+        old_entry, old_digest, old_logs = before.pop(inode, (None, "", False))
         if old_entry == entry:  # untouched (the change time says so)
-            start, digest = size, old_digest
+            start, digest, logs = size, old_digest, old_logs
         else:
             start = old_entry[1] if old_entry is not None else 0  # a new file: all of it
-            found = _digests(name, [start, size]) if start <= size else None
-            if found is None or (old_entry is not None and found[0] != old_digest):
+            found = _scan(name, [start, size]) if start <= size else None
+            if found is None or (old_entry is not None and found.digests[0] != old_digest):
                 return None  # rewritten, not appended to
-            digest = found[1]
+            digest, logs = found.digests[1], found.logs
         digests.append(digest)
-        idx = trace_index(name)  # 4-byte framed files only
-        if idx is None or idx.spanless_logs or idx.size < size:
-            return None  # (bytes appended since are read too: they are read again next time)
-        appended |= idx.traces_from(start)
+        flags.append(logs)
+        # (Bytes appended since the stamp are read too: they are read again next time.)
+        new = appended_traces(name, start, size, WINDOW_BYTES, logs_before=logs)
+        if new is None:
+            return None
+        appended |= new
     if before:
         return None  # a file gone: its runs with it
     # Read again: the traces the new bytes add to, and every run others may change.
     again = [s for s in kept.runs if s.run_id not in kept.alone or appended & {*s.trace_ids}]
     wanted = appended.union(*(s.trace_ids for s in again))
-    if _record_bytes(path, stamp, wanted) > MOST_REREAD_BYTES:
+    if len(wanted) > max(MOST_REREAD, len(kept.runs) // 8):
         return None
     runs = read_runs([path], wanted) if wanted else Runs([])
     if runs.problems:
@@ -266,16 +303,7 @@ def _grown(path: str, kept: _Kept, stamp: list[list[Any]]) -> _Kept | None:
         if _alone(run):
             alone.add(run.run_id)
     lines.sort(key=lambda s: (s.start_ns, s.run_id))
-    return _Kept(stamp, lines, digests, alone)
-
-
-def _record_bytes(path: str, stamp: list[list[Any]], traces: set[str]) -> int:
-    """How many bytes of records hold ``traces``, in every file of the dump."""
-    total = 0
-    for name in _files(path, stamp):
-        idx = trace_index(name)
-        total += sum(length for _, length in idx.records(traces)[1]) if idx else 0
-    return total
+    return _Kept(stamp, lines, digests, alone, flags)
 
 
 def summaries(
@@ -310,5 +338,6 @@ def summaries(
     result = [summary for summary, _ in lines]
     if cache is not None and stamp is not None and not mapped.problems:
         alone = {summary.run_id for summary, by_itself in lines if by_itself}
-        _write(cache, _Kept(stamp, result, _all_digests(paths[0], stamp), alone))
+        digests, logs = _scan_all(paths[0], stamp)
+        _write(cache, _Kept(stamp, result, digests, alone, logs))
     return result, mapped.problems
