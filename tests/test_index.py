@@ -6,6 +6,7 @@ import os
 import struct
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
@@ -13,10 +14,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
-from _data import COLLECTOR
+from _data import COLLECTOR, THIRDPARTY, found
 from otel_replay.cli.main import cli
 from otel_replay.store import index
-from otel_replay.store.reader import SpanReader
+from otel_replay.store.reader import RecordReader, SpanReader
 
 
 def write_dump(path: Path, traces: int, spans_per_trace: int = 3) -> list[str]:
@@ -195,3 +196,65 @@ def test_progress_bar_over_the_windows_of_a_big_input() -> None:
     got = list(progress.track_items(iter(items), 7, big, "reading d.otlp", console=console))
     assert got == items
     assert "reading d.otlp" in out.getvalue() and "7/7" in out.getvalue()
+
+
+JSON_LINES = found(THIRDPARTY, "*/*/traces.otlp.jsonl") + found(THIRDPARTY, "*/*/logs.otlp.jsonl")
+
+
+def test_json_lines_read_by_trace_id_give_what_a_whole_read_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Lines that hold only other traces' spans are passed over unparsed."""
+    from otel_replay.store import reader
+
+    parsed = []
+    real = reader.parse_json
+    monkeypatch.setattr(reader, "parse_json", lambda *a: parsed.append(1) or real(*a))
+    skipped = 0
+    for path in JSON_LINES:
+        whole = list(RecordReader(path))
+        lines = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+        for tid in sorted({r.trace_id for r in whole}):
+            parsed.clear()
+            assert list(RecordReader(path, [tid])) == [r for r in whole if r.trace_id == tid]
+            skipped += lines - len(parsed)
+            # By a prefix of the id: every line parsed.
+            by_prefix = [r for r in whole if r.trace_id.startswith(tid[:8])]
+            assert list(RecordReader(path, [tid[:8]])) == by_prefix
+    assert skipped > 0
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        (b'"traceId":"', b'"trace\\u0049d":"'),  # a key spelled with an escape
+        (b'"traceId":"', b'"traceId" : "'),  # spaces around the colon
+    ],
+    ids=["escaped_key", "spaced"],
+)
+def test_a_json_line_that_may_hold_the_trace_is_parsed(
+    spelled: tuple[bytes, bytes], tmp_path: Path
+) -> None:
+    source = THIRDPARTY / "openllmetry_openai" / "chat_sync" / "traces.otlp.jsonl"
+    first = next(line for line in source.read_bytes().splitlines() if line.strip())
+    tid = next(iter(RecordReader(source))).trace_id
+    (tmp_path / "t.jsonl").write_bytes(first.replace(*spelled) + b"\n")
+    assert any(r.trace_id == tid for r in RecordReader(tmp_path / "t.jsonl", [tid]))
+
+
+def test_a_json_line_with_base64_ids_is_parsed(tmp_path: Path) -> None:
+    """Protobuf's own JSON mapping writes ids in base64 (the reader takes both)."""
+    import base64
+    import re
+
+    source = THIRDPARTY / "openllmetry_openai" / "chat_sync" / "traces.otlp.jsonl"
+    first = next(line for line in source.read_bytes().splitlines() if line.strip())
+    tid = next(iter(RecordReader(source))).trace_id
+
+    def b64(m: re.Match[bytes]) -> bytes:
+        return m[1] + base64.b64encode(bytes.fromhex(m[2].decode())) + b'"'
+
+    line = re.sub(rb'("(?:traceId|spanId|parentSpanId)":")([0-9a-f]+)"', b64, first)
+    assert line != first
+    (tmp_path / "t.jsonl").write_bytes(line + b"\n")
+    assert any(r.trace_id == tid for r in RecordReader(tmp_path / "t.jsonl", [tid]))

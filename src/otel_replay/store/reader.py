@@ -604,6 +604,7 @@ class Reader(Generic[T]):
     def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
         limit = limits.MAX_RECORD_BYTES.bytes()
         offset = 0
+        others = _others_only(self.trace_ids)
         while True:
             line, length = bounded.read_line(f, limit)
             if not length:
@@ -613,7 +614,7 @@ class Reader(Generic[T]):
                 too_long = f"line longer than {limits.MAX_RECORD_BYTES.text()}"
                 self.problems.append(FormatError(self.path, start, too_long))
                 continue
-            if not line.strip():
+            if not line.strip() or (others is not None and others(line)):
                 continue
             try:
                 doc: Any = parse_json(line, self._loads)
@@ -625,6 +626,41 @@ class Reader(Generic[T]):
                 self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
                 continue
             yield from records
+
+
+#: A line of OTLP/JSON spans, its trace ids (and the keys that may hold one), and an
+#: escape that spells a letter or "_" (a key so spelled is read as its letters).
+_SPANS_LINE = re.compile(rb'\s*\{\s*"resource(?:Spans|_spans)"')
+_TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([0-9a-fA-F]{32})"')
+_TRACE_ID_KEY = re.compile(rb'"(?:traceId|trace_id)"')
+_LETTER_ESCAPE = re.compile(rb"\\u00(?:[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
+
+
+def _others_only(wanted: set[str] | None) -> Callable[[bytes], bool] | None:
+    """For reading only the traces ``wanted`` (full ids) from JSON lines: whether a line
+    holds spans of other traces alone, told from its bytes, so it need not be parsed.
+
+    Only a line of spans whose every trace id key reads as 32 hex digits is told so;
+    any other (log records, a backend's answer, ids in base64, a key spelled with
+    escapes) is parsed.  None when ``wanted`` has prefixes: every line is parsed.
+    """
+    if wanted is None or not all(len(t) == 32 and _is_hex(t) for t in wanted):
+        return None
+    ids = {t.encode("ascii") for t in wanted}
+
+    def others_only(line: bytes) -> bool:
+        if not _SPANS_LINE.match(line) or _LETTER_ESCAPE.search(line):
+            return False
+        found = _TRACE_ID.findall(line)
+        if len(found) != len(_TRACE_ID_KEY.findall(line)):
+            return False  # an id that is not plain hex: the parser reads it
+        return ids.isdisjoint(t.lower() for t in found)
+
+    return others_only
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
 
 
 def _position(stream: Any) -> int:
