@@ -23,7 +23,6 @@ peak RSS over one ``load()`` in a fresh process, against the file's size.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 import otel_replay
 from otel_replay import attributes as A
+from otel_replay import payload
 from otel_replay.store.reader import RecordReader, iter_records
 from otel_replay.store.records import SpanRecord
 from otel_replay.workflow import summary_cache
@@ -84,7 +84,7 @@ def messages_parsed(path: Path) -> int:
                     json.loads(value)
                     digest = attrs.get(DIGEST + key)
                     if digest is not None:
-                        assert hashlib.sha256(value.encode()).hexdigest() == digest
+                        assert payload.sha256(value.encode()) == digest
                     lists += 1
     return lists
 

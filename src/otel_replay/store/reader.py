@@ -634,6 +634,8 @@ _SPANS_LINE = re.compile(rb'\s*\{\s*"resource(?:Spans|_spans)"')
 _TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([0-9a-fA-F]{32})"')
 _TRACE_ID_KEY = re.compile(rb'"(?:traceId|trace_id)"')
 _LETTER_ESCAPE = re.compile(rb"\\u00(?:[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
+#: A whole trace id as the reader keeps it (not a prefix of one).
+_FULL_ID = re.compile("[0-9a-f]{32}")
 
 
 def _others_only(wanted: set[str] | None) -> Callable[[bytes], bool] | None:
@@ -644,7 +646,7 @@ def _others_only(wanted: set[str] | None) -> Callable[[bytes], bool] | None:
     any other (log records, a backend's answer, ids in base64, a key spelled with
     escapes) is parsed.  None when ``wanted`` has prefixes: every line is parsed.
     """
-    if wanted is None or not all(len(t) == 32 and _is_hex(t) for t in wanted):
+    if wanted is None or not all(_FULL_ID.fullmatch(t) for t in wanted):
         return None
     ids = {t.encode("ascii") for t in wanted}
 
@@ -657,10 +659,6 @@ def _others_only(wanted: set[str] | None) -> Callable[[bytes], bool] | None:
         return ids.isdisjoint(t.lower() for t in found)
 
     return others_only
-
-
-def _is_hex(text: str) -> bool:
-    return all(c in "0123456789abcdef" for c in text)
 
 
 def _position(stream: Any) -> int:

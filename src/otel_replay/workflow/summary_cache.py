@@ -105,7 +105,7 @@ class _Kept:
     sha256: list[str] | None
     alone: set[str]
     #: Whether each input may hold log records, as JSON lines spell them.
-    logs: list[bool] | None = None
+    logs: list[bool] | None
 
 
 def _read(cache: Path, stamp: list[list[Any]]) -> _Kept | None:
