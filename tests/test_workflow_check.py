@@ -222,8 +222,14 @@ def test_step_prints_the_full_input_and_output(tmp_path: Path) -> None:
     doc = json.loads(invoke("show", path, "--step", str(tool.index), "--json", "--raw").stdout)
     assert doc["step"]["result"] == [{"order_id": "4421", "status": "shipped"}]
     assert doc["step"]["attributes"]["gen_ai.tool.name"] == "lookup_order"
-    bad = invoke("show", path, "--step", "99")
-    assert bad.exit_code == 2 and "no step '99'" in bad.stderr
+    # Past the last step, and no span id starts with it (a prefix names a step too).
+    missing = next(
+        str(n)
+        for n in range(99, 10_000)
+        if not any(s.span_id.startswith(str(n)) for s in run.steps)
+    )
+    bad = invoke("show", path, "--step", missing)
+    assert bad.exit_code == 2 and f"no step '{missing}'" in bad.stderr
 
 
 def test_a_span_id_that_starts_with_digits_still_names_its_step(
