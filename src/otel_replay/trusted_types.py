@@ -18,7 +18,12 @@ is used only when it is
 
 For exceptions the last rule always applies (an exception type is only ever
 raised, and a module already imported has run its code anyway); a type that
-is not there is replaced by a stand-in of the same name.
+is not there is replaced by a stand-in of the same name.  So is one that is
+there but would stop the replay itself rather than tell the agent its tool
+failed (:func:`raised_as_is`): a ``SystemExit``, ``KeyboardInterrupt``,
+pytest's ``Skipped`` or any other ``BaseException`` that is not an
+``Exception``, and ``unittest.SkipTest``; its stand-in is a
+:class:`RecordedBaseException`.
 
 Anything else comes back as its plain JSON value; :class:`TypeResolver` keeps
 what it refused so that the replay report says so.  Looking a name up goes
@@ -36,7 +41,7 @@ import inspect
 import sys
 import typing
 from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal, TypeVar, get_args
+from typing import Any, Final, Literal, TypeGuard, TypeVar, get_args
 
 #: The kinds of tagged objects the payload codec records by class name.
 Kind = Literal["path", "enum", "dataclass", "pydantic", "namedtuple"]
@@ -163,6 +168,73 @@ def declared_types(fn: Callable[..., Any]) -> tuple[type, ...]:
     return tuple(out)
 
 
+class RecordedBaseException(Exception):
+    """Raised by a replay in place of a recorded exception it will not raise as it is.
+
+    A recording may say a tool failed with ``SystemExit``, ``KeyboardInterrupt``,
+    ``GeneratorExit``, ``asyncio.CancelledError``, pytest's ``Exit``/``Skipped``/
+    ``Failed`` or ``unittest.SkipTest``.  Raised for real, such an exception ends
+    the replay instead of the agent's tool call: the CLI exits 0 with no report,
+    a pytest session stops or the test counts as skipped.  The stand-in is an
+    ``Exception``, so it travels through the agent like any tool error, with the
+    recorded arguments; :attr:`recorded_type` is the recorded dotted type name,
+    which its message starts with.
+    """
+
+    #: The dotted type name the recording gave.
+    recorded_type: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.recorded_type}: {super().__str__()}"
+
+    def __repr__(self) -> str:
+        # Not the recorded class: a reader of "the agent raised ..." must not think so.
+        inner = ", ".join(map(repr, self.args))
+        return f"RecordedBaseException[{self.recorded_type}]({inner})"
+
+
+#: ``Exception`` classes that a test runner takes as an order, not a failure: raised
+#: in a test, ``unittest.SkipTest`` makes pytest skip it and pytest's ``Exit``
+#: ends the session (with the exit code it carries).
+RUNNER_CONTROL: Final = ("unittest.case.SkipTest", "_pytest.outcomes.Exit")
+
+
+def raised_as_is(cls: type[BaseException]) -> TypeGuard[type[Exception]]:
+    """True when a replay may raise a recorded exception of class ``cls`` itself.
+
+    Only ``Exception`` subclasses: anything else (``SystemExit``, ``KeyboardInterrupt``,
+    ``GeneratorExit``, ``asyncio.CancelledError``, exception groups of those,
+    pytest's ``Skipped`` and ``Failed``) is control flow the replay itself would
+    obey.  Nor the ``Exception`` subclasses a test runner obeys the same way
+    (:data:`RUNNER_CONTROL`: a skipped test, a stopped session).
+    """
+    if not issubclass(cls, Exception):
+        return False
+    for name in RUNNER_CONTROL:
+        control = loaded_dotted(name)
+        if isinstance(control, type) and issubclass(cls, control):
+            return False
+    return True
+
+
+def stand_in(name: str, poisoning: bool = False) -> type[Exception]:
+    """An ``Exception`` class that stands for the recorded dotted type name ``name``.
+
+    One of the same name when the type is not loaded here; with ``poisoning``
+    (the type is loaded but not :func:`raised_as_is`), a
+    :class:`RecordedBaseException` that says so by its own name, lest a
+    traceback reading ``SystemExit`` be taken for one.
+    """
+    if poisoning:
+        return type(
+            RecordedBaseException.__name__,
+            (RecordedBaseException,),
+            {"__module__": RecordedBaseException.__module__, "recorded_type": name},
+        )
+    module, _, qualname = name.rpartition(".")
+    return type(qualname or name, (Exception,), {"__module__": module or "builtins"})
+
+
 class TypeResolver:
     """Resolves recorded class names to classes the replay may use; never imports.
 
@@ -198,9 +270,18 @@ class TypeResolver:
         self.refused.append(f"{path} ({kind})")
         return None
 
-    def exception(self, name: str) -> type[BaseException] | None:
-        """The exception type a recorded dotted name names, if it is allowed and loaded."""
+    def exception(self, name: str) -> type[Exception]:
+        """The class to raise a recorded exception of dotted type ``name`` with.
+
+        The class itself when it is loaded (or allowed) and :func:`raised_as_is`;
+        else a :func:`stand_in` of the same name, a :class:`RecordedBaseException`
+        when the class is there but may not be raised.
+        """
         cls: Any = self._known(name) or loaded_dotted(name)
         if isinstance(cls, type) and issubclass(cls, BaseException):
-            return cls
-        return None
+            if raised_as_is(cls):
+                return cls
+            return stand_in(name, poisoning=True)
+        # Not loaded here (or not an exception type): an exception of the same
+        # name still tells the user what happened.
+        return stand_in(name)

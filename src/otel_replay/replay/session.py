@@ -294,6 +294,11 @@ class ReplaySession(ReplayObserver):
             )
         for step in self.tools.redacted:
             notes.append(f"{step.label()}: the recorded result had secrets redacted at capture")
+        for step, recorded in self.tools.stand_ins:
+            notes.append(
+                f"{step.label()}: recorded {recorded} raised as RecordedBaseException "
+                "(an Exception): a replay does not raise what would stop it"
+            )
         untrusted = [(s.label(), c) for s, c in self.tools.untrusted] + self._untrusted
         for where, classes in untrusted:
             notes.append(

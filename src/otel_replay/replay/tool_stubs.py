@@ -25,7 +25,7 @@ from .. import attributes as A
 from .. import payload, payload_attributes
 from ..capture.hooks import Resolution, ToolInvocation
 from ..runs.model import Run, Step, ToolError
-from ..trusted_types import TypeResolver, declared_types
+from ..trusted_types import RecordedBaseException, TypeResolver, declared_types, stand_in
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import tool_arguments_key, tool_reasons
 from .observer import NO_OBSERVER, Observed, ReplayObserver
@@ -83,6 +83,8 @@ class ToolStubs(Observed):
         self.redacted: list[Step] = []
         #: Steps whose recorded result was handed back as plain JSON, with the classes refused.
         self.untrusted: list[tuple[Step, list[str]]] = []
+        #: Steps whose recorded exception was raised as a RecordedBaseException stand-in.
+        self.stand_ins: list[tuple[Step, str]] = []
         #: Tool function -> the classes its return annotation names (computed once).
         self._declared_types: dict[Callable[..., Any], tuple[type, ...]] = {}
         #: The last call that replayed an error (name, arguments key, step), until the
@@ -190,6 +192,8 @@ class ToolStubs(Observed):
         if tool.error is not None:
             self._failed = (inv.name, args_key, step)
             error = rebuild_exception(tool.error, types)
+            if isinstance(error, RecordedBaseException):
+                self.stand_ins.append((step, error.recorded_type))
             output, has_output = None, False
             if tool.result_payload is not None and tool.result_payload.usable:
                 with contextlib.suppress(payload.PayloadError):
@@ -357,19 +361,16 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def rebuild_exception(error: ToolError, types: TypeResolver | None = None) -> BaseException:
+def rebuild_exception(error: ToolError, types: TypeResolver | None = None) -> Exception:
     """The recorded exception: same type when ``types`` allows it, same arguments or message.
 
     The type is looked up, never imported (:meth:`TypeResolver.exception`); one
-    that is not there is replaced by a stand-in class of the same name.
+    that is not there is replaced by a stand-in class of the same name, and so
+    is one that is not an ``Exception`` (a :class:`RecordedBaseException`):
+    always an ``Exception``, whatever the recording says.
     """
     types = types if types is not None else TypeResolver()
     cls = types.exception(error.type)
-    if cls is None:
-        module, _, qualname = error.type.rpartition(".")
-        # Not loaded here (or not an exception type): an exception of the same
-        # name still tells the user what happened.
-        cls = type(qualname or error.type, (Exception,), {"__module__": module or "builtins"})
     args: tuple[Any, ...] = (error.message,)
     if error.args_payload is not None and error.args_payload.usable:
         try:
@@ -378,8 +379,21 @@ def rebuild_exception(error: ToolError, types: TypeResolver | None = None) -> Ba
         except payload.PayloadError:
             pass
     try:
-        return cls(*args)
+        return _exception(cls, args)
+    except Exception:
+        # A class that takes neither these arguments nor none (ExceptionGroup wants
+        # two, UnicodeDecodeError five): an exception of its name still says it.
+        return stand_in(error.type)(*args)
+
+
+def _exception(cls: type[Exception], args: tuple[Any, ...]) -> Exception:
+    """``cls(*args)``, or one made without calling ``__init__`` when that refuses them."""
+    try:
+        exc = cls(*args)
     except Exception:
         exc = cls.__new__(cls)
         exc.args = args
-        return exc
+        str(exc)  # half made: one whose message needs what __init__ sets is no use
+    if not isinstance(exc, Exception):  # a __new__ that returned something else
+        raise TypeError(f"{cls.__name__}() made a {type(exc).__name__}")
+    return exc
