@@ -10,10 +10,14 @@ and the files are in ``uploads/`` beside it.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import otel_replay
 from _cli import cli_process
@@ -24,6 +28,7 @@ DATA = Path(__file__).parent / "data" / "genai_refs"
 TRACE = DATA / "trace.otlp"
 #: Where the hook stored the files, and where they are now.
 STORE, HERE = "file:///tmp/genai_refs/uploads", DATA / "uploads"
+INPUTS = "cb0d4fdb-00e2-4b88-980c-c45a38030b18_inputs.json"
 SYSTEM = "0f148fc37bac489bba295df2dc8c8bfe43048505caeec958d663cd189b59aa2a_system_instruction.json"
 
 
@@ -159,3 +164,162 @@ def test_a_run_stored_by_reference_in_an_object_store_rebuilds_from_it() -> None
     local = otel_replay.load(TRACE, strict=True)
     assert moved[0].kit.verdict == "full"
     assert [r.to_json() for r in moved] == [r.to_json() for r in local]
+
+
+# --- what a store may hold besides its files: links, FIFOs, sockets, directories, giants ---
+
+#: A credential file outside every store (what a planted link would show).
+CREDENTIAL = '[{"role": "user", "parts": [{"type": "text", "content": "aws_secret=AKIAFAKE"}]}]'
+
+
+def _plant(at: Path, kind: str, outside: Path) -> None:
+    """Put at ``at`` a ``kind`` of thing a reference must not be read through."""
+    import socket
+
+    at.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "link out":
+        at.symlink_to(outside)
+    elif kind == "relative link out":
+        at.symlink_to(os.path.relpath(outside, at.parent))
+    elif kind == "link in":  # to a good file of the store: still not followed
+        (at.parent / "real.json").write_text("[]")
+        at.symlink_to(at.parent / "real.json")
+    elif kind == "fifo":
+        os.mkfifo(at)
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(str(at))
+    elif kind == "directory":
+        at.mkdir()
+    elif kind == "too large":
+        with at.open("wb") as f:
+            f.truncate(content_refs.limits.MAX_RECORD_BYTES.bytes() + 1)
+
+
+KINDS = ["link out", "relative link out", "link in", "fifo", "socket", "directory", "too large"]
+_NAME = st.text("abcxyz019_-.", min_size=1, max_size=8).filter(lambda n: n not in (".", ".."))
+
+
+def _read_within(ref: str, seconds: float = 10) -> BaseException | bytes:
+    """What reading ``ref`` raised or gave, from a thread: a read blocked on a FIFO fails
+    the test instead of hanging it."""
+    import threading
+
+    got: list[BaseException | bytes] = []
+
+    def reading() -> None:
+        try:
+            got.append(content_refs.read(ref))
+        except BaseException as exc:
+            got.append(exc)
+
+    worker = threading.Thread(target=reading, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert got, f"reading {ref} still blocks after {seconds} s"
+    return got[0]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    kind=st.sampled_from(KINDS),
+    dirs=st.lists(_NAME, max_size=3),
+    name=_NAME,
+    linked_dir=st.booleans(),
+)
+def test_a_reference_through_anything_but_a_regular_file_in_its_store_is_refused(
+    tmp_path_factory: pytest.TempPathFactory,
+    kind: str,
+    dirs: list[str],
+    name: str,
+    linked_dir: bool,
+) -> None:
+    """Every kind of non-file, at any depth of the store, and a link as a directory on
+    the way: refused at once with a reason naming the reference, nothing read out."""
+    top = tmp_path_factory.mktemp("refs")
+    outside = top / "credentials.json"
+    outside.write_text(CREDENTIAL)
+    store = top / "store"
+    store.mkdir()
+    content_refs.use_content_refs([f"file://{store}"])
+    inner = store.joinpath(*dirs)
+    if linked_dir and dirs:  # the last directory on the way is a link, to a real one
+        real = top / "elsewhere"
+        real.mkdir()
+        inner.parent.mkdir(parents=True, exist_ok=True)
+        inner.symlink_to(real)
+        (real / name).write_text(CREDENTIAL)
+    else:
+        _plant(inner / name, kind, outside)
+    ref = f"file://{inner / name}"
+    got = _read_within(ref)
+    assert isinstance(got, content_refs.RefUnavailable), (kind, got)
+    assert ref in str(got) and "\n" not in str(got)
+    if (linked_dir and dirs) or kind.startswith("link"):
+        assert "symbolic link" in str(got)
+    # The store's own files are still read, however deep.
+    if not (linked_dir and dirs):
+        (inner / "good.json").write_text("[1]")  # no name drawn spells it
+        assert content_refs.read(f"file://{inner / 'good.json'}") == b"[1]"
+
+
+def _hostile_store(tmp_path: Path, kind: str) -> Path:
+    """The genai_refs uploads, the second model call's input replaced by a ``kind``."""
+    uploads = tmp_path / "uploads"
+    shutil.copytree(HERE, uploads)
+    outside = tmp_path / "credentials.json"
+    outside.write_text(CREDENTIAL)
+    (uploads / INPUTS).unlink()
+    _plant(uploads / INPUTS, kind, outside)
+    return uploads
+
+
+@pytest.mark.parametrize("kind", ["link out", "fifo"])
+def test_a_run_with_a_refused_reference_names_it_and_keeps_the_rest(
+    tmp_path: Path, kind: str
+) -> None:
+    uploads = _hostile_store(tmp_path, kind)
+    content_refs.use_content_refs([f"{STORE}={uploads}"])
+    (run,) = otel_replay.load(TRACE)
+    assert run.kit.verdict != "full"
+    (refused,) = [p for p in run.kit.problems if INPUTS in p]
+    assert ("symbolic link" if kind == "link out" else "not a regular file") in refused
+    assert "AKIAFAKE" not in json.dumps(run.to_json())
+    assert run.final_output() == "It is 18 °C and sunny in Paris."  # the other files read
+
+
+@pytest.mark.parametrize("kind", ["link out", "fifo"])
+def test_the_cli_neither_shows_a_linked_file_nor_waits_on_a_fifo(tmp_path: Path, kind: str) -> None:
+    """ls, show, check and report as a user runs them (a hang fails on the timeout)."""
+    uploads = _hostile_store(tmp_path, kind)
+    refs = ("--refs", f"{STORE}={uploads}")
+    for command in (["ls", "--no-cache"], ["show"], ["check"], ["report", "-o", tmp_path / "r"]):
+        done = cli_process(*refs, *command, TRACE, timeout=30)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode in (0, 1), (command, done.stdout, done.stderr)
+        page = tmp_path / "r"
+        shown = done.stdout + "".join(p.read_text() for p in page.rglob("*.html"))
+        assert "AKIAFAKE" not in shown, command
+        if command[0] in ("show", "check"):
+            assert INPUTS in done.stdout, (command, done.stdout)
+
+
+def test_an_object_store_keeps_references_inside_it() -> None:
+    """Through fsspec (its in-memory filesystem): what lies below a store is a path on it,
+    whatever it spells (``..``, an fsspec chain ``::``, another URL)."""
+    import fsspec
+
+    memory = fsspec.filesystem("memory")
+    memory.pipe("/refs-store/in.json", b"[]")
+    memory.pipe("/refs-secret/out.json", CREDENTIAL.encode())
+    content_refs.use_content_refs(["memory://refs-store"])
+    assert content_refs.read("memory://refs-store/in.json") == b"[]"
+    for ref in (
+        "memory://refs-store/../refs-secret/out.json",
+        "memory://refs-store/%2e%2e/refs-secret/out.json",
+        "memory://refs-store/x::memory://refs-secret/out.json",
+        "memory://refs-store/in.json::file:///etc/passwd",
+        "memory://refs-secret/out.json",
+    ):
+        with pytest.raises(content_refs.RefUnavailable):
+            content_refs.read(ref)

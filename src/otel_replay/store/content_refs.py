@@ -15,8 +15,11 @@ allows, from :data:`OTEL_REPLAY_CONTENT_REFS` or :func:`use_content_refs`
 ``file:///srv/genai=./uploads`` reads ``file:///srv/genai/x.json`` from
 ``./uploads/x.json``).  Any other reference, or one that cannot be read, is
 a payload ``missing`` whose reason names it; nothing is read past the record
-size limit.  Local files are read directly; other stores need ``fsspec`` (and
-its filesystem's package), an optional dependency.
+size limit.  Local files are read directly, as the blob store beside a trace
+is: below the store's root no symbolic link is followed and only a regular
+file is read, never waiting on a FIFO.  Other stores need ``fsspec`` (and its
+filesystem's package), an optional dependency; the part of a reference below
+its store is only ever a path on that store's filesystem.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import contextlib
 import contextvars
 import os
 import posixpath
+import stat
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
@@ -57,6 +61,9 @@ _fixed: contextvars.ContextVar[Allowed | None] = contextvars.ContextVar(
     "otel_replay_content_refs", default=None
 )
 _kept: dict[str, bytes] = {}
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+#: A directory below a store's root: opened without following a link.
+_DIRECTORY: Final = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | _CLOEXEC
 _kept_bytes = 0
 
 
@@ -95,17 +102,19 @@ def allowing(stores: Allowed) -> Iterator[None]:
 
 def read(ref: str) -> bytes:
     """The bytes ``ref`` names, under an allowed store; raises :class:`RefUnavailable`."""
-    target = _allowed(ref)
-    if target is None:
+    found = _allowed(ref)
+    if found is None:
         raise RefUnavailable(
             f"{ref} is not read: no store it is under is allowed "
             f"(allow one with --refs BASE or {OTEL_REPLAY_CONTENT_REFS})"
         )
+    where, rest = found
+    target = where + rest
     kept = _kept.get(target)
     if kept is not None:
         return kept
     global _kept_bytes
-    data = _read(ref, target)
+    data = _read(ref, where, rest)
     if _kept_bytes + len(data) > _KEPT_BYTES:
         _kept.clear()
         _kept_bytes = 0
@@ -189,26 +198,30 @@ def _normal(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc, path, "", ""))
 
 
-def _allowed(ref: str) -> str | None:
-    """Where to read ``ref`` from, when a rule allows it; None when none does."""
+def _allowed(ref: str) -> tuple[str, str] | None:
+    """Where to read ``ref`` from, when a rule allows it: the store's ``WHERE`` and the
+    path below it (``""`` or ``/a/b``, normalized); None when no rule does."""
     if "://" not in ref or "?" in ref or "#" in ref:
         return None
     url = _normal(ref)
     for base, where in _all_rules():
         if url == base or url.startswith(base + "/"):
-            return where + url[len(base) :]
+            return where, url[len(base) :]
     return None
 
 
-def _read(ref: str, target: str) -> bytes:
+def _read(ref: str, where: str, rest: str) -> bytes:
+    """The file ``rest`` names below the store ``where``, read as the module says.
+
+    ``rest`` is only ever a path inside that store, never part of a URL parsed again
+    (a ``#``, ``?`` or fsspec's ``::`` in it is a character of a name).
+    """
     most = limits.MAX_RECORD_BYTES.bytes()
     try:
-        if target.startswith("file://"):
-            path = urllib.parse.urlsplit(target).path
-            with open(path, "rb") as f:
-                data = f.read(most + 1)
+        if where.startswith("file://"):
+            data = _read_local(ref, urllib.parse.urlsplit(where).path or "/", rest, most)
         else:
-            data = _read_fsspec(target, most)
+            data = _read_fsspec(ref, where, rest, most)
     except RefUnavailable:
         raise
     except FileNotFoundError:
@@ -220,13 +233,76 @@ def _read(ref: str, target: str) -> bytes:
     return data
 
 
-def _read_fsspec(target: str, most: int) -> bytes:
+def _read_local(ref: str, root: str, rest: str, most: int) -> bytes:
+    """The regular file ``rest`` below the directory ``root``, confined to it as the blob
+    store is: the store itself is the user's to name (a link to it is followed), but below
+    it no symbolic link is followed (one could lead anywhere: a credential file), and only
+    a regular file is read, opened without blocking (a FIFO would wait forever) and no
+    larger than ``most`` bytes."""
+    names = [n for n in rest.split("/") if n]
+    if any(n in (".", "..") for n in names):  # _normal leaves none; never walked up
+        raise RefUnavailable(f"{ref} is not read: it leaves its store")
+    if not names:  # the reference names the allowed file itself
+        return _regular(ref, root, most, None)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    try:
+        for name in names[:-1]:
+            try:
+                inner = os.open(name, _DIRECTORY, dir_fd=fd)
+            except OSError as exc:
+                _refuse_link(ref, name, fd, exc)
+                raise
+            os.close(fd)
+            fd = inner
+        return _regular(ref, names[-1], most, fd)
+    finally:
+        os.close(fd)
+
+
+def _regular(ref: str, name: str, most: int, dir_fd: int | None) -> bytes:
+    from ..safe_files import NotARegularFile, TooLarge, read_regular
+
+    try:
+        return read_regular(name, most, dir_fd=dir_fd)
+    except NotARegularFile:
+        raise RefUnavailable(f"{ref} is not a regular file; not read") from None
+    except TooLarge:
+        raise RefUnavailable(f"{ref} is larger than {limits.MAX_RECORD_BYTES.text()}") from None
+    except OSError as exc:
+        _refuse_link(ref, name, dir_fd, exc)
+        raise
+
+
+def _refuse_link(ref: str, name: str, dir_fd: int | None, exc: OSError) -> None:
+    """Raise :class:`RefUnavailable` when ``name`` failed to open for being a symbolic link."""
+    if isinstance(exc, FileNotFoundError):
+        return
+    try:
+        link = stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return
+    if link:
+        raise RefUnavailable(
+            f"{ref} is not read: {name} is a symbolic link inside its store; not followed"
+        ) from None
+
+
+def _read_fsspec(ref: str, where: str, rest: str, most: int) -> bytes:
     try:
         import fsspec
     except ImportError:
         raise RefUnavailable(
-            f"{target} needs fsspec to be read (pip install 'otel-replay[refs]')"
+            f"{where}{rest} needs fsspec to be read (pip install 'otel-replay[refs]')"
         ) from None
-    with fsspec.open(target, "rb") as f:
+    # The store as the user named it (chained URLs and all); the rest is a path on it.
+    fs, root = fsspec.core.url_to_fs(where)
+    if "file" in _protocols(fs):  # local files however spelled: read as such
+        return _read_local(ref, root or "/", rest, most)
+    with fs.open(root.rstrip("/") + rest if rest else root, "rb") as f:
         data: bytes = f.read(most + 1)
     return data
+
+
+def _protocols(fs: object) -> tuple[str, ...]:
+    protocol = getattr(fs, "protocol", ())
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
