@@ -1,4 +1,5 @@
-"""Attributes, events and status changed on an SDK span as it ends, before any exporter sees it.
+"""Name, attributes, events, links and status of an SDK span changed as it ends, before any
+exporter sees it.
 
 The SDK calls every processor's ``_on_ending`` after it has frozen the span's
 attributes and before any ``on_end``: a change made there reaches every
@@ -17,7 +18,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, Span
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Status
+from opentelemetry.trace import Link, Status
 
 
 def update_attributes(span: Span, changes: Mapping[str, Any], removed: Sequence[str] = ()) -> bool:
@@ -51,13 +52,32 @@ def update_attributes(span: Span, changes: Mapping[str, Any], removed: Sequence[
 
 def update_events(span: Span, events: Sequence[Event]) -> bool:
     """Replace an ending ``span``'s events; False when this SDK's span has another layout."""
-    current = getattr(span, "_events", None)  # the SDK gives no public way in
+    return _replace_list(span, "_events", events)
+
+
+def update_links(span: Span, links: Sequence[Link]) -> bool:
+    """Replace an ending ``span``'s links; False when this SDK's span has another layout."""
+    return _replace_list(span, "_links", links)
+
+
+def _replace_list(span: Span, name: str, items: Sequence[Any]) -> bool:
+    """A span's bounded list of events or links replaced, its bound and dropped count kept."""
+    current = getattr(span, name, None)  # the SDK gives no public way in
     if not isinstance(current, BoundedList):
         return False
-    replaced: BoundedList[Event] = BoundedList(current._dq.maxlen)  # type: ignore[attr-defined]
-    replaced.extend(events)
+    replaced: BoundedList[Any] = BoundedList(current._dq.maxlen)  # type: ignore[attr-defined]
+    replaced.extend(items)
     replaced.dropped = current.dropped
-    span._events = replaced
+    setattr(span, name, replaced)
+    return True
+
+
+def update_name(span: Span, name: str) -> bool:
+    """Rename an ending ``span`` (``update_name`` refuses once it has ended); False when
+    this SDK's span has another layout."""
+    if not isinstance(getattr(span, "_name", None), str):
+        return False
+    span._name = name
     return True
 
 

@@ -3,9 +3,10 @@
 Capture scrubs what it records; spans of other instrumentations arrive as
 their authors wrote them (an OpenInference ``llm.invocation_parameters``
 holding an api key, ``url.full`` with ``?api_key=``, an exception message
-quoting a token).  Here the one redaction engine goes over every attribute,
-event and link attribute and the status description of a span, and the
-attributes of its resource and instrumentation scope:
+quoting a token, an HTTP client span named after a URL with ``?api_key=``).
+Here the one redaction engine goes over the name of a span, the name and
+attributes of each of its events, the attributes of its links and its status
+description, and the attributes of its resource and instrumentation scope:
 ``ReplaySpanProcessor`` on each span of its provider as it ends (so every
 exporter, OTLP included, sends the scrubbed span), and our exporters on each
 span they write (a provider without the processor).
@@ -21,6 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -28,10 +30,19 @@ from opentelemetry.trace import Link, Status
 
 from .. import attributes as A
 from ..redaction import PLACEHOLDER, Redactor, redactor
-from .ending_span import update_attributes, update_events, update_shared, update_status
+from .ending_span import (
+    update_attributes,
+    update_events,
+    update_links,
+    update_name,
+    update_shared,
+    update_status,
+)
 
 T = TypeVar("T")
 
+#: Where a hidden span name is listed in ``otel_replay.redacted`` (no attribute key has a space).
+SPAN_NAME = "span name"
 #: Our payload companions: never scrubbed here (see the module docstring).
 _COMPANIONS = (A.SHA256, A.TYPE, A.BYTES, A.REF, A.SIZE)
 _OURS = A.PREFIX
@@ -74,25 +85,58 @@ def attribute_changes(
 
 
 def _links(links: Any, r: Redactor, hidden: list[str]) -> list[Link] | None:
-    return _each(links, r, hidden, "links", lambda link, a: Link(link.context, a))
+    return _each(links, r, hidden, "links", lambda link, _, a: Link(link.context, a))
 
 
 def _events(events: Any, r: Redactor, hidden: list[str]) -> list[Event] | None:
-    return _each(events, r, hidden, "events", lambda e, a: Event(e.name, a, e.timestamp))
+    return _each(events, r, hidden, "events", lambda e, n, a: Event(n, a, e.timestamp))
 
 
 def _each(
-    items: Any, r: Redactor, hidden: list[str], name: str, rebuild: Callable[[Any, Any], T]
+    items: Any,
+    r: Redactor,
+    hidden: list[str],
+    kind: str,
+    rebuild: Callable[[Any, Any, Any], T],
 ) -> list[T] | None:
-    """Events or links with their attributes scrubbed (None: nothing to hide)."""
+    """Events or links with their names and attributes scrubbed (None: nothing to hide)."""
     out: list[T] | None = None
+    text = r.text
     for i, item in enumerate(items or ()):
-        changes = attribute_changes(item.attributes, r, hidden, f"{name}[{i}].")
-        if changes:
+        where = f"{kind}[{i}]"
+        changes = attribute_changes(item.attributes, r, hidden, where + ".")
+        name = getattr(item, "name", None)  # a link has none
+        clean = name if type(name) is not str else text(name)
+        if clean is not name:
+            hidden.append(where + " name")
+        if changes or clean is not name:
             if out is None:
                 out = list(items)
-            out[i] = rebuild(item, {**(item.attributes or {}), **changes})
+            attrs = item.attributes
+            out[i] = rebuild(item, clean, _attributes_like(attrs, changes) if changes else attrs)
     return out
+
+
+def _attributes_like(attrs: Any, changes: Mapping[str, Any]) -> Any:
+    """``attrs`` with ``changes``, as bounded as ``attrs`` was (its dropped count kept)."""
+    merged = {**(attrs or {}), **changes}
+    if not isinstance(attrs, BoundedAttributes):
+        return merged
+    out = BoundedAttributes(attrs.maxlen, merged, immutable=True, max_value_len=attrs.max_value_len)
+    out.dropped = attrs.dropped
+    return out
+
+
+def _name(name: Any, r: Redactor, hidden: list[str]) -> str | None:
+    """The span's name scrubbed (None: nothing to hide): an HTTP client span may be
+    named after its URL, query string and all."""
+    if type(name) is not str:
+        return None
+    clean = r.text(name)
+    if clean is name:
+        return None
+    hidden.append(SPAN_NAME)
+    return clean
 
 
 def _status(status: Status, r: Redactor, hidden: list[str]) -> Status | None:
@@ -158,24 +202,39 @@ _SCRUBBED_MAX = 65536
 
 
 def hide_in_ending(span: Span) -> None:
-    """Scrub an SDK span as it ends (see :mod:`otel_replay.export.ending_span`)."""
+    """Scrub an SDK span as it ends (see :mod:`otel_replay.export.ending_span`).
+
+    Its name is the one it ends with (``update_name`` may have changed it
+    since it started); links added at its start or later are all there.
+    """
     r = redactor()
     update_shared(span, _resource(span.resource), _scope(span.instrumentation_scope))
     hidden: list[str] = []
+    name = _name(span.name, r, hidden)
     changes = attribute_changes(span.attributes, r, hidden)
     events = _events(span.events, r, hidden)
+    links = _links(span.links, r, hidden)
     status = _status(span.status, r, hidden)
     if len(_scrubbed) >= _SCRUBBED_MAX:
         _scrubbed.clear()
-    _scrubbed[span.context.span_id] = r
     if not hidden:
+        _scrubbed[span.context.span_id] = r
         return
+    # Marked clean only once every change is made: a span this SDK will not let us
+    # change is scrubbed again by our exporters.
+    done = True
+    if name is not None:
+        done &= update_name(span, name)
     if events is not None:
-        update_events(span, events)
+        done &= update_events(span, events)
+    if links is not None:
+        done &= update_links(span, links)
     if status is not None:
-        update_status(span, status)
+        done &= update_status(span, status)
     changes[A.REDACTED] = _redacted(span.attributes, hidden)
-    update_attributes(span, changes)
+    done &= update_attributes(span, changes)
+    if done:
+        _scrubbed[span.context.span_id] = r
 
 
 def hidden_copy(span: ReadableSpan) -> ReadableSpan:
@@ -185,6 +244,7 @@ def hidden_copy(span: ReadableSpan) -> ReadableSpan:
     if context is not None and _scrubbed.get(context.span_id) is r:
         return span  # scrubbed as it ended, by this provider's ReplaySpanProcessor
     hidden: list[str] = []
+    name = _name(span.name, r, hidden)
     changes = attribute_changes(span.attributes, r, hidden)
     events = _events(span.events, r, hidden)
     links = _links(span.links, r, hidden)
@@ -198,7 +258,7 @@ def hidden_copy(span: ReadableSpan) -> ReadableSpan:
         attrs.update(changes)
         attrs[A.REDACTED] = _redacted(span.attributes, hidden)
     return ReadableSpan(
-        name=span.name,
+        name=span.name if name is None else name,
         context=span.context,
         parent=span.parent,
         resource=resource,

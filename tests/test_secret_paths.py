@@ -1,0 +1,236 @@
+"""Secrets on every path of a span: its name, event names, link attributes, every exporter.
+
+Generated secrets of every family the redactor knows (provider keys, tokens,
+JWTs, ``Bearer``, passwords in URLs and query strings, ``password=``) are put
+in a span's name as it starts and through ``update_name``, in event names and
+attributes, link attributes (by text and by key), the status, the resource and
+the instrumentation scope.  The spans go out through the real SDK to every
+sink at once: ``ReplaySpanProcessor`` with ``FileSpanExporter`` (protobuf, and
+JSON lines compressed with zstd) and the standard OTLP/HTTP exporter (gzip) to
+a collector on 127.0.0.1; and a provider with no processor, where
+``FileSpanExporter`` (protobuf and JSON lines) scrubs alone.  Every byte
+written or sent is grepped, compressed bytes found in it decompressed first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import string
+import zlib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Link, Status, StatusCode
+
+import otel_replay
+from _http import serving
+from otel_replay import attributes as A
+from otel_replay.redaction import configure_redaction, redactor
+from otel_replay.store.reader import SpanReader
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _body(alphabet: str, size: int, most: int | None = None) -> st.SearchStrategy[str]:
+    # Varied enough that the body is found only where the secret went: not "AAAA...",
+    # which could stand in a protobuf by chance, nor a word of the code (Hypothesis
+    # draws those too) that stands in every JSON line.
+    return st.text(alphabet=alphabet, min_size=size, max_size=most or size + 16).filter(
+        lambda b: len(set(b)) >= 6 and sum(c.isdigit() for c in b) >= 2 and not b.isdigit()
+    )
+
+
+#: (the secret as it appears in text, the part of it that must never be written)
+SECRET_SHAPES: st.SearchStrategy[tuple[str, str]] = st.one_of(
+    _body(_ALNUM, 20).map(lambda b: (f"sk-proj-{b}", b)),
+    _body(_ALNUM, 40).map(lambda b: (f"sk-ant-api03-{b}", b)),
+    _body(string.ascii_uppercase + string.digits, 16, 16).map(lambda b: (f"AKIA{b}", b)),
+    _body(_ALNUM, 36).map(lambda b: (f"ghp_{b}", b)),
+    _body(_ALNUM, 24).map(lambda b: (f"xoxb-{b}", b)),
+    _body(_ALNUM + "_-", 35, 35).map(lambda b: (f"AIza{b}", b)),
+    _body(_ALNUM, 32).map(lambda b: (f"hf_{b}", b)),
+    _body(_ALNUM, 24).map(lambda b: (f"sk_live_{b}", b)),
+    _body(_ALNUM, 16).map(lambda b: (f"eyJhbGciOiJIUzI1NiJ9.eyJ{b}.c2lnbmF0dXJl", b)),
+    _body(_ALNUM, 20).map(lambda b: (f"Bearer {b}", b)),
+    _body(_ALNUM, 20).map(lambda b: (f"https://api.example.com/v1/models?api_key={b}&q=1", b)),
+    _body(_ALNUM, 20).map(lambda b: (f"https://example.com/download?sig={b}", b)),
+    _body(_ALNUM, 20).map(lambda b: (f"postgres://app:{b}@db.internal:5432/app", b)),
+    _body(_ALNUM, 20).map(lambda b: (f"password={b}", b)),
+)
+
+#: Every place of a span a secret is put.
+SITES = (
+    "span name at start",
+    "span name updated",
+    "event name",
+    "event attribute",
+    "link attribute text",
+    "link attribute key",
+    "status description",
+    "resource attribute",
+    "scope attribute",
+)
+
+
+def _sites() -> st.SearchStrategy[dict[str, tuple[str, str]]]:
+    return st.fixed_dictionaries({site: SECRET_SHAPES for site in SITES})
+
+
+@pytest.fixture(autouse=True)
+def _default_redaction() -> Iterator[None]:
+    configure_redaction()
+    yield
+    configure_redaction()
+
+
+def decompressed(data: bytes) -> bytes:
+    """``data`` and the decompressed form of every zstd frame and gzip member found in it."""
+    out = [data]
+    for magic in (b"\x28\xb5\x2f\xfd", b"\x1f\x8b"):
+        at = data.find(magic)
+        while at >= 0:
+            with contextlib.suppress(Exception):
+                if magic == b"\x1f\x8b":
+                    out.append(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[at:]))
+                else:
+                    out.append(zstandard.ZstdDecompressor().decompressobj().decompress(data[at:]))
+            at = data.find(magic, at + 1)
+    return b"".join(out)
+
+
+def every_byte(root: Path) -> dict[str, bytes]:
+    """Each file under ``root`` (blobs, indexes, caches too), compressed bytes decompressed."""
+    return {
+        str(p.relative_to(root)): decompressed(p.read_bytes())
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+@contextlib.contextmanager
+def collector() -> Iterator[tuple[str, list[bytes]]]:
+    """An OTLP/HTTP collector on 127.0.0.1: its traces URL, and each request body it got."""
+    received: list[bytes] = []
+
+    def answer(handler: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        received.append(handler.rfile.read(int(handler.headers["Content-Length"])))
+        return 200, "application/x-protobuf", b""
+
+    with serving(answer) as url:
+        yield url + "/v1/traces", received
+
+
+def _spans(provider: TracerProvider, planted: dict[str, tuple[str, str]]) -> None:
+    """Two linked spans holding a secret at every site; a clean one beside them."""
+    tracer = provider.get_tracer(
+        "acme.http.client", "1.0", attributes={"note": f"from {planted['scope attribute'][0]}"}
+    )
+    with tracer.start_as_current_span("plan") as first:
+        first.set_attribute("step", 1)
+    link_text, _ = planted["link attribute text"]
+    _, link_key = planted["link attribute key"]
+    with tracer.start_as_current_span(
+        f"GET {planted['span name at start'][0]}",
+        links=[Link(first.get_span_context(), {"peer": f"via {link_text}", "api_key": link_key})],
+    ) as span:
+        span.add_event(f"retry with {planted['event name'][0]}", {"attempt": 2})
+        span.add_event("http.request", {"detail": f"sent {planted['event attribute'][0]} ok"})
+        span.add_link(first.get_span_context(), {"why": f"again {link_text}"})
+        span.set_status(
+            Status(StatusCode.ERROR, f"refused: {planted['status description'][0]} expired")
+        )
+    with tracer.start_as_current_span("pending") as renamed:
+        renamed.update_name(f"POST {planted['span name updated'][0]}")
+
+
+def _leaks(written: dict[str, bytes], planted: dict[str, tuple[str, str]]) -> list[str]:
+    return [
+        f"{where} (planted in the {site})"
+        for site, (_, secret) in planted.items()
+        for where, data in written.items()
+        if secret.encode() in data
+    ]
+
+
+def test_the_shapes_drawn_are_secrets_to_the_redactor() -> None:
+    """The generated shapes are ones the redactor hides (else the tests below test nothing)."""
+
+    @given(SECRET_SHAPES)
+    def check(shape: tuple[str, str]) -> None:
+        text, secret = shape
+        assert secret not in redactor().text(f"x {text} y")
+
+    check()
+
+
+#: Hypothesis settings of the tests that write real files for each example: a failure
+#: is shown with the secrets drawn, not shrunk (each example costs real I/O).
+WRITING = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+
+
+def test_no_secret_on_any_span_path_reaches_any_sink(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    with collector() as (endpoint, received):
+
+        @WRITING
+        @given(planted=_sites())
+        def check(planted: dict[str, tuple[str, str]]) -> None:
+            received.clear()
+            _write_and_check(tmp_path_factory.mktemp("sinks"), endpoint, received, planted)
+
+        check()
+
+
+def _write_and_check(
+    root: Path, endpoint: str, received: list[bytes], planted: dict[str, tuple[str, str]]
+) -> None:
+    resource = Resource.create(
+        {"service.name": "app", "deploy.source": planted["resource attribute"][0]}
+    )
+    full = TracerProvider(resource=resource)
+    for exporter in (
+        otel_replay.FileSpanExporter(root / "full.otlp"),
+        otel_replay.FileSpanExporter(root / "full.jsonl", format="json", compression="zstd"),
+        OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip),
+    ):
+        full.add_span_processor(SimpleSpanProcessor(exporter))
+    # Added last: it still changes the span before any exporter of the provider sees it.
+    full.add_span_processor(otel_replay.ReplaySpanProcessor(semconv=False))
+    bare = TracerProvider(resource=resource)  # no processor: our exporters scrub alone
+    bare.add_span_processor(SimpleSpanProcessor(otel_replay.FileSpanExporter(root / "bare.otlp")))
+    bare.add_span_processor(
+        SimpleSpanProcessor(otel_replay.FileSpanExporter(root / "bare.jsonl", format="json"))
+    )
+    for provider in (full, bare):
+        _spans(provider, planted)
+        provider.shutdown()
+    written = every_byte(root)
+    assert received, "the OTLP exporter sent nothing"
+    written["OTLP requests"] = decompressed(b"".join(received))
+    assert not _leaks(written, planted)
+    # Scrubbed, not dropped: each sink holds the spans, the placeholder where the secrets were.
+    for where in ("full.otlp", "full.jsonl", "bare.otlp", "bare.jsonl", "OTLP requests"):
+        assert written[where].count(A.REDACTED_VALUE.encode()) >= len(SITES), where
+    for name in ("full.otlp", "full.jsonl", "bare.otlp", "bare.jsonl"):
+        spans = list(SpanReader(root / name))
+        names = sorted(s.name for s in spans)
+        assert [n.split(" ", 1)[0] for n in names] == ["GET", "POST", "plan"], names
+        assert all(A.REDACTED_VALUE in n for n in names[:2]), names
+        hidden = {h for s in spans for h in s.attributes.get(A.REDACTED) or ()}
+        assert {"span name", "events[0] name", "links[0].peer", "links[0].api_key"} <= hidden
