@@ -14,11 +14,15 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _cli import python_process
 from otel_replay.replay import isolation
@@ -111,16 +115,23 @@ def _python(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedP
 
 
 def _replay(tmp_path: Path, target: tuple[str, int, list[int]], *flags: str) -> tuple[str, str]:
-    (tmp_path / "reaching_agent.py").write_text(AGENT)
-    shutil.copy(CASE, tmp_path / "case.otlp")
     host, port, _ = target
+    return _replay_agent(tmp_path, AGENT, {"TARGET_HOST": host, "TARGET_PORT": str(port)}, *flags)
+
+
+def _replay_agent(
+    tmp_path: Path, source: str, extra: dict[str, str], *flags: str
+) -> tuple[str, str]:
+    """The worked example's case replayed with the agent ``source`` (which writes what it
+    reached to $REACHED); what it wrote and the replay's stderr."""
+    (tmp_path / "reaching_agent.py").write_text(source)
+    shutil.copy(CASE, tmp_path / "case.otlp")
     reached = tmp_path / "reached.txt"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), str(ROOT / "src")]),
-        "TARGET_HOST": host,
-        "TARGET_PORT": str(port),
         "REACHED": str(reached),
+        **extra,
     }
     env.pop("OTEL_REPLAY_ISOLATE", None)
     done = _python(
@@ -205,3 +216,148 @@ def test_pytest_replay_isolate_runs_the_tests_in_a_namespace(
         "test_inside.py",
     )
     assert "1 passed" in done.stdout and accepted == []
+
+
+UNIX_AGENT = """\
+import os, socket
+
+from examples.order_support.agent import run_agent
+
+
+def agent(question, model=None, user_id=None):
+    reached = []
+    for name in os.environ["SOCKETS"].split("|"):
+        address = "\\0" + name[1:] if name.startswith("@") else name
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect(address)
+                reached.append("connected")
+            except OSError as exc:
+                reached.append(exc.strerror or str(exc))
+    with open(os.environ["REACHED"], "w") as f:
+        f.write("\\n".join(reached))
+    return run_agent(question, model=model, user_id=user_id)
+"""
+
+
+def _unix_server(address: str, accepted: list[str]) -> socket.socket:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind("\0" + address[1:] if address.startswith("@") else address)
+    server.listen()
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(address)
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server
+
+
+def _socket_places(tmp_path: Path) -> Iterator[str]:
+    """Where host services bind Unix sockets, as this machine lets the test bind one."""
+    yield str(tmp_path / "beside-the-case.sock")  # the replay's own directory, in /tmp
+    (tmp_path / "run").mkdir()
+    yield str(tmp_path / "run" / "inside-the-project.sock")
+    for runtime in ("/run", "/dev/shm", "/var/tmp", "/tmp"):
+        try:
+            yield os.path.join(tempfile.mkdtemp(dir=runtime, prefix="otel-replay-"), "s.sock")
+        except OSError:
+            continue  # not writable here
+    yield f"@otel-replay-test-{os.getpid()}-{uuid.uuid4().hex}"  # abstract
+
+
+@pytest.fixture
+def unix_servers(tmp_path: Path) -> Iterator[tuple[list[str], list[str]]]:
+    """Unix socket servers of the host, bound before the replay starts; what they accepted."""
+    accepted: list[str] = []
+    addresses = list(_socket_places(tmp_path))
+    servers = [_unix_server(a, accepted) for a in addresses]
+    try:
+        yield addresses, accepted
+    finally:
+        for server in servers:
+            server.close()
+        for a in addresses:
+            if not a.startswith("@") and not a.startswith(str(tmp_path)):
+                shutil.rmtree(os.path.dirname(a), ignore_errors=True)
+
+
+def test_without_isolation_unix_sockets_of_the_host_are_reached(
+    tmp_path: Path, unix_servers: tuple[list[str], list[str]]
+) -> None:
+    addresses, accepted = unix_servers
+    reached, _ = _replay_agent(tmp_path, UNIX_AGENT, {"SOCKETS": "|".join(addresses)})
+    assert reached.splitlines() == ["connected"] * len(addresses)
+    assert sorted(accepted) == sorted(addresses)
+
+
+def test_isolated_no_unix_socket_of_the_host_is_reached(
+    tmp_path: Path, unix_servers: tuple[list[str], list[str]]
+) -> None:
+    reason = isolation.unavailable()
+    if reason is not None:
+        pytest.skip(f"namespaces unavailable here: {reason}")
+    addresses, accepted = unix_servers
+    env = {"SOCKETS": "|".join(addresses)}
+    reached, _ = _replay_agent(tmp_path, UNIX_AGENT, env, "--isolate")  # still MATCHED
+    outcomes = dict(zip(addresses, reached.splitlines(), strict=True))
+    assert "connected" not in outcomes.values(), outcomes
+    assert accepted == []
+
+
+def test_the_hosts_socket_table_is_read() -> None:
+    with socket.socket(socket.AF_UNIX) as bound:
+        path = os.path.join(tempfile.mkdtemp(prefix="otel-replay-"), "listed.sock")
+        bound.bind(path)
+        bound.listen()
+        assert path in isolation.host_unix_sockets()
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))
+
+
+_part = st.text(alphabet="abc.-_ ", min_size=1, max_size=4).filter(lambda p: p not in (".", ".."))
+_dirs = st.lists(_part, min_size=0, max_size=3).map(lambda parts: "/".join(parts))
+_tops = st.sampled_from(["/run", "/tmp", "/var/tmp", "/dev/shm", "/home/u", "/srv", "/dev", "/"])
+
+
+@st.composite
+def _paths(draw: st.DrawFn) -> str:
+    top, below = draw(_tops), draw(_dirs)
+    return os.path.join(top, below) if below else top
+
+
+@given(
+    sockets=st.lists(_paths().map(lambda d: os.path.join(d, "s.sock")), max_size=8),
+    needed=st.lists(_paths(), max_size=4),
+)
+@settings(max_examples=300, deadline=None)
+def test_every_socket_is_hidden_and_no_needed_path_is(
+    sockets: list[str], needed: list[str]
+) -> None:
+    dirs, files = isolation.hiding_plan(sockets, needed, always=("/run",))
+
+    def within(path: str, top: str) -> bool:
+        return path == top or path.startswith(top.rstrip("/") + "/")
+
+    for sock in sockets:  # each socket: under a replaced directory, or covered itself
+        assert any(within(sock, d) for d in dirs) or sock in files, (sock, dirs, files)
+    for d in dirs:
+        # Only runtime and temporary directories are replaced; none a needed path is in
+        # or that lies inside a needed path (other than "/").
+        assert any(within(d, r) for r in ("/run", "/tmp", "/var/tmp", "/dev/shm")), d
+        assert not any(within(n, d) for n in needed), (d, needed)
+        assert not any(within(d, n) for n in needed if n != "/"), (d, needed)
+        assert not any(within(d, other) for other in dirs if other != d)  # none twice
+    if not any(within(n, "/run") or (n != "/" and within("/run", n)) for n in needed):
+        assert "/run" in dirs  # where services bind sockets later too
+
+
+def test_the_hiding_script_quotes_every_path() -> None:
+    script = isolation.hiding_script(["/run"], ["/tmp/a b;touch X.sock", "/tmp/$(id).sock"])
+    assert "'/tmp/a b;touch X.sock'" in script and "'/tmp/$(id).sock'" in script
+    assert script.splitlines()[0] == "set -e" and script.splitlines()[-1] == 'exec "$@"'

@@ -7,7 +7,17 @@ socket module is asked; a subprocess, native code or ``ctypes`` calling libc
 where unprivileged user namespaces are allowed) gives a child a network
 stack of its own holding only a loopback interface, which the child brings
 up.  Nothing the agent or its children do can then leave the machine, or
-reach the host's own services on its loopback.
+reach the host's own services on its loopback; abstract Unix sockets belong
+to a network namespace too, so the host's are out of reach as well.
+
+Pathname Unix sockets are files, reached through the file system whatever the
+network namespace (``/run/docker.sock``, nscd, systemd-resolved, a database's
+socket in ``/run`` or ``/tmp``).  So the child gets a mount namespace too, in
+which the host's sockets are hidden before the replay starts
+(:func:`hiding_plan`): every socket bound on the host when the replay starts
+(``/proc/net/unix``) is covered, and so is every socket bound later under
+``/run``, which is replaced by an empty directory.  Those mounts are the
+child's alone.
 
 ``otel-replay replay --isolate`` and the pytest plugin's ``--replay-isolate``
 run themselves again that way; where namespaces are not available they say
@@ -18,18 +28,28 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 import shutil
 import socket
+import stat
 import struct
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 #: Set in the re-run child: it is in the namespace (and must not re-run itself again).
 OTEL_REPLAY_ISOLATED: Final = "OTEL_REPLAY_ISOLATED"
 
-_UNSHARE: Final = ("--net", "--map-root-user")
+_UNSHARE: Final = ("--net", "--map-root-user", "--mount")
+#: Directories for runtime and temporary files: one that holds a host's socket is
+#: replaced by an empty one (a socket bound there later is hidden too).  A socket
+#: anywhere else is covered by itself, the rest of its directory left as it is.
+RUNTIME_DIRS: Final = ("/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm")
+#: Replaced by an empty directory whatever it holds now (where services bind sockets).
+ALWAYS_HIDDEN: Final = ("/run",)
+#: Where the network namespace lists the Unix sockets bound in it.
+UNIX_TABLE: Final = "/proc/self/net/unix"
 _SIOCGIFFLAGS: Final = 0x8913
 _SIOCSIFFLAGS: Final = 0x8914
 _IFF_UP: Final = 0x1
@@ -49,6 +69,8 @@ def unavailable() -> str | None:
     unshare = shutil.which("unshare")
     if unshare is None:
         return "the unshare command (util-linux) is not installed"
+    if shutil.which("mount") is None:
+        return "the mount command (util-linux) is not installed"
     try:
         probe = subprocess.run(
             [unshare, *_UNSHARE, "true"], capture_output=True, text=True, timeout=10
@@ -63,14 +85,123 @@ def unavailable() -> str | None:
 def run_isolated(argv: Sequence[str]) -> int:
     """Run ``argv`` (a Python program's arguments after the interpreter) in a namespace.
 
-    The child is marked (:data:`OTEL_REPLAY_ISOLATED`), brings loopback up
-    before anything else (:func:`loopback_up`), and inherits this process's
-    working directory, environment and standard streams; its exit code is
-    returned.
+    The child is marked (:data:`OTEL_REPLAY_ISOLATED`), starts with the host's
+    Unix sockets hidden (:func:`hiding_plan`), brings loopback up before
+    anything else (:func:`loopback_up`), and inherits this process's working
+    directory, environment and standard streams; its exit code is returned.
     """
     unshare = shutil.which("unshare") or "unshare"
     env = {**os.environ, OTEL_REPLAY_ISOLATED: "1"}
-    return subprocess.call([unshare, *_UNSHARE, sys.executable, *argv], env=env)
+    dirs, files = hiding_plan(host_unix_sockets(), needed_paths(argv))
+    script = hiding_script(dirs, files)
+    return subprocess.call(
+        [unshare, *_UNSHARE, "sh", "-c", script, "otel-replay", sys.executable, *argv], env=env
+    )
+
+
+def host_unix_sockets(table: str = UNIX_TABLE) -> list[str]:
+    """The paths of the pathname Unix sockets bound in this network namespace.
+
+    Read from the kernel's table (the socket files themselves may be anywhere);
+    abstract sockets (``@name``) are left out: a new network namespace has its own.
+    """
+    try:
+        with open(table, encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()[1:]
+    except OSError:
+        return []
+    paths: set[str] = set()
+    for line in lines:
+        fields = line.split(maxsplit=7)  # Num RefCount Protocol Flags Type St Inode Path
+        if len(fields) == 8 and fields[7].startswith("/"):
+            paths.add(fields[7])
+    return sorted(paths)
+
+
+def needed_paths(argv: Sequence[str]) -> list[str]:
+    """Paths the re-run replay reads or writes, which hiding must leave in place.
+
+    Its working directory, the interpreter and its ``sys.path`` (the agent's
+    code), the paths its arguments name (the recording, ``-o FILE``'s
+    directory) and the absolute paths in its environment, except the runtime
+    directory ``XDG_RUNTIME_DIR`` (a user's sockets: what is to be hidden).
+    """
+    candidates = [os.getcwd(), sys.prefix, sys.base_prefix, sys.exec_prefix]
+    candidates.append(os.path.dirname(os.path.realpath(sys.executable)))
+    candidates += [p for p in sys.path if p]
+    for arg in argv:
+        for part in (arg, *arg.split("=", 1)[1:]):
+            path = os.path.abspath(part)
+            candidates.append(path if os.path.exists(path) else os.path.dirname(path))
+    for key, value in os.environ.items():
+        if key != "XDG_RUNTIME_DIR":
+            candidates += [p for p in value.split(os.pathsep) if os.path.isabs(p)]
+    # A socket named in the environment (SSH_AUTH_SOCK) is the host's, not the replay's.
+    return sorted({os.path.realpath(p) for p in candidates if _file_or_directory(p)})
+
+
+def _file_or_directory(path: str) -> bool:
+    try:
+        return not stat.S_ISSOCK(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def hiding_plan(
+    sockets: Iterable[str], needed: Iterable[str], always: Iterable[str] = ALWAYS_HIDDEN
+) -> tuple[list[str], list[str]]:
+    """How the child hides ``sockets``: (directories to replace by an empty tmpfs, socket
+    files to cover with ``/dev/null``).
+
+    A socket's directory is replaced when it lies under :data:`RUNTIME_DIRS` and
+    neither holds nor lies within a ``needed`` path; every other socket is
+    covered by itself.  Directories of ``always`` are replaced on the same terms.
+    Directories come shortest first, so that one inside another already
+    replaced is left out (nothing of the host is left there to hide).
+    """
+    needed = [os.path.realpath(p) for p in needed]
+    runtime = {os.path.realpath(d) for d in RUNTIME_DIRS}
+
+    def replaceable(directory: str) -> bool:
+        # Not over a needed path, nor inside one (a project's own directory), "/" aside:
+        # everything is inside it.
+        return any(_within(directory, r) for r in runtime) and not any(
+            _within(n, directory) or (n != "/" and _within(directory, n)) for n in needed
+        )
+
+    dirs: set[str] = {os.path.realpath(d) for d in always if replaceable(os.path.realpath(d))}
+    files: list[str] = []
+    for path in sockets:
+        directory = os.path.realpath(os.path.dirname(path))
+        if replaceable(directory):
+            dirs.add(directory)
+        else:
+            files.append(os.path.join(directory, os.path.basename(path)))
+    ordered: list[str] = []
+    for directory in sorted(dirs, key=lambda d: (d.count("/"), d)):
+        if not any(_within(directory, top) for top in ordered):
+            ordered.append(directory)
+    covered = [f for f in sorted(set(files)) if not any(_within(f, d) for d in ordered)]
+    return ordered, covered
+
+
+def hiding_script(dirs: Sequence[str], files: Sequence[str]) -> str:
+    """The ``sh`` program the child starts with: the mounts of :func:`hiding_plan`, then
+    ``exec "$@"``.  A path gone since it was listed is passed over; a mount that fails
+    stops the replay (``set -e``): it must not run with a host socket in reach."""
+    lines = ["set -e"]
+    for d in dirs:
+        q = shlex.quote(d)
+        lines.append(f"if [ -d {q} ]; then mount -t tmpfs otel-replay-hidden {q}; fi")
+    for f in files:
+        q = shlex.quote(f)
+        lines.append(f"if [ -S {q} ]; then mount --bind /dev/null {q}; fi")
+    lines.append('exec "$@"')
+    return "\n".join(lines)
 
 
 def loopback_up() -> None:
