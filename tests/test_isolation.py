@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -82,6 +82,21 @@ def _own_address() -> str | None:
     return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
+def _accepting(server: socket.socket, count: Callable[[], object]) -> None:
+    """Accept (and close) every connection to ``server`` until it closes, counting each."""
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            count()
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+
+
 @pytest.fixture
 def target() -> Iterator[tuple[str, int, list[int]]]:
     """A TCP server on the machine's own address; the connections it accepted, counted."""
@@ -90,17 +105,7 @@ def target() -> Iterator[tuple[str, int, list[int]]]:
         pytest.skip("this machine has no non-loopback IPv4 address to reach")
     server = socket.create_server(("0.0.0.0", 0))
     accepted: list[int] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            accepted.append(1)
-            conn.close()
-
-    threading.Thread(target=accept, daemon=True).start()
+    _accepting(server, lambda: accepted.append(1))
     try:
         yield host, server.getsockname()[1], accepted
     finally:
@@ -244,17 +249,7 @@ def _unix_server(address: str, accepted: list[str]) -> socket.socket:
     server = socket.socket(socket.AF_UNIX)
     server.bind("\0" + address[1:] if address.startswith("@") else address)
     server.listen()
-
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            accepted.append(address)
-            conn.close()
-
-    threading.Thread(target=accept, daemon=True).start()
+    _accepting(server, lambda: accepted.append(address))
     return server
 
 
