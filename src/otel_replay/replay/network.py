@@ -96,11 +96,17 @@ class NetworkGuard:
         self.refuse = frozenset(refuse)
         self._saved: dict[tuple[Any, str], Any] | None = None
         self.refused: list[str] = []
+        self._verdicts: dict[str, bool] = {}
 
     def allowed(self, host: str) -> bool:
-        if host in self.refuse:
-            return False
-        return _loopback(host) or host in self.allow
+        known = self._verdicts.get(host)
+        if known is None:
+            known = host not in self.refuse and (_loopback(host) or host in self.allow)
+            # Every send and recv asks about its peer: parsing the address each time
+            # cost more than the call.  Few hosts, each asked again and again.
+            if len(self._verdicts) < 4096:
+                self._verdicts[host] = known
+        return known
 
     def _refuse(self, target: str, what: str = "outbound connection to") -> NetworkBlocked:
         self.refused.append(target)
