@@ -35,7 +35,7 @@ import otel_replay
 from _cli import python_process
 from _recording import recording
 from otel_replay import attributes as A
-from otel_replay.trusted_types import RecordedBaseException, loaded_dotted, raised_as_is
+from otel_replay.trusted_types import loaded_dotted, raised_as_is
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,7 +153,7 @@ def test_the_python_api_raises_a_stand_in_for_each(tmp_path: Path) -> None:
     with otel_replay.replay(run, require_complete=False, type_trust="imported") as session:
         for i, name in enumerate(names):
             # An Exception: what `except Exception` in an agent (and in the replay) handles.
-            with pytest.raises(RecordedBaseException) as info:
+            with pytest.raises(otel_replay.RecordedBaseException) as info:
                 stub(f"t{i}")
             got = info.value
             assert isinstance(got, Exception) and not isinstance(got, CLASSES[name])

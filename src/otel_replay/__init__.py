@@ -50,6 +50,7 @@ _EXPORTS = {
     "NetworkBlocked": "otel_replay.replay.network",
     "PinnedModel": "otel_replay.replay.pinned_model",
     "register_type": "otel_replay.trusted_types",
+    "RecordedBaseException": "otel_replay.trusted_types",
 }
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "ModelCallRecorder",
     "NetworkBlocked",
     "PinnedModel",
+    "RecordedBaseException",
     "RecordingSpanProcessor",
     "RecordingTransport",
     "ReplayDivergence",
@@ -116,7 +118,7 @@ if TYPE_CHECKING:
     from .runs.model import Run, Step
     from .runs.stream import iter_runs
     from .store.errors import FormatError
-    from .trusted_types import register_type
+    from .trusted_types import RecordedBaseException, register_type
 
 
 def __getattr__(name: str) -> Any:
