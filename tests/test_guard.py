@@ -285,6 +285,10 @@ def test_a_raw_c_socket_connect_is_refused() -> None:
             with pytest.raises(NetworkBlocked):
                 raw.connect(listener.getsockname())
             raw.close()
+        # The C type's methods called unbound on a socket.socket (SocketType is not it).
+        for connect in (socket.SocketType.connect, _socket.socket.connect_ex):
+            with socket.socket() as sock, pytest.raises(NetworkBlocked):
+                connect(sock, listener.getsockname())
         with socket.create_server(("127.0.0.1", 0)) as inside:  # loopback still goes
             socket.SocketType(socket.AF_INET).connect(inside.getsockname())
     finally:
