@@ -179,6 +179,24 @@ def test_isolation_unavailable_warns_and_keeps_the_guard(
     assert reached.splitlines()[0] == "connected"  # native code: what the warning says
 
 
+def test_a_refused_mount_warns_and_keeps_the_guard(
+    tmp_path: Path, target: tuple[str, int, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Namespaces allowed, mounting in them not: the replay does not run half isolated.
+    if isolation.unavailable() is not None:
+        pytest.skip("namespaces unavailable here")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("unshare", "sh"):
+        (bare / tool).symlink_to(shutil.which(tool) or tool)
+    (bare / "mount").write_text('#!/bin/sh\necho "mount: permission denied" >&2\nexit 32\n')
+    (bare / "mount").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bare))
+    reached, stderr = _replay(tmp_path, target, "--isolate")
+    assert "mount: permission denied" in stderr and "in-process network guard" in stderr
+    assert reached.splitlines()[0] == "connected"
+
+
 PYTEST_FILE = """\
 import ctypes, os, socket, struct
 

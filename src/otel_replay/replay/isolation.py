@@ -72,13 +72,19 @@ def unavailable() -> str | None:
     if shutil.which("mount") is None:
         return "the mount command (util-linux) is not installed"
     try:
+        # The namespaces, and a mount in them as the hiding does (a kernel may allow
+        # the one and not the other): the replay must not start half isolated.
         probe = subprocess.run(
-            [unshare, *_UNSHARE, "true"], capture_output=True, text=True, timeout=10
+            [unshare, *_UNSHARE, "sh", "-c", hiding_script(["/"], [])],  # over "/": always there
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"unshare could not run: {exc}"
     if probe.returncode != 0:
-        return f"unshare was refused: {probe.stderr.strip() or probe.returncode}"
+        why = probe.stderr.strip() or probe.returncode
+        return f"unshare, or a mount in its namespaces, was refused: {why}"
     return None
 
 
