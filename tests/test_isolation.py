@@ -323,14 +323,12 @@ def test_isolated_no_unix_socket_of_the_host_is_reached(
     assert accepted == []
 
 
-def test_the_hosts_socket_table_is_read() -> None:
+def test_the_hosts_socket_table_is_read(tmp_path: Path) -> None:
+    path = str(tmp_path / "listed.sock")
     with socket.socket(socket.AF_UNIX) as bound:
-        path = os.path.join(tempfile.mkdtemp(prefix="otel-replay-"), "listed.sock")
         bound.bind(path)
         bound.listen()
         assert path in isolation.host_unix_sockets()
-        os.unlink(path)
-        os.rmdir(os.path.dirname(path))
 
 
 _part = st.text(alphabet="abc.-_ ", min_size=1, max_size=4).filter(lambda p: p not in (".", ".."))
