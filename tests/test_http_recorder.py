@@ -18,10 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 import otel_replay
+from _http import send_chunked, serving_handler
 from test_serve import requests_of, serving
 
 API_KEY = "sk-secret-0123456789abcdefXYZ"
@@ -83,27 +82,13 @@ class FakeServer:
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["Content-Length"]))
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                self.send_response(200)
-                self.send_header("Content-Type", fake.content_type)
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for chunk in fake.chunks:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                    self.wfile.flush()
-                    time.sleep(0.01)
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
+                send_chunked(self, {"Content-Type": fake.content_type}, fake.chunks, pause=0.01)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
+        with serving_handler(Handler) as url:
+            yield url
 
 
 @contextlib.contextmanager

@@ -23,22 +23,37 @@ Headers are recorded after redaction: ``authorization``, api keys, cookies
 and anything else the redactor calls secret never reach a span.  The
 response is recorded as the client reads it (when the stream ends or is
 closed), so streaming stays streaming.
+
+Bodies are recorded as the client reads them: decoded per their
+``content-encoding`` (gzip, deflate, zstd, br when a Brotli library is
+installed, and codings stacked one on another; httpx asks for gzip by
+default), then scrubbed.  The recorded headers then name no coding, the
+chunk sizes are of the decoded chunks, and ``otel_replay.http.*.decoded_from``
+says what the body came in.  A secret must be hidden in the bytes written,
+not only in what is derived from them: a body is left out, and why said in
+``otel_replay.http.*.body_dropped``, when it cannot be decoded, or when its
+text, read as the client reads it (a JSON document; a stream's events with
+the text of their deltas joined), shows a secret its scrubbed bytes still
+hold (a key split across streamed deltas, a key spelled with JSON escapes).
+Replay then answers from the recorded messages.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import threading
 import time
+import zlib
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from .. import attributes as A
-from .. import payload
+from .. import json_text, payload
 from ..dialects import bodies
 from ..redaction import redactor
 from .content import capture_content
@@ -51,6 +66,13 @@ REQUEST_HEADERS = A.HTTP_REQUEST_HEADERS
 RESPONSE_HEADERS = A.HTTP_RESPONSE_HEADERS
 CHUNK_SIZES = A.HTTP_CHUNK_SIZES
 CHUNK_OFFSETS_MS = A.HTTP_CHUNK_OFFSETS_MS
+#: The ``content-encoding`` a recorded body was decoded from (the body and headers
+#: recorded are the decoded ones).
+REQUEST_DECODED_FROM = "otel_replay.http.request.decoded_from"
+RESPONSE_DECODED_FROM = "otel_replay.http.response.decoded_from"
+#: Why a body was left out of the recording.
+REQUEST_BODY_DROPPED = "otel_replay.http.request.body_dropped"
+RESPONSE_BODY_DROPPED = "otel_replay.http.response.body_dropped"
 
 #: ``server.port`` where the URL names none.
 _DEFAULT_PORTS = {"https": 443, "http": 80}
@@ -64,11 +86,18 @@ def _library(obj: Any) -> Any:
     return sys.modules[type(obj).__module__.split(".", 1)[0]]
 
 
-def _headers(headers: Any, hidden: list[str], key: str) -> str:
-    """Headers as a JSON object (lower-case names, repeated names joined), secrets redacted."""
+#: Headers that describe the bytes on the wire, not a decoded body.
+_WIRE_HEADERS = ("content-encoding", "content-length")
+
+
+def _headers(headers: Any, hidden: list[str], key: str, decoded: bool = False) -> str:
+    """Headers as a JSON object (lower-case names, repeated names joined), secrets redacted;
+    of a ``decoded`` body: without the coding and length of the bytes on the wire."""
     out: dict[str, str] = {}
     for name, value in headers.multi_items():
         name = name.lower()
+        if decoded and name in _WIRE_HEADERS:
+            continue
         out[name] = f"{out[name]}, {value}" if name in out else value
     clean = redactor().headers(out, key, hidden)
     return json.dumps(clean, sort_keys=True, ensure_ascii=False)
@@ -103,12 +132,22 @@ class _Exchange:
         self.chunks: list[bytes] = []
         self.done = False
         self.lock = threading.Lock()
-        self.body = bytes(request.content)
+        self.request_codings = _codings(request.headers)
+        #: The request body as the server decodes it (None: it could not be decoded).
+        self.body: bytes | None = bytes(request.content)
+        self.body_dropped: str | None = None
+        if self.request_codings:
+            try:
+                self.body = b"".join(_decoded([self.body], self.request_codings))
+            except Exception as exc:
+                self.body, self.body_dropped = None, _cannot_decode(self.request_codings, exc)
         current = trace.get_current_span()
         self.own = not _is_model_span(current)
         self.span: Span = self._start_span() if self.own else current
         self.status: int | None = None
         self.response_headers: Any = None
+        #: The chunks are the decoded body already (a response read whole before we saw it).
+        self.read_decoded = False
 
     def _start_span(self) -> Span:
         try:
@@ -161,14 +200,37 @@ class _Exchange:
         if not span.is_recording():
             return
         request = self.request
-        body = b"".join(self.chunks)
+        content = capture_content()
+        chunks, sizes, offsets = self.chunks, self.sizes, self.offsets
+        on_wire = _codings(self.response_headers)
+        codings = [] if self.read_decoded else on_wire
+        body: bytes | None = b"".join(chunks)
+        dropped: str | None = None
+        if content and codings:
+            try:
+                chunks = _decoded(chunks, codings)
+            except Exception as exc:
+                body, dropped = None, _cannot_decode(codings, exc)
+            else:
+                # Sizes of the decoded chunks; a chunk that decoded to nothing (a gzip
+                # header alone) has its bytes arrive with the next.
+                kept = [i for i, c in enumerate(chunks) if c]
+                body = b"".join(chunks)
+                sizes = [len(chunks[i]) for i in kept]
+                offsets = [offsets[i] for i in kept]
+        decoded = body is not None and bool(on_wire)
         attrs: dict[str, Any] = {
             A.HTTP_METHOD: str(request.method),
             A.URL_PATH: str(request.url.path),
             A.SERVER_ADDRESS: str(request.url.host),
-            REQUEST_HEADERS: _headers(request.headers, self.hidden, REQUEST_HEADERS),
-            CHUNK_SIZES: self.sizes,
-            CHUNK_OFFSETS_MS: self.offsets,
+            REQUEST_HEADERS: _headers(
+                request.headers,
+                self.hidden,
+                REQUEST_HEADERS,
+                decoded=content and bool(self.request_codings) and self.body is not None,
+            ),
+            CHUNK_SIZES: sizes,
+            CHUNK_OFFSETS_MS: offsets,
         }
         port = request.url.port or _DEFAULT_PORTS.get(request.url.scheme)
         if port:
@@ -176,18 +238,54 @@ class _Exchange:
         if self.status is not None:
             attrs[A.HTTP_STATUS] = self.status
         if self.response_headers is not None:
-            attrs[RESPONSE_HEADERS] = _headers(self.response_headers, self.hidden, RESPONSE_HEADERS)
-        if capture_content():
-            # The bodies are recorded as sent, byte for byte, but for the secrets in
-            # them (an api_key field, a token in an answer); the digest is of what is kept.
-            attrs.update(_exact(span, REQUEST_BODY, self.body, self.hidden))
-            attrs.update(_exact(span, RESPONSE_BODY, body, self.hidden))
-        if self.own and capture_content() and self.status == 200:
+            attrs[RESPONSE_HEADERS] = _headers(
+                self.response_headers, self.hidden, RESPONSE_HEADERS, decoded=content and decoded
+            )
+        if content:
+            # The bodies are recorded as the client reads them, byte for byte, but for
+            # the secrets in them (an api_key field, a token in an answer); the digest
+            # is of what is kept.
+            request_type = request.headers.get("content-type", "")
+            response_type = (self.response_headers or {}).get("content-type", "")
+            self._body(attrs, REQUEST_BODY, self.body, request_type, self.body_dropped)
+            self._body(attrs, RESPONSE_BODY, body, response_type, dropped)
+            if self.request_codings and self.body is not None:
+                attrs[REQUEST_DECODED_FROM] = ", ".join(self.request_codings)
+            if decoded:
+                attrs[RESPONSE_DECODED_FROM] = ", ".join(on_wire)
+        if self.own and content and self.status == 200 and body is not None:
             attrs.update(self._response_genai(span, body))
         if self.hidden:
             previous = getattr(span, "attributes", {}).get(A.REDACTED) or ()
             attrs[A.REDACTED] = [*previous, *self.hidden]
         span.set_attributes(attrs)
+
+    def _body(
+        self,
+        attrs: dict[str, Any],
+        key: str,
+        data: bytes | None,
+        content_type: str,
+        dropped: str | None,
+    ) -> None:
+        """A body as a payload on ``attrs``, scrubbed; or why it is left out."""
+        if data is not None:
+            clean = redactor().data(data)
+            if clean is not data:
+                self.hidden.append(key)
+            if _shows_secret(data, clean, content_type):
+                dropped = (
+                    "its text shows a secret its bytes still hold (split across streamed "
+                    "parts, or spelled with escapes)"
+                )
+            else:
+                attrs.update(_exact(self.span, key, clean))
+                return
+        if dropped is not None:
+            warn_once("http-body-dropped", "otel-replay left an HTTP body out: %s", dropped)
+            attrs[REQUEST_BODY_DROPPED if key == REQUEST_BODY else RESPONSE_BODY_DROPPED] = dropped
+            if key not in self.hidden:
+                self.hidden.append(key)
 
     def _response_genai(self, span: Span, body: bytes) -> dict[str, Any]:
         content_type = (self.response_headers or {}).get("content-type", "")
@@ -216,17 +314,207 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def _exact(span: Span, key: str, data: bytes, hidden: list[str]) -> dict[str, Any]:
-    """A body as a payload: text when it is UTF-8 (the display is then the exact
-    bytes, kept once), else bytes; the digest is of the bytes either way."""
-    clean = redactor().data(data)
-    if clean is not data:
-        hidden.append(key)
+def _exact(span: Span, key: str, clean: bytes) -> dict[str, Any]:
+    """A scrubbed body as a payload: text when it is UTF-8 (the display is then the
+    exact bytes, kept once), else bytes; the digest is of the bytes either way."""
     try:
         value: str | bytes = clean.decode("utf-8")
     except UnicodeDecodeError:
         value = clean
     return payload_attributes(span, key, value, [], encoded=payload.encode(value))
+
+
+# --- content codings ------------------------------------------------------------------
+
+
+class _Decoder(Protocol):
+    def decode(self, data: bytes) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+class _Zlib:
+    """gzip, or deflate: zlib-wrapped as the standard says, or raw as some servers send it."""
+
+    def __init__(self, wbits: int, raw_fallback: bool = False) -> None:
+        self._d = zlib.decompressobj(wbits)
+        self._fallback = raw_fallback
+        self._started = False
+
+    def decode(self, data: bytes) -> bytes:
+        if not data:
+            return b""
+        try:
+            out = self._d.decompress(data)
+        except zlib.error:
+            if not self._fallback or self._started:
+                raise
+            self._d = zlib.decompressobj(-zlib.MAX_WBITS)
+            out = self._d.decompress(data)
+        self._started = True
+        return out
+
+    def flush(self) -> bytes:
+        return self._d.flush()
+
+
+class _Zstd:
+    """zstd, frame after frame."""
+
+    def __init__(self) -> None:
+        import zstandard
+
+        self._make = zstandard.ZstdDecompressor().decompressobj
+        self._d = self._make()
+
+    def decode(self, data: bytes) -> bytes:
+        out = [self._d.decompress(data)] if data else []
+        while self._d.eof and self._d.unused_data:
+            rest = self._d.unused_data
+            self._d = self._make()
+            out.append(self._d.decompress(rest))
+        return b"".join(out)
+
+    def flush(self) -> bytes:
+        return b""
+
+
+class _Brotli:
+    def __init__(self) -> None:
+        try:  # the libraries httpx decodes br with, when one is installed
+            brotli = importlib.import_module("brotli")
+        except ImportError:
+            brotli = importlib.import_module("brotlicffi")
+        self._d = brotli.Decompressor()
+
+    def decode(self, data: bytes) -> bytes:
+        out = self._d.process(data) if hasattr(self._d, "process") else self._d.decompress(data)
+        return bytes(out)
+
+    def flush(self) -> bytes:
+        return b""
+
+
+class _Identity:
+    def decode(self, data: bytes) -> bytes:
+        return data
+
+    def flush(self) -> bytes:
+        return b""
+
+
+def _decoder(coding: str) -> _Decoder:
+    """A decoder of one content coding httpx decodes; raises for any other (or one whose
+    library is not installed: the client then reads the coded bytes)."""
+    if coding == "gzip":
+        return _Zlib(16 + zlib.MAX_WBITS)
+    if coding == "deflate":
+        return _Zlib(zlib.MAX_WBITS, raw_fallback=True)
+    if coding == "zstd":
+        return _Zstd()
+    if coding == "br":
+        return _Brotli()
+    if coding == "identity":
+        return _Identity()
+    raise ValueError(f"unknown content coding {coding!r}")
+
+
+def _codings(headers: Any) -> list[str]:
+    """The content codings a body came in, in the order they were applied (none: [])."""
+    if headers is None:
+        return []
+    found: list[str] = []
+    for name, value in headers.multi_items():
+        if name.lower() == "content-encoding":
+            found += [c.strip().lower() for c in value.split(",") if c.strip()]
+    return [] if all(c == "identity" for c in found) else found
+
+
+def _decoded(chunks: list[bytes], codings: list[str]) -> list[bytes]:
+    """Each chunk as far as it decodes (the last with what the decoders still held)."""
+    chain = [_decoder(c) for c in reversed(codings)]
+    out: list[bytes] = []
+    for chunk in chunks:
+        for d in chain:
+            chunk = d.decode(chunk)
+        out.append(chunk)
+    tail = b""
+    for d in chain:
+        tail = d.decode(tail) + d.flush()
+    if out:
+        out[-1] += tail
+    else:
+        out.append(tail)
+    return out
+
+
+def _cannot_decode(codings: list[str], exc: Exception) -> str:
+    return f"cannot decode content-encoding {', '.join(codings)} ({exc})"
+
+
+# --- what a client reads of a body ------------------------------------------------------
+
+
+def _shows_secret(data: bytes, clean: bytes, content_type: str) -> bool:
+    """Whether ``clean`` (``data`` scrubbed), read as a client reads it, still shows a
+    secret: the bytes hide none, but the text read from them does."""
+    reading = _reading(data, content_type)
+    if reading is None:
+        return False
+    scrubbed = redactor().scrub(reading, "body", [])
+    if clean is data:
+        return scrubbed is not reading
+    return bool(_reading(clean, content_type) != scrubbed)
+
+
+def _reading(data: bytes, content_type: str) -> Any:
+    """A body as a client reads it: a JSON document; or a stream's events (server-sent
+    events, JSON lines, a JSON array of chunks) with the text each path of them carries
+    joined in order, as a client joins the deltas.  None: neither."""
+    kind = content_type.lower()
+    lines: list[bytes] | None = None
+    if "event-stream" in kind:
+        lines = [line[5:] for line in data.splitlines() if line.startswith(b"data:")]
+    elif "ndjson" in kind or "jsonl" in kind or "json-seq" in kind:
+        lines = data.splitlines()
+    elif "json" not in kind:
+        return None
+    if lines is None:
+        try:
+            doc = json_text.loads(data)
+        except ValueError:
+            return None
+        if not (type(doc) is list and doc and all(type(e) is dict for e in doc)):
+            return doc
+        events = doc
+    else:
+        events = [_event(t) for line in lines if (t := line.strip(b" \t\x1e"))]
+    joined: dict[tuple[Any, ...], list[str]] = {}
+    for event in events:
+        _strings_by_path(event, (), joined)
+    return {"events": events, "joined": ["".join(parts) for parts in joined.values()]}
+
+
+def _event(data: bytes) -> Any:
+    """One event of a stream: its JSON, or its text where it is none (``[DONE]``, a ping)."""
+    try:
+        return json_text.loads(data)
+    except ValueError:
+        return data.decode("utf-8", "replace")
+
+
+def _strings_by_path(
+    value: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], list[str]]
+) -> None:
+    t = type(value)
+    if t is str:
+        out.setdefault(path, []).append(value)
+    elif t is dict:
+        for k, v in value.items():
+            _strings_by_path(v, (*path, k), out)
+    elif t is list:
+        for i, v in enumerate(value):
+            _strings_by_path(v, (*path, i), out)
 
 
 def _stream_classes(lib: Any) -> tuple[type, type]:
@@ -281,8 +569,10 @@ def _wrap(response: Any, exchange: _Exchange, asynchronous: bool) -> Any:
     exchange.response_headers = response.headers
     content = getattr(response, "_content", None)
     if isinstance(content, bytes):
-        # Read already (a transport that builds whole responses, as mock transports do):
-        # the client will not read the stream again, so the exchange is complete now.
+        # Read already (a transport that builds whole responses, as mock transports do),
+        # and decoded: the client will not read the stream again, so the exchange is
+        # complete now.
+        exchange.read_decoded = True
         exchange.add(content)
         exchange.finish()
         return response

@@ -8,7 +8,8 @@ app and does no I/O on the span path.
 
 As each span of its provider ends, it adds the current GenAI semconv
 attributes the span's instrumentation lacks (:mod:`otel_replay.export.semconv`)
-and hides the secrets in its attributes, events and status
+and hides the secrets in its name, attributes, events (names and
+attributes), link attributes and status, and in its resource and scope
 (:mod:`otel_replay.export.scrub`), so every exporter of the provider sends
 them so: OTLP to any backend, the console, ``FileSpanExporter``, in whatever
 order they were added.
