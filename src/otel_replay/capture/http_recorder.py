@@ -468,9 +468,9 @@ def _shows_secret(data: bytes, clean: bytes, content_type: str) -> bool:
 
 
 def _reading(data: bytes, content_type: str) -> Any:
-    """A body as a client reads it: a JSON document; or a stream's events (server-sent
-    events, JSON lines, a JSON array of chunks) with the text each path of them carries
-    joined in order, as a client joins the deltas.  None: neither."""
+    """A body as a client reads it: a JSON document; or, of a stream (server-sent events,
+    JSON lines, a JSON array of chunks), the text each path of its events carries, joined
+    in order as a client joins the deltas.  None: neither."""
     kind = content_type.lower()
     lines: list[bytes] | None = None
     if "event-stream" in kind:
@@ -489,10 +489,12 @@ def _reading(data: bytes, content_type: str) -> Any:
         events = doc
     else:
         events = [_event(t) for line in lines if (t := line.strip(b" \t\x1e"))]
+    # Only the joined text is compared: every string of every event is in it, and a
+    # secret-named field shows in the bytes as it does in the event.
     joined: dict[tuple[Any, ...], list[str]] = {}
     for event in events:
         _strings_by_path(event, (), joined)
-    return {"events": events, "joined": ["".join(parts) for parts in joined.values()]}
+    return ["".join(parts) for parts in joined.values()]
 
 
 def _event(data: bytes) -> Any:
