@@ -8,7 +8,8 @@ the instrumentation scope.  The spans go out through the real SDK to every
 sink at once: ``ReplaySpanProcessor`` with ``FileSpanExporter`` (protobuf, and
 JSON lines compressed with zstd) and the standard OTLP/HTTP exporter (gzip) to
 a collector on 127.0.0.1; and a provider with no processor, where
-``FileSpanExporter`` (protobuf and JSON lines) scrubs alone.  Every byte
+``FileSpanExporter`` (protobuf and JSON lines) and ``GenAISemconvExporter``
+around the OTLP/HTTP exporter scrub alone.  Every byte
 written or sent is grepped, compressed bytes found in it decompressed first.
 """
 
@@ -217,15 +218,19 @@ def _write_and_check(
     bare.add_span_processor(
         SimpleSpanProcessor(otel_replay.FileSpanExporter(root / "bare.jsonl", format="json"))
     )
+    # Our semconv wrapper around the standard OTLP exporter, no processor: it scrubs too.
+    wrapped = OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
+    bare.add_span_processor(SimpleSpanProcessor(otel_replay.GenAISemconvExporter(wrapped)))
     for provider in (full, bare):
         _spans(provider, planted)
         provider.shutdown()
     written = every_byte(root)
-    assert received, "the OTLP exporter sent nothing"
-    written["OTLP requests"] = decompressed(b"".join(received))
+    assert len(received) == 6, "each OTLP exporter sends each of the 3 spans"
+    written["OTLP requests"] = decompressed(b"".join(received[:3]))
+    written["OTLP requests of the semconv wrapper"] = decompressed(b"".join(received[3:]))
     assert not _leaks(written, planted)
     # Scrubbed, not dropped: each sink holds the spans, the placeholder where the secrets were.
-    for where in ("full.otlp", "full.jsonl", "bare.otlp", "bare.jsonl", "OTLP requests"):
+    for where in written:
         assert written[where].count(A.REDACTED_VALUE.encode()) >= len(SITES), where
     for name in ("full.otlp", "full.jsonl", "bare.otlp", "bare.jsonl"):
         spans = list(SpanReader(root / name))

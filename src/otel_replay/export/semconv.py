@@ -50,6 +50,7 @@ from .. import attributes as A
 from ..dialects.registry import genai_attributes
 from ..dialects.span import SpanView
 from .ending_span import update_attributes
+from .scrub import hidden_copy
 
 __all__ = [
     "FAMILIES",
@@ -271,7 +272,9 @@ class GenAISemconvExporter(SpanExporter):
     ``GenAISemconvExporter(OTLPSpanExporter())``: spans of OpenInference,
     OpenLLMetry, pydantic-ai, the openai-agents bridges, ... reach the backend
     with ``gen_ai.input.messages``, ``gen_ai.provider.name``, ... added, their
-    own attributes kept.  ``exclude`` and ``mode``: see :class:`Normalizer`.
+    own attributes kept.  ``exclude`` and ``mode``: see :class:`Normalizer`.  Secrets
+    in them are hidden as ``FileSpanExporter`` hides them (:mod:`otel_replay.export.scrub`):
+    the wrapped exporter never sends one, with ``ReplaySpanProcessor`` or without.
     """
 
     def __init__(
@@ -285,7 +288,8 @@ class GenAISemconvExporter(SpanExporter):
         self.normalizer = Normalizer.from_settings(exclude, mode)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return self.exporter.export(self.normalizer.spans(spans))
+        # Scrubbed after the attributes are added: those derived from a secret are hidden too.
+        return self.exporter.export([hidden_copy(s) for s in self.normalizer.spans(spans)])
 
     def shutdown(self) -> None:
         self.exporter.shutdown()
