@@ -49,23 +49,43 @@ class Shape(NamedTuple):
     """A credential shape: a regular expression and the words it starts with.
 
     The text is searched for the ``triggers`` (lower-case literals, fast) and
-    the expression is tried only where one stands, matching from there; a
-    shape with no triggers is searched for everywhere (slower).
+    the expression is tried only where one stands, matching from there (or
+    ``back`` characters before, for a shape whose literal part is not its
+    start); a shape with no triggers is searched for everywhere (slower).
     """
 
     triggers: tuple[str, ...]
     pattern: str
+    back: int = 0
 
 
 #: A value already hidden is hidden once.
 _HIDDEN = r"\[REDACTED\]|"
-#: After a secret-named field: ``=value``, ``: "value"``, ``='value'``, ``\\": \\"value\\"``
-#: strings, env files, command lines, JSON, YAML, Python text).
+#: Between a name and its value: ``=``, ``:``, ``:=`` (Go), ``=>`` (PHP, Ruby).
+_SEP = r"(?::=|=>|[:=])"
+#: After a secret-named field: ``=value``, ``= value``, ``: "value"``, ``='value'``,
+#: ``\\": \\"value\\"``, ``: value`` alone on its line (query strings, env and INI files,
+#: command lines, JSON, YAML, Python, PHP text).
 _ASSIGNED = (
-    r"[a-z0-9_.-]*(?:=(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]]+)"
-    r"|[\"']?\s*[:=]\s*(?:\"(?P<v2>(?:[^\"\\]|\\.)+)\"|'(?P<v3>(?:[^'\\]|\\.)+)')"
+    r"[a-z0-9_.-]*(?:"
+    r"[ \t]*=(?![=>])[ \t]*(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]]+)"
+    r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\]|\\.)+)\"|'(?P<v3>(?:[^'\\]|\\.)+)')"
     # JSON text inside a JSON string: \"api_key\": \"...\"
-    r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\")"
+    r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\""
+    # YAML, or "password: hunter2" in a message: one word, the last on its line (a type
+    # hint such as "password: str" is code, not a value).
+    r"|[\"']?[ \t]*:[ \t]+(?P<v5>" + _HIDDEN + r"(?!(?:str|bytes|int|SecretStr|None|null|~)\b)"
+    r"[^\s\"'#{}\[\],&|>*!%@`][^\s\[]*?)(?=[ \t]*(?:$|[\r\n]|\\[rn]|[ \t]#))"
+    r")"
+)
+#: What a credential looks like where only a generic name (``*_key``, ``*_token``) says so:
+#: 12 characters or more, letters and digits both, not a UUID (ids are everywhere).
+_CREDENTIAL = (
+    r"(?![0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
+    r"(?=[A-Za-z_.=+/~%-]*[0-9])(?=[0-9_.=+/~%-]*[A-Za-z])[A-Za-z0-9_.=+/~%-]{12,}"
+)
+_ASSIGNED_CREDENTIAL = (
+    r"(?![a-z0-9])(?:\\?[\"'])?[ \t]*" + _SEP + r"[ \t]*(?:\\?[\"'])?(?P<v>" + _CREDENTIAL + ")"
 )
 
 
@@ -79,6 +99,7 @@ def _spellings(*words: str) -> tuple[str, ...]:
 _TEXT_KEYS = (
     (("password", "passwd", "passphrase", "secret"), r"(?:password|passwd|passphrase|secret)"),
     (_spellings("api key"), r"api[-_]?key"),
+    (_spellings("api token", "bot token"), r"(?:api|bot)[-_]?token"),
     (_spellings("access key", "access token"), r"access[-_]?(?:key|token)"),
     (_spellings("private key"), r"private[-_]?key"),
     (_spellings("subscription key"), r"subscription[-_]?key"),
@@ -88,42 +109,166 @@ _TEXT_KEYS = (
     (_spellings("id token"), r"id[-_]?token"),
     (_spellings("session token"), r"session[-_]?token"),
     (("credential",), r"credentials?"),
+    (("cookie",), r"cookies?"),
 )
+#: Secret names written inside a word (userPassword, clientSecret, githubToken, apiKey),
+#: lower-cased: looked for there too.
+INSIDE_WORDS: Final = ("passw", "secret", "token", "key")
 #: Only after ``?`` or ``&`` (a URL's query): ``key=`` and ``token=`` elsewhere are often code.
 _QUERY_KEYS = ("key", "token", "sig", "signature", "code", "auth")
-_NOT_AFTER_WORD = r"(?<![A-Za-z0-9_])"
+#: Not inside a word (but after an escape in JSON text: \nsk-...).
+_NOT_AFTER_WORD = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+#: Option names of command lines that take a secret (``--password x``, ``--api-key=x``).
+_OPTION_KEYS = (
+    r"(?:password|passwd|pass|pwd|secret|token|api[-_]?key|apikey|access[-_]?key"
+    r"|secret[-_]?key|private[-_]?key|auth[-_]?token|client[-_]?secret|credentials?)"
+)
+#: An option's value: the next word, or the next item of an argument list in JSON or Python.
+_OPTION_VALUE = r"(?:=|[ \t]+|[\"']\s*,\s*[\"'])(?P<v>" + _HIDDEN + r"[^\s\"'=-][^\s\"']*)"
+
+#: Provider credentials known by their prefix (the public secret scanners' catalogues), as
+#: (triggers, pattern).  Where a prefix is short or common the rest of the token must
+#: follow its exact form.
+_PROVIDER_TOKENS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("a3-",), r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}\b"),
+    (("ops_eyj",), r"ops_eyJ[A-Za-z0-9+/]{100,}={0,3}"),
+    (("p8e-",), r"(?i:p8e-)[A-Za-z0-9]{32}"),
+    (("age-secret-key-1",), r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    (("ltai",), r"LTAI[A-Za-z0-9]{20}"),
+    (("akcp",), r"AKCp[A-Za-z0-9]{69}"),
+    (("cmvmd",), r"cmVmd[A-Za-z0-9]{59}"),
+    (("absk",), r"ABSK[A-Za-z0-9+/]{100,}={0,2}"),
+    (("bedrock-api-key-",), r"bedrock-api-key-[A-Za-z0-9+/=]{20,}"),
+    (("4b1d",), r"4b1d[A-Za-z0-9]{38}"),
+    (("clojars_",), r"(?i:clojars_)[A-Za-z0-9]{60}"),
+    (("v1.0-",), r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
+    (("dapi",), r"dapi[a-f0-9]{32}"),
+    (("doo_v1_", "dop_v1_", "dor_v1_"), r"(?i:do[opr]_v1_)[a-fA-F0-9]{64}"),
+    (("dp.pt.",), r"dp\.pt\.[A-Za-z0-9]{43}"),
+    (("duffel_",), r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}"),
+    (("dt0c01.",), r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
+    (("ezak", "eztk"), r"EZ[AT]K[A-Za-z0-9]{54}"),
+    (("eaaa", "eaac", "eaam"), r"EAA[ACM][A-Za-z0-9_-]{22,}"),
+    (("flwseck_test-", "flwpubk_test-"), r"FLW(?:SECK|PUBK)_TEST-[A-Ha-h0-9]{12,}(?:-X)?"),
+    (
+        ("fo1_", "fm1a_", "fm1r_", "fm2_"),
+        r"(?:fo1_[\w-]{43}|fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3})",
+    ),
+    (("fio-u-",), r"fio-u-[A-Za-z0-9_=-]{64}"),
+    (
+        tuple(
+            f"gl{kind}-"
+            for kind in (
+                "pat",
+                "dt",
+                "ffct",
+                "ft",
+                "imt",
+                "agent",
+                "oas",
+                "ptt",
+                "rt",
+                "soat",
+                "cbt",
+            )
+        ),
+        r"gl(?:pat|dt|ffct|ft|imt|agent|oas|ptt|rt|soat|cbt)-[0-9A-Za-z_.-]{20,}",
+    ),
+    (("gr1348941",), r"GR1348941[\w-]{20}"),
+    (("_gitlab_session=",), r"_gitlab_session=(?P<v>" + _HIDDEN + r"[0-9a-z]{32})"),
+    (("eyjrijoi",), r"eyJrIjoi[A-Za-z0-9]{70,}={0,3}"),
+    (("glc_", "glsa_"), r"gl(?:c_[A-Za-z0-9+/]{32,}={0,3}|sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})"),
+    (("pat",), r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),  # Airtable
+    (("pat.", "sat."), r"[ps]at\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    (("hrku-aa",), r"HRKU-AA[0-9A-Za-z_-]{58}"),
+    (("api_org_",), r"api_org_[A-Za-z]{34}"),
+    (("ico-",), r"ico-[A-Za-z0-9]{32}"),
+    (("s-s4t2ud-", "s-s4t2af-"), r"s-s4t2(?:ud|af)-[A-Fa-f0-9]{64}"),
+    (("zxlk",), r"ZXlK[A-Za-z0-9+/]{40,}={0,2}"),  # a JSON Web Token, base64-encoded again
+    (("lin_api_",), r"lin_api_[A-Za-z0-9]{40}"),
+    (("ntn_",), r"ntn_[0-9]{11}[A-Za-z0-9]{35}"),
+    (("npm_",), r"npm_[A-Za-z0-9]{36}"),
+    (("api-",), r"API-[A-Z0-9]{26}\b"),
+    (("sha256~",), r"sha256~[\w-]{43}"),
+    (("pplx-",), r"pplx-[A-Za-z0-9]{48}"),
+    (("pscale_",), r"pscale_(?:tkn|oauth|pw)_[\w=.-]{32,64}"),
+    (("pmak-",), r"PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}"),
+    (("pnu_",), r"pnu_[A-Za-z0-9]{36}"),
+    (("pul-",), r"pul-[a-f0-9]{40}"),
+    (("pypi-ageichlwas5vcmc",), r"pypi-AgEIcHlwaS5vcmc[\w-]{50,}"),
+    (("rdme_",), r"rdme_[a-z0-9]{70}"),
+    (("rubygems_",), r"rubygems_[a-f0-9]{48}"),
+    (("tk-us-",), r"tk-us-[\w-]{48}"),
+    (("sg.",), r"SG\.[A-Za-z0-9_.=-]{66}"),
+    (("xkeysib-",), r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    (("sntrys_", "sntryu_"), r"sntry[su]_[A-Za-z0-9+/=_]{40,}"),
+    (("sm_aat_", "sm_pat_", "sm_sat_"), r"sm_[aps]at_[A-Za-z0-9]{16}"),
+    (("shippo_",), r"shippo_(?:live|test)_[A-Fa-f0-9]{40}"),
+    (("shpat_", "shpca_", "shppa_", "shpss_"), r"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}"),
+    (("sgp_",), r"sgp_(?:[A-Fa-f0-9]{16}_|local_)?[A-Fa-f0-9]{40}"),
+    (("sq0atp-",), r"sq0atp-[\w-]{22,60}"),
+    (("sk",), r"SK[0-9a-fA-F]{32}\b"),  # Twilio
+    (("hvb.", "hvs."), r"hv[bs]\.[\w-]{90,300}"),
+    (("xapp-",), r"xapp-\d-[A-Za-z0-9]+-\d+-[A-Za-z0-9]+"),
+    (("key-",), r"key-[a-f0-9]{32}\b"),  # Mailgun
+    (("nrak-", "nrii-", "nrjs-"), r"NR(?:AK|II|JS)-[A-Za-z0-9-]{19,32}"),
+    (("dnkey-",), r"dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}"),
+    (("tfp_",), r"tfp_[A-Za-z0-9_.=-]{59}"),
+    (("pk.",), r"pk\.[A-Za-z0-9]{60}\.[A-Za-z0-9]{22}"),
+    (("atatt3",), r"ATATT3[A-Za-z0-9_=-]{186}"),
+    (
+        tuple(f"access-{env}-" for env in ("sandbox", "development", "production")),
+        r"access-(?:sandbox|development|production)-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}",
+    ),
+    (("squ_", "sqp_", "sqa_"), r"sq[upa]_[A-Za-z0-9]{40}"),
+    (("aqvn",), r"AQVN[A-Za-z0-9_-]{35,38}"),
+    (("t1.",), r"t1\.[A-Za-z0-9_-]+=*\.[A-Za-z0-9_-]{86}=*"),
+    (("sl.",), r"sl\.[A-Za-z0-9_=-]{130,}"),
+    (("webhook.office.com",), r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{20,}"),
+)
 
 VALUE_PATTERNS: Final = (
-    # Private keys, whole blocks.
+    # Private keys, whole blocks (the end may be cut off).
     Shape(
         ("-----begin",),
-        r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|\Z)",
+        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:KEY(?: BLOCK)?-----|\Z)",
     ),
     # OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-) and Anthropic (sk-ant-api03-...).
     Shape(("sk-",), _NOT_AFTER_WORD + r"sk-[A-Za-z0-9_-]{16,}"),
     # AWS access key ids.
-    Shape(("akia", "asia", "abia", "acca"), _NOT_AFTER_WORD + r"A(?:KI|SI|BI|CC)A[A-Z0-9]{16}\b"),
+    Shape(
+        ("a3t", "akia", "asia", "abia", "acca"),
+        _NOT_AFTER_WORD + r"(?:A3T[A-Z0-9]|A(?:KI|SI|BI|CC)A)[A-Z0-9]{16}\b",
+    ),
     # GitHub tokens.
     Shape(
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _NOT_AFTER_WORD + r"gh[pousr]_[A-Za-z0-9]{30,}"
     ),
     Shape(("github_pat_",), _NOT_AFTER_WORD + r"github_pat_[A-Za-z0-9_]{20,}"),
     # Slack tokens and webhooks.
-    Shape(("xox",), _NOT_AFTER_WORD + r"xox[abposr]-[A-Za-z0-9-]{10,}"),
-    Shape(("hooks.slack.com",), r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
+    Shape(("xox",), _NOT_AFTER_WORD + r"xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{8,}"),
+    Shape(
+        ("hooks.slack.com",),
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
+    ),
     # Google API keys and OAuth access tokens.
     Shape(("aiza",), _NOT_AFTER_WORD + r"AIza[0-9A-Za-z_-]{35}"),
     Shape(("ya29.",), _NOT_AFTER_WORD + r"ya29\.[0-9A-Za-z_-]{20,}"),
     # Stripe, Hugging Face.
     Shape(
-        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
-        _NOT_AFTER_WORD + r"[rs]k_(?:live|test)_[0-9A-Za-z]{16,}",
+        tuple(f"{k}_{env}_" for k in ("rk", "sk") for env in ("live", "test", "prod")),
+        _NOT_AFTER_WORD + r"[rs]k_(?:live|test|prod)_[0-9A-Za-z]{10,}",
     ),
     Shape(("hf_",), _NOT_AFTER_WORD + r"hf_[A-Za-z0-9]{30,}"),
     # JSON Web Tokens.
     Shape(
         ("eyj",), _NOT_AFTER_WORD + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     ),
+    *(Shape(triggers, _NOT_AFTER_WORD + pattern) for triggers, pattern in _PROVIDER_TOKENS),
+    # Shapes known by a literal inside them, not at their start.
+    Shape(("atlasv1",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", back=15),
+    Shape(("_mmk",), r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk", back=36),
     # Authorization schemes (but for Bearer, a credential has a digit: "Basic configuration"
     # is prose).
     Shape(("bearer",), r"(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"),
@@ -135,9 +280,35 @@ VALUE_PATTERNS: Final = (
     Shape(("://",), r"://[^/\s:@\"']*:(?P<v>[^/\s@\"']+)@"),
     # Secret-named fields given a value in text.
     *(Shape(triggers, r"(?i)" + word + _ASSIGNED) for triggers, word in _TEXT_KEYS),
+    # Any other name ending in "key" or "token", given a value that looks like a credential.
+    Shape(("key",), r"(?i)(?<=[A-Za-z0-9_.-])key" + _ASSIGNED_CREDENTIAL),
+    Shape(("token",), r"(?i)token" + _ASSIGNED_CREDENTIAL),
     Shape(
         tuple(f"{sep}{key}=" for sep in "?&" for key in _QUERY_KEYS),
         r"(?i)[?&](?:" + "|".join(_QUERY_KEYS) + r")=(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]]+)",
+    ),
+    # Command lines: --password x, --db-password=x, -password x, ["--api-key", "x"],
+    # curl -u user:password.
+    Shape(
+        ("--", *(f"-{w}" for w in ("password", "passwd", "secret", "token", "apikey", "api-key"))),
+        r"(?i)(?<![\w-])--?(?:[a-z0-9]+[-_.])*?" + _OPTION_KEYS + _OPTION_VALUE,
+    ),
+    Shape(
+        ("-u ", "-u=", '-u"', "-u'", "--user"),
+        r"(?<![\w-])(?:-u(?:=|[ \t]*)|--user(?:=|[ \t]+))[\"']?(?:\"[^\"]*\"|'[^']*'|[^\s:\"']*):"
+        r"(?P<v>" + _HIDDEN + r"\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)",
+    ),
+    # A secret header given to curl: -H "X-Api-Key: ...", --header 'Token: ...'.
+    Shape(
+        ("-h ", "-h=", '-h"', "-h'", "--header"),
+        r"(?i)(?<![\w-])(?:-H|--header)(?:=|[ \t]*)[\"']?[A-Za-z0-9_-]*"
+        r"(?:key|token|secret|auth|cookie|passw|credential|signature|session)[A-Za-z0-9_-]*"
+        r":[ \t]*(?:(?:bearer|basic|token|digest)[ \t]+)?(?P<v>" + _HIDDEN + r"[^\s\"']+)",
+    ),
+    # <add key="Password" value="..."/> (.NET and NuGet configuration files).
+    Shape(
+        ("<add key=",),
+        r"(?i)<add\s+key=\"[^\"]*(?:password|secret|token|key)[^\"]*\"\s*value=\"(?P<v>[^\"]+)\"",
     ),
     # Header lines: "Authorization: ...", "x-api-key: ...", "Cookie: ...".
     Shape(
