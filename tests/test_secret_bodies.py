@@ -316,8 +316,9 @@ def test_a_coded_answer_is_recorded_decoded_and_scrubbed(
 def test_a_coded_stream_replays_as_the_client_read_it(
     tmp_path: Path, model: tuple[ModelServer, str], codings: list[str]
 ) -> None:
-    """No secret in it: the stream is kept whole, chunk for chunk as the client read it, and
-    replay sends it back with no coding the client would try to undo."""
+    """No secret in it: the stream is kept whole as the client read it (decoded, its chunk
+    sizes those of the decoded chunks), and replay sends it back with no coding the client
+    would try to undo."""
     server, url = model
     text = "the answer is forty two"
     answer = chat_events(text_deltas(words(text)))
