@@ -7,12 +7,18 @@ look-alikes it must leave alone (hiding ``max_tokens`` would break replay).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
+import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pydantic
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import otel_replay
 from _recording import in_memory
@@ -222,3 +228,171 @@ def test_one_walk_tells_plain_json_as_the_payload_check_does() -> None:
     assert clean == {"api_key": PLACEHOLDER} and plain
     hooked = Redactor(hook=lambda path, value: value if path != "v.x" else object())
     assert hooked.scrub_json({"x": 1}, "v", [])[1] is False  # replaced unseen: not known plain
+
+
+# --- classes of input, drawn ---------------------------------------------------------
+
+#: Names a secret goes by, as words: written with any separator and in any case.
+SECRET_NAMES = [
+    ("x", "api", "key"),
+    ("api", "key"),
+    ("x", "auth", "token"),
+    ("auth", "token"),
+    ("access", "token"),
+    ("refresh", "token"),
+    ("session", "token"),
+    ("aws", "secret", "access", "key"),
+    ("client", "secret"),
+    ("db", "password"),
+    ("password",),
+    ("passwd",),
+    ("private", "key"),
+    ("signing", "key"),
+    ("github", "token"),
+    ("openai", "api", "key"),
+    ("bot", "token"),
+    ("credentials",),
+]
+
+
+@st.composite
+def secret_names(draw: st.DrawFn, separators: str = "-_.") -> str:
+    words = draw(st.sampled_from(SECRET_NAMES))
+    sep = draw(st.sampled_from(list(separators)))
+    name = sep.join(words)
+    flips = draw(st.lists(st.booleans(), min_size=len(name), max_size=len(name)))
+    return "".join(c.upper() if up else c for c, up in zip(name, flips, strict=True))
+
+
+#: A credential: 12 to 40 letters and digits, both (what a key or token looks like).
+credentials = st.builds(
+    lambda head, tail: head + tail,
+    st.from_regex(r"[A-Za-z]{4}[0-9]{2}", fullmatch=True),
+    st.from_regex(r"[A-Za-z0-9]{6,34}", fullmatch=True),
+)
+
+#: How a name and its value are written in text.
+WRAPPINGS = {
+    "json": lambda n, v: json.dumps({"model": "m", n: v, "n": 1}),
+    "python repr": lambda n, v: repr({"model": "m", n: v}),
+    "k=v": lambda n, v: f"{n}={v}&n=1",
+    "env line": lambda n, v: f"export {n}={v}\nNEXT=1",
+    "yaml": lambda n, v: f"model: m\n{n}: {v}\nn: 1",
+    "ini": lambda n, v: f"[default]\n{n} = {v}\nregion = eu-west-1",
+    "headers dict in JSON text": lambda n, v: json.dumps({"headers": json.dumps({n: v})}),
+    "JSON-escaped lines": lambda n, v: json.dumps({"content": f"config:\n{n}={v}\nok"}),
+    "header line": lambda n, v: f"GET / HTTP/1.1\r\n{n}: {v}\r\nAccept: */*",
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(secret_names(), credentials, st.sampled_from(sorted(WRAPPINGS)))
+def test_a_secret_named_any_way_is_hidden_in_every_wrapping(
+    name: str, value: str, wrapping: str
+) -> None:
+    """Names with any separator and case (the longer trigger never hides the shorter)."""
+    text = WRAPPINGS[wrapping](name, value)
+    out = redactor().text(text)
+    assert value not in out, (wrapping, out)
+    assert PLACEHOLDER in out
+    assert redactor().text(out) == out  # idempotent
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    secret_names(separators="-_"),
+    credentials,
+    st.sampled_from(["--{n} {v}", "--{n}={v}", "-{n} {v}", '["--{n}", "{v}"]', "['--{n}', '{v}']"]),
+)
+def test_command_line_options_named_like_secrets_are_hidden(
+    name: str, value: str, form: str
+) -> None:
+    if form.startswith("-{"):  # one dash (-password x): the name starts with the word
+        assume(re.match(r"(?i)(password|passwd|secret|token|api[-_]?key)", name))
+    text = "tool " + form.format(n=name, v=value) + " --verbose"
+    out = redactor().text(text)
+    assert value not in out, out
+    assert out.endswith(" --verbose")  # the options after it stay
+
+
+@settings(max_examples=100, deadline=None)
+@given(secret_names(), credentials, st.sampled_from(["utf-16-le", "utf-16-be", "utf-16"]))
+def test_a_secret_in_utf16_bytes_is_hidden_and_the_bytes_stay_utf16(
+    name: str, value: str, codec: str
+) -> None:
+    data = f"[default]\n{name} = {value}\nregion = eu-west-1\n".encode(codec)
+    out = redactor().data(data)
+    assert value.encode("utf-16-le") not in out and value.encode("utf-16-be") not in out
+    assert "region = eu-west-1" in out.decode(codec)
+    assert PLACEHOLDER in out.decode(codec)
+    # Read as Latin-1 text (bytes a framework turned into str), the same.
+    assert value not in redactor().text(data.decode("latin-1")).encode("latin-1").decode(codec)
+
+
+@settings(max_examples=100, deadline=None)
+@given(secret_names("_"), credentials, st.booleans(), st.booleans())
+def test_a_secret_in_base64_is_hidden_with_its_run(
+    name: str, value: str, urlsafe: bool, multiline: bool
+) -> None:
+    """A base64-encoded credentials file or JSON: a whole value, or a string in JSON text."""
+    raw = f'{{"{name}": "{value}", "region": "eu"}}'.encode()
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    blob = encode(raw).decode()
+    if multiline:
+        blob = "\n".join(blob[i : i + 76] for i in range(0, len(blob), 76))
+    assert redactor().text(blob) == PLACEHOLDER
+    text = json.dumps({"file": "creds.json", "content": blob})
+    out = redactor().text(text)
+    assert blob not in out and "creds.json" in out
+
+
+_WORDS = [
+    "the",
+    "order",
+    "shipped",
+    "on",
+    "Monday",
+    "and",
+    "the",
+    "parcel",
+    "can",
+    "be",
+    "sent",
+    "to",
+    "a",
+    "new",
+    "address",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_WORDS),
+            st.integers(0, 10**6).map(lambda n: f'"max_tokens": {n}'),
+            st.integers(0, 10**6).map(lambda n: f"token_count={n}"),
+            st.integers(0, 10**6).map(lambda n: f"input_tokens: {n}"),
+            st.binary(min_size=8, max_size=8).map(
+                lambda b: f'"sha256": "{hashlib.sha256(b).hexdigest()}"'
+            ),
+            st.uuids().map(lambda u: f'"idempotency_key": "{u}"'),
+            st.uuids().map(lambda u: f"trace_id={u.hex}"),
+            st.sampled_from(_WORDS).map(lambda w: f'{{"token": "{w}", "logprob": -0.25}}'),
+            st.sampled_from(["sort(items, key=len)", "the keyboard", "a monkey", "password: str"]),
+            st.sampled_from(["--max-tokens 512", "--verbose", "-p 8080", "key_id: 7"]),
+            st.binary(min_size=24, max_size=96).map(
+                lambda b: f'"image": "{base64.b64encode(b).decode()}"'
+            ),
+            st.sampled_from(_WORDS).map(
+                lambda w: base64.b64encode(((w + " ") * 6).encode()).decode()
+            ),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_look_alikes_stay_in_any_mix(pieces: list[str]) -> None:
+    """Token counts, digests, ids, logprob tokens, code and harmless base64 are not secrets."""
+    text = " ".join(pieces)
+    assert redactor().text(text) == text

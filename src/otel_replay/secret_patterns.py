@@ -68,7 +68,7 @@ _SEP = r"(?::=|=>|[:=])"
 #: command lines, JSON, YAML, Python, PHP text).
 _ASSIGNED = (
     r"[a-z0-9_.-]*(?:"
-    r"[ \t]*=(?![=>])[ \t]*(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]]+)"
+    r"[ \t]*=(?![=>])[ \t]*(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]\\]+)"
     r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\]|\\.)+)\"|'(?P<v3>(?:[^'\\]|\\.)+)')"
     # JSON text inside a JSON string: \"api_key\": \"...\"
     r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\""
@@ -291,7 +291,13 @@ VALUE_PATTERNS: Final = (
     # curl -u user:password.
     Shape(
         ("--", *(f"-{w}" for w in ("password", "passwd", "secret", "token", "apikey", "api-key"))),
-        r"(?i)(?<![\w-])--?(?:[a-z0-9]+[-_.])*?" + _OPTION_KEYS + _OPTION_VALUE,
+        r"(?i)(?<![\w-])--?(?:[a-z0-9]+[-_.])*?(?:"
+        + _OPTION_KEYS
+        + _OPTION_VALUE
+        # --signing-key x: any other option ending in key or token, given a credential.
+        + r"|(?:key|token)(?:=|[ \t]+|[\"']\s*,\s*[\"'])(?P<v2>"
+        + _CREDENTIAL
+        + "))",
     ),
     Shape(
         ("-u ", "-u=", '-u"', "-u'", "--user"),
