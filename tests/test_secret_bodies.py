@@ -34,11 +34,11 @@ import zstandard
 
 import otel_replay
 from _http import send_chunked, serving_handler
+from _secrets import decompressed, every_byte
 from otel_replay import attributes as A
 from otel_replay.capture import http_recorder as H
 from otel_replay.redaction import configure_redaction, redactor
 from test_http_recorder import recording
-from test_secret_paths import decompressed, every_byte
 from test_serve import serving as replay_server
 
 BROTLI = next((m for m in ("brotli", "brotlicffi") if importlib.util.find_spec(m)), None)

@@ -15,16 +15,11 @@ written or sent is grepped, compressed bytes found in it decompressed first.
 
 from __future__ import annotations
 
-import contextlib
-import string
-import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-import zstandard
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -34,40 +29,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link, Status, StatusCode
 
 import otel_replay
-from _http import serving
+from _secrets import SECRET_SHAPES, WRITING, collector, decompressed, every_byte
 from otel_replay import attributes as A
 from otel_replay.redaction import configure_redaction, redactor
 from otel_replay.store.reader import SpanReader
-
-_ALNUM = string.ascii_letters + string.digits
-
-
-def _body(alphabet: str, size: int, most: int | None = None) -> st.SearchStrategy[str]:
-    # Varied enough that the body is found only where the secret went: not "AAAA...",
-    # which could stand in a protobuf by chance, nor a word of the code (Hypothesis
-    # draws those too) that stands in every JSON line.
-    return st.text(alphabet=alphabet, min_size=size, max_size=most or size + 16).filter(
-        lambda b: len(set(b)) >= 6 and sum(c.isdigit() for c in b) >= 2 and not b.isdigit()
-    )
-
-
-#: (the secret as it appears in text, the part of it that must never be written)
-SECRET_SHAPES: st.SearchStrategy[tuple[str, str]] = st.one_of(
-    _body(_ALNUM, 20).map(lambda b: (f"sk-proj-{b}", b)),
-    _body(_ALNUM, 40).map(lambda b: (f"sk-ant-api03-{b}", b)),
-    _body(string.ascii_uppercase + string.digits, 16, 16).map(lambda b: (f"AKIA{b}", b)),
-    _body(_ALNUM, 36).map(lambda b: (f"ghp_{b}", b)),
-    _body(_ALNUM, 24).map(lambda b: (f"xoxb-{b}", b)),
-    _body(_ALNUM + "_-", 35, 35).map(lambda b: (f"AIza{b}", b)),
-    _body(_ALNUM, 32).map(lambda b: (f"hf_{b}", b)),
-    _body(_ALNUM, 24).map(lambda b: (f"sk_live_{b}", b)),
-    _body(_ALNUM, 16).map(lambda b: (f"eyJhbGciOiJIUzI1NiJ9.eyJ{b}.c2lnbmF0dXJl", b)),
-    _body(_ALNUM, 20).map(lambda b: (f"Bearer {b}", b)),
-    _body(_ALNUM, 20).map(lambda b: (f"https://api.example.com/v1/models?api_key={b}&q=1", b)),
-    _body(_ALNUM, 20).map(lambda b: (f"https://example.com/download?sig={b}", b)),
-    _body(_ALNUM, 20).map(lambda b: (f"postgres://app:{b}@db.internal:5432/app", b)),
-    _body(_ALNUM, 20).map(lambda b: (f"password={b}", b)),
-)
 
 #: Every place of a span a secret is put.
 SITES = (
@@ -92,43 +57,6 @@ def _default_redaction() -> Iterator[None]:
     configure_redaction()
     yield
     configure_redaction()
-
-
-def decompressed(data: bytes) -> bytes:
-    """``data`` and the decompressed form of every zstd frame and gzip member found in it."""
-    out = [data]
-    for magic in (b"\x28\xb5\x2f\xfd", b"\x1f\x8b"):
-        at = data.find(magic)
-        while at >= 0:
-            with contextlib.suppress(Exception):
-                if magic == b"\x1f\x8b":
-                    out.append(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[at:]))
-                else:
-                    out.append(zstandard.ZstdDecompressor().decompressobj().decompress(data[at:]))
-            at = data.find(magic, at + 1)
-    return b"".join(out)
-
-
-def every_byte(root: Path) -> dict[str, bytes]:
-    """Each file under ``root`` (blobs, indexes, caches too), compressed bytes decompressed."""
-    return {
-        str(p.relative_to(root)): decompressed(p.read_bytes())
-        for p in root.rglob("*")
-        if p.is_file()
-    }
-
-
-@contextlib.contextmanager
-def collector() -> Iterator[tuple[str, list[bytes]]]:
-    """An OTLP/HTTP collector on 127.0.0.1: its traces URL, and each request body it got."""
-    received: list[bytes] = []
-
-    def answer(handler: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
-        received.append(handler.rfile.read(int(handler.headers["Content-Length"])))
-        return 200, "application/x-protobuf", b""
-
-    with serving(answer) as url:
-        yield url + "/v1/traces", received
 
 
 def _spans(provider: TracerProvider, planted: dict[str, tuple[str, str]]) -> None:
@@ -172,16 +100,6 @@ def test_the_shapes_drawn_are_secrets_to_the_redactor() -> None:
         assert secret not in redactor().text(f"x {text} y")
 
     check()
-
-
-#: Hypothesis settings of the tests that write real files for each example: a failure
-#: is shown with the secrets drawn, not shrunk (each example costs real I/O).
-WRITING = settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
 
 
 def test_no_secret_on_any_span_path_reaches_any_sink(

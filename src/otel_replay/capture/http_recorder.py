@@ -35,13 +35,18 @@ not only in what is derived from them: a body is left out, and why said in
 text, read as the client reads it (a JSON document; a stream's events with
 the text of their deltas joined), shows a secret its scrubbed bytes still
 hold (a key split across streamed deltas, a key spelled with JSON escapes).
-Replay then answers from the recorded messages.
+What a body is, is told from its bytes, not its content type (which may be
+missing, ``text/plain`` or ``application/x-ndjson``): server-sent events,
+JSON lines and the Vercel AI SDK's data stream are each read as a stream, and
+lines none of them reads as their raw text; a body that cannot be read with
+certainty is left out.  Replay then answers from the recorded messages.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 import threading
 import time
@@ -245,10 +250,8 @@ class _Exchange:
             # The bodies are recorded as the client reads them, byte for byte, but for
             # the secrets in them (an api_key field, a token in an answer); the digest
             # is of what is kept.
-            request_type = request.headers.get("content-type", "")
-            response_type = (self.response_headers or {}).get("content-type", "")
-            self._body(attrs, REQUEST_BODY, self.body, request_type, self.body_dropped)
-            self._body(attrs, RESPONSE_BODY, body, response_type, dropped)
+            self._body(attrs, REQUEST_BODY, self.body, self.body_dropped)
+            self._body(attrs, RESPONSE_BODY, body, dropped)
             if self.request_codings and self.body is not None:
                 attrs[REQUEST_DECODED_FROM] = ", ".join(self.request_codings)
             if decoded:
@@ -265,7 +268,6 @@ class _Exchange:
         attrs: dict[str, Any],
         key: str,
         data: bytes | None,
-        content_type: str,
         dropped: str | None,
     ) -> None:
         """A body as a payload on ``attrs``, scrubbed; or why it is left out."""
@@ -273,7 +275,7 @@ class _Exchange:
             clean = redactor().data(data)
             if clean is not data:
                 self.hidden.append(key)
-            if _shows_secret(data, clean, content_type):
+            if _shows_secret(data, clean):
                 dropped = (
                     "its text shows a secret its bytes still hold (split across streamed "
                     "parts, or spelled with escapes)"
@@ -455,52 +457,108 @@ def _cannot_decode(codings: list[str], exc: Exception) -> str:
 # --- what a client reads of a body ------------------------------------------------------
 
 
-def _shows_secret(data: bytes, clean: bytes, content_type: str) -> bool:
+def _shows_secret(data: bytes, clean: bytes) -> bool:
     """Whether ``clean`` (``data`` scrubbed), read as a client reads it, still shows a
-    secret: the bytes hide none, but the text read from them does."""
-    reading = _reading(data, content_type)
-    if reading is None:
-        return False
-    scrubbed = redactor().scrub(reading, "body", [])
-    if clean is data:
-        return scrubbed is not reading
-    return bool(_reading(clean, content_type) != scrubbed)
+    secret: the bytes hide none, but the text read from them does.  A body that cannot
+    be read with certainty (JSON nested past the bound) is taken to show one."""
+    try:
+        reading = _reading(data)
+        scrubbed = redactor().scrub(reading, "body", [])
+        if clean is data:
+            return scrubbed is not reading
+        return bool(_reading(clean) != scrubbed)
+    except Exception:  # in doubt: the body is left out, the step serves from its messages
+        return True
 
 
-def _reading(data: bytes, content_type: str) -> Any:
-    """A body as a client reads it: a JSON document; or, of a stream (server-sent events,
-    JSON lines, a JSON array of chunks), the text each path of its events carries, joined
-    in order as a client joins the deltas.  None: neither."""
-    kind = content_type.lower()
-    lines: list[bytes] | None = None
-    if "event-stream" in kind:
-        lines = [line[5:] for line in data.splitlines() if line.startswith(b"data:")]
-    elif "ndjson" in kind or "jsonl" in kind or "json-seq" in kind:
-        lines = data.splitlines()
-    elif "json" not in kind:
-        return None
-    if lines is None:
-        try:
-            doc = json_text.loads(data)
-        except ValueError:
-            return None
+#: A line of the Vercel AI SDK's data stream: a one-character type code, then JSON
+#: (``0:"text"``, ``9:{...tool call...}``, ``c:{...args delta...}``).
+_DATA_STREAM_LINE = re.compile(rb"[0-9a-z]:")
+#: Server-sent event fields other than ``data`` (and a comment line).
+_SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
+
+
+def _reading(data: bytes) -> list[str] | Any:
+    """A body as a client reads it, told from its bytes whatever its content type says.
+
+    A JSON document is read whole.  Anything else is read as a stream, line by line:
+    server-sent events (the ``data:`` lines of an event joined, as a client joins
+    them), the Vercel AI SDK's data stream (``N:<JSON>`` lines), JSON lines (and
+    JSON text sequences); the text each path of the events carries is joined in order,
+    as a client joins the deltas, the stream parts of one kind kept apart from
+    another's.  Lines none of these read are kept as the raw text they are.
+    """
+    try:
+        doc = json_text.loads(data)
+    except json_text.TooDeep:
+        raise
+    except ValueError:
+        pass
+    else:
         if not (type(doc) is list and doc and all(type(e) is dict for e in doc)):
             return doc
-        events = doc
-    else:
-        events = [_event(t) for line in lines if (t := line.strip(b" \t\x1e"))]
+        return _joined([((), e) for e in doc], [])  # a JSON array of chunks
+    events: list[tuple[tuple[Any, ...], Any]] = []
+    text: list[str] = []
+    pending: list[bytes] = []  # the data lines of the event being read
+
+    def end_event() -> None:
+        if len(pending) > 1:  # one event's lines, joined by a newline as a client does
+            joined = _event(b"\n".join(pending))
+            if type(joined) is not str:
+                events.append(((), joined))
+                pending.clear()
+                return
+        events.extend(((), _event(p)) for p in pending)  # or each line an event of its own
+        pending.clear()
+
+    for line in data.splitlines():
+        if line.startswith(b"data:"):
+            value = line[5:]
+            pending.append(value[1:] if value[:1] == b" " else value)
+            continue
+        if pending:
+            end_event()
+        stripped = line.strip(b" \t\x1e")
+        if not stripped:
+            continue
+        if line.startswith(_SSE_FIELDS):
+            text.append(line.decode("utf-8", "replace"))
+            continue
+        if _DATA_STREAM_LINE.match(line):
+            value = _event(line[2:])
+            if type(value) is not str or line[2:3] == b'"':
+                events.append(((line[:1].decode(),), value))
+                continue
+        value = _event(stripped)
+        if type(value) is str and stripped[:1] != b'"':
+            text.append(value)  # not JSON: its raw text
+        else:
+            events.append(((), value))
+    if pending:
+        end_event()
+    return _joined(events, text)
+
+
+def _joined(events: list[tuple[tuple[Any, ...], Any]], text: list[str]) -> list[str]:
     # Only the joined text is compared: every string of every event is in it, and a
     # secret-named field shows in the bytes as it does in the event.
     joined: dict[tuple[Any, ...], list[str]] = {}
-    for event in events:
-        _strings_by_path(event, (), joined)
-    return ["".join(parts) for parts in joined.values()]
+    for path, event in events:
+        _strings_by_path(event, path, joined)
+    out = ["".join(parts) for parts in joined.values()]
+    if text:
+        out.append("\n".join(text))
+    return out
 
 
 def _event(data: bytes) -> Any:
-    """One event of a stream: its JSON, or its text where it is none (``[DONE]``, a ping)."""
+    """One event of a stream: its JSON, or its text where it is none (``[DONE]``, a ping).
+    JSON nested past the bound is not read: the body is then in doubt."""
     try:
         return json_text.loads(data)
+    except json_text.TooDeep:
+        raise
     except ValueError:
         return data.decode("utf-8", "replace")
 

@@ -1,0 +1,267 @@
+"""Secrets split across the parts of a streamed body, whatever its framing and content type.
+
+A server on 127.0.0.1 streams an answer through plain httpx and
+``RecordingTransport``, one HTTP chunk per part, in each framing a model
+client reads: OpenAI and Anthropic server-sent events (text deltas, tool
+input deltas, events pretty-printed over several ``data:`` lines), JSON
+lines (Ollama), the Vercel AI SDK's data stream (``0:"text"`` lines, tool
+argument deltas) and its UI message stream (SSE), with ``\\n`` or ``\\r\\n``
+line ends.  Each goes out under its own content type or another one
+(``text/plain; charset=utf-8``, ``application/x-ndjson``,
+``text/event-stream; charset=utf-8``, ``application/octet-stream``, none): a
+recorder that reads what a body is from its content type alone keeps a
+secret split across two parts.  Secrets of every family the redactor knows
+are split at every place Hypothesis draws; no byte written (compressed bytes
+decompressed first) may hold one.  Streams with no secret are kept byte for
+byte, so the check leaves out only what it must.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import otel_replay
+from _http import send_chunked, serving_handler
+from _secrets import SECRET_SHAPES, WRITING, every_byte
+from otel_replay import attributes as A
+from otel_replay.capture import http_recorder as H
+from otel_replay.redaction import configure_redaction
+from otel_replay.store.reader import SpanReader
+from test_http_recorder import recording
+
+Framing = Callable[[list[str], str], list[bytes]]
+
+
+def _sse(events: list[Any], eol: str, names: list[str] | None = None) -> list[bytes]:
+    out = []
+    for i, event in enumerate(events):
+        data = event if isinstance(event, str) else json.dumps(event)
+        head = f"event: {names[i]}{eol}" if names else ""
+        out.append(f"{head}data: {data}{eol}{eol}".encode())
+    return out
+
+
+def openai_sse(pieces: list[str], eol: str) -> list[bytes]:
+    base = {"id": "c1", "object": "chat.completion.chunk", "model": "gpt-x"}
+    events: list[Any] = [
+        {**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+        for p in pieces
+    ]
+    return _sse([*events, "[DONE]"], eol)
+
+
+def openai_sse_pretty(pieces: list[str], eol: str) -> list[bytes]:
+    """Each event's JSON over several ``data:`` lines: a client joins them with newlines."""
+    out = []
+    for p in pieces:
+        event = {"choices": [{"index": 0, "delta": {"content": p}}]}
+        lines = json.dumps(event, indent=1).split("\n")
+        out.append("".join(f"data: {line}{eol}" for line in lines).encode() + eol.encode())
+    return out
+
+
+def anthropic_text(pieces: list[str], eol: str) -> list[bytes]:
+    events = [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}
+        for p in pieces
+    ]
+    start = {"type": "message_start", "message": {"id": "m1", "role": "assistant"}}
+    stop = {"type": "message_stop"}
+    names = ["message_start", *("content_block_delta" for _ in pieces), "message_stop"]
+    return _sse([start, *events, stop], eol, names)
+
+
+def anthropic_tool_input(pieces: list[str], eol: str) -> list[bytes]:
+    events = [
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": p},
+        }
+        for p in pieces
+    ]
+    return _sse(events, eol, ["content_block_delta"] * len(events))
+
+
+def json_lines(pieces: list[str], eol: str) -> list[bytes]:
+    lines = [{"message": {"role": "assistant", "content": p}, "done": False} for p in pieces]
+    lines.append({"message": {"role": "assistant", "content": ""}, "done": True})
+    return [(json.dumps(line) + eol).encode() for line in lines]
+
+
+def vercel_data_stream(pieces: list[str], eol: str) -> list[bytes]:
+    head = f'f:{{"messageId":"msg-1"}}{eol}'.encode()
+    tail = f'e:{{"finishReason":"stop"}}{eol}d:{{"finishReason":"stop"}}{eol}'.encode()
+    return [head, *(f"0:{json.dumps(p)}{eol}".encode() for p in pieces), tail]
+
+
+def vercel_tool_args(pieces: list[str], eol: str) -> list[bytes]:
+    head = f'b:{{"toolCallId":"call-1","toolName":"login"}}{eol}'.encode()
+    deltas = [
+        f"c:{json.dumps({'toolCallId': 'call-1', 'argsTextDelta': p})}{eol}".encode()
+        for p in pieces
+    ]
+    return [head, *deltas]
+
+
+def vercel_ui_stream(pieces: list[str], eol: str) -> list[bytes]:
+    events: list[Any] = [{"type": "start"}, {"type": "text-start", "id": "t1"}]
+    events += [{"type": "text-delta", "id": "t1", "delta": p} for p in pieces]
+    events += [{"type": "text-end", "id": "t1"}, {"type": "finish"}, "[DONE]"]
+    return _sse(events, eol)
+
+
+#: Each framing, whether its parts carry JSON text (tool arguments), and its own content type.
+FRAMINGS: dict[str, tuple[Framing, bool, str]] = {
+    "openai sse": (openai_sse, False, "text/event-stream"),
+    "openai sse pretty": (openai_sse_pretty, False, "text/event-stream"),
+    "anthropic text": (anthropic_text, False, "text/event-stream; charset=utf-8"),
+    "anthropic tool input": (anthropic_tool_input, True, "text/event-stream"),
+    "json lines": (json_lines, False, "application/x-ndjson"),
+    "vercel data stream": (vercel_data_stream, False, "text/plain; charset=utf-8"),
+    "vercel tool args": (vercel_tool_args, True, "text/plain; charset=utf-8"),
+    "vercel ui stream": (vercel_ui_stream, False, "text/event-stream"),
+}
+#: Content types a server may send any of these under (None: no content type at all).
+CONTENT_TYPES = [
+    None,
+    "text/plain; charset=utf-8",
+    "application/octet-stream",
+    "application/x-ndjson",
+    "text/event-stream; charset=utf-8",
+    "application/json",
+]
+
+
+class StreamServer:
+    """Answers each POST with ``parts`` (one HTTP chunk each) under ``content_type``."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.content_type: str | None = None
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[str]:
+        plan = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                headers = {} if plan.content_type is None else {"Content-Type": plan.content_type}
+                send_chunked(self, headers, plan.parts)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        with serving_handler(Handler) as url:
+            yield url
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[StreamServer, str]]:
+    configure_redaction()
+    s = StreamServer()
+    with s.serving() as url:
+        yield s, url
+    configure_redaction()
+
+
+def record(url: str, path: Path) -> tuple[bytes, dict[str, Any]]:
+    """One streamed POST through the recording transport: what the client read, and the
+    attributes of the span it recorded."""
+    with recording(path):
+        http = httpx.Client(transport=otel_replay.RecordingTransport(httpx.HTTPTransport()))
+        with http.stream("POST", url + "/v1/chat", json={"model": "m"}) as response:
+            read = b"".join(response.iter_bytes())
+    (span,) = SpanReader(path)
+    return read, span.attributes
+
+
+def split(text: str, secret_at: int, size: int, cuts: list[int]) -> list[str]:
+    """``text`` in parts, each cut inside the secret that starts at ``secret_at``."""
+    at = sorted({secret_at + c for c in cuts if 0 < c < size})
+    bounds = [0, *at, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def test_a_secret_split_across_stream_parts_never_reaches_disk(
+    server: tuple[StreamServer, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stream, url = server
+
+    @settings(WRITING, max_examples=60)
+    @given(
+        framing=st.sampled_from(sorted(FRAMINGS)),
+        content_type=st.sampled_from([*CONTENT_TYPES, "own"]),
+        eol=st.sampled_from(["\n", "\r\n"]),
+        shape=SECRET_SHAPES,
+        cuts=st.lists(st.integers(1, 80), min_size=1, max_size=3),
+    )
+    def check(
+        framing: str, content_type: str | None, eol: str, shape: tuple[str, str], cuts: list[int]
+    ) -> None:
+        text, secret = shape
+        make, carries_json, own = FRAMINGS[framing]
+        whole = json.dumps({"note": f"use {text} now"}) if carries_json else f"use {text} now"
+        at = whole.index(text)
+        stream.parts = make(split(whole, at, len(text), cuts), eol)
+        stream.content_type = own if content_type == "own" else content_type
+        path = tmp_path_factory.mktemp("stream") / "run.otlp"
+        read, attrs = record(url, path)
+        assert read == b"".join(stream.parts)  # the client read the stream as sent
+        written = b"".join(every_byte(path.parent).values())
+        assert secret.encode() not in written, (framing, stream.content_type, stream.parts)
+        kept = A.HTTP_RESPONSE_BODY in attrs or A.BYTES + A.HTTP_RESPONSE_BODY in attrs
+        assert kept or attrs.get(H.RESPONSE_BODY_DROPPED)
+
+    check()
+
+
+@pytest.mark.parametrize("content_type", CONTENT_TYPES, ids=str)
+@pytest.mark.parametrize("framing", sorted(FRAMINGS))
+def test_a_stream_with_no_secret_is_kept_byte_for_byte(
+    server: tuple[StreamServer, str], tmp_path: Path, framing: str, content_type: str | None
+) -> None:
+    """The check leaves out only what would show a secret: a stream of ordinary text
+    (words split across parts too) is recorded whole, under any content type."""
+    stream, url = server
+    make, carries_json, _ = FRAMINGS[framing]
+    words = "the answer is forty two, see https://example.com/docs?page=2 for more"
+    whole = json.dumps({"note": words}) if carries_json else words
+    stream.parts = make([whole[i : i + 7] for i in range(0, len(whole), 7)], "\n")
+    stream.content_type = content_type
+    path = tmp_path / "run.otlp"
+    _, attrs = record(url, path)
+    assert H.RESPONSE_BODY_DROPPED not in attrs
+    assert attrs[A.HTTP_RESPONSE_BODY] == b"".join(stream.parts).decode()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"[" * 5000 + b"]" * 5000, id="JSON nested past the bound"),
+        pytest.param(b"data: " + b"[" * 5000 + b"]" * 5000 + b"\n\n", id="an event nested so"),
+    ],
+)
+def test_a_body_that_cannot_be_read_with_certainty_is_left_out(
+    server: tuple[StreamServer, str], tmp_path: Path, body: bytes
+) -> None:
+    stream, url = server
+    stream.parts, stream.content_type = [body], None
+    path = tmp_path / "run.otlp"
+    _, attrs = record(url, path)
+    assert attrs.get(H.RESPONSE_BODY_DROPPED)
+    assert A.HTTP_RESPONSE_BODY not in attrs
