@@ -67,6 +67,9 @@ KEPT = [
     "the token count is 5",
     "see https://example.com/docs?page=2",
     "the author of the secretariat report",  # "author", not "auth"; the word alone
+    "password = os.environ.get('DB_PASSWORD')",  # code, not an INI value
+    "secret = tuple(items)",
+    "the keyboard, the monkey and max_tokens: 512",
 ]
 
 

@@ -68,7 +68,10 @@ _SEP = r"(?::=|=>|[:=])"
 #: command lines, JSON, YAML, Python, PHP text).
 _ASSIGNED = (
     r"[a-z0-9_.-]*(?:"
-    r"[ \t]*=(?![=>])[ \t]*(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]\\]+)"
+    r"=(?![=>])(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]\\]+)"
+    # With spaces (INI files): not code (password = os.environ.get(...)).
+    r"|(?:[ \t]+=[ \t]*|=[ \t]+)(?![=>(])(?![A-Za-z_][\w.]*\()"
+    r"(?P<v6>" + _HIDDEN + r"[^&;\s\"'#,(){}\[\]\\]+)"
     r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\]|\\.)+)\"|'(?P<v3>(?:[^'\\]|\\.)+)')"
     # JSON text inside a JSON string: \"api_key\": \"...\"
     r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\""
@@ -124,7 +127,7 @@ _OPTION_KEYS = (
     r"|secret[-_]?key|private[-_]?key|auth[-_]?token|client[-_]?secret|credentials?)"
 )
 #: An option's value: the next word, or the next item of an argument list in JSON or Python.
-_OPTION_VALUE = r"(?:=|[ \t]+|[\"']\s*,\s*[\"'])(?P<v>" + _HIDDEN + r"[^\s\"'=-][^\s\"']*)"
+_OPTION_VALUE = r"(?:=|[ \t]+|[\"']\s*,\s*[\"'])(?P<v>" + _HIDDEN + r"[^\s\"'`,=-][^\s\"'`,]*)"
 
 #: Provider credentials known by their prefix (the public secret scanners' catalogues), as
 #: (triggers, pattern).  Where a prefix is short or common the rest of the token must
