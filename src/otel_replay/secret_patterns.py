@@ -293,7 +293,13 @@ VALUE_PATTERNS: Final = (
     # Command lines: --password x, --db-password=x, -password x, ["--api-key", "x"],
     # curl -u user:password.
     Shape(
-        ("--", *(f"-{w}" for w in ("password", "passwd", "secret", "token", "apikey", "api-key"))),
+        (
+            "--",
+            *(
+                f"-{w}"
+                for w in ("password", "passwd", "secret", "token", "apikey", "api-key", "api_key")
+            ),
+        ),
         r"(?i)(?<![\w-])--?(?:[a-z0-9]+[-_.])*?(?:"
         + _OPTION_KEYS
         + _OPTION_VALUE
