@@ -5,11 +5,18 @@ trace may come from anyone: ``json.loads`` of ``"[" * 100000`` raises
 ``RecursionError``, and a value nested a few hundred levels parses but breaks
 whatever walks it later.  :func:`loads` makes both a :class:`ValueError`, the
 error every caller already treats as "this text is not JSON".
+
+JSON may also spell half of a UTF-16 surrogate pair (``"\\ud800"``, or its
+bytes, which ``json.loads`` reads from bytes): a string no encoder, terminal or
+page can write.  :func:`loads` (and every reader, through
+:func:`without_lone_surrogates`) makes each such half U+FFFD, as a decoder does
+with bytes that are no text.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .store.limits import MAX_NESTING
@@ -19,12 +26,65 @@ class TooDeep(ValueError):
     """JSON text nested deeper than :data:`~otel_replay.store.limits.MAX_NESTING` levels."""
 
 
+#: What a lone surrogate in parsed JSON can come from: an escape of half a pair, its
+#: UTF-8-like bytes (CESU-8), or the text itself.  A whole pair matches too (rarely: the
+#: walk then finds nothing to mend).
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_MAY_HOLD_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def may_hold_surrogates(text: str | bytes | bytearray) -> bool:
+    """Whether JSON ``text`` may parse to a string holding a lone surrogate."""
+    if isinstance(text, str):
+        return _MAY_HOLD_SURROGATE.search(text) is not None
+    return _MAY_HOLD_SURROGATE_BYTES.search(text) is not None
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` (parsed JSON, changed in place) with every lone surrogate in its strings
+    and keys replaced by U+FFFD; without recursion, however deep it nests."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if any(_LONE_SURROGATE.search(k) for k in node if isinstance(k, str)):
+                items = [(without_lone_surrogates(k), v) for k, v in node.items()]
+                node.clear()
+                node.update(items)
+            pairs: Any = node.items()
+        elif isinstance(node, list):
+            pairs = enumerate(node)
+        else:
+            continue
+        for key, item in list(pairs):
+            if isinstance(item, str):
+                if _LONE_SURROGATE.search(item):
+                    node[key] = _LONE_SURROGATE.sub("\ufffd", item)
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+    return value
+
+
+def surrogates_escaped(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``): for output that
+    must be UTF-8 (a page), where recorded text (an agent's own string) may hold one."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def loads(text: str | bytes | bytearray) -> Any:
-    """``json.loads`` for recorded text; nesting past the bound raises :class:`TooDeep`."""
+    """``json.loads`` for recorded text; nesting past the bound raises :class:`TooDeep`,
+    a lone surrogate becomes U+FFFD."""
     try:
         value = json.loads(text)
     except RecursionError:
         raise TooDeep(f"JSON nested deeper than {MAX_NESTING} levels") from None
+    if may_hold_surrogates(text):
+        value = without_lone_surrogates(value)
     # A value cannot nest deeper than it has brackets: most texts need no walk.
     opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
     brackets = text.count(opening[0]) + text.count(opening[1])  # type: ignore[arg-type]

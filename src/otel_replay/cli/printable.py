@@ -17,9 +17,10 @@ from typing import Final
 #: What a terminal acts on rather than shows: the C0 controls (tab and newline
 #: too: they would break a line or an aligned column), DEL, the C1 controls
 #: (U+009B is a one-character CSI), the line and paragraph separators, and the
-#: bidirectional controls that make text display in another order than it reads.
+#: bidirectional controls that make text display in another order than it reads; and
+#: half a surrogate pair (a recorded string may hold one), which no encoder writes.
 _UNSAFE: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 _NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -44,12 +45,16 @@ def printable(text: str, *, lines: bool = False) -> str:
     return _UNSAFE.sub(_escaped, text)
 
 
-#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal acts on.
-_UNSAFE_IN_JSON: Final = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal acts on, or that
+#: cannot be written at all (half a surrogate pair).
+_UNSAFE_IN_JSON: Final = re.compile(
+    "[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def json_printable(text: str) -> str:
-    """JSON text with DEL, C1, separator and bidi characters as ``\\uXXXX`` escapes.
+    """JSON text with DEL, C1, separator and bidi characters and lone surrogates as
+    ``\\uXXXX`` escapes.
 
     They can only stand inside JSON strings, where the escape means the same
     character: the document is unchanged as data.

@@ -40,7 +40,7 @@ _CALL_TYPES = frozenset(
 
 def _repair(span: SpanView) -> GenAI:
     out: GenAI = {}
-    if span.get(A.OPERATION_NAME) in _CALL_TYPES:
+    if span.text(A.OPERATION_NAME) in _CALL_TYPES:  # a list or map is no call type
         out[A.OPERATION_NAME] = A.OP_CHAT
     answer = _with_legacy_calls(loads(span.get(A.OUTPUT_MESSAGES)), span)
     if answer is not None:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..json_text import surrogates_escaped
 from ..runs.model import Run, Step
 from ..runs.pick import is_named
 from ..workflow.anomalies import Config, Finding, find_anomalies
@@ -44,7 +45,7 @@ class Shown:
 def render_run(run: Run, config: Config | None = None) -> str:
     """The self-contained HTML page of ``run`` (see the package docstring)."""
     template = _environment().get_template("run.html.j2")
-    return str(template.render(page=_page(run, config or Config())))
+    return surrogates_escaped(template.render(page=_page(run, config or Config())))
 
 
 def render_index(summaries: Sequence[RunSummary], title: str) -> str:
@@ -61,7 +62,7 @@ def render_index(summaries: Sequence[RunSummary], title: str) -> str:
         for line in summaries
     ]
     template = _environment().get_template("index.html.j2")
-    return str(template.render(title=title, rows=rows))
+    return surrogates_escaped(template.render(title=title, rows=rows))
 
 
 def render_diff(result: RunDiff, labels: tuple[str, str]) -> str:
@@ -81,7 +82,7 @@ def render_diff(result: RunDiff, labels: tuple[str, str]) -> str:
             }
         )
     template = _environment().get_template("diff.html.j2")
-    return str(
+    return surrogates_escaped(
         template.render(
             labels=labels,
             runs=[_diff_head(result.a), _diff_head(result.b)],

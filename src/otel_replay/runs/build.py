@@ -112,6 +112,7 @@ def _whole_run(spans: list[SpanRecord]) -> bool:
     # Last first: a run's root ends last, and most often it names the agent's operation.
     for span in reversed(spans):
         op = span.attributes.get(A.OPERATION_NAME)
+        op = op if isinstance(op, str) else None  # a list or map names no operation
         beside = beside or op != A.OP_CREATE_AGENT
         if op not in A.AGENT_OPERATIONS:
             unnamed.append(span)

@@ -47,6 +47,8 @@ __all__ = ["classify", "current_attributes", "model_call", "span_kind", "to_step
 def classify(attrs: Mapping[str, Any]) -> StepKind:
     """The step kind of a span with these (current-name) attributes."""
     op = attrs.get(A.OPERATION_NAME)
+    if not isinstance(op, str):  # a list or map from a hostile trace names no operation
+        op = None
     if op in A.MODEL_OPERATIONS:
         return "model"
     if op == A.OP_EXECUTE_TOOL:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -70,24 +71,46 @@ def _id(value: Any, size: int, what: str) -> str:
 #: Characters of a padded base64 id, by its size in bytes.
 _BASE64_LENGTH: Final = {16: 24, 8: 12}
 
+#: The ranges of OTLP's integer fields: times are fixed64, an ``intValue`` int64, enums
+#: and counts 32 bits.  A value past them is no time or number a writer could have meant.
+U64: Final = (0, 2**64 - 1)
+I64: Final = (-(2**63), 2**63 - 1)
+I32: Final = (-(2**31), 2**31 - 1)
+_DIGITS = re.compile(r"\s*-?[0-9]{1,25}\s*")
 
-def _int(value: Any, what: str) -> int:
+
+def shown(value: Any) -> str:
+    """``value`` as an error message shows it: its repr, cut short (a value may be a
+    megabyte, or a whole nested structure)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _int(value: Any, what: str, bounds: tuple[int, int] = I64) -> int:
+    """An integer field (a JSON number, or a string of digits as int64s are written)
+    within ``bounds``; a float only when whole (``1e3``), never NaN or infinite."""
     if value is None:
         return 0
-    if isinstance(value, bool):
-        raise JsonShapeError(f"{what} is not an integer")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise JsonShapeError(f"{what} {value!r} is not an integer") from None
+    if isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value):
+        number = int(value)
+    else:
+        raise JsonShapeError(f"{what} {shown(value)} is not an integer")
+    low, high = bounds
+    if not low <= number <= high:
+        raise JsonShapeError(f"{what} {shown(value)} is out of range")
+    return number
 
 
 def _enum(value: Any, names: Mapping[str, int], what: str) -> int:
-    if isinstance(value, str) and not value.lstrip("-").isdigit():
+    if isinstance(value, str) and not _DIGITS.fullmatch(value):
         if value not in names:
-            raise JsonShapeError(f"unknown {what} {value!r}")
+            raise JsonShapeError(f"unknown {what} {shown(value)}")
         return names[value]
-    return _int(value, what)
+    return _int(value, what, I32)
 
 
 def deeper(depth: int) -> int:
@@ -98,18 +121,35 @@ def deeper(depth: int) -> int:
     return depth + 1
 
 
+def _double(value: Any) -> float:
+    """A ``doubleValue``: a number, or a string of one ("NaN", "Infinity" as JSON spells them)."""
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except (ValueError, OverflowError):
+            pass
+    raise JsonShapeError(f"doubleValue {shown(value)} is not a number")
+
+
 def any_value(v: Any, depth: int = 0) -> Any:
-    """OTLP/JSON ``AnyValue`` to a Python value (``depth``: lists and maps around it)."""
+    """OTLP/JSON ``AnyValue`` to a Python value (``depth``: lists and maps around it).
+
+    A value of the wrong type for its field (``{"stringValue": 5}``, an ``arrayValue``
+    that is a list) raises :class:`JsonShapeError`: the record is not OTLP.
+    """
     if not isinstance(v, Mapping):
-        return None
+        return None  # no value at all: OTLP's empty AnyValue
     if "stringValue" in v:
-        return v["stringValue"]
+        return _text(v["stringValue"], "stringValue")
     if "boolValue" in v:
-        return bool(v["boolValue"])
+        value = v["boolValue"]
+        if not isinstance(value, bool):
+            raise JsonShapeError(f"boolValue {shown(value)} is not true or false")
+        return value
     if "intValue" in v:
         return _int(v["intValue"], "intValue")
     if "doubleValue" in v:
-        return float(v["doubleValue"])  # a number, or "NaN" / "Infinity" as strings
+        return _double(v["doubleValue"])
     if "bytesValue" in v:
         try:
             return base64.b64decode(v["bytesValue"], validate=True)
@@ -117,20 +157,60 @@ def any_value(v: Any, depth: int = 0) -> Any:
             raise JsonShapeError("bytesValue is not base64") from None
     if "arrayValue" in v:
         inner = deeper(depth)
-        return [any_value(x, inner) for x in (v["arrayValue"] or {}).get("values", [])]
+        values = _list(_object(v["arrayValue"], "arrayValue").get("values"), "arrayValue values")
+        return [any_value(x, inner) for x in values]
     if "kvlistValue" in v:
-        return attributes((v["kvlistValue"] or {}).get("values", []), deeper(depth))
+        return attributes(_object(v["kvlistValue"], "kvlistValue").get("values"), deeper(depth))
     return None
 
 
 def attributes(kvs: Any, depth: int = 0) -> dict[str, Any]:
-    if not isinstance(kvs, list):
+    """OTLP/JSON ``KeyValue``s to a dict; a key that is not text raises :class:`JsonShapeError`."""
+    out = {}
+    for kv in _objects(kvs, "attributes"):
+        key = kv.get("key", "")
+        if not isinstance(key, str):
+            raise JsonShapeError(f"attribute key {shown(key)} is not a string")
+        out[key] = any_value(kv.get("value"), depth)
+    return out
+
+
+def _field(d: Mapping[str, Any], camel: str, snake: str) -> Any:
+    """A field by its JSON name or its proto name (pdata reads both)."""
+    value = d.get(camel)
+    return d.get(snake) if value is None else value
+
+
+def _objects(value: Any, what: str) -> list[Mapping[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+        raise JsonShapeError(f"{what} is not a list of objects")
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise JsonShapeError(f"{what} is not a list")
+    return value
+
+
+def _object(value: Any, what: str) -> Mapping[str, Any]:
+    if value is None:
         return {}
-    return {
-        kv.get("key", ""): any_value(kv.get("value"), depth)
-        for kv in kvs
-        if isinstance(kv, Mapping)
-    }
+    if not isinstance(value, Mapping):
+        raise JsonShapeError(f"{what} is not an object")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise JsonShapeError(f"{what} is not a string")
+    return value
 
 
 _SIGNALS = {
@@ -175,66 +255,73 @@ def records_from_json(doc: Any, source: str) -> Iterator[Record]:
 
 
 def _logs(doc: Mapping[str, Any], source: str) -> Iterator[LogRecord]:
-    for rl in doc.get("resourceLogs") or []:
-        resource = attributes((rl.get("resource") or {}).get("attributes"))
-        for sl in rl.get("scopeLogs") or []:
-            scope = sl.get("scope") or {}
-            for r in sl.get("logRecords") or []:
+    for rl in _objects(doc.get("resourceLogs"), "resourceLogs"):
+        resource = attributes(_object(rl.get("resource"), "resource").get("attributes"))
+        for sl in _objects(rl.get("scopeLogs"), "scopeLogs"):
+            scope = _object(sl.get("scope"), "scope")
+            for r in _objects(sl.get("logRecords"), "logRecords"):
                 attrs = attributes(r.get("attributes"))
                 name = r.get("eventName") or attrs.get(EVENT_NAME_ATTRIBUTE)
                 yield LogRecord(
                     trace_id=_id(r.get("traceId"), 16, "traceId"),
                     span_id=_id(r.get("spanId"), 8, "spanId"),
-                    time_ns=_int(r.get("timeUnixNano"), "timeUnixNano")
-                    or _int(r.get("observedTimeUnixNano"), "observedTimeUnixNano"),
+                    time_ns=_int(r.get("timeUnixNano"), "timeUnixNano", U64)
+                    or _int(r.get("observedTimeUnixNano"), "observedTimeUnixNano", U64),
                     event_name=name if isinstance(name, str) else "",
                     body=any_value(r.get("body")),
                     attributes=attrs,
                     severity_number=_enum(
                         r.get("severityNumber", 0), _SEVERITIES, "severity number"
                     ),
-                    severity_text=str(r.get("severityText", "")),
+                    severity_text=_text(r.get("severityText"), "severityText"),
                     resource=resource,
-                    scope_name=str(scope.get("name", "")),
-                    scope_version=str(scope.get("version", "")),
+                    scope_name=_text(scope.get("name"), "scope name"),
+                    scope_version=_text(scope.get("version"), "scope version"),
                     source=source,
                 )
 
 
 def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
     """Spans of one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` object (or a
-    trace backend's answer wrapping one: see :func:`unwrapped`)."""
+    trace backend's answer wrapping one: see :func:`unwrapped`).
+
+    A field of the wrong type (a list where an object goes, a key that is a number,
+    a time past 64 bits) raises :class:`JsonShapeError`: the request is not OTLP.
+    """
     doc = unwrapped(doc)
     if not (isinstance(doc, Mapping) and "resource_spans" in doc):
         _signal(doc, ("resourceSpans",))
-    for rs in doc.get("resourceSpans", doc.get("resource_spans")) or []:
-        resource = attributes((rs.get("resource") or {}).get("attributes"))
-        for ss in rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")) or []:
-            scope = ss.get("scope", ss.get("instrumentationLibrary")) or {}
-            for s in ss.get("spans") or []:
-                status = s.get("status") or {}
+    groups = doc.get("resourceSpans", doc.get("resource_spans"))
+    for rs in _objects(groups, "resourceSpans"):
+        resource = attributes(_object(rs.get("resource"), "resource").get("attributes"))
+        for ss in _objects(
+            rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")), "scopeSpans"
+        ):
+            scope = _object(ss.get("scope", ss.get("instrumentationLibrary")), "scope")
+            for s in _objects(ss.get("spans"), "spans"):
+                status = _object(s.get("status"), "status")
                 yield SpanRecord(
                     trace_id=_id(s.get("traceId"), 16, "traceId"),
                     span_id=_id(s.get("spanId"), 8, "spanId"),
                     parent_span_id=_id(s.get("parentSpanId"), 8, "parentSpanId") or None,
-                    name=str(s.get("name", "")),
+                    name=_text(s.get("name"), "span name"),
                     kind=_enum(s.get("kind", 0), _KINDS, "span kind"),
-                    start_ns=_int(s.get("startTimeUnixNano"), "startTimeUnixNano"),
-                    end_ns=_int(s.get("endTimeUnixNano"), "endTimeUnixNano"),
+                    start_ns=_int(s.get("startTimeUnixNano"), "startTimeUnixNano", U64),
+                    end_ns=_int(s.get("endTimeUnixNano"), "endTimeUnixNano", U64),
                     attributes=attributes(s.get("attributes")),
                     events=[
                         EventRecord(
-                            str(e.get("name", "")),
-                            _int(e.get("timeUnixNano"), "timeUnixNano"),
+                            _text(e.get("name"), "event name"),
+                            _int(e.get("timeUnixNano"), "timeUnixNano", U64),
                             attributes(e.get("attributes")),
                         )
-                        for e in s.get("events") or []
+                        for e in _objects(s.get("events"), "events")
                     ],
                     status_code=_enum(status.get("code", 0), _STATUS, "status code"),
-                    status_message=str(status.get("message", "")),
+                    status_message=_text(status.get("message"), "status message"),
                     resource=resource,
-                    scope_name=str(scope.get("name", "")),
-                    scope_version=str(scope.get("version", "")),
+                    scope_name=_text(scope.get("name"), "scope name"),
+                    scope_version=_text(scope.get("version"), "scope version"),
                     source=source,
                     links=[
                         LinkRecord(
@@ -242,43 +329,12 @@ def spans_from_json(doc: Any, source: str) -> Iterator[SpanRecord]:
                             _id(lk.get("spanId"), 8, "link spanId"),
                             attributes(lk.get("attributes")),
                         )
-                        for lk in s.get("links") or []
-                        if isinstance(lk, Mapping)
+                        for lk in _objects(s.get("links"), "links")
                     ],
                 )
 
 
 # --- OTLP/JSON -> protobuf requests (everything kept, for converting) -------------------
-
-
-def _field(d: Mapping[str, Any], camel: str, snake: str) -> Any:
-    """A field by its JSON name or its proto name (pdata reads both)."""
-    value = d.get(camel)
-    return d.get(snake) if value is None else value
-
-
-def _objects(value: Any, what: str) -> list[Mapping[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
-        raise JsonShapeError(f"{what} is not a list of objects")
-    return value
-
-
-def _object(value: Any, what: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise JsonShapeError(f"{what} is not an object")
-    return value
-
-
-def _text(value: Any, what: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise JsonShapeError(f"{what} is not a string")
-    return value
 
 
 def _id_bytes(value: Any, size: int, what: str) -> bytes:
@@ -303,10 +359,7 @@ def _set_any(target: Any, v: Any, depth: int = 0) -> None:
             return
     for key in ("doubleValue", "double_value"):
         if key in v:
-            try:
-                target.double_value = float(v[key])  # a number, or "NaN" / "Infinity"
-            except (TypeError, ValueError):
-                raise JsonShapeError(f"doubleValue {v[key]!r} is not a number") from None
+            target.double_value = _double(v[key])
             return
     for key in ("bytesValue", "bytes_value"):
         if key in v:
@@ -365,10 +418,10 @@ def _set_span(sp: Any, s: Mapping[str, Any]) -> None:
     sp.name = _text(s.get("name"), "span name")
     sp.kind = _enum(s.get("kind", 0), _KINDS, "span kind")
     sp.start_time_unix_nano = _int(
-        _field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano"
+        _field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano", U64
     )
     sp.end_time_unix_nano = _int(
-        _field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano"
+        _field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano", U64
     )
     _set_attributes(sp.attributes, s.get("attributes"))
     sp.dropped_attributes_count = _int(
@@ -376,7 +429,9 @@ def _set_span(sp: Any, s: Mapping[str, Any]) -> None:
     )
     for e in _objects(s.get("events"), "events"):
         event = sp.events.add()
-        event.time_unix_nano = _int(_field(e, "timeUnixNano", "time_unix_nano"), "timeUnixNano")
+        event.time_unix_nano = _int(
+            _field(e, "timeUnixNano", "time_unix_nano"), "timeUnixNano", U64
+        )
         event.name = _text(e.get("name"), "event name")
         _set_attributes(event.attributes, e.get("attributes"))
         event.dropped_attributes_count = _int(
@@ -407,9 +462,9 @@ def _set_span(sp: Any, s: Mapping[str, Any]) -> None:
 
 
 def _set_log(r: Any, d: Mapping[str, Any]) -> None:
-    r.time_unix_nano = _int(_field(d, "timeUnixNano", "time_unix_nano"), "timeUnixNano")
+    r.time_unix_nano = _int(_field(d, "timeUnixNano", "time_unix_nano"), "timeUnixNano", U64)
     r.observed_time_unix_nano = _int(
-        _field(d, "observedTimeUnixNano", "observed_time_unix_nano"), "observedTimeUnixNano"
+        _field(d, "observedTimeUnixNano", "observed_time_unix_nano"), "observedTimeUnixNano", U64
     )
     r.severity_number = _enum(
         _field(d, "severityNumber", "severity_number") or 0, _SEVERITIES, "severity number"

@@ -37,6 +37,7 @@ from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
+from ..json_text import may_hold_surrogates, without_lone_surrogates
 from . import backends, bounded, framing, index, limits, phoenix, progress
 from .errors import FormatError, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
@@ -80,11 +81,19 @@ class NestedTooDeep(ValueError):
 
 
 def parse_json(data: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
-    """``loads(data)``: a ValueError for anything but JSON, :class:`NestedTooDeep` included."""
+    """``loads(data)``: a ValueError for anything but JSON, :class:`NestedTooDeep` included;
+    half a surrogate pair in a string made U+FFFD (see :mod:`otel_replay.json_text`)."""
     try:
-        return loads(data)
+        doc = loads(data)
     except RecursionError:
         raise NestedTooDeep(data) from None
+    return without_lone_surrogates(doc) if may_hold_surrogates(data) else doc
+
+
+def _reason(exc: Exception) -> str:
+    """Why a record is unreadable: what a check said (a ValueError), or what input no
+    check foresaw raised, named."""
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def _not_json(exc: ValueError) -> str:
@@ -515,11 +524,15 @@ class Reader(Generic[T]):
                 pos = getattr(exc, "pos", 0)
                 raise FormatError(name, pos, _not_json(exc)) from exc
             docs = doc if isinstance(doc, list) else [doc]
-            for d in docs:
+            for d in docs:  # a document that is not OTLP costs only itself
                 try:
-                    yield from self._whole_doc(d, 0)
-                except JsonShapeError as exc:
+                    records = self._whole_doc(d, 0)
+                except OtherSignalError as exc:
                     raise FormatError(name, 0, str(exc)) from exc
+                except (JsonShapeError, *_UNFORESEEN) as exc:
+                    self.problems.append(FormatError(name, 0, _reason(exc)))
+                    continue
+                yield from records
         elif kind in ("be32", "varint"):
             keep = None if self.trace_ids is None else self._keep
             if kind == "be32" and keep is not None and file_size is not None:  # a plain file
@@ -619,11 +632,12 @@ class Reader(Generic[T]):
             try:
                 doc: Any = parse_json(line, self._loads)
                 records = self._whole_doc(doc, start)  # all of the line or none
-            except (ValueError, JsonShapeError) as exc:
+            except (ValueError, JsonShapeError, *_UNFORESEEN) as exc:
                 if isinstance(exc, OtherSignalError):
                     raise OtherSignal(self.path, start, str(exc)) from exc
                 # One bad line costs that line only.
-                self.problems.append(FormatError(self.path, start, f"bad JSON line ({exc})"))
+                reason = f"bad JSON line ({_reason(exc)})"
+                self.problems.append(FormatError(self.path, start, reason))
                 continue
             yield from records
 

@@ -1,0 +1,778 @@
+"""A structure-aware fuzzer of OTLP requests, against every command that reads them.
+
+Each case starts from a real recording (the order-support example's dump, the
+third-party recordings in ``tests/data/thirdparty``) as OTLP/JSON, mutates it
+where its structure says a reader looks (any field given a value of another
+type, every attribute name the dialects and the run builder read given a value
+of every other type, attribute keys that are no text, lone surrogates in text,
+times out of range, duplicated, missing and cyclic ids, deep values), and
+writes it beside a good run (the example with a trace id of its own) as JSON
+lines and, when protobuf can hold it, as a 4-byte framed protobuf dump.
+
+Then ``ls``, ``show``, ``show --json``, ``check``, ``report``, ``diff``,
+``regress``, serve's loading path and :func:`otel_replay.load` read the file,
+and for every one of them:
+
+- nothing raises: a bad record is at most one line ``otel-replay: error:
+  FILE: ... at byte N`` naming the file and where the record starts;
+- the good run is still there;
+- what is written (terminal, JSON, HTML, a test file) is valid UTF-8.
+
+The attribute names are found in the source (every dotted string literal of
+the dialects, the run builder and the attribute constants), not typed here, so
+a name a dialect starts reading is fuzzed from then on.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import re
+import shutil
+import struct
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+import otel_replay
+from _data import THIRDPARTY, found
+from otel_replay.cli.main import cli
+from otel_replay.export.json_encoder import request_to_json
+from otel_replay.store.otlp_json import JsonShapeError, request_from_json
+from otel_replay.store.reader import iter_records
+
+#: Bad records are reported after the output, as the CLI does; here they are asserted.
+pytestmark = pytest.mark.filterwarnings("ignore::otel_replay.runs.load.LoadWarning")
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "otel_replay"
+EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+
+
+# --- seeds: real recordings as OTLP/JSON requests ----------------------------------------
+
+
+def _example_docs() -> list[dict[str, Any]]:
+    docs = []
+    for _, body in iter_records(EXAMPLE):
+        request = ExportTraceServiceRequest.FromString(body)
+        docs.append(json.loads(request_to_json(request)))
+    return docs
+
+
+def _thirdparty_docs() -> list[dict[str, Any]]:
+    docs = []
+    for path in found(THIRDPARTY, "**/traces.otlp.jsonl"):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                docs.append(json.loads(line))
+    return docs
+
+
+#: The good run planted beside every mutated record: the example, with a trace id of its own.
+GOOD_TRACE = "600d" * 8
+
+
+def _good_doc() -> dict[str, Any]:
+    (doc,) = _example_docs()
+    for span in _spans(doc):
+        span["traceId"] = GOOD_TRACE
+    return doc
+
+
+def _spans(doc: Any) -> list[dict[str, Any]]:
+    """The span objects of a request (those still in the shape OTLP/JSON gives them)."""
+
+    def inner(d: Any, key: str) -> list[Any]:
+        found = d.get(key) if isinstance(d, dict) else None
+        return found if isinstance(found, list) else []
+
+    return [
+        span
+        for rs in inner(doc, "resourceSpans")
+        for ss in inner(rs, "scopeSpans")
+        for span in inner(ss, "spans")
+        if isinstance(span, dict)
+    ]
+
+
+SEEDS = _example_docs() + _thirdparty_docs()
+GOOD = _good_doc()
+
+
+# --- what the dialects and the run builder read, from their source ------------------------
+
+_DOTTED = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+\.?")
+_NAME = re.compile(r"[a-z][a-z0-9_.]*")
+#: Calls whose first argument is an attribute name: ``span.get(NAME)``, ``span.text(NAME)``...
+_READS = frozenset({"get", "text", "json", "pop", "setdefault", "_text", "_int", "_str"})
+_READERS = [SRC / "attributes.py", SRC / "payload_attributes.py"]
+_READERS += sorted((SRC / "dialects").glob("*.py")) + sorted((SRC / "runs").glob("*.py"))
+
+
+def _literals(paths: list[Path]) -> tuple[set[str], set[str]]:
+    """The dotted string literals of ``paths``, and the first arguments of their reads."""
+    dotted: set[str] = set()
+    read: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if _DOTTED.fullmatch(node.value) and not node.value.endswith((".py", ".json")):
+                    dotted.add(node.value)
+            elif isinstance(node, ast.Call) and node.args:
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                first = node.args[0]
+                text = first.value if isinstance(first, ast.Constant) else None
+                if name in _READS and isinstance(text, str) and _NAME.fullmatch(text):
+                    read.add(text)
+    return dotted, read
+
+
+def _read_names() -> tuple[list[str], list[str]]:
+    """The attribute names the attribute constants, the dialects, the run builder and the
+    payload readers may read (every dotted literal, every literal they get or read by), and
+    the prefixes among them (``otel_replay.sha256.``, ``gen_ai.prompt.``)."""
+    dotted, read = _literals(_READERS)
+    names = sorted(n for n in dotted | read if not n.endswith("."))
+    prefixes = sorted(n for n in dotted if n.endswith("."))
+    return names, prefixes
+
+
+#: The instrumentation scopes the dialects know a stack by (their dotted literals).
+SCOPES = sorted(_literals(sorted((SRC / "dialects").glob("*.py")))[0])
+READ_NAMES, READ_PREFIXES = _read_names()
+
+
+def attribute_names() -> st.SearchStrategy[str]:
+    """A name read, alone or after a prefix (``otel_replay.sha256.gen_ai.input.messages``,
+    ``gen_ai.prompt.0.content``)."""
+    name = st.sampled_from(READ_NAMES)
+    indexed = st.sampled_from(["0.content", "0.role", "1.tool_calls.0.name", "0"])
+    return name | st.builds(str.__add__, st.sampled_from(READ_PREFIXES), name | indexed)
+
+
+# --- values of every type -----------------------------------------------------------------
+
+#: Text a reader may trip on: a lone surrogate each way, JSON of the wrong shape, numbers.
+_TEXTS = st.sampled_from(
+    [
+        "",
+        "abc",
+        "\ud800",
+        "a\udfffb",
+        "-1",
+        "NaN",
+        "1e400",
+        "[1, 2]",
+        '{"a": 1}',
+        '[{"role": 5, "parts": "x"}]',
+        '[{"role": "user", "content": "\\ud800"}]',
+        "[" * 300 + "]" * 300,
+        "null",
+        "chat",
+    ]
+) | st.text(max_size=12)
+
+_NUMBERS = st.sampled_from([0, -1, -(2**63), 2**63, 2**64, 2**70, 1.5, -0.0, 1.5e300, -1e308])
+
+#: Any JSON value: what a field of the wrong type may hold.
+JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | _NUMBERS | st.integers() | _TEXTS | st.just(float("nan")),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["a", "key", "value", "stringValue", "values"]), inner, max_size=3
+        )
+    ),
+    max_leaves=6,
+)
+
+
+def _deep(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"stringValue": "bottom"}
+    for _ in range(depth):
+        value = {"arrayValue": {"values": [value]}}
+    return value
+
+
+#: OTLP/JSON ``AnyValue``s of every type, well and badly formed.
+ANY_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.builds(lambda t: {"stringValue": t}, _TEXTS)
+    | st.builds(lambda n: {"intValue": n}, st.integers() | _NUMBERS | st.just("abc"))
+    | st.builds(lambda n: {"intValue": str(n)}, st.integers())
+    | st.builds(lambda n: {"doubleValue": n}, _NUMBERS | st.sampled_from(["NaN", "Infinity", "x"]))
+    | st.builds(lambda b: {"boolValue": b}, JSON_VALUES)
+    # "7aCA": the bytes of half a surrogate pair, as an exact payload's bytes may hold them
+    | st.builds(lambda b: {"bytesValue": b}, st.sampled_from(["", "AAEC", "!!", "YWJj", "7aCA"]))
+    | st.builds(lambda v: {"stringValue": v}, JSON_VALUES)
+    | st.sampled_from([{}, None, 5, "x", [], {"arrayValue": None}, {"kvlistValue": {}}])
+    | st.builds(_deep, st.sampled_from([40, 70])),
+    lambda inner: (
+        st.builds(lambda vs: {"arrayValue": {"values": vs}}, st.lists(inner, max_size=3))
+        | st.builds(
+            lambda kvs: {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in kvs]}},
+            st.lists(st.tuples(_TEXTS | st.integers(), inner), max_size=3),
+        )
+    ),
+    max_leaves=5,
+)
+
+#: Times of every kind a JSON writer might put: out of range, floats, text, NaN.
+BAD_TIMES = st.sampled_from(
+    [-5, -1, 2**64, 2**64 - 1, 2**70, 10**30, 1.5, 1.5e300, -1e300, "abc", "NaN", "-5", "1e400",
+     "Infinity", str(2**64), "", True, None, [], {}, float("nan"), float("inf")]
+)  # fmt: skip
+
+
+# --- mutations ----------------------------------------------------------------------------
+
+
+def _nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path into a JSON value (the root excluded)."""
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for key, inner in items:
+        yield (*path, key)
+        yield from _nodes(inner, (*path, key))
+
+
+def _set(doc: Any, path: tuple[Any, ...], value: Any) -> None:
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+
+
+def _get(doc: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+def _attribute_lists(doc: Any) -> list[list[Any]]:
+    """Every ``attributes`` list of the request: resources', scopes', spans', events', links'."""
+    return [
+        _get(doc, p)
+        for p in _nodes(doc)
+        if p[-1] == "attributes" and isinstance(_get(doc, p), list)
+    ]
+
+
+def _wrong_field(data: st.DataObject, doc: Any) -> None:
+    """Any field of the request, at any depth, given any JSON value."""
+    paths = list(_nodes(doc))
+    if paths:
+        _set(doc, data.draw(st.sampled_from(paths), "field"), data.draw(JSON_VALUES, "value"))
+
+
+def _read_attribute(data: st.DataObject, doc: Any) -> None:
+    """An attribute a dialect or the run builder reads, given a value of any type, on a
+    span (or its resource, an event)."""
+    lists = _attribute_lists(doc)
+    if not lists:
+        return
+    attrs = data.draw(st.sampled_from(lists), "attributes")
+    for _ in range(data.draw(st.integers(1, 4), "how many")):
+        name = data.draw(attribute_names(), "name")
+        value = data.draw(ANY_VALUES, "value")
+        for kv in attrs:
+            if isinstance(kv, dict) and kv.get("key") == name:
+                kv["value"] = value
+                break
+        else:
+            attrs.append({"key": name, "value": value})
+
+
+def _retyped_attribute(data: st.DataObject, doc: Any) -> None:
+    """An attribute the record has, given a value of another type."""
+    kvs = [kv for attrs in _attribute_lists(doc) for kv in attrs if isinstance(kv, dict)]
+    if kvs:
+        data.draw(st.sampled_from(kvs), "attribute")["value"] = data.draw(ANY_VALUES, "value")
+
+
+def _bad_key(data: st.DataObject, doc: Any) -> None:
+    """An attribute key that is no text (a number, a list...) or text with a surrogate."""
+    kvs = [kv for attrs in _attribute_lists(doc) for kv in attrs if isinstance(kv, dict)]
+    if kvs:
+        key = data.draw(
+            st.sampled_from([5, -1, 1.5, None, True, [], {}, ["a"], "\ud800", "gen_ai.\udc00"])
+            | JSON_VALUES,
+            "key",
+        )
+        data.draw(st.sampled_from(kvs), "attribute")["key"] = key
+
+
+_TIME_FIELDS = ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano", "observedTimeUnixNano")
+
+
+def _bad_time(data: st.DataObject, doc: Any) -> None:
+    """A span's or event's time out of range, a float, text or NaN."""
+    timed = [p[:-1] for p in _nodes(doc) if p[-1] in _TIME_FIELDS and len(p) > 1]
+    holders = [_get(doc, p) for p in timed] or _spans(doc)
+    if holders:
+        holder = data.draw(st.sampled_from(holders), "holder")
+        field = data.draw(st.sampled_from(_TIME_FIELDS[:2]), "field")
+        if "timeUnixNano" in holder:
+            field = "timeUnixNano"
+        holder[field] = data.draw(BAD_TIMES, "time")
+
+
+def _surrogate(data: st.DataObject, doc: Any) -> None:
+    """A lone surrogate inside any text: a name, a value, a key, or JSON text's string."""
+    paths = [p for p in _nodes(doc) if isinstance(_get(doc, p), str)]
+    if not paths:
+        return
+    path = data.draw(st.sampled_from(paths), "text")
+    text = _get(doc, path)
+    lone = data.draw(st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff"]), "surrogate")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, (list, dict)) and data.draw(st.booleans(), "inside its JSON"):
+        # Inside the JSON an attribute holds (messages, arguments): escaped there.
+        inner = [p for p in _nodes(parsed) if isinstance(_get(parsed, p), str)]
+        if inner:
+            at = data.draw(st.sampled_from(inner), "inner text")
+            _set(parsed, at, _get(parsed, at) + lone)
+            _set(doc, path, json.dumps(parsed))
+            return
+    cut = data.draw(st.integers(0, len(text)), "at")
+    _set(doc, path, text[:cut] + lone + text[cut:])
+
+
+def _ids(data: st.DataObject, doc: Any) -> None:
+    """Span ids duplicated, missing, a span its own parent, two spans each other's parent."""
+    spans = _spans(doc)
+    if not spans:
+        return
+    how = data.draw(st.sampled_from(["duplicate", "missing", "self", "cycle", "orphan", "trace"]))
+    a = data.draw(st.sampled_from(spans), "span")
+    b = data.draw(st.sampled_from(spans), "other span")
+    if how == "duplicate":
+        b["spanId"] = a.get("spanId")
+    elif how == "missing":
+        a.pop(data.draw(st.sampled_from(["spanId", "traceId", "parentSpanId"]), "id"), None)
+    elif how == "self":
+        a["parentSpanId"] = a.get("spanId")
+    elif how == "cycle":
+        a["parentSpanId"], b["parentSpanId"] = b.get("spanId"), a.get("spanId")
+    elif how == "orphan":
+        a["parentSpanId"] = "00000000000000aa"
+    else:
+        a["traceId"] = data.draw(st.sampled_from(["", "0" * 32, "f" * 32, "ab" * 16]), "trace")
+
+
+def _other_stack(data: st.DataObject, doc: Any) -> None:
+    """The spans of a scope said to come from another stack a dialect knows."""
+    scopes = [p for p in _nodes(doc) if p[-1] == "scope" and isinstance(_get(doc, p), dict)]
+    if scopes:
+        scope = _get(doc, data.draw(st.sampled_from(scopes), "scope"))
+        scope["name"] = data.draw(st.sampled_from(SCOPES), "stack")
+
+
+MUTATIONS: dict[str, Callable[[st.DataObject, Any], None]] = {
+    "other stack": _other_stack,
+    "wrong field": _wrong_field,
+    "read attribute": _read_attribute,
+    "retyped attribute": _retyped_attribute,
+    "bad key": _bad_key,
+    "bad time": _bad_time,
+    "surrogate": _surrogate,
+    "ids": _ids,
+}
+
+
+def mutated(data: st.DataObject) -> Any:
+    """A seed request with one to three mutations."""
+    doc = copy.deepcopy(data.draw(st.sampled_from(SEEDS), "seed"))
+    for name in data.draw(st.lists(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=3)):
+        MUTATIONS[name](data, doc)
+    return doc
+
+
+# --- the files: the mutated record beside the good run -------------------------------------
+
+
+def _json_line(doc: Any) -> bytes:
+    # As a careless writer would: NaN and lone surrogates as JSON allows Python to spell them.
+    return json.dumps(doc).encode() + b"\n"
+
+
+def json_lines(bad: Any, bad_first: bool) -> tuple[bytes, int]:
+    """JSON lines of the bad request and the good run; the bad line's offset."""
+    good, wrong = _json_line(GOOD), _json_line(bad)
+    return (wrong + good, 0) if bad_first else (good + wrong, len(good))
+
+
+def framed_proto(bad: Any, bad_first: bool) -> tuple[bytes, int] | None:
+    """The same as a 4-byte framed protobuf dump, when protobuf can hold the bad request."""
+    try:
+        body = request_from_json(bad).SerializeToString()
+    except (JsonShapeError, UnicodeError, ValueError):
+        return None
+    good = request_from_json(GOOD).SerializeToString()
+    records = [struct.pack(">I", len(b)) + b for b in (good, body)]
+    if bad_first:
+        records.reverse()
+    return b"".join(records), (0 if bad_first else len(records[0]))
+
+
+# --- the commands --------------------------------------------------------------------------
+
+_ERROR = re.compile(r"^otel-replay: error: (?P<path>.+?): .* at (?:byte|record) (?P<at>\d+)")
+
+
+def _invoke(args: list[str]) -> Any:
+    result = CliRunner().invoke(cli, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        args,
+        result.exc_info,
+    )
+    out = result.stdout_bytes + result.stderr_bytes
+    out.decode("utf-8")  # valid UTF-8: no lone surrogate was written
+    assert b"Traceback" not in out, out.decode()
+    return result
+
+
+def _errors_name_the_file(result: Any, path: Path, offsets: set[int]) -> None:
+    for line in result.stderr.splitlines():
+        if line.startswith("otel-replay: error:"):
+            match = _ERROR.match(line)
+            assert match and match["path"] == str(path), line
+            assert int(match["at"]) in offsets, (line, offsets)
+
+
+def _listed(result: Any) -> bool:
+    return GOOD_TRACE[:16] in result.stdout
+
+
+def commands(path: Path, bad_offset: int, out: Path) -> None:
+    """Every command on ``path`` (a bad record at ``bad_offset`` beside the good run)."""
+    offsets = {bad_offset, 0}  # 0: a fault of the whole input
+    for args in (
+        ["ls", "--no-cache", str(path)],
+        ["show", str(path)],
+        ["show", "--json", str(path)],
+        ["check", str(path)],
+        ["report", "-o", str(out / "report"), str(path)],
+    ):
+        result = _invoke(args)
+        _errors_name_the_file(result, path, offsets)
+        if args[0] == "report":
+            index = (out / "report" / "index.html").read_text(encoding="utf-8")
+            assert GOOD_TRACE[:16] in index
+            for page in (out / "report").glob("*.html"):
+                page.read_bytes().decode("utf-8")
+        else:
+            assert _listed(result), (args, result.output)
+        if args[1] == "--json":
+            json.loads(result.stdout)
+    runs = otel_replay.load(path)
+    assert GOOD_TRACE in {t for r in runs for t in r.trace_ids}
+    others = [r for r in runs if GOOD_TRACE not in r.trace_ids]
+    for run in runs:
+        run.to_json()  # written by show --json, above
+        run.final_output()
+    _serve_loading(runs)
+    _regress(path, GOOD_TRACE[:16], out / "test_good.py")
+    for other in others[:1]:
+        _invoke(["show", str(path), "--run", other.run_id])
+        _invoke(["diff", f"{path}#{GOOD_TRACE[:16]}", f"{path}#{other.run_id}"])
+        _regress(path, other.run_id, out / "test_bad.py")
+
+
+def _regress(path: Path, run_id: str, test: Path) -> None:
+    """``regress`` of one run: the test it writes (if any) is Python, in UTF-8."""
+    args = ["regress", str(path), "--run", run_id, "--agent", "agent:run", "-o", str(test)]
+    result = _invoke(args)
+    if result.exit_code == 0:
+        source = test.read_bytes()
+        compile(source.decode("utf-8"), str(test), "exec")
+
+
+def _serve_loading(runs: Any) -> None:
+    """What ``serve`` does with the runs before it listens: each checked, the good ones
+    made an engine."""
+    from otel_replay.replay.engine import ReplayEngine, servable
+
+    good = [r for r in runs if not any("inspect-only" in p for p in servable(r))]
+    ReplayEngine(good)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What ``ls`` keeps between runs is kept away from the user's own."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+def _case(data: st.DataObject, tmp: Path) -> None:
+    bad = mutated(data)
+    bad_first = data.draw(st.booleans(), "bad first")
+    files = [("jsonl", json_lines(bad, bad_first))]
+    proto = framed_proto(bad, bad_first)
+    if proto is not None:
+        files.append(("otlp", proto))
+    for suffix, (content, offset) in files:
+        out = Path(tempfile.mkdtemp(dir=tmp))
+        path = out / f"input.{suffix}"
+        path.write_bytes(content)
+        commands(path, offset, out)
+        shutil.rmtree(out)
+
+
+_QUICK = settings(
+    max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
+
+
+@_QUICK
+@given(st.data())
+def test_every_command_reads_a_mutated_request_beside_a_good_run(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    _case(data, tmp_path_factory.mktemp("fuzz"))
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_every_command_reads_many_mutated_requests(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    _case(data, tmp_path_factory.mktemp("fuzz"))
+
+
+# --- the classes the fuzzer found, each drawn wide ------------------------------------------
+
+from otel_replay.store.reader import RecordReader  # noqa: E402
+
+
+def _with_good(tmp_path: Path, bad: Any, *, raw: bytes | None = None) -> tuple[Path, int]:
+    """JSON lines: the good run, the bad request, the good run again (another trace id):
+    the bad line's offset.  ``raw``: the bad line's bytes as they are."""
+    again = copy.deepcopy(GOOD)
+    for span in _spans(again):
+        span["traceId"] = "beef" * 8
+    first = _json_line(GOOD)
+    line = raw if raw is not None else _json_line(bad)
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(first + line + _json_line(again))
+    return path, len(first)
+
+
+def _costs_its_line(path: Path, offset: int, says: str) -> None:
+    """The bad line is one fault, at its offset, saying ``says``; both good runs are read."""
+    reader = RecordReader(path)
+    traces = {r.trace_id for r in reader}
+    assert {GOOD_TRACE, "beef" * 8} <= traces, reader.problems
+    (problem,) = reader.problems
+    assert (problem.path, problem.offset) == (str(path), offset), problem
+    assert says in problem.reason and "\n" not in str(problem), problem
+    result = _invoke(["ls", "--no-cache", str(path)])
+    assert result.exit_code == 2 and _listed(result) and "beefbeef" in result.stdout
+    (line,) = result.stderr.splitlines()
+    assert _ERROR.match(line) and f"at byte {offset}" in line, line
+
+
+_NOT_TEXT = JSON_VALUES.filter(lambda v: not isinstance(v, str))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(key=_NOT_TEXT, where=st.integers(0, 1000), data=st.data())
+def test_an_attribute_key_that_is_not_text_costs_its_line(
+    tmp_path_factory: pytest.TempPathFactory, key: Any, where: int, data: st.DataObject
+) -> None:
+    """A key that is a number, a list, null...: on a span, its resource, an event, a
+    link, or inside a kvlist value."""
+    bad = copy.deepcopy(data.draw(st.sampled_from(SEEDS), "seed"))
+    lists = _attribute_lists(bad)
+    kvs = [kv for attrs in lists for kv in attrs if isinstance(kv, dict)]
+    kvs[where % len(kvs)]["key"] = key
+    _costs_its_line(*_with_good(tmp_path_factory.mktemp("key"), bad), "attribute key")
+
+
+_TIMES = st.sampled_from(
+    [-5, -1, 2**64, 2**70, 10**30, 1.5, 1.5e300, -1e300, "abc", "NaN", "-5", "1e400",
+     "Infinity", str(2**64), "", True, [], {}, [1], float("nan"), float("inf"), 0.5]
+)  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    field=st.sampled_from(["startTimeUnixNano", "endTimeUnixNano", "event timeUnixNano"]),
+    time=_TIMES,
+    seed=st.sampled_from(range(len(SEEDS))),
+)
+def test_a_time_out_of_range_or_no_integer_costs_its_line(
+    tmp_path_factory: pytest.TempPathFactory, field: str, time: Any, seed: int
+) -> None:
+    """Negative, past 64 bits, fractional, NaN, infinite, text: no time a writer meant."""
+    bad = copy.deepcopy(SEEDS[seed])
+    span = _spans(bad)[0]
+    if field.startswith("event"):
+        span.setdefault("events", []).append({"name": "e", "timeUnixNano": time})
+    else:
+        span[field] = time
+    path, offset = _with_good(tmp_path_factory.mktemp("time"), bad)
+    _costs_its_line(path, offset, field.removeprefix("event "))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_line_with_a_field_of_the_wrong_type_costs_only_that_line(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """Any field at any depth given any JSON value: the line is read, or it is one fault;
+    the good runs before and after it are read either way."""
+    bad = copy.deepcopy(data.draw(st.sampled_from(SEEDS), "seed"))
+    _wrong_field(data, bad)
+    path, offset = _with_good(tmp_path_factory.mktemp("field"), bad)
+    reader = RecordReader(path)
+    traces = {r.trace_id for r in reader}
+    assert {GOOD_TRACE, "beef" * 8} <= traces, reader.problems
+    assert all(p.offset == offset and "\n" not in str(p) for p in reader.problems)
+
+
+#: Well-formed AnyValues of any type.
+_WELL_FORMED: st.SearchStrategy[Any] = st.recursive(
+    st.builds(lambda t: {"stringValue": t}, _TEXTS)
+    | st.builds(lambda n: {"intValue": str(n)}, st.integers(-(2**63), 2**63 - 1))
+    | st.builds(lambda b: {"boolValue": b}, st.booleans()),
+    lambda inner: (
+        st.builds(lambda vs: {"arrayValue": {"values": vs}}, st.lists(inner, max_size=3))
+        | st.builds(
+            lambda kvs: {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in kvs]}},
+            st.lists(st.tuples(st.text(max_size=5), inner), max_size=3),
+        )
+    ),
+    max_leaves=4,
+)
+#: AnyValues of every type but text, well formed: what a dialect may find where it reads text.
+_OTHER_TYPES = {
+    "array": st.builds(
+        lambda vs: {"arrayValue": {"values": vs}}, st.lists(_WELL_FORMED, max_size=3)
+    ),
+    "kvlist": st.builds(
+        lambda kvs: {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in kvs]}},
+        st.lists(st.tuples(st.text(max_size=5), _WELL_FORMED), max_size=3),
+    ),
+    "int": st.builds(lambda n: {"intValue": str(n)}, st.integers(-(2**63), 2**63 - 1)),
+    "double": st.builds(lambda x: {"doubleValue": x}, st.floats(allow_nan=False, width=64)),
+    "bool": st.builds(lambda b: {"boolValue": b}, st.booleans()),
+    "bytes": st.just({"bytesValue": "7aCA"}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_OTHER_TYPES))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_an_operation_name_of_another_type_names_no_operation(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, data: st.DataObject
+) -> None:
+    """``gen_ai.operation.name`` as an array, a map, a number...: on spans of any stack a
+    dialect knows, as JSON and as protobuf; every run is still read and shown."""
+    bad = copy.deepcopy(data.draw(st.sampled_from(SEEDS), "seed"))
+    value = data.draw(_OTHER_TYPES[kind], "value")
+    for rs in bad["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            ss.setdefault("scope", {})["name"] = data.draw(st.sampled_from(SCOPES), "stack")
+    for span in _spans(bad):
+        attrs = [a for a in span.get("attributes", []) if a["key"] != "gen_ai.operation.name"]
+        span["attributes"] = [*attrs, {"key": "gen_ai.operation.name", "value": value}]
+    out = tmp_path_factory.mktemp("op")
+    files = [json_lines(bad, True), framed_proto(bad, True)]
+    for n, (content, _) in enumerate(f for f in files if f is not None):
+        path = out / f"in{n}.otlp"
+        path.write_bytes(content)
+        traces = {t for r in otel_replay.load(path, strict=True) for t in r.trace_ids}
+        assert GOOD_TRACE in traces and len(traces) > 1
+        for args in (["ls", "--no-cache"], ["show"], ["check"]):
+            result = _invoke([*args, str(path)])
+            assert result.exit_code in (0, 1) and _listed(result), result.output
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a record's value, keys included."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), raw=st.booleans())
+def test_half_a_surrogate_pair_anywhere_is_read_as_a_replacement_character(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, raw: bool
+) -> None:
+    """In a name, a value, an attribute key, or the JSON an attribute holds; escaped
+    (``\\ud800``) or as its bytes (which JSON readers take too): every string read is
+    text an encoder can write, every run is kept, and every command writes UTF-8."""
+    bad = copy.deepcopy(data.draw(st.sampled_from(SEEDS), "seed"))
+    for _ in range(data.draw(st.integers(1, 3), "how many")):
+        _surrogate(data, bad)
+    line = json.dumps(bad, ensure_ascii=not raw).encode("utf-8", "surrogatepass") + b"\n"
+    out = tmp_path_factory.mktemp("surrogate")
+    path, offset = _with_good(out, bad, raw=line)
+    reader = RecordReader(path)
+    records = list(reader)
+    # Half a pair in an id, a time or an enum's name makes them no id, time or name.
+    assert all(p.offset == offset for p in reader.problems), reader.problems
+    assert {GOOD_TRACE, "beef" * 8} <= {r.trace_id for r in records}
+    for record in records:
+        fields = [record.name, record.attributes, record.resource, record.scope_name]
+        fields += [(e.name, e.attributes) for e in record.events]  # type: ignore[union-attr]
+        for text in _strings(fields):
+            text.encode("utf-8")
+    for args in (["ls", "--no-cache"], ["show"], ["show", "--json"], ["check"]):
+        result = _invoke([*args, str(path)])
+        assert result.exit_code in (0, 1, 2) and _listed(result), result.output
+    _invoke(["report", "-o", str(out / "report"), str(path)])
+
+
+def test_an_agent_s_own_half_surrogate_is_shown_escaped(tmp_path: Path) -> None:
+    """A string the agent itself held half a pair in, recorded exactly by the SDK and our
+    exporter, is shown as its escape by every command, piped as a user runs them."""
+    from _cli import cli_process
+    from _recording import recording
+
+    @otel_replay.tool(name="lookup")
+    def lookup(query: str) -> str:
+        return "result \ud800 and \udfff"
+
+    path = tmp_path / "run.otlp"
+    with recording(path), otel_replay.agent_run("agent", input="question") as run:
+        lookup(query="q")
+        run.record("answer")
+    for args in (["show"], ["show", "--json"], ["check"], ["ls", "--no-cache"]):
+        done = cli_process(*args, path)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        if args[0] == "show":
+            assert "\\ud800" in done.stdout, done.stdout
+    (run_,) = otel_replay.load(path)
+    assert run_.steps[1].tool is not None
+    assert run_.steps[1].tool.result == "result \ud800 and \udfff"  # read exactly, shown escaped
+    report = tmp_path / "report"
+    done = cli_process("report", "-o", report, path)
+    assert done.returncode == 0, done.stderr
+    assert any("\\ud800" in p.read_text(encoding="utf-8") for p in report.glob("run-*.html"))
