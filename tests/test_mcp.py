@@ -143,6 +143,37 @@ def test_a_real_mcp_client_sees_the_recorded_tools_and_no_other_call(served: str
     assert "step" in refused and "ORD-0000" in refused
 
 
+def test_the_mcp_route_refuses_web_pages_as_the_model_routes_do(served: str) -> None:
+    import httpx
+
+    port = served.rsplit(":", 1)[1]
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    accept = {"accept": "application/json, text/event-stream"}
+    with httpx.Client(timeout=10) as client:
+
+        def post(**headers: str) -> httpx.Response:
+            return client.post(served + "/mcp", json=hello, headers={**accept, **headers})
+
+        assert post().status_code == 200
+        assert post(host=f"rebound.example:{port}").status_code == 421
+        assert post(origin="http://rebound.example").status_code == 403
+        simple = client.post(
+            served + "/mcp",
+            content=json.dumps(hello),
+            headers={**accept, "content-type": "text/plain"},
+        )
+        assert simple.status_code == 415
+
+
 def test_in_process_the_mcp_calls_are_answered_from_the_recording(recorded: Path) -> None:
     """The MCP server now answers otherwise; the session answers as it did."""
     sys.path.insert(0, str(HERE))

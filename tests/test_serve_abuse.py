@@ -30,6 +30,7 @@ from test_serve import DATA, requests_of, serving, without_stream
 CASE = "otel_openai_v2/chat_sync"
 TRACE = DATA / CASE / "traces.otlp.jsonl"
 PATH = "/v1/chat/completions"
+JSON = {"content-type": "application/json"}
 
 
 def conversation() -> list[bytes]:
@@ -47,7 +48,7 @@ def replay_conversation(client: httpx.Client, url: str) -> list[Any]:
     """One good client's whole conversation; the answers' messages."""
     out = []
     for body in conversation():
-        r = client.post(url + PATH, content=body, headers={"content-type": "application/json"})
+        r = client.post(url + PATH, content=body, headers=JSON)
         assert r.status_code == 200, r.text[:300]
         out.append(r.json()["choices"][0]["message"])
     return out
@@ -60,7 +61,7 @@ def _address(url: str) -> tuple[str, int]:
 
 def test_a_body_over_the_limit_is_refused_unread() -> None:
     with serving(TRACE, "--max-body-mb", "0.01") as url, httpx.Client(timeout=10) as client:
-        declared = client.post(url + PATH, content=b"{" + b" " * 20_000 + b"}")
+        declared = client.post(url + PATH, content=b"{" + b" " * 20_000 + b"}", headers=JSON)
         assert declared.status_code == 413, declared.text
 
         def chunked() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
@@ -68,7 +69,7 @@ def test_a_body_over_the_limit_is_refused_unread() -> None:
             for _ in range(30):
                 yield b" " * 1000
 
-        streamed = client.post(url + PATH, content=chunked())
+        streamed = client.post(url + PATH, content=chunked(), headers=JSON)
         assert streamed.status_code == 413, streamed.text
         assert replay_conversation(client, url)  # the server is fine
 
@@ -103,7 +104,8 @@ def test_a_stalled_upstream_holds_up_only_what_it_was_sent() -> None:
     def send_divergent(url: str) -> None:
         try:
             with httpx.Client(timeout=60) as client:
-                statuses.append(client.post(url + PATH, content=divergent()).status_code)
+                post = client.post(url + PATH, content=divergent(), headers=JSON)
+                statuses.append(post.status_code)
         except httpx.HTTPError:
             pass
 
@@ -157,13 +159,14 @@ def _hostile(url: str, stop: threading.Event, counts: dict[str, int]) -> None:
             kind = i % 5
             try:
                 if kind == 0:
-                    status = client.post(url + PATH, content=b"{" + b" " * 300_000 + b"}")
+                    big = b"{" + b" " * 300_000 + b"}"
+                    status = client.post(url + PATH, content=big, headers=JSON)
                     counts["413" if status.status_code == 413 else "other"] += 1
                 elif kind == 1:
-                    status = client.post(url + PATH, content=b"{not json")
+                    status = client.post(url + PATH, content=b"{not json", headers=JSON)
                     counts["400" if status.status_code == 400 else "other"] += 1
                 elif kind == 2:
-                    status = client.post(url + PATH, content=divergent())
+                    status = client.post(url + PATH, content=divergent(), headers=JSON)
                     counts["409" if status.status_code == 409 else "other"] += 1
                 elif kind == 3:
                     sock = socket.create_connection((host, port))

@@ -1079,6 +1079,14 @@ def _positive(
     "--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="0: any free port."
 )
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests whose Host is NAME (repeatable; 127.0.0.1, localhost, [::1] and "
+    "--host always are).",
+)
+@click.option(
     "--match",
     type=click.Choice(MATCH_RUNGS),
     default="messages",
@@ -1135,6 +1143,7 @@ def serve(
     run_id: str | None,
     host: str,
     port: int,
+    allow_hosts: tuple[str, ...],
     match: str,
     speed: float | None,
     on_divergence: str,
@@ -1153,6 +1162,9 @@ def serve(
     that does not match the recording gets HTTP 409 with a JSON body naming
     the step.  A request body over --max-body-mb gets 413; slow or idle
     clients are cut off; forwarded calls are bounded in time and number.
+    Web pages are refused: a Host that is not a loopback name, --host or
+    --allow-host gets 421, another site's Origin 403, a body not sent as
+    application/json 415.
     """
     if on_divergence == "live" and not upstream:
         _fail("--on-divergence live needs --upstream URL")
@@ -1214,7 +1226,7 @@ def serve(
     )
     click.echo(url)
     sys.stdout.flush()
-    run_server(engine, sock, mcp, limits)
+    run_server(engine, sock, mcp, limits, (host, *allow_hosts))
 
 
 def _mcp_app(

@@ -12,6 +12,13 @@ upstream (``--on-divergence live``) runs with timeouts on threads of its own
 and a bounded number of calls in flight (503 past it), so a stalled
 upstream never holds up requests the recording answers, and the engine
 keeps a bounded number of conversations.
+
+A web page cannot use it (see :class:`RequestGate`): a request whose
+``Host`` is not a loopback name (or one allowed) gets 421, so DNS
+rebinding finds nothing; one whose ``Origin`` is another site's gets 403;
+and a POST must say it carries JSON (415 otherwise), so a page's form or
+``text/plain`` "simple request", which a browser sends with no CORS
+preflight, is never served.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, Literal
 
 from ..engine import Answer, ReplayEngine, error_answer, iter_chunks
@@ -41,14 +48,21 @@ class ReplayApp:
 
     ``mcp``: an MCP server's ASGI application (see :mod:`.mcp_server`), which
     answers ``/mcp`` and owns the lifespan.  ``limits``: see :class:`ServerLimits`.
+    ``hosts``: names a request's ``Host`` may give besides the loopback ones
+    (see :class:`RequestGate`).
     """
 
     def __init__(
-        self, engine: ReplayEngine, mcp: Any = None, limits: ServerLimits = DEFAULT_LIMITS
+        self,
+        engine: ReplayEngine,
+        mcp: Any = None,
+        limits: ServerLimits = DEFAULT_LIMITS,
+        hosts: Iterable[str] = (),
     ) -> None:
         self.engine = engine
         self.mcp = mcp
         self.limits = limits
+        self.gate = RequestGate(hosts)
         # Our own threads: the loop's default pool is small (cores + 4), and a few
         # stalled upstream calls would take all of it.  Forwarding holds at most
         # max_upstream of these; the rest always answer from the recording.
@@ -57,12 +71,10 @@ class ReplayApp:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.mcp is not None and (
-            scope["type"] == "lifespan" or scope.get("path", "").rstrip("/") == MCP_PATH
-        ):
-            await self.mcp(scope, receive, send)
-            return
         if scope["type"] == "lifespan":
+            if self.mcp is not None:
+                await self.mcp(scope, receive, send)
+                return
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
@@ -73,6 +85,13 @@ class ReplayApp:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refused = self.gate.refuse(scope["method"], headers)
+        if refused is not None:
+            await _send_whole(send, refused)
+            return
+        if self.mcp is not None and scope["path"].rstrip("/") == MCP_PATH:
+            await self.mcp(scope, receive, send)  # which checks Host and Origin again
+            return
         body = await self._body(receive, headers)
         if isinstance(body, Answer):
             await _send_whole(send, body)
@@ -139,6 +158,91 @@ class ReplayApp:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+#: Host names every server answers to (with any port): the loopback interface's.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+#: ``Content-Type`` values told at once (others are parsed: see :meth:`RequestGate.json_type`).
+_JSON_TYPES = frozenset(
+    {"application/json", "application/json; charset=utf-8", "application/json;charset=utf-8"}
+)
+
+
+def host_name(name: str) -> str:
+    """A host name as a ``Host`` header spells it: lower case, an IPv6 address in brackets."""
+    name = name.strip().lower()
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+class RequestGate:
+    """Who may use the server: the requests refused before their body is read.
+
+    A browser visiting any web page can be made to send requests here.  By DNS
+    rebinding, a page of ``evil.example`` gets that name to resolve to
+    127.0.0.1 and its requests then carry ``Host: evil.example:PORT``: so a
+    ``Host`` must be a loopback name or one of ``hosts`` (any port; the
+    address the server listens on is one of them), else 421.  A page that
+    posts to ``http://127.0.0.1:PORT`` directly sends its own ``Origin``: an
+    ``Origin`` whose host is not one of those names gets 403 (SDK clients
+    send none).  And a POST must carry JSON (``application/json``, with any
+    parameters, or a ``+json`` type), else 415: the types a page may send
+    without a CORS preflight (``text/plain``, forms) are never served, and a
+    preflight gets no CORS answer, so no page can send JSON here either.
+    """
+
+    def __init__(self, hosts: Iterable[str] = ()) -> None:
+        names = [*LOOPBACK_HOSTS, *(host_name(h) for h in hosts if h.strip())]
+        self.names = tuple(dict.fromkeys(names))
+        self._names = frozenset(self.names)
+
+    def host(self, value: str) -> bool:
+        """Whether a ``Host`` value names this server (``NAME`` or ``NAME:PORT``)."""
+        if value in self._names:
+            return True
+        name, colon, port = value.rpartition(":")
+        if colon and port.isdigit() and name in self._names:
+            return True
+        lowered = value.lower()  # names are case-insensitive; most clients send lower case
+        return lowered != value and self.host(lowered)
+
+    def origin(self, value: str) -> bool:
+        """Whether an ``Origin`` (``http://NAME[:PORT]``) is a page of this server's names."""
+        scheme, sep, rest = value.partition("://")
+        return bool(sep) and scheme.lower() in ("http", "https") and self.host(rest)
+
+    @staticmethod
+    def json_type(value: str) -> bool:
+        """Whether a ``Content-Type`` says JSON: ``application/json`` or ``TYPE/NAME+json``."""
+        if value in _JSON_TYPES:
+            return True
+        media = value.partition(";")[0].strip().lower()
+        return media == "application/json" or ("/" in media and media.endswith("+json"))
+
+    def refuse(self, method: str, headers: Mapping[str, str]) -> Answer | None:
+        """The answer refusing a request (``headers``: lower-case names), or None to serve it."""
+        host = headers.get("host")
+        if host is None or not self.host(host):
+            named = "no Host" if host is None else f"Host {host!r}"
+            return error_answer(
+                421,
+                "misdirected_request",
+                f"{named}: this server answers to {', '.join(self.names)} "
+                "(otel-replay serve --allow-host NAME adds a name)",
+            )
+        origin = headers.get("origin")
+        if origin is not None and not self.origin(origin):
+            return error_answer(
+                403, "forbidden", f"requests from web pages of {origin!r} are not served"
+            )
+        if method == "POST" and not self.json_type(headers.get("content-type", "")):
+            return error_answer(
+                415,
+                "unsupported_media_type",
+                f"the body must be sent as application/json, not "
+                f"{headers.get('content-type', 'without a Content-Type')!r}",
+            )
+        return None
 
 
 def _too_large(limit: int) -> Answer:
@@ -307,11 +411,13 @@ def run_server(
     sock: socket.socket,
     mcp: Any = None,
     limits: ServerLimits = DEFAULT_LIMITS,
+    hosts: Iterable[str] = (),
 ) -> None:
-    """Serve until interrupted (uvicorn handles SIGINT and SIGTERM); ``mcp``: see ReplayApp."""
+    """Serve until interrupted (uvicorn handles SIGINT and SIGTERM); ``mcp``, ``hosts``: see
+    ReplayApp (the address ``sock`` listens on is allowed as a ``Host`` too)."""
     import uvicorn
 
-    app = ReplayApp(engine, mcp, limits)
+    app = ReplayApp(engine, mcp, limits, [sock.getsockname()[0], *hosts])
     try:
         uvicorn.Server(_config(app, limits, "off" if mcp is None else "on")).run(sockets=[sock])
     finally:
@@ -336,7 +442,7 @@ class BackgroundServer:
 
         self.sock = bind(host, 0)
         self.url = base_url(self.sock)
-        self._app = ReplayApp(engine, limits=limits)
+        self._app = ReplayApp(engine, limits=limits, hosts=[host])
         self._server = uvicorn.Server(_config(self._app, limits, "off"))
         self._thread = threading.Thread(
             target=self._server.run,

@@ -1,0 +1,265 @@
+"""``otel-replay serve`` against web pages and careless clients, its ASGI app driven in process.
+
+A web page can be made to send requests to a server on 127.0.0.1: by DNS
+rebinding (its own name resolving to 127.0.0.1, so the request carries that
+name as ``Host``) or by posting there directly (its ``Origin`` on the
+request), either as a "simple request" (``text/plain``, a form) that a
+browser sends without a CORS preflight.  Each class of such request is drawn
+many times and must be refused before the engine sees it, while every name
+of the loopback interface (any case, any port) and the names the server is
+told to allow are served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import otel_replay
+from otel_replay.replay.adapters.server import LOOPBACK_HOSTS, ReplayApp
+from otel_replay.replay.engine import ReplayEngine
+from test_serve import DATA, requests_of, serving, without_stream
+
+CHAT = "otel_openai_v2/chat_sync"
+#: A case of each wire format: (recording, path).
+WIRES = {
+    "/v1/chat/completions": CHAT,
+    "/v1/responses": "openinference_openai/responses_sync",
+    "/v1/messages": "anthropic_openllmetry/sync",
+}
+JSON = {"content-type": "application/json"}
+
+
+class InProcess:
+    """``serve``'s ASGI app over an engine, driven by an httpx client in process."""
+
+    def __init__(self, engine: ReplayEngine, hosts: tuple[str, ...] = ("127.0.0.1",)) -> None:
+        self.engine = engine
+        self.app = ReplayApp(engine, hosts=hosts)
+        self.loop = asyncio.new_event_loop()
+        self.client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=self.app), base_url="http://127.0.0.1:8765"
+        )
+
+    def post(
+        self, path: str, content: bytes, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
+        request = self.client.post(path, content=content, headers={**JSON, **(headers or {})})
+        return self.loop.run_until_complete(request)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.client.aclose())
+        self.loop.close()
+        self.app.close()
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, list[otel_replay.Run]]:
+    return {
+        case: otel_replay.load(str(DATA / case / "traces.otlp.jsonl")) for case in WIRES.values()
+    }
+
+
+@pytest.fixture
+def chat(runs: dict[str, list[otel_replay.Run]]) -> Iterator[InProcess]:
+    served = InProcess(ReplayEngine(runs[CHAT]))
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+def bodies(case: str) -> list[bytes]:
+    """The recorded requests of a case as its client sent them (no streaming)."""
+    return [json.dumps(without_stream(r["body_json"])).encode() for r in requests_of(case)]
+
+
+def divergent(case: str = CHAT, text: str = "something never recorded") -> bytes:
+    body = without_stream(requests_of(case)[0]["body_json"])
+    body["messages"] = [{"role": "user", "content": text}]
+    return json.dumps(body).encode()
+
+
+def refused(response: httpx.Response, status: int, kind: str) -> None:
+    """A refusal: the status, a JSON error of that kind, nothing of the recording."""
+    assert response.status_code == status, response.text[:300]
+    error = response.json()["error"]
+    assert error["type"] == kind and isinstance(error["message"], str)
+    assert "divergence" not in error and "x-otel-replay-run" not in response.headers
+
+
+# --- Host, Origin, Content-Type -----------------------------------------------------------
+
+_LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True)
+#: Names a web page's request may carry as Host after DNS rebinding: any DNS name, an
+#: address other than loopback's, and near misses of the loopback names.
+OTHER_HOSTS = st.one_of(
+    st.builds(".".join, st.lists(_LABEL, min_size=1, max_size=4)),
+    st.ip_addresses(v=4).map(str).filter(lambda a: a != "127.0.0.1"),
+    st.ip_addresses(v=6).map(lambda a: f"[{a}]").filter(lambda a: a != "[::1]"),
+    st.sampled_from(
+        [
+            "localhost.evil.example",
+            "127.0.0.1.nip.io",
+            "evil.example#127.0.0.1",
+            "127.0.0.1@evil.example",
+            "localhost:80@evil.example",
+            "127.0.0.1:abc",
+            "127.0.0.1:",
+            "::1",
+            "[::1",
+            "localhost.",
+            "127.0.0.2",
+            "0.0.0.0",
+            "",
+            "127.0.0.1 evil.example",
+        ]
+    ),
+).filter(lambda name: name.lower() not in LOOPBACK_HOSTS)
+PORTS = st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}"))
+
+
+def any_case(name: str) -> st.SearchStrategy[str]:
+    return st.lists(st.booleans(), min_size=len(name), max_size=len(name)).map(
+        lambda upper: "".join(c.upper() if u else c for c, u in zip(name, upper, strict=True))
+    )
+
+
+LOOPBACK = st.sampled_from(LOOPBACK_HOSTS).flatmap(any_case)
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@SETTINGS
+@given(name=OTHER_HOSTS, port=PORTS, simple=st.sampled_from(["text/plain", "application/json"]))
+def test_a_host_that_is_not_a_name_of_the_server_is_refused(
+    chat: InProcess, name: str, port: str, simple: str
+) -> None:
+    # What a rebound page would send: the recording's second request diverges, and its
+    # 409 would show the page the recorded request to make next.
+    before = dict(chat.engine.conversations)
+    response = chat.post(
+        "/v1/chat/completions", divergent(), {"host": name + port, "content-type": simple}
+    )
+    refused(response, 421, "misdirected_request")
+    assert chat.engine.conversations == before  # the engine never saw it
+
+
+@SETTINGS
+@given(name=LOOPBACK, port=PORTS)
+def test_every_loopback_name_in_any_case_with_or_without_a_port_is_served(
+    chat: InProcess, name: str, port: str
+) -> None:
+    response = chat.post("/v1/chat/completions", bodies(CHAT)[0], {"host": name + port})
+    assert response.status_code == 200, response.text
+    assert response.json()["object"] == "chat.completion"
+
+
+@SETTINGS
+@given(
+    scheme=st.sampled_from(["http", "https", "HTTP"]),
+    name=OTHER_HOSTS,
+    port=PORTS,
+    loopback=LOOPBACK,
+)
+def test_a_page_of_another_site_is_refused_one_of_the_server_is_not(
+    chat: InProcess, scheme: str, name: str, port: str, loopback: str
+) -> None:
+    first = bodies(CHAT)[0]
+    for origin in (f"{scheme}://{name}{port}", "null", f"file://{loopback}", loopback):
+        refused(chat.post("/v1/chat/completions", first, {"origin": origin}), 403, "forbidden")
+    served = chat.post("/v1/chat/completions", first, {"origin": f"{scheme}://{loopback}{port}"})
+    assert served.status_code == 200, served.text
+
+
+#: Content types a page may send without a CORS preflight, and others that are not JSON.
+NOT_JSON = st.one_of(
+    st.sampled_from(
+        [
+            "text/plain",
+            "text/plain; charset=utf-8",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=xyz",
+            "",
+            "text/html",
+            "application/jsonp",
+            "application/json-seq",
+            "application/xml",
+            "json",
+            "application/json+",
+            "+json",
+        ]
+    ),
+    st.builds(
+        "{}/{}".format, _LABEL, _LABEL.filter(lambda s: s != "json" and not s.endswith("json"))
+    ),
+)
+JSON_TYPES = st.one_of(
+    st.sampled_from(
+        [
+            "application/json",
+            "application/json; charset=utf-8",
+            "APPLICATION/JSON",
+            "application/json ; charset=UTF-8",
+            "application/vnd.api+json",
+            "application/merge-patch+json",
+        ]
+    ),
+    st.builds("application/vnd.{}+json".format, _LABEL),
+)
+
+
+@SETTINGS
+@given(not_json=NOT_JSON, json_type=JSON_TYPES)
+def test_a_post_that_does_not_say_json_is_refused(
+    chat: InProcess, not_json: str, json_type: str
+) -> None:
+    first = bodies(CHAT)[0]
+    before = dict(chat.engine.conversations)
+    refused(
+        chat.post("/v1/chat/completions", first, {"content-type": not_json}),
+        415,
+        "unsupported_media_type",
+    )
+    assert chat.engine.conversations == before
+    served = chat.post("/v1/chat/completions", first, {"content-type": json_type})
+    assert served.status_code == 200, served.text
+
+
+def test_a_post_without_a_content_type_is_refused(chat: InProcess) -> None:
+    request = chat.client.build_request("POST", "/v1/chat/completions", content=bodies(CHAT)[0])
+    assert "content-type" not in request.headers
+    response = chat.loop.run_until_complete(chat.client.send(request))
+    refused(response, 415, "unsupported_media_type")
+
+
+def test_allow_host_adds_a_name_and_the_real_server_still_refuses_others() -> None:
+    trace = DATA / CHAT / "traces.otlp.jsonl"
+    with serving(trace, "--allow-host", "Replay.Internal") as url, httpx.Client() as client:
+        port = url.rsplit(":", 1)[1]
+        first = bodies(CHAT)[0]
+
+        def post(host: str, **headers: str) -> httpx.Response:
+            return client.post(
+                url + "/v1/chat/completions",
+                content=first,
+                headers={**JSON, "host": host, **headers},
+            )
+
+        assert post(f"replay.internal:{port}").status_code == 200
+        assert post("replay.internal").status_code == 200
+        refused(post(f"other.internal:{port}"), 421, "misdirected_request")
+        refused(post(f"127.0.0.1:{port}", origin="http://other.internal"), 403, "forbidden")
+        simple = client.post(
+            url + "/v1/chat/completions", content=first, headers={"content-type": "text/plain"}
+        )
+        refused(simple, 415, "unsupported_media_type")
+        # The answer is JSON, and the connection is closed: the body was never read.
+        assert simple.headers["connection"] == "close"
