@@ -8,6 +8,8 @@ browser sends without a CORS preflight.  Each class of such request is drawn
 many times and must be refused before the engine sees it, while every name
 of the loopback interface (any case, any port) and the names the server is
 told to allow are served.
+
+A malformed body, whatever field is wrong, gets a 400 naming it, never a 500.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -263,3 +266,108 @@ def test_allow_host_adds_a_name_and_the_real_server_still_refuses_others() -> No
         refused(simple, 415, "unsupported_media_type")
         # The answer is JSON, and the connection is closed: the body was never read.
         assert simple.headers["connection"] == "close"
+
+
+# --- malformed bodies ---------------------------------------------------------------------
+
+#: A value of each JSON type, and values no API takes anywhere.
+WRONG: list[Any] = [None, True, 0, -1.5, 10**30, "x", [], [1, "a"], {}, {"k": 5}]
+
+
+def _nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _nodes(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _nodes(v, (*path, i))
+
+
+def _replaced(doc: Any, path: tuple[Any, ...], new: Any) -> Any:
+    doc = json.loads(json.dumps(doc))
+    if not path:
+        return new
+    parent = doc
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = new
+    return doc
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+    return out
+
+
+def strict_json(data: bytes) -> Any:
+    """JSON as a strict parser reads it: UTF-8, no NaN or Infinity."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in an answer")
+
+    return json.loads(data.decode("utf-8"), parse_constant=refuse)
+
+
+def answered_well(answer: Any) -> None:
+    """No 500; a JSON error, or a served answer whose JSON (or events' JSON) reads strictly."""
+    data = b"".join(answer.chunks)
+    assert answer.status != 500, data[:500]
+    if answer.status == 200 and "text/event-stream" in dict(answer.headers)["content-type"]:
+        for line in data.decode("utf-8").splitlines():
+            if line.startswith("data:") and line[5:].strip() != "[DONE]":
+                strict_json(line[5:].encode())
+        return
+    doc = strict_json(data)
+    if answer.status != 200:
+        assert isinstance(doc["error"]["message"], str)
+
+
+@pytest.mark.parametrize("path", list(WIRES))
+def test_a_wrong_value_in_any_field_is_a_400_or_served_never_a_500(
+    path: str, runs: dict[str, list[otel_replay.Run]]
+) -> None:
+    case = WIRES[path]
+    engine = ReplayEngine(runs[case])
+    seed = without_stream(requests_of(case)[0]["body_json"])
+    statuses: dict[int, int] = {}
+    for where, _ in list(_nodes(seed))[1:]:
+        for new in WRONG:
+            for stream in (False, True):
+                doc = _replaced(seed, where, new)
+                if isinstance(doc, dict):
+                    doc["stream"] = stream
+                answer = engine.handle("POST", path, json.dumps(doc).encode(), JSON)
+                answered_well(answer)
+                statuses[answer.status] = statuses.get(answer.status, 0) + 1
+    assert set(statuses) <= {200, 400, 409}, statuses
+    assert statuses[400] > 100, statuses
+
+
+@pytest.mark.parametrize("path", list(WIRES))
+@pytest.mark.parametrize(
+    "bad", ['"\\ud800"', '"a\\udfffb"', '"\\udc00\\ud800"', "NaN", "-Infinity", "1e999"]
+)
+def test_a_lone_surrogate_or_a_number_json_has_not_is_a_400_naming_where(
+    path: str, bad: str, runs: dict[str, list[otel_replay.Run]]
+) -> None:
+    """In place of any value of a real client's body (a string, a number, an object...)."""
+    case = WIRES[path]
+    engine = ReplayEngine(runs[case])
+    seed = without_stream(requests_of(case)[0]["body_json"])
+    for where, _ in list(_nodes(seed))[1:]:
+        raw = json.dumps(_replaced(seed, where, "@@MARK@@"))
+        body = raw.replace('"@@MARK@@"', bad).encode()
+        answer = engine.handle("POST", path, body, JSON)
+        data = b"".join(answer.chunks)
+        assert answer.status == 400, (where, data[:300])
+        message = strict_json(data)["error"]["message"]
+        assert _where(where) in message, (where, message)
+    key = json.dumps(seed)[:-1] + ', "\\ud800": 1}'
+    answer = engine.handle("POST", path, key.encode(), JSON)
+    assert (
+        answer.status == 400
+        and "U+D800" in strict_json(b"".join(answer.chunks))["error"]["message"]
+    )

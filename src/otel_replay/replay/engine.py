@@ -31,7 +31,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .. import json_text
 from .. import wire as W
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
@@ -212,12 +211,26 @@ class ReplayEngine:
             known = ", ".join(f"POST {p}" for p in W.WIRES)
             return error_answer(404, "not_found", f"{method} {path} is not served here ({known})")
         try:
-            doc = json_text.loads(body or b"null")
+            doc = W.loads(body or b"null")
+        except W.BadRequest as exc:
+            return error_answer(400, "invalid_request_error", f"{wire.name} request: {exc}")
         except ValueError as exc:
             return error_answer(400, "invalid_request_error", f"the body is not JSON: {exc}")
         if not isinstance(doc, dict):
             return error_answer(400, "invalid_request_error", "the body is not a JSON object")
-        request = wire.parse(doc)
+        try:
+            request = wire.parse(doc)
+        except W.BadRequest as exc:
+            return error_answer(400, "invalid_request_error", f"{wire.name} request: {exc}")
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            # A shape the API's field types let through and the reader still trips on:
+            # the client's mistake all the same, never the server's.
+            return error_answer(
+                400,
+                "invalid_request_error",
+                f"the body is not a {wire.name} request the server can read: "
+                f"{type(exc).__name__}: {exc}",
+            )
         lines: list[str] = []
         try:
             with self._lock:

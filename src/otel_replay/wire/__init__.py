@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import anthropic_messages, openai_chat, openai_responses
 from .base import Reply, Wire, WireRequest, reply_from_step
+from .shapes import BadRequest, loads
 
 WIRES: dict[str, Wire] = {
     openai_chat.path: openai_chat,
@@ -29,4 +30,13 @@ def for_path(path: str) -> Wire | None:
     return wire
 
 
-__all__ = ["WIRES", "Reply", "Wire", "WireRequest", "for_path", "reply_from_step"]
+__all__ = [
+    "WIRES",
+    "BadRequest",
+    "Reply",
+    "Wire",
+    "WireRequest",
+    "for_path",
+    "loads",
+    "reply_from_step",
+]

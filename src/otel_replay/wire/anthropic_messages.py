@@ -15,10 +15,38 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import json_text
-from .base import Reply, WireRequest, json_pieces, parse_body, sse, text_pieces
+from .base import Reply, WireRequest, json_pieces, parse_checked, sse, text_pieces
+from .shapes import MESSAGE_FIELDS, PARAMS, TOOL_FIELDS, Arr, Obj
 
 name = "anthropic.messages"
 path = "/v1/messages"
+
+_TEXT = Obj({"type": "string", "text": "string"})
+_BLOCK = Obj(
+    {
+        "type": "string",
+        "text": "string",
+        "id": "string",
+        "name": "string",
+        "input": "object",
+        "tool_use_id": "string",
+        "content": ("string", Arr(Obj({"type": "string", "text": "string"}))),
+        "is_error": "boolean",
+        "thinking": "string",
+        "signature": "string",
+    }
+)
+_MESSAGE = Obj({**MESSAGE_FIELDS, "content": ("string", Arr(_BLOCK))}, required=("role", "content"))
+#: The request body's fields that are read, and their types in the API.
+SHAPE = Obj(
+    {
+        **PARAMS,
+        "messages": Arr(_MESSAGE),
+        "system": ("string", Arr(_TEXT), "null"),
+        "tools": (Arr(Obj({**TOOL_FIELDS, "input_schema": "object"})), "null"),
+    },
+    required=("messages",),
+)
 
 #: One finish-reason spelling (see base) -> Anthropic's ``stop_reason``.
 _STOP = {
@@ -30,7 +58,7 @@ _STOP = {
 
 
 def parse(body: Mapping[str, Any]) -> WireRequest:
-    return parse_body(body)
+    return parse_checked(body, SHAPE)
 
 
 def _blocks(reply: Reply) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from .. import attributes as A
 from ..dialects import bodies
 from ..runs.model import Step
+from .shapes import Obj
 
 
 @dataclasses.dataclass
@@ -32,6 +33,12 @@ class WireRequest:
     stream: bool
     #: The body as sent (renderers echo some fields, e.g. Responses ``instructions``).
     body: dict[str, Any]
+
+
+def parse_checked(body: Mapping[str, Any], shape: Obj) -> WireRequest:
+    """``body`` checked against its API's ``shape``, then read (see :func:`parse_body`)."""
+    shape.check(body)
+    return parse_body(body)
 
 
 def parse_body(body: Mapping[str, Any]) -> WireRequest:

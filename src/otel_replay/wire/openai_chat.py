@@ -12,14 +12,38 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import Reply, WireRequest, json_pieces, parse_body, sse, text_pieces
+from .base import Reply, WireRequest, json_pieces, parse_checked, sse, text_pieces
+from .shapes import MESSAGE_FIELDS, PARAMS, TOOL_FIELDS, Arr, Obj
 
 name = "openai.chat"
 path = "/v1/chat/completions"
 
+_CALL = Obj(
+    {
+        "id": ("string", "null"),
+        "type": "string",
+        "function": Obj({"name": "string", "arguments": "string"}),
+    }
+)
+_PART = Obj({"type": "string", "text": "string", "refusal": "string"})
+_MESSAGE = Obj(
+    {
+        **MESSAGE_FIELDS,
+        "content": ("string", Arr(_PART), "null"),
+        "tool_calls": (Arr(_CALL), "null"),
+        "refusal": ("string", "null"),
+    },
+    required=("role",),
+)
+#: The request body's fields that are read, and their types in the API.
+SHAPE = Obj(
+    {**PARAMS, "messages": Arr(_MESSAGE), "tools": (Arr(Obj(TOOL_FIELDS)), "null")},
+    required=("messages",),
+)
+
 
 def parse(body: Mapping[str, Any]) -> WireRequest:
-    return parse_body(body)
+    return parse_checked(body, SHAPE)
 
 
 def _usage(reply: Reply) -> dict[str, Any]:

@@ -13,14 +13,38 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import Reply, WireRequest, json_pieces, parse_body, sse, text_pieces
+from .base import Reply, WireRequest, json_pieces, parse_checked, sse, text_pieces
+from .shapes import MESSAGE_FIELDS, PARAMS, TOOL_FIELDS, Arr, Obj
 
 name = "openai.responses"
 path = "/v1/responses"
 
+_CONTENT = ("string", Arr(Obj({"type": "string", "text": "string"})), "null")
+_ITEM = Obj(
+    {
+        **MESSAGE_FIELDS,
+        "type": "string",
+        "id": ("string", "null"),
+        "content": _CONTENT,
+        "call_id": "string",
+        "arguments": "string",
+        "output": ("string", Arr("object")),
+        "summary": (Arr(Obj({"type": "string", "text": "string"})), "null"),
+    }
+)
+#: The request body's fields that are read, and their types in the API.
+SHAPE = Obj(
+    {
+        **PARAMS,
+        "input": ("string", Arr(_ITEM)),
+        "instructions": ("string", Arr(_ITEM), "null"),
+        "tools": (Arr(Obj(TOOL_FIELDS)), "null"),
+    }
+)
+
 
 def parse(body: Mapping[str, Any]) -> WireRequest:
-    return parse_body(body)
+    return parse_checked(body, SHAPE)
 
 
 def _items(reply: Reply) -> list[dict[str, Any]]:
