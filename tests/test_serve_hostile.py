@@ -9,13 +9,20 @@ many times and must be refused before the engine sees it, while every name
 of the loopback interface (any case, any port) and the names the server is
 told to allow are served.
 
-A malformed body, whatever field is wrong, gets a 400 naming it, never a 500.
+Many clients naming distinct conversations, and divergent requests with and
+without names, must leave every table of the engine bounded (entries
+counted, memory traced), the least recently used conversation forgotten
+first.  And a malformed body, whatever field is wrong, gets a 400 naming
+it, never a 500.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import tracemalloc
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +33,7 @@ from hypothesis import strategies as st
 
 import otel_replay
 from otel_replay.replay.adapters.server import LOOPBACK_HOSTS, ReplayApp
-from otel_replay.replay.engine import ReplayEngine
+from otel_replay.replay.engine import CONVERSATION_HEADER, Conversation, ReplayEngine
 from test_serve import DATA, requests_of, serving, without_stream
 
 CHAT = "otel_openai_v2/chat_sync"
@@ -266,6 +273,122 @@ def test_allow_host_adds_a_name_and_the_real_server_still_refuses_others() -> No
         refused(simple, 415, "unsupported_media_type")
         # The answer is JSON, and the connection is closed: the body was never read.
         assert simple.headers["connection"] == "close"
+
+
+# --- bounded tables -----------------------------------------------------------------------
+
+
+def entries(engine: ReplayEngine) -> int:
+    """Entries in every table the engine keeps: each dict, list, set or deque among its
+    attributes, the containers in them one level down, and each conversation's own."""
+    total = 0
+    for value in vars(engine).values():
+        if isinstance(value, (dict, list, set, deque)):
+            total += len(value)
+            inner = value.values() if isinstance(value, dict) else value
+            for item in inner:
+                if isinstance(item, (dict, list, set, deque)):
+                    total += len(item)
+    for conv in engine.conversations.values():
+        for value in vars(conv).values():
+            if isinstance(value, (dict, set)) or (
+                isinstance(value, list) and value is not conv.transcript
+            ):
+                total += len(value)
+    return total
+
+
+@pytest.mark.parametrize("requests", [600, pytest.param(20_000, marks=pytest.mark.slow)])
+def test_tables_stay_bounded_under_distinct_names_and_divergent_bodies(
+    requests: int, runs: dict[str, list[otel_replay.Run]]
+) -> None:
+    bound = 8
+    served = InProcess(ReplayEngine(runs[CHAT], max_conversations=bound))
+    first = bodies(CHAT)[0]
+    path = "/v1/chat/completions"
+    counts: list[int] = []
+    memory: list[int] = []
+    # The divergent texts come from a few: the matcher's process-wide memo of texts
+    # (bounded, and no table of the engine's) would otherwise grow as the tables must not.
+    texts = [divergent(text=f"never recorded {k}") for k in range(7)]
+    try:
+        for i in range(requests):
+            if i < bound:  # as many clients as are kept
+                assert served.post(path, first).status_code == 200
+            elif i % 2:  # a new name, a request the recording never had
+                r = served.post(path, texts[i % 7], {CONVERSATION_HEADER: f"client-{i}"})
+                assert r.status_code == 409, r.text
+            else:  # divergent and unnamed: it lands on the last conversation
+                assert served.post(path, texts[i % 7]).status_code == 409
+            if i == requests // 3:
+                tracemalloc.start()
+            if i % 50 == 49:
+                counts.append(entries(served.engine))
+                if tracemalloc.is_tracing():
+                    gc.collect()  # the client's and the loop's garbage is no table's
+                    memory.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+        served.close()
+    engine = served.engine
+    assert len(engine.conversations) <= bound
+    assert len(engine._named) <= bound
+    # Per conversation: its entry, its names, its filings under the two waiting indexes
+    # and the response index (and each index's key); plus one key per recorded step.
+    assert max(counts) <= 12 * bound + 16, counts
+    # Flat: what the last requests add is noise, not growth per request (it was
+    # about 100 bytes a request, a name and a waiting entry each).
+    half = len(memory) // 2
+    assert memory[-1] - memory[half] < 8 * 1024, memory
+
+
+def test_the_least_recently_used_conversation_is_forgotten_first(
+    runs: dict[str, list[otel_replay.Run]],
+) -> None:
+    served = InProcess(ReplayEngine(runs[CHAT], max_conversations=4))
+    first, second, third = bodies(CHAT)
+    path = "/v1/chat/completions"
+
+    def conversation(r: httpx.Response) -> str:
+        return r.headers.get(CONVERSATION_HEADER) or str(r.json()["error"]["conversation"])
+
+    try:
+        keep = conversation(served.post(path, first, {CONVERSATION_HEADER: "keep"}))
+        others = []
+        for i in range(12):
+            r = served.post(path, first, {CONVERSATION_HEADER: f"other-{i}"})
+            others.append(conversation(r))
+            if i % 2:  # "keep" is used now and then: a divergent request of its own
+                used = served.post(path, divergent(text=f"k{i}"), {CONVERSATION_HEADER: "keep"})
+                assert used.status_code == 409 and conversation(used) == keep
+        # "keep" goes on where it was; the last three others are kept too.
+        r = served.post(path, second, {CONVERSATION_HEADER: "keep"})
+        assert r.status_code == 200 and conversation(r) == keep
+        assert r.headers["x-otel-replay-step"] != "0"
+        for name, cid in zip(("other-10", "other-11"), others[10:], strict=True):
+            r = served.post(path, second, {CONVERSATION_HEADER: name})
+            assert r.status_code == 200 and conversation(r) == cid
+        # The first other, unused since, was forgotten: its name starts over.
+        r = served.post(path, first, {CONVERSATION_HEADER: "other-0"})
+        assert r.status_code == 200 and conversation(r) not in others
+        assert served.post(path, third, {CONVERSATION_HEADER: "keep"}).status_code == 200
+    finally:
+        served.close()
+
+
+def test_divergent_requests_never_file_a_conversation_twice(
+    runs: dict[str, list[otel_replay.Run]],
+) -> None:
+    engine = ReplayEngine(runs[CHAT])
+    first = bodies(CHAT)[0]
+    assert engine.handle("POST", "/v1/chat/completions", first, JSON).status == 200
+    for i in range(50):
+        answer = engine.handle("POST", "/v1/chat/completions", divergent(text=f"x{i}"), JSON)
+        assert answer.status == 409
+    filed = [c for index in (engine._waiting, engine._waiting_last) for c in index.values()]
+    assert sum(len(c) for c in filed) <= 2, filed
+    (conv,) = engine.conversations.values()
+    assert isinstance(conv, Conversation) and len(conv.waiting) <= 2
 
 
 # --- malformed bodies ---------------------------------------------------------------------

@@ -73,6 +73,11 @@ def error_answer(status: int, kind: str, message: str, **details: Any) -> Answer
     return _json(status, body, [("x-should-retry", "false")])
 
 
+#: A routing index: key -> the conversations filed under it (by id, oldest first), each
+#: with the cursor it had when filed.  A dict, not a list: filing again replaces.
+Index = dict[str, dict[int, tuple["Conversation", int]]]
+
+
 class Conversation:
     """One client conversation: a run and a cursor in it."""
 
@@ -82,6 +87,12 @@ class Conversation:
         self.model = model
         #: The conversation so far (Responses ``previous_response_id`` continues it).
         self.transcript: list[dict[str, Any]] = []
+        #: Where the engine has it filed (index, key): taken out when it moves on or
+        #: is forgotten, so no index holds it twice or after it is gone.
+        self.waiting: list[tuple[Index, str]] = []
+        self.answered: tuple[Index, str] | None = None
+        #: The ``x-otel-replay-conversation`` names that route to it.
+        self.names: set[str] = set()
 
 
 def servable(run: Run) -> list[str]:
@@ -118,8 +129,10 @@ class ReplayEngine:
     (spread evenly over its chunks: chunk boundaries are not recorded), or None.
     ``forward``: called with the diverging request instead of answering 409.
     ``log``: called with one line per request served or refused.
-    ``max_conversations``: conversations kept; past it the least recently
-    used are forgotten (a client coming back to one starts over).
+    ``max_conversations``: conversations kept, and conversation names
+    (``x-otel-replay-conversation``) kept; past it the least recently used
+    are forgotten (a client coming back to one starts over).  Every table the
+    engine keeps is bounded by it (and by the runs served).
     """
 
     def __init__(
@@ -154,19 +167,17 @@ class ReplayEngine:
                 raise ReplayError(str(exc)) from None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        #: Least recently used first.
         self.conversations: dict[int, Conversation] = {}
+        # Conversation names, least recently used first.
         self._named: dict[str, Conversation] = {}
-        # Response id -> the conversations that sent it, at the cursor they had then.
+        # Response id -> the conversations that sent it last, at the cursor they had then.
         # Recorded ids repeat: every client replaying a run gets the same ones.
-        self._by_response: dict[str, list[tuple[Conversation, int]]] = collections.defaultdict(list)
+        self._by_response: Index = {}
         self._last: Conversation | None = None
         # Routing indexes: normalized messages -> conversations waiting for them / runs.
-        self._waiting: dict[str, collections.deque[tuple[Conversation, int]]] = (
-            collections.defaultdict(collections.deque)
-        )
-        self._waiting_last: dict[str, collections.deque[tuple[Conversation, int]]] = (
-            collections.defaultdict(collections.deque)
-        )
+        self._waiting: Index = {}
+        self._waiting_last: Index = {}
         self._first: dict[str, list[Run]] = collections.defaultdict(list)
         #: :func:`request_keys` of recorded model steps, by ``id`` (the runs hold the steps).
         self._recorded_keys: dict[int, tuple[str, str | None]] = {}
@@ -263,7 +274,7 @@ class ReplayEngine:
             )
         except ReplayDivergence as err:
             if fresh and not self._single:
-                del self.conversations[conv.id]
+                self._forget(conv)
             else:
                 self._wait(conv)
             err = self._with_candidates(err, request, conv)
@@ -287,14 +298,15 @@ class ReplayEngine:
                 raise
             return error_answer(500, "not_recorded", str(err), run_id=conv.run.run_id)
         self._last = conv
-        if self.conversations.get(conv.id) is conv:  # most recently used last
-            del self.conversations[conv.id]
-            self.conversations[conv.id] = conv
+        self._used(conv)
         self._wait(conv)
         reply = W.reply_from_step(step, request)
         conv.transcript = [*request.messages, reply.message]
+        if conv.answered is not None:  # it has moved on from the answer before
+            _unfile(conv, *conv.answered)
+            conv.answered = None
         if reply.response_id:
-            self._by_response[reply.response_id].append((conv, conv.model.cursor))
+            conv.answered = _file(conv, self._by_response, reply.response_id)
         self._lines.append(f"conversation {conv.id}: {step.label()} served ({rung}) to {wire.name}")
         meta = [
             ("x-otel-replay-run", conv.run.run_id),
@@ -338,19 +350,23 @@ class ReplayEngine:
         if self._single is not None:
             return self._single, False
         named = headers.get(CONVERSATION_HEADER)
-        if named and named in self._named:
-            return self._named[named], False
+        if named:
+            conv = self._named.pop(named, None)
+            if conv is not None:
+                self._named[named] = conv  # most recently used last
+                self._used(conv)
+                return conv, False
         previous = request.body.get("previous_response_id")
         if isinstance(previous, str) and previous in self._by_response:
             conv = self._answered(self._by_response[previous], request.messages)
             if conv is not None:
                 return conv, False
         key, last = request_keys(request.messages)
-        conv = self._pop(self._waiting.get(key))
+        conv = _first_of(self._waiting.get(key))
         if conv is None and key in self._first:
             conv = self._start(self._first[key][0])
         if conv is None and last is not None:
-            conv = self._pop(self._waiting_last.get(last))
+            conv = _first_of(self._waiting_last.get(last))
             if conv is None and last in self._first_last:
                 conv = self._start(self._first_last[last][0])
         fresh = False
@@ -362,78 +378,76 @@ class ReplayEngine:
                 conv = self._start(self.pinned or self.runs[0])
                 fresh = True
         if named:
-            self._named[named] = conv
+            self._name(named, conv)
         return conv, fresh
 
     def _answered(
-        self, entries: list[tuple[Conversation, int]], messages: list[dict[str, Any]]
+        self, entries: Mapping[int, tuple[Conversation, int]], messages: list[dict[str, Any]]
     ) -> Conversation | None:
-        """Of the conversations that sent a response id and have not moved on since,
-        the first whose next recorded request is their transcript plus ``messages``."""
-        entries[:] = [
-            (c, k) for c, k in entries if c.id in self.conversations and c.model.cursor == k
-        ]
-        for conv, _ in entries:
+        """Of the conversations that sent a response id (and have not moved on since: they
+        are taken out when they do), the first whose next recorded request is their
+        transcript plus ``messages``."""
+        for conv, _ in entries.values():
             step = conv.model.expected()
             if step is not None and step.model is not None:
                 key = messages_key([*conv.transcript, *messages])
                 if key == messages_key(step.model.input_messages or []):
                     return conv
-        return entries[0][0] if entries else None
+        return next((conv for conv, _ in entries.values()), None)
 
     def _start(self, run: Run) -> Conversation:
         conv = Conversation(next(self._ids), run, self._model_factory(run))
         self.conversations[conv.id] = conv
         if len(self.conversations) > self.max_conversations:
-            self._evict()
+            self._forget(next(iter(self.conversations.values())))  # the least recently used
         return conv
 
-    def _evict(self) -> None:
-        """Forget the least recently used tenth of the conversations, and every index entry
-        of theirs (in one pass: the cost is spread over the conversations started since)."""
-        keep = self.max_conversations - max(1, self.max_conversations // 10)
-        for cid in list(self.conversations)[: len(self.conversations) - keep]:
-            if self.conversations[cid] is not self._last:
-                del self.conversations[cid]
-        alive = self.conversations
-        self._named = {k: c for k, c in self._named.items() if alive.get(c.id) is c}
-        for index in (self._waiting, self._waiting_last):
-            for key in list(index):
-                queue = collections.deque(e for e in index[key] if alive.get(e[0].id) is e[0])
-                if queue:
-                    index[key] = queue
-                else:
-                    del index[key]
-        for rid in list(self._by_response):
-            entries = [e for e in self._by_response[rid] if alive.get(e[0].id) is e[0]]
-            if entries:
-                self._by_response[rid] = entries
-            else:
-                del self._by_response[rid]
+    def _used(self, conv: Conversation) -> None:
+        """``conv`` becomes the most recently used conversation."""
+        if self.conversations.get(conv.id) is conv:
+            del self.conversations[conv.id]
+            self.conversations[conv.id] = conv
 
-    def _pop(
-        self, queue: collections.deque[tuple[Conversation, int]] | None
-    ) -> Conversation | None:
-        # Entries go stale when their conversation moves on: skip those.
-        while queue:
-            conv, cursor = queue.popleft()
-            if self.conversations.get(conv.id) is conv and conv.model.cursor == cursor:
-                return conv
-        return None
+    def _name(self, name: str, conv: Conversation) -> None:
+        """Route requests that give ``name`` to ``conv`` (the least recently used name
+        goes past ``max_conversations`` names)."""
+        self._named[name] = conv
+        conv.names.add(name)
+        while len(self._named) > self.max_conversations:
+            oldest = next(iter(self._named))
+            self._named.pop(oldest).names.discard(oldest)
+
+    def _forget(self, conv: Conversation) -> None:
+        """Forget ``conv``: its entry, its names and where it is filed."""
+        self.conversations.pop(conv.id, None)
+        for name in conv.names:
+            if self._named.get(name) is conv:
+                del self._named[name]
+        conv.names.clear()
+        for index, key in conv.waiting:
+            _unfile(conv, index, key)
+        conv.waiting.clear()
+        if conv.answered is not None:
+            _unfile(conv, *conv.answered)
+            conv.answered = None
+        if self._last is conv:
+            self._last = None
 
     def _wait(self, conv: Conversation) -> None:
-        """Index ``conv`` under the request it expects next."""
+        """File ``conv`` under the request it expects next (and nowhere it was before)."""
+        for index, key in conv.waiting:
+            _unfile(conv, index, key)
+        conv.waiting.clear()
         step = conv.model.expected()
         if step is None or step.model is None or not step.model.input_messages:
             return
-        entry = (conv, conv.model.cursor)
         keys = self._recorded_keys.get(id(step))
         if keys is None:  # a recorded request's keys never change: once per step
             keys = self._recorded_keys[id(step)] = request_keys(step.model.input_messages)
         key, last = keys
-        self._waiting[key].append(entry)
+        conv.waiting.append(_file(conv, self._waiting, key))
         if last is not None:
-            self._waiting_last[last].append(entry)
+            conv.waiting.append(_file(conv, self._waiting_last, last))
 
     def _with_candidates(
         self, err: ReplayDivergence, request: W.WireRequest, conv: Conversation
@@ -482,6 +496,23 @@ class ReplayEngine:
             return None
         total = max(0.0, (step.end_ns - step.start_ns) / 1e9) / self.timing
         return [total / n] * n
+
+
+def _file(conv: Conversation, index: Index, key: str) -> tuple[Index, str]:
+    """File ``conv`` at its cursor under ``key`` (once: filing again replaces)."""
+    index.setdefault(key, {})[conv.id] = (conv, conv.model.cursor)
+    return index, key
+
+
+def _unfile(conv: Conversation, index: Index, key: str) -> None:
+    entries = index.get(key)
+    if entries is not None and entries.pop(conv.id, None) is not None and not entries:
+        del index[key]
+
+
+def _first_of(entries: Mapping[int, tuple[Conversation, int]] | None) -> Conversation | None:
+    """The conversation filed first (the longest waiting), if any."""
+    return next(iter(entries.values()))[0] if entries else None
 
 
 #: Recorded response headers sent back with recorded bytes (what the client decodes by).
