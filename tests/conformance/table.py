@@ -1,9 +1,9 @@
-"""The conformance table of README.md, made from the checks the conformance test runs.
+"""The conformance tables, made from the checks the conformance test runs.
 
     PYTHONPATH=src python -m tests.conformance.table [--check]
 
-(from the repository root) rewrites the part of the repository's
-``README.md`` between its summary markers (one row per stack, one column per
+(from the repository root) rewrites the part of the documentation's
+``docs/instrumentations.md`` between its summary markers (one row per stack, one column per
 mode: rebuilt exactly or not, and the verdict) and the part of
 ``tests/conformance/README.md`` between its table markers: the stacks (from their ``stack.json`` and
 ``requirements.txt``), one row per case (stack, mode, API, agent runs,
@@ -28,8 +28,8 @@ from tests.conformance.generate import STACKS, stack_config
 README = Path(__file__).resolve().parent / "README.md"
 START = "<!-- conformance-table:start (python -m tests.conformance.table) -->"
 END = "<!-- conformance-table:end -->"
-#: The repository's README, with the summary.
-MAIN_README = Path(__file__).resolve().parents[2] / "README.md"
+#: The documentation page with the summary (a stack x mode table).
+MAIN_README = Path(__file__).resolve().parents[2] / "docs" / "instrumentations.md"
 SUMMARY_START = "<!-- conformance-summary:start (python -m tests.conformance.table) -->"
 SUMMARY_END = "<!-- conformance-summary:end -->"
 #: Span ids differ at each generation and say nothing to a reader of the table.
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     MAIN_README.write_text(
         _replaced(main_text, SUMMARY_START, SUMMARY_END, short), encoding="utf-8"
     )
-    print(f"wrote the tables of {README.name} and the repository's {MAIN_README.name}")
+    print(f"wrote the tables of {README.name} and of docs/{MAIN_README.name}")
     return 0
 
 

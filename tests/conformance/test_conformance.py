@@ -140,5 +140,5 @@ def test_the_readme_tables_are_current() -> None:
     ), "tests/conformance/README.md is stale: run `python -m tests.conformance.table`"
     main = MAIN_README.read_text(encoding="utf-8")
     assert table_in(main, SUMMARY_START, SUMMARY_END) == summary(CASES, NOT_RECORDED), (
-        "the summary in README.md is stale: run `python -m tests.conformance.table`"
+        "the summary in docs/instrumentations.md is stale: run `python -m tests.conformance.table`"
     )
