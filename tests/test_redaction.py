@@ -399,3 +399,20 @@ def test_look_alikes_stay_in_any_mix(pieces: list[str]) -> None:
     """Token counts, digests, ids, logprob tokens, code and harmless base64 are not secrets."""
     text = " ".join(pieces)
     assert redactor().text(text) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    secret_names("_"),
+    credentials,
+    st.sampled_from(['"', "'"]),
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6),
+)
+def test_an_unmatched_quote_hides_the_rest_of_its_line_only(
+    name: str, value: str, quote: str, words: list[str]
+) -> None:
+    """A value whose closing quote is missing (a cut-off line): the next lines stay."""
+    following = f"title: {quote}{' '.join(words)}{quote}\nsize: 3"
+    out = redactor().text(f"{name}: {quote}{value}\n{following}")
+    assert value not in out
+    assert out.endswith("\n" + following), out

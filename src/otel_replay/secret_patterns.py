@@ -65,14 +65,16 @@ _HIDDEN = r"\[REDACTED\]|"
 _SEP = r"(?::=|=>|[:=])"
 #: After a secret-named field: ``=value``, ``= value``, ``: "value"``, ``='value'``,
 #: ``\\": \\"value\\"``, ``: value`` alone on its line (query strings, env and INI files,
-#: command lines, JSON, YAML, Python, PHP text).
+#: command lines, JSON, YAML, Python, PHP text).  A quoted value ends on its line: an
+#: unmatched quote hides the rest of its line, no more.
 _ASSIGNED = (
     r"[a-z0-9_.-]*(?:"
     r"=(?![=>])(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]\\]+)"
     # With spaces (INI files): not code (password = os.environ.get(...)).
     r"|(?:[ \t]+=[ \t]*|=[ \t]+)(?![=>(])(?![A-Za-z_][\w.]*\()"
     r"(?P<v6>" + _HIDDEN + r"[^&;\s\"'#,(){}\[\]\\]+)"
-    r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\]|\\.)+)\"|'(?P<v3>(?:[^'\\]|\\.)+)')"
+    r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\\r\n]|\\.)+)(?:\"|(?=[\r\n]|\Z))"
+    r"|'(?P<v3>(?:[^'\\\r\n]|\\.)+)(?:'|(?=[\r\n]|\Z)))"
     # JSON text inside a JSON string: \"api_key\": \"...\"
     r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\""
     # YAML, or "password: hunter2" in a message: one word, the last on its line (a type
