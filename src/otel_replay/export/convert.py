@@ -11,6 +11,18 @@ converting back gives the same requests.  Payload blobs beside an input are
 copied beside the output, so converted recordings still load byte-exact
 payloads.
 
+Secrets are hidden on the way, as :class:`~otel_replay.FileSpanExporter`
+hides them in spans no processor saw (:mod:`otel_replay.export.scrub`): a
+file from elsewhere (a Collector dump, another instrumentation's OTLP/JSON)
+may hold them anywhere.  Span and event names, attributes of spans, events,
+links, resources and scopes, scope names and versions, schema URLs, trace
+states, status descriptions, log bodies; our own payloads and blobs too.  A
+file our processor wrote is scrubbed again: nothing in a file proves who
+wrote it, and redaction is idempotent (a scrubbed file converts to the same
+requests).  A payload that changes keeps its companions true to it (the
+digest of the bytes kept, a scrubbed blob under its own digest) and its key
+goes in ``otel_replay.redacted``, as capture writes a payload it scrubbed.
+
 Faults in the input are collected as :class:`~otel_replay.store.errors.FormatError`
 (file and byte offset); every good request before a fault is converted, and
 JSON lines resume at the next line.
@@ -30,17 +42,29 @@ from typing import IO, Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
+from .. import attributes as A
+from .. import payload
 from ..blobs import BlobStore, BlobUnavailable
+from ..redaction import Redactor, redactor
 from ..store import phoenix
 from ..store.errors import FormatError, OtherSignal
 from ..store.limits import MAX_NESTING
 from ..store.otlp_json import JsonShapeError, request_from_json
-from ..store.otlp_proto import Request, parse_request
+from ..store.otlp_proto import Request, any_value, parse_request
+from ..store.otlp_proto import attributes as proto_attributes
 from ..store.reader import ZSTD_MAGIC, Reader, _decompress_zstd
 from ..store.records import LogRecord, Record, SpanRecord
 from ..store.sources import expand, is_stream, rotated_from
 from .file_exporter import COMPRESSIONS, FORMATS, frame
 from .json_encoder import request_to_json
+from .scrub import (
+    REMOVED,
+    STATUS,
+    attribute_changes,
+    hidden_name,
+    hidden_text,
+    redacted,
+)
 
 __all__ = ["ConvertSummary", "MessageReader", "convert"]
 
@@ -197,6 +221,97 @@ def _fill_value(target: Any, value: Any, depth: int = 0) -> None:
             _fill_value(kv.value, item, depth + 1)
 
 
+#: Blob references whose blob was scrubbed into another: the new reference and its size.
+Moved = dict[str, tuple[str, int]]
+
+
+def hide_in_request(request: Request, moved: Moved | None = None) -> None:
+    """Hide the secrets of ``request`` in place (see the module docstring); ``moved``
+    maps the reference of each blob scrubbed to its new one."""
+    r = redactor()
+    moves = moved or {}
+    logs = isinstance(request, ExportLogsServiceRequest)
+    hide_in_item = _hide_in_log if logs else _hide_in_span
+    for group in request.resource_logs if logs else request.resource_spans:
+        _hide_in_attributes(group.resource.attributes, r, [], "", moves)
+        group.schema_url = hidden_text(group.schema_url, r)
+        for inner in group.scope_logs if logs else group.scope_spans:
+            scope = inner.scope
+            scope.name = hidden_text(scope.name, r)
+            scope.version = hidden_text(scope.version, r)
+            _hide_in_attributes(scope.attributes, r, [], "", moves)
+            inner.schema_url = hidden_text(inner.schema_url, r)
+            for item in inner.log_records if logs else inner.spans:
+                hide_in_item(item, r, moves)
+
+
+def _hide_in_span(span: Any, r: Redactor, moved: Moved) -> None:
+    hidden: list[str] = []
+    name = hidden_name(span.name, r, hidden)
+    if name is not None:
+        span.name = name
+    span.trace_state = hidden_text(span.trace_state, r)
+    for kind, items in (("events", span.events), ("links", span.links)):
+        for i, item in enumerate(items):
+            where = f"{kind}[{i}]"
+            if kind == "events":
+                clean = hidden_text(item.name, r)
+                if clean is not item.name:
+                    item.name = clean
+                    hidden.append(where + " name")
+            else:
+                item.trace_state = hidden_text(item.trace_state, r)
+            _hide_in_attributes(item.attributes, r, hidden, where + ".", moved)
+    message = span.status.message
+    clean = hidden_text(message, r)
+    if clean is not message:
+        span.status.message = clean
+        hidden.append(STATUS)
+    _hide_in_attributes(span.attributes, r, hidden, "", moved, mark=True)
+
+
+def _hide_in_log(record: Any, r: Redactor, moved: Moved) -> None:
+    hidden: list[str] = []
+    record.event_name = hidden_text(record.event_name, r)
+    record.severity_text = hidden_text(record.severity_text, r)
+    if record.HasField("body"):
+        body = any_value(record.body)
+        clean = r.scrub(body, "body", hidden)
+        if clean is not body and clean != body:
+            record.body.Clear()
+            _fill_value(record.body, clean)
+    _hide_in_attributes(record.attributes, r, hidden, "", moved, mark=True)
+
+
+def _hide_in_attributes(
+    kvs: Any, r: Redactor, hidden: list[str], path: str, moved: Moved, mark: bool = False
+) -> None:
+    """Hide the secrets of OTLP attributes in place; with ``mark``, the paths ``hidden``
+    so far and here are listed in their ``otel_replay.redacted``."""
+    if not kvs and not (mark and hidden):
+        return
+    held = proto_attributes(kvs)
+    changes = attribute_changes(held, r, hidden, path, stored=True, moved=moved)
+    if mark and hidden:
+        changes[A.REDACTED] = redacted(held, hidden, changes)
+    if not changes:
+        return
+    for i in reversed(range(len(kvs))):
+        kv = kvs[i]
+        if kv.key in changes:
+            value = changes[kv.key]
+            if value is REMOVED:
+                del kvs[i]
+            else:
+                kv.value.Clear()
+                _fill_value(kv.value, value)
+    for key, value in changes.items():
+        if key not in held and value is not REMOVED:
+            kv = kvs.add()
+            kv.key = key
+            _fill_value(kv.value, value)
+
+
 @dataclasses.dataclass
 class ConvertSummary:
     requests: int = 0
@@ -222,13 +337,16 @@ def _blob_sources(name: str) -> list[BlobStore]:
 
 
 def _copy_blobs(
-    sources: Iterable[BlobStore], target: BlobStore, problems: list[FormatError]
+    sources: Iterable[BlobStore], target: BlobStore, problems: list[FormatError], moved: Moved
 ) -> int:
-    """Copy the blobs of ``sources`` into ``target``; how many were new.
+    """Copy the blobs of ``sources`` into ``target``, scrubbed; how many were new.
 
     Each is read as a load reads it (see :mod:`otel_replay.blobs`): a blob
-    refused there is reported in ``problems`` and not copied.
+    refused there is reported in ``problems`` and not copied.  A blob that
+    held a secret is kept scrubbed, under its own digest: ``moved`` maps its
+    reference to the new one (and its size) for the spans that name it.
     """
+    r = redactor()
     copied = 0
     for source in sources:
         if os.path.realpath(source.root) == os.path.realpath(target.root):
@@ -239,15 +357,22 @@ def _copy_blobs(
             problems.append(FormatError(exc.path, 0, f"{exc.noun} {exc.reason}"))
             continue
         for digest in digests:
-            if target.holds(digest):
-                continue  # content-addressed: the same name holds the same bytes
+            # Read even when the target holds one of its name: a blob that held a secret
+            # is not there, but the spans naming it must name the scrubbed one.
             try:
                 data = source.get("sha256:" + digest)
             except BlobUnavailable as exc:
                 problems.append(FormatError(exc.path, 0, f"{exc.noun} {exc.reason}"))
                 continue
-            if data is not None:
-                target.put(data)
+            if data is None:
+                continue
+            clean = r.data(data)
+            if clean is not data:
+                moved["sha256:" + digest] = ("sha256:" + payload.sha256(clean), len(clean))
+            elif target.holds(digest):
+                continue  # content-addressed: the same name holds the same bytes
+            if not target.holds(payload.sha256(clean)):
+                target.put(clean)
                 copied += 1
     return copied
 
@@ -289,10 +414,18 @@ def convert(
         request_to_json if format == "json" else lambda r: r.SerializeToString()
     )
 
+    moved: Moved = {}
+
     def write_all(sink: IO[bytes]) -> None:
         for name in names:
             reader = MessageReader(name)
-            for request in reader:
+            for number, request in enumerate(reader):
+                try:
+                    hide_in_request(request, moved)
+                except Exception as exc:  # never written unscrubbed: it costs only itself
+                    why = f"left out, its secrets could not be hidden ({type(exc).__name__})"
+                    found.append(FormatError(name, number, why, unit="request"))
+                    continue
                 sink.write(frame(encode(request), format, compression, compressor))
                 spans, logs = _counts(request)
                 summary.requests += 1
@@ -308,14 +441,16 @@ def convert(
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(out)}.", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as sink:
-            write_all(sink)
-        # Blobs first, as the exporter writes them: no reference without its blob.
+        # Blobs first, as the exporter writes them: no reference without its blob (and
+        # the references of blobs scrubbed are known before the spans are written).
         summary.blobs = _copy_blobs(
             (b for name in names if not is_stream(name) for b in _blob_sources(name)),
             BlobStore(out),
             found,
+            moved,
         )
+        with os.fdopen(fd, "wb") as sink:
+            write_all(sink)
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)
     except BaseException:

@@ -2,7 +2,11 @@
 
 Stored records become SDK spans again (:mod:`.readable_spans`) and go out in
 bounded batches through ``OTLPSpanExporter`` (http/protobuf or grpc), so what a
-backend receives is exactly what the standard exporters send.  Whatever is not
+backend receives is exactly what the standard exporters send.  Secrets are
+hidden first, as ``FileSpanExporter`` hides them in spans no processor saw,
+our own bookkeeping and byte-exact payloads included: nothing read from a file
+is trusted to be scrubbed, a file our processor wrote included (see
+:mod:`otel_replay.export.convert`).  Whatever is not
 given explicitly comes from the standard ``OTEL_EXPORTER_OTLP_TRACES_*`` /
 ``OTEL_EXPORTER_OTLP_*`` environment variables, read by the exporters
 themselves where they do.
@@ -25,6 +29,7 @@ from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_TRACES_HEADERS,
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
 )
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..bytes_text import as_base64
@@ -33,6 +38,7 @@ from ..store.reader import RecordReader
 from ..store.records import SpanRecord
 from ..store.sources import expand
 from .readable_spans import readable_spans
+from .scrub import hidden_copy
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -63,6 +69,8 @@ class ResendSummary:
     spans: int
     batches: int
     endpoint: str
+    #: Spans not sent because their secrets could not be hidden.
+    left_out: int = 0
 
 
 def resolve_protocol(protocol: str | None = None) -> str:
@@ -255,11 +263,23 @@ def resend(
     ``base64_bytes`` bytes values go as base64 strings (see
     :func:`bytes_as_base64`).  Raises :class:`ExportFailed` at the first batch
     the endpoint does not take (after the exporter's own retries); the
-    exporter is shut down either way.
+    exporter is shut down either way.  Secrets are hidden before a span is sent
+    (see the module docstring); a span whose secrets cannot be hidden is not sent,
+    and counted in ``left_out``.
     """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
-    spans = readable_spans(bytes_as_base64(records) if base64_bytes else records)
+    left_out = 0
+
+    def scrubbed(spans: Iterable[ReadableSpan]) -> Iterator[ReadableSpan]:
+        nonlocal left_out
+        for span in spans:
+            try:
+                yield hidden_copy(span, stored=True)
+            except Exception:  # a span whose secrets cannot be hidden is not sent
+                left_out += 1
+
+    spans = scrubbed(readable_spans(bytes_as_base64(records) if base64_bytes else records))
     sent = batches = 0
     try:
         while batch := list(islice(spans, batch_size)):
@@ -278,4 +298,4 @@ def resend(
             batches += 1
     finally:
         exporter.shutdown()
-    return ResendSummary(sent, batches, endpoint)
+    return ResendSummary(sent, batches, endpoint, left_out)

@@ -6,21 +6,28 @@ holding an api key, ``url.full`` with ``?api_key=``, an exception message
 quoting a token, an HTTP client span named after a URL with ``?api_key=``).
 Here the one redaction engine goes over the name of a span, the name and
 attributes of each of its events, the attributes of its links and its status
-description, and the attributes of its resource and instrumentation scope:
+description, the attributes and schema URL of its resource, and the name,
+version, schema URL and attributes of its instrumentation scope:
 ``ReplaySpanProcessor`` on each span of its provider as it ends (so every
 exporter, OTLP included, sends the scrubbed span), and our exporters on each
 span they write (a provider without the processor).
 
 Byte-exact payloads we recorded (a value with its ``otel_replay.sha256.``
 digest) were scrubbed when captured and their digest is of what was
-written: they are left as they are.
+written: they are left as they are.  Spans read back from a file or a
+backend (``otel-replay convert`` and ``export``) are ``stored``: nothing in
+them is trusted to be scrubbed, not even in a file our processor wrote (a
+file proves nothing of who wrote it, and redaction is idempotent: a scrubbed
+span comes out the same).  Their payloads are scrubbed too, and one that
+changes is written as capture writes a payload it scrubbed: its digest of the
+bytes kept, its key in ``otel_replay.redacted``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.resources import Resource
@@ -29,6 +36,8 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, Status
 
 from .. import attributes as A
+from .. import payload
+from ..bytes_text import from_base64, to_base64
 from ..redaction import PLACEHOLDER, Redactor, redactor
 from .ending_span import (
     update_attributes,
@@ -43,28 +52,55 @@ T = TypeVar("T")
 
 #: Where a hidden span name is listed in ``otel_replay.redacted`` (no attribute key has a space).
 SPAN_NAME = "span name"
-#: Our payload companions: never scrubbed here (see the module docstring).
+#: Where a hidden status description is listed.
+STATUS = "status.description"
+#: Our payload companions: scrubbed only with their payload, of a stored span (see the
+#: module docstring).
 _COMPANIONS = (A.SHA256, A.TYPE, A.BYTES, A.REF, A.SIZE)
 _OURS = A.PREFIX
+#: A change that takes its key off (a blob reference to a payload hidden whole).
+REMOVED: Final = object()
 
 
 def attribute_changes(
-    attrs: Mapping[str, Any] | None, r: Redactor, hidden: list[str], path: str = ""
+    attrs: Mapping[str, Any] | None,
+    r: Redactor,
+    hidden: list[str],
+    path: str = "",
+    *,
+    stored: bool = False,
+    moved: Mapping[str, tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
-    """The values of ``attrs`` that hide a secret, by key; each hidden path added to ``hidden``."""
+    """The values of ``attrs`` that hide a secret, by key; each hidden path added to ``hidden``.
+
+    With ``stored`` the attributes were read from a file or backend, not made by
+    this process's capture: nothing in them is trusted to be scrubbed, our own
+    bookkeeping and byte-exact payloads included (see :func:`_payload_changes`;
+    ``moved`` maps a blob reference to that of the blob scrubbed, and its size).
+    A change of :data:`REMOVED` takes its key off.
+    """
     changes: dict[str, Any] = {}
     if not attrs:
         return changes
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: its dict, without the lock
     secret = r.is_secret_key
     text = r.text
+    payloads: set[str] = set()
+    companions: list[str] = []
     for key, value in attrs.items():
-        if key.startswith(_OURS) and (
-            key.startswith(_COMPANIONS) or key == A.REDACTED or key.startswith(A.FP)
-        ):
-            continue  # our bookkeeping: payload companions, hidden paths, the fingerprint
-        if (A.SHA256 + key) in attrs:
-            continue  # our payload: scrubbed when captured, its digest of what was written
+        if key.startswith(_OURS) and key.startswith(_COMPANIONS):
+            if stored:
+                payloads.add(key[key.index(".", len(_OURS)) + 1 :])
+                companions.append(key)
+            continue  # a payload's companion: the payload is scrubbed as a whole
+        if not stored:
+            if key.startswith(_OURS) and (key == A.REDACTED or key.startswith(A.FP)):
+                continue  # our bookkeeping: hidden paths, the fingerprint
+            if (A.SHA256 + key) in attrs:
+                continue  # our payload: scrubbed when captured, its digest of what was written
+        elif (A.SHA256 + key) in attrs:
+            payloads.add(key)
+            continue
         t = type(value)
         if secret(key):
             new: Any = PLACEHOLDER
@@ -74,22 +110,113 @@ def attribute_changes(
             continue
         elif t is bytes:
             new = r.data(value)
-        elif t is tuple or t is list:
+        elif t is tuple or t is list or t is dict:
             new = r.scrub(value, key, [])
         else:
             continue
         if new is not value and new != value:
             changes[key] = new
             hidden.append(path + key)
+    for key in payloads:
+        if _payload_changes(attrs, key, r, changes, moved or {}):
+            hidden.append(path + key)
+    for key in companions:  # the text of a companion the payload left as it was
+        value = attrs[key]
+        if key not in changes and type(value) is str and text(value) is not value:
+            changes[key] = text(value)
+            hidden.append(path + key)
     return changes
 
 
-def _links(links: Any, r: Redactor, hidden: list[str]) -> list[Link] | None:
-    return _each(links, r, hidden, "links", lambda link, _, a: Link(link.context, a))
+def _payload_changes(
+    attrs: Mapping[str, Any],
+    key: str,
+    r: Redactor,
+    changes: dict[str, Any],
+    moved: Mapping[str, tuple[str, int]],
+) -> bool:
+    """Hide the secrets of the byte-exact payload recorded under ``key`` (its display
+    value and its exact bytes, inline or in a blob), keeping its companions true to it:
+    whatever changed, the digest is of the bytes kept and the size theirs, as capture
+    writes a payload it scrubbed; its key goes in ``otel_replay.redacted``.  Whether
+    anything changed.
+
+    A payload under a secret-named key is hidden whole: it becomes the text
+    ``[REDACTED]``.
+    """
+    display = attrs.get(key)
+    raw = attrs.get(A.BYTES + key)
+    ref = attrs.get(A.REF + key)
+    before = len(changes)
+    exact: bytes | None = None  # the payload's exact bytes, where they changed
+    size: int | None = None
+    if r.is_secret_key(key):
+        data = PLACEHOLDER.encode()
+        changes[key] = PLACEHOLDER
+        if A.TYPE + key in attrs:
+            changes[A.TYPE + key] = payload.STR
+        if raw is not None:
+            changes[A.BYTES + key] = data if type(raw) is not str else to_base64(data)
+        if ref is not None:
+            changes[A.REF + key] = REMOVED
+        exact = data
+    else:
+        if key in attrs:
+            clean = _scrubbed_value(display, key, r)
+            if clean is not display and clean != display:
+                changes[key] = clean
+        if type(raw) is bytes or type(raw) is bytearray:
+            exact = r.data(bytes(raw))
+            if exact != raw:
+                changes[A.BYTES + key] = exact
+        elif type(raw) is str:  # sent as base64 text to a backend that stores no bytes
+            decoded = from_base64(raw)
+            if decoded is None:
+                clean = r.text(raw)
+                if clean is not raw:
+                    changes[A.BYTES + key] = clean
+            else:
+                exact = r.data(decoded)
+                if exact != decoded:
+                    changes[A.BYTES + key] = to_base64(exact)
+        elif type(ref) is str:
+            if ref in moved:  # its blob held a secret: it was scrubbed into another
+                changes[A.REF + key], size = moved[ref]
+        elif key in changes:  # the display is the payload (as the reader reads it)
+            new = changes[key]
+            text = new if type(new) is str else payload.canonical(new)
+            exact = text.encode("utf-8", "surrogatepass")
+    if len(changes) == before:
+        return False
+    if type(attrs.get(A.SHA256 + key)) is str:
+        if exact is not None:
+            changes[A.SHA256 + key], size = payload.sha256(exact), len(exact)
+        elif size is not None:  # a blob's name is its digest
+            changes[A.SHA256 + key] = changes[A.REF + key].removeprefix("sha256:")
+    if size is not None and A.SIZE + key in attrs:
+        changes[A.SIZE + key] = size
+    return True
 
 
-def _events(events: Any, r: Redactor, hidden: list[str]) -> list[Event] | None:
-    return _each(events, r, hidden, "events", lambda e, n, a: Event(n, a, e.timestamp))
+def _scrubbed_value(value: Any, key: str, r: Redactor) -> Any:
+    t = type(value)
+    if t is str:
+        return r.text(value)
+    if t is bytes:
+        return r.data(value)
+    if t is tuple or t is list or t is dict:
+        return r.scrub(value, key, [])
+    return value
+
+
+def _links(links: Any, r: Redactor, hidden: list[str], stored: bool = False) -> list[Link] | None:
+    return _each(links, r, hidden, "links", lambda link, _, a: Link(link.context, a), stored)
+
+
+def _events(
+    events: Any, r: Redactor, hidden: list[str], stored: bool = False
+) -> list[Event] | None:
+    return _each(events, r, hidden, "events", lambda e, n, a: Event(n, a, e.timestamp), stored)
 
 
 def _each(
@@ -98,13 +225,14 @@ def _each(
     hidden: list[str],
     kind: str,
     rebuild: Callable[[Any, Any, Any], T],
+    stored: bool = False,
 ) -> list[T] | None:
     """Events or links with their names and attributes scrubbed (None: nothing to hide)."""
     out: list[T] | None = None
     text = r.text
     for i, item in enumerate(items or ()):
         where = f"{kind}[{i}]"
-        changes = attribute_changes(item.attributes, r, hidden, where + ".")
+        changes = attribute_changes(item.attributes, r, hidden, where + ".", stored=stored)
         name = getattr(item, "name", None)  # a link has none
         clean = name if type(name) is not str else text(name)
         if clean is not name:
@@ -119,7 +247,7 @@ def _each(
 
 def _attributes_like(attrs: Any, changes: Mapping[str, Any]) -> Any:
     """``attrs`` with ``changes``, as bounded as ``attrs`` was (its dropped count kept)."""
-    merged = {**(attrs or {}), **changes}
+    merged = changed(attrs, changes)
     if not isinstance(attrs, BoundedAttributes):
         return merged
     out = BoundedAttributes(attrs.maxlen, merged, immutable=True, max_value_len=attrs.max_value_len)
@@ -127,7 +255,7 @@ def _attributes_like(attrs: Any, changes: Mapping[str, Any]) -> Any:
     return out
 
 
-def _name(name: Any, r: Redactor, hidden: list[str]) -> str | None:
+def hidden_name(name: Any, r: Redactor, hidden: list[str]) -> str | None:
     """The span's name scrubbed (None: nothing to hide): an HTTP client span may be
     named after its URL, query string and all."""
     if type(name) is not str:
@@ -146,12 +274,27 @@ def _status(status: Status, r: Redactor, hidden: list[str]) -> Status | None:
     clean = r.text(text)
     if clean is text:
         return None
-    hidden.append("status.description")
+    hidden.append(STATUS)
     return Status(status.status_code, clean)
 
 
-def _redacted(attrs: Mapping[str, Any] | None, hidden: list[str]) -> list[str]:
-    before = (attrs or {}).get(A.REDACTED) or ()
+def changed(attrs: Mapping[str, Any] | None, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``attrs`` with ``changes`` made (a key changed to :data:`REMOVED` taken off)."""
+    merged = {**(attrs or {}), **changes}
+    for key, value in changes.items():
+        if value is REMOVED:
+            del merged[key]
+    return merged
+
+
+def redacted(
+    attrs: Mapping[str, Any] | None, hidden: list[str], changes: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The ``otel_replay.redacted`` list of a span whose ``attrs`` had ``hidden`` hidden (the
+    list it had, scrubbed in ``changes`` if it was, then the new paths)."""
+    before = (changes or {}).get(A.REDACTED, (attrs or {}).get(A.REDACTED)) or ()
+    if not isinstance(before, (list, tuple)):
+        before = [str(before)]
     return [*before, *(h for h in hidden if h not in before)]
 
 
@@ -159,40 +302,72 @@ class _Shared:
     """Resources and scopes with their secrets hidden, made once per object.
 
     Many spans share one resource and a few scopes: each is scrubbed the
-    first time it is seen (holding the object keeps its id from being reused).
+    first time it is seen under the redactor in force (holding the object
+    keeps its id from being reused).
     """
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[Any, Any]] = {}
+        self._seen: dict[int, tuple[Any, Redactor, Any]] = {}
         self._lock = threading.Lock()
 
-    def clean(self, obj: Any, rebuild: Callable[[Any, dict[str, Any]], Any]) -> Any:
+    def clean(self, obj: Any, scrub: Callable[[Any, Redactor], Any]) -> Any:
         if obj is None:
             return None
+        r = redactor()
         hit = self._seen.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        changes = attribute_changes(obj.attributes, redactor(), [])
-        clean = rebuild(obj, {**obj.attributes, **changes}) if changes else obj
+        if hit is not None and hit[0] is obj and hit[1] is r:
+            return hit[2]
+        clean = scrub(obj, r)
         with self._lock:
             if len(self._seen) > 256:
                 self._seen.clear()
-            self._seen[id(obj)] = (obj, clean)
+            self._seen[id(obj)] = (obj, r, clean)
         return clean
 
 
 _shared = _Shared()
 
 
+def hidden_text(value: Any, r: Redactor) -> Any:
+    """A name, version or schema URL scrubbed (itself when it hides nothing, or is no text)."""
+    return r.text(value) if type(value) is str else value
+
+
+def _resource_scrubbed(resource: Resource, r: Redactor) -> Resource:
+    # Stored: a resource read from a file is scrubbed whole, and one of an SDK holds
+    # none of our bookkeeping for the difference to cost anything.
+    changes = attribute_changes(resource.attributes, r, [], stored=True)
+    schema_url = hidden_text(resource.schema_url, r)
+    if not changes and schema_url is resource.schema_url:
+        return resource
+    return Resource(changed(resource.attributes, changes), schema_url)
+
+
+def _scope_scrubbed(scope: InstrumentationScope, r: Redactor) -> InstrumentationScope:
+    """``scope`` itself when it holds no secret, else a copy with them hidden: its name,
+    version and schema URL (an instrumentation may be named after an endpoint, key and
+    all) and its attributes."""
+    changes = attribute_changes(scope.attributes, r, [], stored=True)
+    name, version, schema_url = (
+        hidden_text(v, r) for v in (scope.name, scope.version, scope.schema_url)
+    )
+    if (
+        not changes
+        and name is scope.name
+        and version is scope.version
+        and schema_url is scope.schema_url
+    ):
+        return scope
+    attrs = changed(scope.attributes, changes) if changes else scope.attributes
+    return InstrumentationScope(name, version, schema_url, attrs)
+
+
 def _resource(resource: Resource) -> Resource:
-    return cast("Resource", _shared.clean(resource, lambda r, a: Resource(a, r.schema_url)))
+    return cast("Resource", _shared.clean(resource, _resource_scrubbed))
 
 
 def _scope(scope: InstrumentationScope | None) -> InstrumentationScope | None:
-    return cast(
-        "InstrumentationScope | None",
-        _shared.clean(scope, lambda s, a: InstrumentationScope(s.name, s.version, s.schema_url, a)),
-    )
+    return cast("InstrumentationScope | None", _shared.clean(scope, _scope_scrubbed))
 
 
 #: Span ids scrubbed as they ended, under the redactor then in force: an exporter of
@@ -210,7 +385,7 @@ def hide_in_ending(span: Span) -> None:
     r = redactor()
     update_shared(span, _resource(span.resource), _scope(span.instrumentation_scope))
     hidden: list[str] = []
-    name = _name(span.name, r, hidden)
+    name = hidden_name(span.name, r, hidden)
     changes = attribute_changes(span.attributes, r, hidden)
     events = _events(span.events, r, hidden)
     links = _links(span.links, r, hidden)
@@ -231,23 +406,27 @@ def hide_in_ending(span: Span) -> None:
         done &= update_links(span, links)
     if status is not None:
         done &= update_status(span, status)
-    changes[A.REDACTED] = _redacted(span.attributes, hidden)
+    changes[A.REDACTED] = redacted(span.attributes, hidden)
     done &= update_attributes(span, changes)
     if done:
         _scrubbed[span.context.span_id] = r
 
 
-def hidden_copy(span: ReadableSpan) -> ReadableSpan:
-    """``span`` itself when it holds no secret, else a copy with them hidden."""
+def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
+    """``span`` itself when it holds no secret, else a copy with them hidden.
+
+    A ``stored`` span was read from a file or a backend: nothing in it is trusted to
+    be scrubbed (see :func:`attribute_changes`), even a span our processor wrote.
+    """
     r = redactor()
     context = span.context
-    if context is not None and _scrubbed.get(context.span_id) is r:
+    if not stored and context is not None and _scrubbed.get(context.span_id) is r:
         return span  # scrubbed as it ended, by this provider's ReplaySpanProcessor
     hidden: list[str] = []
-    name = _name(span.name, r, hidden)
-    changes = attribute_changes(span.attributes, r, hidden)
-    events = _events(span.events, r, hidden)
-    links = _links(span.links, r, hidden)
+    name = hidden_name(span.name, r, hidden)
+    changes = attribute_changes(span.attributes, r, hidden, stored=stored)
+    events = _events(span.events, r, hidden, stored)
+    links = _links(span.links, r, hidden, stored)
     status = _status(span.status, r, hidden)
     resource = _resource(span.resource)
     scope = _scope(span.instrumentation_scope)
@@ -255,8 +434,8 @@ def hidden_copy(span: ReadableSpan) -> ReadableSpan:
         return span
     attrs = dict(span.attributes or {})
     if hidden:
-        attrs.update(changes)
-        attrs[A.REDACTED] = _redacted(span.attributes, hidden)
+        attrs = changed(attrs, changes)
+        attrs[A.REDACTED] = redacted(span.attributes, hidden, changes)
     return ReadableSpan(
         name=span.name if name is None else name,
         context=span.context,
