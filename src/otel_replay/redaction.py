@@ -75,16 +75,16 @@ class _Shapes:
     """
 
     def __init__(self, shapes: Iterable[Shape], inside: Iterable[str] = ()) -> None:
-        self._everywhere: list[tuple[re.Pattern[str], tuple[int, ...]]] = []
-        words: dict[str, list[tuple[re.Pattern[str], int, tuple[int, ...]]]] = {}
+        self._everywhere: list[_Compiled] = []
+        words: dict[str, list[_Compiled]] = {}
         for shape in shapes:
-            rx = re.compile(shape.pattern)
-            secret = tuple(i for name, i in rx.groupindex.items() if name.startswith("v"))
+            compiled = _Compiled(shape)
             if shape.triggers:
                 for trigger in shape.triggers:
-                    words.setdefault(trigger, []).append((rx, shape.back, secret))
+                    words.setdefault(trigger, []).append(compiled)
             else:
-                self._everywhere.append((rx, secret))
+                compiled.compile()
+                self._everywhere.append(compiled)
         # The trie finds the longest trigger at a place: it stands for the shorter
         # triggers it starts with too.
         self._by_word = {
@@ -127,7 +127,8 @@ class _Shapes:
         # looked for alone (a search for a literal: fast), kept where a word goes on
         # before it.
         self._inside = [re.compile(re.escape(w)) for w in inside]
-        self._escaped = re.compile(r"\\[ntr](?=(" + _trie(alnum) + "))") if alnum else None
+        # After \n in JSON text (compiled when first needed).
+        self._escaped = _Compiled(Shape((), r"\\[ntr](?=(" + _trie(alnum) + "))"))
         self._scan = re.compile(r"[^a-z0-9](?=(?P<w>" + _trie({*alnum, *tails}) + "))")
 
     def find(self, text: str) -> tuple[list[tuple[int, int]], list[int]]:
@@ -148,8 +149,8 @@ class _Shapes:
                     visit(text, lower, at, here, spans)
                 if before is not None:
                     visit(text, lower, at - 1, before, spans)
-            if "\\" in text and self._escaped is not None:  # JSON text: after \n too
-                for m in self._escaped.finditer(lower):
+            if "\\" in text:  # JSON text: a word starts after \n too
+                for m in self._escaped.compile().finditer(lower):
                     visit(text, lower, m.start() + 2, m.group(1), spans)
             for rx in self._inside:  # userPassword, clientsecret: a name inside a word
                 for m in rx.finditer(lower):
@@ -160,8 +161,8 @@ class _Shapes:
                             visit(text, lower, at, found.group(), spans)
         # Base64 runs in a JSON string (a quick search for '"').
         runs = [m.start() + 1 for m in _QUOTED_BASE64.finditer(text)]
-        for rx, secret in self._everywhere:
-            spans += (_hidden_span(m, secret) for m in rx.finditer(text))
+        for shape in self._everywhere:
+            spans += (_hidden_span(m, shape.secret) for m in shape.compile().finditer(text))
         return spans, runs
 
     def _visit(
@@ -174,17 +175,38 @@ class _Shapes:
     ) -> None:
         """Tries the shapes of trigger ``found`` at ``lower[at]`` (``text[at - 1]``), then
         the triggers inside it."""
-        for rx, back, secret in self._by_word[found]:
-            if back < at:
-                m = rx.match(text, at - 1 - back)
+        for shape in self._by_word[found]:
+            if shape.back < at:
+                m = (shape.rx or shape.compile()).match(text, at - 1 - shape.back)
                 if m is not None:
-                    spans.append(_hidden_span(m, secret))
+                    spans.append(_hidden_span(m, shape.secret))
         any_ = self._any
         assert any_ is not None
         for k in self._inner[found]:
             other = any_.match(lower, at + k)
             if other is not None:
                 self._visit(text, lower, at + k, other.group(), spans)
+
+
+class _Compiled:
+    """A shape's expression, compiled when first tried: most of them never are."""
+
+    __slots__ = ("back", "pattern", "rx", "secret")
+
+    def __init__(self, shape: Shape) -> None:
+        self.pattern = shape.pattern
+        self.back = shape.back
+        self.rx: re.Pattern[str] | None = None
+        #: The groups where the secret stands (``v``, ``v2``...).
+        self.secret: tuple[int, ...] = ()
+
+    def compile(self) -> re.Pattern[str]:
+        rx = self.rx
+        if rx is None:
+            rx = re.compile(self.pattern)
+            self.secret = tuple(i for name, i in rx.groupindex.items() if name.startswith("v"))
+            self.rx = rx
+        return rx
 
 
 def _longest(text: str, words: Iterable[str]) -> str | None:
