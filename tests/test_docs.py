@@ -35,6 +35,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -314,10 +315,26 @@ def has_slow(page: Path) -> bool:
     return any(b.marker is not None and b.marker[0] == "slow" for b in blocks(page))
 
 
+@pytest.fixture(scope="module")
+def page_runs(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Future[None]]:
+    """Every page's blocks up to the first slow one, two pages at a time.
+
+    Pages share nothing but the scripted server, and their blocks are mostly
+    processes started one after another: two pages at once keep both cores busy.
+    """
+    pool = ThreadPoolExecutor(max_workers=2)
+    runs = {
+        page: pool.submit(run_page, page, tmp_path_factory.mktemp(page.stem), server, whole=False)
+        for page in PAGES
+    }
+    pool.shutdown(wait=False)
+    return runs
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_page_blocks_run(page: Path, tmp_path: Path, server: str) -> None:
+def test_page_blocks_run(page: Path, page_runs: dict[Path, Future[None]]) -> None:
     """The page's blocks, in order, up to the first slow one."""
-    run_page(page, tmp_path, server, whole=False)
+    page_runs[page].result()
 
 
 SLOW_PAGES = [p for p in PAGES if has_slow(p)]
