@@ -989,6 +989,12 @@ def export(
         _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
     batches = "batch" if summary.batches == 1 else "batches"
     click.echo(f"sent {summary.spans} spans in {summary.batches} {batches} to {url}")
+    if summary.left_out:
+        spans = "span" if summary.left_out == 1 else "spans"
+        click.echo(
+            f"otel-replay: left out {summary.left_out} {spans} whose secrets could not be hidden",
+            err=True,
+        )
     from ..runs.load import Runs
 
     _report_problems(Runs(problems=problems))
