@@ -494,3 +494,48 @@ def test_a_lone_surrogate_or_a_number_json_has_not_is_a_400_naming_where(
         answer.status == 400
         and "U+D800" in strict_json(b"".join(answer.chunks))["error"]["message"]
     )
+
+
+# --- hostile recordings ---------------------------------------------------------------------
+
+
+def _served_text(docs: list[Any]) -> str:
+    """The answer's text, from a JSON body or the events of a stream, either API."""
+    out = []
+    for doc in docs:
+        for choice in doc.get("choices", []):  # OpenAI Chat: a body or a chunk
+            message = choice.get("message") or choice.get("delta") or {}
+            out.append(message.get("content") or "")
+        out.extend(b.get("text", "") for b in doc.get("content", []))  # Anthropic body
+        delta = doc.get("delta", {})
+        out.append(delta.get("text", "") if delta.get("type") == "text_delta" else "")
+    return "".join(out)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    # A list joined: st.text() never gives a lone surrogate.
+    text=st.lists(st.one_of(st.characters(), st.characters(categories=["Cs"]))).map(
+        lambda chars: "x" + "".join(chars)
+    )
+)
+def test_an_answer_recorded_with_lone_surrogates_is_served_as_json_escapes(text: str) -> None:
+    # A recording is untrusted too: JSON read from a trace may hold any string.
+    from test_serve import CASE_FILE, _case_file_first
+
+    (run,) = otel_replay.load(str(CASE_FILE))
+    step = run.model_steps()[0]
+    assert step.model is not None
+    step.model.output_messages = [
+        {"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": "stop"}
+    ]
+    for path in ("/v1/chat/completions", "/v1/messages"):
+        for stream in (False, True):
+            body = {**_case_file_first(path), "stream": stream}
+            answer = ReplayEngine([run]).handle("POST", path, json.dumps(body).encode(), JSON)
+            data = b"".join(answer.chunks)
+            assert answer.status == 200, data[:300]
+            events = [line[5:] for line in data.decode("utf-8").splitlines() if line[:5] == "data:"]
+            docs = [json.loads(e) for e in events if e.strip() != "[DONE]"] or [json.loads(data)]
+            # As JSON reads it: two escaped surrogates that make a pair are one character.
+            assert _served_text(docs) == json.loads(json.dumps(text))

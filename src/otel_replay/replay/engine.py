@@ -58,9 +58,15 @@ class Answer:
 
 
 def _json(status: int, body: Mapping[str, Any], extra: Sequence[tuple[str, str]] = ()) -> Answer:
-    data = json.dumps(body, ensure_ascii=False, default=repr).encode()
+    data = json_bytes(body, default=repr)
     headers = [("content-type", "application/json"), *extra]
     return Answer(status, headers, [data])
+
+
+def json_bytes(value: Any, **options: Any) -> bytes:
+    """JSON as UTF-8.  A lone surrogate (a recording may hold one: JSON read from a trace
+    can) is written as the escape JSON has for it, ``\\ud800``: no UTF-8 spells it."""
+    return json.dumps(value, ensure_ascii=False, **options).encode("utf-8", "backslashreplace")
 
 
 #: What :meth:`ReplayEngine._answer` gives for a request to forward upstream.
@@ -335,7 +341,7 @@ class ReplayEngine:
             chunks = list(wire.render_sse(reply, request))
             headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
         else:
-            data = json.dumps(wire.render_json(reply, request), ensure_ascii=False).encode()
+            data = json_bytes(wire.render_json(reply, request))
             chunks = [data]
             headers_out = [("content-type", "application/json"), *meta]
         return Answer(
