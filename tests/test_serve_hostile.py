@@ -34,6 +34,8 @@ from hypothesis import strategies as st
 import otel_replay
 from otel_replay.replay.adapters.server import LOOPBACK_HOSTS, ReplayApp
 from otel_replay.replay.engine import CONVERSATION_HEADER, Conversation, ReplayEngine
+from otel_replay.replay.pinned_model import PinnedModel
+from otel_replay.runs.model import Step
 from test_serve import DATA, requests_of, serving, without_stream
 
 CHAT = "otel_openai_v2/chat_sync"
@@ -389,6 +391,28 @@ def test_divergent_requests_never_file_a_conversation_twice(
     assert sum(len(c) for c in filed) <= 2, filed
     (conv,) = engine.conversations.values()
     assert isinstance(conv, Conversation) and len(conv.waiting) <= 2
+
+
+@pytest.mark.parametrize("kept", [10, 300])
+def test_a_divergent_request_costs_the_same_however_many_conversations_are_kept(
+    kept: int, runs: dict[str, list[otel_replay.Run]]
+) -> None:
+    looked = [0]
+
+    class Counted(PinnedModel):
+        def expected(self) -> Step | None:
+            looked[0] += 1
+            return super().expected()
+
+    engine = ReplayEngine(runs[CHAT], model_factory=Counted)
+    first = bodies(CHAT)[0]
+    for n in range(kept):
+        assert engine.handle("POST", "/v1/chat/completions", first, {CONVERSATION_HEADER: f"c{n}"})
+    looked[0] = 0
+    answer = engine.handle("POST", "/v1/chat/completions", divergent(), {CONVERSATION_HEADER: "c1"})
+    assert answer.status == 409
+    # The places the request might have belonged: five at most, however many are kept.
+    assert looked[0] <= 8, looked
 
 
 # --- malformed bodies ---------------------------------------------------------------------

@@ -464,18 +464,18 @@ class ReplayEngine:
         """
         if self._single is not None:
             return err
-        steps: list[Step] = []
-        for other in self.conversations.values():
-            step = other.model.expected()
-            if other is not conv and step is not None:
-                steps.append(step)
-        for run in self.runs:
-            first = next((s for s in run.steps if s.kind == "model" and s.model), None)
-            if first is not None and first is not err.step:
-                steps.append(first)
+        waiting = (c.model.expected() for c in self.conversations.values() if c is not conv)
+        firsts = (
+            next((s for s in run.steps if s.kind == "model" and s.model), None) for run in self.runs
+        )
+        starting = (s for s in firsts if s is not err.step)
+        # The first five only: a divergent request costs the same however many
+        # conversations are kept and runs served.
+        found = (s for s in itertools.chain(waiting, starting) if s is not None)
+        steps = itertools.islice(found, 5)
         candidates = [
             Candidate(s, (first_difference(s.model.input_messages or [], request.messages),))
-            for s in steps[:5]
+            for s in steps
             if s.model is not None
         ]
         if not candidates:
