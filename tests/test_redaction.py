@@ -285,6 +285,7 @@ WRAPPINGS = {
     "headers dict in JSON text": lambda n, v: json.dumps({"headers": json.dumps({n: v})}),
     "JSON-escaped lines": lambda n, v: json.dumps({"content": f"config:\n{n}={v}\nok"}),
     "header line": lambda n, v: f"GET / HTTP/1.1\r\n{n}: {v}\r\nAccept: */*",
+    "code literal": lambda n, v: f"data = b\"{n}={v}\" + f'{n}={v}'",
 }
 
 
