@@ -8,8 +8,10 @@ span our processor or exporters see goes through the one :class:`Redactor`:
   net; see :mod:`otel_replay.secret_patterns`);
 * by value: credential shapes inside any text (provider keys, JWTs,
   ``Bearer``, passwords in URLs, query and connection strings, ``"api_key":
-  "..."`` in JSON or Python text) are replaced where they stand, so the text
-  still reads;
+  "..."`` in JSON, Python, YAML, INI or env text, ``--password x`` on a
+  command line) are replaced where they stand, so the text still reads;
+  bytes and text in UTF-16 are read as such, and a base64 value (or a base64
+  run in a JSON string) whose decoding holds a secret is hidden whole;
 * by a user hook ``(path, value) -> value``, and, when asked, personal data
   (e-mail addresses, phone numbers).
 
@@ -64,14 +66,14 @@ class _Shapes:
 
     One pass of a trie of every trigger over the lower-cased text finds where
     a shape may start; only those shapes are tried, and only there.  Most
-    text holds no trigger, and costs that one pass.  A trigger is looked for
-    where a word starts (after a character not a letter or digit, or after
-    ``\\n`` in JSON text), which is where the pass enters the trie: inside
-    words it never does, and that keeps it fast.  The few names that are
-    written inside words (``userPassword``) are searched for on their own.  Every such
-    place is tried, inside a trigger found too, and the triggers starting
-    inside a word of one (``token`` in ``accesstoken``) are looked for there:
-    no shape hides another.
+    text holds no trigger, and costs that one pass.  The pass looks for
+    triggers where a word starts (after a character not a letter or digit,
+    or after ``\\n`` in JSON text): inside words it never enters the trie,
+    and that keeps it fast.  The few secret names written inside words
+    (``userPassword``, ``clientsecret``) are searched for on their own.
+    Every such place is tried, also inside or right after a trigger found,
+    and where one trigger's word holds another (``token`` in
+    ``accesstoken``) both are: no shape hides another.
     """
 
     def __init__(self, shapes: Iterable[Shape], inside: Iterable[str] = ()) -> None:

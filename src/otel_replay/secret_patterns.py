@@ -13,12 +13,15 @@ extended in one place:
   ``signature`` (``Ocp-Apim-Subscription-Key``, ``X-Auth``), except rate-limit
   counters of tokens.
 * :data:`VALUE_PATTERNS` - shapes found inside any text: provider credentials
-  (OpenAI, Anthropic, AWS, GitHub, Slack, Google, Stripe, Hugging Face),
-  JWTs, private key blocks, ``Bearer``/``Basic`` credentials, passwords in
-  URLs, query strings, connection strings, and ``key: "value"`` pairs in JSON,
-  YAML or Python text.  Where a pattern has a group named ``v`` only that
-  group is hidden (``password=`` stays, so the text still reads); otherwise
-  the whole match is.
+  (OpenAI, Anthropic, AWS, GitHub, GitLab, Slack, Google, Stripe, Hugging
+  Face and the other token formats public secret scanners list), JWTs,
+  private key blocks, ``Bearer``/``Basic`` credentials, passwords in URLs,
+  query strings, connection strings, ``key: "value"`` pairs in JSON, YAML,
+  INI, env or Python text, command-line options (``--password x``, ``curl -u``
+  and ``-H``) and .NET config entries; a name ending in ``key`` or ``token``
+  only with a value that looks like a credential.  Where a pattern has a
+  group named ``v`` (or ``v2``...) only that group is hidden (``password=``
+  stays, so the text still reads); otherwise the whole match is.
 * :data:`PERSONAL_DATA_PATTERNS` - e-mail addresses and phone numbers, hidden
   only when asked for (they are often what the agent works on).
 """
