@@ -393,6 +393,28 @@ def test_divergent_requests_never_file_a_conversation_twice(
     assert isinstance(conv, Conversation) and len(conv.waiting) <= 2
 
 
+@settings(max_examples=5, deadline=None)
+@given(lengths=st.lists(st.integers(1, 16_000), min_size=40, max_size=40))
+def test_what_the_names_kept_hold_does_not_grow_with_the_names_sent(lengths: list[int]) -> None:
+    # A header may be some 16 kB: 4,096 names of that size would hold 64 MiB.
+    (run,) = otel_replay.load(str(DATA / CHAT / "traces.otlp.jsonl"))
+    engine = ReplayEngine([run], max_conversations=16)
+    first = bodies(CHAT)[0]
+    for n, length in enumerate(lengths):
+        name = f"{n}:" + "x" * length
+        answer = engine.handle("POST", "/v1/chat/completions", first, {CONVERSATION_HEADER: name})
+        assert answer.status == 200
+        again = engine.handle(
+            "POST", "/v1/chat/completions", divergent(), {CONVERSATION_HEADER: name}
+        )
+        error = json.loads(b"".join(again.chunks))["error"]
+        assert error["conversation"] == answer.conversation  # the name still routes
+    held = sum(map(len, engine._named)) + sum(
+        len(name) for conv in engine.conversations.values() for name in conv.names
+    )
+    assert held <= 2 * 16 * 80, held
+
+
 @pytest.mark.parametrize("kept", [10, 300])
 def test_a_divergent_request_costs_the_same_however_many_conversations_are_kept(
     kept: int, runs: dict[str, list[otel_replay.Run]]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import hashlib
 import itertools
 import json
 import threading
@@ -355,7 +356,7 @@ class ReplayEngine:
         """The conversation a request belongs to, and whether it was made for it."""
         if self._single is not None:
             return self._single, False
-        named = headers.get(CONVERSATION_HEADER)
+        named = _name_key(headers.get(CONVERSATION_HEADER))
         if named:
             conv = self._named.pop(named, None)
             if conv is not None:
@@ -502,6 +503,18 @@ class ReplayEngine:
             return None
         total = max(0.0, (step.end_ns - step.start_ns) / 1e9) / self.timing
         return [total / n] * n
+
+
+#: A conversation name past this many characters is kept as its digest.
+NAME_CHARS = 64
+
+
+def _name_key(name: str | None) -> str | None:
+    """How a conversation name is kept: as it is, or (a long one) as its digest, so that
+    what the names kept hold does not grow with the names clients send."""
+    if name is None or len(name) <= NAME_CHARS:
+        return name
+    return "sha256:" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _file(conv: Conversation, index: Index, key: str) -> tuple[Index, str]:
