@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from otel_replay.same_message import without_repeated_system
+
 Item = tuple[str, tuple[Any, ...]]
 
 
@@ -133,7 +135,7 @@ def recorded(messages: list[dict[str, Any]] | None, system: Any = None) -> list[
     out: list[Item] = []
     for part in system or []:
         out.append(("system", ("text", part.get("content"))))
-    for m in messages or []:
+    for m in without_repeated_system(messages or [], system):
         for p in m["parts"]:
             kind = p["type"]
             if kind == "text" and p.get("content"):

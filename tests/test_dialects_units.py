@@ -43,23 +43,13 @@ def test_genai_reads_replaced_names_and_content_events() -> None:
     assert out[A.OUTPUT_MESSAGES] == [text("assistant", "yo")]
 
 
-def test_genai_drops_a_system_message_that_repeats_the_instructions() -> None:
+def test_genai_keeps_a_system_message_that_repeats_the_instructions() -> None:
+    """The messages stay as recorded (their digest is of those bytes); the conversation
+    holds the prompt once wherever the two are joined (tests/test_system_prompt_twice.py)."""
     system = [{"type": "text", "content": SYSTEM}]
-    twice = [text("system", SYSTEM), text("user", "hi")]
-    out = normalize(
-        {A.SYSTEM_INSTRUCTIONS: json.dumps(system), A.INPUT_MESSAGES: json.dumps(twice)}
-    )
-    assert out[A.INPUT_MESSAGES] == [text("user", "hi")]
-    other = [text("system", "something else"), text("user", "hi")]
-    kept = normalize(
-        {A.SYSTEM_INSTRUCTIONS: json.dumps(system), A.INPUT_MESSAGES: json.dumps(other)}
-    )
-    assert kept[A.INPUT_MESSAGES] == json.dumps(other)
-    # JSON may spell the role with escapes: the text is searched, then parsed.
-    escaped = json.dumps(twice).replace('"system"', '"\\u0073ystem"')
-    assert "system" not in escaped
-    out = normalize({A.SYSTEM_INSTRUCTIONS: json.dumps(system), A.INPUT_MESSAGES: escaped})
-    assert out[A.INPUT_MESSAGES] == [text("user", "hi")]
+    twice = json.dumps([text("system", SYSTEM), text("user", "hi")])
+    out = normalize({A.SYSTEM_INSTRUCTIONS: json.dumps(system), A.INPUT_MESSAGES: twice})
+    assert out[A.INPUT_MESSAGES] == twice
 
 
 def test_detection_remembered_per_names_still_reads_values() -> None:

@@ -46,6 +46,32 @@ def turns(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return out
 
 
+def without_repeated_system(
+    messages: Sequence[Mapping[str, Any]], system: Sequence[Mapping[str, Any]] | None
+) -> Sequence[Mapping[str, Any]]:
+    """``messages`` without the leading system messages that only say ``system`` again.
+
+    Some callers and stacks give the system prompt both ways: as system
+    instructions and as the first messages (an OpenAI message list passed
+    whole beside ``system=``).  The recording keeps both as they were given;
+    a conversation holds the prompt once, so the messages that repeat it are
+    left out here, wherever the two are joined or compared.  Leading system
+    messages that say something else stay.
+    """
+    if not system or not messages:
+        return messages
+    lead = 0
+    while lead < len(messages) and messages[lead].get("role") in ("system", "developer"):
+        lead += 1
+    if not lead:
+        return messages
+    said = message_key({"role": "system", "parts": list(system)})
+    shown = message_key(
+        {"role": "system", "parts": [p for m in messages[:lead] for p in m.get("parts") or []]}
+    )
+    return messages[lead:] if said is not None and said == shown else messages
+
+
 def conversation_keys(messages: Sequence[Mapping[str, Any]], *, hidden: bool = False) -> list[str]:
     """The key of each turn of ``messages`` that says something (see :func:`message_key`)."""
     return [k for m in turns(messages) if (k := message_key(m, hidden=hidden)) is not None]

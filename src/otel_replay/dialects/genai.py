@@ -7,9 +7,10 @@ events: ``gen_ai.content.prompt`` (attribute ``gen_ai.prompt``) and
 OpenAI-style messages.  The per-message events (``gen_ai.user.message``,
 ``gen_ai.choice``...) are read with the log records, not here.
 
-Repaired: input messages that repeat ``gen_ai.system_instructions`` as
-leading system messages (some stacks write the system prompt both ways; a
-replay must send it once).
+Input messages that repeat ``gen_ai.system_instructions`` as leading system
+messages (some stacks and callers give the system prompt both ways) are kept
+as recorded: the conversation holds the prompt once wherever the two are
+joined (:func:`otel_replay.same_message.without_repeated_system`).
 """
 
 from __future__ import annotations
@@ -56,47 +57,4 @@ def _fill(span: SpanView) -> GenAI:
     return out
 
 
-def _repair(span: SpanView) -> GenAI:
-    if A.SYSTEM_INSTRUCTIONS not in span.attributes or not _may_lead_with_system(
-        span.get(A.INPUT_MESSAGES)
-    ):
-        return {}
-    system = loads(span.get(A.SYSTEM_INSTRUCTIONS))
-    if not isinstance(system, list) or not system:
-        return {}
-    messages = loads(span.get(A.INPUT_MESSAGES))
-    if not isinstance(messages, list):
-        return {}
-    texts = [p.get("content") for p in system if isinstance(p, Mapping)]
-    lead = 0
-    while (
-        lead < len(messages)
-        and isinstance(messages[lead], Mapping)
-        and messages[lead].get("role") == "system"
-    ):
-        lead += 1
-    shown = [
-        p.get("content", p.get("text"))
-        for m in messages[:lead]
-        for p in m.get("parts") or []
-        if isinstance(p, Mapping)
-    ]
-    if lead and shown == texts:
-        return {A.INPUT_MESSAGES: messages[lead:]}
-    return {}
-
-
-DIALECT = Dialect("genai", matches=lambda span: True, fill=_fill, repair=_repair)
-
-
-def _may_lead_with_system(value: object) -> bool:
-    """Whether messages (JSON text or a list) can hold a system message, without parsing text.
-
-    JSON spells the role ``system`` as that word unless it escapes a letter
-    (``\\u0073``); text with neither holds no system message.  Parsing every
-    span's input messages here, only to find none, was a tenth of a load.
-    """
-    if isinstance(value, (str, bytes)):
-        text = value if isinstance(value, str) else value.decode("utf-8", "replace")
-        return "system" in text or "\\u" in text
-    return isinstance(value, list)
+DIALECT = Dialect("genai", matches=lambda span: True, fill=_fill)

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from .. import attributes as A
 from . import (
     anthropic,
     crewai,
@@ -89,7 +90,10 @@ def genai_attributes(span: SpanView) -> GenAI:
         for key, value in dialect.fill(span).items():
             if key not in span.attributes:
                 out.setdefault(key, value)
-    out.update(repaired)
+    # A payload recorded with its digest is byte-exact as it stands: a repair that rewrote
+    # it would be checked against a digest of other bytes, and would no longer be what
+    # the wire carried.  Repairs are for what a stack wrote wrongly, never for those.
+    out.update({k: v for k, v in repaired.items() if A.SHA256 + k not in span.attributes})
     return out
 
 

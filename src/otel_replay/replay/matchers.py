@@ -14,7 +14,7 @@ from .. import messages as M
 from .. import payload
 from ..redaction import redactor
 from ..runs.model import Step
-from ..same_message import conversation_keys, message_key, turns
+from ..same_message import conversation_keys, message_key, turns, without_repeated_system
 from .options import MATCH_RUNGS
 
 Reason = str | None
@@ -74,9 +74,10 @@ def split_system(
     Anthropic clients and Responses ``instructions`` beside the messages: both
     read as ``(system parts, the other messages)``.
     """
-    msgs = [dict(m) for m in messages]
     if system is not None:
-        return M.system_parts(system), msgs
+        parts = M.system_parts(system)
+        return parts, [dict(m) for m in without_repeated_system(messages, parts)]
+    msgs = [dict(m) for m in messages]
     lead = 0
     while lead < len(msgs) and msgs[lead].get("role") in ("system", "developer"):
         lead += 1

@@ -15,8 +15,9 @@ from typing import Any
 
 from .. import messages as M
 from ..runs.model import Run, Step
+from ..same_message import without_repeated_system
 from .divergence import ReplayDivergence, ReplayError
-from .matchers import RUNGS, accepts, first_difference, model_rung, same_tools
+from .matchers import RUNGS, accepts, first_difference, model_rung, same_tools, split_system
 from .observer import NO_OBSERVER, Observed, ReplayObserver
 from .recorder import ModelEntry, now_ns
 from .selective import DriftEntry, LivePlan, as_messages, compare
@@ -123,7 +124,7 @@ class PinnedModel(Observed):
             return _copy(answer[0])  # type: ignore[no-any-return]
         if plan.model == "live":
             live = plan.call_live(
-                m.input_messages or [],
+                list(without_repeated_system(m.input_messages or [], m.system_instructions)),
                 system=m.system_instructions,
                 tools=m.tool_definitions,
                 model=m.request_model,
@@ -267,8 +268,8 @@ class PinnedModel(Observed):
                 f"model request does not match the recording "
                 f"({first_difference(m.input_messages or [], messages)})",
                 step,
-                expected=M.normalize(m.input_messages or []),
-                actual=M.normalize(messages),
+                expected=_shown(m.input_messages or [], m.system_instructions),
+                actual=_shown(messages, system),
             )
             self._diverged(err)
             raise err
@@ -303,6 +304,16 @@ class PinnedModel(Observed):
 
     def unreplayed(self) -> list[Step]:
         return self.steps[self.cursor :]
+
+
+def _shown(messages: Sequence[Mapping[str, Any]], system: Any) -> list[dict[str, Any]]:
+    """A request's conversation as a divergence shows it: the system prompt once, first.
+
+    However each side gave the prompt (as leading messages, beside them, or both), the
+    same prompt reads the same, so a diff shows what changed and not how it was sent.
+    """
+    parts, rest = split_system(M.normalize(messages), system)
+    return [{"role": "system", "parts": parts}, *rest] if parts else rest
 
 
 def _copy(value: Any) -> Any:

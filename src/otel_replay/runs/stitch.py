@@ -44,6 +44,7 @@ from ..same_message import (
     message_key,
     spelled_value,
     turns,
+    without_repeated_system,
 )
 from .model import PendingRun, Run, Step
 
@@ -453,12 +454,12 @@ class _Hashes:
 def conversation(
     messages: Sequence[Mapping[str, Any]] | None, system: Sequence[Mapping[str, Any]] | None
 ) -> Iterator[str]:
-    """The keys of a call's messages, the system prompt (however given) first."""
+    """The keys of a call's messages, the system prompt (however given, and given once) first."""
     if system:
         key = message_key({"role": "system", "parts": list(system)})
         if key is not None:
             yield key
-    for message in turns(messages or []):
+    for message in turns(without_repeated_system(messages or [], system)):
         key = message_key(message)
         if key is not None:
             yield key
