@@ -281,16 +281,23 @@ VALUE_PATTERNS: Final = (
     # is prose).
     Shape(("bearer",), r"(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"),
     Shape(
-        ("basic", "token", "digest"),
-        r"(?i:basic|token|digest)\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})",
+        ("basic", "digest"),
+        r"(?i:basic|digest)\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})",
+    ),
+    # "Token abc123..." as a scheme, or any name ending in token given a credential (one
+    # expression: a token is everywhere in text, each place tried once).
+    Shape(
+        ("token",),
+        r"(?i:token)(?:\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})"
+        r"|" + _ASSIGNED_CREDENTIAL.replace("(?P<v>", "(?P<v2>") + ")",
     ),
     # user:password@ in a URL (the user stays).
     Shape(("://",), r"://[^/\s:@\"']*:(?P<v>[^/\s@\"']+)@"),
     # Secret-named fields given a value in text.
     *(Shape(triggers, r"(?i)" + word + _ASSIGNED) for triggers, word in _TEXT_KEYS),
-    # Any other name ending in "key" or "token", given a value that looks like a credential.
+    # Any other name ending in "key" (or "token", above), given a value that looks like a
+    # credential.
     Shape(("key",), r"(?i)(?<=[A-Za-z0-9_.-])key" + _ASSIGNED_CREDENTIAL),
-    Shape(("token",), r"(?i)token" + _ASSIGNED_CREDENTIAL),
     Shape(
         tuple(f"{sep}{key}=" for sep in "?&" for key in _QUERY_KEYS),
         r"(?i)[?&](?:" + "|".join(_QUERY_KEYS) + r")=(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]]+)",
