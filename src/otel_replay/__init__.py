@@ -43,6 +43,7 @@ _EXPORTS = {
     "FormatError": "otel_replay.store.errors",
     "replay": "otel_replay.replay.session",
     "ReplaySession": "otel_replay.replay.session",
+    "call_agent": "otel_replay.replay.agent_call",
     "ReplayDivergence": "otel_replay.replay.divergence",
     "ReplayError": "otel_replay.replay.divergence",
     "ReplayReport": "otel_replay.replay.session",
@@ -75,6 +76,7 @@ __all__ = [
     "Runs",
     "Step",
     "agent_run",
+    "call_agent",
     "configure_redaction",
     "instrument_framework",
     "instrument_openai_agents",
@@ -109,6 +111,7 @@ if TYPE_CHECKING:
     from .export.recording_processor import RecordingSpanProcessor
     from .export.semconv import GenAISemconvExporter
     from .redaction import configure_redaction
+    from .replay.agent_call import call_agent
     from .replay.divergence import ReplayDivergence, ReplayError
     from .replay.network import NetworkBlocked
     from .replay.options import ReplayOptions

@@ -1,15 +1,10 @@
 """``otel-replay replay``: run the user's agent against a recorded run from the command line.
 
 The agent is named ``MODULE:FUNC`` and called with the run's recorded input
-(``FUNC(question, **kwargs)``) and, by the names of its parameters, what it
-takes to reach the replay: ``model`` (the session's pinned model, the
-convention of ``otel-replay regress``), ``base_url`` (the session's loopback
-server, with ``/v1`` for an OpenAI recording), or ``client`` (an OpenAI or
-Anthropic client, async for an async agent, pointed at it).  An agent that
-takes none of them makes its clients itself: the provider variables
-(``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``OPENAI_API_BASE``, and a
-placeholder key where none is set) point them at the replay while it runs.
-An async agent is run to completion.  The
+by :func:`otel_replay.call_agent` (the one definition the tests ``otel-replay
+regress`` writes use too): by the names of its parameters it is given
+``model``, ``base_url`` or ``client``, or else the provider variables point
+the clients it makes itself at the replay.  The
 selective-replay options of :func:`otel_replay.replay` are all there: a live
 model (``MODULE:FUNC``, see :mod:`otel_replay.replay.selective`), ``--from N``,
 ``--override N=JSON``, ``--model live`` for the drift report.
@@ -17,23 +12,23 @@ model (``MODULE:FUNC``, see :mod:`otel_replay.replay.selective`), ``--from N``,
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import importlib
-import inspect
 import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..replay.agent_call import REACH, call_agent, provider_of
 from ..replay.divergence import ReplayDivergence
 from ..replay.options import ReplayOptions
 from ..replay.session import ReplayReport, ReplaySession, replay
 from ..runs.model import Run
 from .regress import RegressError, agent_kwargs, question_of
+
+__all__ = ["REACH", "Rerun", "call_agent", "import_ref", "overrides", "provider_of", "rerun"]
 
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -94,7 +89,7 @@ def rerun(
     error: BaseException | None = None
     try:
         with session:
-            answer = call_agent(fn, session, asked, args)
+            answer = call_agent(fn, session, asked, **args)
             if isinstance(answer, str) and opts.live_from is None and not opts.override:
                 session.check_output(answer)
     except ReplayDivergence:
@@ -104,89 +99,33 @@ def rerun(
     return Rerun(session, session.report(), answer, error)
 
 
-#: What an agent may take to reach the replay, by parameter name.
-REACH = ("model", "base_url", "client")
-#: Provider variables that point clients an agent makes itself at the replay.
-_BASE_URL_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL")
-_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+def unapplied(done: Rerun) -> list[str]:
+    """Each replay option that never took effect, and why, one line each (empty: all did).
 
+    An option the agent's calls never reached (a tool step it ran without going
+    through a replayed tool, a step after the replay stopped) must not leave a
+    replay that looks like it was applied.  A divergence before the option's
+    step is the report's to tell, not this.
+    """
+    session, report = done.session, done.report
+    plan = session.plan
+    stopped = report.divergence.index if report.divergence is not None else None
+    replayed = {index for index, _, _ in report.replayed}
 
-def call_agent(
-    fn: Callable[..., Any], session: ReplaySession, question: Any, kwargs: dict[str, Any]
-) -> Any:
-    """``fn(question, **kwargs)`` with what it takes to reach the replay (see the module)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        params = {}  # type: ignore[assignment]
-    asynchronous = inspect.iscoroutinefunction(fn)
-    anthropic = provider_of(session.run) == "anthropic"
-    given: dict[str, Any] = {}
-    if "model" in params:
-        given["model"] = session.model
-    if "base_url" in params:
-        given["base_url"] = session.base_url if anthropic else session.base_url + "/v1"
-    if "client" in params:
-        given["client"] = _client(session, anthropic=anthropic, asynchronous=asynchronous)
-    given.update(kwargs)
-    environment = _provider_environment(session) if not set(REACH) & set(params) else {}
-    with _environ(environment):
-        answer = fn(question, **given)
-        if inspect.isawaitable(answer):
-            answer = asyncio.run(_awaited(answer))
-    return answer
+    def before_stop(index: int) -> bool:
+        return stopped is None or index <= stopped
 
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
-
-
-def provider_of(run: Run) -> str:
-    """``anthropic`` or ``openai``: the API the run's model calls were made to."""
-    for step in run.model_steps():
-        m = step.model
-        raw_path = m.raw.path if m is not None and m.raw is not None else None
-        if raw_path is not None:
-            return "anthropic" if raw_path.rstrip("/").endswith("/messages") else "openai"
-        provider = (step.attributes.get("gen_ai.provider.name") or "").lower()
-        if provider:
-            return "anthropic" if "anthropic" in provider else "openai"
-    return "openai"
-
-
-def _client(session: ReplaySession, *, anthropic: bool, asynchronous: bool) -> Any:
-    if anthropic:
-        import anthropic as sdk
-
-        cls: Any = sdk.AsyncAnthropic if asynchronous else sdk.Anthropic
-        return cls(api_key="unused", base_url=session.base_url)
-    import openai
-
-    cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
-    return cls(api_key="unused", base_url=session.base_url + "/v1")
-
-
-def _provider_environment(session: ReplaySession) -> dict[str, str]:
-    env = {
-        "OPENAI_BASE_URL": session.base_url + "/v1",
-        "OPENAI_API_BASE": session.base_url + "/v1",
-        "ANTHROPIC_BASE_URL": session.base_url,
-    }
-    for key in _KEY_VARIABLES:
-        if not os.environ.get(key):
-            env[key] = "unused-by-replay"
-    return env
-
-
-@contextlib.contextmanager
-def _environ(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    out = []
+    for index in sorted(plan.override):
+        if index not in replayed and before_stop(index):
+            out.append(
+                f"--override {index}: {session.run.steps[index].label()} was never asked for "
+                "through the replay, so the fork did not happen (a tool the agent calls "
+                "directly is not replayed: record it with @otel_replay.tool)"
+            )
+    start = plan.live_from
+    if start is not None and not plan.gone_live and before_stop(start):
+        out.append(f"--from {start}: the replay never reached step {start}, so nothing ran live")
+    if plan.model == "live" and not plan.drift and session.model.steps and stopped is None:
+        out.append("--model live: no model request reached the live model")
+    return out
