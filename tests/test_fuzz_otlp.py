@@ -103,7 +103,19 @@ def _spans(doc: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _with_logs() -> list[list[dict[str, Any]]]:
+    """Recordings whose messages are log records beside their spans (each file's lines)."""
+    out = []
+    for logs in found(ROOT / "tests" / "data", "**/logs.otlp.jsonl"):
+        lines = [*logs.with_name("traces.otlp.jsonl").read_text().splitlines()]
+        lines += logs.read_text().splitlines()
+        out.append([json.loads(line) for line in lines if line.strip()])
+    return out
+
+
 SEEDS = _example_docs() + _thirdparty_docs()
+#: What the fuzzer mutates a request of: every seed alone, and the recordings with logs.
+RECORDINGS = [[doc] for doc in SEEDS] + _with_logs()
 GOOD = _good_doc()
 
 
@@ -353,6 +365,28 @@ def _surrogate(data: st.DataObject, doc: Any) -> None:
     _set(doc, path, text[:cut] + lone + text[cut:])
 
 
+def _inner_json(data: st.DataObject, doc: Any) -> None:
+    """A value inside the JSON an attribute holds (messages, their parts, tool calls and
+    definitions, arguments) given a value of any type."""
+    paths = [p for p in _nodes(doc) if isinstance(_get(doc, p), str)]
+    holding = []
+    for path in paths:
+        try:
+            parsed = json.loads(_get(doc, path))
+        except ValueError:
+            continue
+        if isinstance(parsed, (list, dict)) and parsed:
+            holding.append((path, parsed))
+    if not holding:
+        return
+    path, parsed = data.draw(st.sampled_from(holding), "JSON text")
+    for _ in range(data.draw(st.integers(1, 3), "how many")):
+        inner = list(_nodes(parsed))
+        if inner:
+            _set(parsed, data.draw(st.sampled_from(inner), "inside"), data.draw(JSON_VALUES))
+    _set(doc, path, json.dumps(parsed))
+
+
 def _ids(data: st.DataObject, doc: Any) -> None:
     """Span ids duplicated, missing, a span its own parent, two spans each other's parent."""
     spans = _spans(doc)
@@ -392,12 +426,13 @@ MUTATIONS: dict[str, Callable[[st.DataObject, Any], None]] = {
     "bad time": _bad_time,
     "surrogate": _surrogate,
     "ids": _ids,
+    "inner JSON": _inner_json,
 }
 
 
-def mutated(data: st.DataObject) -> Any:
-    """A seed request with one to three mutations."""
-    doc = copy.deepcopy(data.draw(st.sampled_from(SEEDS), "seed"))
+def mutated(data: st.DataObject, doc: Any) -> Any:
+    """A copy of request ``doc`` with one to three mutations."""
+    doc = copy.deepcopy(doc)
     for name in data.draw(st.lists(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=3)):
         MUTATIONS[name](data, doc)
     return doc
@@ -411,23 +446,27 @@ def _json_line(doc: Any) -> bytes:
     return json.dumps(doc).encode() + b"\n"
 
 
-def json_lines(bad: Any, bad_first: bool) -> tuple[bytes, int]:
-    """JSON lines of the bad request and the good run; the bad line's offset."""
-    good, wrong = _json_line(GOOD), _json_line(bad)
-    return (wrong + good, 0) if bad_first else (good + wrong, len(good))
+def _laid_out(records: list[bytes], bad: int, bad_first: bool) -> tuple[bytes, int]:
+    """The records of a recording (``bad`` the mutated one) and the good run's record
+    (last of ``records``) after or before them; the mutated record's offset."""
+    *recording, good = records
+    before = [good] if not bad_first else []
+    offset = sum(len(r) for r in [*before, *recording[:bad]])
+    return b"".join([*before, *recording, *([good] if bad_first else [])]), offset
 
 
-def framed_proto(bad: Any, bad_first: bool) -> tuple[bytes, int] | None:
-    """The same as a 4-byte framed protobuf dump, when protobuf can hold the bad request."""
+def json_lines(docs: list[Any], bad: int, bad_first: bool) -> tuple[bytes, int]:
+    """JSON lines of a recording whose request ``bad`` is mutated, and the good run."""
+    return _laid_out([_json_line(d) for d in (*docs, GOOD)], bad, bad_first)
+
+
+def framed_proto(docs: list[Any], bad: int, bad_first: bool) -> tuple[bytes, int] | None:
+    """The same as a 4-byte framed protobuf dump, when protobuf can hold the requests."""
     try:
-        body = request_from_json(bad).SerializeToString()
+        bodies = [request_from_json(d).SerializeToString() for d in (*docs, GOOD)]
     except (JsonShapeError, UnicodeError, ValueError):
         return None
-    good = request_from_json(GOOD).SerializeToString()
-    records = [struct.pack(">I", len(b)) + b for b in (good, body)]
-    if bad_first:
-        records.reverse()
-    return b"".join(records), (0 if bad_first else len(records[0]))
+    return _laid_out([struct.pack(">I", len(b)) + b for b in bodies], bad, bad_first)
 
 
 # --- the commands --------------------------------------------------------------------------
@@ -521,10 +560,12 @@ def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 def _case(data: st.DataObject, tmp: Path) -> None:
-    bad = mutated(data)
+    docs = list(data.draw(st.sampled_from(RECORDINGS), "recording"))
+    bad = data.draw(st.integers(0, len(docs) - 1), "mutated request")
+    docs[bad] = mutated(data, docs[bad])
     bad_first = data.draw(st.booleans(), "bad first")
-    files = [("jsonl", json_lines(bad, bad_first))]
-    proto = framed_proto(bad, bad_first)
+    files = [("jsonl", json_lines(docs, bad, bad_first))]
+    proto = framed_proto(docs, bad, bad_first)
     if proto is not None:
         files.append(("otlp", proto))
     for suffix, (content, offset) in files:
@@ -695,7 +736,7 @@ def test_an_operation_name_of_another_type_names_no_operation(
         attrs = [a for a in span.get("attributes", []) if a["key"] != "gen_ai.operation.name"]
         span["attributes"] = [*attrs, {"key": "gen_ai.operation.name", "value": value}]
     out = tmp_path_factory.mktemp("op")
-    files = [json_lines(bad, True), framed_proto(bad, True)]
+    files = [json_lines([bad], 0, True), framed_proto([bad], 0, True)]
     for n, (content, _) in enumerate(f for f in files if f is not None):
         path = out / f"in{n}.otlp"
         path.write_bytes(content)
@@ -776,3 +817,39 @@ def test_an_agent_s_own_half_surrogate_is_shown_escaped(tmp_path: Path) -> None:
     done = cli_process("report", "-o", report, path)
     assert done.returncode == 0, done.stderr
     assert any("\\ud800" in p.read_text(encoding="utf-8") for p in report.glob("run-*.html"))
+
+
+_CALL_FIELDS = re.compile(r"(tool_call\.(id|function\.name)|tool_call_id)$")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_tool_call_s_name_or_id_of_another_type_is_read_around(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """A tool call's id or name that is a list, a map, a number...: in the messages a span
+    holds as JSON (``gen_ai.output.messages``' tool_call parts) and in OpenInference's
+    flattened attributes (``llm.output_messages.0.message.tool_calls.0.tool_call.id``)."""
+    with_calls = [
+        d for d in SEEDS if "tool_call" in json.dumps(d)
+    ]  # the recordings whose model called a tool
+    bad = copy.deepcopy(data.draw(st.sampled_from(with_calls), "seed"))
+    other = _NOT_TEXT.filter(lambda v: v is not None and v == v)  # NaN: not JSON text
+    for attrs in _attribute_lists(bad):
+        for kv in attrs:
+            value = kv.get("value") or {}
+            if _CALL_FIELDS.search(kv.get("key", "")):
+                kv["value"] = data.draw(st.one_of(*_OTHER_TYPES.values()), "attribute")
+            elif (
+                isinstance(value.get("stringValue"), str) and '"tool_call"' in value["stringValue"]
+            ):
+                messages = json.loads(value["stringValue"])
+                for part in (p for m in messages for p in m.get("parts", [])):
+                    if part.get("type") == "tool_call":
+                        part[data.draw(st.sampled_from(["id", "name"]))] = data.draw(other)
+                value["stringValue"] = json.dumps(messages)
+    path, _ = _with_good(tmp_path_factory.mktemp("calls"), bad)
+    assert len(otel_replay.load(path)) >= 3
+    for args in (["ls", "--no-cache"], ["show"], ["check"], ["show", "--json"]):
+        result = _invoke([*args, str(path)])
+        assert _listed(result) and "beefbeef" in result.stdout, result.output

@@ -24,6 +24,7 @@ the same whichever provider carried it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -341,13 +342,20 @@ def last_text(messages: Iterable[Mapping[str, Any]]) -> str | None:
 
 
 def tool_calls(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Every ``tool_call`` part, in order."""
-    return [
-        dict(p)
-        for m in messages
-        for p in m.get("parts", [])
-        if isinstance(p, Mapping) and p.get("type") == "tool_call"
-    ]
+    """Every ``tool_call`` part, in order; an ``id`` or ``name`` recorded as another value
+    than text (a list, a map: a hostile trace's) as its JSON text, so that calls can be
+    told apart, counted and shown by them."""
+    calls = []
+    for m in messages:
+        for p in m.get("parts", []):
+            if isinstance(p, Mapping) and p.get("type") == "tool_call":
+                call = dict(p)
+                for key in ("id", "name"):
+                    value = call.get(key)
+                    if value is not None and not isinstance(value, str):
+                        call[key] = json.dumps(value, sort_keys=True, default=repr)
+                calls.append(call)
+    return calls
 
 
 def tool_definition(tool: Mapping[str, Any]) -> dict[str, Any]:

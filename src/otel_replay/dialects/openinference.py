@@ -187,7 +187,8 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
             part = _content_part(path(item, "message_content"))
             if part is not None:
                 parts.append(part)
-    seen = {p.get("id") for p in parts if p["type"] == "tool_call" and p.get("id")}
+    # Ids as recorded: text, or anything else a hostile trace puts there (compared, not hashed).
+    seen = [p.get("id") for p in parts if p["type"] == "tool_call" and p.get("id")]
     for call in m.get("tool_calls") or []:
         tc = path(call, "tool_call")
         if isinstance(tc, Mapping) and (tc.get("id") is None or tc.get("id") not in seen):

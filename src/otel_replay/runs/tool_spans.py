@@ -102,8 +102,8 @@ def _drop_merge_spans(models: Sequence[Step], tools: Sequence[Step]) -> int:
         m = models[pos].model
         assert m is not None
         calls = _calls(models[pos])
-        names = {d.get("name") for d in m.tool_definitions or []} | {c.get("name") for c in calls}
-        ids = {c.get("id") for c in calls}
+        names = _texts([*(m.tool_definitions or []), *calls], "name")
+        ids = _texts(calls, "id")
         ran = 0
         for step in spans:
             t = step.tool
@@ -135,6 +135,11 @@ class _Asking:
     def before(self, tool: Step) -> int | None:
         i = bisect.bisect_right(self.starts, tool.start_ns)
         return self.positions[i - 1] if i else None
+
+
+def _texts(items: list[Any], key: str) -> set[str]:
+    """The ``key`` of each of ``items`` that is text (a recorded name or id may be anything)."""
+    return {v for d in items if isinstance(d, Mapping) and isinstance(v := d.get(key), str)}
 
 
 def _calls(model: Step) -> list[dict[str, Any]]:
