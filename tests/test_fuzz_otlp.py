@@ -853,3 +853,64 @@ def test_a_tool_call_s_name_or_id_of_another_type_is_read_around(
     for args in (["ls", "--no-cache"], ["show"], ["check"], ["show", "--json"]):
         result = _invoke([*args, str(path)])
         assert _listed(result) and "beefbeef" in result.stdout, result.output
+
+
+def test_the_found_classes_as_a_user_meets_them(tmp_path: Path) -> None:
+    """One dump holding a record of each class, beside good runs, read by the real CLI
+    in its own process: each bad record one line naming the file and its offset, the rest
+    listed, shown and checked, never a traceback."""
+    from _cli import cli_process
+
+    def retraced(doc: Any, trace: str) -> Any:
+        doc = copy.deepcopy(doc)
+        for span in _spans(doc):
+            span["traceId"] = trace
+        return doc
+
+    def spans_where(doc: Any, change: Callable[[dict[str, Any]], None]) -> Any:
+        for span in _spans(doc):
+            change(span)
+        return doc
+
+    def attribute(name: str, value: Any) -> Callable[[dict[str, Any]], None]:
+        def change(span: dict[str, Any]) -> None:
+            kept = [a for a in span.get("attributes", []) if a["key"] != name]
+            span["attributes"] = [*kept, {"key": name, "value": value}]
+
+        return change
+
+    array = {"arrayValue": {"values": [{"stringValue": "chat"}]}}
+    good = [retraced(GOOD, "a1" * 16), retraced(GOOD, "a2" * 16)]
+    readable = {  # runs of odd values, still read
+        "a3" * 16: spans_where(
+            retraced(GOOD, "a3" * 16), attribute("gen_ai.operation.name", array)
+        ),
+        "a4" * 16: spans_where(
+            retraced(GOOD, "a4" * 16), attribute("gen_ai.agent.name", {"stringValue": "x\ud800"})
+        ),
+    }
+    bad = [  # records that are not OTLP
+        spans_where(retraced(GOOD, "b1" * 16), lambda s: s["attributes"].append({"key": 5})),
+        spans_where(retraced(GOOD, "b2" * 16), lambda s: s.update(startTimeUnixNano=-5)),
+        spans_where(retraced(GOOD, "b3" * 16), lambda s: s.update(endTimeUnixNano=1.5e300)),
+        spans_where(retraced(GOOD, "b4" * 16), lambda s: s.update(status=["x"])),
+    ]
+    lines = [_json_line(d) for d in (good[0], *bad, *readable.values(), good[1])]
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(b"".join(lines))
+    offsets = {sum(map(len, lines[:i])) for i in range(1, 1 + len(bad))}
+    listed = ["a1" * 8, "a2" * 8, *(t[:16] for t in readable)]
+    for args in (["ls", "--no-cache"], ["show"], ["check"], ["show", "--json"]):
+        done = cli_process(*args, path)
+        # check: runs that may have lost records fail it (1); the others: faults are 2
+        expected = 1 if args[0] == "check" else 2
+        assert "Traceback" not in done.stderr and done.returncode == expected, (args, done.stderr)
+        errors = done.stderr.splitlines()
+        assert {int(m["at"]) for m in map(_ERROR.match, errors) if m} == offsets, errors
+        assert all(str(path) in e for e in errors) and len(errors) == len(bad), errors
+        assert all(run in done.stdout for run in listed), (args, done.stdout)
+    report = tmp_path / "report"
+    done = cli_process("report", "-o", report, path)
+    assert "Traceback" not in done.stderr and len(list(report.glob("run-*.html"))) == 4
+    done = cli_process("diff", f"{path}#{'a1' * 8}", f"{path}#{'a3' * 8}")
+    assert "Traceback" not in done.stderr and done.returncode in (1, 2), done.stderr
