@@ -12,11 +12,11 @@ from rich.console import Console
 from .. import payload
 from ..runs.model import Run, Step
 from ..workflow.anomalies import Finding
-from ..workflow.diff import Pair, RunDiff, describe
+from ..workflow.diff import Pair, RunDiff, describe, show_change
 from ..workflow.summary import RunSummary
 from ..workflow.timeline import draw, timeline
 from .printable import printable
-from .render import _KIND_STYLE, _VERDICT_STYLE, console, esc, run_header, short
+from .render import _KIND_STYLE, _VERDICT_STYLE, console, esc, run_header
 
 # --- ls ---------------------------------------------------------------------------
 
@@ -270,7 +270,7 @@ def render_diff(d: RunDiff, names: tuple[str, str], out: Console | None = None) 
         for c in p.changes:
             out.print(f"        [yellow]{esc(c.field)}[/yellow]: {esc(describe(c))}")
     for c in d.run_changes:
-        out.print(f"final answer: {esc(short(c.a, 80))} -> {esc(short(c.b, 80))}")
+        out.print(f"final answer: {esc(show_change(c.a, c.b))}")
 
 
 # --- check: findings --------------------------------------------------------------

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from .. import text_diff
 from ..runs.model import Step
 
 
@@ -108,9 +110,51 @@ def _pretty(value: Any) -> list[str]:
         return [repr(value)]
 
 
+#: A pretty-printed line's indent and key: kept when its value is cut.
+_HEAD = re.compile(r'\s*(?:"(?:[^"\\]|\\.)*": )?"?')
+#: A changed line longer than this is shown windowed around its changes.
+WIDE = 100
+
+
 def render_diff(expected: Any, actual: Any, context: int = 3) -> str:
-    """A unified diff of two values, pretty-printed as JSON (or text for strings)."""
-    lines = difflib.unified_diff(
-        _pretty(expected), _pretty(actual), "recorded", "replay", n=context, lineterm=""
+    """A unified diff of two values, pretty-printed as JSON (or text for strings).
+
+    A long line that changed is shown by its changed spans with a little text
+    either side (``…`` for the rest), in both its ``-`` and its ``+`` line: the
+    difference is seen however deep in the line it lies.
+    """
+    lines = list(
+        difflib.unified_diff(
+            _pretty(expected), _pretty(actual), "recorded", "replay", n=context, lineterm=""
+        )
     )
-    return "\n".join(lines)
+    return "\n".join(_windowed(lines))
+
+
+def _windowed(lines: list[str]) -> list[str]:
+    """The diff's lines, each run of ``-`` lines and the ``+`` lines after it paired in
+    order, a long pair cut to the windows around its changes."""
+    out: list[str] = []
+    i = 2 if len(lines) >= 2 else 0  # the ---/+++ header holds no value
+    out += lines[:i]
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].startswith("-"):
+            j += 1
+        k = j
+        while k < len(lines) and lines[k].startswith("+"):
+            k += 1
+        if j == i:  # not a removal: a kept line, a hunk header, or an addition
+            out.append(lines[i])
+            i += 1
+            continue
+        removed, added = lines[i:j], lines[j:k]
+        for n, (old, new) in enumerate(zip(removed, added, strict=False)):
+            if max(len(old), len(new)) > WIDE:
+                head = _HEAD.match(old[1:])
+                keep = min(head.end() if head else 0, WIDE // 2)
+                old, new = text_diff.sides(old[1:], new[1:], keep=keep)
+                removed[n], added[n] = "-" + old, "+" + new
+        out += removed + added
+        i = k
+    return out

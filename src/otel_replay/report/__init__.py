@@ -11,7 +11,8 @@ little script it has are inline: it needs no network, opens from a
 
 :func:`render_diff` shows two runs side by side, aligned as ``otel-replay
 diff`` aligns them, the first divergent step highlighted and each changed
-field as a line diff.  :func:`render_index` lists many runs (the columns of ``ls``, sortable and
+field as a line diff, the changed words of a changed line marked.
+:func:`render_index` lists many runs (the columns of ``ls``, sortable and
 filterable in the page), each linking to its page beside it.
 
 Recorded text is untrusted: the templates escape every value (Jinja2's

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .. import text_diff
 from ..json_text import surrogates_escaped
 from ..runs.model import Run, Step
 from ..runs.pick import is_named
@@ -67,7 +68,8 @@ def render_index(summaries: Sequence[RunSummary], title: str) -> str:
 
 def render_diff(result: RunDiff, labels: tuple[str, str]) -> str:
     """The page of two runs side by side: their steps aligned as ``diff`` aligns them, the
-    first divergent step highlighted, each changed field as a line diff."""
+    first divergent step highlighted, each changed field as a line diff with the changed
+    words of a changed line marked."""
     first = result.first_divergence
     rows = []
     for n, pair in enumerate(result.pairs):
@@ -111,14 +113,22 @@ def _side(step: Step | None) -> dict[str, Any] | None:
 
 
 def _change(change: Change) -> dict[str, Any]:
-    """A changed field as lines: kept, removed (in A only), added (in B only)."""
+    """A changed field as lines: kept, removed (in A only), added (in B only); each line
+    as pieces of text, those that changed within a changed line marked."""
     a, b = _text(change.a).splitlines(), _text(change.b).splitlines()
-    lines: list[tuple[str, str]] = []
+    lines: list[tuple[str, list[tuple[str, bool]]]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "equal":
-            lines += [(" ", line) for line in a[i1:i2]]
-        else:
-            lines += [("-", line) for line in a[i1:i2]] + [("+", line) for line in b[j1:j2]]
+            lines += [(" ", [(line, False)]) for line in a[i1:i2]]
+            continue
+        removed = [[(line, False)] for line in a[i1:i2]]
+        added = [[(line, False)] for line in b[j1:j2]]
+        # A removed line and the added line in its place: their changed words marked.
+        for n, (old, new) in enumerate(zip(a[i1:i2], b[j1:j2], strict=False)):
+            found = text_diff.pieces(old, new)
+            removed[n] = [(x, kind == "change") for kind, x, _ in found if x]
+            added[n] = [(y, kind == "change") for kind, _, y in found if y]
+        lines += [("-", parts) for parts in removed] + [("+", parts) for parts in added]
     return {"field": change.field, "lines": lines}
 
 

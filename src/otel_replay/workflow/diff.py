@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from .. import messages as M
-from .. import payload
+from .. import payload, text_diff
 from ..runs.model import Run, Step
 
 #: Steps whose durations differ by less than this many milliseconds count as equally timed.
@@ -223,8 +224,9 @@ def compare_steps(a: Step, b: Step, time_threshold_ms: float | None) -> list[Cha
     return changes
 
 
-def describe(change: Change, limit: int = 200) -> str:
-    """A readable account of one change: a dict's added/removed/changed keys, or both values."""
+def describe(change: Change) -> str:
+    """A readable account of one change: a dict's added/removed/changed keys, the first
+    message that differs, or how one value became the other (see :func:`show_change`)."""
     a, b = payload.plain(change.a), payload.plain(change.b)
     if isinstance(a, dict) and isinstance(b, dict):
         added = sorted(set(b) - set(a))
@@ -235,15 +237,14 @@ def describe(change: Change, limit: int = 200) -> str:
             bits.append("added " + ", ".join(map(str, added)))
         if removed:
             bits.append("removed " + ", ".join(map(str, removed)))
-        for k in changed[:5]:
-            bits.append(f"{k}: {_short(a[k], limit // 3)} -> {_short(b[k], limit // 3)}")
+        bits += [f"{k}: {show_change(a[k], b[k])}" for k in changed[:5]]
         return "; ".join(bits)
     if isinstance(a, list) and isinstance(b, list) and change.field.endswith("messages"):
-        return _message_delta(a, b, limit)
-    return f"{_short(a, limit // 2)} -> {_short(b, limit // 2)}"
+        return _message_delta(a, b)
+    return show_change(a, b)
 
 
-def _message_delta(a: Sequence[Any], b: Sequence[Any], limit: int) -> str:
+def _message_delta(a: Sequence[Any], b: Sequence[Any]) -> str:
     n = next(
         (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if not _same(x, y)),
         min(len(a), len(b)),
@@ -253,15 +254,56 @@ def _message_delta(a: Sequence[Any], b: Sequence[Any], limit: int) -> str:
     bits = [f"{len(a)} -> {len(b)} messages" if len(a) != len(b) else f"{len(a)} messages"]
     bits.append(f"first difference at message {n}")
     if n < len(a) and n < len(b):
-        bits.append(f"{_short(a[n], limit // 3)} -> {_short(b[n], limit // 3)}")
+        bits += [f"{where}: {shown}" for where, shown in _leaf_changes(a[n], b[n], "")[:3]]
     elif n < len(b):
-        bits.append(f"added {_short(b[n], limit // 2)}")
+        bits.append(f"added {text_diff.inline('', _text(b[n]))}")
     else:
-        bits.append(f"removed {_short(a[n], limit // 2)}")
+        bits.append(f"removed {text_diff.inline(_text(a[n]), '')}")
     return ": ".join(bits[:1]) + "; " + "; ".join(bits[1:])
 
 
-def _short(value: Any, limit: int) -> str:
-    text = value if isinstance(value, str) else payload.canonical(value)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
+def _leaf_changes(a: Any, b: Any, where: str) -> list[tuple[str, str]]:
+    """Where two values differ, as (path, change shown) pairs: dicts by key, lists of one
+    length by position, anything else as a whole (``parts[0].content: …``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        found: list[tuple[str, str]] = []
+        for key in sorted(set(a) | set(b), key=str):
+            path = f"{where}.{key}" if where else str(key)
+            if key not in a:
+                found.append((path, "added " + text_diff.inline("", _text(b[key]))))
+            elif key not in b:
+                found.append((path, "removed " + text_diff.inline(_text(a[key]), "")))
+            elif not _same(a[key], b[key]):
+                found += _leaf_changes(a[key], b[key], path)
+        return found
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        found = []
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if not _same(x, y):
+                found += _leaf_changes(x, y, f"{where}[{i}]")
+        return found
+    return [(where or "value", show_change(a, b))]
+
+
+def show_change(a: Any, b: Any) -> str:
+    """How ``a`` became ``b``, on one line however long they are: the changed spans as
+    ``[-old-]{+new+}`` with a little unchanged text either side, ``…`` for the rest.
+
+    Two strings are compared as they are (whitespace and all); other values as
+    key-sorted JSON (a string among them quoted, so ``"5"`` and ``5`` differ).
+    """
+    if isinstance(a, str) and isinstance(b, str):
+        return text_diff.inline(a, b)
+    return text_diff.inline(_text(a, quoted=True), _text(b, quoted=True))
+
+
+def _text(value: Any, *, quoted: bool = False) -> str:
+    """A value as the text a change is shown in: a string as it is (JSON when ``quoted``),
+    the rest as key-sorted JSON, characters as they are."""
+    value = payload.plain(value)
+    if isinstance(value, str) and not quoted:
+        return value
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
