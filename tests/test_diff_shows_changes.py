@@ -29,6 +29,8 @@ BASE = st.text("abcdefghijklmnopqrstuvwxyzéßжλ漢", min_size=1, max_size=9)
 #: Words a change brings in or takes out: an alphabet the recorded texts never use, so
 #: that finding one in the output can only mean the change is shown.
 NEW = st.text("QXZΩ界", min_size=1, max_size=9)
+
+
 def _drawn(examples: int) -> Any:
     """Hypothesis settings of these tests: each example records real runs (no deadline)."""
     return settings(
@@ -201,9 +203,19 @@ def test_the_html_diff_marks_the_changed_words(
     pair = _record_pair(tmp_path, a, b)
     result = CliRunner().invoke(cli, ["diff", *map(str, pair), "--html", str(page)])
     assert result.exit_code == 1, result.output
+    assert f"wrote {page}" in result.stdout
     parsed = _Lines(page.read_text(encoding="utf-8"))
     removed, added = "\n".join(parsed.marked["del"]), "\n".join(parsed.marked["add"])
     for word in gone:
         assert word in removed
     for word in came:
         assert word in added
+
+
+def test_diff_html_says_what_it_wrote_also_under_json(tmp_path: Path) -> None:
+    pa, pb = _record_pair(tmp_path, "the order shipped", "the order was lost")
+    page = tmp_path / "out.html"
+    result = CliRunner().invoke(cli, ["diff", str(pa), str(pb), "--json", "--html", str(page)])
+    assert result.exit_code == 1
+    json.loads(result.stdout)  # stdout stays one document
+    assert f"wrote {page}" in result.stderr and page.exists()

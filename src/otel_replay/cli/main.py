@@ -370,12 +370,16 @@ def check(
         max_tool_calls=DEFAULT_MAX_TOOL_CALLS if max_tool_calls is None else max_tool_calls,
         error_phrases=error_phrases or DEFAULT_ERROR_PHRASES,
     )
-    with _reading(paths):
+    from ..store.progress import working
+    from ..workflow.check import totals
+
+    with _reading(paths), working(f"checking {printable(', '.join(paths))}"):
         checks, others, problems = check_runs(paths, config, run_id=run_id, jobs=jobs)
     if run_id is not None and not checks and not problems:
         _no_run(paths, run_id, others)
+    summed = totals(checks)
     if as_json:
-        click.echo(_dumps({"runs": [c.to_json() for c in checks]}))
+        click.echo(_dumps({"runs": [c.to_json() for c in checks], "totals": summed.to_json()}))
     else:
         from .render import console, render_check
         from .render_workflow import render_findings
@@ -384,6 +388,9 @@ def check(
         for c in checks:
             render_check(c.run_id, c.kit, out, read=c.read)
             render_findings(c.findings, out)
+        if checks:
+            # After many runs the last one's findings are on screen: the sum says the rest.
+            out.print(str(summed), markup=False)
     # A fault every run it may have cost already fails on (the run says records may
     # be missing) is a failed check, exit 1; one no run accounts for is unreadable input.
     missing = {m for c in checks for m in c.kit.missing}
@@ -487,18 +494,20 @@ def ls_(
         tools=tools,
         replayable_only=replayable,
     )
+    from ..store.progress import working
     from ..store.sources import is_database
 
     files = [p for p in paths if not is_database(p)]
-    found, problems = summaries(files, use_cache=not no_cache, jobs=jobs) if files else ([], [])
-    for name in (p for p in paths if is_database(p)):
-        from ..store.clickhouse_summary import summaries as database_summaries
+    with working(f"listing {printable(', '.join(paths))}"):
+        found, problems = summaries(files, use_cache=not no_cache, jobs=jobs) if files else ([], [])
+        for name in (p for p in paths if is_database(p)):
+            from ..store.clickhouse_summary import summaries as database_summaries
 
-        # ClickHouse computes the lines, filters applied; only the traces it leaves to the
-        # reader (other dialects, stitched traces) are read.
-        listed, faults = database_summaries(name, flt)
-        found += listed
-        problems += faults
+            # ClickHouse computes the lines, filters applied; only the traces it leaves to
+            # the reader (other dialects, stitched traces) are read.
+            listed, faults = database_summaries(name, flt)
+            found += listed
+            problems += faults
     picked = select(found, flt, sort, reverse)
     if as_json:
         click.echo(_dumps({"runs": [s.to_json() for s in picked]}))
@@ -556,7 +565,7 @@ def _one_run(path: str, run_id: str | None, cache: dict[str, Runs]) -> Run:
     "html_out",
     metavar="FILE.html",
     help="Also write the comparison as one HTML page: the runs side by side, the first "
-    "divergence highlighted, changed fields as line diffs.",
+    "divergence highlighted, changed fields as line diffs with the changed words marked.",
 )
 def diff(
     a: str,
@@ -607,6 +616,9 @@ def diff(
         from .render_workflow import render_diff
 
         render_diff(result, (path_a, path_b))
+    if html_out is not None:
+        # After the comparison; on stderr under --json, whose stdout is one document.
+        click.echo(f"wrote {printable(html_out)}", err=as_json)
     sys.exit(0 if result.equal else 1)
 
 
@@ -748,8 +760,10 @@ def _report_index(
 
     require()  # before any run is read
     os.makedirs(directory, exist_ok=True)
+    from ..store.progress import working
+
     fn = functools.partial(write_run_page, directory, Config(), run_id)
-    with _reading(paths):
+    with _reading(paths), working(f"writing the pages of {printable(', '.join(paths))}"):
         mapped = map_runs(paths, fn, jobs=jobs)
     lines = sorted(
         (s for s in mapped.values if s is not None), key=lambda s: (s.start_ns, s.run_id)

@@ -45,6 +45,60 @@ class RunCheck:
         }
 
 
+@dataclasses.dataclass(frozen=True)
+class Totals:
+    """What a check of many runs comes to: how many replay, why the others do not, and
+    how many warnings there are."""
+
+    runs: int
+    replayable: int
+    #: Runs that do not replay, by reason: their verdict (``model-only``,
+    #: ``inspect-only``), or ``damaged`` for a full kit whose records may be missing.
+    not_replayable: dict[str, int]
+    warnings: int
+    runs_with_warnings: int
+    #: Warnings by the kind of anomaly (``repeated_tool_call``, ``tool_error``...).
+    warnings_by_kind: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def __str__(self) -> str:
+        line = f"checked {_count(self.runs, 'run')}: {self.replayable} replayable"
+        off = sum(self.not_replayable.values())
+        if off:
+            why = ", ".join(f"{n} {reason}" for reason, n in self.not_replayable.items())
+            line += f", {off} not replayable ({why})"
+        line += f"; {_count(self.warnings, 'warning')}"
+        if self.warnings:
+            line += f" in {_count(self.runs_with_warnings, 'run')}"
+        return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def totals(checks: Sequence[RunCheck]) -> Totals:
+    """The :class:`Totals` of ``checks``."""
+    off: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    for c in checks:
+        if not c.kit.replayable:
+            reason = c.kit.verdict if c.kit.verdict != "full" else "damaged"
+            off[reason] = off.get(reason, 0) + 1
+        for f in c.findings:
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    return Totals(
+        runs=len(checks),
+        replayable=sum(1 for c in checks if c.kit.replayable),
+        not_replayable=dict(sorted(off.items())),
+        warnings=sum(kinds.values()),
+        runs_with_warnings=sum(1 for c in checks if c.findings),
+        warnings_by_kind=dict(sorted(kinds.items())),
+    )
+
+
 def check_run(run: Run, config: Config | None = None) -> RunCheck:
     """The replay kit and the anomalies of ``run``."""
     return RunCheck(run.run_id, run.start_ns, run.kit, find_anomalies(run, config or Config()))
