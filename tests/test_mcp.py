@@ -193,3 +193,47 @@ def test_in_process_the_mcp_calls_are_answered_from_the_recording(recorded: Path
     report = session.report()
     assert report.matched, str(report)
     assert [how for _, kind, how in report.replayed if kind == "tool"] == ["stub", "stub"]
+
+
+SERVE = (sys.executable, "-m", "otel_replay.cli.main", "serve")
+
+
+def test_allow_host_lets_the_named_host_reach_the_mcp_route_too(recorded: Path) -> None:
+    """``serve --mcp --allow-host NAME``: the MCP route takes NAME as the model routes do."""
+    import httpx
+
+    proc = subprocess.Popen(
+        [*SERVE, str(recorded), "--mcp", "--allow-host", "Replay.Internal"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")},
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    try:
+        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
+        port = url.rsplit(":", 1)[1]
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
+        accept = {"accept": "application/json, text/event-stream"}
+        with httpx.Client(timeout=10) as client:
+
+            def post(host: str, **headers: str) -> httpx.Response:
+                return client.post(url + "/mcp", json=hello, headers={**accept, "host": host, **headers})
+
+            assert post(f"replay.internal:{port}").status_code == 200
+            assert post("replay.internal").status_code == 200
+            assert post(f"replay.internal:{port}", origin=f"http://replay.internal:{port}").status_code == 200
+            assert post(f"other.internal:{port}").status_code == 421
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -1237,7 +1237,7 @@ def serve(
     url = base_url(sock)
     mcp = None
     if serve_mcp:
-        mcp = _mcp_app(good, run_id, host, ", ".join(paths), log)
+        mcp = _mcp_app(good, run_id, (host, *allow_hosts), ", ".join(paths), log)
     click.echo(
         f"otel-replay: serving {len(good)} run(s) ({', '.join(r.run_id for r in good)}): "
         f"OpenAI base_url {url}/v1, Anthropic base_url {url}"
@@ -1250,14 +1250,18 @@ def serve(
 
 
 def _mcp_app(
-    runs: Sequence[Run], run_id: str | None, host: str, where: str, log: Callable[[str], None]
+    runs: Sequence[Run],
+    run_id: str | None,
+    hosts: Sequence[str],
+    where: str,
+    log: Callable[[str], None],
 ) -> Any:
     """The MCP server of the one run served (``--mcp``)."""
     from ..replay.adapters.mcp_server import RecordedTools, mcp_app
 
     run = _pick(runs, run_id, where, "--run ID")
     try:
-        return mcp_app(RecordedTools(run, log), host)
+        return mcp_app(RecordedTools(run, log), hosts[0], hosts[1:])
     except ImportError:
         _fail("--mcp needs the mcp package: pip install 'otel-replay[mcp]'")
 

@@ -18,7 +18,7 @@ imported only when a server with ``--mcp`` starts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ... import payload
@@ -89,10 +89,15 @@ class RecordedTools:
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 
-def mcp_app(tools: RecordedTools, host: str) -> Any:
-    """The MCP server (Streamable HTTP, at ``/mcp``) as an ASGI application, with its lifespan."""
+def mcp_app(tools: RecordedTools, host: str, allow_hosts: Sequence[str] = ()) -> Any:
+    """The MCP server (Streamable HTTP, at ``/mcp``) as an ASGI application, with its lifespan.
+
+    ``allow_hosts``: names clients may use besides the loopback ones and ``host`` (as
+    ``serve --allow-host``); the MCP package's own DNS-rebinding check takes them too.
+    """
     import mcp_types as types
     from mcp.server import Server
+    from mcp.server.transport_security import TransportSecuritySettings
     from mcp.shared.exceptions import MCPError
 
     async def list_tools(ctx: Any, params: Any) -> Any:
@@ -110,4 +115,19 @@ def mcp_app(tools: RecordedTools, host: str) -> Any:
         return types.CallToolResult.model_validate(result)
 
     server: Any = Server("otel-replay", on_list_tools=list_tools, on_call_tool=call_tool)
-    return server.streamable_http_app(stateless_http=True, json_response=True, host=host)
+    security = None
+    if allow_hosts:
+        # Host names are matched as clients send them: lower case (as the gate compares).
+        names = ["127.0.0.1", "localhost", "[::1]", *(n.lower() for n in (host, *allow_hosts))]
+        security = TransportSecuritySettings(
+            allowed_hosts=[h for n in names for h in (n, f"{n}:*")],
+            allowed_origins=[
+                f"{scheme}://{n}{port}"
+                for n in names
+                for scheme in ("http", "https")
+                for port in ("", ":*")
+            ],
+        )
+    return server.streamable_http_app(
+        stateless_http=True, json_response=True, host=host, transport_security=security
+    )
