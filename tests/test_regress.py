@@ -7,26 +7,37 @@ the agent regresses, when the answer changes, or when a user check fails.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from examples.order_support.record import record
 
+import otel_replay
 from _agent import WORLD, call, record_run, say
 from _cli import cli_process
+from _weather_agent import FINAL, PROVIDERS, SHAPES, import_agent, write_agent
+from _weather_agent import record as record_weather
+from otel_replay.workflow.anomalies import DEFAULT_ERROR_PHRASES
+from otel_replay.workflow.regress import RunFailed, write_regression
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_pytest(test: Path, *path: Path) -> subprocess.CompletedProcess[str]:
-    """pytest on ``test`` in a fresh process, as a user runs it (``path``: importable dirs)."""
+def run_pytest(
+    test: Path, *path: Path, environ: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """pytest on ``test`` in a fresh process, as a user runs it (``path``: importable dirs;
+    ``environ``: its environment, this process's when None)."""
     dirs = [*path, test.parent, ROOT, ROOT / "src"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, dirs))}
+    env = {**(os.environ if environ is None else environ)}
+    env["PYTHONPATH"] = os.pathsep.join(map(str, dirs))
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
         cwd=test.parent,
@@ -165,3 +176,130 @@ def test_bad_usage_is_named(fixed_run: Path, tmp_path: Path) -> None:
     not_py = regress(fixed_run, tmp_path / "t.txt")
     assert not_py.returncode == 2 and "must end in .py" in not_py.stderr
     assert not (tmp_path / "t.py").exists()
+
+
+# --- every way an agent takes its model ------------------------------------------------------
+def _regress_shape(tmp_path: Path, provider: str, entry: str) -> subprocess.CompletedProcess[str]:
+    """A newcomer's agent recorded through RecordingTransport, ``regress`` run on it, and
+    the test it wrote run with pytest: that last process."""
+    module = import_agent(write_agent(tmp_path, provider))
+    recorded = tmp_path / "runs.otlp"
+    assert record_weather(recorded, module, provider) == FINAL
+    test = tmp_path / "tests" / "test_weather.py"
+    done = cli_process("regress", recorded, "-o", test, "--agent", f"weather_agent:{entry}")
+    assert done.returncode == 0, done.stderr
+    assert "otel_replay.call_agent(agent, session, QUESTION, **AGENT_KWARGS)" in test.read_text()
+    # No provider key: the replay needs none.
+    keyless = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return run_pytest(test, tmp_path, environ=keyless)
+
+
+def _shape_cases() -> list[Any]:
+    """Every provider, shape and mode; the default tier the newcomer's own (a sync OpenAI
+    client), the rest slow (two processes each)."""
+    return [
+        pytest.param(
+            provider,
+            entry,
+            id=f"{provider}-{entry}",
+            marks=() if (provider, entry) == ("openai", "run_agent") else (pytest.mark.slow,),
+        )
+        for provider in PROVIDERS
+        for names in SHAPES.values()
+        for entry in names
+    ]
+
+
+@pytest.mark.parametrize(("provider", "entry"), _shape_cases())
+def test_the_generated_test_reaches_every_agent_shape(
+    tmp_path: Path, provider: str, entry: str
+) -> None:
+    """The test ``regress`` writes calls the agent as ``replay --agent`` does: client=,
+    base_url=, a client of its own from the provider variables, model=; sync or async."""
+    passed = _regress_shape(tmp_path, provider, entry)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "1 passed" in passed.stdout
+
+
+# --- failed runs --------------------------------------------------------------------------------
+def _failed_runs() -> list[Any]:
+    """Runs that failed, one of each way: an apology (every phrase check looks for), a tool
+    that raised, the same call again and again, an agent that raised."""
+    cases = [
+        pytest.param(
+            [call("lookup_order", "c1", query="my order"), say(f"Your order: {p} say more.")],
+            "error_wording",
+            id=f"answer-{p}",
+        )
+        for p in DEFAULT_ERROR_PHRASES
+    ]
+    cases.append(
+        pytest.param(
+            [call("flaky_lookup", "c1", query="my order"), say("Order #4421 is shipped.")],
+            "tool_error",
+            id="tool-raised",
+        )
+    )
+    cases.append(
+        pytest.param(
+            [call("lookup_order", f"c{i}", query="my order") for i in range(10)]
+            + [say("Order #4421 is shipped.")],
+            "repeated_tool_call",
+            id="ten-warnings",
+        )
+    )
+    cases.append(
+        pytest.param(
+            [call("lookup_order", "c1", query="my order")], "ended in error", id="agent-raised"
+        )
+    )
+    return cases
+
+
+@pytest.mark.parametrize(("replies", "named"), _failed_runs())
+def test_a_failed_run_is_refused_unless_allowed(
+    tmp_path: Path, replies: list[dict[str, Any]], named: str
+) -> None:
+    path = tmp_path / "failed.otlp"
+    WORLD["fail"] = 1
+    try:
+        record_run(path, replies)
+    except IndexError:
+        pass  # the agent raised: the model had no answer left
+    finally:
+        WORLD["fail"] = 0
+    (run,) = otel_replay.load(path)
+    with pytest.raises(RunFailed) as refused:
+        write_regression(run, tmp_path / "test_failed.py", agent="myagent:run_agent")
+    assert any(named in line for line in refused.value.failures), refused.value.failures
+    assert "--allow-failed" in str(refused.value)
+    assert not (tmp_path / "test_failed.py").exists()
+
+    test, _ = write_regression(
+        run, tmp_path / "test_failed.py", agent="myagent:run_agent", allow_failed=True
+    )
+    source = test.read_text()
+    assert "The recorded run FAILED (see KNOWN_FAILURES)" in source
+    (known,) = [
+        ast.literal_eval(node.value)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "KNOWN_FAILURES"
+    ]
+    assert known == refused.value.failures
+
+
+def test_regress_refuses_a_failed_run_with_exit_1(tmp_path: Path) -> None:
+    path = tmp_path / "sorry.otlp"
+    record_run(path, [say("I'm sorry, I cannot find your order.")])
+    test = tmp_path / "test_sorry.py"
+    refused = cli_process("regress", path, "-o", test, "--agent", "myagent:run_agent")
+    assert refused.returncode == 1, refused.stderr
+    assert "failed, so a test locking it in would keep the failure" in refused.stderr
+    assert 'error_wording: the final answer says "I\'m sorry"' in refused.stderr
+    assert "--allow-failed" in refused.stderr
+    assert not test.exists()
+    allowed = cli_process(
+        "regress", path, "-o", test, "--agent", "myagent:run_agent", "--allow-failed"
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert "FAILED" in test.read_text()

@@ -628,7 +628,11 @@ _agent = click.option(
     "agent_ref",
     required=True,
     metavar="MODULE:FUNC",
-    help="Your agent, called as FUNC(question, model=session.model, **kwargs).",
+    help="Your agent, called as FUNC(question, **kwargs) and given, by the names of its "
+    "parameters, model= (the pinned model), base_url= (the replay's loopback server), or "
+    "client= (an OpenAI or Anthropic client, async for an async FUNC, pointed at it); with "
+    "none of them, the clients it makes itself reach the replay through OPENAI_BASE_URL and "
+    "ANTHROPIC_BASE_URL. An async FUNC is run to completion.",
 )
 _agent_kwargs = click.option(
     "--kwarg",
@@ -660,6 +664,12 @@ _agent_kwargs = click.option(
     help="A predicate FUNC(answer, run) -> bool the test asserts too. Repeatable.",
 )
 @click.option("--question", metavar="TEXT", help="Ask this instead of the recorded input.")
+@click.option(
+    "--allow-failed",
+    is_flag=True,
+    help="Lock in a run that failed (anomalies check warns of, an agent that raised), e.g. to "
+    "pin a known failure while fixing it; the test's docstring says so.",
+)
 def regress(
     path: str,
     run_id: str | None,
@@ -668,22 +678,34 @@ def regress(
     kwargs: tuple[str, ...],
     checks: tuple[str, ...],
     question: str | None,
+    allow_failed: bool,
 ) -> None:
     """Write a pytest regression test that replays a recorded run, to lock a fix in.
 
     The test asserts the recorded final answer, the recorded tool calls and
     each --check; it fails with the divergence report when the agent leaves
-    the recording.
+    the recording.  It calls the agent as replay --agent does.  A run that
+    failed is refused with exit 1, naming what failed (--allow-failed to lock
+    it in anyway).
     """
-    from ..workflow.regress import RegressError, write_regression
+    from ..workflow.regress import RegressError, RunFailed, write_regression
 
     runs = _load((path,), run_id)
     _report_problems(runs)
     _pick(runs, run_id, path, "--run ID")
     try:
         test, recording = write_regression(
-            runs[0], output, agent=agent_ref, kwargs=kwargs, checks=checks, question=question
+            runs[0],
+            output,
+            agent=agent_ref,
+            kwargs=kwargs,
+            checks=checks,
+            question=question,
+            allow_failed=allow_failed,
         )
+    except RunFailed as exc:
+        click.echo(f"otel-replay: error: {printable(str(exc), lines=True)}", err=True)
+        sys.exit(1)
     except (RegressError, ValueError) as exc:
         _fail(str(exc))
     except OSError as exc:
@@ -856,7 +878,8 @@ def replay_(
     """Replay a recorded run with your agent: exit 0 when it followed the recording, 1 if not.
 
     Tools stubbed, model pinned, clock frozen, network refused; --from N,
-    --override and --model live make it selective (see the README).
+    --override and --model live make it selective (see the README), whichever
+    way the agent takes the model (see --agent).
     """
     if isolate:
         _isolate()

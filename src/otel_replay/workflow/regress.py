@@ -7,10 +7,18 @@ own agent, and asserts the recorded final answer, the recorded tool calls
 ``check(answer, run) -> bool``.  The recording (and its blobs) is copied
 beside the test, so the pair can be committed as it is.
 
-The agent is called as ``agent(QUESTION, model=session.model, **AGENT_KWARGS)``:
+The agent is called as ``otel_replay.call_agent(agent, session, QUESTION,
+**AGENT_KWARGS)``, the way ``otel-replay replay --agent`` calls it: by the
+names of its parameters it is given ``model``, ``base_url`` or ``client``,
+else the provider variables point the clients it makes at the replay.
 ``QUESTION`` is the run's recorded input, ``AGENT_KWARGS`` come from
 ``--kwarg NAME=VALUE`` (VALUE as JSON, else as text; ``@field`` takes a field
 of the recorded fingerprint, e.g. ``user_id=@user.id``).
+
+A run that failed (an anomaly ``otel-replay check`` warns of, or an agent
+that raised) is not locked in unless asked (``allow_failed``): the test would
+pin the failure as the behaviour to keep.  When asked, the test's docstring
+says what failed.
 
 Every recorded string (run id, agent name, question, answer, tool names and
 arguments) comes from a trace file, which may come from anyone: it enters the
@@ -39,6 +47,24 @@ _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 class RegressError(ValueError):
     """The test cannot be written as asked (bad reference, nothing to ask the agent)."""
+
+
+class RunFailed(RegressError):
+    """The run failed: a test locking it in would keep the failure."""
+
+    def __init__(self, run_id: str, failures: Sequence[str]) -> None:
+        self.run_id = run_id
+        self.failures = list(failures)
+        shown = self.failures[:10]
+        more = len(self.failures) - len(shown)
+        super().__init__(
+            f"run {run_id} failed, so a test locking it in would keep the failure:\n"
+            + "\n".join(f"  {line}" for line in shown)
+            + (f"\n  ... and {more} more" if more else "")
+            + "\nFix the agent and record a run that succeeds, then lock that one in; or pass "
+            "--allow-failed to lock this run in as it is (to pin a known failure while you fix "
+            "it: the test says so)."
+        )
 
 
 def question_of(run: Run) -> str:
@@ -87,6 +113,19 @@ def agent_kwargs(run: Run, pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def failures_of(run: Run) -> list[str]:
+    """What went wrong in ``run``, one line each: the anomalies ``otel-replay check`` warns
+    of, and each agent or model step that ended in error (empty: the run did not fail)."""
+    from .anomalies import find_anomalies
+
+    found = [str(f) for f in find_anomalies(run)]
+    for step in run.steps:
+        if step.kind in ("agent", "model") and step.status == "ERROR":
+            why = step.status_message or str(step.attributes.get("error.type") or "")
+            found.append(f"{step.label()}: ended in error" + (f": {why}" if why else ""))
+    return found
+
+
 def _import_line(ref: str, alias: str) -> str:
     if not _REF.match(ref):
         raise RegressError(f"{ref!r} is not MODULE:NAME (e.g. myapp.agent:run_agent)")
@@ -128,8 +167,13 @@ def test_source(
     kwargs: Mapping[str, Any],
     checks: Sequence[str] = (),
     question: str | None = None,
+    failures: Sequence[str] = (),
 ) -> str:
-    """The text of the regression test module (``recording``: its file name, beside it)."""
+    """The text of the regression test module (``recording``: its file name, beside it).
+
+    ``failures``: what failed in the run, when it is locked in anyway (the docstring
+    says so; each line enters as a checked literal, as every recorded string does).
+    """
     imports = [_import_line(agent, "agent")]
     names = []
     for i, ref in enumerate(checks):
@@ -141,7 +185,7 @@ def test_source(
         (str(r.attributes.get("gen_ai.agent.name")) for r in run.roots if r.kind == "agent"),
         "agent",
     )
-    constants = {
+    constants: dict[str, Any] = {
         "RECORDING": recording,
         "RUN_ID": run.run_id,
         "AGENT_NAME": agent_name,
@@ -150,6 +194,8 @@ def test_source(
         "FINAL_ANSWER": answer,
         "TOOL_CALLS": tool_calls_of(run),
     }
+    if failures:
+        constants["KNOWN_FAILURES"] = list(failures)
     assignments = [f"{name} = {_literal(value)}" for name, value in constants.items()]
     uses_json = any(a.partition(" = ")[2].startswith("json.loads(") for a in assignments)
     lines = [
@@ -160,6 +206,16 @@ def test_source(
         "marker: tools stubbed, model pinned, clock frozen, network",
         "refused.  It fails when the agent leaves the recording (the report names the",
         "step), when the final answer or the tool calls differ, or when a check fails.",
+        *(
+            [
+                "",
+                "The recorded run FAILED (see KNOWN_FAILURES) and is locked in as it is,",
+                "with --allow-failed: this test pins the failing behaviour, and fails once",
+                "the agent stops behaving that way.",
+            ]
+            if failures
+            else []
+        ),
         '"""',
         "",
         "from __future__ import annotations",
@@ -167,6 +223,7 @@ def test_source(
         *(["import json", ""] if uses_json else []),
         "import pytest",
         "",
+        "import otel_replay",
         *imports,
         "",
         *assignments,
@@ -175,7 +232,7 @@ def test_source(
         "@pytest.mark.otel_replay(RECORDING, run_id=RUN_ID)",
         f"def test_run_{_identifier(run.run_id[:12])}_still_behaves(otel_replay_session):",
         "    session = otel_replay_session",
-        "    answer = agent(QUESTION, model=session.model, **AGENT_KWARGS)",
+        "    answer = otel_replay.call_agent(agent, session, QUESTION, **AGENT_KWARGS)",
     ]
     if answer is not None:
         lines.append("    assert answer == FINAL_ANSWER")
@@ -195,13 +252,21 @@ def write_regression(
     kwargs: Sequence[str] = (),
     checks: Sequence[str] = (),
     question: str | None = None,
+    allow_failed: bool = False,
 ) -> tuple[Path, Path]:
-    """Write the test to ``output`` and the recording beside it; returns both paths."""
+    """Write the test to ``output`` and the recording beside it; returns both paths.
+
+    Raises :class:`RunFailed` for a run that failed (:func:`failures_of`) unless
+    ``allow_failed``.
+    """
     from ..export.convert import convert
 
     out = Path(output)
     if out.suffix != ".py":
         raise RegressError(f"{out}: the test file must end in .py")
+    failures = failures_of(run)
+    if failures and not allow_failed:
+        raise RunFailed(run.run_id, failures)
     if not run.sources or any(s == "-" or "://" in s for s in run.sources):
         raise RegressError(f"run {run.run_id}: its recording is not a file to copy")
     recording = out.with_name(out.stem + ".otlp")
@@ -212,6 +277,7 @@ def write_regression(
         kwargs=agent_kwargs(run, kwargs),
         checks=checks,
         question=question,
+        failures=failures,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     convert(run.sources, recording)  # every span of the sources, and their blobs
