@@ -32,12 +32,14 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .. import messages as M
 from .. import wire as W
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
+from ..same_message import ASSISTANT_KEY, conversation_keys
 from .adapters.limits import DEFAULT_LIMITS
 from .divergence import Candidate, ReplayDivergence, ReplayError
-from .matchers import RUNGS, first_difference, messages_key, request_keys
+from .matchers import RUNGS, first_difference, messages_key, request_keys, split_system
 from .pinned_model import PinnedModel, unanswered
 
 CONVERSATION_HEADER = "x-otel-replay-conversation"
@@ -189,6 +191,9 @@ class ReplayEngine:
         #: :func:`request_keys` of recorded model steps, by ``id`` (the runs hold the steps).
         self._recorded_keys: dict[int, tuple[str, str | None]] = {}
         self._first_last: dict[str, list[Run]] = collections.defaultdict(list)
+        #: The conversation keys of recorded model steps, by ``id``, weighed for a request
+        #: that matches nothing (see :meth:`_closest`).
+        self._conversation_keys: dict[int, list[str]] = {}
         for run in [self.pinned] if self.pinned else self.runs:
             first = next((s for s in run.steps if s.kind == "model" and s.model), None)
             if first is None or first.model is None or not first.model.input_messages:
@@ -378,15 +383,61 @@ class ReplayEngine:
                 conv = self._start(self._first_last[last][0])
         fresh = False
         if conv is None:
-            # Nothing matches: the conversation it most likely belongs to diverges.
-            if self._last is not None and not self.pinned:
-                conv = self._last
-            else:
-                conv = self._start(self.pinned or self.runs[0])
-                fresh = True
+            # Nothing matches: it diverges where it most likely belongs.
+            conv, fresh = self._closest(request)
         if named:
             self._name(named, conv)
         return conv, fresh
+
+    def _closest(self, request: W.WireRequest) -> tuple[Conversation, bool]:
+        """Where a request that matches nothing most likely belongs, to diverge there.
+
+        The place whose recorded request shares the longest beginning with it: a
+        conversation kept (the request went on from where it stands) or a run's
+        first request (a conversation started anew).  A request that answers
+        nothing yet (no assistant turn) is a new conversation when the two tie, one
+        that does goes on the most recent conversation; with nothing in common at
+        all, the same.  Only the most recent conversations and the first runs are
+        weighed, so a divergent request costs the same however many are kept.
+        """
+        sent = self._keys(request.messages)
+        new = not any(k.startswith(ASSISTANT_KEY) for k in sent)
+        best: tuple[int, int, int] | None = None
+        found: Conversation | Run | None = None
+        recent = itertools.islice(reversed(self.conversations.values()), _WEIGHED)
+        for order, conv in enumerate(recent):
+            step = conv.model.expected()
+            if step is not None and step.model is not None:
+                score = (_shared(sent, self._step_keys(step)), not new, -order)
+                if best is None or score > best:
+                    best, found = score, conv
+        for order, run in enumerate(itertools.islice(self._starts(), _WEIGHED)):
+            step = next((s for s in run.steps if s.kind == "model" and s.model), None)
+            if step is not None:
+                score = (_shared(sent, self._step_keys(step)), new, -order)
+                if best is None or score > best:
+                    best, found = score, run
+        if isinstance(found, Conversation):
+            return found, False
+        if found is None and self._last is not None and not new and not self.pinned:
+            return self._last, False
+        return self._start(found or self.pinned or self.runs[0]), True
+
+    def _starts(self) -> Iterator[Run]:
+        """The runs a conversation may start in."""
+        return iter([self.pinned] if self.pinned else self.runs)
+
+    def _keys(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+        return conversation_keys(split_system(M.normalize(messages))[1], hidden=True)
+
+    def _step_keys(self, step: Step) -> list[str]:
+        """The keys of a recorded step's conversation (kept: the runs hold the steps)."""
+        keys = self._conversation_keys.get(id(step))
+        if keys is None:
+            assert step.model is not None
+            keys = self._keys(step.model.input_messages or [])
+            self._conversation_keys[id(step)] = keys
+        return keys
 
     def _answered(
         self, entries: Mapping[int, tuple[Conversation, int]], messages: list[dict[str, Any]]
@@ -527,6 +578,21 @@ def _unfile(conv: Conversation, index: Index, key: str) -> None:
     entries = index.get(key)
     if entries is not None and entries.pop(conv.id, None) is not None and not entries:
         del index[key]
+
+
+#: How many conversations, and how many runs, a request that matches nothing is weighed
+#: against.
+_WEIGHED = 64
+
+
+def _shared(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many keys two conversations share from their beginning."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _first_of(entries: Mapping[int, tuple[Conversation, int]] | None) -> Conversation | None:
