@@ -55,7 +55,7 @@ from ..store.otlp_proto import attributes as proto_attributes
 from ..store.reader import ZSTD_MAGIC, Reader, _decompress_zstd
 from ..store.records import LogRecord, Record, SpanRecord
 from ..store.sources import expand, is_stream, rotated_from
-from .file_exporter import COMPRESSIONS, FORMATS, frame
+from .file_exporter import COMPRESSIONS, FORMATS, format_for, frame
 from .json_encoder import request_to_json
 from .scrub import (
     REMOVED,
@@ -319,6 +319,7 @@ class ConvertSummary:
     log_records: int = 0
     blobs: int = 0
     output: str = ""
+    format: str = "proto"
 
 
 def _counts(request: Request) -> tuple[int, int]:
@@ -381,17 +382,23 @@ def convert(
     inputs: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
     *,
-    format: str = "proto",  # the Collector's name for it
+    format: str | None = None,  # the Collector's name for it; None: as the output's name says
     compression: str | None = None,
     problems: list[FormatError] | None = None,
 ) -> ConvertSummary:
-    """Write every request of ``inputs`` to ``output`` (``-``: stdout) in ``format``.
+    """Write every request of ``inputs`` to ``output`` (``-``: stdout) in ``format``
+    (by default the one the output's name says: JSON lines for ``runs.json``, else proto).
 
     Input faults are appended to ``problems`` (the conversion goes on with
     the next input); raises ``ValueError`` for unknown settings or an output
     that is also an input, ``OSError`` when the output cannot be written.  A
     file output is written beside itself and renamed into place when done.
     """
+    named = format_for(output) if os.fspath(output) != "-" else None
+    if format is None:
+        format = named or "proto"
+    elif named is not None and named != format:
+        raise ValueError(f"{os.fspath(output)} names {named.upper()}, not --format {format}")
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r} (use {' or '.join(FORMATS)})")
     if compression is not None and compression not in COMPRESSIONS:
@@ -403,7 +410,7 @@ def convert(
         for name in names:
             if not is_stream(name) and os.path.realpath(name) == real:
                 raise ValueError(f"{out} is also an input; write the conversion elsewhere")
-    summary = ConvertSummary(output=out)
+    summary = ConvertSummary(output=out, format=format)
     found = problems if problems is not None else []
     compressor = None
     if compression == "zstd":

@@ -62,6 +62,7 @@ __all__ = [
     "FileSpanExporter",
     "LockTimeout",
     "NotATraceFile",
+    "format_for",
     "frame",
 ]
 
@@ -69,6 +70,20 @@ logger = logging.getLogger("otel_replay")
 
 FORMATS = ("proto", "json")
 COMPRESSIONS = ("zstd",)
+
+#: File names that say JSON (before a compression suffix): the Collector writes JSON
+#: lines by default, and a user naming ``runs.json`` expects JSON in it.
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+_COMPRESSION_SUFFIXES = (".zst", ".zstd")
+
+
+def format_for(path: str | os.PathLike[str]) -> str | None:
+    """The format a file's name says (``json`` for ``runs.json``, ``runs.jsonl.zst``...),
+    ``None`` when it says none (``runs.otlp``, ``-``): then protobuf, the default."""
+    name = os.fspath(path).lower()
+    for suffix in _COMPRESSION_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return "json" if name.endswith(_JSON_SUFFIXES) else None
 
 
 def _env_float(name: str, default: float) -> float:
@@ -170,14 +185,13 @@ class FileSpanExporter(SpanExporter):
         lock_timeout: float | None = None,
         payload_store: str | None = None,
     ) -> None:
-        self.format = _choice(format, "OTEL_REPLAY_FORMAT", FORMATS, "proto") or "proto"
+        named = path if path is not None else os.environ.get("OTEL_REPLAY_FILE")
+        # Unless a format is given, the file's name says it (runs.jsonl: JSON lines).
+        implied = format_for(named) if named else None
+        self.format = _choice(format, "OTEL_REPLAY_FORMAT", FORMATS, implied) or "proto"
         self.compression = _choice(compression, "OTEL_REPLAY_COMPRESSION", COMPRESSIONS, None)
         default_name = "otel-replay.jsonl" if self.format == "json" else "otel-replay.otlp"
-        self.path = (
-            os.fspath(path)
-            if path is not None
-            else os.environ.get("OTEL_REPLAY_FILE", default_name)
-        )
+        self.path = os.fspath(named) if named else default_name
         self.max_inline = (
             max_inline_bytes
             if max_inline_bytes is not None
