@@ -1051,10 +1051,10 @@ def export(
     "--format",
     "fmt",
     type=click.Choice(["proto", "json"]),
-    default="proto",
-    show_default=True,
+    default=None,
     help="proto: 4-byte length + protobuf request per record; json: one OTLP/JSON "
-    "request per line (the Collector file exporter's two formats).",
+    "request per line (the Collector file exporter's two formats).  Default: json for "
+    "an OUT named .json, .jsonl or .ndjson (.zst after it too), else proto.",
 )
 @click.option(
     "--zstd",
@@ -1062,7 +1062,7 @@ def export(
     help="Compress each record as its own zstd frame inside the 4-byte length prefix "
     "(the Collector's compression: zstd; JSON records are length-prefixed then).",
 )
-def convert(inputs: tuple[str, ...], output: str, fmt: str, zstd: bool) -> None:
+def convert(inputs: tuple[str, ...], output: str, fmt: str | None, zstd: bool) -> None:
     """Convert stored spans and log records to a Collector dump format.
 
     IN is anything `show` reads (files, directories, globs, -, URLs; spans and
@@ -1087,7 +1087,7 @@ def convert(inputs: tuple[str, ...], output: str, fmt: str, zstd: bool) -> None:
         what += " and " + _count(summary.log_records, "log record")
     blobs = f", {_count(summary.blobs, 'payload blob')} copied" if summary.blobs else ""
     click.echo(
-        f"converted {what} in {_count(summary.requests, 'request')} to {output} ({fmt}"
+        f"converted {what} in {_count(summary.requests, 'request')} to {output} ({summary.format}"
         f"{', zstd' if zstd else ''}){blobs}",
         err=output == "-",
     )
