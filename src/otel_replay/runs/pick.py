@@ -36,7 +36,9 @@ def pick_run(runs: Sequence[Run], run_id: str | None, *, where: str, how: str) -
     found = named(runs, run_id)
     if len(found) == 1:
         return found[0]
-    known = ", ".join(r.run_id for r in runs) or "none"
+    if not runs:
+        raise RunNotPicked(f"no runs in {where}")
+    known = ", ".join(r.run_id for r in runs)
     if run_id is not None:
         many = "several runs" if found else "no run"
         raise RunNotPicked(f"{where}: {many} {run_id!r} (runs: {known})")
