@@ -219,3 +219,37 @@ def test_diff_html_says_what_it_wrote_also_under_json(tmp_path: Path) -> None:
     assert result.exit_code == 1
     json.loads(result.stdout)  # stdout stays one document
     assert f"wrote {page}" in result.stderr and page.exists()
+
+
+@_drawn(40)
+@given(
+    vocabulary=st.integers(2, 60),
+    words=st.integers(200, 6000),
+    places=st.lists(st.floats(0, 1), min_size=1, max_size=8),
+    seed=st.integers(0, 2**32),
+)
+def test_texts_of_recurring_words_show_their_first_and_last_change_in_bounded_time(
+    vocabulary: int, words: int, places: list[float], seed: int
+) -> None:
+    """Texts of a few words recurring thousands of times (a repeated phrase, commas, a
+    list of numbers) are where aligning costs most: at any size each change shows (up to
+    eight), in well under a second."""
+    import random
+    import time
+
+    from otel_replay.workflow.diff import show_change
+
+    rng = random.Random(seed)
+    old = [f"w{rng.randrange(vocabulary)}" for _ in range(words)]
+    new = list(old)
+    at = sorted({int(p * (words - 1)) for p in places})
+    for n, i in enumerate(at):
+        new[i] = f"Q{n}Z"
+    started = time.perf_counter()
+    shown = show_change(", ".join(old), ", ".join(new))
+    took = time.perf_counter() - started
+    removed, added = _marked(shown)
+    for n, i in enumerate(at):
+        assert f"Q{n}Z" in added and old[i] in removed, shown
+    assert len(shown) <= 2 * BOUND
+    assert took < 1.0, took

@@ -2,11 +2,13 @@
 
 Cutting two long values at a fixed width shows the same prefix twice when
 they differ further on.  Here the texts are aligned instead: their common
-start and end are trimmed, what lies between is aligned word by word
-(:class:`difflib.SequenceMatcher` on words, spaces and punctuation), and each
-change is shown whole with a little unchanged text either side; what is left
-out is marked ``…``.  Texts too big to align word by word in good time are
-shown by their first and last differing characters (the trim alone).
+start and end are trimmed, and what lies between is aligned word by word (on
+words, spaces and punctuation): by the fewest words removed and added when the
+change is small (Myers' search, however often the words recur), else by their
+longest common runs (:class:`difflib.SequenceMatcher`).  Each change is shown
+whole with a little unchanged text either side; what is left out is marked
+``…``.  Texts too big to align word by word in good time are shown by their
+first and last differing characters (the trim alone).
 
 :func:`inline` writes the changes into one line (``…was [-shipped-]{+lost+}
 on Monday…``); :func:`sides` gives each text windowed the same way, for a
@@ -26,9 +28,17 @@ CONTEXT: Final = 30
 SPAN: Final = 160
 #: At most this many changes are written out; the others are counted.
 MOST: Final = 8
-#: Between their common start and end, texts of more words than this (both together)
-#: are not aligned word by word: the alignment's time grows with the square of it.
-ALIGN_TOKENS: Final = 3000
+#: Between their common start and end, texts of more tokens than this (both together)
+#: are not aligned word by word: they are shown by their first and last differences.
+ALIGN_TOKENS: Final = 10_000
+#: At most this many token edits are searched for a shortest edit script, and at most
+#: this many steps (edits times tokens): more changed texts are aligned by runs.
+EDITS: Final = 200
+STEPS: Final = 2_000_000
+#: Aligning takes time growing with the pairs of equal tokens the two texts hold: above
+#: this many, tokens that recur often only extend a match; when the pairs of the others
+#: are still above it, the texts are shown by their first and last differences.
+ALIGN_PAIRS: Final = 20_000
 #: Unchanged text this short between two changes joins them into one.
 JOIN: Final = 3
 ELLIPSIS: Final = "…"
@@ -72,16 +82,101 @@ def pieces(a: str, b: str) -> list[Piece]:
     if p:
         out.append(("equal", a[:p], b[:p]))
     ta, tb = _TOKEN.findall(mid_a), _TOKEN.findall(mid_b)
-    if len(ta) + len(tb) > ALIGN_TOKENS:
-        out.append(("change", mid_a, mid_b))
+    # A few edits (the usual case) are found exactly, however often the words recur.
+    edits = max(0, min(EDITS, STEPS // max(len(ta) + len(tb), 1)))
+    found = _fewest_edits(ta, tb, edits)
+    if found is not None:
+        out += found
     else:
-        matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
-        for op, i1, i2, j1, j2 in matcher.get_opcodes():
-            x, y = "".join(ta[i1:i2]), "".join(tb[j1:j2])
-            out.append(("equal" if op == "equal" else "change", x, y))
+        out += _aligned(ta, tb, mid_a, mid_b)
     if s:
         out.append(("equal", a[len(a) - s :], b[len(b) - s :]))
     return _joined(out)
+
+
+def _aligned(ta: list[str], tb: list[str], mid_a: str, mid_b: str) -> list[Piece]:
+    """Texts of many changes aligned by their longest common runs of tokens."""
+    # Spaces only extend a match.  Where many tokens recur (commas, a repeated phrase)
+    # aligning on each pair of them takes seconds: popular tokens then only extend a
+    # match too (coarser pieces, in milliseconds).
+    popular = _pairs(ta, tb, None) > ALIGN_PAIRS
+    if len(ta) + len(tb) > ALIGN_TOKENS or (
+        popular and _pairs(ta, tb, len(tb) // 100 + 1) > ALIGN_PAIRS
+    ):
+        return [("change", mid_a, mid_b)]
+    matcher = difflib.SequenceMatcher(str.isspace, ta, tb, autojunk=popular)
+    return [
+        ("equal" if op == "equal" else "change", "".join(ta[i1:i2]), "".join(tb[j1:j2]))
+        for op, i1, i2, j1, j2 in matcher.get_opcodes()
+    ]
+
+
+def _fewest_edits(ta: list[str], tb: list[str], most: int) -> list[Piece] | None:
+    """The pieces of the shortest edit script from ``ta`` to ``tb`` (tokens removed and
+    added, Myers' O(ND) search), or None when it takes more than ``most`` edits."""
+    n, m = len(ta), len(tb)
+    v = {1: 0}
+    trace: list[dict[int, int]] = []
+    for d in range(min(most, n + m) + 1):
+        trace.append(dict(v))
+        for k in range(-d, d + 1, 2):
+            # Down (a token of tb added) from diagonal k+1, or right (a token of ta
+            # removed) from k-1: whichever has come further.
+            down = k == -d or (k != d and v[k - 1] < v[k + 1])
+            x = v[k + 1] if down else v[k - 1] + 1
+            y = x - k
+            while x < n and y < m and ta[x] == tb[y]:
+                x, y = x + 1, y + 1
+            v[k] = x
+            if x >= n and y >= m:
+                return _script(ta, tb, trace)
+    return None
+
+
+def _script(ta: list[str], tb: list[str], trace: list[dict[int, int]]) -> list[Piece]:
+    """Walk the search of :func:`_fewest_edits` back from its end into pieces."""
+    x, y = len(ta), len(tb)
+    steps: list[tuple[str, int, int]] = []  # ("=", "-" or "+", index in ta, index in tb)
+    for d in range(len(trace) - 1, -1, -1):
+        v = trace[d]
+        k = x - y
+        down = k == -d or (k != d and v.get(k - 1, -1) < v.get(k + 1, -1))
+        pk = k + 1 if down else k - 1
+        px = v.get(pk, 0)
+        py = px - pk
+        while x > px and y > py:
+            x, y = x - 1, y - 1
+            steps.append(("=", x, y))
+        if d > 0:
+            if down:
+                y -= 1
+                steps.append(("+", x, y))
+            else:
+                x -= 1
+                steps.append(("-", x, y))
+    steps.reverse()
+    out: list[Piece] = []
+    for op, i, j in steps:
+        kind = "equal" if op == "=" else "change"
+        x_tok = ta[i] if op in "=-" else ""
+        y_tok = tb[j] if op in "=+" else ""
+        if out and out[-1][0] == kind:
+            _, px_, py_ = out[-1]
+            out[-1] = (kind, px_ + x_tok, py_ + y_tok)
+        else:
+            out.append((kind, x_tok, y_tok))
+    return out
+
+
+def _pairs(ta: list[str], tb: list[str], most: int | None) -> int:
+    """How many pairs of equal tokens ``ta`` and ``tb`` hold, spaces apart, and tokens
+    found more than ``most`` times in ``tb`` (when given) apart."""
+    counts: dict[str, int] = {}
+    for t in tb:
+        counts[t] = counts.get(t, 0) + 1
+    if most is not None:
+        counts = {t: n for t, n in counts.items() if n <= most}
+    return sum(counts.get(t, 0) for t in ta if not t.isspace())
 
 
 def _joined(found: list[Piece]) -> list[Piece]:
