@@ -81,7 +81,7 @@ _MARKS = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
 def _marked(text: str) -> tuple[str, str]:
     """Everything shown as removed, and everything shown as added, in a diff's text."""
     found = _MARKS.findall(text)
-    return "\n".join(x for x, _ in found), "\n".join(y for _, y in found)
+    return "\n".join(x for x, _ in found if x), "\n".join(y for _, y in found if y)
 
 
 def _record_pair(tmp_path: Path, a: str, b: str) -> tuple[Path, Path]:
@@ -253,3 +253,27 @@ def test_texts_of_recurring_words_show_their_first_and_last_change_in_bounded_ti
         assert f"Q{n}Z" in added and old[i] in removed, shown
     assert len(shown) <= 2 * BOUND
     assert took < 1.0, took
+
+
+@_drawn(100)
+@given(
+    word=st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", min_size=200),
+    where=st.floats(0, 1),
+    by=st.sampled_from("-=~"),
+)
+def test_a_change_inside_one_long_word_shows_around_the_change(
+    word: str, where: float, by: str
+) -> None:
+    """A base64 blob, a digest or minified text is one long word: the characters around
+    its change are shown, not the word's ends."""
+    from otel_replay.workflow.diff import show_change
+
+    i = int(where * (len(word) - 1))
+    changed = word[:i] + by + word[i + 1 :]
+    shown = show_change(f"key: {word} end", f"key: {changed} end")
+    assert len(shown) <= 200, shown
+    gone, came = _marked(shown)
+    assert "\n" not in gone + came and by in came  # one change, what came in shown
+    at = i + len("key: ")
+    old = f"key: {word} end"
+    assert any(old[j : j + len(gone)] == gone for j in range(at - len(gone) + 1, at + 1)), shown

@@ -39,6 +39,8 @@ STEPS: Final = 2_000_000
 #: this many, tokens that recur often only extend a match; when the pairs of the others
 #: are still above it, the texts are shown by their first and last differences.
 ALIGN_PAIRS: Final = 20_000
+#: At most this many characters of a changed word are shown before and after its change.
+WORD: Final = 24
 #: Unchanged text this short between two changes joins them into one.
 JOIN: Final = 3
 ELLIPSIS: Final = "…"
@@ -64,9 +66,11 @@ def _trim(a: str, b: str) -> tuple[int, int]:
     s = 0
     while s < most - p and a[-1 - s] == b[-1 - s]:
         s += 1
-    while p > 0 and _word(a[p - 1]) and any(p < len(t) - s and _word(t[p]) for t in (a, b)):
+    # Not past a word's start in a long word (base64, a digest): its change stays in view.
+    low, high = max(p - WORD, 0), max(s - WORD, 0)
+    while p > low and _word(a[p - 1]) and any(p < len(t) - s and _word(t[p]) for t in (a, b)):
         p -= 1
-    while s > 0 and _word(a[-s]) and any(len(t) - s > p and _word(t[-s - 1]) for t in (a, b)):
+    while s > high and _word(a[-s]) and any(len(t) - s > p and _word(t[-s - 1]) for t in (a, b)):
         s -= 1
     return p, s
 
@@ -202,10 +206,25 @@ def _around(text: str, first: bool, last: bool, context: int, keep: int) -> str:
     if first:
         if len(text) <= keep + context + 1:
             return text
-        return text[:keep] + ELLIPSIS + text[-context:]
+        return text[:keep] + ELLIPSIS + _tail(text, context)
     if last:
-        return text if len(text) <= context else text[:context] + ELLIPSIS
-    return text if len(text) <= 2 * context + 1 else text[:context] + ELLIPSIS + text[-context:]
+        return text if len(text) <= context else _head(text, context) + ELLIPSIS
+    if len(text) <= 2 * context + 1:
+        return text
+    return _head(text, context) + ELLIPSIS + _tail(text, context)
+
+
+def _head(text: str, n: int) -> str:
+    """The first ``n`` characters of ``text``, ended at a space when one is near."""
+    cut = text.rfind(" ", n - n // 3, n)
+    return text[: cut if cut > 0 else n]
+
+
+def _tail(text: str, n: int) -> str:
+    """The last ``n`` characters of ``text``, begun after a space when one is near."""
+    start = len(text) - n
+    cut = text.find(" ", start, start + n // 3)
+    return text[cut + 1 if cut >= 0 else start :]
 
 
 def _ends(text: str, limit: int) -> str:
