@@ -35,13 +35,13 @@ FINAL = "It is 18 C and sunny in Paris, and the time there is 14:00."
 AGENT = '''\
 """The weather agent: two tools, the model through the SDK."""
 
+import importlib
 import json
 
-import anthropic
-import openai
 import otel_replay
 
 PROVIDER = {provider!r}
+SDK = importlib.import_module(PROVIDER)  # the one SDK the agent is written on
 MODEL = "gpt-4o-mini" if PROVIDER == "openai" else "claude-3-5-haiku-latest"
 TOOLS = [
     {{"name": "get_weather", "description": "Weather in a city.",
@@ -142,9 +142,9 @@ async def _aloop(question, client):
 
 def _make(base_url=None, asynchronous=False):
     if PROVIDER == "openai":
-        cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+        cls = SDK.AsyncOpenAI if asynchronous else SDK.OpenAI
     else:
-        cls = anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic
+        cls = SDK.AsyncAnthropic if asynchronous else SDK.Anthropic
     return cls(base_url=base_url) if base_url else cls()
 
 
@@ -212,6 +212,29 @@ SHAPES = {
     "model": ("run_model", "run_model_async"),
 }
 PROVIDERS = ("openai", "anthropic")
+
+
+def shape_cases(options: tuple[str | None, ...], *, quick: str = "each") -> list[Any]:
+    """pytest params ``(provider, entry[, option])``: every provider and entry point, with
+    each option (None: no option argument).
+
+    The default tier runs one provider and mode per shape and option (``quick="each"``),
+    or one shape per option (``quick="one"``), turning with the option so that the shapes
+    meet both providers, sync and async; the rest is the slow tier.
+    """
+    import pytest
+
+    cases = []
+    for k, option in enumerate(options):
+        for j, names in enumerate(SHAPES.values()):
+            combos = [(p, e) for p in PROVIDERS for e in names]
+            chosen = combos[(k + j) % len(combos)] if quick == "each" or j == k else None
+            for provider, entry in combos:
+                marks = () if (provider, entry) == chosen else (pytest.mark.slow,)
+                name = "-".join(x for x in (option, provider, entry) if x)
+                args = (provider, entry) if option is None else (provider, entry, option)
+                cases.append(pytest.param(*args, id=name, marks=marks))
+    return cases
 
 
 def write_agent(directory: Path, provider: str, name: str = "weather_agent") -> Path:

@@ -19,29 +19,19 @@ from typing import Any
 import pytest
 
 import otel_replay
-from _weather_agent import FINAL, PROVIDERS, QUESTION, SHAPES, import_agent, record, write_agent
+from _weather_agent import (
+    FINAL,
+    PROVIDERS,
+    QUESTION,
+    import_agent,
+    record,
+    shape_cases,
+    write_agent,
+)
 
 pytest.importorskip("anthropic")
 
 OPTIONS = ("override_answer", "override_tool", "live_from", "model_live")
-
-
-def _cases(options: tuple[str | None, ...]) -> list[Any]:
-    """Every (provider, entry point, option); the default tier runs one provider and mode
-    per shape and option, turning with the option so that each shape meets both providers,
-    sync and async (the rest is the slow tier: each replay over HTTP waits for its server
-    to stop)."""
-    cases = []
-    for k, option in enumerate(options):
-        for j, names in enumerate(SHAPES.values()):
-            combos = [(p, e) for p in PROVIDERS for e in names]
-            quick = combos[(k + j) % len(combos)]
-            for provider, entry in combos:
-                marks = () if (provider, entry) == quick else (pytest.mark.slow,)
-                name = "-".join(x for x in (option, provider, entry) if x)
-                args = (provider, entry) if option is None else (provider, entry, option)
-                cases.append(pytest.param(*args, id=name, marks=marks))
-    return cases
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +62,7 @@ def replayed(
     return answer, session, error
 
 
-@pytest.mark.parametrize(("provider", "entry"), _cases((None,)))
+@pytest.mark.parametrize(("provider", "entry"), shape_cases((None,)))
 def test_every_shape_replays_the_recording(
     recorded: dict[str, tuple[Path, Any]], provider: str, entry: str
 ) -> None:
@@ -92,7 +82,7 @@ def live_model(answers: list[str]) -> Callable[..., Any]:
     return live
 
 
-@pytest.mark.parametrize(("provider", "entry", "option"), _cases(OPTIONS))
+@pytest.mark.parametrize(("provider", "entry", "option"), shape_cases(OPTIONS))
 def test_every_option_applies_in_every_shape(
     recorded: dict[str, tuple[Path, Any]], provider: str, entry: str, option: str
 ) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from _cli import python_process
+from _weather_agent import FINAL, PROVIDERS, import_agent, record, shape_cases, write_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
@@ -265,3 +266,109 @@ def test_an_agent_that_asks_something_else_diverges_loudly(tmp_path: Path) -> No
     assert done.returncode == 1
     report = json.loads(done.stdout)["report"]
     assert not report["matched"] and report["divergence"]["index"] is not None
+
+
+# --- a newcomer's own agent, every way it takes the model ------------------------------------
+WEATHER_LIVE = """\
+def model(messages, **params):
+    return "live: nothing to add"
+"""
+
+#: Each option as given on the command line, and what the replay must show of it.
+OPTION_ARGS = {
+    "override_answer": ["--override", '5="Overridden: it rains in Paris."'],
+    "override_tool": [
+        "--override",
+        '2={"city": "Paris", "temperature_c": -5, "sky": "snow"}',
+        "--live",
+        "mylive:model",
+    ],
+    "live_from": ["--from", "3", "--live", "mylive:model"],
+    "model_live": ["--model", "live", "--live", "mylive:model"],
+}
+
+
+@pytest.fixture(scope="module")
+def weather_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Per provider: a directory holding the agent, the live model and the recorded run."""
+    out = {}
+    for provider in PROVIDERS:
+        directory = tmp_path_factory.mktemp(f"weather-{provider}")
+        module = import_agent(write_agent(directory, provider))
+        assert record(directory / "runs.otlp", module, provider) == FINAL
+        (directory / "mylive.py").write_text(WEATHER_LIVE)
+        out[provider] = directory
+    return out
+
+
+@pytest.mark.parametrize(
+    ("provider", "entry", "option"), shape_cases(tuple(OPTION_ARGS), quick="one")
+)
+def test_every_option_applies_whichever_way_the_agent_takes_the_model(
+    weather_runs: dict[str, Path], provider: str, entry: str, option: str
+) -> None:
+    cwd = weather_runs[provider]
+    done = otel_replay(
+        cwd,
+        "replay",
+        "runs.otlp",
+        "--agent",
+        f"weather_agent:{entry}",
+        *OPTION_ARGS[option],
+        "--json",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    if option == "override_answer":
+        assert doc["answer"] == "Overridden: it rains in Paris."
+        assert "forked at step 5" in doc["report"]["notes"]
+    elif option == "override_tool":
+        assert doc["answer"] == "live: nothing to add"
+        assert "forked at step 2" in doc["report"]["notes"]
+    elif option == "live_from":
+        assert doc["answer"] == "live: nothing to add"
+        assert "live from step 3" in doc["report"]["notes"]
+    else:
+        assert doc["answer"] == FINAL
+        assert [e["index"] for e in doc["drift"]["entries"]] == [1, 3, 5]
+
+
+@pytest.mark.parametrize("step", [2, 4])
+def test_an_override_the_agent_goes_past_is_named_exit_2(
+    weather_runs: dict[str, Path], step: int
+) -> None:
+    """The agent calls its tools directly (no @otel_replay.tool): an override of a tool
+    step cannot apply, and the command says so rather than replaying as if it had."""
+    cwd = weather_runs["openai"]
+    source = (cwd / "weather_agent.py").read_text().replace("@otel_replay.tool\n", "")
+    (cwd / "plain_agent.py").write_text(source)
+    done = otel_replay(
+        cwd, "replay", "runs.otlp", "--agent", "plain_agent:run_agent", "--override", f"{step}=[]"
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"--override {step}: the replay went past step {step} (tool get_" in done.stderr
+    assert "record it with @otel_replay.tool" in done.stderr
+
+
+def test_from_past_the_last_step_is_named_exit_2(weather_runs: dict[str, Path]) -> None:
+    cwd = weather_runs["openai"]
+    done = otel_replay(
+        cwd,
+        "replay",
+        "runs.otlp",
+        "--agent",
+        "weather_agent:run_agent",
+        "--from",
+        "9",
+        "--live",
+        "mylive:model",
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--from 9: the replay never reached step 9 (the run has 6 steps)" in done.stderr
+
+
+def test_help_names_every_way_the_agent_is_called(workdir: Path) -> None:
+    done = otel_replay(workdir, "replay", "--help")
+    text = " ".join(done.stdout.split())
+    for way in ("model=", "base_url=", "client=", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "async"):
+        assert way in text, way

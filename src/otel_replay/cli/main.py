@@ -879,14 +879,16 @@ def replay_(
 
     Tools stubbed, model pinned, clock frozen, network refused; --from N,
     --override and --model live make it selective (see the README), whichever
-    way the agent takes the model (see --agent).
+    way the agent takes the model (see --agent).  An option the replay never
+    got to apply (a tool step the agent ran without a replayed tool) is named,
+    with exit 2.
     """
     if isolate:
         _isolate()
     from ..replay.divergence import ReplayError
     from ..replay.options import ReplayOptions
     from ..workflow.regress import RegressError
-    from ..workflow.rerun import import_ref, overrides, rerun
+    from ..workflow.rerun import import_ref, overrides, rerun, unapplied
 
     if (live_from is not None or model_mode == "live") and live_ref is None:
         _fail("--from and --model live need --live MODULE:FUNC (your model)")
@@ -922,6 +924,11 @@ def replay_(
             click.echo(f"answer: {printable(str(done.answer))}")
         if done.error is not None:
             click.echo(f"the agent raised {done.error!r}")
+    ignored = unapplied(done)
+    for line in ignored:
+        click.echo(f"otel-replay: error: {printable(line)}", err=True)
+    if ignored:
+        sys.exit(2)
     sys.exit(0 if done.report.matched and done.error is None else 1)
 
 

@@ -102,30 +102,29 @@ def rerun(
 def unapplied(done: Rerun) -> list[str]:
     """Each replay option that never took effect, and why, one line each (empty: all did).
 
-    An option the agent's calls never reached (a tool step it ran without going
-    through a replayed tool, a step after the replay stopped) must not leave a
-    replay that looks like it was applied.  A divergence before the option's
-    step is the report's to tell, not this.
+    An option the agent's calls went past without it applying (a tool step the
+    agent ran without going through a replayed tool) must not leave a replay
+    that looks like it was applied.  A replay that stopped before an option's
+    step is the report's divergence to tell, not this.
     """
     session, report = done.session, done.report
     plan = session.plan
-    stopped = report.divergence.index if report.divergence is not None else None
     replayed = {index for index, _, _ in report.replayed}
-
-    def before_stop(index: int) -> bool:
-        return stopped is None or index <= stopped
-
+    last = max(replayed, default=-1)
     out = []
     for index in sorted(plan.override):
-        if index not in replayed and before_stop(index):
+        if index not in replayed and last > index:
             out.append(
-                f"--override {index}: {session.run.steps[index].label()} was never asked for "
-                "through the replay, so the fork did not happen (a tool the agent calls "
+                f"--override {index}: the replay went past {session.run.steps[index].label()} "
+                "without it being asked for, so the fork did not happen (a tool the agent calls "
                 "directly is not replayed: record it with @otel_replay.tool)"
             )
     start = plan.live_from
-    if start is not None and not plan.gone_live and before_stop(start):
-        out.append(f"--from {start}: the replay never reached step {start}, so nothing ran live")
-    if plan.model == "live" and not plan.drift and session.model.steps and stopped is None:
+    if start is not None and not plan.gone_live and (report.divergence is None or last >= start):
+        out.append(
+            f"--from {start}: the replay never reached step {start} "
+            f"(the run has {len(session.run.steps)} steps), so nothing ran live"
+        )
+    if plan.model == "live" and not plan.drift and any(k == "model" for _, k, _ in report.replayed):
         out.append("--model live: no model request reached the live model")
     return out
