@@ -914,3 +914,54 @@ def test_the_found_classes_as_a_user_meets_them(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr and len(list(report.glob("run-*.html"))) == 4
     done = cli_process("diff", f"{path}#{'a1' * 8}", f"{path}#{'a3' * 8}")
     assert "Traceback" not in done.stderr and done.returncode in (1, 2), done.stderr
+
+
+def _json_attributes() -> dict[str, list[int]]:
+    """The attributes of the seeds holding JSON with a list inside (messages, tool
+    definitions, request parameters...), and which seeds hold each."""
+    found: dict[str, list[int]] = {}
+    for n, doc in enumerate(SEEDS):
+        for attrs in _attribute_lists(doc):
+            for kv in attrs:
+                text = (kv.get("value") or {}).get("stringValue")
+                try:
+                    parsed = json.loads(text) if isinstance(text, str) else None
+                except ValueError:
+                    continue
+                if any(isinstance(_get(parsed, p), list) for p in _nodes(parsed)):
+                    found.setdefault(kv["key"], []).append(n)
+    return found
+
+
+JSON_ATTRIBUTES = _json_attributes()
+
+
+@pytest.mark.parametrize("name", sorted(JSON_ATTRIBUTES))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_list_inside_an_attribute_s_json_of_another_type_is_read_around(
+    tmp_path_factory: pytest.TempPathFactory, name: str, data: st.DataObject
+) -> None:
+    """Every attribute the recordings hold JSON with lists in (messages, tool definitions,
+    a framework's request parameters), one of those lists made a number, text, a map...:
+    the runs are still read and shown."""
+    bad = copy.deepcopy(SEEDS[data.draw(st.sampled_from(JSON_ATTRIBUTES[name]), "seed")])
+    not_list = JSON_VALUES.filter(lambda v: not isinstance(v, list) and v == v)
+    for attrs in _attribute_lists(bad):
+        for kv in attrs:
+            if kv.get("key") == name:
+                parsed = json.loads(kv["value"]["stringValue"])
+                lists = [p for p in [(), *_nodes(parsed)] if isinstance(_get(parsed, p), list)]
+                if not lists:
+                    continue
+                at = data.draw(st.sampled_from(lists), "list")
+                if at:
+                    _set(parsed, at, data.draw(not_list))
+                else:  # the attribute's whole value
+                    parsed = data.draw(not_list)
+                kv["value"]["stringValue"] = json.dumps(parsed)
+    path, _ = _with_good(tmp_path_factory.mktemp("lists"), bad)
+    assert len(otel_replay.load(path)) >= 3
+    for args in (["ls", "--no-cache"], ["show"], ["check"]):
+        result = _invoke([*args, str(path)])
+        assert _listed(result) and "beefbeef" in result.stdout, result.output

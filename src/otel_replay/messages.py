@@ -182,7 +182,7 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     if role == "model":  # Gemini's name for the assistant
         role = "assistant"
     if "parts" in message:
-        parts = [normalize_part(p) for p in (message.get("parts") or [])]
+        parts = [normalize_part(p) for p in _listed(message.get("parts"))]
         call_id = message.get("tool_call_id")
         if role == "tool" and call_id is not None and not _responses(parts):
             # The result as text parts, its call id beside them (LiteLLM's converter).
@@ -207,8 +207,12 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
             parts.append({"type": "text", "content": content})
         elif isinstance(content, list):
             parts.extend(blocks)
-        for call in message.get("tool_calls") or []:
+        for call in _listed(message.get("tool_calls")):
+            if not isinstance(call, Mapping):
+                continue  # no call: a hostile trace's number or text
             fn = call.get("function", call)
+            if not isinstance(fn, Mapping):
+                fn = {}
             parts.append(
                 {
                     "type": "tool_call",
@@ -231,6 +235,11 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     if reason is not None:
         out["finish_reason"] = reason
     return out
+
+
+def _listed(value: Any) -> list[Any]:
+    """``value`` when it is a list; else no items (a recorded field may be anything)."""
+    return value if isinstance(value, list) else []
 
 
 def _responses(parts: list[dict[str, Any]]) -> bool:

@@ -59,7 +59,9 @@ def _fill(span: SpanView) -> GenAI:
         out[A.TOOL_ERRORS_SENT_AS] = "error_object"
     params = span.json("model_request_parameters")
     if isinstance(params, Mapping):
-        tools = [*(params.get("function_tools") or []), *(params.get("output_tools") or [])]
+        # Each a list of tools, when it is one (a hostile trace's may be anything).
+        kinds = (params.get("function_tools"), params.get("output_tools"))
+        tools = [t for kind in kinds if isinstance(kind, list) for t in kind]
         put(out, A.TOOL_DEFINITIONS, [_tool(t) for t in tools if isinstance(t, Mapping)])
     return out
 
