@@ -47,7 +47,54 @@ _SKIP_SUFFIXES = (
     ".py",
     ".yaml",
     ".yml",
+    # A project folder's own files: source, configuration, documents, images, archives.
+    ".pyc",
+    ".pyi",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".rst",
+    ".html",
+    ".css",
+    ".js",
+    ".ts",
+    ".png",
+    ".jpg",
+    ".svg",
+    ".pdf",
+    ".whl",
+    ".so",
+    ".sh",
 )
+#: Folders a directory input never holds traces in: version control and tools' caches
+#: (any hidden folder), installed packages, byte code.
+_SKIP_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages"})
+
+
+def _is_skipped_folder(path: str) -> bool:
+    """A hidden folder, a virtualenv (or conda environment), a package tree, a blob store."""
+    name = os.path.basename(path)
+    return (
+        name.startswith(".")
+        or name in _SKIP_FOLDERS
+        or name.endswith(".blobs")
+        or os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+        or os.path.isdir(os.path.join(path, "conda-meta"))
+    )
+
+
+def _walk(top: str) -> list[str]:
+    """The data files below ``top``, never looking inside a skipped folder (a
+    virtualenv holds thousands of files, none a trace)."""
+    from pathlib import Path
+
+    found = []
+    for directory, folders, files in os.walk(top):
+        folders[:] = [f for f in folders if not _is_skipped_folder(os.path.join(directory, f))]
+        found += [
+            path for f in files if _is_data_file(Path(path := os.path.join(directory, f)))
+        ]
+    return found
 
 
 def rotation_key(path: str) -> tuple[str, str, int, str, str]:
@@ -137,7 +184,7 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
             continue
         p = Path(name)
         if p.is_dir():
-            found = [str(f) for f in p.rglob("*") if _is_data_file(f)]
+            found = _walk(name)
         elif not p.exists() and _has_magic(name):
             import glob  # only for a pattern
 
