@@ -90,7 +90,7 @@ def test_localtime_names_use_the_local_clock(tmp_path: Path, tokyo: None) -> Non
     batch = spans(2)
     limit = record_size(batch) * 1.5 / rot.MEGABYTE
     exporter = FileSpanExporter(tmp_path / "t.jsonl", max_megabytes=limit, localtime=True)
-    assert exporter.format == "proto"  # the name does not choose the format
+    assert exporter.format == "json"  # no format given: the name says it
     # A timestamp, not an aware datetime: time-machine would take the datetime's zone as local.
     with time_machine.travel(WHEN.timestamp(), tick=False):
         exporter.export(batch)
