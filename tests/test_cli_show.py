@@ -303,7 +303,7 @@ def test_bad_usage_and_missing_input_exit_2(tmp_path: Path) -> None:
     gone = tmp_path / "gone.otlp"
     result = invoke("check", gone)
     assert result.exit_code == 2
-    assert result.stderr == f"otel-replay: error: {gone}: no such file at byte 0\n"
+    assert result.stderr == f"otel-replay: error: {gone}: no such file\n"
 
 
 # --- a real process ----------------------------------------------------------------------

@@ -542,7 +542,7 @@ def test_load_keeps_the_good_runs_before_a_truncated_tail(tmp_path: Path) -> Non
 def test_load_reports_a_missing_path_and_reads_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "a.otlp"
     write_otlp(path, sdk_spans(agent_body))
-    with pytest.warns(LoadWarning, match="no such file at byte 0"):
+    with pytest.warns(LoadWarning, match="no such file$"):
         runs = load(tmp_path / "nope.otlp", path)
     assert len(runs) == 1
     (problem,) = runs.problems

@@ -114,7 +114,7 @@ def test_a_garbage_status_line(garbage: bytes) -> None:
     with server(send(garbage)) as url:
         result, _ = show(url)
     reason = one_error_line(result, url)
-    assert reason.startswith("not an HTTP answer (") and reason.endswith(" at byte 0")
+    assert reason.startswith("not an HTTP answer (") and " at byte" not in reason
     assert "\x1b" not in reason
 
 
@@ -154,7 +154,6 @@ def test_an_answer_past_the_size_cap(announced: bool, monkeypatch: pytest.Monkey
     if announced:
         assert reason == (
             f"answer of {len(body)} bytes is past the 4 KiB limit (OTEL_REPLAY_MAX_URL_BYTES)"
-            " at byte 0"
         )
     else:
         assert reason.startswith("answer larger than the 4 KiB limit (OTEL_REPLAY_MAX_URL_BYTES)")
@@ -163,7 +162,7 @@ def test_an_answer_past_the_size_cap(announced: bool, monkeypatch: pytest.Monkey
 def test_an_http_error_status(tmp_path: Any) -> None:
     with server(send(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")) as url:
         result, _ = show(url)
-    assert one_error_line(result, url) == "HTTP 404 Not Found at byte 0"
+    assert one_error_line(result, url) == "HTTP 404 Not Found"
 
 
 def test_one_trace_of_a_dump_served_over_http(tmp_path: Any) -> None:

@@ -355,7 +355,7 @@ def _copy_blobs(
         try:
             digests = source.digests()
         except BlobUnavailable as exc:
-            problems.append(FormatError(exc.path, 0, f"{exc.noun} {exc.reason}"))
+            problems.append(FormatError.whole(exc.path, f"{exc.noun} {exc.reason}"))
             continue
         for digest in digests:
             # Read even when the target holds one of its name: a blob that held a secret
@@ -363,7 +363,7 @@ def _copy_blobs(
             try:
                 data = source.get("sha256:" + digest)
             except BlobUnavailable as exc:
-                problems.append(FormatError(exc.path, 0, f"{exc.noun} {exc.reason}"))
+                problems.append(FormatError.whole(exc.path, f"{exc.noun} {exc.reason}"))
                 continue
             if data is None:
                 continue

@@ -52,7 +52,7 @@ _NOT_USABLE = ("mismatch", "missing")
 
 def lost_records(fault: FormatError) -> str:
     """The ``missing`` entry of a run that may have lost records to ``fault``."""
-    return f"records: {fault.shown_path} cut at {fault.unit} {fault.offset}"
+    return f"records: {fault.shown_path} cut at {fault.place}"
 
 
 def check_kit(run: Run) -> KitReport:

@@ -49,11 +49,11 @@ def _inputs(path: str) -> tuple[list[str], FormatError | None]:
     try:
         found = expand([path])
     except OSError as exc:
-        return [], FormatError(path, 0, f"cannot list ({exc.strerror or exc})")
+        return [], FormatError.whole(path, f"cannot list ({exc.strerror or exc})")
     if not found and os.path.isdir(path):
         return [], None  # an empty directory: no runs, nothing wrong
     if not any(os.path.exists(f) for f in found):
-        return [], FormatError(path, 0, "no such file")
+        return [], FormatError.whole(path, "no such file")
     return found, None
 
 

@@ -84,7 +84,7 @@ class Location:
         if parts.scheme == "chdb":
             path = urllib.parse.unquote(parts.netloc + parts.path)
             if not path:
-                raise FormatError(name, 0, "chdb:// needs the database directory: chdb:///DIR")
+                raise FormatError.whole(name, "chdb:// needs the database directory: chdb:///DIR")
             return cls(
                 name,
                 True,
@@ -96,9 +96,9 @@ class Location:
         try:
             port = parts.port
         except ValueError:
-            raise FormatError(name, 0, "the port is not a number") from None
+            raise FormatError.whole(name, "the port is not a number") from None
         if not parts.hostname:
-            raise FormatError(name, 0, "no host: clickhouse://HOST:8123/DATABASE")
+            raise FormatError.whole(name, "no host: clickhouse://HOST:8123/DATABASE")
         secure = parts.scheme == "clickhouses" or query.get("secure", "").lower() in TRUE
         if parts.path.strip("/"):
             database = parts.path.strip("/")
@@ -135,7 +135,7 @@ def _logs(name: str, query: Mapping[str, str]) -> str:
 
 def _identifier(name: str, text: str) -> str:
     if not _IDENTIFIER.fullmatch(text):
-        raise FormatError(name, 0, f"{text[:40]!r} is not a plain database or table name")
+        raise FormatError.whole(name, f"{text[:40]!r} is not a plain database or table name")
     return text
 
 
@@ -252,9 +252,9 @@ class _Embedded:
         try:
             from chdb import session
         except ImportError:
-            raise FormatError(name, 0, _missing("chdb", "chdb")) from None
+            raise FormatError.whole(name, _missing("chdb", "chdb")) from None
         if not os.path.isdir(self.location.path):
-            raise FormatError(name, 0, "no such database directory")
+            raise FormatError.whole(name, "no such database directory")
         with _chdb_lock:
             held = session.Session(self.location.path)
             try:
@@ -263,7 +263,7 @@ class _Embedded:
                     answer = held.send_query(sql, "JSONEachRow", params=bound)
                     yield from _lines((chunk.bytes() for chunk in answer), name)
                 except RuntimeError as exc:  # chdb's errors, ChdbError among them
-                    raise FormatError(name, 0, _refused(exc)) from None
+                    raise FormatError.whole(name, _refused(exc)) from None
             finally:
                 held.close()
 
@@ -284,13 +284,14 @@ class _Server:
         try:
             from clickhouse_connect.driver.exceptions import ClickHouseError
         except ImportError:
-            raise FormatError(where.name, 0, _missing("clickhouse-connect", "clickhouse")) from None
+            missing = _missing("clickhouse-connect", "clickhouse")
+            raise FormatError.whole(where.name, missing) from None
         try:
             client = self._connected()
             answer = client.raw_stream(sql, parameters=dict(params or {}), fmt="JSONEachRow")
             yield from _lines(iter(lambda: answer.read(1 << 16), b""), where.name)
         except ClickHouseError as exc:
-            raise FormatError(where.name, 0, _refused(exc)) from None
+            raise FormatError.whole(where.name, _refused(exc)) from None
 
     def _connected(self) -> Any:
         if self._client is None:

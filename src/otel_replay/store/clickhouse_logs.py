@@ -39,7 +39,7 @@ def read_logs(
     missing = [c for c in _REQUIRED if c not in types]
     if missing:
         problems.append(
-            FormatError(where.name, 0, f"{table} is not the clickhouseexporter's logs table")
+            FormatError.whole(where.name, f"{table} is not the clickhouseexporter's logs table")
         )
         return
     flat = types["LogAttributes"].startswith("JSON")  # the exporter's json: true

@@ -176,13 +176,12 @@ def table_columns(db: Database) -> Columns:
     where = db.location
     found = table_types(db, where.table)
     if not found:
-        raise FormatError(where.name, 0, f"no table {where.database}.{where.table}")
+        raise FormatError.whole(where.name, f"no table {where.database}.{where.table}")
     columns = Columns(found)
     missing = columns.missing()
     if missing:
-        raise FormatError(
+        raise FormatError.whole(
             where.name,
-            0,
             f"{where.database}.{where.table} is not the clickhouseexporter's traces table"
             f" (no {', '.join(missing[:4])})",
         )

@@ -254,7 +254,7 @@ def _download_once(url: str, accept: str, cap: limits.Limit) -> tuple[IO[bytes],
         with opener.open(request, timeout=seconds) as response:
             announced = _announced(response)
             if announced is not None and announced > most:
-                raise FormatError(name, 0, f"answer of {announced} bytes is past {cap.text()}")
+                raise FormatError.whole(name, f"answer of {announced} bytes is past {cap.text()}")
             # read1: one receive at a time, so the watchdog's shutdown is seen at once.
             while chunk := response.read1(CHUNK):
                 if received + len(chunk) > most:
@@ -272,7 +272,7 @@ def _download_once(url: str, accept: str, cap: limits.Limit) -> tuple[IO[bytes],
     except urllib.error.HTTPError as exc:
         body.close()
         watchdog.stop()
-        error = FormatError(name, 0, _refused(exc))
+        error = FormatError.whole(name, _refused(exc))
         if exc.code in RETRIED:
             raise _Again(error, _retry_after(exc.headers.get("Retry-After"))) from None
         raise error from None
@@ -284,6 +284,9 @@ def _download_once(url: str, accept: str, cap: limits.Limit) -> tuple[IO[bytes],
             reason = f"not an HTTP answer ({exc!r})"  # repr: the server's text on one line
         else:
             reason = f"cannot read ({exc.strerror or exc})"
+        # Before any byte of the body, the answer as a whole failed: no place to name.
+        if not received:
+            raise FormatError.whole(name, reason) from None
         raise FormatError(name, received, reason) from None
     finally:
         watchdog.stop()

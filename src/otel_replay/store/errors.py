@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+from typing import Final
+
+#: The ``unit`` of a fault of an input as a whole (no such file, a refused connection, a
+#: missing extra): its message names no place in it.
+WHOLE: Final = ""
+
 
 class FormatError(ValueError):
     """Unreadable input: names the file and the byte offset of the fault.
 
     Every good record before ``offset`` has been kept by the reader.  A database's
-    faults are placed by ``row`` rather than by ``byte``.
+    faults are placed by ``row`` rather than by ``byte``; a fault of the input as a
+    whole (:meth:`whole`) by nothing.
     """
 
     def __init__(self, path: str, offset: int, reason: str, unit: str = "byte") -> None:
-        super().__init__(f"{_shown(path)}: {reason} at {unit} {offset}")
+        super().__init__(f"{_shown(path)}: {reason}" + (f" at {unit} {offset}" if unit else ""))
         self.path = path
         self.offset = offset
         self.reason = reason
         self.unit = unit
+
+    @classmethod
+    def whole(cls, path: str, reason: str) -> FormatError:
+        """A fault of the input as a whole: no such file, a refused connection, ..."""
+        return cls(path, 0, reason, unit=WHOLE)
+
+    @property
+    def place(self) -> str:
+        """Where in the input: ``byte 120``, ``row 3``; empty for the input as a whole."""
+        return f"{self.unit} {self.offset}" if self.unit else ""
 
     @property
     def shown_path(self) -> str:

@@ -230,12 +230,12 @@ def spans_from_response(
         try:
             yield from _page(doc, source, keep)
         except (_Shape, ValueError, TypeError, AttributeError, OverflowError) as exc:
-            raise FormatError(source, 0, f"not Phoenix spans ({exc})") from exc
+            raise FormatError.whole(source, f"not Phoenix spans ({exc})") from exc
         cursor = doc.get("next_cursor")
         if not isinstance(cursor, str) or not source.startswith(("http://", "https://")):
             return
         if cursor in seen:
-            raise FormatError(source, 0, f"Phoenix repeats page cursor {cursor!r}")
+            raise FormatError.whole(source, f"Phoenix repeats page cursor {cursor!r}")
         seen.add(cursor)
         url = _next_page_url(source, cursor)
         try:
@@ -245,4 +245,4 @@ def spans_from_response(
         except FormatError as exc:
             reason = f"cannot read the next page {url} ({exc.reason})"
             raise FormatError(source, exc.offset, reason) from exc
-    raise FormatError(source, 0, f"more than {MAX_PAGES} pages")
+    raise FormatError.whole(source, f"more than {MAX_PAGES} pages")

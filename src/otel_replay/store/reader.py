@@ -361,11 +361,11 @@ class _Open:
 
             self.file, self.size = download.download(name)
         elif name.startswith(JAEGER_SCHEMES):  # a search that could not be asked
-            raise FormatError(name, 0, "its since= is neither a time nor a span like 2h")
+            raise FormatError.whole(name, "its since= is neither a time nor a span like 2h")
         elif is_search(name):  # a search that found nothing to read
             from . import tempo_search
 
-            raise FormatError(name, 0, tempo_search.failure(name))
+            raise FormatError.whole(name, tempo_search.failure(name))
         else:
             self.file = open(name, "rb")  # noqa: SIM115 - closed by close()
             self.size = os.fstat(self.file.fileno()).st_size
@@ -449,21 +449,23 @@ class Reader(Generic[T]):
                 self.problems.append(exc)
             return
         except OSError as exc:
-            self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
+            reason = f"cannot read ({exc.strerror or exc})"
+            self.problems.append(FormatError.whole(self.path, reason))
             return
         try:
             yield from self._read(opened.file, opened.size)
         except FormatError as exc:
             self.problems.append(exc)
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            self.problems.append(FormatError(self.path, 0, f"bad gzip stream ({exc})"))
+            self.problems.append(FormatError.whole(self.path, f"bad gzip stream ({exc})"))
         except OSError as exc:
-            self.problems.append(FormatError(self.path, 0, f"cannot read ({exc.strerror or exc})"))
+            reason = f"cannot read ({exc.strerror or exc})"
+            self.problems.append(FormatError.whole(self.path, reason))
         except _UNFORESEEN as exc:
             # Input shaped in a way no check above foresaw: still the user's data
             # that is wrong, so it is reported, never raised.
             self.problems.append(
-                FormatError(self.path, 0, f"unreadable input ({type(exc).__name__}: {exc})")
+                FormatError.whole(self.path, f"unreadable input ({type(exc).__name__}: {exc})")
             )
         finally:
             opened.close()
@@ -528,9 +530,9 @@ class Reader(Generic[T]):
                 try:
                     records = self._whole_doc(d, 0)
                 except OtherSignalError as exc:
-                    raise FormatError(name, 0, str(exc)) from exc
+                    raise FormatError.whole(name, str(exc)) from exc
                 except (JsonShapeError, *_UNFORESEEN) as exc:
-                    self.problems.append(FormatError(name, 0, _reason(exc)))
+                    self.problems.append(FormatError.whole(name, _reason(exc)))
                     continue
                 yield from records
         elif kind in ("be32", "varint"):
@@ -552,14 +554,14 @@ class Reader(Generic[T]):
                 try:
                     data, cut = backends.tempo_v2_trace(data)
                 except DecodeError as exc:
-                    raise FormatError(name, 0, f"not a Tempo trace answer ({exc})") from None
+                    raise FormatError.whole(name, f"not a Tempo trace answer ({exc})") from None
                 if not data:
-                    raise FormatError(name, 0, "the backend answered with no trace (not found?)")
+                    raise FormatError.whole(name, "the backend answered with no trace (not found?)")
             yield from self._record(0, self._from_proto, data, keep)
             if cut is not None:  # its runs are not whole, and say so
-                self.problems.append(FormatError(name, 0, cut))
+                self.problems.append(FormatError.whole(name, cut))
         else:
-            raise FormatError(name, 0, "not an OTLP trace or log file (no known format)")
+            raise FormatError.whole(name, "not an OTLP trace or log file (no known format)")
 
     def _whole_doc(self, doc: Any, offset: int) -> list[T]:
         """What one JSON document holds; a backend's answer holding part of its trace
@@ -611,7 +613,7 @@ class Reader(Generic[T]):
         data = bounded.read_at_most(f, limits.MAX_RECORD_BYTES.bytes(), size)
         if data is None:
             limit = limits.MAX_RECORD_BYTES.text()
-            raise FormatError(self.path, 0, f"{what} larger than {limit}")
+            raise FormatError.whole(self.path, f"{what} larger than {limit}")
         return data
 
     def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
