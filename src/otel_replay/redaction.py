@@ -97,19 +97,32 @@ class _Shapes:
         # running on): "token" in "accesstoken".  (After a separator, "key" in
         # "access_key", the pass finds it.)
         starts_of = {t[:i] for t in words for i in range(1, len(t) + 1)}
-        self._inner = {
-            word: tuple(
-                k
-                for k in range(1, len(word))
-                if word[k - 1].isalnum()
-                and (
-                    word[k:] in starts_of
-                    or any(word[k:i] in words for i in range(k + 1, len(word) + 1))
-                )
-            )
-            for word in words
-        }
+        #: Per word: those places, each with the characters one of them needs right after
+        #: the word where no trigger stands whole inside it from there (it must run on
+        #: past the word), and the union of those (None: some place needs no look).  A
+        #: look at that character spares the trie's match: most such places hold none
+        #: ("ey" in "key" starts only "eyj").
+        self._inner: dict[str, tuple[frozenset[str] | None, _Inner]] = {}
+        for word in words:
+            places: list[tuple[int, frozenset[str] | None]] = []
+            for k in range(1, len(word)):
+                rest = word[k:]
+                if not word[k - 1].isalnum():
+                    continue
+                if any(rest[:i] in words for i in range(1, len(rest) + 1)):
+                    places.append((k, None))  # one stands whole inside it
+                elif rest in starts_of:
+                    places.append((k, frozenset(t[len(rest)] for t in words if t.startswith(rest))))
+            inner = tuple(places)
+            gate = None
+            if all(needed is not None for _, needed in inner):
+                gate = frozenset(c for _, needed in inner for c in needed or ())
+            self._inner[word] = (gate, inner)
         self._any = re.compile(_trie(words)) if words else None
+        #: Per trigger word, its shapes ready to try (made when the word is first found:
+        #: most never are).  The tuples save the attribute reads of a visit, which cost as
+        #: much as a failed match where a trigger stands every few words.
+        self._tries: dict[str, _Tries] = {}
         # The pass is entered only at a character not a letter or digit (a quick test in C
         # everywhere else), and takes only that character: the next place is tried too.
         # There it looks ahead for one trie: of the triggers starting with a letter or
@@ -118,20 +131,26 @@ class _Shapes:
         alnum = {w for w in words if w[0].isalnum()}
         tails = {w[1:] for w in words if not w[0].isalnum()}
         starts = {w[0] for w in words if not w[0].isalnum()}
-        self._after: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        # Per word found: (here, before) after any character, and after those that start
+        # a trigger of their own.
+        self._after: dict[str, tuple[_Pair, dict[str, _Pair]]] = {}
         for x in {*alnum, *tails}:
             here = _longest(x, alnum)
-            for c in (*starts, ""):
-                before = _longest(c + x, words) if c else None
-                if here is not None or before is not None:
-                    self._after[c, x] = (here, before)
+            self._after[x] = (
+                (here, None),
+                {
+                    c: (here, before)
+                    for c in starts
+                    if (before := _longest(c + x, words)) is not None or here is not None
+                },
+            )
         # A secret's name inside a word (userPassword, clientsecret): each of ``inside``
         # looked for alone (a search for a literal: fast), kept where a word goes on
         # before it.
         self._inside = [re.compile(re.escape(w)) for w in inside]
         # After \n in JSON text (compiled when first needed).
         self._escaped = _Compiled(Shape((), r"\\[ntr](?=(" + _trie(alnum) + "))"))
-        self._scan = re.compile(r"[^a-z0-9](?=(?P<w>" + _trie({*alnum, *tails}) + "))")
+        self._scan = re.compile(r"[^a-z0-9](?=(" + _trie({*alnum, *tails}) + "))")
 
     def find(self, text: str) -> tuple[list[tuple[int, int]], list[int]]:
         """Where each match hides its secret (overlaps are left to the caller), and where
@@ -144,9 +163,9 @@ class _Shapes:
                 lower = " " + "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
             visit, after = self._visit, self._after
             for m in self._scan.finditer(lower):
-                at = m.start("w")
-                x = m.group("w")
-                here, before = after.get((lower[at - 1], x)) or after.get(("", x), _NEITHER)
+                at = m.start(1)
+                anywhere, by_start = after[m.group(1)]
+                here, before = by_start.get(lower[at - 1], anywhere)
                 if here is not None:
                     visit(text, lower, at, here, spans)
                 if before is not None:
@@ -177,17 +196,38 @@ class _Shapes:
     ) -> None:
         """Tries the shapes of trigger ``found`` at ``lower[at]`` (``text[at - 1]``), then
         the triggers inside it."""
-        for shape in self._by_word[found]:
-            if shape.back < at:
-                m = (shape.rx or shape.compile()).match(text, at - 1 - shape.back)
+        tries = self._tries.get(found) or self._ready(found)
+        for match, back, secret in tries:
+            if back < at:
+                m = match(text, at - 1 - back)
                 if m is not None:
-                    spans.append(_hidden_span(m, shape.secret))
-        any_ = self._any
-        assert any_ is not None
-        for k in self._inner[found]:
-            other = any_.match(lower, at + k)
-            if other is not None:
-                self._visit(text, lower, at + k, other.group(), spans)
+                    span = m.span()
+                    for group in secret:  # where the secret stands: as _hidden_span says
+                        if (found_at := m.span(group))[0] >= 0:
+                            span = found_at
+                            break
+                    spans.append(span)
+        gate, inner = self._inner[found]
+        if inner:
+            end = at + len(found)
+            after = lower[end : end + 1]
+            if gate is not None and after not in gate:
+                return
+            any_ = self._any
+            assert any_ is not None
+            for k, needed in inner:
+                if needed is not None and after not in needed:
+                    continue
+                other = any_.match(lower, at + k)
+                if other is not None:
+                    self._visit(text, lower, at + k, other.group(), spans)
+
+    def _ready(self, word: str) -> _Tries:
+        """The shapes of trigger ``word``, compiled, as ``_visit`` tries them."""
+        tries = self._tries[word] = tuple(
+            (shape.compile().match, shape.back, shape.secret) for shape in self._by_word[word]
+        )
+        return tries
 
 
 class _Compiled:
@@ -216,7 +256,13 @@ def _longest(text: str, words: Iterable[str]) -> str | None:
     return next((text[:i] for i in range(len(text), 0, -1) if text[:i] in words), None)
 
 
-_NEITHER: Final = (None, None)
+#: A shape as ``_visit`` tries it: its ``match``, its ``back``, its secret groups.
+_Tries = tuple[tuple[Callable[[str, int], "re.Match[str] | None"], int, tuple[int, ...]], ...]
+#: Where triggers may start inside a trigger's word, each with the characters one needs
+#: right after the word (None: any, one stands whole inside it).
+_Inner = tuple[tuple[int, frozenset[str] | None], ...]
+#: The trigger standing at a place, and the one starting a character before (or None).
+_Pair = tuple[str | None, str | None]
 #: Before a name inside a word: a letter or a digit (lower-cased).
 _SMALL: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
