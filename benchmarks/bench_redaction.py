@@ -15,16 +15,28 @@ cost as a multiple of the baseline's.  The texts:
 * dense: configuration, headers and command lines, a trigger every few
   words, a secret every line;
 * bytes: the dense text as UTF-8 bytes (``Redactor.data``).
+
+``--against REV`` also runs the engine of an earlier commit (its
+``redaction.py`` and ``secret_patterns.py``, read with ``git show`` into a
+temporary module, never written into the tree) on the same texts in the same
+process, and prints both CPU times and their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import json
 import random
 import re
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from otel_replay.redaction import Redactor
 
@@ -142,10 +154,52 @@ def cpu_best(fn: Callable[[], object], repeats: int, inner: int) -> float:
     return best
 
 
+def engine_at(rev: str, into: Path) -> Any:
+    """A ``Redactor`` of commit ``rev``'s engine, loaded as a package under ``into``."""
+    root = Path(__file__).resolve().parent.parent
+    package = into / "_redaction_at"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("redaction", "secret_patterns"):
+        source = subprocess.run(
+            ["git", "show", f"{rev}:src/otel_replay/{name}.py"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        # Its own patterns beside it; the rest of the package as installed.
+        source = re.sub(
+            r"^from \.(?!secret_patterns)(\w*) import",
+            lambda m: f"from otel_replay{'.' + m[1] if m[1] else ''} import",
+            source,
+            flags=re.M,
+        )
+        (package / f"{name}.py").write_text(source)
+    sys.path.insert(0, str(into))
+    return importlib.import_module("_redaction_at.redaction").Redactor()
+
+
+def compare(rev: str, texts: dict[str, str], repeats: int, inner: int) -> None:
+    """CPU time of commit ``rev``'s engine and of this one, on the same texts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = {rev: engine_at(rev, Path(tmp)), "this": Redactor()}
+        print(f"{'text':<8}{rev + ' ms':>14}{'this ms':>10}{'this/' + rev:>16}")
+        for name in (*texts, "bytes"):
+            times = []
+            for engine in engines.values():
+                data = texts["dense"].encode() if name == "bytes" else texts[name]
+                run = functools.partial(engine.data if name == "bytes" else engine.text, data)
+                run()
+                times.append(cpu_best(run, repeats, inner) * 1000)
+            print(f"{name:<8}{times[0]:>14.2f}{times[1]:>10.2f}{times[1] / times[0]:>16.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--against", metavar="REV", help="also time the engine of commit REV")
     args = parser.parse_args()
     rng = random.Random(7)
     size = args.kb * 1024
@@ -154,9 +208,12 @@ def main() -> None:
         "JSON": chat_json(size, rng),
         "dense": dense(size, rng),
     }
+    inner = max(1, 2048 // args.kb)
+    if args.against:
+        compare(args.against, texts, args.repeats, inner)
+        return
     engine = Redactor()
     baseline = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
-    inner = max(1, 2048 // args.kb)
     print(f"{'text':<8}{'KB':>6}{'engine MB/s':>14}{'re MB/s':>10}{'engine/re':>11}")
     cases: list[tuple[str, int, Callable[[], object], Callable[[], object]]] = []
     for name, text in texts.items():
