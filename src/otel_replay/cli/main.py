@@ -381,16 +381,16 @@ def check(
     if as_json:
         click.echo(_dumps({"runs": [c.to_json() for c in checks], "totals": summed.to_json()}))
     else:
-        from .render import console, render_check
-        from .render_workflow import render_findings
+        from .render import check_lines, esc, print_lines
+        from .render_workflow import finding_lines
 
-        out = console()
+        lines = []
         for c in checks:
-            render_check(c.run_id, c.kit, out, read=c.read)
-            render_findings(c.findings, out)
+            lines += check_lines(c.run_id, c.kit, read=c.read) + finding_lines(c.findings)
         if checks:
             # After many runs the last one's findings are on screen: the sum says the rest.
-            out.print(str(summed), markup=False)
+            lines.append(esc(str(summed)))
+        print_lines(lines)
     # A fault every run it may have cost already fails on (the run says records may
     # be missing) is a failed check, exit 1; one no run accounts for is unreadable input.
     missing = {m for c in checks for m in c.kit.missing}

@@ -16,7 +16,7 @@ from ..workflow.diff import Pair, RunDiff, describe, show_change
 from ..workflow.summary import RunSummary
 from ..workflow.timeline import draw, timeline
 from .printable import printable
-from .render import _KIND_STYLE, _VERDICT_STYLE, console, esc, run_header
+from .render import _KIND_STYLE, _VERDICT_STYLE, COLOUR_LINES, console, esc, run_header
 
 # --- ls ---------------------------------------------------------------------------
 
@@ -86,10 +86,6 @@ def ls_lines(summaries: Sequence[RunSummary]) -> list[list[str]]:
     ]
 
 
-#: Above this many runs the listing is plain text even on a terminal (rich is slow per line).
-_COLOUR_ROWS = 2000
-
-
 def render_ls(summaries: Sequence[RunSummary], out: Console | None = None) -> None:
     """A header and one line per run, columns aligned (numbers to the right).
 
@@ -98,7 +94,7 @@ def render_ls(summaries: Sequence[RunSummary], out: Console | None = None) -> No
     """
     out = out or console()
     rows = ls_lines(summaries)
-    if not out.is_terminal or len(rows) > _COLOUR_ROWS:
+    if not out.is_terminal or len(rows) > COLOUR_LINES:
         out.file.write("".join("  ".join(r).rstrip() + "\n" for r in rows))
         out.file.flush()
         return
@@ -276,14 +272,12 @@ def render_diff(d: RunDiff, names: tuple[str, str], out: Console | None = None) 
 # --- check: findings --------------------------------------------------------------
 
 
-def render_findings(findings: Sequence[Finding], out: Console | None = None) -> None:
-    out = out or console()
+def finding_lines(findings: Sequence[Finding]) -> list[str]:
+    """A run's anomalies, one line each with its step: lines of rich markup."""
     if not findings:
-        out.print("  anomalies: none")
-        return
-    out.print(f"  anomalies: {len(findings)}")
-    for f in findings:
-        out.print(
-            f"  [yellow]~[/yellow] step {f.step} (span {esc(f.span_id)}) "
-            f"[yellow]{esc(f.kind)}[/yellow]: {esc(f.message)}"
-        )
+        return ["  anomalies: none"]
+    return [f"  anomalies: {len(findings)}"] + [
+        f"  [yellow]~[/yellow] step {f.step} (span {esc(f.span_id)}) "
+        f"[yellow]{esc(f.kind)}[/yellow]: {esc(f.message)}"
+        for f in findings
+    ]
