@@ -7,6 +7,7 @@ The totals are checked against the runs the same output lists.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import pty
@@ -105,21 +106,24 @@ def _run(args: list[str], *, terminal: bool) -> tuple[int, str, str]:
         [sys.executable, "-c", _RUN, *args], stdout=subprocess.PIPE, stderr=slave, env=env
     )
     os.close(slave)
-    err = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the process closed its end
-            break
-        if not chunk:
-            break
-        err += chunk
-    os.close(master)
-    assert proc.stdout is not None
-    out = proc.stdout.read().decode()
+    # stdout is read beside the terminal: a full pipe would stall the command.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        assert proc.stdout is not None
+        stdout = pool.submit(proc.stdout.read)
+        err = b""
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the process closed its end
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(master)
+        out = stdout.result(timeout=60).decode()
     return proc.wait(timeout=60), out, err.decode(errors="replace")
 
 
