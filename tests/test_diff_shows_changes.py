@@ -176,11 +176,13 @@ class _Lines(HTMLParser):
     def __init__(self, page: str) -> None:
         super().__init__(convert_charrefs=True)
         self.marked: dict[str, list[str]] = {"del": [], "add": []}
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
         self._line: list[str] = []  # the class of each open span
         self.feed(page)
         self.close()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, attrs))
         if tag == "span":
             self._line.append(dict(attrs).get("class") or "")
 
@@ -277,3 +279,23 @@ def test_a_change_inside_one_long_word_shows_around_the_change(
     at = i + len("key: ")
     old = f"key: {word} end"
     assert any(old[j : j + len(gone)] == gone for j in range(at - len(gone) + 1, at + 1)), shown
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ['<script>alert("x")</script>', '"><img src=x onerror=alert(1)>', "</span></pre><b>", "&lt;"],
+)
+def test_the_html_diff_marks_hostile_changed_words_as_text(tmp_path: Path, hostile: str) -> None:
+    """Recorded text is untrusted: a changed word that looks like markup is marked as text."""
+    text = "The parcel left the warehouse this morning and reaches you by Thursday. " * 3
+    pair = _record_pair(tmp_path, text, text.replace("warehouse", hostile, 1))
+    page = tmp_path / "diff.html"
+    result = CliRunner().invoke(cli, ["diff", *map(str, pair), "--html", str(page)])
+    assert result.exit_code == 1, result.output
+    parsed = _Lines(page.read_text(encoding="utf-8"))
+    assert any(hostile in t for t in parsed.marked["add"]), parsed.marked
+    assert any("warehouse" in t for t in parsed.marked["del"]), parsed.marked
+    # No markup of the recorded text's own: the page's tags are those it always has.
+    same = _Lines(page.read_text(encoding="utf-8").replace(hostile, "x"))
+    assert [t for t, _ in parsed.tags] == [t for t, _ in same.tags]
+    assert not any(k.startswith("on") for _, attrs in parsed.tags for k, _ in attrs)
