@@ -192,10 +192,10 @@ test_the_engine_finds_what_the_reference_finds_in_any_bytes = settings(
 test_the_engine_finds_what_the_reference_finds_where_triggers_run_together = settings(
     max_examples=300, **_SETTINGS
 )(given(st.lists(_named_value, min_size=1, max_size=4).map(" ".join))(_in_any_text))
-test_many_texts = pytest.mark.slow(
+test_the_engine_finds_what_the_reference_finds_in_many_texts = pytest.mark.slow(
     settings(max_examples=5000, **_SETTINGS)(given(texts())(_in_any_text))
 )
-test_many_bytes = pytest.mark.slow(
+test_the_engine_finds_what_the_reference_finds_in_many_bytes = pytest.mark.slow(
     settings(max_examples=1000, **_SETTINGS)(
         given(texts(), st.sampled_from(_CODECS))(_in_any_bytes)
     )
