@@ -143,21 +143,25 @@ def test_a_real_mcp_client_sees_the_recorded_tools_and_no_other_call(served: str
     assert "step" in refused and "ORD-0000" in refused
 
 
+#: An MCP client's first request, and what it accepts.
+HELLO = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
 def test_the_mcp_route_refuses_web_pages_as_the_model_routes_do(served: str) -> None:
     import httpx
 
     port = served.rsplit(":", 1)[1]
-    hello = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
-    accept = {"accept": "application/json, text/event-stream"}
+    hello, accept = HELLO, ACCEPT
     with httpx.Client(timeout=10) as client:
 
         def post(**headers: str) -> httpx.Response:
@@ -214,17 +218,7 @@ def test_allow_host_lets_the_named_host_reach_the_mcp_route_too(recorded: Path) 
     try:
         assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
         port = url.rsplit(":", 1)[1]
-        hello = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        }
-        accept = {"accept": "application/json, text/event-stream"}
+        hello, accept = HELLO, ACCEPT
         with httpx.Client(timeout=10) as client:
 
             def post(host: str, **headers: str) -> httpx.Response:
