@@ -84,8 +84,11 @@ class ReplayApp:
                     return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        raw = scope["headers"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
         refused = self.gate.refuse(scope["method"], headers)
+        if refused is None and len(headers) < len(raw):  # a header given twice
+            refused = self.gate.repeated(raw)
         if refused is not None:
             await _send_whole(send, refused)
             return
@@ -175,6 +178,10 @@ def host_name(name: str) -> str:
     return f"[{name}]" if ":" in name and not name.startswith("[") else name
 
 
+#: The headers :class:`RequestGate` reads: each may be given once.
+_GATED = frozenset({b"host", b"origin", b"content-type"})
+
+
 class RequestGate:
     """Who may use the server: the requests refused before their body is read.
 
@@ -218,6 +225,23 @@ class RequestGate:
             return True
         media = value.partition(";")[0].strip().lower()
         return media == "application/json" or ("/" in media and media.endswith("+json"))
+
+    @staticmethod
+    def repeated(raw: Iterable[tuple[bytes, bytes]]) -> Answer | None:
+        """A 400 for a request that gives a header the gate reads more than once.
+
+        The gate reads one value of each; a second ``Host``, ``Origin`` or
+        ``Content-Type`` could say something else to what reads the request after it.
+        """
+        seen: set[bytes] = set()
+        for key, _ in raw:
+            name = key.lower()
+            if name in _GATED and name in seen:
+                return error_answer(
+                    400, "invalid_request_error", f"the {name.decode()} header is given twice"
+                )
+            seen.add(name)
+        return None
 
     def refuse(self, method: str, headers: Mapping[str, str]) -> Answer | None:
         """The answer refusing a request (``headers``: lower-case names), or None to serve it."""
