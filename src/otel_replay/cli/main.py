@@ -1296,6 +1296,23 @@ def _mcp_app(
         _fail("--mcp needs the mcp package: pip install 'otel-replay[mcp]'")
 
 
+#: Each command in a line of ``otel-replay --help`` (click cuts a docstring mid-sentence).
+SUMMARIES: dict[str, str] = {
+    "ls": "One line per run: when, who, models, steps, verdict.",
+    "show": "Each run as a tree of steps, or one step in full.",
+    "check": "What each run lacks to replay, and its anomalies.",
+    "diff": "Compare two runs step by step.",
+    "replay": "Replay a recorded run with your agent.",
+    "regress": "Write a pytest test that replays a run.",
+    "report": "A run, or many, as HTML pages.",
+    "serve": "Serve recorded model answers to real clients.",
+    "export": "Send stored spans to an OTLP endpoint.",
+    "convert": "Write stored spans as a Collector dump.",
+}
+for _name, _summary in SUMMARIES.items():
+    cli.commands[_name].short_help = _summary
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="otel-replay")
