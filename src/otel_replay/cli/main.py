@@ -970,9 +970,10 @@ def _isolate() -> None:
     "--header",
     "headers",
     multiple=True,
-    metavar="K=V",
+    metavar="'NAME: VALUE'",
     callback=_header,
-    help="Request header (repeatable), added to OTEL_EXPORTER_OTLP_HEADERS.",
+    help="A header sent to the endpoint (repeatable; NAME=VALUE works too), added to "
+    "OTEL_EXPORTER_OTLP_HEADERS.",
 )
 @_trace
 @_run
