@@ -78,6 +78,10 @@ def attribute_changes(
     bookkeeping and byte-exact payloads included (see :func:`_payload_changes`;
     ``moved`` maps a blob reference to that of the blob scrubbed, and its size).
     A change of :data:`REMOVED` takes its key off.
+
+    A key whose own text holds a secret is renamed to its scrubbed text (suffixed
+    `` (2)``, `` (3)``... when another key already has that name): its value moves
+    there, scrubbed as any value, and the new name is listed in ``hidden``.
     """
     changes: dict[str, Any] = {}
     if not attrs:
@@ -85,6 +89,7 @@ def attribute_changes(
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: its dict, without the lock
     secret = r.is_secret_key
     text = r.text
+    names = renamed_keys(attrs, text)
     payloads: set[str] = set()
     companions: list[str] = []
     for key, value in attrs.items():
@@ -116,16 +121,46 @@ def attribute_changes(
             continue
         if new is not value and new != value:
             changes[key] = new
-            hidden.append(path + key)
+            hidden.append(path + names.get(key, key))
     for key in payloads:
         if _payload_changes(attrs, key, r, changes, moved or {}):
-            hidden.append(path + key)
+            hidden.append(path + names.get(key, key))
     for key in companions:  # the text of a companion the payload left as it was
         value = attrs[key]
         if key not in changes and type(value) is str and text(value) is not value:
             changes[key] = text(value)
-            hidden.append(path + key)
+            hidden.append(path + names.get(key, key))
+    for key, name in names.items():
+        value = changes.get(key, attrs[key])
+        if value is REMOVED:
+            continue
+        changes[key] = REMOVED
+        changes[name] = value
+        if path + name not in hidden:
+            hidden.append(path + name)
     return changes
+
+
+def renamed_keys(attrs: Mapping[str, Any], text: Callable[[str], str]) -> dict[str, str]:
+    """The new name of each key of ``attrs`` whose text hides a secret: its scrubbed
+    text, suffixed `` (2)``, `` (3)``... when that name is taken (never another
+    attribute overwritten).  Empty, and cheap, when no key hides one."""
+    out: dict[str, str] = {}
+    taken: set[str] | None = None
+    for key in attrs:
+        if type(key) is not str:
+            continue
+        clean = text(key)
+        if clean is key:
+            continue
+        if taken is None:
+            taken = set(attrs)
+        name, n = clean, 2
+        while name in taken:
+            name, n = f"{clean} ({n})", n + 1
+        taken.add(name)
+        out[key] = name
+    return out
 
 
 def _payload_changes(
@@ -407,7 +442,10 @@ def hide_in_ending(span: Span) -> None:
     if status is not None:
         done &= update_status(span, status)
     changes[A.REDACTED] = redacted(span.attributes, hidden)
-    done &= update_attributes(span, changes)
+    removed = [key for key, value in changes.items() if value is REMOVED]
+    for key in removed:  # a key renamed: its secret-holding name taken off
+        del changes[key]
+    done &= update_attributes(span, changes, removed)
     if done:
         _scrubbed[span.context.span_id] = r
 
