@@ -216,6 +216,7 @@ class ReferenceRedactor:
             if decoded is not None and decoded.isascii() and self.data(decoded) is not decoded:
                 return PLACEHOLDER
         spans, runs = self._shapes.find(text)
+        spans += self._unescaped(text)
         spans.sort()
         if runs:
             spans += self._encoded(text, runs, spans)
@@ -237,6 +238,28 @@ class ReferenceRedactor:
             return text
         pieces.append(text[done:])
         return "".join(pieces)
+
+    def _unescaped(self, text: str) -> list[tuple[int, int]]:
+        """Secrets found in ``text`` with its escapes (``%3D``, ``\\u003d``, ``&quot;``)
+        decoded, each as the span of ``text`` it was decoded from."""
+        chars: list[str] = []
+        where: list[tuple[int, int]] = []  # per decoded character, its span in text
+        at = 0
+        while at < len(text):
+            m = _ESCAPE.match(text, at)
+            ch = _decoded(m.group()) if m is not None else None
+            if m is None or ch is None:
+                chars.append(text[at])
+                where.append((at, at + 1))
+                at += 1
+            else:
+                chars.append(ch)
+                where.append(m.span())
+                at = m.end()
+        if len(chars) == len(text):
+            return []
+        found, _ = self._shapes.find("".join(chars))
+        return [(where[s][0], where[e - 1][1]) for s, e in found if e > s]
 
     def _wide(self, text: str) -> str:
         """``text`` (bytes as Latin-1) scrubbed as UTF-16 where it looks like UTF-16."""
@@ -317,6 +340,42 @@ def _base64_decode(run: str) -> bytes | None:
         return binascii.a2b_base64(body + "=" * (-len(body) % 4))
     except (binascii.Error, ValueError):
         return None
+
+
+_ESCAPE = re.compile(
+    r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,6});"
+)
+_ENTITIES: Final = {
+    "quot": '"',
+    "apos": "'",
+    "amp": "&",
+    "lt": "<",
+    "gt": ">",
+    "equals": "=",
+    "colon": ":",
+    "sol": "/",
+    "quest": "?",
+    "num": "#",
+    "percnt": "%",
+    "nbsp": " ",
+    "newline": "\n",
+    "tab": "\t",
+}
+
+
+def _decoded(escape: str) -> str | None:
+    """The character ``escape`` stands for, or None."""
+    if escape.startswith("%"):
+        return chr(int(escape[1:], 16))
+    if escape.startswith("\\u"):
+        return chr(int(escape[2:], 16))
+    if escape.startswith("&#x") or escape.startswith("&#X"):
+        code = int(escape[3:-1], 16)
+    elif escape.startswith("&#"):
+        code = int(escape[2:-1])
+    else:
+        return _ENTITIES.get(escape[1:-1].lower())
+    return chr(code) if code <= 0x10FFFF else None
 
 
 def _utf16(data: bytes) -> tuple[str, int] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -417,3 +418,91 @@ def test_an_unmatched_quote_hides_the_rest_of_its_line_only(
     out = redactor().text(f"{name}: {quote}{value}\n{following}")
     assert value not in out
     assert out.endswith("\n" + following), out
+
+
+# --- secrets written with escapes: URL-encoded, JSON \u escapes, HTML entities -------
+
+#: A body of letters and digits both (what the rest of a token looks like).
+_BODY = st.from_regex(r"[A-Za-z]{3}[0-9]{3}[A-Za-z0-9]{30,40}", fullmatch=True)
+
+#: Secrets planted in text, each from a drawn body: (the text, the part that must go).
+_PLANTED = {
+    "openai": lambda b: (f"sk-proj-{b}", b),
+    "anthropic": lambda b: (f"sk-ant-api03-{b}", b),
+    "github": lambda b: (f"ghp_{b}", b),
+    "aws": lambda b: (f"AKIA{b.upper()[:16]}", b.upper()[:16]),
+    "slack": lambda b: (f"xoxb-1234567890-{b}", b),
+    "google": lambda b: (f"AIza{(b * 2)[:35]}", (b * 2)[:35]),
+    "bearer": lambda b: (f"Authorization: Bearer {b}", b),
+    "password=": lambda b: (f"password={b}", b),
+    "api_key json": lambda b: (f'"api_key": "{b}"', b),
+    "secret ini": lambda b: (f"client_secret = {b}", b),
+}
+
+
+def _json_escaped(text: str, which: list[bool]) -> str:
+    return "".join(
+        f"\\u{ord(c):04x}" if not c.isalnum() and hit else c
+        for c, hit in zip(text, which, strict=True)
+    )
+
+
+def _percent_encoded(text: str, which: list[bool]) -> str:
+    return "".join(
+        "".join(f"%{b:02X}" for b in c.encode()) if not c.isalnum() and hit else c
+        for c, hit in zip(text, which, strict=True)
+    )
+
+
+def _html_escaped(text: str, which: list[bool]) -> str:
+    del which
+    return html.escape(text, quote=True)
+
+
+_ESCAPINGS = {"percent": _percent_encoded, "json \\u": _json_escaped, "html": _html_escaped}
+
+#: Where escaped text stands: a redirect's query, a form body, JSON text, a page.
+_ESCAPED_IN = [
+    "https://app.example/cb?next=%2Fv1%3Fq%3D{}",
+    "q={}&n=1",
+    "next={}",
+    '{{"body": "x {} y"}}',
+    "<pre>{}</pre>",
+    "a%20{}%20b",
+    "{}",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(sorted(_PLANTED)),
+    _BODY,
+    st.sampled_from(sorted(_ESCAPINGS)),
+    st.lists(st.booleans(), min_size=80, max_size=80),
+    st.sampled_from(_ESCAPED_IN),
+    st.booleans(),
+)
+def test_a_secret_written_with_escapes_is_hidden(
+    kind: str, body: str, escaping: str, which: list[bool], where: str, lower: bool
+) -> None:
+    """Escapes before a token or a name, or standing for its ``=``, ``:`` or quote, hide
+    nothing: ``%20sk-...``, ``password%3D...``, ``api_key\\u003d...``, ``&quot;...``."""
+    planted, secret = _PLANTED[kind](body)
+    which = (which * 2)[: len(planted)]
+    escaped = _ESCAPINGS[escaping](planted, which)
+    if lower:
+        escaped = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), escaped)
+    text = where.format(escaped)
+    out = redactor().text(text)
+    assert secret not in out, (text, out)
+    assert PLACEHOLDER in out
+    assert redactor().text(out) == out  # idempotent
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(KEPT), st.sampled_from(sorted(_ESCAPINGS)), st.sampled_from(_ESCAPED_IN))
+def test_look_alikes_written_with_escapes_are_left_alone(
+    text: str, escaping: str, where: str
+) -> None:
+    escaped = where.format(_ESCAPINGS[escaping](text, [True] * len(text)))
+    assert redactor().text(escaped) is escaped

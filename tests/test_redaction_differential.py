@@ -72,6 +72,16 @@ JOINERS = [
     " = ",
     "--",
     "[REDACTED]",
+    # Escapes: a URL's, JSON text's and HTML's.
+    "%20",
+    "%3D",
+    "%3a",
+    "%2",
+    "\\u003d",
+    "\\u0022",
+    "&quot;",
+    "&#x3A;",
+    "&amp;",
     "\x00",
     # Characters whose lower case is longer or shorter, or not ASCII.
     "\u0130",

@@ -30,6 +30,7 @@ arguments, or the environment: ``OTEL_REPLAY_REDACT_KEYS`` /
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 import re
@@ -357,6 +358,8 @@ class Redactor:
             if decoded is not None and decoded.isascii() and self.data(decoded) is not decoded:
                 return PLACEHOLDER
         spans, runs = self._shapes.find(text)
+        if ("%" in text or "\\u" in text or "&" in text) and _ESCAPE.search(text) is not None:
+            spans += self._unescaped(text)
         spans.sort()
         if runs:
             spans += self._encoded(text, runs, spans)
@@ -378,6 +381,23 @@ class Redactor:
             return text
         pieces.append(text[done:])
         return "".join(pieces)
+
+    def _unescaped(self, text: str) -> list[tuple[int, int]]:
+        """Where secrets stand in ``text`` read with its escapes decoded (``%3D`` as ``=``,
+        ``\\u003d`` as ``=``, ``&quot;`` as ``"``): a URL-encoded token after ``%20`` or a
+        name before ``%3D`` is found there, and its escaped span hidden."""
+        plain, marks, shifts = _unescape(text)
+        found, _ = self._shapes.find(plain)
+        spans: list[tuple[int, int]] = []
+        for s, e in found:
+            if e <= s:
+                continue
+            # Escapes wholly before a place shift it: a secret starting at an escape
+            # starts where that escape does, one ending at an escape ends after it.
+            i = bisect.bisect_left(marks, s)
+            j = bisect.bisect_right(marks, e - 1)
+            spans.append((s + (shifts[i - 1] if i else 0), e + (shifts[j - 1] if j else 0)))
+        return spans
 
     def _wide(self, text: str) -> str:
         """``text`` (bytes as Latin-1) scrubbed as UTF-16 where it looks like UTF-16."""
@@ -698,6 +718,65 @@ def _base64_decode(run: str) -> bytes | None:
         return binascii.a2b_base64(body + "=" * (-len(body) % 4))
     except (binascii.Error, ValueError):
         return None
+
+
+#: An escape a character is written as in URLs (``%3D``), JSON text (``\\u003d``) and
+#: HTML (``&quot;``, ``&#34;``, ``&#x22;``).
+_ESCAPE = re.compile(
+    r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,6});"
+)
+#: The HTML entities of the characters around a credential.
+_ENTITIES: Final = {
+    "quot": '"',
+    "apos": "'",
+    "amp": "&",
+    "lt": "<",
+    "gt": ">",
+    "equals": "=",
+    "colon": ":",
+    "sol": "/",
+    "quest": "?",
+    "num": "#",
+    "percnt": "%",
+    "nbsp": " ",
+    "newline": "\n",
+    "tab": "\t",
+}
+
+
+def _unescape(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with its escapes decoded, where each escape decoded stands in it, and how
+    far the text after each has moved (``shifts[i]``: the characters the escapes up to
+    the i-th took beyond the one each became)."""
+    pieces: list[str] = []
+    marks: list[int] = []
+    shifts: list[int] = []
+    done = shift = 0
+    for m in _ESCAPE.finditer(text):
+        escape = m.group()
+        head = escape[0]
+        if head == "%":
+            ch = chr(int(escape[1:], 16))
+        elif head == "\\":
+            ch = chr(int(escape[2:], 16))
+        elif escape[1] == "#":
+            code = int(escape[3:-1], 16) if escape[2] in "xX" else int(escape[2:-1])
+            if code > 0x10FFFF:
+                continue
+            ch = chr(code)
+        else:
+            found = _ENTITIES.get(escape[1:-1].lower())
+            if found is None:
+                continue
+            ch = found
+        start = m.start()
+        pieces += (text[done:start], ch)
+        marks.append(start - shift)
+        shift += len(escape) - 1
+        shifts.append(shift)
+        done = m.end()
+    pieces.append(text[done:])
+    return "".join(pieces), marks, shifts
 
 
 def _utf16(data: bytes) -> tuple[str, int] | None:
