@@ -12,9 +12,12 @@ stopped; every attribute the guard replaced is back as it was.
 
 from __future__ import annotations
 
+import _io
 import _socket
 import asyncio
+import builtins
 import contextlib
+import io
 import os
 import shutil
 import socket
@@ -30,6 +33,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from otel_replay.replay.network import LookupBlocked, NetworkBlocked, NetworkGuard
 
@@ -171,6 +176,27 @@ def _os_sendfile(sock: socket.socket, data: bytes) -> None:
         os.sendfile(sock.fileno(), f.fileno(), 0, len(data))
 
 
+def _fdopen_write(sock: socket.socket, data: bytes) -> None:
+    fd = os.dup(sock.fileno())
+    try:
+        f = os.fdopen(fd, "wb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        f.write(data)
+
+
+def _splice(sock: socket.socket, data: bytes) -> None:
+    r, w = os.pipe()
+    try:
+        os.write(w, data)
+        os.splice(r, sock.fileno(), len(data))
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 Write = Callable[[socket.socket, bytes], Any]
 
 #: Each way Python code puts bytes on a plain connected socket.
@@ -185,6 +211,11 @@ PLAIN: dict[str, Write] = {
     "os.write": lambda s, d: os.write(s.fileno(), d),
     "os.writev": lambda s, d: os.writev(s.fileno(), [d]),
     "os.sendfile": _os_sendfile,
+    # A file object made over the socket's descriptor, and bytes moved from a pipe.
+    "open(fd)": lambda s, d: open(s.fileno(), "wb", buffering=0, closefd=False).write(d),  # noqa: SIM115
+    "os.fdopen": lambda s, d: _fdopen_write(s, d),
+    "io.FileIO.writelines": lambda s, d: io.FileIO(s.fileno(), "w", closefd=False).writelines([d]),
+    "os.splice": lambda s, d: _splice(s, d),
 }
 
 #: Each way Python code puts bytes on a TLS socket (raw descriptor writes would
@@ -427,7 +458,10 @@ PATCHED: list[tuple[Any, str]] = [
     *((ssl.SSLSocket, n) for n in ("send", "sendall", "write", "sendfile", "do_handshake")),
     *((socket.socket, n) for n in ("recv", "recv_into")),
     *((ssl.SSLSocket, n) for n in ("recv", "recv_into", "read")),
-    *((os, n) for n in ("write", "writev", "sendfile")),
+    *((os, n) for n in ("write", "writev", "sendfile", "splice", "copy_file_range", "fdopen")),
+    *((module, n) for module in (builtins, io, _io) for n in ("open",)),
+    (io, "FileIO"),
+    (_io, "FileIO"),
     *(
         (module, n)
         for module in (socket, _socket)
@@ -454,3 +488,318 @@ def test_everything_replaced_is_put_back() -> None:
         guard.stop()
     after = {(o, n): vars(o).get(n, _MISSING) for o, n in PATCHED}
     assert after == before
+
+
+# --- Each guarded function takes what the original takes --------------------------------
+#
+# The class of input: a call of a function the guard replaces, with any of the original's
+# parameters passed by position or by keyword, defaults left out or not.  Under the guard
+# an allowed call ends as it ends without it (same value, or same exception type), and a
+# call to a refused host or name that the original accepts in that shape is refused
+# (NetworkBlocked), never a TypeError of the guard's own.
+
+Params = list[tuple[str, Any]]
+
+
+@dataclass
+class Env:
+    """A server on 127.0.0.2, plain and TLS, a UDP socket there; what the calls opened."""
+
+    plain: Peer
+    tls: Peer
+    udp: tuple[str, int]
+    opened: list[Any] = field(default_factory=list)
+
+    def connected(self, tls: bool = False) -> socket.socket:
+        sock = _connect(self.tls if tls else self.plain, tls)
+        sock.settimeout(0.05)
+        self.opened.append(sock)
+        return sock
+
+    def new(self, kind: int = socket.SOCK_STREAM) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, kind)
+        sock.settimeout(0.5)
+        self.opened.append(sock)
+        return sock
+
+    def fd(self, tls: bool = False) -> int:
+        """A duplicate of a connected socket's descriptor (a file object may close it)."""
+        return os.dup(self.connected(tls).fileno())
+
+    def file(self, data: bytes = b"f") -> Any:
+        f = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
+        f.write(data)
+        f.seek(0)
+        self.opened.append(f)
+        return f
+
+    def pipe(self) -> int:
+        r, w = os.pipe()
+        os.write(w, b"p")
+        os.close(w)
+        return r
+
+    def close(self) -> None:
+        for thing in self.opened:
+            thing.close()
+        self.opened.clear()
+
+
+def _late(owner: Any, name: str) -> Callable[..., Any]:
+    """``owner.name`` called as it is when called (the guarded one during the session)."""
+    return lambda *a, **k: getattr(owner, name)(*a, **k)
+
+
+def _host(refused: bool) -> str:
+    return "refused.invalid" if refused else "localhost"
+
+
+def _ip(refused: bool) -> str:
+    return "203.0.113.9" if refused else "127.0.0.1"
+
+
+def _resolvers(module: Any) -> dict[str, Callable[[Env, bool], tuple[Callable[..., Any], Params]]]:
+    prefix = module.__name__
+    return {
+        f"{prefix}.getaddrinfo": lambda e, r: (
+            lambda *a, **k: module.getaddrinfo(*a, **k),
+            [
+                *[("host", _host(r)), ("port", 80), ("family", socket.AF_INET)],
+                *[("type", socket.SOCK_STREAM), ("proto", 0), ("flags", 0)],
+            ],
+        ),
+        f"{prefix}.gethostbyname": lambda e, r: (
+            lambda *a, **k: module.gethostbyname(*a, **k),
+            [("hostname", _host(r))],
+        ),
+        f"{prefix}.gethostbyname_ex": lambda e, r: (
+            lambda *a, **k: module.gethostbyname_ex(*a, **k),
+            [("hostname", _host(r))],
+        ),
+        f"{prefix}.gethostbyaddr": lambda e, r: (
+            lambda *a, **k: module.gethostbyaddr(*a, **k),
+            [("ip_address", _ip(r))],
+        ),
+        f"{prefix}.getnameinfo": lambda e, r: (
+            lambda *a, **k: module.getnameinfo(*a, **k),
+            [("sockaddr", (_ip(r), 80)), ("flags", 0)],
+        ),
+    }
+
+
+def _tls_calls() -> dict[str, Callable[[Env, bool], tuple[Callable[..., Any], Params]]]:
+    def method(name: str, params: Callable[[Env], Params]) -> Any:
+        return lambda e, r: (_late(e.connected(True), name), params(e))
+
+    return {
+        "ssl send": method("send", lambda e: [("data", b"t"), ("flags", 0)]),
+        "ssl sendall": method("sendall", lambda e: [("data", b"t"), ("flags", 0)]),
+        "ssl write": method("write", lambda e: [("data", b"t")]),
+        "ssl sendfile": method("sendfile", lambda e: [("file", e.file()), ("offset", 0)]),
+        "ssl do_handshake": method("do_handshake", lambda e: [("block", False)]),
+        "ssl recv": method("recv", lambda e: [("buflen", 8), ("flags", 0)]),
+        "ssl recv_into": method(
+            "recv_into", lambda e: [("buffer", bytearray(8)), ("nbytes", 8), ("flags", 0)]
+        ),
+        "ssl read": method("read", lambda e: [("len", 8), ("buffer", None)]),
+    }
+
+
+#: name -> (how many parameters the call needs, make (function, its parameters in order)).
+SIGNATURES: dict[str, tuple[int, Callable[[Env, bool], tuple[Callable[..., Any], Params]]]] = {
+    **{name: (1, make) for name, make in _resolvers(socket).items()},
+    **{name: (1, make) for name, make in _resolvers(_socket).items()},
+    "connect": (
+        1,
+        lambda e, r: (_late(e.new(), "connect"), [("address", e.plain.address)]),
+    ),
+    "connect_ex": (
+        1,
+        lambda e, r: (_late(e.new(), "connect_ex"), [("address", e.plain.address)]),
+    ),
+    "create_connection": (
+        1,
+        lambda e, r: (
+            _late(socket, "create_connection"),
+            [("address", e.plain.address), ("timeout", 5), ("source_address", None)],
+        ),
+    ),
+    "sendto": (
+        2,
+        lambda e, r: (
+            _late(e.new(socket.SOCK_DGRAM), "sendto"),
+            [("data", b"u"), ("flags", 0), ("address", e.udp)],
+        ),
+    ),
+    "sendmsg": (
+        1,
+        lambda e, r: (
+            _late(e.connected(), "sendmsg"),
+            [("buffers", [b"m"]), ("ancdata", []), ("flags", 0), ("address", None)],
+        ),
+    ),
+    "send": (1, lambda e, r: (_late(e.connected(), "send"), [("data", b"s"), ("flags", 0)])),
+    "sendall": (1, lambda e, r: (_late(e.connected(), "sendall"), [("data", b"s"), ("flags", 0)])),
+    "recv": (1, lambda e, r: (_late(e.connected(), "recv"), [("bufsize", 8), ("flags", 0)])),
+    "recv_into": (
+        1,
+        lambda e, r: (
+            _late(e.connected(), "recv_into"),
+            [("buffer", bytearray(8)), ("nbytes", 8), ("flags", 0)],
+        ),
+    ),
+    "sendfile": (
+        1,
+        lambda e, r: (
+            _late(e.connected(), "sendfile"),
+            [("file", e.file()), ("offset", 0), ("count", None)],
+        ),
+    ),
+    **{name: (1, make) for name, make in _tls_calls().items()},
+    "os.write": (
+        2,
+        lambda e, r: (_late(os, "write"), [("fd", e.connected().fileno()), ("data", b"w")]),
+    ),
+    "os.writev": (
+        2,
+        lambda e, r: (_late(os, "writev"), [("fd", e.connected().fileno()), ("buffers", [b"w"])]),
+    ),
+    "os.sendfile": (
+        4,
+        lambda e, r: (
+            _late(os, "sendfile"),
+            [
+                *[("out_fd", e.connected().fileno()), ("in_fd", e.file().fileno())],
+                *[("offset", 0), ("count", 1)],
+            ],
+        ),
+    ),
+    "os.splice": (
+        3,
+        lambda e, r: (
+            _late(os, "splice"),
+            [
+                *[("src", e.pipe()), ("dst", e.connected().fileno()), ("count", 1)],
+                *[("offset_src", None), ("offset_dst", None), ("flags", 0)],
+            ],
+        ),
+    ),
+    "os.copy_file_range": (
+        3,
+        lambda e, r: (
+            _late(os, "copy_file_range"),
+            [
+                *[("src", e.file().fileno()), ("dst", e.connected().fileno()), ("count", 1)],
+                *[("offset_src", None), ("offset_dst", None)],
+            ],
+        ),
+    ),
+    "open": (
+        1,
+        lambda e, r: (
+            lambda *a, **k: open(*a, **k),  # noqa: SIM115
+            [
+                *[("file", e.fd()), ("mode", "wb"), ("buffering", 0), ("encoding", None)],
+                *[("errors", None), ("newline", None), ("closefd", True), ("opener", None)],
+            ],
+        ),
+    ),
+    "io.open": (
+        1,
+        lambda e, r: (
+            lambda *a, **k: io.open(*a, **k),  # noqa: SIM115, UP020
+            [("file", e.fd()), ("mode", "wb"), ("buffering", 0)],
+        ),
+    ),
+    "os.fdopen": (
+        1,
+        lambda e, r: (
+            lambda *a, **k: os.fdopen(*a, **k),
+            [("fd", e.fd()), ("mode", "wb"), ("buffering", 0)],
+        ),
+    ),
+    "io.FileIO": (
+        1,
+        lambda e, r: (
+            lambda *a, **k: io.FileIO(*a, **k),
+            [("file", e.fd()), ("mode", "wb"), ("closefd", True), ("opener", None)],
+        ),
+    ),
+}
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        value = call()
+    except Exception as exc:  # what the call raised: compared by type
+        return "raised", type(exc)
+    if isinstance(value, (int, str, bytes, tuple, list, type(None))):
+        return "returned", value
+    if hasattr(value, "close"):
+        value.close()
+    return "returned", type(value).__name__  # the guard's FileIO is a subclass, named alike
+
+
+@pytest.fixture(scope="module")
+def env(tls_files: tuple[Path, Path]) -> Iterator[Env]:
+    with serving(tls_files, False) as plain, serving(tls_files, True) as tls:
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind((OUTSIDE, 0))
+        got = Env(plain, tls, udp.getsockname()[:2])
+        try:
+            yield got
+        finally:
+            got.close()
+            udp.close()
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_each_guarded_function_takes_the_originals_arguments(env: Env, data: Any) -> None:
+    name = data.draw(st.sampled_from(sorted(SIGNATURES)), label="function")
+    needs, make = SIGNATURES[name]
+
+    def shape(params: Params) -> tuple[list[Any], dict[str, Any]]:
+        return [v for _, v in params[:positional]], dict(params[positional:given])
+
+    total = len(make(env, False)[1])
+    env.close()
+    given = data.draw(st.integers(min(needs, total), total), label="passed")
+    positional = data.draw(st.integers(0, given), label="by position")
+    try:
+        fn, params = make(env, False)
+        args, kwargs = shape(params)
+        unguarded = _outcome(lambda: fn(*args, **kwargs))
+        fn, params = make(env, False)
+        args, kwargs = shape(params)
+        guard = NetworkGuard()
+        guard.start()
+        try:
+            guarded = _outcome(lambda: fn(*args, **kwargs))
+        finally:
+            guard.stop()
+        assert guarded == unguarded, (name, args, kwargs)
+
+        fn, params = make(env, True)
+        args, kwargs = shape(params)
+        guard = NetworkGuard(refuse=[OUTSIDE])
+        guard.start()
+        try:
+            refused = _outcome(lambda: fn(*args, **kwargs))
+        finally:
+            guard.stop()
+        if unguarded[0] == "returned":
+            assert refused[0] == "raised" and issubclass(refused[1], NetworkBlocked), (
+                name,
+                args,
+                kwargs,
+                refused,
+            )
+        else:  # a shape the original does not take: its error, or the guard's refusal
+            assert refused[1] is unguarded[1] or issubclass(refused[1], NetworkBlocked)
+    finally:
+        env.close()

@@ -17,28 +17,40 @@ replaced, saved and restored in one place):
   ``do_handshake``/``recv``/``recv_into``/``read`` of ``ssl.SSLSocket`` (whose
   C layer reads and writes below ``socket.send``), and ``os.write``/
   ``os.writev``/``os.sendfile`` on a descriptor that is a socket
-  (``socket.sendfile`` and ``socket.makefile`` go through these).  asyncio's
+  (``socket.sendfile`` and ``socket.makefile`` go through these),
+  ``os.splice``/``os.copy_file_range`` from or to one, and a file object made
+  over one (``open(fd)``, ``io.open``, ``os.fdopen``, ``io.FileIO``: refused
+  when made; one made before the session writes unchecked).  asyncio's
   transports, TLS included (``ssl.SSLObject`` encrypts into memory; the
   transport then calls ``socket.send``), and httpx/anyio write through them too;
 - looking names up, a query to a DNS server being itself an outbound call:
   ``getaddrinfo``, ``gethostbyname``, ``gethostbyname_ex``, ``gethostbyaddr``
-  and ``getnameinfo``, in ``socket`` and in ``_socket``.
+  and ``getnameinfo``, in ``socket`` and in ``_socket``.  A name under
+  ``localhost.`` (RFC 6761) is answered with loopback by the guard itself, in a
+  lookup and in a ``connect``/``sendto`` address, never handed to the resolver.
+
+Each guarded function takes the original's arguments, by position or keyword.
 
 Each write checks the socket's peer: Unix sockets, loopback addresses (IPv4
 mapped into IPv6 included) and the hosts the user allows go through.
 
 What a Python-level guard cannot stop: native code calling the C library
 (``ctypes``, extension modules with their own sockets, an event loop written in
-C such as uvloop), other processes, and a function object taken before the
-session and called as such (``send = _socket.socket.send``, ``from socket
-import gethostbyname`` in a module imported earlier).  ``otel-replay replay
+C such as uvloop), other processes, a C socket object (``_socket.socket``, not
+``socket.socket``) or a file object made before the session (their methods are
+the C type's), and a function object taken before the session and called as
+such (``send = _socket.socket.send``, ``from socket import gethostbyname`` in a
+module imported earlier).  ``otel-replay replay
 --isolate`` and the pytest plugin can run the agent where only loopback exists
 (a network namespace), see the README.
 """
 
 from __future__ import annotations
 
+import _io
 import _socket
+import builtins
+import io
 import ipaddress
 import os
 import socket
@@ -57,8 +69,45 @@ class LookupBlocked(NetworkBlocked, socket.gaierror):
     which is what code that resolves names expects to handle)."""
 
 
+_LOOPBACK_V4: Final = "127.0.0.1"
+_LOOPBACK_V6: Final = "::1"
+#: An argument the caller did not pass.
+_ABSENT: Final = object()
+
+
+def _local_name(name: str) -> bool:
+    """A name under ``localhost.`` (RFC 6761): loopback, answered here and never asked of
+    a resolver (which may pass it on to a DNS server)."""
+    return name.rstrip(".").lower().endswith(".localhost")
+
+
+def _text(host: Any) -> str | None:
+    if isinstance(host, (bytes, bytearray)):
+        try:
+            return bytes(host).decode("idna")
+        except UnicodeError:
+            return None
+    return host if isinstance(host, str) else None
+
+
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -> Any:
+    """The argument at ``index``, or passed as ``name``; :data:`_ABSENT` when neither."""
+    if 0 <= index < len(args):
+        return args[index]
+    return kwargs.get(name, _ABSENT)
+
+
+def _replaced(
+    args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str, value: Any
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``args``/``kwargs`` with the argument at ``index`` (or ``name``) made ``value``."""
+    if 0 <= index < len(args):
+        return (*args[:index], value, *args[index + 1 :]), kwargs
+    return args, {**kwargs, name: value}
+
+
 def _loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
+    if host == "localhost" or _local_name(host):
         return True
     try:
         ip = ipaddress.ip_address(host.split("%", 1)[0])
@@ -119,11 +168,34 @@ class NetworkGuard:
     def _check(self, sock: Any, address: Any) -> None:
         if sock.family not in (socket.AF_INET, socket.AF_INET6):
             return
+        if not isinstance(address, tuple):
+            return  # no IP address: the call fails by itself (TypeError)
         host = str(address[0]) if isinstance(address, tuple) and address else str(address)
         if self.allowed(host):
             return
         target = f"{host}:{address[1]}" if isinstance(address, tuple) and len(address) > 1 else host
         raise self._refuse(target)
+
+    def _address(self, sock: Any, address: Any) -> Any:
+        """``address`` checked; a ``*.localhost`` name in it made the loopback address of
+        the socket's family (the C layer would otherwise look the name up)."""
+        family = getattr(sock, "family", None)
+        if (
+            family in (socket.AF_INET, socket.AF_INET6)
+            and isinstance(address, tuple)
+            and address
+            and (name := _text(address[0])) is not None
+            and _local_name(name)
+        ):
+            loopback = _LOOPBACK_V4 if family == socket.AF_INET else _LOOPBACK_V6
+            return (loopback, *address[1:])
+        self._check(sock, address)
+        return address
+
+    def _check_opened(self, file: Any) -> None:
+        """A file object made over a descriptor: checked as a write on it would be."""
+        if isinstance(file, int) and not isinstance(file, bool):
+            self._check_fd(file)
 
     def _check_peer(self, sock: Any) -> None:
         """A socket connected before the session: refused unless its peer is allowed."""
@@ -174,58 +246,131 @@ class NetworkGuard:
             raise self._refuse(name, "DNS lookup of")
 
     def _wrappers(self) -> list[tuple[Any, str, Callable[[Any], Any]]]:
-        """What :meth:`start` replaces: (owner, attribute, make the guarded one from it)."""
+        """What :meth:`start` replaces: (owner, attribute, make the guarded one from it).
+
+        Each guarded function takes what the original takes, positional or by keyword
+        (``getaddrinfo(host=..., port=...)``), and hands the call on as it came, save
+        for a ``*.localhost`` name, answered with loopback here (:func:`_local_name`).
+        """
         guard = self
 
-        def on_address(original: Any) -> Any:
-            def guarded(sock: Any, address: Any) -> Any:
-                guard._check(sock, address)
-                return original(sock, address)
-
-            return guarded
-
-        def on_sendto(original: Any) -> Any:
-            def sendto(sock: Any, data: Any, *rest: Any) -> Any:
-                if rest:  # (flags, address) or (address,)
-                    guard._check(sock, rest[-1])
-                return original(sock, data, *rest)
-
-            return sendto
-
-        def on_sendmsg(original: Any) -> Any:
-            def sendmsg(sock: Any, buffers: Any, *rest: Any) -> Any:
-                if len(rest) >= 3 and rest[2] is not None:
-                    guard._check(sock, rest[2])
-                else:
-                    guard._check_peer(sock)
-                return original(sock, buffers, *rest)
-
-            return sendmsg
-
-        def first(check: Callable[[Any], None]) -> Callable[[Any], Any]:
-            """A maker of wrappers that ``check`` the first argument (the socket, the
-            descriptor, the name looked up) before the call."""
+        def on_address(index: int, name: str) -> Callable[[Any], Any]:
+            """Checks (and for ``*.localhost``, points at loopback) the address argument."""
 
             def make(original: Any) -> Any:
-                def guarded(first: Any, *args: Any, **kwargs: Any) -> Any:
-                    check(first)
-                    return original(first, *args, **kwargs)
+                def guarded(sock: Any, *args: Any, **kwargs: Any) -> Any:
+                    at = index if index >= 0 else len(args) + index
+                    address = _argument(args, kwargs, at, name) if at >= 0 else _ABSENT
+                    if address is not _ABSENT and address is not None:
+                        address = guard._address(sock, address)
+                        args, kwargs = _replaced(args, kwargs, at, name, address)
+                    return original(sock, *args, **kwargs)
 
                 return guarded
 
             return make
 
-        on_peer = first(self._check_peer)
-        on_fd = first(self._check_fd)
-        on_lookup = first(self._check_lookup)
-        on_reverse = first(self._check_reverse)
+        def on_sendto(original: Any) -> Any:
+            def sendto(sock: Any, *args: Any, **kwargs: Any) -> Any:
+                if len(args) >= 2:  # (data, flags, address) or (data, address)
+                    return on_address(-1, "address")(original)(sock, *args, **kwargs)
+                return original(sock, *args, **kwargs)
+
+            return sendto
+
+        def on_sendmsg(original: Any) -> Any:
+            to_address = on_address(3, "address")(original)
+
+            def sendmsg(sock: Any, *args: Any, **kwargs: Any) -> Any:
+                if _argument(args, kwargs, 3, "address") in (_ABSENT, None):
+                    guard._check_peer(sock)
+                    return original(sock, *args, **kwargs)
+                return to_address(sock, *args, **kwargs)
+
+            return sendmsg
+
+        def checking(check: Callable[[Any], None], *at: tuple[int, str]) -> Callable[[Any], Any]:
+            """A maker of wrappers that ``check`` the arguments ``at`` (position, keyword):
+            the socket, the descriptor, before the call."""
+
+            def make(original: Any) -> Any:
+                def guarded(*args: Any, **kwargs: Any) -> Any:
+                    for index, name in at:
+                        value = _argument(args, kwargs, index, name)
+                        if value is not _ABSENT:
+                            check(value)
+                    return original(*args, **kwargs)
+
+                return guarded
+
+            return make
+
+        on_peer = checking(self._check_peer, (0, "self"))
+        on_fd = checking(self._check_fd, (0, "fd"))
+
+        def on_opened(index: int, name: str) -> Callable[[Any], Any]:
+            """``open(fd)`` and the like: a descriptor (not a path) is checked when opened."""
+            return checking(self._check_opened, (index, name))
+
+        def on_lookup(
+            answer: Callable[[str, Any, tuple[Any, ...], dict[str, Any]], Any],
+            check: Callable[[Any], None] = self._check_lookup,
+        ) -> Any:
+            """A resolver whose first argument is the name looked up; ``answer`` gives
+            what a ``*.localhost`` name resolves to (without asking a server)."""
+
+            def make(original: Any) -> Any:
+                def guarded(*args: Any, **kwargs: Any) -> Any:
+                    host = _argument(args, kwargs, 0, "host")
+                    if host is _ABSENT:
+                        host = _argument(args, kwargs, 0, "hostname")
+                    if host is not _ABSENT and host is not None:
+                        name = _text(host)
+                        if name is not None and _local_name(name):
+                            return answer(name, original, args, kwargs)
+                        check(host)
+                    return original(*args, **kwargs)
+
+                return guarded
+
+            return make
+
+        def local_addrinfo(
+            name: str, original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
+            del name
+            asked = _argument(args, kwargs, 2, "family")
+            asked = 0 if asked is _ABSENT else asked
+            answers: list[Any] = []
+            for address, family in (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)):
+                if asked in (socket.AF_UNSPEC, family):
+                    a, k = _replaced(args, kwargs, 0, "host", address)
+                    answers += original(*a, **k)
+            if not answers:  # a family that is no IP's: the original says what it says
+                a, k = _replaced(args, kwargs, 0, "host", "127.0.0.1")
+                return original(*a, **k)
+            return answers
+
+        def local_host(name: str, original: Any, args: Any, kwargs: Any) -> Any:
+            del name, original, args, kwargs
+            return _LOOPBACK_V4
+
+        def local_host_ex(name: str, original: Any, args: Any, kwargs: Any) -> Any:
+            del original, args, kwargs
+            return (name, [], [_LOOPBACK_V4])
 
         def on_nameinfo(original: Any) -> Any:
-            def getnameinfo(sockaddr: Any, flags: Any, *args: Any, **kwargs: Any) -> Any:
-                numeric = isinstance(flags, int) and flags & socket.NI_NUMERICHOST
-                if not numeric and isinstance(sockaddr, tuple) and sockaddr:
-                    guard._check_reverse(sockaddr[0])
-                return original(sockaddr, flags, *args, **kwargs)
+            def getnameinfo(*args: Any, **kwargs: Any) -> Any:
+                sockaddr = _argument(args, kwargs, 0, "sockaddr")
+                flags = _argument(args, kwargs, 1, "flags")
+                if isinstance(sockaddr, tuple) and sockaddr:
+                    name = _text(sockaddr[0])
+                    if name is not None and _local_name(name):
+                        local = (_LOOPBACK_V4, *sockaddr[1:2])
+                        args, kwargs = _replaced(args, kwargs, 0, "sockaddr", local)
+                    elif not (isinstance(flags, int) and flags & socket.NI_NUMERICHOST):
+                        guard._check_reverse(sockaddr[0])
+                return original(*args, **kwargs)
 
             return getnameinfo
 
@@ -234,8 +379,8 @@ class NetworkGuard:
         # a failed write (httpcore reads the answer anyway) then fails at once, not after
         # its read timeout.
         methods: dict[str, Callable[[Any], Any]] = {
-            "connect": on_address,
-            "connect_ex": on_address,
+            "connect": on_address(0, "address"),
+            "connect_ex": on_address(0, "address"),
             "sendto": on_sendto,
             "sendmsg": on_sendmsg,
             "send": on_peer,
@@ -246,8 +391,15 @@ class NetworkGuard:
 
         def raw(original: Any) -> Any:
             guarded = {name: make(getattr(original, name)) for name, make in methods.items()}
-            return _guarded_raw_socket(original, guarded)
+            return _guarded_subclass(original, "socket", guarded)
 
+        def file_io(original: Any) -> Any:
+            # FileIO(fd): the raw file object open() makes, made directly.
+            init = on_opened(1, "file")(original.__init__)  # after self
+            return _guarded_subclass(original, "FileIO", {"__init__": init}, module="io")
+
+        # os.splice, os.copy_file_range: moving bytes from or to a socket's descriptor.
+        on_moved = checking(self._check_fd, (0, "src"), (1, "dst"))
         table: list[tuple[Any, str, Callable[[Any], Any]]] = [
             *((socket.socket, name, make) for name, make in methods.items()),
             (socket.socket, "sendfile", on_peer),
@@ -262,14 +414,31 @@ class NetworkGuard:
             (ssl.SSLSocket, "read", on_peer),
             (os, "write", on_fd),
             (os, "writev", on_fd),
-            (os, "sendfile", on_fd),
+            (os, "sendfile", checking(self._check_fd, (0, "out_fd"))),
+            (os, "splice", on_moved),
+            (os, "copy_file_range", on_moved),
+            # A file object over a socket's descriptor writes with the C library's write.
+            (builtins, "open", on_opened(0, "file")),
+            (io, "open", on_opened(0, "file")),
+            (_io, "open", on_opened(0, "file")),
+            (os, "fdopen", on_opened(0, "fd")),
+            (io, "FileIO", file_io),
+            (_io, "FileIO", file_io),
         ]
+        answers = {
+            "getaddrinfo": local_addrinfo,
+            "gethostbyname": local_host,
+            "gethostbyname_ex": local_host_ex,
+            "gethostbyaddr": local_host_ex,
+        }
         for module in (socket, _socket):
             for name in RESOLVERS:
-                make = {"gethostbyaddr": on_reverse, "getnameinfo": on_nameinfo}.get(
-                    name, on_lookup
-                )
-                table.append((module, name, make))
+                if name == "getnameinfo":
+                    table.append((module, name, on_nameinfo))
+                elif name == "gethostbyaddr":
+                    table.append((module, name, on_lookup(answers[name], self._check_reverse)))
+                else:
+                    table.append((module, name, on_lookup(answers[name])))
         # Code that makes the C socket type itself gets a guarded subclass.
         table += [(_socket, "socket", raw), (socket, "SocketType", raw)]
         return table
@@ -303,8 +472,10 @@ class NetworkGuard:
             self._saved = None
 
 
-def _guarded_raw_socket(base: type, methods: dict[str, Any]) -> type:
-    """A subclass of the C socket type with the guard's ``methods``, named as it is."""
+def _guarded_subclass(
+    base: type, name: str, methods: dict[str, Any], module: str = __name__
+) -> type:
+    """A subclass of the C type ``base`` with the guard's ``methods``, named as it is."""
 
     class Meta(type):
         # isinstance(sock, socket.SocketType) stays true of every socket made before.
@@ -314,4 +485,4 @@ def _guarded_raw_socket(base: type, methods: dict[str, Any]) -> type:
         def __subclasscheck__(cls, sub: Any) -> bool:
             return issubclass(sub, base)
 
-    return Meta("socket", (base,), {"__module__": __name__, **methods})
+    return Meta(name, (base,), {"__module__": module, **methods})
