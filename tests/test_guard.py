@@ -803,3 +803,89 @@ def test_each_guarded_function_takes_the_originals_arguments(env: Env, data: Any
             assert refused[1] is unguarded[1] or issubclass(refused[1], NetworkBlocked)
     finally:
         env.close()
+
+
+# --- Names under localhost. ---------------------------------------------------------------
+#
+# The class of input: a name under ``localhost.`` (RFC 6761: loopback, whatever the labels,
+# their case, a final dot), looked up or connected to during the session.  The guard
+# answers loopback itself; the resolver below it (which may ask a DNS server) never sees
+# the name.
+
+_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12).filter(
+    lambda s: not s.startswith("-") and not s.endswith("-")
+)
+
+
+@st.composite
+def _local_names(draw: st.DrawFn) -> str:
+    labels = draw(st.lists(_LABEL, min_size=1, max_size=3))
+    suffix = draw(st.sampled_from(["localhost", "LOCALHOST", "LocalHost"]))
+    return ".".join([*labels, suffix]) + draw(st.sampled_from(["", "."]))
+
+
+def _addresses(module: Any) -> Callable[[str, int], Any]:
+    return lambda n, p: {a[4][0] for a in module.getaddrinfo(host=n, port=p)}
+
+
+def _looked_up(module: Any, function: str) -> Callable[[str, int], Any]:
+    return lambda n, p: getattr(module, function)(n)
+
+
+#: How the name is used: each returns the loopback address it got.
+LOCAL_USES: dict[str, Callable[[str, int], Any]] = {
+    **{f"{m.__name__}.getaddrinfo": _addresses(m) for m in (socket, _socket)},
+    **{
+        f"{m.__name__}.{f}": _looked_up(m, f)
+        for m in (socket, _socket)
+        for f in ("gethostbyname", "gethostbyname_ex", "gethostbyaddr")
+    },
+    "connect": lambda n, p: _connect_to(n, p),
+    "create_connection": lambda n, p: _closed(socket.create_connection((n, p), timeout=5)),
+}
+
+
+def _closed(sock: socket.socket) -> str:
+    with sock:
+        return str(sock.getpeername()[0])
+
+
+def _connect_to(name: str, port: int) -> str:
+    sock = socket.socket()
+    sock.settimeout(5)
+    sock.connect((name, port))
+    return _closed(sock)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=_local_names(), use=st.sampled_from(sorted(LOCAL_USES)))
+def test_a_name_under_localhost_is_answered_without_the_resolver(name: str, use: str) -> None:
+    asked: list[str] = []
+    saved = {(m, f): vars(m)[f] for m in (socket, _socket) for f in LOOKUP_NAMES}
+
+    def recorder(original: Any) -> Any:
+        def resolve(*args: Any, **kwargs: Any) -> Any:
+            host = args[0] if args else next(iter(kwargs.values()), None)
+            asked.append(str(host[0] if isinstance(host, tuple) else host))
+            return original(*args, **kwargs)
+
+        return resolve
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        for (module, f), original in saved.items():
+            setattr(module, f, recorder(original))
+        guard = NetworkGuard()
+        guard.start()
+        try:
+            got = LOCAL_USES[use](name, port)
+        finally:
+            guard.stop()
+            for (module, f), original in saved.items():
+                setattr(module, f, original)
+    assert "127.0.0.1" in str(got) or "::1" in str(got), got
+    assert not [h for h in asked if "localhost" in h.lower() and h != "localhost"], asked
+    assert not guard.refused
+
+
+LOOKUP_NAMES = ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo")
