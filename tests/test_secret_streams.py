@@ -36,6 +36,7 @@ from _http import send_chunked, serving_handler
 from _secrets import SECRET_SHAPES, WRITING, every_byte
 from otel_replay import attributes as A
 from otel_replay.capture import http_recorder as H
+from otel_replay.dialects import bodies
 from otel_replay.redaction import configure_redaction
 from otel_replay.store.reader import SpanReader
 from test_http_recorder import recording
@@ -265,3 +266,211 @@ def test_a_body_that_cannot_be_read_with_certainty_is_left_out(
     _, attrs = record(url, path)
     assert attrs.get(H.RESPONSE_BODY_DROPPED)
     assert A.HTTP_RESPONSE_BODY not in attrs
+
+
+# --- interleaved streams ---------------------------------------------------------------
+#
+# Class: a secret split across the deltas of one stream of a body that interleaves
+# several (``n`` choices, a Responses answer's output text beside its reasoning
+# summary, Anthropic content blocks, Vercel text parts, JSON lines of channels
+# no reading knows).  Joined per JSON path alone, the text holds the other
+# streams' deltas between the secret's parts and shows none: the body would be kept
+# whole, and a client joining the one stream reads the secret.
+
+#: Fillers another stream sends between the secret's parts.
+FILLERS = [".", " ", "ok", "x1 ", "-"]
+
+
+def _openai_n(stream: int, text: str) -> Any:
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": stream, "delta": {"content": text}, "finish_reason": None}],
+    }
+
+
+def _responses(stream: int, text: str) -> Any:
+    if stream == 0:
+        kind, item = "response.output_text.delta", "m1"
+    else:
+        kind, item = "response.reasoning_summary_text.delta", f"r{stream}"
+    return {
+        "type": kind,
+        "item_id": item,
+        "output_index": stream,
+        "content_index": 0,
+        "delta": text,
+    }
+
+
+def _anthropic_blocks(stream: int, text: str) -> Any:
+    return {
+        "type": "content_block_delta",
+        "index": stream,
+        "delta": {"type": "text_delta", "text": text},
+    }
+
+
+def _vercel_ui(stream: int, text: str) -> Any:
+    return {"type": "text-delta", "id": f"t{stream}", "delta": text}
+
+
+def _channels(stream: int, text: str) -> Any:
+    return {"channel": f"c{stream}", "out": text}  # no key a reading knows
+
+
+#: Each interleaving framing: how stream ``i`` sends a delta, whether its events are SSE
+#: (with their types), and whether the streams strictly take turns.
+INTERLEAVED: dict[str, tuple[Callable[[int, str], Any], bool, bool]] = {
+    "openai n choices": (_openai_n, False, False),
+    "responses output and reasoning": (_responses, True, False),
+    "anthropic content blocks": (_anthropic_blocks, True, False),
+    "vercel ui text parts": (_vercel_ui, False, False),
+    "json lines of unknown channels": (_channels, False, True),
+}
+
+
+def _interleaved(
+    framing: str, pieces: list[str], streams: int, gaps: list[list[int]], eol: str
+) -> list[bytes]:
+    make, sse, turns = INTERLEAVED[framing]
+    events: list[Any] = []
+    for i, piece in enumerate(pieces):
+        events.append(make(0, piece))
+        others = range(1, streams) if turns else gaps[i % len(gaps)]
+        events += [make(s, FILLERS[(i + s) % len(FILLERS)]) for s in others]
+    if framing.startswith("json lines"):
+        return [(json.dumps(e) + eol).encode() for e in events]
+    names = [e["type"] for e in events] if sse else None
+    return _sse(events, eol, names)
+
+
+def _first_stream(framing: str, body: bytes) -> str:
+    """The text a client joins of stream 0 of a recorded body."""
+    make, _, _ = INTERLEAVED[framing]
+    probe = make(0, "\x00")
+    out = []
+    for line in body.decode("utf-8", "replace").splitlines():
+        data = line[5:].strip() if line.startswith("data:") else line.strip()
+        try:
+            event = json.loads(data)
+        except ValueError:
+            continue
+        if _same_stream(event, probe):
+            out.append(_delta(event))
+    return "".join(out)
+
+
+def _same_stream(event: Any, probe: Any) -> bool:
+    if isinstance(probe, dict):
+        return isinstance(event, dict) and all(
+            _same_stream(event.get(k), v) for k, v in probe.items()
+        )
+    if isinstance(probe, list):
+        return (
+            isinstance(event, list)
+            and len(event) == len(probe)
+            and all(_same_stream(e, p) for e, p in zip(event, probe, strict=True))
+        )
+    return probe == "\x00" or event == probe
+
+
+def _delta(event: Any) -> str:
+    if isinstance(event, dict):
+        return "".join(
+            _delta(v)
+            for k, v in event.items()
+            if k not in ("type", "id", "item_id", "channel", "object")
+        )
+    if isinstance(event, list):
+        return "".join(_delta(v) for v in event)
+    return event if isinstance(event, str) else ""
+
+
+def test_a_secret_split_across_one_of_interleaved_streams_is_never_kept(
+    server: tuple[StreamServer, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stream, url = server
+
+    @settings(WRITING, max_examples=60)
+    @given(
+        framing=st.sampled_from(sorted(INTERLEAVED)),
+        streams=st.integers(2, 4),
+        eol=st.sampled_from(["\n", "\r\n"]),
+        shape=SECRET_SHAPES,
+        cuts=st.lists(st.integers(1, 60), min_size=1, max_size=5),
+        data=st.data(),
+    )
+    def check(
+        framing: str,
+        streams: int,
+        eol: str,
+        shape: tuple[str, str],
+        cuts: list[int],
+        data: st.DataObject,
+    ) -> None:
+        text, secret = shape
+        whole = f"use {text} now"
+        pieces = split(whole, whole.index(text), len(text), cuts)
+        others = st.lists(st.integers(1, streams - 1), min_size=1, max_size=3)
+        gaps = data.draw(st.lists(others, min_size=1, max_size=len(pieces)))
+        stream.parts = _interleaved(framing, pieces, streams, gaps, eol)
+        stream.content_type = "text/event-stream"
+        path = tmp_path_factory.mktemp("interleaved") / "run.otlp"
+        read, attrs = record(url, path)
+        assert read == b"".join(stream.parts)
+        assert secret in _first_stream(framing, read)  # a client joining stream 0 reads it
+        written = b"".join(every_byte(path.parent).values())
+        assert secret.encode() not in written
+        if attrs.get(H.RESPONSE_BODY_DROPPED):
+            return
+        kept = attrs.get(A.BYTES + A.HTTP_RESPONSE_BODY) or attrs[A.HTTP_RESPONSE_BODY]
+        kept = kept if isinstance(kept, bytes) else kept.encode()
+        assert secret not in _first_stream(framing, kept), (framing, stream.parts)
+
+    check()
+
+
+@pytest.mark.parametrize("framing", sorted(INTERLEAVED))
+def test_interleaved_streams_with_no_secret_are_kept_byte_for_byte(
+    server: tuple[StreamServer, str], tmp_path: Path, framing: str
+) -> None:
+    stream, url = server
+    words = "the answer is forty two, see https://example.com/docs?page=2 for more"
+    pieces = [words[i : i + 7] for i in range(0, len(words), 7)]
+    stream.parts = _interleaved(framing, pieces, 3, [[1, 2], [2], [1]], "\n")
+    stream.content_type = "text/event-stream"
+    _, attrs = record(url, tmp_path / "run.otlp")
+    assert H.RESPONSE_BODY_DROPPED not in attrs
+    assert attrs[A.HTTP_RESPONSE_BODY] == b"".join(stream.parts).decode()
+
+
+def test_a_streamed_answer_of_several_choices_folds_each_choice_apart() -> None:
+    """The answer folded from ``n`` interleaved choices is each choice's own text: merged,
+    a choice's secret would read with another's deltas between its parts, and show none
+    to the redactor."""
+
+    @settings(max_examples=100, deadline=None)
+    @given(
+        texts=st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=4),
+        data=st.data(),
+    )
+    def check(texts: list[str], data: st.DataObject) -> None:
+        deltas = [(i, t[j : j + 3]) for i, t in enumerate(texts) for j in range(0, len(t), 3)]
+        order = data.draw(st.permutations(range(len(deltas))))
+        seen: dict[int, int] = {}
+        # Each choice's deltas in their own order, interleaved as drawn.
+        per_choice = {i: [d for c, d in deltas if c == i] for i in range(len(texts))}
+        chunks = []
+        for k in order:
+            choice = deltas[k][0]
+            n = seen.get(choice, 0)
+            seen[choice] = n + 1
+            chunks.append(_openai_n(choice, per_choice[choice][n]))
+        body = b"".join(_sse([*chunks, "[DONE]"], "\n"))
+        folded = bodies.sse_response(body)
+        assert folded is not None
+        got = {c["index"]: c["message"]["content"] for c in folded["choices"]}
+        assert got == dict(enumerate(texts))
+
+    check()

@@ -487,6 +487,9 @@ def _reading(data: bytes) -> list[str] | Any:
     JSON text sequences); the text each path of the events carries is joined in order,
     as a client joins the deltas, the stream parts of one kind kept apart from
     another's.  Lines none of these read are kept as the raw text they are.
+    Streams interleave (an answer with ``n=2`` alternates its choices' deltas, a
+    Responses stream its output text with its reasoning summary, Anthropic its
+    content blocks): :func:`_joined` says the ways the text is joined.
     """
     try:
         doc = json_text.loads(data)
@@ -501,15 +504,19 @@ def _reading(data: bytes) -> list[str] | Any:
     events: list[tuple[tuple[Any, ...], Any]] = []
     text: list[str] = []
     pending: list[bytes] = []  # the data lines of the event being read
+    kind: list[str] = []  # the SSE event type of the event being read
 
     def end_event() -> None:
+        # Its SSE event type tells its stream from others (``event: ...``).
+        where: tuple[Any, ...] = (_EventType(kind[-1]),) if kind else ()
+        kind.clear()
         if len(pending) > 1:  # one event's lines, joined by a newline as a client does
             joined = _event(b"\n".join(pending))
             if type(joined) is not str:
-                events.append(((), joined))
+                events.append((where, joined))
                 pending.clear()
                 return
-        events.extend(((), _event(p)) for p in pending)  # or each line an event of its own
+        events.extend((where, _event(p)) for p in pending)  # or each line an event of its own
         pending.clear()
 
     for line in data.splitlines():
@@ -521,9 +528,12 @@ def _reading(data: bytes) -> list[str] | Any:
             end_event()
         stripped = line.strip(b" \t\x1e")
         if not stripped:
+            kind.clear()  # an event with no data ends: its type goes with it
             continue
         if line.startswith(_SSE_FIELDS):
             text.append(line.decode("utf-8", "replace"))
+            if line.startswith(b"event:"):
+                kind.append(line[6:].strip().decode("utf-8", "replace"))
             continue
         if _DATA_STREAM_LINE.match(line):
             value = _event(line[2:])
@@ -540,16 +550,78 @@ def _reading(data: bytes) -> list[str] | Any:
     return _joined(events, text)
 
 
+class _EventType(str):
+    """An SSE event's type, as the first step of the paths of its text."""
+
+
+#: Keys whose values tell one interleaved stream of a body from another: a choice's
+#: ``index``, a content block's ``index``, a Responses event's ``output_index``,
+#: ``content_index``, ``summary_index`` and ``item_id``, an ``id``, a ``type``.
+_IDENTITY = (
+    "index",
+    "output_index",
+    "content_index",
+    "summary_index",
+    "item_id",
+    "id",
+    "call_id",
+    "type",
+    "role",
+)
+#: Interleavings this reading does not know are also read round-robin: every k-th
+#: part of a path, for each k.
+_STRIDES = (2, 3, 4)
+
+
 def _joined(events: list[tuple[tuple[Any, ...], Any]], text: list[str]) -> list[str]:
+    """The text of a stream's events joined in each way a client may join it.
+
+    Per JSON path, whatever stream each part belongs to; per stream, told apart
+    by the path and the values of its identifying keys on the way
+    (:data:`_IDENTITY`) and its SSE event type, as a client joins one choice's or
+    one content block's deltas; and, for interleavings not told by those, every
+    k-th part of each path for a few k.
+    """
     # Only the joined text is compared: every string of every event is in it, and a
     # secret-named field shows in the bytes as it does in the event.
     joined: dict[tuple[Any, ...], list[str]] = {}
+    streams: dict[tuple[Any, ...], list[str]] = {}
     for path, event in events:
-        _strings_by_path(event, path, joined)
+        _strings_by_path(event, tuple(p for p in path if type(p) is not _EventType), joined)
+        _strings_by_stream(event, path, streams)
     out = ["".join(parts) for parts in joined.values()]
+    out += ["".join(parts) for path, parts in streams.items() if path not in joined]
+    for parts in joined.values():
+        for k in _STRIDES:
+            if len(parts) > k:
+                out += ["".join(parts[j::k]) for j in range(k)]
     if text:
         out.append("\n".join(text))
     return out
+
+
+def _strings_by_stream(
+    value: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], list[str]]
+) -> None:
+    """The strings of ``value`` by stream: their path, each map on the way tagged with
+    the values of its identifying keys."""
+    t = type(value)
+    if t is str:
+        out.setdefault(path, []).append(value)
+    elif t is dict:
+        tag = tuple(
+            (k, v) for k in _IDENTITY if (v := value.get(k)) is not None and type(v) in _SCALARS
+        )
+        if tag:
+            path = (*path, tag)
+        for k, v in value.items():
+            _strings_by_stream(v, (*path, k), out)
+    elif t is list:
+        for i, v in enumerate(value):
+            _strings_by_stream(v, (*path, i), out)
+
+
+_SCALARS = (int, str, bool, float)
 
 
 def _event(data: bytes) -> Any:

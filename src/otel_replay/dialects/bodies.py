@@ -210,16 +210,22 @@ def sse_response(data: bytes) -> dict[str, Any] | None:
 
 
 def _fold_chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
-    text: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    finish = None
+    """Chunks folded into the answer, each choice (``n`` > 1) apart by its index."""
+    folded: dict[int, dict[str, Any]] = {}  # choice index -> its text, calls, finish
     usage = None
     for chunk in chunks:
         if isinstance(chunk.get("usage"), Mapping):
             usage = chunk["usage"]
         for choice in chunk.get("choices") or []:
+            if not isinstance(choice, Mapping):
+                continue
+            at = choice.get("index", 0)
+            one = folded.setdefault(
+                at if type(at) is int else 0, {"text": [], "calls": {}, "finish": None}
+            )
             delta = choice.get("delta") or {}
-            text.append(delta.get("content") or "")
+            one["text"].append(delta.get("content") or "")
+            calls = one["calls"]
             for tc in delta.get("tool_calls") or []:
                 slot = calls.setdefault(
                     int(tc.get("index", 0)),
@@ -229,17 +235,16 @@ def _fold_chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                 fn = tc.get("function") or {}
                 slot["function"]["name"] += fn.get("name") or ""
                 slot["function"]["arguments"] += fn.get("arguments") or ""
-            finish = choice.get("finish_reason") or finish
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
-    if calls:
-        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+            one["finish"] = choice.get("finish_reason") or one["finish"]
+    choices = []
+    for at in sorted(folded) or [0]:
+        one = folded.get(at) or {"text": [], "calls": {}, "finish": None}
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(one["text"]) or None}
+        if one["calls"]:
+            message["tool_calls"] = [one["calls"][i] for i in sorted(one["calls"])]
+        choices.append({"index": at, "message": message, "finish_reason": one["finish"]})
     first = chunks[0]
-    return {
-        "id": first.get("id"),
-        "model": first.get("model"),
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": usage,
-    }
+    return {"id": first.get("id"), "model": first.get("model"), "choices": choices, "usage": usage}
 
 
 def _fold_anthropic(events: list[dict[str, Any]]) -> dict[str, Any]:
