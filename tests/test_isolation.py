@@ -351,21 +351,111 @@ def test_every_socket_is_hidden_and_no_needed_path_is(
     sockets: list[str], needed: list[str]
 ) -> None:
     dirs, files = isolation.hiding_plan(sockets, needed, always=("/run",))
+    kept = isolation.kept_paths(dirs, needed)
 
     def within(path: str, top: str) -> bool:
         return path == top or path.startswith(top.rstrip("/") + "/")
 
-    for sock in sockets:  # each socket: under a replaced directory, or covered itself
-        assert any(within(sock, d) for d in dirs) or sock in files, (sock, dirs, files)
+    for sock in sockets:  # each socket: under a replaced directory (not put back), or covered
+        hidden = any(within(sock, d) for d in dirs) and not any(within(sock, k) for k in kept)
+        assert hidden or sock in files, (sock, dirs, kept, files)
     for d in dirs:
-        # Only runtime and temporary directories are replaced; none a needed path is in
-        # or that lies inside a needed path (other than "/").
+        # Only runtime and temporary directories are replaced; none that lies inside a
+        # needed path (other than "/"), and a needed path inside one is put back.
         assert any(within(d, r) for r in ("/run", "/tmp", "/var/tmp", "/dev/shm")), d
-        assert not any(within(n, d) for n in needed), (d, needed)
         assert not any(within(d, n) for n in needed if n != "/"), (d, needed)
+        for n in needed:
+            assert not within(n, d) or any(within(n, k) for k in kept), (d, n, kept)
         assert not any(within(d, other) for other in dirs if other != d)  # none twice
-    if not any(within(n, "/run") or (n != "/" and within("/run", n)) for n in needed):
-        assert "/run" in dirs  # where services bind sockets later too
+    for k in kept:
+        assert any(within(k, d) and k != d for d in dirs), (k, dirs)
+    # Where services bind sockets later too: hidden unless the replay itself lives
+    # there, whatever needed path lies inside it.
+    if not any(n != "/" and within("/run", n) for n in needed):
+        assert "/run" in dirs, (needed, dirs)
+
+
+_VARIABLE = st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True).filter(
+    lambda k: not k.startswith("OTEL_REPLAY_")
+)
+
+
+@given(
+    variables=st.dictionaries(_VARIABLE, st.lists(st.sampled_from("abcd"), min_size=1), max_size=4)
+)
+@settings(max_examples=50, deadline=None)
+def test_a_variable_naming_a_directory_does_not_keep_it_from_being_hidden(
+    variables: dict[str, list[str]],
+) -> None:
+    """The class: environment variables (``PGHOST=/run/postgresql``, any name but
+    otel-replay's own) naming directories, one or several (``a:b``)."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as top:
+        for name in "abcd":
+            os.mkdir(os.path.join(top, name))
+        values = {
+            k: os.pathsep.join(os.path.join(top, v) for v in vs) for k, vs in variables.items()
+        }
+        saved = {k: os.environ.get(k) for k in values}
+        os.environ.update(values)
+        try:
+            needed = isolation.needed_paths(["-m", "otel_replay.cli.main", "replay"])
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        named = {os.path.realpath(os.path.join(top, v)) for vs in variables.values() for v in vs}
+        assert not named & set(needed), named & set(needed)
+
+
+@given(
+    places=st.lists(
+        st.lists(st.sampled_from(["x", "y", "z z"]), max_size=3), min_size=1, max_size=5
+    )
+)
+@settings(max_examples=40, deadline=None)
+def test_every_hard_link_to_a_socket_is_found(places: list[list[str]]) -> None:
+    """The class: a socket with hard links at any depth beside it or elsewhere on its
+    file system; each name is one to hide."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as top, socket.socket(socket.AF_UNIX) as s:
+        path = os.path.join(top, "bound.sock")
+        s.bind(path)
+        links = set()
+        for i, parts in enumerate(places):
+            directory = os.path.join(top, *parts)
+            os.makedirs(directory, exist_ok=True)
+            link = os.path.join(directory, f"link-{i}.sock")
+            os.link(path, link)
+            links.add(link)
+        assert set(isolation.socket_names([path])) == {path, *links}
+
+
+def test_isolated_hard_links_and_the_directory_around_the_replay_are_hidden(
+    tmp_path: Path,
+) -> None:
+    """A host socket beside the replay's directory (its directory is replaced, the
+    replay's put back) and hard links to it, in the replay's directory and elsewhere."""
+    reason = isolation.unavailable()
+    if reason is not None:
+        pytest.skip(f"namespaces unavailable here: {reason}")
+    work = tmp_path / "replay"
+    (work / "sub").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    accepted: list[str] = []
+    bound = str(tmp_path / "around.sock")
+    server = _unix_server(bound, accepted)
+    names = [bound, str(work / "link.sock"), str(work / "sub" / "deep.sock")]
+    names.append(str(tmp_path / "other" / "elsewhere.sock"))
+    for name in names[1:]:
+        os.link(bound, name)
+    try:
+        reached, _ = _replay_agent(work, UNIX_AGENT, {"SOCKETS": "|".join(names)}, "--isolate")
+    finally:
+        server.close()
+    outcomes = dict(zip(names, reached.splitlines(), strict=True))
+    assert "connected" not in outcomes.values(), outcomes
+    assert accepted == []
 
 
 def test_the_hiding_script_quotes_every_path() -> None:

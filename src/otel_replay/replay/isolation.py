@@ -15,9 +15,16 @@ network namespace (``/run/docker.sock``, nscd, systemd-resolved, a database's
 socket in ``/run`` or ``/tmp``).  So the child gets a mount namespace too, in
 which the host's sockets are hidden before the replay starts
 (:func:`hiding_plan`): every socket bound on the host when the replay starts
-(``/proc/net/unix``) is covered, and so is every socket bound later under
-``/run``, which is replaced by an empty directory.  Those mounts are the
-child's alone.
+(``/proc/net/unix``) is covered, under each of its names (hard links
+included), and so is every socket bound later under ``/run``, which is
+replaced by an empty directory.  A path the replay needs (its working
+directory, interpreter, ``sys.path``, arguments) inside a replaced directory is
+put back into it.  Those mounts are the child's alone.
+
+What stays in reach: a socket bound, after the replay started, inside a
+directory the replay needs or outside the runtime directories (only those are
+replaced whole), and a host socket reached another way than by its path
+(a descriptor passed to the child).
 
 ``otel-replay replay --isolate`` and the pytest plugin's ``--replay-isolate``
 run themselves again that way; where namespaces are not available they say
@@ -98,8 +105,9 @@ def run_isolated(argv: Sequence[str]) -> int:
     """
     unshare = shutil.which("unshare") or "unshare"
     env = {**os.environ, OTEL_REPLAY_ISOLATED: "1"}
-    dirs, files = hiding_plan(host_unix_sockets(), needed_paths(argv))
-    script = hiding_script(dirs, files)
+    needed = needed_paths(argv)
+    dirs, files = hiding_plan(socket_names(host_unix_sockets()), needed)
+    script = hiding_script(dirs, files, kept_paths(dirs, needed))
     return subprocess.call(
         [unshare, *_UNSHARE, "sh", "-c", script, "otel-replay", sys.executable, *argv], env=env
     )
@@ -124,13 +132,67 @@ def host_unix_sockets(table: str = UNIX_TABLE) -> list[str]:
     return sorted(paths)
 
 
+def socket_names(sockets: Iterable[str]) -> list[str]:
+    """Every name of each socket file: the paths listed and their hard links.
+
+    A hard link to a socket is the socket under another name, which the kernel's
+    table does not list: it is looked for beside the socket, then across the socket's
+    file system (not crossing into another mount), until each of its links is found.
+    """
+    names: set[str] = set()
+    for path in sockets:
+        names.add(path)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISSOCK(st.st_mode) and st.st_nlink > 1:
+            names.update(_links(path, st))
+    return sorted(names)
+
+
+def _links(path: str, st: os.stat_result) -> set[str]:
+    found: set[str] = set()
+    for top in (os.path.dirname(path), _mount_point(path, st.st_dev)):
+        for root, subdirs, files in os.walk(top):
+            subdirs[:] = [d for d in subdirs if _device(os.path.join(root, d)) == st.st_dev]
+            for name in files:
+                other = os.path.join(root, name)
+                try:
+                    there = os.lstat(other)
+                except OSError:
+                    continue
+                if (there.st_dev, there.st_ino) == (st.st_dev, st.st_ino):
+                    found.add(other)
+            if len(found) >= st.st_nlink:
+                return found
+    return found
+
+
+def _device(path: str) -> int | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev if stat.S_ISDIR(st.st_mode) else None
+
+
+def _mount_point(path: str, device: int) -> str:
+    top = os.path.dirname(os.path.abspath(path))
+    while top != "/" and _device(os.path.dirname(top)) == device:
+        top = os.path.dirname(top)
+    return top
+
+
 def needed_paths(argv: Sequence[str]) -> list[str]:
     """Paths the re-run replay reads or writes, which hiding must leave in place.
 
     Its working directory, the interpreter and its ``sys.path`` (the agent's
     code), the paths its arguments name (the recording, ``-o FILE``'s
-    directory) and the absolute paths in its environment, except the runtime
-    directory ``XDG_RUNTIME_DIR`` (a user's sockets: what is to be hidden).
+    directory) and the paths otel-replay's own variables name
+    (``OTEL_REPLAY_FILE``, ``OTEL_REPLAY_PAYLOAD_STORE``...).  Other environment
+    variables are not looked at: one that names a service's socket directory
+    (``PGHOST=/run/postgresql``) names what is to be hidden.
     """
     candidates = [os.getcwd(), sys.prefix, sys.base_prefix, sys.exec_prefix]
     candidates.append(os.path.dirname(os.path.realpath(sys.executable)))
@@ -140,7 +202,7 @@ def needed_paths(argv: Sequence[str]) -> list[str]:
             path = os.path.abspath(part)
             candidates.append(path if os.path.exists(path) else os.path.dirname(path))
     for key, value in os.environ.items():
-        if key != "XDG_RUNTIME_DIR":
+        if key.startswith("OTEL_REPLAY_"):
             candidates += [p for p in value.split(os.pathsep) if os.path.isabs(p)]
     # A socket named in the environment (SSH_AUTH_SOCK) is the host's, not the replay's.
     return sorted({os.path.realpath(p) for p in candidates if _file_or_directory(p)})
@@ -164,19 +226,21 @@ def hiding_plan(
     files to cover with ``/dev/null``).
 
     A socket's directory is replaced when it lies under :data:`RUNTIME_DIRS` and
-    neither holds nor lies within a ``needed`` path; every other socket is
-    covered by itself.  Directories of ``always`` are replaced on the same terms.
-    Directories come shortest first, so that one inside another already
-    replaced is left out (nothing of the host is left there to hide).
+    not within a ``needed`` path; every other socket is covered by itself.
+    Directories of ``always`` are replaced on the same terms.  A needed path
+    inside a replaced directory is put back in it (:func:`kept_paths`), and a
+    socket in such a path is covered by itself.  Directories come shortest
+    first, so that one inside another already replaced is left out (nothing of
+    the host is left there to hide).
     """
     needed = [os.path.realpath(p) for p in needed]
     runtime = {os.path.realpath(d) for d in RUNTIME_DIRS}
 
     def replaceable(directory: str) -> bool:
-        # Not over a needed path, nor inside one (a project's own directory), "/" aside:
-        # everything is inside it.
+        # Not a needed path, nor inside one (a project's own directory), "/" aside:
+        # everything is inside it.  One holding a needed path is: that path is put back.
         return any(_within(directory, r) for r in runtime) and not any(
-            _within(n, directory) or (n != "/" and _within(directory, n)) for n in needed
+            n != "/" and _within(directory, n) for n in needed
         )
 
     dirs: set[str] = {os.path.realpath(d) for d in always if replaceable(os.path.realpath(d))}
@@ -191,18 +255,56 @@ def hiding_plan(
     for directory in sorted(dirs, key=lambda d: (d.count("/"), d)):
         if not any(_within(directory, top) for top in ordered):
             ordered.append(directory)
-    covered = [f for f in sorted(set(files)) if not any(_within(f, d) for d in ordered)]
+    kept = kept_paths(ordered, needed)
+    covered = [
+        f
+        for f in sorted(set(files))
+        if not any(_within(f, d) for d in ordered) or any(_within(f, k) for k in kept)
+    ]
     return ordered, covered
 
 
-def hiding_script(dirs: Sequence[str], files: Sequence[str]) -> str:
+def kept_paths(dirs: Iterable[str], needed: Iterable[str]) -> list[str]:
+    """The ``needed`` paths inside ``dirs`` (replaced), which the child puts back: the
+    outermost of them, each as it is on the host (sockets in them covered one by one)."""
+    dirs = list(dirs)
+    inside = sorted(
+        {os.path.realpath(n) for n in needed if any(_within(os.path.realpath(n), d) for d in dirs)}
+    )
+    kept: list[str] = []
+    for path in inside:
+        if not any(_within(path, k) for k in kept) and path not in dirs:
+            kept.append(path)
+    return kept
+
+
+def hiding_script(dirs: Sequence[str], files: Sequence[str], kept: Sequence[str] = ()) -> str:
     """The ``sh`` program the child starts with: the mounts of :func:`hiding_plan`, then
     ``exec "$@"``.  A path gone since it was listed is passed over; a mount that fails
-    stops the replay (``set -e``): it must not run with a host socket in reach."""
+    stops the replay (``set -e``): it must not run with a host socket in reach.
+
+    A ``kept`` path inside a replaced directory is bound back from the directory as it
+    was, reached through a descriptor opened on it before the mount covered it.
+    """
     lines = ["set -e"]
     for d in dirs:
         q = shlex.quote(d)
-        lines.append(f"if [ -d {q} ]; then mount -t tmpfs otel-replay-hidden {q}; fi")
+        inside = [k for k in kept if _within(k, d) and k != d]
+        body = [f"mount -t tmpfs otel-replay-hidden {q}"]
+        if inside:
+            body = [f"exec 3<{q}", *body]
+            for k in inside:
+                rel = shlex.quote(os.path.relpath(k, d))
+                target = shlex.quote(k)
+                source = f'"/proc/$$/fd/3/"{rel}'
+                parent = shlex.quote(os.path.dirname(k))
+                body.append(
+                    f"if [ -d {source} ]; then mkdir -p {target}; "
+                    f"else mkdir -p {parent}; : > {target}; fi"
+                )
+                body.append(f"mount --no-canonicalize --bind {source} {target}")
+            body.append("exec 3<&-")
+        lines.append(f"if [ -d {q} ]; then {'; '.join(body)}; fi")
     for f in files:
         q = shlex.quote(f)
         lines.append(f"if [ -S {q} ]; then mount --bind /dev/null {q}; fi")
