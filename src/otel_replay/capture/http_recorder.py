@@ -587,10 +587,14 @@ def _joined(events: list[tuple[tuple[Any, ...], Any]], text: list[str]) -> list[
     joined: dict[tuple[Any, ...], list[str]] = {}
     streams: dict[tuple[Any, ...], list[str]] = {}
     for path, event in events:
-        _strings_by_path(event, tuple(p for p in path if type(p) is not _EventType), joined)
+        _strings_by_path(event, _untagged(path), joined)
         _strings_by_stream(event, path, streams)
-    out = ["".join(parts) for parts in joined.values()]
-    out += ["".join(parts) for path, parts in streams.items() if path not in joined]
+    whole = {path: "".join(parts) for path, parts in joined.items()}
+    out = list(whole.values())
+    for path, parts in streams.items():
+        text_of = "".join(parts)
+        if whole.get(_untagged(path)) != text_of:  # one stream alone: read once
+            out.append(text_of)
     for parts in joined.values():
         for k in _STRIDES:
             if len(parts) > k:
@@ -598,6 +602,10 @@ def _joined(events: list[tuple[tuple[Any, ...], Any]], text: list[str]) -> list[
     if text:
         out.append("\n".join(text))
     return out
+
+
+def _untagged(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(p for p in path if type(p) is not tuple and type(p) is not _EventType)
 
 
 def _strings_by_stream(
