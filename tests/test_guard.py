@@ -889,3 +889,38 @@ def test_a_name_under_localhost_is_answered_without_the_resolver(name: str, use:
 
 
 LOOKUP_NAMES = ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo")
+
+
+@pytest.mark.parametrize("connections", [1, 3, 7])
+def test_connections_opened_before_are_named_when_the_session_starts(
+    tls_files: tuple[Path, Path], connections: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the guard cannot see (a raw socket or file object made before the session
+    writes below its patches) is said once, naming the peers, when it starts."""
+    with serving(tls_files, False) as peer:
+        socks = [_connect(peer, False) for _ in range(connections)]
+        allowed = socket.create_connection(("127.0.0.1", _listening_port()))
+        guard = NetworkGuard(refuse=[OUTSIDE])
+        try:
+            assert len(guard.connected_outside()) == connections
+            with caplog.at_level("WARNING", logger="otel_replay"):
+                guard.start()
+        finally:
+            guard.stop()
+            for s in [*socks, allowed]:
+                s.close()
+    (record,) = [r for r in caplog.records if "opened before the replay" in r.getMessage()]
+    message = record.getMessage()
+    assert f"{connections} connection(s)" in message and f"{OUTSIDE}:" in message
+    assert "127.0.0.1:" not in message  # an allowed peer is not named
+    assert NetworkGuard().connected_outside() == []  # nothing outside: nothing said
+
+
+_held: list[socket.socket] = []
+
+
+def _listening_port() -> int:
+    """A listener on 127.0.0.1 kept for the test run (the allowed peer)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    _held.append(listener)
+    return int(listener.getsockname()[1])

@@ -52,12 +52,15 @@ import _socket
 import builtins
 import io
 import ipaddress
+import logging
 import os
 import socket
 import ssl
 import stat
 from collections.abc import Callable, Iterable
 from typing import Any, Final
+
+logger = logging.getLogger("otel_replay")
 
 
 class NetworkBlocked(ConnectionRefusedError):
@@ -446,6 +449,18 @@ class NetworkGuard:
     def start(self) -> None:
         if self._saved is not None:
             return
+        outside = self.connected_outside()
+        if outside:
+            # Python calls on them are refused from now on; a C socket or file object made
+            # before the session writes below the patches.  Say so, naming them.
+            logger.warning(
+                "otel-replay: %d connection(s) opened before the replay lead to hosts it does "
+                "not allow (%s): writes through Python's socket, ssl and os calls are refused; "
+                "a raw socket or file object made before the replay is not covered "
+                "(replay --isolate is)",
+                len(outside),
+                ", ".join(outside[:5]) + (", ..." if len(outside) > 5 else ""),
+            )
         saved: dict[tuple[Any, str], Any] = {}
         made: dict[int, Any] = {}  # one guarded class for the one C type, however named
         try:
@@ -461,6 +476,28 @@ class NetworkGuard:
                 setattr(owner, name, made[id(original)])
         finally:
             self._saved = saved  # a failure part way: stop() undoes what was done
+
+    def connected_outside(self) -> list[str]:
+        """The peers (``host:port``) of this process's TCP connections the guard does not
+        allow, read from its descriptors (Linux); empty where they cannot be listed."""
+        try:
+            fds = [int(name) for name in os.listdir("/proc/self/fd")]
+        except (OSError, ValueError):
+            return []
+        found = []
+        for fd in fds:
+            try:
+                if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    continue
+                with socket.socket(fileno=os.dup(fd)) as sock:
+                    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+                        continue
+                    host, port = sock.getpeername()[:2]
+            except OSError:
+                continue  # closed meanwhile, not connected, not ours to read
+            if not self.allowed(str(host)):
+                found.append(f"{host}:{port}")
+        return found
 
     def stop(self) -> None:
         if self._saved is not None:
