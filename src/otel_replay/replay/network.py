@@ -451,6 +451,7 @@ class NetworkGuard:
             return
         outside = self.connected_outside()
         if outside:
+            peers = list(dict.fromkeys(outside))
             # Python calls on them are refused from now on; a C socket or file object made
             # before the session writes below the patches.  Say so, naming them.
             logger.warning(
@@ -459,7 +460,7 @@ class NetworkGuard:
                 "a raw socket or file object made before the replay is not covered "
                 "(replay --isolate is)",
                 len(outside),
-                ", ".join(outside[:5]) + (", ..." if len(outside) > 5 else ""),
+                ", ".join(peers[:5]) + (", ..." if len(peers) > 5 else ""),
             )
         saved: dict[tuple[Any, str], Any] = {}
         made: dict[int, Any] = {}  # one guarded class for the one C type, however named
