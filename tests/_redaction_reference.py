@@ -213,7 +213,7 @@ class ReferenceRedactor:
             text = self._wide(text)
         if len(text) >= _BASE64_MIN and _BASE64_WHOLE.fullmatch(text) is not None:
             decoded = _base64_decode(text)  # the whole value is base64 (lines and all)
-            if decoded is not None and decoded.isascii() and self.data(decoded) is not decoded:
+            if decoded is not None and _is_text(decoded) and self.data(decoded) is not decoded:
                 return PLACEHOLDER
         spans, runs = self._shapes.find(text)
         spans += self._unescaped(text)
@@ -296,7 +296,7 @@ class ReferenceRedactor:
             seen = end
             decoded = _base64_decode(text[start:end])
             # A secret is written in text: binary (random letters decoded) is not scanned.
-            if decoded is not None and decoded.isascii() and self.data(decoded) is not decoded:
+            if decoded is not None and _is_text(decoded) and self.data(decoded) is not decoded:
                 hidden.append((start, end))
         return hidden
 
@@ -326,6 +326,17 @@ def _base64_run(text: str, at: int) -> tuple[int, int]:
         start -= 1  # it starts after a character not its own: no step back
     m = _BASE64.match(text, at)
     return start, m.end() if m is not None else at
+
+
+def _is_text(data: bytes) -> bool:
+    """Whether decoded base64 is text (ASCII or UTF-8: "café", "✓"), not binary."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _base64_decode(run: str) -> bytes | None:

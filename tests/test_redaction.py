@@ -506,3 +506,181 @@ def test_look_alikes_written_with_escapes_are_left_alone(
 ) -> None:
     escaped = where.format(_ESCAPINGS[escaping](text, [True] * len(text)))
     assert redactor().text(escaped) is escaped
+
+
+# --- more shapes: values mid-line, YAML values, code in JSON text, short names ---------
+
+#: A value as YAML or a message writes it after ``name:``: any first character.
+_YAML_VALUES = st.builds(
+    lambda head, body: head + body,
+    st.sampled_from([*"!@%&*`", "[", "{", ""]),
+    credentials,
+)
+
+#: A ``name: value`` with more after it on its line, or its value on the next line.
+_LINE_FORMS = {
+    "list of pairs": lambda n, v: f"username: admin, {n}: {v}, host: db1",
+    "sentence": lambda n, v: f"The {n}: {v}. Use it once.",
+    "words after": lambda n, v: f"{n}: {v} for app x",
+    "in parentheses": lambda n, v: f"(set {n}: {v})",
+    "yaml": lambda n, v: f"db:\n  {n}: {v}\n  host: db1",
+    "yaml block": lambda n, v: f"{n}: |\n  {v}\nnext: 1",
+    "yaml folded": lambda n, v: f"{n}: >-\n    {v}\n",
+    "yaml next line": lambda n, v: f"{n}:\n  {v}\nnext: 1",
+    "code in JSON text": lambda n, v: json.dumps({"code": f'connect({n}="{v}")'}),
+    "code in JSON text, spaced": lambda n, v: json.dumps({"code": f'{n} = "{v}"\nok'}),
+}
+_MID_LINE = {"list of pairs", "sentence", "words after", "in parentheses"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(secret_names("_"), _YAML_VALUES, st.sampled_from(sorted(_LINE_FORMS)), st.booleans())
+def test_a_secret_value_anywhere_on_its_line_or_the_next_is_hidden(
+    name: str, value: str, form: str, in_json: bool
+) -> None:
+    """Mid-line values, YAML values starting with a sign or on the next line, quoted code
+    inside JSON text."""
+    if form in _MID_LINE:  # a flow value ([a, b], {k: v}) is YAML's, the whole line
+        assume(value[0] not in "[{")
+    if "github" in name.lower():  # a name only ending in "token": its value must look
+        assume(value[0].isalnum())  # like a credential
+    text = _LINE_FORMS[form](name, value)
+    if in_json:
+        text = json.dumps({"content": text})
+    out = redactor().text(text)
+    assert value not in out and value[1:] not in out, (text, out)
+    assert redactor().text(out) == out  # idempotent
+
+
+#: Names that are words too, hidden in text given a credential: (name, the form).
+_SHORT_NAMES = [
+    "Server=db;Uid=u;Pwd={v};",
+    "DB_PWD={v}",
+    "PWD: {v}",
+    "passcode={v}",
+    "passcode: {v}",
+    "DB_PASS={v}",
+    "pass: {v}",
+    "sig={v}",
+    "https://b.s3.example/k?X-Amz-Credential=x&X-Amz-Signature={v}&n=1",
+    "https://storage.example/b/o?X-Goog-Signature={v}",
+    "authKey: {v}",
+    "auth_key={v}",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_SHORT_NAMES), credentials)
+def test_short_secret_names_given_a_credential_are_hidden(form: str, value: str) -> None:
+    out = redactor().text(form.format(v=value))
+    assert value not in out and PLACEHOLDER in out, out
+
+
+def test_short_names_and_headers_named_like_secrets_are_hidden_by_key() -> None:
+    r = redactor()
+    for key in ("pass", "passcode", "sig", "PWD", "authKey", "auth_key", "x-amz-signature"):
+        assert r.is_secret_key(key), key
+    for name in ("X-Csrf-Token", "X-Csrf", "X-XSRF-TOKEN", "x-jwt"):
+        assert r.is_secret_header(name), name
+    for key in ("pass_rate", "passed", "pass@1", "signal", "signed", "passenger"):
+        assert not r.is_secret_key(key), key
+
+
+_HEX = "0123456789abcdef"
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+#: Provider tokens by prefix: (the form, with a body of each alphabet and length drawn).
+_PROVIDERS: dict[str, tuple[str, ...]] = {
+    "groq": ("gsk_", "{a52}"),
+    "xai": ("xai-", "{a80}"),
+    "replicate": ("r8_", "{a37}"),
+    "langsmith pt": ("lsv2_pt_", "{h32}", "_", "{h10}"),
+    "langsmith sk": ("lsv2_sk_", "{h32}", "_", "{h10}"),
+    "tavily": ("tvly-", "{a32}"),
+    "tavily dev": ("tvly-dev-", "{a32}"),
+    "pinecone": ("pcsk_", "{a5}", "_", "{a60}"),
+    "cerebras": ("csk-", "{l48}"),
+    "fireworks": ("fw_", "{a24}"),
+    "elevenlabs": ("sk_", "{h48}"),
+    "supabase": ("sbp_", "{h40}"),
+    "voyage": ("pa-", "{a43}"),
+    "firecrawl": ("fc-", "{h32}"),
+    "e2b": ("e2b_", "{h40}"),
+    "notion": ("secret_", "{a43}"),
+    "telegram": ("{d10}", ":AA", "{a33}"),
+    "discord": ("MT", "{a22}", ".", "{a6}", ".", "{a38}"),
+    "mailchimp": ("{h32}", "-us", "{d2}"),
+}
+
+_ALPHABETS = {
+    "a": _ALNUM,
+    "h": _HEX,
+    "l": "abcdefghijklmnopqrstuvwxyz0123456789",
+    "d": "0123456789",
+}
+
+
+@st.composite
+def provider_tokens(draw: st.DrawFn) -> tuple[str, str]:
+    """A provider token with a random body, and its random part (what must go)."""
+    parts = _PROVIDERS[draw(st.sampled_from(sorted(_PROVIDERS)))]
+    token, secret = "", ""
+    for part in parts:
+        m = re.fullmatch(r"\{([ahld])([0-9]+)\}", part)
+        if m is None:
+            token += part
+            continue
+        alphabet, size = _ALPHABETS[m.group(1)], int(m.group(2))
+        body = draw(st.text(alphabet, min_size=size, max_size=size))
+        if m.group(1) in "al":  # random bodies hold letters (of both cases) and digits
+            upper = draw(st.sampled_from("ABCXYZ")) if m.group(1) == "a" else ""
+            lower, digit = draw(st.sampled_from("abcxyz")), draw(st.sampled_from("0123456789"))
+            body = body[: size - 2 - len(upper)] + upper + lower + digit
+        token += body
+        if len(body) > len(secret):  # the longest random part: a token's secret
+            secret = body
+    return token, secret
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    provider_tokens(), st.sampled_from(["{}", "key {} ok", '{{"k": "{}"}}', "x={}&n=1", "a%20{}"])
+)
+def test_model_and_tool_provider_tokens_are_hidden(token: tuple[str, str], where: str) -> None:
+    text, secret = token
+    out = redactor().text(where.format(text))
+    assert secret not in out and PLACEHOLDER in out, (text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fw_update_firmware_now",
+        "the locale en-us is used",
+        "meet at 12:30:AA",
+        "secret_santa_list_for_the_holidays_this_year",
+        "pa-the-annual-report-of-the-state-2024-final-version",
+        "The password: required. Use it once.",
+        "password: str, user: str",
+        "def f(password: Optional[str] = None) -> None:",
+        '{"password": {"a":1}, "secret": ["a", "b"]}',
+        "credentials:\n  type: service_account\n  project: x",
+        "secret:\n  - a\n  - b",
+        "PWD=/home/user/project",
+        "pass_rate: 0.95, passed: 12",
+        "Your password: must have 8 chars",
+        "{{ password }}",
+    ],
+)
+def test_look_alikes_of_the_new_shapes_are_left_alone(text: str) -> None:
+    assert redactor().text(text) is text
+
+
+@settings(max_examples=100, deadline=None)
+@given(secret_names("_"), credentials, st.sampled_from(["é", "✓", "日本", "ü"]))
+def test_a_secret_in_base64_of_utf8_text_is_hidden(name: str, value: str, word: str) -> None:
+    """Decoded base64 holding any non-ASCII character (valid UTF-8) is text, and searched."""
+    blob = base64.b64encode(f'{{"note": "{word}", "{name}": "{value}"}}'.encode()).decode()
+    assert redactor().text(blob) == PLACEHOLDER
+    text = json.dumps({"file": "creds.json", "content": blob})
+    assert blob not in redactor().text(text)

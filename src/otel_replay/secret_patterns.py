@@ -39,11 +39,14 @@ FIELD_KEYS: Final = (
     # "token" alone is a secret (access_token, x-auth-token) but token_count is not.
     r"(^|[^a-z])((access|refresh|id|auth|session|api|bearer|security)[-_.]?)?token(?![a-z_])",
     r"secret",
+    # Short names, only whole (pass_rate, pass@1 and signal are not secrets).
+    r"(^|[^a-z])(pass|passcode|sig)$",
+    r"(^|[^a-z])(auth[-_.]?key|x[-_.]?(amz|goog)[-_.]?signature)([^a-z]|$)",
 )
 
 #: A header named like this holds a secret (searched, case-insensitive).
 HEADER_KEYS: Final = (
-    r"key|secret|auth(?!or)|cookie|passw|credential|signature|session",
+    r"key|secret|auth(?!or)|cookie|passw|credential|signature|session|csrf|xsrf|jwt",
     r"token(?!s)",
 )
 
@@ -64,12 +67,14 @@ class Shape(NamedTuple):
 
 #: A value already hidden is hidden once.
 _HIDDEN = r"\[REDACTED\]|"
+#: A type hint is code, not a value (password: str, api_key: Optional[str]).
+_NOT_A_TYPE = r"(?!(?:str|bytes|int|SecretStr|None|null|~)\b)"
 #: Between a name and its value: ``=``, ``:``, ``:=`` (Go), ``=>`` (PHP, Ruby).
 _SEP = r"(?::=|=>|[:=])"
 #: After a secret-named field: ``=value``, ``= value``, ``: "value"``, ``='value'``,
-#: ``\\": \\"value\\"``, ``: value`` alone on its line (query strings, env and INI files,
-#: command lines, JSON, YAML, Python, PHP text).  A quoted value ends on its line: an
-#: unmatched quote hides the rest of its line, no more.
+#: ``\\": \\"value\\"``, ``=\\"value\\"`` (code in JSON text), ``: value`` (query
+#: strings, env and INI files, command lines, JSON, YAML, Python, PHP text).  A quoted value
+#: ends on its line: an unmatched quote hides the rest of its line, no more.
 _ASSIGNED = (
     r"[a-z0-9_.-]*(?:"
     r"=(?![=>])(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]\\]+)"
@@ -78,22 +83,46 @@ _ASSIGNED = (
     r"(?P<v6>" + _HIDDEN + r"[^&;\s\"'#,(){}\[\]\\]+)"
     r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\\r\n]|\\.)+)(?:\"|(?=[\r\n]|\Z))"
     r"|'(?P<v3>(?:[^'\\\r\n]|\\.)+)(?:'|(?=[\r\n]|\Z)))"
-    # JSON text inside a JSON string: \"api_key\": \"...\"
+    # JSON text inside a JSON string: \"api_key\": \"...\", and code there (in JSON text
+    # once or more): password=\"...\", password=\\\"...\\\"
     r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\""
+    r"|[ \t]*" + _SEP + r"[ \t]*(?:\\\\)*\\\"(?P<v7>(?:(?!\\+\")[^\r\n])+)\\+\""
     # YAML, or "password: hunter2" in a message: one word, the last on its line (a type
-    # hint such as "password: str" is code, not a value).
-    r"|[\"']?[ \t]*:[ \t]+(?P<v5>" + _HIDDEN + r"(?!(?:str|bytes|int|SecretStr|None|null|~)\b)"
-    r"[^\s\"'#{}\[\],&|>*!%@`][^\s\[]*?)(?=[ \t]*(?:$|[\r\n]|\\[rn]|[ \t]#))"
+    # hint such as "password: str" is code, not a value; "|" and ">" start a block).
+    r"|[\"']?[ \t]*:[ \t]+(?P<v5>"
+    + _HIDDEN
+    + _NOT_A_TYPE
+    + r"(?![|>][-+0-9]*[ \t]*(?:$|[\r\n]|\\[rn]))(?![\[{][\s\"'{}\[\]])"
+    r"[^\s\"'#,][^\s\[\"]*?)(?=[ \t]*(?:$|[\r\n]|\\[rn]|[ \t]#|\"))"
+    # More on the line ("password: S, host: db1", "The password: S. Use it once."): a
+    # value of six characters or more holding a digit or a sign (a digit after a sign it
+    # starts with: "**required**" is markdown), not a word.
+    r"|[\"']?[ \t]*:[ \t]+(?P<v8>"
+    + _HIDDEN
+    + _NOT_A_TYPE
+    + r"(?=[^\s,;]{6})(?:[!@%&*`](?=[^\s,;\"']*[0-9])|(?=[^\s,;\"']*[0-9_+/=@#$%^&*~-])"
+    r"[^\s\"'#{}\[\],;&|>*!%@`(<])[^\s\"',;\[\]{}()<>]*?)"
+    r"(?=[.,;:!?)]*(?:[ \t]|$|[\r\n]|\\[rn])|[,;)])"
+    # YAML on the next line: "password:\n  S", a block "api_key: |\n  S" (its first line;
+    # not a mapping or a list under the name).
+    r"|[\"']?[ \t]*:[ \t]*(?:[|>][-+0-9]*[ \t]*)?(?:\r?\n|(?:\\r)?\\n)[ \t]+"
+    r"(?![\w.-]+:(?:\s|$|\\[rn])|-[ \t])"
+    r"(?P<v9>" + _HIDDEN + r"[^\s\"'#\\][^\r\n\"\\]*?)(?=[ \t]*(?:$|[\r\n]|\\[rnt\"]|\"))"
     r")"
 )
 #: What a credential looks like where only a generic name (``*_key``, ``*_token``) says so:
 #: 12 characters or more, letters and digits both, not a UUID (ids are everywhere).
 _CREDENTIAL = (
     r"(?![0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
-    r"(?=[A-Za-z_.=+/~%-]*[0-9])(?=[0-9_.=+/~%-]*[A-Za-z])[A-Za-z0-9_.=+/~%-]{12,}"
+    # (not an encoded quote, comma, "&" or ";" after it: %22, %2C, %26, %3B)
+    r"(?=[A-Za-z_.=+/~%-]*[0-9])(?=[0-9_.=+/~%-]*[A-Za-z])"
+    r"(?:[A-Za-z0-9_.=+/~-]|%(?!2[267cC]|3[bB])){12,}"
 )
 _ASSIGNED_CREDENTIAL = (
-    r"(?![a-z0-9])(?:\\?[\"'])?[ \t]*" + _SEP + r"[ \t]*(?:\\?[\"'])?(?P<v>" + _CREDENTIAL + ")"
+    r"(?![a-z0-9])(?:\\*[\"'])?[ \t]*" + _SEP + r"[ \t]*"
+    # YAML on the next line: "github_token:\n  S", "github_token: |\n  S"
+    r"(?:(?:[|>][-+0-9]*)?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]+)?"
+    r"(?:\\*[\"'])?(?P<v>" + _CREDENTIAL + ")"
 )
 
 
@@ -105,7 +134,14 @@ def _spellings(*words: str) -> tuple[str, ...]:
 #: Words that name a secret field in text: (triggers, the word as a regular expression).
 #: Two-word names trigger on the whole name: "id" or "api" alone is everywhere.
 _TEXT_KEYS = (
-    (("password", "passwd", "passphrase", "secret"), r"(?:password|passwd|passphrase|secret)"),
+    (
+        ("password", "passwd", "passphrase", "passcode", "secret"),
+        r"(?:password|passwd|passphrase|passcode|secret)",
+    ),
+    # Pwd=...; (connection strings), DB_PWD=...: not PWD=/home/user (a directory).
+    (("pwd",), r"pwd(?![a-z0-9_.-]*[ \t]*[:=][ \t]*[\"']?[/~.])"),
+    (_spellings("auth key"), r"auth[-_]?key"),
+    (("x-amz-signature", "x-goog-signature"), r"x-(?:amz|goog)-signature"),
     (_spellings("api key"), r"api[-_]?key"),
     (_spellings("api token", "bot token"), r"(?:api|bot)[-_]?token"),
     (_spellings("access key", "access token"), r"access[-_]?(?:key|token)"),
@@ -133,6 +169,9 @@ _OPTION_KEYS = (
 )
 #: An option's value: the next word, or the next item of an argument list in JSON or Python.
 _OPTION_VALUE = r"(?:=|[ \t]+|[\"']\s*,\s*[\"'])(?P<v>" + _HIDDEN + r"[^\s\"'`,=-][^\s\"'`,]*)"
+
+#: A token's body holds letters and digits both (ahead of it, up to a character not its own).
+_MIXED = r"(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])"
 
 #: Provider credentials known by their prefix (the public secret scanners' catalogues), as
 #: (triggers, pattern).  Where a prefix is short or common the rest of the token must
@@ -233,6 +272,22 @@ _PROVIDER_TOKENS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("t1.",), r"t1\.[A-Za-z0-9_-]+=*\.[A-Za-z0-9_-]{86}=*"),
     (("sl.",), r"sl\.[A-Za-z0-9_=-]{130,}"),
     (("webhook.office.com",), r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{20,}"),
+    # Model and agent-tool providers: each body long, of its own alphabet, letters and
+    # digits both where it is random (a name such as fw_update_firmware is prose).
+    (("gsk_",), r"gsk_" + _MIXED + r"[A-Za-z0-9]{40,}"),  # Groq
+    (("xai-",), r"xai-" + _MIXED + r"[A-Za-z0-9]{60,}"),  # xAI
+    (("r8_",), r"r8_" + _MIXED + r"[A-Za-z0-9]{30,}"),  # Replicate
+    (("lsv2_pt_", "lsv2_sk_"), r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),  # LangSmith
+    (("tvly-",), r"tvly-(?:dev-|prod-)?" + _MIXED + r"[A-Za-z0-9]{24,}"),  # Tavily
+    (("pcsk_",), r"pcsk_[A-Za-z0-9]{4,8}_" + _MIXED + r"[A-Za-z0-9]{40,}"),  # Pinecone
+    (("csk-",), r"csk-" + _MIXED + r"[A-Za-z0-9]{40,}"),  # Cerebras
+    (("fw_",), r"fw_" + _MIXED + r"[A-Za-z0-9]{20,}"),  # Fireworks
+    (("sk_",), r"sk_[a-f0-9]{48,}\b"),  # ElevenLabs
+    (("sbp_",), r"sbp_(?:oauth_)?[a-f0-9]{40}\b"),  # Supabase
+    (("pa-",), r"pa-(?=[\w-]*[A-Z])(?=[\w-]*[a-z])(?=[\w-]*[0-9])[A-Za-z0-9_-]{40,}"),  # Voyage
+    (("fc-",), r"fc-[a-f0-9]{32}\b"),  # Firecrawl
+    (("e2b_",), r"e2b_[a-f0-9]{40}\b"),  # E2B
+    (("secret_",), r"secret_" + _MIXED + r"[A-Za-z0-9]{43}\b"),  # Notion
 )
 
 VALUE_PATTERNS: Final = (
@@ -277,6 +332,19 @@ VALUE_PATTERNS: Final = (
     # Shapes known by a literal inside them, not at their start.
     Shape(("atlasv1",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", back=15),
     Shape(("_mmk",), r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk", back=36),
+    # Mailchimp: 32 hex digits and the data centre (-us12).
+    Shape(("-us",), r"(?<![A-Za-z0-9])[a-f0-9]{32}-us[0-9]{1,2}\b", back=32),
+    # Telegram bots: the bot's number (it stays), then the secret.
+    Shape((":aa",), r"(?<=[0-9]{8}):(?P<v>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
+    # Discord bots: the user id in base64, a time, then the secret (hidden from the time
+    # on; a literal "." first, so this is searched for fast everywhere).
+    Shape(
+        (),
+        r"\.(?:(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23}\.)"
+        r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{24}\.)"
+        r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{25}\.))"
+        r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
+    ),
     # Authorization schemes (but for Bearer, a credential has a digit: "Basic configuration"
     # is prose).
     Shape(("bearer",), r"(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"),
@@ -298,6 +366,8 @@ VALUE_PATTERNS: Final = (
     # Any other name ending in "key" (or "token", above), given a value that looks like a
     # credential.
     Shape(("key",), r"(?i)(?<=[A-Za-z0-9_.-])key" + _ASSIGNED_CREDENTIAL),
+    # "pass" and "sig" are words too: only given a credential (DB_PASS=..., sig: ...).
+    Shape(("pass", "sig"), r"(?i)(?:pass|sig)" + _ASSIGNED_CREDENTIAL),
     Shape(
         tuple(f"{sep}{key}=" for sep in "?&" for key in _QUERY_KEYS),
         r"(?i)[?&](?:" + "|".join(_QUERY_KEYS) + r")=(?P<v>" + _HIDDEN + r"[^&;\s\"'#,)}\]]+)",
