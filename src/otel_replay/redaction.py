@@ -358,7 +358,7 @@ class Redactor:
             if decoded is not None and _is_text(decoded) and self.data(decoded) is not decoded:
                 return PLACEHOLDER
         spans, runs = self._shapes.find(text)
-        if ("%" in text or "\\u" in text or "&" in text) and _ESCAPE.search(text) is not None:
+        if _has_escape(text):
             spans += self._unescaped(text)
         spans.sort()
         if runs:
@@ -753,6 +753,19 @@ _ENTITIES: Final = {
     "newline": "\n",
     "tab": "\t",
 }
+
+
+#: Each kind of escape alone: a literal first (searched for fast).
+_ESCAPES: Final = (
+    ("%", re.compile(r"%[0-9A-Fa-f]{2}")),
+    ("\\u", re.compile(r"\\u[0-9A-Fa-f]{4}")),
+    ("&", re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,6});")),
+)
+
+
+def _has_escape(text: str) -> bool:
+    """Whether ``text`` holds an escape (most text holds none of their first characters)."""
+    return any(first in text and rx.search(text) is not None for first, rx in _ESCAPES)
 
 
 def _unescape(text: str) -> tuple[str, list[int], list[int]]:

@@ -340,7 +340,8 @@ VALUE_PATTERNS: Final = (
     # on; a literal "." first, so this is searched for fast everywhere).
     Shape(
         (),
-        r"\.(?:(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23}\.)"
+        r"\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})"
+        r"(?:(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23}\.)"
         r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{24}\.)"
         r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{25}\.))"
         r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
