@@ -85,7 +85,7 @@ class _Shapes:
         # before it.
         self._inside = [re.compile(re.escape(w)) for w in inside]
         # After \n in JSON text (compiled when first needed).
-        self._escaped = _Compiled(Shape((), r"\\[ntr](?=(" + _trie(alnum) + "))"))
+        self._escaped = _Compiled(Shape((), r"\\(?:[ntr]|u[0-9a-f]{4})(?=(" + _trie(alnum) + "))"))
         self._scan = re.compile(r"[^a-z0-9](?=(?P<w>" + _trie({*alnum, *tails}) + "))")
 
     def find(self, text: str) -> tuple[list[tuple[int, int]], list[int]]:
@@ -106,9 +106,9 @@ class _Shapes:
                     visit(text, lower, at, here, spans)
                 if before is not None:
                     visit(text, lower, at - 1, before, spans)
-            if "\\" in text:  # JSON text: a word starts after \n too
+            if "\\" in text:  # JSON text: a word starts after \n and \u00e9 too
                 for m in self._escaped.compile().finditer(lower):
-                    visit(text, lower, m.start() + 2, m.group(1), spans)
+                    visit(text, lower, m.end(), m.group(1), spans)
             for rx in self._inside:  # userPassword, clientsecret: a name inside a word
                 for m in rx.finditer(lower):
                     at = m.start()
@@ -354,7 +354,8 @@ def _base64_decode(run: str) -> bytes | None:
 
 
 _ESCAPE = re.compile(
-    r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,6});"
+    r"%[0-9A-Fa-f]{2}|\\u(?:00[0-7][0-9A-Fa-f]|00[aA]0|20[0-6][0-9A-Fa-f])"
+    r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,6});"
 )
 _ENTITIES: Final = {
     "quot": '"',

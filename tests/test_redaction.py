@@ -684,3 +684,19 @@ def test_a_secret_in_base64_of_utf8_text_is_hidden(name: str, value: str, word: 
     assert redactor().text(blob) == PLACEHOLDER
     text = json.dumps({"file": "creds.json", "content": blob})
     assert blob not in redactor().text(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from([k for k in sorted(_PLANTED) if k not in {"bearer", "password="}]),
+    _BODY,
+    st.characters(min_codepoint=0x80, max_codepoint=0xFFFF, exclude_categories=["Cs"]),
+)
+def test_a_token_right_after_a_json_escaped_character_is_hidden(
+    kind: str, body: str, before: str
+) -> None:
+    """JSON text written ASCII-only: a token right after ``\\u00e9`` or ``\\u201c``."""
+    planted, secret = _PLANTED[kind](body)
+    text = json.dumps({"m": f"x {before}{planted}{before} y"})  # ensure_ascii: \\uXXXX
+    out = redactor().text(text)
+    assert secret not in out and PLACEHOLDER in out, (text, out)

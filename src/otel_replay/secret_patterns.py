@@ -161,7 +161,7 @@ INSIDE_WORDS: Final = ("passw", "secret", "token", "key")
 #: Only after ``?`` or ``&`` (a URL's query): ``key=`` and ``token=`` elsewhere are often code.
 _QUERY_KEYS = ("key", "token", "sig", "signature", "code", "auth")
 #: Not inside a word (but after an escape in JSON text: \nsk-...).
-_NOT_AFTER_WORD = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+_NOT_AFTER_WORD = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4}))"
 #: Option names of command lines that take a secret (``--password x``, ``--api-key=x``).
 _OPTION_KEYS = (
     r"(?:password|passwd|pass|pwd|secret|token|api[-_]?key|apikey|access[-_]?key"
