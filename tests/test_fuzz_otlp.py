@@ -965,3 +965,46 @@ def test_a_list_inside_an_attribute_s_json_of_another_type_is_read_around(
     for args in (["ls", "--no-cache"], ["show"], ["check"]):
         result = _invoke([*args, str(path)])
         assert _listed(result) and "beefbeef" in result.stdout, result.output
+
+
+#: What a list in recorded JSON may be instead: each type once.
+_NOT_LISTS = (True, 5, 1.5, "text", {"k": 1})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(JSON_ATTRIBUTES))
+def test_every_list_inside_an_attribute_s_json_made_each_other_type_is_read_around(
+    tmp_path: Path, name: str
+) -> None:
+    """The drawn test above, made exhaustive over recordings and types, and over the first
+    lists of each (a message's parts as ``true`` once slipped through eight draws)."""
+    positions = []
+    for seed in (SEEDS[i] for i in JSON_ATTRIBUTES[name]):
+        found = []
+        for attrs in _attribute_lists(seed):
+            for k, kv in enumerate(attrs):
+                if kv.get("key") == name:
+                    parsed = json.loads(kv["value"]["stringValue"])
+                    found += [
+                        (seed, attrs, k, p)
+                        for p in _nodes(parsed)
+                        if isinstance(_get(parsed, p), list)
+                    ]
+        positions += found[:6]
+    assert positions
+    for n, (seed, attrs, k, at) in enumerate(positions):
+        for value in _NOT_LISTS:
+            original = attrs[k]["value"]["stringValue"]
+            parsed = json.loads(original)
+            _set(parsed, at, value)
+            attrs[k]["value"]["stringValue"] = json.dumps(parsed)
+            try:
+                directory = tmp_path / f"{n}-{type(value).__name__}"
+                directory.mkdir()
+                path, _ = _with_good(directory, seed)
+                runs = otel_replay.load(path)
+                assert len(runs) >= 3
+                for run in runs:
+                    assert run.steps is not None and run.kit is not None
+            finally:
+                attrs[k]["value"]["stringValue"] = original

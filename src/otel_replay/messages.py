@@ -182,7 +182,7 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     if role == "model":  # Gemini's name for the assistant
         role = "assistant"
     if "parts" in message:
-        parts = [normalize_part(p) for p in _listed(message.get("parts"))]
+        parts = [normalize_part(p) for p in listed(message.get("parts"))]
         call_id = message.get("tool_call_id")
         if role == "tool" and call_id is not None and not _responses(parts):
             # The result as text parts, its call id beside them (LiteLLM's converter).
@@ -207,7 +207,7 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
             parts.append({"type": "text", "content": content})
         elif isinstance(content, list):
             parts.extend(blocks)
-        for call in _listed(message.get("tool_calls")):
+        for call in listed(message.get("tool_calls")):
             if not isinstance(call, Mapping):
                 continue  # no call: a hostile trace's number or text
             fn = call.get("function", call)
@@ -237,7 +237,7 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
     return out
 
 
-def _listed(value: Any) -> list[Any]:
+def listed(value: Any) -> list[Any]:
     """``value`` when it is a list; else no items (a recorded field may be anything)."""
     return value if isinstance(value, list) else []
 
@@ -312,7 +312,7 @@ def from_items(items: Any) -> list[Message]:
             continue
         if item.get("type") == "reasoning" and "role" not in item:
             summary = [
-                s.get("text", "") for s in item.get("summary") or [] if isinstance(s, Mapping)
+                s.get("text", "") for s in listed(item.get("summary")) if isinstance(s, Mapping)
             ]
             msg: Message = {
                 "role": "assistant",

@@ -216,7 +216,7 @@ def _fold_chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     for chunk in chunks:
         if isinstance(chunk.get("usage"), Mapping):
             usage = chunk["usage"]
-        for choice in chunk.get("choices") or []:
+        for choice in M.listed(chunk.get("choices")):
             if not isinstance(choice, Mapping):
                 continue
             at = choice.get("index", 0)
@@ -226,7 +226,7 @@ def _fold_chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
             delta = choice.get("delta") or {}
             one["text"].append(delta.get("content") or "")
             calls = one["calls"]
-            for tc in delta.get("tool_calls") or []:
+            for tc in M.listed(delta.get("tool_calls")):
                 slot = calls.setdefault(
                     int(tc.get("index", 0)),
                     {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},

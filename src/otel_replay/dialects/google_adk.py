@@ -85,7 +85,7 @@ def _tools(tools: Any) -> list[dict[str, Any]] | None:
         return None
     out = []
     for tool in tools:
-        for fn in tool.get("function_declarations") or [] if isinstance(tool, Mapping) else []:
+        for fn in M.listed(tool.get("function_declarations")) if isinstance(tool, Mapping) else []:
             if isinstance(fn, Mapping):
                 out.append(M.tool_definition({k: v for k, v in fn.items() if v is not None}))
     return out or None

@@ -67,7 +67,7 @@ def _messages(items: Any) -> list[dict[str, Any]] | None:
 
 
 def _message(chat: Mapping[str, Any]) -> dict[str, Any]:
-    parts = [_part(c) for c in chat.get("_content") or [] if isinstance(c, Mapping)]
+    parts = [_part(c) for c in M.listed(chat.get("_content")) if isinstance(c, Mapping)]
     message: dict[str, Any] = {"role": str(chat.get("_role")), "parts": parts}
     meta = chat.get("_meta")
     if isinstance(meta, Mapping) and isinstance(meta.get("finish_reason"), str):

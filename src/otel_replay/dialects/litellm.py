@@ -72,7 +72,7 @@ def _with_legacy_calls(messages: Any, span: SpanView) -> list[Any] | None:
     (message,) = messages
     if not isinstance(message, Mapping) or message.get("role") != "assistant":
         return None
-    parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
+    parts = [p for p in M.listed(message.get("parts")) if isinstance(p, Mapping)]
     if any(p.get("type") == "tool_call" for p in parts):
         return None  # the output has its calls
     return [{**message, "parts": [*parts, *calls]}]

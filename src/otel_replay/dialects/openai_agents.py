@@ -37,7 +37,7 @@ def _repair(span: SpanView) -> GenAI:
 
 
 def _repair_message(message: Mapping[str, Any]) -> Any:
-    parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
+    parts = [p for p in M.listed(message.get("parts")) if isinstance(p, Mapping)]
     responses = [
         p.get("response", p.get("result")) for p in parts if p.get("type") == "tool_call_response"
     ]

@@ -178,7 +178,7 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
         # With ``contents`` the items are the message; ``content`` repeats their text.
         parts.append({"type": "text", "content": content})
     # Content items keep their order; a ``tool_use`` item carries its call beside it.
-    for item in m.get("contents") or []:
+    for item in M.listed(m.get("contents")):
         if path(item, "message_content", "type") == "tool_use" and isinstance(
             path(item, "tool_call"), Mapping
         ):
@@ -189,7 +189,7 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
                 parts.append(part)
     # Ids as recorded: text, or anything else a hostile trace puts there (compared, not hashed).
     seen = [p.get("id") for p in parts if p["type"] == "tool_call" and p.get("id")]
-    for call in m.get("tool_calls") or []:
+    for call in M.listed(m.get("tool_calls")):
         tc = path(call, "tool_call")
         if isinstance(tc, Mapping) and (tc.get("id") is None or tc.get("id") not in seen):
             parts.append(_tool_call(tc))

@@ -122,7 +122,7 @@ def _message(m: Mapping[str, Any], default_role: str = "user") -> dict[str, Any]
     message: dict[str, Any] = {"role": role, "content": content}
     if m.get("tool_call_id") is not None:
         message["tool_call_id"] = m["tool_call_id"]
-    calls = [c for c in m.get("tool_calls") or [] if isinstance(c, Mapping)]
+    calls = [c for c in M.listed(m.get("tool_calls")) if isinstance(c, Mapping)]
     fn = m.get("function_call")
     if isinstance(fn, Mapping) and fn.get("name"):
         calls.append({"id": None, "name": fn["name"], "arguments": fn.get("arguments")})
@@ -165,7 +165,7 @@ def _repair(span: SpanView) -> GenAI:
 
 def _items_read(message: Mapping[str, Any]) -> dict[str, Any]:
     """``message`` with its text parts that hold a Responses item read as that item."""
-    parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
+    parts = [p for p in M.listed(message.get("parts")) if isinstance(p, Mapping)]
     fixed: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for part in parts:
