@@ -26,15 +26,19 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples/order_support/recordin
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 #: Folders never looked into, made as tools make them.
-SKIPPED = st.sampled_from(
-    [".venv", ".git", ".tox", ".cache", "venv", "env", "node_modules", "__pycache__", "conda"]
-)
+SKIPPED_KINDS = (".venv", ".git", ".tox", ".cache", "venv", "env", "node_modules", "__pycache__", "conda")
+SKIPPED = st.sampled_from(SKIPPED_KINDS)
 #: A project's own files, never traces.
 OWN_FILES = st.tuples(
     NAMES,
     st.sampled_from(
         [".py", ".pyc", ".toml", ".cfg", ".md", ".txt", ".html", ".js", ".png", ".sh", ".yaml"]
     ),
+).map("".join)
+#: Files of no kind a folder walk knows: read, found to hold no trace, passed over.
+OTHER_FILES = st.tuples(
+    st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,8}", fullmatch=True),
+    st.sampled_from(["", ".csv", ".dat", ".bin", ".log"]),
 ).map("".join)
 _numbers = itertools.count()
 
@@ -52,12 +56,14 @@ def make_skipped(folder: Path, kind: str) -> None:
     skipped=st.lists(st.tuples(SKIPPED, st.lists(NAMES, max_size=2)), min_size=1, max_size=4),
     own=st.lists(st.tuples(st.lists(NAMES, max_size=2), OWN_FILES), max_size=6),
     traces=st.lists(st.lists(NAMES, max_size=2), min_size=1, max_size=3),
+    other=st.lists(st.tuples(st.lists(NAMES, max_size=2), OTHER_FILES), max_size=4),
 )
 def test_ls_of_a_project_folder_lists_its_traces_and_reads_nothing_else(
     tmp_path: Path,
     skipped: list[tuple[str, list[str]]],
     own: list[tuple[list[str], str]],
     traces: list[list[str]],
+    other: list[tuple[list[str], str]],
 ) -> None:
     root = tmp_path / str(next(_numbers))
     root.mkdir()
@@ -77,9 +83,24 @@ def test_ls_of_a_project_folder_lists_its_traces_and_reads_nothing_else(
         folder = root.joinpath(*below)
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy(EXAMPLE, folder / f"run{k}.otlp")
+    passed = 0
+    for below, name in other:  # any other file: passed over, named in one line
+        path = root.joinpath(*below, name)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() or any(p.startswith(".") or p in SKIPPED_KINDS for p in below):
+                continue
+            path.write_bytes(b"a,b\n1,2\n")
+        except (FileExistsError, NotADirectoryError):
+            continue  # a name the tree already holds as a file or folder
+        passed += 1
     done = CliRunner().invoke(cli, ["ls", str(root)])
     assert done.exit_code == 0, done.output
     assert "not an OTLP" not in done.output and "error" not in done.output
+    if passed:
+        assert f"passed over {passed} file(s) holding no trace data" in done.output
+    else:
+        assert "passed over" not in done.output
     (run,) = otel_replay.load(EXAMPLE)
     assert done.output.count(run.run_id[:16]) >= 1
 
@@ -91,3 +112,10 @@ def test_a_trace_named_inside_a_hidden_folder_is_read(tmp_path: Path) -> None:
     assert [r.run_id for r in otel_replay.load(hidden / "run.otlp")]
     done = CliRunner().invoke(cli, ["ls", str(hidden)])  # named itself: read
     assert (done.exit_code == 0 and "wrong" not in done.output.lower()) or done.exit_code == 0
+
+
+def test_a_file_named_that_holds_no_trace_is_an_error(tmp_path: Path) -> None:
+    named = tmp_path / "LICENSE"
+    named.write_text("MIT License\n")
+    done = CliRunner().invoke(cli, ["ls", str(named)])
+    assert done.exit_code == 2 and "error" in done.output and "passed over" not in done.output

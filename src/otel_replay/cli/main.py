@@ -121,9 +121,20 @@ def _no_run(paths: tuple[str, ...], run_id: str, known: list[str]) -> NoReturn:
 
 
 def _report_problems(runs: Runs, code: int = 2) -> None:
-    for problem in runs.problems:
+    from ..store.errors import NoTraceData
+
+    passed = [p for p in runs.problems if isinstance(p, NoTraceData)]
+    if passed:
+        names = ": " + ", ".join(printable(p.shown_path) for p in passed[:3])
+        more = f" and {len(passed) - 3} more" if len(passed) > 3 else ""
+        click.echo(
+            f"otel-replay: passed over {len(passed)} file(s) holding no trace data{names}{more}",
+            err=True,
+        )
+    problems = [p for p in runs.problems if not isinstance(p, NoTraceData)]
+    for problem in problems:
         click.echo(f"otel-replay: error: {printable(str(problem))}", err=True)
-    if runs.problems:
+    if problems:
         sys.exit(code)
 
 

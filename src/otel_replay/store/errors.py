@@ -44,6 +44,11 @@ class FormatError(ValueError):
         return (type(self), (self.path, self.offset, self.reason, self.unit))
 
 
+class NoTraceData(FormatError):
+    """A file found in a folder given as input that holds no trace data (a project's
+    ``LICENSE``, a CSV): passed over, counted, not an error."""
+
+
 class OtherSignal(FormatError):
     """OTLP data of a signal the reader does not take (metrics, say).
 

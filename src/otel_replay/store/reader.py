@@ -39,11 +39,11 @@ from google.protobuf.message import DecodeError
 
 from ..json_text import may_hold_surrogates, without_lone_surrogates
 from . import backends, bounded, framing, index, limits, phoenix, progress
-from .errors import FormatError, OtherSignal
+from .errors import FormatError, NoTraceData, OtherSignal
 from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
-from .sources import JAEGER_SCHEMES, is_database, is_search, is_stream
+from .sources import JAEGER_SCHEMES, Found, is_database, is_search, is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -561,7 +561,9 @@ class Reader(Generic[T]):
             if cut is not None:  # its runs are not whole, and say so
                 self.problems.append(FormatError.whole(name, cut))
         else:
-            raise FormatError.whole(name, "not an OTLP trace or log file (no known format)")
+            # A file a folder held beside the traces is passed over; one named is an error.
+            fault = NoTraceData if isinstance(name, Found) else FormatError
+            raise fault.whole(name, "not an OTLP trace or log file (no known format)")
 
     def _whole_doc(self, doc: Any, offset: int) -> list[T]:
         """What one JSON document holds; a backend's answer holding part of its trace

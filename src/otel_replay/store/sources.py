@@ -71,6 +71,13 @@ _SKIP_SUFFIXES = (
 _SKIP_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages"})
 
 
+class Found(str):
+    """A file name found by walking a folder or matching a pattern (not named itself):
+    when it holds no trace data it is passed over, not reported as an error."""
+
+    __slots__ = ()
+
+
 def _is_skipped_folder(path: str) -> bool:
     """A hidden folder, a virtualenv (or conda environment), a package tree, a blob store."""
     name = os.path.basename(path)
@@ -192,5 +199,5 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
         else:
             out.append(name)
             continue
-        out.extend(sorted(found, key=rotation_key))
+        out.extend(Found(f) for f in sorted(found, key=rotation_key))
     return list(dict.fromkeys(out))
