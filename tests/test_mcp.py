@@ -14,6 +14,7 @@ spans alone, run in the slow tier (each starts more processes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -90,10 +91,11 @@ def test_the_capture_records_each_call_byte_exactly(recorded: Path) -> None:
     assert track.result["isError"] is True
 
 
-@pytest.fixture
-def served(recorded: Path) -> Iterator[str]:
+@contextlib.contextmanager
+def serve_mcp(recorded: Path, *options: str) -> Iterator[str]:
+    """``otel-replay serve RECORDED --mcp OPTIONS`` in its own process: its base URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_replay.cli.main", "serve", str(recorded), "--mcp"],
+        [sys.executable, "-m", "otel_replay.cli.main", "serve", str(recorded), "--mcp", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -107,6 +109,12 @@ def served(recorded: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture
+def served(recorded: Path) -> Iterator[str]:
+    with serve_mcp(recorded) as url:
+        yield url
 
 
 @pytest.mark.slow
@@ -199,35 +207,18 @@ def test_in_process_the_mcp_calls_are_answered_from_the_recording(recorded: Path
     assert [how for _, kind, how in report.replayed if kind == "tool"] == ["stub", "stub"]
 
 
-SERVE = (sys.executable, "-m", "otel_replay.cli.main", "serve")
-
-
 def test_allow_host_lets_the_named_host_reach_the_mcp_route_too(recorded: Path) -> None:
     """``serve --mcp --allow-host NAME``: the MCP route takes NAME as the model routes do."""
     import httpx
 
-    proc = subprocess.Popen(
-        [*SERVE, str(recorded), "--mcp", "--allow-host", "Replay.Internal"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")},
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    try:
-        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
+    with serve_mcp(recorded, "--allow-host", "Replay.Internal") as url:
         port = url.rsplit(":", 1)[1]
-        hello, accept = HELLO, ACCEPT
         with httpx.Client(timeout=10) as client:
 
             def post(host: str, **headers: str) -> httpx.Response:
-                return client.post(url + "/mcp", json=hello, headers={**accept, "host": host, **headers})
+                return client.post(url + "/mcp", json=HELLO, headers={**ACCEPT, "host": host, **headers})
 
             assert post(f"replay.internal:{port}").status_code == 200
             assert post("replay.internal").status_code == 200
             assert post(f"replay.internal:{port}", origin=f"http://replay.internal:{port}").status_code == 200
             assert post(f"other.internal:{port}").status_code == 421
-    finally:
-        proc.terminate()
-        proc.wait(10)
