@@ -10,6 +10,7 @@ checked against the recorded one on a ladder of rungs (``exact``,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -84,7 +85,7 @@ class PinnedModel(Observed):
         """The recorded answer to this request (a GenAI ``assistant`` message)."""
         if self.plan is not None and self.plan.active:
             return self._planned(self.plan, messages, system, tools, params)
-        step, _ = self.serve(messages, system=system, tools=tools, params=params)
+        step, _ = self._served(messages, system=system, tools=tools, params=params)
         assert step.model is not None and step.model.output_messages
         reply: dict[str, Any] = _copy(step.model.output_messages[0])
         return reply
@@ -111,7 +112,7 @@ class PinnedModel(Observed):
             )
             if rung is None or not accepts(self.match, rung):
                 return self._live(plan, expected, messages, system, tools, params)
-        step, _ = self.serve(messages, system=system, tools=tools, params=params)
+        step, _ = self._served(messages, system=system, tools=tools, params=params)
         m = step.model
         assert m is not None and m.output_messages
         if step.index in plan.override:
@@ -175,11 +176,44 @@ class PinnedModel(Observed):
         tools: Sequence[Mapping[str, Any]] | None = None,
         params: Mapping[str, Any] | None = None,
     ) -> tuple[Step, str]:
-        """Check the request, advance, and give the step whose output answers it, and the rung.
+        """The step whose output answers the request, and how it was chosen (the rung).
 
-        What :meth:`respond` and the wire adapters (HTTP server, httpx
-        transports) share; the step is known to have output messages.
+        What the wire adapters (HTTP server, httpx transports) ask: an agent given
+        ``base_url``, a ``client`` or the provider variables reaches the model
+        here, so the live plan (overrides, ``live_from``, ``model="live"``)
+        applies here as in :meth:`respond`.  An answer the plan gave stands in a
+        copy of its step holding that answer and no recorded bytes.
         """
+        plan = self.plan
+        if plan is None or not plan.active:
+            return self._served(messages, system=system, tools=tools, params=params)
+        before = self.cursor
+        reply = self._planned(plan, messages, system, tools, dict(params or {}))
+        step: Step | None
+        if self.cursor > before:
+            step, how = self.served[-1]
+            if step.index not in plan.override:
+                return step, how  # the recorded answer: its recorded bytes may be sent
+            how = "override"
+        else:
+            step, how = self.expected() or (self.steps[-1] if self.steps else None), "live"
+        if step is None or step.model is None:
+            raise ReplayError(f"run {self.run.run_id} has no model step to answer for")
+        answered = dataclasses.replace(
+            step.model, output_messages=[reply], finish_reasons=None, output_payload=None, raw=None
+        )
+        return dataclasses.replace(step, model=answered), how
+
+    def _served(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: Any = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> tuple[Step, str]:
+        """Check the request against the recording, advance, and give the recorded step
+        whose output answers it, and the rung (the step has output messages)."""
         step = self.next_step(messages, system=system, tools=tools, params=params)
         reason = unanswered(step, went_on=self.cursor < len(self.steps))
         if reason is not None:

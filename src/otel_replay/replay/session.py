@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -135,7 +135,7 @@ class ReplaySession(ReplayObserver):
         #: Values handed back as plain JSON outside tool steps: (where, classes refused).
         self._untrusted: list[tuple[str, list[str]]] = []
         self.tools = ToolStubs(run, opts.tools, types=self.types, observer=self)
-        self.model: PinnedModel = _SessionModel(run, match=opts.model_match, observer=self)
+        self.model = PinnedModel(run, match=opts.model_match, observer=self)
         self._output_matched: bool | None = None
         self._previous: hooks.ToolInterceptor | None = None
         self._random_state: Any = None
@@ -385,68 +385,6 @@ class ReplaySession(ReplayObserver):
                     left[0],
                 )
                 raise self.divergence
-
-
-class _SessionModel(PinnedModel):
-    """A session's pinned model: what its server and transports serve goes through the
-    live plan too, as :meth:`respond` does.
-
-    An agent given ``base_url``, a ``client``, or the provider variables reaches
-    the model over HTTP, where the wire adapters ask :meth:`serve` for a step;
-    without this an override, ``live_from`` or ``model="live"`` would apply
-    only to agents called with ``model=``, and the others would silently
-    replay the recording.
-    """
-
-    #: Inside the plan: the recorded step it asks :meth:`serve` for is served as recorded.
-    _planning = False
-
-    def respond(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        system: Any = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **params: Any,
-    ) -> dict[str, Any]:
-        planning, self._planning = self._planning, True
-        try:
-            return super().respond(messages, system=system, tools=tools, **params)
-        finally:
-            self._planning = planning
-
-    __call__ = respond
-
-    def serve(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        system: Any = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        params: Mapping[str, Any] | None = None,
-    ) -> tuple[Step, str]:
-        plan = self.plan
-        if self._planning or plan is None or not plan.active:
-            # Also the recorded step the plan itself asks for (respond -> serve).
-            return super().serve(messages, system=system, tools=tools, params=params)
-        before = self.cursor
-        reply = self.respond(messages, system=system, tools=tools, **dict(params or {}))
-        step: Step | None
-        if self.cursor > before:
-            step, how = self.served[-1]
-            if step.index not in plan.override:
-                return step, how  # the recorded answer: its recorded bytes may be sent
-            how = "override"
-        else:
-            step, how = self.expected() or (self.steps[-1] if self.steps else None), "live"
-        if step is None or step.model is None:
-            raise ReplayError(f"run {self.run.run_id} has no model step to answer for")
-        # The answer rendered in the request's wire format: a copy of the step it stands
-        # for, holding that answer and no recorded bytes.
-        answered = dataclasses.replace(
-            step.model, output_messages=[reply], finish_reasons=None, output_payload=None, raw=None
-        )
-        return dataclasses.replace(step, model=answered), how
 
 
 def _caused_by_divergence(exc: BaseException) -> bool:
