@@ -44,23 +44,22 @@ certainty is left out.  Replay then answers from the recorded messages.
 
 from __future__ import annotations
 
-import importlib
 import json
-import re
 import sys
 import threading
 import time
-import zlib
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Protocol
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from .. import attributes as A
-from .. import json_text, payload
+from .. import payload
 from ..dialects import bodies
 from ..redaction import redactor
+from . import content_coding
+from .body_text import shows_secret
 from .content import capture_content
 from .model_call import tell_agent
 from .spans import payload_attributes, tracer, warn_once
@@ -137,15 +136,16 @@ class _Exchange:
         self.chunks: list[bytes] = []
         self.done = False
         self.lock = threading.Lock()
-        self.request_codings = _codings(request.headers)
+        self.request_codings = content_coding.codings(request.headers)
         #: The request body as the server decodes it (None: it could not be decoded).
         self.body: bytes | None = bytes(request.content)
         self.body_dropped: str | None = None
         if self.request_codings:
             try:
-                self.body = b"".join(_decoded([self.body], self.request_codings))
+                self.body = b"".join(content_coding.decoded([self.body], self.request_codings))
             except Exception as exc:
-                self.body, self.body_dropped = None, _cannot_decode(self.request_codings, exc)
+                why = content_coding.cannot_decode(self.request_codings, exc)
+                self.body, self.body_dropped = None, why
         current = trace.get_current_span()
         self.own = not _is_model_span(current)
         self.span: Span = self._start_span() if self.own else current
@@ -207,15 +207,15 @@ class _Exchange:
         request = self.request
         content = capture_content()
         chunks, sizes, offsets = self.chunks, self.sizes, self.offsets
-        on_wire = _codings(self.response_headers)
+        on_wire = content_coding.codings(self.response_headers)
         codings = [] if self.read_decoded else on_wire
         body: bytes | None = b"".join(chunks)
         dropped: str | None = None
         if content and codings:
             try:
-                chunks = _decoded(chunks, codings)
+                chunks = content_coding.decoded(chunks, codings)
             except Exception as exc:
-                body, dropped = None, _cannot_decode(codings, exc)
+                body, dropped = None, content_coding.cannot_decode(codings, exc)
             else:
                 # Sizes of the decoded chunks; a chunk that decoded to nothing (a gzip
                 # header alone) has its bytes arrive with the next.
@@ -275,7 +275,7 @@ class _Exchange:
             clean = redactor().data(data)
             if clean is not data:
                 self.hidden.append(key)
-            if _shows_secret(data, clean):
+            if shows_secret(data, clean):
                 dropped = (
                     "its text shows a secret its bytes still hold (split across streamed "
                     "parts, or spelled with escapes)"
@@ -324,337 +324,6 @@ def _exact(span: Span, key: str, clean: bytes) -> dict[str, Any]:
     except UnicodeDecodeError:
         value = clean
     return payload_attributes(span, key, value, [], encoded=payload.encode(value))
-
-
-# --- content codings ------------------------------------------------------------------
-
-
-class _Decoder(Protocol):
-    def decode(self, data: bytes) -> bytes: ...
-
-    def flush(self) -> bytes: ...
-
-
-class _Zlib:
-    """gzip, or deflate: zlib-wrapped as the standard says, or raw as some servers send it."""
-
-    def __init__(self, wbits: int, raw_fallback: bool = False) -> None:
-        self._d = zlib.decompressobj(wbits)
-        self._fallback = raw_fallback
-        self._started = False
-
-    def decode(self, data: bytes) -> bytes:
-        if not data:
-            return b""
-        try:
-            out = self._d.decompress(data)
-        except zlib.error:
-            if not self._fallback or self._started:
-                raise
-            self._d = zlib.decompressobj(-zlib.MAX_WBITS)
-            out = self._d.decompress(data)
-        self._started = True
-        return out
-
-    def flush(self) -> bytes:
-        return self._d.flush()
-
-
-class _Zstd:
-    """zstd, frame after frame."""
-
-    def __init__(self) -> None:
-        import zstandard
-
-        self._make = zstandard.ZstdDecompressor().decompressobj
-        self._d = self._make()
-
-    def decode(self, data: bytes) -> bytes:
-        out = [self._d.decompress(data)] if data else []
-        while self._d.eof and self._d.unused_data:
-            rest = self._d.unused_data
-            self._d = self._make()
-            out.append(self._d.decompress(rest))
-        return b"".join(out)
-
-    def flush(self) -> bytes:
-        return b""
-
-
-class _Brotli:
-    def __init__(self) -> None:
-        try:  # the libraries httpx decodes br with, when one is installed
-            brotli = importlib.import_module("brotli")
-        except ImportError:
-            brotli = importlib.import_module("brotlicffi")
-        self._d = brotli.Decompressor()
-
-    def decode(self, data: bytes) -> bytes:
-        out = self._d.process(data) if hasattr(self._d, "process") else self._d.decompress(data)
-        return bytes(out)
-
-    def flush(self) -> bytes:
-        return b""
-
-
-class _Identity:
-    def decode(self, data: bytes) -> bytes:
-        return data
-
-    def flush(self) -> bytes:
-        return b""
-
-
-def _decoder(coding: str) -> _Decoder:
-    """A decoder of one content coding httpx decodes; raises for any other (or one whose
-    library is not installed: the client then reads the coded bytes)."""
-    if coding == "gzip":
-        return _Zlib(16 + zlib.MAX_WBITS)
-    if coding == "deflate":
-        return _Zlib(zlib.MAX_WBITS, raw_fallback=True)
-    if coding == "zstd":
-        return _Zstd()
-    if coding == "br":
-        return _Brotli()
-    if coding == "identity":
-        return _Identity()
-    raise ValueError(f"unknown content coding {coding!r}")
-
-
-def _codings(headers: Any) -> list[str]:
-    """The content codings a body came in, in the order they were applied (none: [])."""
-    if headers is None:
-        return []
-    found: list[str] = []
-    for name, value in headers.multi_items():
-        if name.lower() == "content-encoding":
-            found += [c.strip().lower() for c in value.split(",") if c.strip()]
-    return [] if all(c == "identity" for c in found) else found
-
-
-def _decoded(chunks: list[bytes], codings: list[str]) -> list[bytes]:
-    """Each chunk as far as it decodes (the last with what the decoders still held)."""
-    chain = [_decoder(c) for c in reversed(codings)]
-    out: list[bytes] = []
-    for chunk in chunks:
-        for d in chain:
-            chunk = d.decode(chunk)
-        out.append(chunk)
-    tail = b""
-    for d in chain:
-        tail = d.decode(tail) + d.flush()
-    if out:
-        out[-1] += tail
-    else:
-        out.append(tail)
-    return out
-
-
-def _cannot_decode(codings: list[str], exc: Exception) -> str:
-    return f"cannot decode content-encoding {', '.join(codings)} ({exc})"
-
-
-# --- what a client reads of a body ------------------------------------------------------
-
-
-def _shows_secret(data: bytes, clean: bytes) -> bool:
-    """Whether ``clean`` (``data`` scrubbed), read as a client reads it, still shows a
-    secret: the bytes hide none, but the text read from them does.  A body that cannot
-    be read with certainty (JSON nested past the bound) is taken to show one."""
-    try:
-        reading = _reading(data)
-        scrubbed = redactor().scrub(reading, "body", [])
-        if clean is data:
-            return scrubbed is not reading
-        return bool(_reading(clean) != scrubbed)
-    except Exception:  # in doubt: the body is left out, the step serves from its messages
-        return True
-
-
-#: A line of the Vercel AI SDK's data stream: a one-character type code, then JSON
-#: (``0:"text"``, ``9:{...tool call...}``, ``c:{...args delta...}``).
-_DATA_STREAM_LINE = re.compile(rb"[0-9a-z]:")
-#: Server-sent event fields other than ``data`` (and a comment line).
-_SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
-
-
-def _reading(data: bytes) -> list[str] | Any:
-    """A body as a client reads it, told from its bytes whatever its content type says.
-
-    A JSON document is read whole.  Anything else is read as a stream, line by line:
-    server-sent events (the ``data:`` lines of an event joined, as a client joins
-    them), the Vercel AI SDK's data stream (``N:<JSON>`` lines), JSON lines (and
-    JSON text sequences); the text each path of the events carries is joined in order,
-    as a client joins the deltas, the stream parts of one kind kept apart from
-    another's.  Lines none of these read are kept as the raw text they are.
-    Streams interleave (an answer with ``n=2`` alternates its choices' deltas, a
-    Responses stream its output text with its reasoning summary, Anthropic its
-    content blocks): :func:`_joined` says the ways the text is joined.
-    """
-    try:
-        doc = json_text.loads(data)
-    except json_text.TooDeep:
-        raise
-    except ValueError:
-        pass
-    else:
-        if not (type(doc) is list and doc and all(type(e) is dict for e in doc)):
-            return doc
-        return _joined([((), e) for e in doc], [])  # a JSON array of chunks
-    events: list[tuple[tuple[Any, ...], Any]] = []
-    text: list[str] = []
-    pending: list[bytes] = []  # the data lines of the event being read
-    kind: list[str] = []  # the SSE event type of the event being read
-
-    def end_event() -> None:
-        # Its SSE event type tells its stream from others (``event: ...``).
-        where: tuple[Any, ...] = (_EventType(kind[-1]),) if kind else ()
-        kind.clear()
-        if len(pending) > 1:  # one event's lines, joined by a newline as a client does
-            joined = _event(b"\n".join(pending))
-            if type(joined) is not str:
-                events.append((where, joined))
-                pending.clear()
-                return
-        events.extend((where, _event(p)) for p in pending)  # or each line an event of its own
-        pending.clear()
-
-    for line in data.splitlines():
-        if line.startswith(b"data:"):
-            value = line[5:]
-            pending.append(value[1:] if value[:1] == b" " else value)
-            continue
-        if pending:
-            end_event()
-        stripped = line.strip(b" \t\x1e")
-        if not stripped:
-            kind.clear()  # an event with no data ends: its type goes with it
-            continue
-        if line.startswith(_SSE_FIELDS):
-            text.append(line.decode("utf-8", "replace"))
-            if line.startswith(b"event:"):
-                kind.append(line[6:].strip().decode("utf-8", "replace"))
-            continue
-        if _DATA_STREAM_LINE.match(line):
-            value = _event(line[2:])
-            if type(value) is not str or line[2:3] == b'"':
-                events.append(((line[:1].decode(),), value))
-                continue
-        value = _event(stripped)
-        if type(value) is str and stripped[:1] != b'"':
-            text.append(value)  # not JSON: its raw text
-        else:
-            events.append(((), value))
-    if pending:
-        end_event()
-    return _joined(events, text)
-
-
-class _EventType(str):
-    """An SSE event's type, as the first step of the paths of its text."""
-
-
-#: Keys whose values tell one interleaved stream of a body from another: a choice's
-#: ``index``, a content block's ``index``, a Responses event's ``output_index``,
-#: ``content_index``, ``summary_index`` and ``item_id``, an ``id``, a ``type``.
-_IDENTITY = (
-    "index",
-    "output_index",
-    "content_index",
-    "summary_index",
-    "item_id",
-    "id",
-    "call_id",
-    "type",
-    "role",
-)
-#: Interleavings this reading does not know are also read round-robin: every k-th
-#: part of a path, for each k.
-_STRIDES = (2, 3, 4)
-
-
-def _joined(events: list[tuple[tuple[Any, ...], Any]], text: list[str]) -> list[str]:
-    """The text of a stream's events joined in each way a client may join it.
-
-    Per JSON path, whatever stream each part belongs to; per stream, told apart
-    by the path and the values of its identifying keys on the way
-    (:data:`_IDENTITY`) and its SSE event type, as a client joins one choice's or
-    one content block's deltas; and, for interleavings not told by those, every
-    k-th part of each path for a few k.
-    """
-    # Only the joined text is compared: every string of every event is in it, and a
-    # secret-named field shows in the bytes as it does in the event.
-    joined: dict[tuple[Any, ...], list[str]] = {}
-    streams: dict[tuple[Any, ...], list[str]] = {}
-    for path, event in events:
-        _strings_by_path(event, _untagged(path), joined)
-        _strings_by_stream(event, path, streams)
-    whole = {path: "".join(parts) for path, parts in joined.items()}
-    out = list(whole.values())
-    for path, parts in streams.items():
-        text_of = "".join(parts)
-        if whole.get(_untagged(path)) != text_of:  # one stream alone: read once
-            out.append(text_of)
-    for parts in joined.values():
-        for k in _STRIDES:
-            if len(parts) > k:
-                out += ["".join(parts[j::k]) for j in range(k)]
-    if text:
-        out.append("\n".join(text))
-    return out
-
-
-def _untagged(path: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(p for p in path if type(p) is not tuple and type(p) is not _EventType)
-
-
-def _strings_by_stream(
-    value: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], list[str]]
-) -> None:
-    """The strings of ``value`` by stream: their path, each map on the way tagged with
-    the values of its identifying keys."""
-    t = type(value)
-    if t is str:
-        out.setdefault(path, []).append(value)
-    elif t is dict:
-        tag = tuple(
-            (k, v) for k in _IDENTITY if (v := value.get(k)) is not None and type(v) in _SCALARS
-        )
-        if tag:
-            path = (*path, tag)
-        for k, v in value.items():
-            _strings_by_stream(v, (*path, k), out)
-    elif t is list:
-        for i, v in enumerate(value):
-            _strings_by_stream(v, (*path, i), out)
-
-
-_SCALARS = (int, str, bool, float)
-
-
-def _event(data: bytes) -> Any:
-    """One event of a stream: its JSON, or its text where it is none (``[DONE]``, a ping).
-    JSON nested past the bound is not read: the body is then in doubt."""
-    try:
-        return json_text.loads(data)
-    except json_text.TooDeep:
-        raise
-    except ValueError:
-        return data.decode("utf-8", "replace")
-
-
-def _strings_by_path(
-    value: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], list[str]]
-) -> None:
-    t = type(value)
-    if t is str:
-        out.setdefault(path, []).append(value)
-    elif t is dict:
-        for k, v in value.items():
-            _strings_by_path(v, (*path, k), out)
-    elif t is list:
-        for i, v in enumerate(value):
-            _strings_by_path(v, (*path, i), out)
 
 
 def _stream_classes(lib: Any) -> tuple[type, type]:
