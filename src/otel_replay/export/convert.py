@@ -16,7 +16,10 @@ hides them in spans no processor saw (:mod:`otel_replay.export.scrub`): a
 file from elsewhere (a Collector dump, another instrumentation's OTLP/JSON)
 may hold them anywhere.  Span and event names, attributes of spans, events,
 links, resources and scopes, scope names and versions, schema URLs, trace
-states, status descriptions, log bodies; our own payloads and blobs too.  A
+states, status descriptions, log bodies; our own payloads and blobs too.  Fields
+this version of OTLP does not know (a newer protocol's, or bytes planted in a
+protobuf record) are not written: nothing can tell whether they hold a secret,
+so a ``proto`` output holds what a ``json`` one does.  A
 file our processor wrote is scrubbed again: nothing in a file proves who
 wrote it, and redaction is idempotent (a scrubbed file converts to the same
 requests).  A payload that changes keeps its companions true to it (the
@@ -230,6 +233,9 @@ def hide_in_request(request: Request, moved: Moved | None = None) -> None:
     maps the reference of each blob scrubbed to its new one."""
     r = redactor()
     moves = moved or {}
+    # What no field of this OTLP names is kept by protobuf as raw bytes and would be
+    # written again as it came, unscrubbed: left out, at every depth.
+    request.DiscardUnknownFields()
     logs = isinstance(request, ExportLogsServiceRequest)
     hide_in_item = _hide_in_log if logs else _hide_in_span
     for group in request.resource_logs if logs else request.resource_spans:
