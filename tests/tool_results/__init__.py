@@ -1,0 +1,1 @@
+"""Recorders of real traces whose tools return every shape of result (see ``record.py``)."""
