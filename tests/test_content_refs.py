@@ -323,3 +323,49 @@ def test_an_object_store_keeps_references_inside_it() -> None:
     ):
         with pytest.raises(content_refs.RefUnavailable):
             content_refs.read(ref)
+
+
+#: fsspec filesystems a store of local files may be named through: its caches, and a
+#: directory view (refused: it reads through fsspec's own local files).
+_CACHES = ["simplecache", "filecache", "blockcache", "cached"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    wrappers=st.lists(st.sampled_from([*_CACHES, "dir"]), min_size=1, max_size=2),
+    local=st.sampled_from(["file", "local"]),
+    kind=st.sampled_from(KINDS),
+    dirs=st.lists(_NAME, max_size=2),
+    name=_NAME,
+)
+def test_a_store_of_local_files_named_through_fsspec_is_read_as_local_files(
+    tmp_path_factory: pytest.TempPathFactory,
+    wrappers: list[str],
+    local: str,
+    kind: str,
+    dirs: list[str],
+    name: str,
+) -> None:
+    """``simplecache::file://STORE`` and the like: fsspec's local filesystem below them
+    follows links and waits on FIFOs, so the store is read as a ``file://`` one (links
+    and non-files refused, regular files read); through any other filesystem over local
+    files (``dir::``) nothing is read."""
+    top = tmp_path_factory.mktemp("chained")
+    outside = top / "credentials.json"
+    outside.write_text(CREDENTIAL)
+    store = top / "store"
+    store.mkdir()
+    base = "::".join([*wrappers, f"{local}://{store}"])
+    content_refs.use_content_refs([base])
+    inner = store.joinpath(*dirs)
+    _plant(inner / name, kind, outside)
+    below = "/".join([*dirs, name])
+    got = _read_within(f"{base}/{below}")
+    assert isinstance(got, content_refs.RefUnavailable), (base, kind, got)
+    assert "AKIAFAKE" not in str(got)
+    (inner / "good.json").write_text("[1]")
+    good = _read_within(f"{base}/{'/'.join([*dirs, 'good.json'])}")
+    if wrappers[0] in _CACHES:
+        assert good == b"[1]", (base, good)
+    else:
+        assert isinstance(good, content_refs.RefUnavailable) and "local files" in str(good)

@@ -17,7 +17,9 @@ allows, from :data:`OTEL_REPLAY_CONTENT_REFS` or :func:`use_content_refs`
 a payload ``missing`` whose reason names it; nothing is read past the record
 size limit.  Local files are read directly, as the blob store beside a trace
 is: below the store's root no symbolic link is followed and only a regular
-file is read, never waiting on a FIFO.  Other stores need ``fsspec`` (and its
+file is read, never waiting on a FIFO; so are they through an fsspec cache
+(``simplecache::file://...``), and another fsspec filesystem over local files
+(``dir::``) is refused.  Other stores need ``fsspec`` (and its
 filesystem's package), an optional dependency; the part of a reference below
 its store is only ever a path on that store's filesystem.
 """
@@ -296,11 +298,39 @@ def _read_fsspec(ref: str, where: str, rest: str, most: int) -> bytes:
         ) from None
     # The store as the user named it (chained URLs and all); the rest is a path on it.
     fs, root = fsspec.core.url_to_fs(where)
-    if "file" in _protocols(fs):  # local files however spelled: read as such
+    if _local(fs):  # local files however spelled: read as such
         return _read_local(ref, root or "/", rest, most)
+    if _wraps_local(fs):
+        from fsspec.implementations.cached import CachingFileSystem
+
+        if isinstance(fs, CachingFileSystem):
+            # A cache of local files (simplecache::, filecache::, blockcache::) would
+            # read them through fsspec's own local filesystem, which follows links and
+            # waits on a FIFO: its path is a local path, read as the store's files are.
+            return _read_local(ref, root or "/", rest, most)
+        raise RefUnavailable(
+            f"{ref} is not read: its store reaches local files through "
+            f"{'::'.join(_protocols(fs))}, which may follow links out of it "
+            "(name the directory itself as file://...)"
+        )
     with fs.open(root.rstrip("/") + rest if rest else root, "rb") as f:
         data: bytes = f.read(most + 1)
     return data
+
+
+def _local(fs: object) -> bool:
+    return bool({"file", "local"} & set(_protocols(fs)))
+
+
+def _wraps_local(fs: object) -> bool:
+    """Whether ``fs`` reads local files through another filesystem (a chained
+    filesystem's ``fs``, at any depth)."""
+    inner = getattr(fs, "fs", None)
+    for _ in range(16):  # a chain, not a cycle
+        if inner is None or _local(inner):
+            return inner is not None
+        inner = getattr(inner, "fs", None)
+    return False
 
 
 def _protocols(fs: object) -> tuple[str, ...]:
