@@ -29,12 +29,16 @@ import _pytest.main
 import _pytest.outcomes
 import hypothesis
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry import trace
 
 import otel_replay
 from _cli import python_process
 from _recording import recording
 from otel_replay import attributes as A
+from otel_replay.replay.tool_stubs import rebuild_exception
+from otel_replay.runs.model import ToolError
 from otel_replay.trusted_types import loaded_dotted, raised_as_is
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -323,3 +327,42 @@ def test_a_pytest_session_replaying_them_fails_each_test_and_goes_on(tmp_path: P
     assert f"{len(names)} failed, 1 passed" in done.stdout, done.stdout[-3000:]
     assert done.returncode == 1
     assert "RecordedBaseException" in done.stdout
+
+
+#: Text a recorded type name may hold that a class name may not: NUL, lone surrogates.
+_ODD_NAMES = st.lists(
+    st.characters() | st.sampled_from(["\x00", "\ud800", "\udfff", ".", "\x1b", "é"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=_ODD_NAMES, message=st.text(max_size=8))
+def test_any_recorded_type_name_rebuilds_an_exception_of_that_name(name: str, message: str) -> None:
+    """The stand-in for a type that is not loaded is named as the recording says, whatever
+    text that is (``type()`` refuses a NUL or a lone surrogate: they are spelled as escapes)."""
+    exc = rebuild_exception(ToolError(name, message))
+    assert isinstance(exc, Exception)
+    str(exc), repr(exc)
+    if loaded_dotted(name) is None:
+        spelled = name.encode("utf-8", "backslashreplace").decode().replace("\x00", "\\x00")
+        module, _, qualname = spelled.rpartition(".")
+        assert type(exc).__qualname__ == (qualname or spelled)
+        assert type(exc).__module__ == (module or "builtins")
+        assert exc.args == (message,)
+
+
+def test_a_recorded_type_name_holding_a_nul_is_raised_under_its_name(tmp_path: Path) -> None:
+    """Through a recording the real SDK wrote: the agent gets the recorded error, not the
+    replay's own ValueError."""
+    names = ["a\x00b", "pkg.\x00", "\x00"]
+    path = tmp_path / "nul.otlp"
+    write_recording(path, names)
+    (run,) = otel_replay.load(path)
+    with otel_replay.replay(run):
+        for i, name in enumerate(names):
+            with pytest.raises(Exception) as info:
+                stub(f"t{i}")
+            spelled = name.replace("\x00", "\\x00")
+            assert type(info.value).__qualname__ == spelled.rpartition(".")[2]
+            assert info.value.args == (f"recorded {name}",)

@@ -231,8 +231,16 @@ def stand_in(name: str, poisoning: bool = False) -> type[Exception]:
             (RecordedBaseException,),
             {"__module__": RecordedBaseException.__module__, "recorded_type": name},
         )
-    module, _, qualname = name.rpartition(".")
-    return type(qualname or name, (Exception,), {"__module__": module or "builtins"})
+    module, _, qualname = _spelled(name).rpartition(".")
+    return type(qualname or _spelled(name), (Exception,), {"__module__": module or "builtins"})
+
+
+def _spelled(name: str) -> str:
+    """``name`` as a class may be named: a NUL or a lone surrogate (which ``type()``
+    refuses) written as its escape."""
+    if name.isascii() and "\x00" not in name:
+        return name
+    return name.encode("utf-8", "backslashreplace").decode().replace("\x00", "\\x00")
 
 
 class TypeResolver:
