@@ -50,10 +50,10 @@ from .. import payload
 from ..blobs import BlobStore, BlobUnavailable
 from ..redaction import Redactor, redactor
 from ..store import phoenix
-from ..store.errors import FormatError, OtherSignal
+from ..store.errors import FormatError
 from ..store.limits import MAX_NESTING
 from ..store.otlp_json import JsonShapeError, request_from_json
-from ..store.otlp_proto import Request, any_value, parse_request
+from ..store.otlp_proto import Request, any_value, bad_ids, parse_request
 from ..store.otlp_proto import attributes as proto_attributes
 from ..store.reader import ZSTD_MAGIC, Reader, _decompress_zstd
 from ..store.records import LogRecord, Record, SpanRecord
@@ -136,9 +136,7 @@ class MessageReader(Reader[Request]):
     ) -> list[Request]:
         request = parse_request(data, self.path, offset)
         if _bad_ids(request):
-            raise OtherSignal(
-                self.path, offset, "not OTLP trace or log data (metrics?): bad span ids"
-            )
+            raise bad_ids(request, self.path, offset)
         return [request]
 
     def _from_doc(self, doc: Any, offset: int) -> list[Request]:

@@ -185,15 +185,45 @@ def _spans(
             for s in ss.spans:
                 tid, sid = s.trace_id, s.span_id
                 if len(tid) not in (0, 16) or len(sid) not in (0, 8):
-                    # Metrics share field numbers with traces and parse
-                    # "fine": the ids give them away.
-                    raise OtherSignal(
-                        source, offset, "not OTLP trace or log data (metrics?): bad span ids"
-                    )
+                    raise bad_ids(request, source, offset)
                 trace_id = tid.hex()
                 if keep is not None and not keep(trace_id):
                     continue
                 yield make(s, (trace_id, sid.hex()), where)
+
+
+def bad_ids(request: Request, source: str, offset: int) -> FormatError:
+    """The fault of a request holding a span id of a length no span has.
+
+    Metrics share field numbers with traces and parse as spans "fine": the ids
+    give them away.  A file holds one signal, so a first record that is metrics
+    (:func:`_metrics`) is :class:`OtherSignal` and reading stops.  Anything else
+    is this record's own fault: a span crafted with a 17-byte trace id, or a
+    metrics request planted among traces, costs that record only, not every
+    record after it.
+    """
+    if offset == 0 and _metrics(request.SerializeToString()):
+        return OtherSignal(source, offset, "not OTLP trace or log data (metrics?): bad span ids")
+    return FormatError(source, offset, "bad span ids (no span has ids of those lengths)")
+
+
+def _metrics(body: bytes) -> bool:
+    """Whether ``body`` reads as an OTLP metrics request whole: a metric at least, and no
+    field left over (a span read as a metric leaves its kind and times over)."""
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    try:
+        metrics = ExportMetricsServiceRequest.FromString(body)
+    except DecodeError:
+        return False
+    if not any(sm.metrics for rm in metrics.resource_metrics for sm in rm.scope_metrics):
+        return False
+    size: int = metrics.ByteSize()
+    metrics.DiscardUnknownFields()
+    left: int = metrics.ByteSize()
+    return left == size
 
 
 def _first(groups: Any, scopes: str, items: str) -> Any:
@@ -236,6 +266,8 @@ def parse_request(body: bytes, source: str, offset: int) -> Request:
         ):
             return logs
     if traces is None:
+        if offset == 0 and _metrics(body):  # a gauge or a histogram: not even spans
+            raise OtherSignal(source, offset, "not OTLP trace or log data: OTLP metrics")
         raise FormatError(source, offset, f"corrupt record ({error})") from error
     return traces
 
