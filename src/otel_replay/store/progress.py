@@ -78,14 +78,27 @@ def track(
     The bar goes to stderr when it is a terminal (or to ``console``, a rich
     Console), and only for inputs over :data:`THRESHOLD`.
     """
+    ends = ((offset + 4 + len(body), (offset, body)) for offset, body in frames)
+    for _, frame in track_bytes(ends, total, label, console=console):
+        yield frame
+
+
+def track_bytes(
+    items: Iterable[tuple[int, T]], total: int | None, label: str, *, console: Any = None
+) -> Iterator[tuple[int, T]]:
+    """Yield ``(done, item)`` pairs, showing ``done`` (the bytes read once ``item`` was)
+    out of ``total``: the pass over an input not framed by length (JSON lines).
+
+    Shown under the same conditions as :func:`track`.
+    """
     bar = _bar(total, total, label, console, bytes_done=True)
     if bar is None:
-        yield from frames
+        yield from items
         return
     with bar as (progress, task):
-        for offset, body in frames:
-            progress.update(task, completed=offset + 4 + len(body))
-            yield offset, body
+        for done, item in items:
+            progress.update(task, completed=done)
+            yield done, item
 
 
 def track_items(

@@ -517,7 +517,7 @@ class Reader(Generic[T]):
             except zstandard.ZstdError as exc:
                 raise FormatError(name, _position(stream), f"bad zstd stream ({exc})") from exc
         elif kind == "jsonl":
-            yield from self._json_lines(f)
+            yield from self._json_lines(f, size)
         elif kind == "json":
             data = self._whole(f, size, "JSON document")
             try:
@@ -618,15 +618,10 @@ class Reader(Generic[T]):
             raise FormatError.whole(self.path, f"{what} larger than {limit}")
         return data
 
-    def _json_lines(self, f: IO[bytes]) -> Iterator[T]:
-        limit = limits.MAX_RECORD_BYTES.bytes()
-        offset = 0
+    def _json_lines(self, f: IO[bytes], size: int | None) -> Iterator[T]:
         others = _others_only(self.trace_ids)
-        while True:
-            line, length = bounded.read_line(f, limit)
-            if not length:
-                return
-            start, offset = offset, offset + length
+        # How far into a big file the lines are, on a terminal, as for framed dumps.
+        for _, (start, line) in progress.track_bytes(_lines(f), size, f"reading {self.path}"):
             if not line:
                 too_long = f"line longer than {limits.MAX_RECORD_BYTES.text()}"
                 self.problems.append(FormatError(self.path, start, too_long))
@@ -644,6 +639,19 @@ class Reader(Generic[T]):
                 self.problems.append(FormatError(self.path, start, reason))
                 continue
             yield from records
+
+
+def _lines(f: IO[bytes]) -> Iterator[tuple[int, tuple[int, bytes]]]:
+    """``(end, (start, line))`` for each line of ``f``: where it ends and starts, and its
+    bytes (empty for a line over the record limit, which is not kept)."""
+    limit = limits.MAX_RECORD_BYTES.bytes()
+    offset = 0
+    while True:
+        line, length = bounded.read_line(f, limit)
+        if not length:
+            return
+        start, offset = offset, offset + length
+        yield offset, (start, line)
 
 
 #: A line of OTLP/JSON spans, its trace ids (and the keys that may hold one), and an
