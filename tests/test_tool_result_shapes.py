@@ -21,8 +21,15 @@ from tests._data import DATA, found
 from tests._ground_truth import recorded, sent, value
 
 import otel_replay
+from otel_replay import json_text
+from otel_replay import messages as M
+from otel_replay.dialects.strands import sent_result
+from otel_replay.dialects.vercel_ai import sent_output
 
 CASES = DATA / "tool_results"
+#: Cases the trace does not tell apart from others: ``ai`` 6's ``streamText`` records no
+#: release, and is read as the current one's (which sends an error wrapped).
+UNTOLD = {"vercel_ai6_chat_stream": "ai 6 streamText: the release is not in the trace"}
 
 
 def _requests(case: Path) -> list[dict[str, Any]]:
@@ -51,15 +58,27 @@ def _rebuilt_results(step: Any) -> dict[str, Any]:
     }
 
 
-def _exact_cases() -> list[Path]:
-    return [c for c in found(CASES, "*/server.jsonl") if c.parent.name != "strands_image"]
+def _exact_cases() -> list[Any]:
+    cases = [c.parent for c in found(CASES, "*/server.jsonl") if c.parent.name != "strands_image"]
+    return [
+        pytest.param(c, id=c.name, marks=pytest.mark.xfail(strict=True, reason=UNTOLD[c.name]))
+        if c.name in UNTOLD
+        else pytest.param(c, id=c.name)
+        for c in cases
+    ]
 
 
-@pytest.mark.parametrize("case", [c.parent for c in _exact_cases()], ids=lambda c: c.name)
+def _as_read(result: Any) -> Any:
+    """A result sent as a list of text parts (the Responses API's ``input_text`` items)
+    is read as the text they spell, in the request as in the recording."""
+    return M.tool_response(result) if isinstance(result, list) else result
+
+
+@pytest.mark.parametrize("case", _exact_cases())
 def test_model_input_is_the_request_as_sent(case: Path) -> None:
     files = [case / n for n in ("traces.binpb", "traces.jsonl") if (case / n).exists()]
     (run,) = otel_replay.load(*files)
-    models = [s for s in run.steps if s.model is not None]
+    models = run.model_steps()
     requests = _requests(case)
     assert len(models) == len(requests)
     shapes = 0
@@ -67,7 +86,7 @@ def test_model_input_is_the_request_as_sent(case: Path) -> None:
         m = step.model
         assert m is not None
         assert recorded(m.input_messages, m.system_instructions) == sent(request)
-        want = _sent_results(request)
+        want = {k: _as_read(v) for k, v in _sent_results(request).items()}
         assert _rebuilt_results(step) == want
         shapes += len(want)
     assert shapes >= 5  # every shape the agent's tools return reached the model
@@ -91,9 +110,72 @@ def test_tool_steps_hold_the_result_as_sent() -> None:
 def test_strands_results_as_its_providers_send_them() -> None:
     """Generated results of text and JSON blocks, against what Strands' OpenAI providers
     (Chat Completions and Responses) made of each (``tests/tool_results/strands_oracle.py``)."""
-    from otel_replay.dialects.strands import sent_result
-
     cases = json.loads((CASES / "strands_sent_results.json").read_text(encoding="utf-8"))
     assert len(cases) >= 100
     for case in cases:
         assert sent_result(case["content"]) == case["chat"] == case["responses"]
+
+
+@pytest.mark.parametrize(
+    ("name", "wraps_errors"),
+    [("vercel_ai6_sent_results.json", False), ("vercel_ai_sent_results.json", True)],
+)
+def test_vercel_outputs_as_its_openai_provider_sends_them(name: str, wraps_errors: bool) -> None:
+    """Generated tool outputs of every type (text, json, error-text, error-json, content,
+    execution-denied; JSON of every type, numbers of every magnitude), read as a trace
+    holds them (JSON text written by the SDK), against what ``@ai-sdk/openai`` put in
+    its Chat Completions and Responses requests (``tests/tool_results/vercel_oracle.mjs``;
+    ai 6 with @ai-sdk/openai 3, ai 7 with 4)."""
+    cases = json_text.loads((CASES / name).read_text(encoding="utf-8"))
+    assert len(cases) >= 100
+    assert {c["output"]["type"] for c in cases} >= {"text", "json", "error-text", "content"}
+    for case in cases:
+        for api in ("chat", "responses"):
+            got = sent_output(
+                case["output"], responses=api == "responses", wraps_errors=wraps_errors
+            )
+            assert got == case[api], (api, case["output"])
+
+
+@pytest.mark.parametrize(
+    "name", ["vercel_ai_chat_legacy", "vercel_ai_responses_legacy", "vercel_ai6_chat"]
+)
+def test_vercel_legacy_tool_steps_hold_every_result(name: str) -> None:
+    """``ai.toolCall.result`` is JSON text of what the tool returned: null is a result."""
+    (run,) = otel_replay.load(CASES / name / "traces.jsonl")
+    sent = _sent_results(_requests(CASES / name)[-1])
+    steps = {s.tool.tool_name: s.tool for s in run.tool_steps() if s.tool is not None}
+    assert steps["get_raising"].error is not None
+    for tool in steps.values():
+        if tool.tool_name not in ("get_raising", "get_content"):
+            assert tool.result == value(sent[tool.call_id]), tool.tool_name
+    assert steps["get_null"].result is None and steps["get_null"].result_payload is not None
+    assert run.kit.verdict == "full"
+
+
+def test_vercel_legacy_null_result_is_a_result() -> None:
+    """Each ``ai.toolCall`` span of the real trace, normalized: its result is the JSON text
+    it recorded, typed JSON, for ``null`` too (not dropped as no result)."""
+    from otel_replay import attributes as A
+    from otel_replay.dialects.registry import normalize
+
+    spans = [
+        span
+        for line in (CASES / "vercel_ai_chat_legacy" / "traces.jsonl")
+        .read_text("utf-8")
+        .splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        if span["name"] == "ai.toolCall"
+    ]
+    results = []
+    for span in spans:
+        attrs = {a["key"]: a["value"]["stringValue"] for a in span["attributes"]}
+        if "ai.toolCall.result" not in attrs:
+            continue  # the raising tool
+        got = normalize(attrs, name=span["name"], scope="ai")
+        assert got[A.TOOL_CALL_RESULT] == attrs["ai.toolCall.result"]
+        assert got[A.TYPE + A.TOOL_CALL_RESULT] == "json"
+        results.append(attrs["ai.toolCall.result"])
+    assert "null" in results and len(results) >= 8

@@ -55,18 +55,16 @@ def test_legacy_ai_spans_read_as_model_calls_and_tool_calls(tmp_path: Path) -> N
 
 
 def test_a_tool_error_is_what_the_openai_provider_sent(tmp_path: Path) -> None:
-    # The provider sends {"error": text}; the legacy prompt says the result is an
-    # error-text, the GenAI integration keeps the text alone (then the failed tool
+    # The provider sends JSON.stringify({error: text}); the legacy prompt says the result
+    # is an error-text, the GenAI integration keeps the text alone (then the failed tool
     # span tells which result it was, and the step says it was rewrapped).
-    sent = json.loads(
-        next(
-            m["content"]
-            for line in (CASES / "sync" / "server.jsonl").read_text("utf-8").splitlines()
-            for m in json.loads(json.loads(line)["body_raw"]).get("messages", [])
-            if m.get("tool_call_id") == "call_track_shipment_5521"
-        )
+    sent = next(
+        m["content"]
+        for line in (CASES / "sync" / "server.jsonl").read_text("utf-8").splitlines()
+        for m in json.loads(json.loads(line)["body_raw"]).get("messages", [])
+        if m.get("tool_call_id") == "call_track_shipment_5521"
     )
-    assert sent == {"error": ERROR}
+    assert json.loads(sent) == {"error": ERROR}
     assert _sent_error(_run("legacy", tmp_path)) == sent
     run = _run("sync", tmp_path)
     assert _sent_error(run) == sent

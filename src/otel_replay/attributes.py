@@ -103,7 +103,8 @@ EXCEPTION_ARGS: Final = "otel_replay.exception.args"
 #: "NO_CONTENT" when content capture was off for this span.
 CONTENT: Final = "otel_replay.content"
 #: How the span's provider sent a failed tool's result, where its messages keep only the
-#: error's text: "error_object" is ``{"error": <text>}`` (the Vercel AI SDK's OpenAI providers).
+#: error's text: "error_object" is ``{"error": <text>}`` (pydantic-ai), "error_object_text"
+#: the JSON text of it as JavaScript writes it (the Vercel AI SDK's OpenAI providers).
 TOOL_ERRORS_SENT_AS: Final = "otel_replay.tool_errors_sent_as"
 #: What dialects tell the reader about a span, never written on exported spans (a reader
 #: derives them again from the span itself).

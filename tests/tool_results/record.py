@@ -2,6 +2,10 @@
 
     python -m tests.tool_results.record strands PYTHON     # a Python with strands-agents
     python -m tests.tool_results.record vercel_ai NODE_DIR  # a folder with ai's node_modules
+                                                            # (ai 7 with @ai-sdk/otel, or ai 6)
+
+Run it from the repository root, the stack's install inside it (``.cache/``):
+the stack traces of the raised errors name files relative to the root.
 
 Each case is a folder: ``traces.binpb`` / ``traces.jsonl`` (what the stack
 exported, through the conformance OTLP receiver), ``server.jsonl`` (every
@@ -13,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conformance.receiver import OtlpReceiver
+from tests.conformance.generate import scrub
+from tests.conformance.receiver import TRACE_FILES, OtlpReceiver
 from tests.tool_results.model import ModelServer
 
 HERE = Path(__file__).resolve().parent
@@ -29,11 +35,19 @@ STRANDS = {
     "strands_latest": ({"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}, []),
     "strands_image": ({}, ["--image"]),
 }
+#: ``ai`` before 7 has one telemetry, its ``ai.*`` spans.
+VERCEL_6 = {
+    "vercel_ai6_chat": ["--api", "chat"],
+    "vercel_ai6_responses": ["--api", "responses"],
+    "vercel_ai6_chat_stream": ["--api", "chat", "--stream"],
+}
 VERCEL = {
     "vercel_ai_chat": ["--api", "chat", "--telemetry", "current"],
     "vercel_ai_chat_legacy": ["--api", "chat", "--telemetry", "legacy"],
     "vercel_ai_responses": ["--api", "responses", "--telemetry", "current"],
     "vercel_ai_responses_legacy": ["--api", "responses", "--telemetry", "legacy"],
+    "vercel_ai_chat_stream": ["--api", "chat", "--telemetry", "current", "--stream"],
+    "vercel_ai_chat_legacy_stream": ["--api", "chat", "--telemetry", "legacy", "--stream"],
 }
 
 
@@ -53,6 +67,9 @@ def _run(case: str, command: list[str], env: dict[str, str], versions: str) -> N
         )
     if done.returncode:
         sys.exit(f"{case}: exit {done.returncode}\n{done.stderr[-3000:]}")
+    for name in TRACE_FILES:  # stack traces name this machine's files: relative to the repository
+        if (out / name).exists():
+            scrub(out / name, out / name)
     (out / "versions.txt").write_text(versions, encoding="utf-8")
     print(case, done.stdout.strip())
 
@@ -87,11 +104,15 @@ def main() -> None:
         node_dir = Path(a.where).resolve()
         script = node_dir / "tool_results_agent.mjs"
         shutil.copy(HERE / "vercel_ai_agent.mjs", script)
-        versions = subprocess.run(
+        listed = subprocess.run(
             ["npm", "ls", "--depth=0"], cwd=node_dir, capture_output=True, text=True, check=False
         ).stdout
+        # The first line names the folder (a path of this machine): the packages only.
+        versions = "".join(listed.splitlines(keepends=True)[1:])
         try:
-            for case, args in VERCEL.items():
+            major = re.search(r"\bai@(\d+)\.", versions)
+            cases = VERCEL if major and int(major.group(1)) >= 7 else VERCEL_6
+            for case, args in cases.items():
                 _run(
                     case,
                     ["node", str(script), *args],

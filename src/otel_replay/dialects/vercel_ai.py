@@ -15,21 +15,39 @@ GenAI one) writes ``ai.*`` attributes, named by ``ai.operationId``:
   ``.args`` / ``.result`` (``.input`` / ``.output`` in some releases).
 - ``ai.generateText`` / ``ai.streamText``: the whole call, an agent run.
 
-A tool's error reaches the model as the provider sends it: OpenAI's
-providers send ``{"error": <the error text>}``.  The legacy prompt says
-which results are errors (``error-text``, ``error-json``); the GenAI
-integration records only the text, so its chat spans are marked
-(:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`) and the run builder
-wraps the results of the calls whose tool span failed
-(:mod:`otel_replay.runs.sent_errors`).
+A tool's result reaches the model as the provider renders the SDK's
+``{type, value}`` output (:func:`sent_output`, from ``@ai-sdk/openai``'s
+``convertToOpenAIChatMessages`` and its Responses converter): a ``text``
+output is its text, a ``json`` one ``JSON.stringify`` of its value, a
+``content`` one ``JSON.stringify`` of its parts (Chat Completions) or the
+parts as ``input_text`` items (Responses), an ``execution-denied`` one its
+reason; an error (``error-text``, ``error-json``) is
+``JSON.stringify({error: value})`` from ``ai`` 7 (``@ai-sdk/openai`` 4), and
+before it the text itself (``error-text``) or ``JSON.stringify`` of the value
+(``error-json``).  The legacy prompt says which output each result is, and
+the SDK's release is in the recorded ``user-agent`` header (``ai/7.0.173``)
+of ``generateText`` calls; ``streamText`` records none, its spans are read
+as the current release's (an ``ai`` 6 stream's error is then read wrapped).
+The GenAI integration (``ai`` 7) records the output's value alone: a string
+is a text output, ``{type: "content", value}`` a content one, any other value
+a ``json`` one, and which API it went to is told by the response id
+(``resp_...``: Responses); it records a failed call's error as its text, so its
+chat spans are marked (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`)
+and the run builder writes the results of the calls whose tool span failed
+as they were sent (:mod:`otel_replay.runs.sent_errors`).
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from .. import attributes as A
+from .. import json_text, payload
 from .. import messages as M
 from .span import Dialect, GenAI, SpanView, loads, put
 
@@ -38,6 +56,10 @@ OPERATION = "ai.operationId"
 GENAI_SCOPE = "gen_ai"
 _MODEL_CALLS = ("ai.generateText.doGenerate", "ai.streamText.doStream")
 _RUNS = ("ai.generateText", "ai.streamText")
+#: The SDK's release in the ``user-agent`` it sends (and records): ``ai/7.0.173``.
+_RELEASE = re.compile(r"(?:^|\s)ai/(\d+)\.")
+#: The ``ai`` release from which OpenAI's providers send an error as ``{"error": value}``.
+_ERRORS_WRAPPED_FROM = 7
 
 
 def _matches(span: SpanView) -> bool:
@@ -50,8 +72,8 @@ def _fill(span: SpanView) -> GenAI:
     operation = span.get(OPERATION)
     if operation is None:  # the GenAI integration: how its provider sends a tool's error
         out: GenAI = {}
-        if _wraps_errors(span.text(A.PROVIDER_NAME)):
-            out[A.TOOL_ERRORS_SENT_AS] = "error_object"
+        if _openai(span.text(A.PROVIDER_NAME)):
+            out[A.TOOL_ERRORS_SENT_AS] = "error_object_text"
         return out
     if operation in _MODEL_CALLS:
         return _model_call(span)
@@ -62,8 +84,24 @@ def _fill(span: SpanView) -> GenAI:
     return {}
 
 
-def _wraps_errors(provider: str | None) -> bool:
+def _openai(provider: str | None) -> bool:
     return provider is not None and provider.split(".")[0] == "openai"
+
+
+def _wraps_errors(span: SpanView) -> bool:
+    """Whether the release of ``ai`` that made a legacy model span sends a tool's error
+    as ``{"error": value}`` (``ai`` 7 and after).
+
+    A call's recorded ``user-agent`` names the release.  ``streamText`` records
+    none in any release: its spans are read as the current release's; a
+    ``generateText`` span without one is of a release from before the header
+    was recorded, which sent the error itself.
+    """
+    agent = span.text("ai.request.headers.user-agent")
+    found = _RELEASE.search(agent) if agent else None
+    if found is None:
+        return bool(span.get(OPERATION) == "ai.streamText.doStream")
+    return int(found.group(1)) >= _ERRORS_WRAPPED_FROM
 
 
 def _model_call(span: SpanView) -> GenAI:
@@ -73,8 +111,8 @@ def _model_call(span: SpanView) -> GenAI:
     put(out, A.REQUEST_MODEL, span.text("ai.model.id"))
     prompt = span.json("ai.prompt.messages")
     if isinstance(prompt, list):
-        wrap = _wraps_errors(provider)
-        put(out, A.INPUT_MESSAGES, [_message(m, wrap) for m in prompt if isinstance(m, Mapping)])
+        wire = _Wire(provider, _wraps_errors(span))
+        put(out, A.INPUT_MESSAGES, [_message(m, wire) for m in prompt if isinstance(m, Mapping)])
     tools = span.get("ai.prompt.tools")
     if isinstance(tools, (list, tuple)):
         defs = [loads(t) for t in tools]
@@ -111,7 +149,17 @@ def _call(part: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _message(message: Mapping[str, Any], wrap_errors: bool) -> dict[str, Any]:
+class _Wire:
+    """Which API a model call went to (``openai.chat``, ``openai.responses``...) and
+    whether its release of ``ai`` wraps a tool's error."""
+
+    def __init__(self, provider: str | None, wraps_errors: bool) -> None:
+        self.openai = _openai(provider)
+        self.responses = provider == "openai.responses"
+        self.wraps_errors = wraps_errors
+
+
+def _message(message: Mapping[str, Any], wire: _Wire) -> dict[str, Any]:
     role = str(message.get("role", "user"))
     content = message.get("content")
     if isinstance(content, str):
@@ -128,7 +176,7 @@ def _message(message: Mapping[str, Any], wrap_errors: bool) -> dict[str, Any]:
                 {
                     "type": "tool_call_response",
                     "id": part.get("toolCallId"),
-                    "response": _output(part.get("output", part.get("result")), wrap_errors),
+                    "response": _output(part.get("output", part.get("result")), wire),
                 }
             )
         elif kind in ("text", "reasoning") and isinstance(part.get("text"), str):
@@ -138,14 +186,129 @@ def _message(message: Mapping[str, Any], wrap_errors: bool) -> dict[str, Any]:
     return {"role": role, "parts": parts}
 
 
-def _output(output: Any, wrap_errors: bool) -> Any:
+def _output(output: Any, wire: _Wire) -> Any:
     """A tool result's ``{type, value}`` as the model was sent it."""
     if not isinstance(output, Mapping) or "type" not in output:
         return M.tool_response(output)
-    value = output.get("value")
-    if output["type"] in ("error-text", "error-json"):
-        return {"error": value} if wrap_errors else value
+    if not wire.openai:
+        value = output.get("value")
+        return value if output["type"] in ("error-text", "error-json") else M.tool_response(value)
+    return sent_output(output, responses=wire.responses, wraps_errors=wire.wraps_errors)
+
+
+def sent_output(output: Mapping[str, Any], *, responses: bool, wraps_errors: bool) -> Any:
+    """An SDK tool output (``{type, value}``) as ``@ai-sdk/openai`` sends it.
+
+    ``responses``: to the Responses API (else Chat Completions);
+    ``wraps_errors``: by a release that sends an error as ``{"error": value}``
+    (``ai`` 7, ``@ai-sdk/openai`` 4), else the older rule.
+    """
+    kind, value = output.get("type"), output.get("value")
+    if kind in ("error-text", "error-json"):
+        if wraps_errors:
+            return stringify({"error": value})
+        return value if kind == "error-text" else stringify(value)
+    if kind == "text":
+        return value
+    if kind == "execution-denied":
+        reason = output.get("reason")
+        return reason if isinstance(reason, str) else "Tool call execution denied."
+    if kind == "content" and responses and isinstance(value, list):
+        return [_input_part(p) for p in value]
+    if kind in ("json", "content"):
+        return stringify(value)
     return M.tool_response(value)
+
+
+def _input_part(part: Any) -> Any:
+    """A content output's part as the Responses API is sent it (a text as ``input_text``;
+    others, files and images, as recorded)."""
+    if isinstance(part, Mapping) and part.get("type") == "text":
+        return {"type": "input_text", "text": part.get("text")}
+    return part
+
+
+def stringify(value: Any) -> str:
+    """JSON text of a JSON value as JavaScript's ``JSON.stringify`` writes it.
+
+    No spaces, characters as they are (control characters escaped, as Python
+    does too), keys in their order, and numbers as JavaScript writes them:
+    ``1e-7``, ``1e+21``, ``0.000001``, where Python writes ``1e-07``, ``1e+21``,
+    ``1e-06``; an integral value written by JavaScript reads back as an int.
+    """
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        items = (
+            f"{json.dumps(str(k), ensure_ascii=False)}:{stringify(v)}" for k, v in value.items()
+        )
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(stringify(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _number(x: float) -> str:
+    """``Number.prototype.toString`` of a double (ECMAScript's Number::toString)."""
+    if not math.isfinite(x):
+        return "null"  # what JSON.stringify writes for NaN and the infinities
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    digits_tuple, exponent = Decimal(repr(abs(x))).normalize().as_tuple()[1:]
+    digits = "".join(map(str, digits_tuple))
+    k = len(digits)
+    n = k + int(exponent)  # the value is 0.digits × 10^n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    e = n - 1
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{sign}{mantissa}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def _repair(span: SpanView) -> GenAI:
+    """The GenAI integration's input messages with each tool result as it was sent."""
+    if span.get(OPERATION) is not None or not _openai(span.text(A.PROVIDER_NAME)):
+        return {}
+    recorded = span.json(A.INPUT_MESSAGES)
+    if not isinstance(recorded, list):
+        return {}
+    response_id = span.text(A.RESPONSE_ID) or ""
+    responses = response_id.startswith("resp_")
+    out, changed = [], False
+    for message in recorded:
+        parts = message.get("parts") if isinstance(message, Mapping) else None
+        if isinstance(parts, list):
+            sent = [_sent_value(p, responses) for p in parts]
+            changed = changed or sent != parts
+            message = {**message, "parts": sent}
+        out.append(message)
+    return {A.INPUT_MESSAGES: out} if changed else {}
+
+
+def _sent_value(part: Any, responses: bool) -> Any:
+    """A ``tool_call_response`` part of the GenAI integration (the output's value alone)
+    with the value as it was sent; an error's text is left to the run builder."""
+    if not isinstance(part, Mapping) or part.get("type") != "tool_call_response":
+        return part
+    value = part.get("response")
+    if isinstance(value, str):
+        return part  # a text output, or a failed call's error text
+    if isinstance(value, Mapping) and value.get("type") == "content":
+        output: Mapping[str, Any] = value
+    else:
+        output = {"type": "json", "value": value}
+    return {**part, "response": sent_output(output, responses=responses, wraps_errors=True)}
 
 
 def _tool_call(span: SpanView) -> GenAI:
@@ -155,13 +318,26 @@ def _tool_call(span: SpanView) -> GenAI:
     args = _first(span, "ai.toolCall.args", "ai.toolCall.input")
     put(out, A.TOOL_CALL_ARGUMENTS, M.parse_arguments(args))
     result = _first(span, "ai.toolCall.result", "ai.toolCall.output")
-    if result is not None:
-        out[A.TOOL_CALL_RESULT] = M.parse_arguments(result)
+    if isinstance(result, str) and _json_text(result):
+        # JSON.stringify of what the tool returned: that value, null included (a tool
+        # that returned null has a result, the JSON text "null", not none).
+        out[A.TOOL_CALL_RESULT] = result
+        out[A.TYPE + A.TOOL_CALL_RESULT] = payload.JSON
+    elif result is not None:
+        out[A.TOOL_CALL_RESULT] = result
     return out
+
+
+def _json_text(text: str) -> bool:
+    try:
+        json_text.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _first(span: SpanView, *keys: str) -> Any:
     return next((span.get(k) for k in keys if k in span.attributes), None)
 
 
-DIALECT = Dialect("vercel_ai", matches=_matches, fill=_fill, reads_values=True)
+DIALECT = Dialect("vercel_ai", matches=_matches, fill=_fill, repair=_repair, reads_values=True)

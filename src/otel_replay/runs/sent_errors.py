@@ -2,17 +2,20 @@
 
 Some stacks record a failed tool's result in the next request as the bare
 error text although the provider sent it wrapped as ``{"error": <text>}``:
-the Vercel AI SDK's GenAI integration (its OpenAI providers) and pydantic-ai
-from 2.60 (providers with no error channel of their own).  Their dialects
-mark such model spans (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`);
-here the results of the calls whose tool step failed are wrapped as they
-were sent, and the step notes it in :attr:`~.model.ModelCall.derived`.
+the Vercel AI SDK's GenAI integration (its OpenAI providers send
+``JSON.stringify({error: text})``: ``error_object_text``) and pydantic-ai
+from 2.60 (providers with no error channel of their own: ``error_object``).
+Their dialects mark such model spans
+(:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`); here the results of
+the calls whose tool step failed are wrapped as they were sent, and the step
+notes it in :attr:`~.model.ModelCall.derived`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..dialects.vercel_ai import stringify
 from .model import Step
 
 
@@ -28,8 +31,9 @@ def wrap_sent_errors(steps: Sequence[Step]) -> int:
     wrapped = 0
     for step in steps:
         m = step.model
-        if m is None or m.tool_errors_sent_as != "error_object":
+        if m is None or m.tool_errors_sent_as not in ("error_object", "error_object_text"):
             continue
+        as_text = m.tool_errors_sent_as == "error_object_text"
         here = 0
         for message in m.input_messages or []:
             for part in message.get("parts") or []:
@@ -38,7 +42,8 @@ def wrap_sent_errors(steps: Sequence[Step]) -> int:
                     and part.get("id") in failed
                     and isinstance(part.get("response"), str)
                 ):
-                    part["response"] = {"error": part["response"]}
+                    error = {"error": part["response"]}
+                    part["response"] = stringify(error) if as_text else error
                     here += 1
         if here:
             m.derived.append(
