@@ -3,8 +3,9 @@
 Generated secrets of every family the redactor knows (provider keys, tokens,
 JWTs, ``Bearer``, passwords in URLs and query strings, ``password=``) are put
 in a span's name as it starts and through ``update_name``, in event names and
-attributes, link attributes (by text and by key), the status, the resource and
-the instrumentation scope.  The spans go out through the real SDK to every
+attributes, link attributes (by text and by key), the status, the resource,
+the instrumentation scope, and the trace states of a parent and of a link
+from another service (its ``tracestate`` header).  The spans go out through the real SDK to every
 sink at once: ``ReplaySpanProcessor`` with ``FileSpanExporter`` (protobuf, and
 JSON lines compressed with zstd) and the standard OTLP/HTTP exporter (gzip) to
 a collector on 127.0.0.1; and a provider with no processor, where
@@ -21,12 +22,21 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from opentelemetry import context, trace
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.trace import Link, Status, StatusCode
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    SpanContext,
+    Status,
+    StatusCode,
+    TraceFlags,
+)
+from opentelemetry.trace.span import TraceState
 
 import otel_replay
 from _secrets import SECRET_SHAPES, WRITING, collector, decompressed, every_byte
@@ -45,11 +55,24 @@ SITES = (
     "status description",
     "resource attribute",
     "scope attribute",
+    "trace state",
+    "link trace state",
 )
+
+#: A trace state member's value holds no "=" or "," (W3C): the shapes that fit in one.
+_IN_TRACE_STATE = SECRET_SHAPES.filter(lambda s: "=" not in s[0] and "," not in s[0])
 
 
 def _sites() -> st.SearchStrategy[dict[str, tuple[str, str]]]:
-    return st.fixed_dictionaries({site: SECRET_SHAPES for site in SITES})
+    return st.fixed_dictionaries(
+        {site: _IN_TRACE_STATE if "trace state" in site else SECRET_SHAPES for site in SITES}
+    )
+
+
+def _remote(trace_id: int, vendor_value: str) -> SpanContext:
+    """A context another service sent, its ``tracestate`` header holding ``vendor_value``."""
+    state = TraceState([("acme", vendor_value), ("other", "1")])
+    return SpanContext(trace_id, 0xC0FFEE, True, TraceFlags(TraceFlags.SAMPLED), state)
 
 
 @pytest.fixture(autouse=True)
@@ -64,6 +87,16 @@ def _spans(provider: TracerProvider, planted: dict[str, tuple[str, str]]) -> Non
     tracer = provider.get_tracer(
         "acme.http.client", "1.0", attributes={"note": f"from {planted['scope attribute'][0]}"}
     )
+    # Under a parent of another service: every span takes its trace state.
+    parent = trace.set_span_in_context(NonRecordingSpan(_remote(7, planted["trace state"][0])))
+    token = context.attach(parent)
+    try:
+        _children(tracer, planted)
+    finally:
+        context.detach(token)
+
+
+def _children(tracer: trace.Tracer, planted: dict[str, tuple[str, str]]) -> None:
     with tracer.start_as_current_span("plan") as first:
         first.set_attribute("step", 1)
     link_text, _ = planted["link attribute text"]
@@ -75,6 +108,7 @@ def _spans(provider: TracerProvider, planted: dict[str, tuple[str, str]]) -> Non
         span.add_event(f"retry with {planted['event name'][0]}", {"attempt": 2})
         span.add_event("http.request", {"detail": f"sent {planted['event attribute'][0]} ok"})
         span.add_link(first.get_span_context(), {"why": f"again {link_text}"})
+        span.add_link(_remote(8, planted["link trace state"][0]))
         span.set_status(
             Status(StatusCode.ERROR, f"refused: {planted['status description'][0]} expired")
         )
@@ -157,3 +191,6 @@ def _write_and_check(
         assert all(A.REDACTED_VALUE in n for n in names[:2]), names
         hidden = {h for s in spans for h in s.attributes.get(A.REDACTED) or ()}
         assert {"span name", "events[0] name", "links[0].peer", "links[0].api_key"} <= hidden
+        # (the first link's context is that of a span scrubbed as it ended, where the
+        # processor ran: nothing left to hide in it then)
+        assert {"trace state", "links[2] trace state"} <= hidden

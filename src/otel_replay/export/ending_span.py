@@ -1,5 +1,5 @@
-"""Name, attributes, events, links and status of an SDK span changed as it ends, before any
-exporter sees it.
+"""Name, attributes, events, links, status and trace state of an SDK span changed as it
+ends, before any exporter sees it.
 
 The SDK calls every processor's ``_on_ending`` after it has frozen the span's
 attributes and before any ``on_end``: a change made there reaches every
@@ -18,7 +18,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, Span
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Link, Status
+from opentelemetry.trace import Link, SpanContext, Status
 
 
 def update_attributes(span: Span, changes: Mapping[str, Any], removed: Sequence[str] = ()) -> bool:
@@ -86,6 +86,15 @@ def update_status(span: Span, status: Status) -> bool:
     if not isinstance(getattr(span, "_status", None), Status):
         return False
     span._status = status
+    return True
+
+
+def update_context(span: Span, context: SpanContext) -> bool:
+    """Give an ending ``span`` another context (its own ids, its trace state scrubbed); False
+    when this SDK's span has another layout."""
+    if not isinstance(getattr(span, "_context", None), SpanContext):
+        return False
+    span._context = context
     return True
 
 

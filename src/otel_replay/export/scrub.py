@@ -5,7 +5,8 @@ their authors wrote them (an OpenInference ``llm.invocation_parameters``
 holding an api key, ``url.full`` with ``?api_key=``, an exception message
 quoting a token, an HTTP client span named after a URL with ``?api_key=``).
 Here the one redaction engine goes over the name of a span, the name and
-attributes of each of its events, the attributes of its links and its status
+attributes of each of its events, the attributes and trace states of its links,
+its own trace state (another service's ``tracestate`` header) and its status
 description, the attributes and schema URL of its resource, and the name,
 version, schema URL and attributes of its instrumentation scope:
 ``ReplaySpanProcessor`` on each span of its provider as it ends (so every
@@ -33,7 +34,8 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Link, Status
+from opentelemetry.trace import Link, SpanContext, Status
+from opentelemetry.trace.span import TraceState
 
 from .. import attributes as A
 from .. import payload
@@ -41,6 +43,7 @@ from ..bytes_text import from_base64, to_base64
 from ..redaction import PLACEHOLDER, Redactor, redactor
 from .ending_span import (
     update_attributes,
+    update_context,
     update_events,
     update_links,
     update_name,
@@ -54,6 +57,8 @@ T = TypeVar("T")
 SPAN_NAME = "span name"
 #: Where a hidden status description is listed.
 STATUS = "status.description"
+#: Where a hidden trace state is listed (a link's: ``links[0] trace state``).
+TRACE_STATE = "trace state"
 #: Our payload companions: scrubbed only with their payload, of a stored span (see the
 #: module docstring).
 _COMPANIONS = (A.SHA256, A.TYPE, A.BYTES, A.REF, A.SIZE)
@@ -245,7 +250,39 @@ def _scrubbed_value(value: Any, key: str, r: Redactor) -> Any:
 
 
 def _links(links: Any, r: Redactor, hidden: list[str], stored: bool = False) -> list[Link] | None:
-    return _each(links, r, hidden, "links", lambda link, _, a: Link(link.context, a), stored)
+    out = _each(links, r, hidden, "links", lambda link, _, a: Link(link.context, a), stored)
+    for i, link in enumerate(out if out is not None else (links or ())):
+        context = _trace_state(link.context, r, hidden, f"links[{i}] {TRACE_STATE}")
+        if context is not None:
+            if out is None:
+                out = list(links)
+            out[i] = Link(context, link.attributes)
+    return out
+
+
+def _trace_state(context: Any, r: Redactor, hidden: list[str], where: str) -> SpanContext | None:
+    """``context`` with its trace state scrubbed (None: nothing to hide).
+
+    A span's trace state is its parent's, taken from a ``tracestate`` header
+    another service sent: any text of theirs.  Scrubbed as its header text is
+    (as ``convert`` scrubs a stored one); members that no longer parse are left
+    out.
+    """
+    state = getattr(context, "trace_state", None)
+    if not state or not isinstance(context, SpanContext):
+        return None
+    header = state.to_header()
+    clean = r.text(header)
+    if clean is header:
+        return None
+    hidden.append(where)
+    return SpanContext(
+        context.trace_id,
+        context.span_id,
+        context.is_remote,
+        context.trace_flags,
+        TraceState.from_header([clean]),
+    )
 
 
 def _events(
@@ -425,6 +462,7 @@ def hide_in_ending(span: Span) -> None:
     events = _events(span.events, r, hidden)
     links = _links(span.links, r, hidden)
     status = _status(span.status, r, hidden)
+    context = _trace_state(span.context, r, hidden, TRACE_STATE)
     if len(_scrubbed) >= _SCRUBBED_MAX:
         _scrubbed.clear()
     if not hidden:
@@ -441,6 +479,8 @@ def hide_in_ending(span: Span) -> None:
         done &= update_links(span, links)
     if status is not None:
         done &= update_status(span, status)
+    if context is not None:
+        done &= update_context(span, context)
     changes[A.REDACTED] = redacted(span.attributes, hidden)
     removed = [key for key, value in changes.items() if value is REMOVED]
     for key in removed:  # a key renamed: its secret-holding name taken off
@@ -466,6 +506,7 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
     events = _events(span.events, r, hidden, stored)
     links = _links(span.links, r, hidden, stored)
     status = _status(span.status, r, hidden)
+    clean_context = _trace_state(context, r, hidden, TRACE_STATE)
     resource = _resource(span.resource)
     scope = _scope(span.instrumentation_scope)
     if not hidden and resource is span.resource and scope is span.instrumentation_scope:
@@ -476,7 +517,7 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
         attrs[A.REDACTED] = redacted(span.attributes, hidden, changes)
     return ReadableSpan(
         name=span.name if name is None else name,
-        context=span.context,
+        context=context if clean_context is None else clean_context,
         parent=span.parent,
         resource=resource,
         attributes=attrs,
