@@ -107,6 +107,16 @@ def test_tool_steps_hold_the_result_as_sent() -> None:
         }
 
 
+@pytest.mark.parametrize("name", ["strands_legacy", "strands_latest"])
+def test_strands_tool_steps_are_whole(name: str) -> None:
+    """Tools that take no arguments (``{}``) and one that returned empty text: their
+    arguments and results are recorded, none is said to be missing."""
+    (run,) = otel_replay.load(CASES / name / "traces.binpb")
+    assert all(s.tool is not None and s.tool.arguments == {} for s in run.tool_steps())
+    assert [m for m in run.kit.missing if m.startswith("steps[")] == []
+    assert run.kit.verdict == "full"
+
+
 def test_strands_results_as_its_providers_send_them() -> None:
     """Generated results of text and JSON blocks, against what Strands' OpenAI providers
     (Chat Completions and Responses) made of each (``tests/tool_results/strands_oracle.py``)."""
@@ -179,3 +189,25 @@ def test_vercel_legacy_null_result_is_a_result() -> None:
         assert got[A.TYPE + A.TOOL_CALL_RESULT] == "json"
         results.append(attrs["ai.toolCall.result"])
     assert "null" in results and len(results) >= 8
+
+
+@pytest.mark.parametrize("case", _exact_cases())
+def test_every_request_is_served_from_the_trace(case: Path) -> None:
+    """The recorded requests, sent again as they were, are each answered by the replay
+    engine serving the case's own trace (the agent's next call is not refused)."""
+    import httpx
+
+    from otel_replay.replay.adapters.transport import ReplayTransport
+    from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
+
+    files = [case / n for n in ("traces.binpb", "traces.jsonl") if (case / n).exists()]
+    engine = ReplayEngine(list(otel_replay.load(*files)))
+    conversation: dict[str, str] = {}
+    with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
+        for request in _requests(case):
+            headers = {"content-type": "application/json", **conversation}
+            answer = http.post(
+                request["path"], content=request["body_raw"].encode(), headers=headers
+            )
+            assert answer.status_code == 200, answer.text[:2000]
+            conversation = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}

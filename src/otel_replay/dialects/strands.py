@@ -85,9 +85,13 @@ def _fill(span: SpanView) -> GenAI:
     for event in span.events:
         attributes = event.get("attributes") or {}
         if event.get("name") == "gen_ai.tool.message":
-            put(out, A.TOOL_CALL_ARGUMENTS, M.parse_arguments(attributes.get("content")))
+            arguments = M.parse_arguments(attributes.get("content"))
+            if arguments is not None:  # {} too: the arguments of a tool that takes none
+                out.setdefault(A.TOOL_CALL_ARGUMENTS, arguments)
         elif event.get("name") == "gen_ai.choice":
-            put(out, A.TOOL_CALL_RESULT, sent_result(M.parse_arguments(attributes.get("message"))))
+            result = sent_result(M.parse_arguments(attributes.get("message")))
+            if result is not None:  # "" too: a tool that returned empty text
+                out.setdefault(A.TOOL_CALL_RESULT, result)
     return out
 
 
