@@ -25,8 +25,7 @@ import otel_replay
 from _browser import chromium
 from _cli import cli_process
 from _recording import recording
-from otel_replay.report import page_name, render_index, render_run
-from otel_replay.workflow.summary import summarize
+from otel_replay.report import index_line, page_name, render_index, render_run
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
@@ -121,7 +120,8 @@ def test_a_conversation_resent_with_each_call_is_shown_once(tmp_path: Path) -> N
             ]
     (run,) = otel_replay.load(trace)
     text = _page(run).text
-    assert sum("first question" in t for t in text) == 1
+    # In the first call's body, and in its one-line gist (the last message in): not again.
+    assert sum("first question" in t for t in text) == 2
     first, second, _ = (s for s in run.steps if s.kind == "model")
     assert f"step {first.index}'s input (1 message), then:" in text
     assert f"step {second.index}'s input (3 messages), then:" in text
@@ -156,7 +156,7 @@ def test_what_a_trace_holds_never_becomes_markup_or_script(tmp_path: Path) -> No
                 fail(HOSTILE)
     (run,) = otel_replay.load(trace)
     page = _page(run)
-    index = _Parsed(render_index([summarize(run)], HOSTILE))
+    index = _Parsed(render_index([index_line(run)], HOSTILE))
     for parsed, shown in ((page, 8), (index, 3)):
         assert {tag for tag, _ in parsed.tags} <= TAGS
         assert {k for _, attrs in parsed.tags for k, _ in attrs} <= ATTRIBUTES
@@ -294,7 +294,7 @@ def test_chromium_renders_the_page_its_steps_verdict_and_script(which: str, tmp_
 def test_chromium_renders_the_index_with_a_row_per_run(tmp_path: Path) -> None:
     runs = otel_replay.load(*SEVERAL.trace_files(), EXAMPLE)
     page = tmp_path / "index.html"
-    page.write_text(render_index([summarize(r) for r in runs], "runs"), encoding="utf-8")
+    page.write_text(render_index([index_line(r) for r in runs], "runs"), encoding="utf-8")
     parsed = _Parsed(_chromium(page, tmp_path, "--dump-dom").stdout)
     assert [tag for tag, _ in parsed.tags].count("tr") == len(runs) + 1
     assert f"{len(runs)} of {len(runs)} shown" in parsed.text  # the script ran

@@ -799,7 +799,8 @@ def _report_index(
     with _reading(paths), working(f"writing the pages of {printable(', '.join(paths))}"):
         mapped = map_runs(paths, fn, jobs=jobs)
     lines = sorted(
-        (s for s in mapped.values if s is not None), key=lambda s: (s.start_ns, s.run_id)
+        (s for s in mapped.values if s is not None),
+        key=lambda s: (s.summary.start_ns, s.summary.run_id),
     )
     index = os.path.join(directory, "index.html")
     with open(index, "w", encoding="utf-8") as f:

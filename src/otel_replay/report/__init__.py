@@ -12,8 +12,9 @@ little script it has are inline: it needs no network, opens from a
 :func:`render_diff` shows two runs side by side, aligned as ``otel-replay
 diff`` aligns them, the first divergent step highlighted and each changed
 field as a line diff, the changed words of a changed line marked.
-:func:`render_index` lists many runs (the columns of ``ls``, sortable and
-filterable in the page), each linking to its page beside it.
+:func:`render_index` lists many runs (the columns of ``ls``, the question asked
+and the answer given, sortable and filterable in the page), each linking to its
+page beside it.  A collapsed step shows on one line what it was given and gave.
 
 Recorded text is untrusted: the templates escape every value (Jinja2's
 autoescaping), no recorded value is put in a script, a style or a URL.
@@ -23,7 +24,9 @@ Rendering needs Jinja2 (``pip install 'otel-replay[report]'``).
 from __future__ import annotations
 
 from .page import (
+    IndexLine,
     ReportUnavailable,
+    index_line,
     page_name,
     render_diff,
     render_index,
@@ -33,7 +36,9 @@ from .page import (
 )
 
 __all__ = [
+    "IndexLine",
     "ReportUnavailable",
+    "index_line",
     "page_name",
     "render_diff",
     "render_index",

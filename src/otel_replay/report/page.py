@@ -25,6 +25,8 @@ from ..workflow.summary import RunSummary, summarize
 FOLD_CHARS = 600
 #: Bytes shown of a binary value, as hex.
 BYTES_SHOWN = 64
+#: Characters of a one-line gist (a collapsed step's, the index's question and answer).
+GIST_CHARS = 160
 
 
 class ReportUnavailable(RuntimeError):
@@ -49,18 +51,37 @@ def render_run(run: Run, config: Config | None = None) -> str:
     return surrogates_escaped(template.render(page=_page(run, config or Config())))
 
 
-def render_index(summaries: Sequence[RunSummary], title: str) -> str:
-    """The page listing ``summaries`` (the columns of ``ls``), each linking to the page
+@dataclasses.dataclass(frozen=True)
+class IndexLine:
+    """A run as the index lists it: its ``ls`` line, its question and its answer."""
+
+    summary: RunSummary
+    question: str | None
+    answer: str | None
+
+
+def index_line(run: Run) -> IndexLine:
+    """The line of ``run`` in :func:`render_index`."""
+    return IndexLine(summarize(run), run.question(), run.final_output())
+
+
+def render_index(lines: Sequence[IndexLine], title: str) -> str:
+    """The page listing ``lines`` (the columns of ``ls``, the question asked and the
+    answer given, each on one shortened line), each linking to the page
     :func:`page_name` names; sortable and filterable in the page."""
     rows = [
         {
-            "summary": line,
-            "page": page_name(line.run_id),
-            "start": datetime.datetime.fromtimestamp(line.start_ns / 1e9, datetime.timezone.utc)
+            "summary": line.summary,
+            "page": page_name(line.summary.run_id),
+            "start": datetime.datetime.fromtimestamp(
+                line.summary.start_ns / 1e9, datetime.timezone.utc
+            )
             .isoformat(timespec="seconds")
             .replace("+00:00", "Z"),
+            "question": gist(line.question),
+            "answer": gist(line.answer),
         }
-        for line in summaries
+        for line in lines
     ]
     template = _environment().get_template("index.html.j2")
     return surrogates_escaped(template.render(title=title, rows=rows))
@@ -142,16 +163,16 @@ def page_name(run_id: str) -> str:
 
 def write_run_page(
     directory: str, config: Config, run_id: str | None, run: Run
-) -> RunSummary | None:
+) -> IndexLine | None:
     """Write ``run``'s page into ``directory`` (as :func:`page_name` names it) when
-    ``run_id`` names it (see :func:`~otel_replay.runs.pick.is_named`); its ``ls`` line,
-    for the index (None when not named)."""
+    ``run_id`` names it (see :func:`~otel_replay.runs.pick.is_named`); its line in the
+    index (None when not named)."""
     if not is_named(run, run_id):
         return None
     path = os.path.join(directory, page_name(run.run_id))
     with open(path, "w", encoding="utf-8") as f:
         f.write(render_run(run, config))
-    return summarize(run)
+    return index_line(run)
 
 
 def require() -> None:
@@ -278,6 +299,7 @@ def _step(
     for snap in step.snapshots:
         shown.append(Shown(f"snapshot {snap.name}", _text(snap.to_json()["state"])))
     return {
+        "gist": _step_gist(step),
         "index": step.index,
         "depth": step.depth,
         "kind": step.kind,
@@ -294,6 +316,68 @@ def _step(
         "exact": exact,
         "findings": findings,
     }
+
+
+def gist(text: str | None, limit: int = GIST_CHARS) -> str | None:
+    """``text`` on one line (each run of whitespace one space), cut to ``limit``
+    characters with an ellipsis: what a collapsed step or a row of the index shows."""
+    if text is None:
+        return None
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _step_gist(step: Step) -> str | None:
+    """What a step was given and gave, on one line: a tool's arguments and result (or
+    error); a model call's last message in and its text or calls out."""
+    t, m = step.tool, step.model
+    if t is not None:
+        out = f"raised {t.error.type}: {t.error.message}" if t.error else _compact(t.result)
+        return gist(f"{_compact(t.arguments)} → {out}")
+    if m is not None and (m.input_messages or m.output_messages):
+        said = _said(m.input_messages[-1]) if m.input_messages else "(no input recorded)"
+        if m.output_messages:
+            answer = " ".join(_said(message, role=False) for message in m.output_messages)
+        else:
+            answer = (
+                f"failed: {step.status_message or 'no output'}"
+                if step.status == "ERROR"
+                else "(no output recorded)"
+            )
+        half = GIST_CHARS // 2
+        return gist(f"{gist(said, half)} → {answer}")
+    return gist(step.status_message) if step.status == "ERROR" else None
+
+
+def _said(message: dict[str, Any], *, role: bool = True) -> str:
+    """A message on one line: its text, its tool calls as ``name(arguments)``, the
+    results it carries; its role first when ``role``."""
+    parts = message.get("parts")
+    pieces = []
+    for p in parts if isinstance(parts, list) else [message]:
+        kind = p.get("type") if isinstance(p, dict) else None
+        if kind == "text" and isinstance(p.get("content"), str):
+            pieces.append(p["content"])
+        elif kind == "tool_call":
+            pieces.append(f"{p.get('name')}({_compact(p.get('arguments'))})")
+        elif kind == "tool_call_response":
+            pieces.append(_compact(p.get("response", p.get("result"))))
+        else:
+            pieces.append(_compact(p))
+    text = " ".join(pieces)
+    return f"{message.get('role', '?')}: {text}" if role else text
+
+
+def _compact(value: Any) -> str:
+    """A value on one line: a string as it is, the rest as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return _text(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_unknown)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _name(step: Step) -> str:

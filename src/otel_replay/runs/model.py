@@ -373,6 +373,24 @@ class Run:
                     return _react_answer(text)
         return None
 
+    def question(self) -> str | None:
+        """The run's input text: the root agent's recorded input, else the first user
+        message of its model calls."""
+        from ..messages import last_text
+
+        for root in self.roots:
+            if root.model is not None and root.model.input_messages:
+                text = last_text(root.model.input_messages)
+                if text is not None:
+                    return text
+        for step in self.model_steps():
+            for message in (step.model.input_messages or []) if step.model else []:
+                if message.get("role") == "user":
+                    text = last_text([message])
+                    if text is not None:
+                        return text
+        return None
+
     def to_json(self) -> dict[str, Any]:
         kit = self.kit
         return {

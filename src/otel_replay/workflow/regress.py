@@ -38,7 +38,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import messages as M
 from .. import payload
 from ..runs.model import Run
 
@@ -68,18 +67,11 @@ class RunFailed(RegressError):
 
 
 def question_of(run: Run) -> str:
-    """The run's input text: the root agent's recorded input, else the first user message."""
-    for root in run.roots:
-        if root.model is not None and root.model.input_messages:
-            text = M.last_text(root.model.input_messages)
-            if text is not None:
-                return text
-    for step in run.model_steps():
-        for message in (step.model.input_messages or []) if step.model else []:
-            if message.get("role") == "user":
-                text = M.last_text([message])
-                if text is not None:
-                    return text
+    """The run's input text (:meth:`~otel_replay.runs.model.Run.question`); refused
+    when it has none."""
+    text = run.question()
+    if text is not None:
+        return text
     raise RegressError(f"run {run.run_id} has no recorded input text to ask the agent")
 
 
