@@ -47,6 +47,9 @@ from .sources import JAEGER_SCHEMES, Found, is_database, is_search, is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
+#: The byte order mark some editors and Windows tools put before UTF-8 text: not part of
+#: the JSON after it.
+UTF8_BOM = b"\xef\xbb\xbf"
 #: What input shaped in a way no check foresaw raises while it is read: still the
 #: input's fault, so it is reported, never raised.
 _UNFORESEEN = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
@@ -83,6 +86,8 @@ class NestedTooDeep(ValueError):
 def parse_json(data: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
     """``loads(data)``: a ValueError for anything but JSON, :class:`NestedTooDeep` included;
     half a surrogate pair in a string made U+FFFD (see :mod:`otel_replay.json_text`)."""
+    if data[:3] == UTF8_BOM:
+        data = data[3:]
     try:
         doc = loads(data)
     except RecursionError:
@@ -291,7 +296,8 @@ def first_line(head: bytes, f: IO[bytes]) -> bytes:
     first byte of the next to tell JSON lines from a document.  Read a chunk
     at a time, and no further than :data:`~.limits.MAX_RECORD_BYTES`.
     """
-    start = len(head) - len(head.lstrip())
+    text = _text(head)
+    start = len(head) - len(text)
     if head[start : start + 1] not in (b"{", b"["):
         return head
     parts, total = [head], len(head)
@@ -308,6 +314,11 @@ def first_line(head: bytes, f: IO[bytes]) -> bytes:
     return b"".join(parts) if len(parts) > 1 else head
 
 
+def _text(head: bytes) -> bytes:
+    """``head`` from its first byte of JSON on: white space and a byte order mark left out."""
+    return (head[3:] if head[:3] == UTF8_BOM else head).lstrip()
+
+
 def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
     """The format of a stream from its first bytes (see module docstring).
 
@@ -318,7 +329,7 @@ def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
         return "gzip"
     if head[:4] == ZSTD_MAGIC:
         return "zstd"
-    text = head.lstrip()
+    text = _text(head)
     if text[:1] in (b"{", b"["):
         # JSON lines: the first line is a whole JSON value, or (a bad first
         # record) an object followed by a line starting another.  A document's
@@ -626,6 +637,8 @@ class Reader(Generic[T]):
                 too_long = f"line longer than {limits.MAX_RECORD_BYTES.text()}"
                 self.problems.append(FormatError(self.path, start, too_long))
                 continue
+            if start == 0 and line[:3] == UTF8_BOM:
+                line = line[3:]
             if not line.strip() or (others is not None and others(line)):
                 continue
             try:
