@@ -31,6 +31,23 @@ def recording(path: str | os.PathLike[str], **processor_kwargs: Any) -> Iterator
 
 
 @contextlib.contextmanager
+def instrumented(path: str | os.PathLike[str], instrumentor: Any) -> Iterator[TracerProvider]:
+    """A third-party ``instrumentor`` (OpenInference's, OpenLLMetry's) traces, beside our
+    processor, into ``path``; undone at the end."""
+    provider = TracerProvider()
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    provider.add_span_processor(SimpleSpanProcessor(otel_replay.FileSpanExporter(path)))
+    previous = otel_replay.use_tracer_provider(provider)
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        yield provider
+    finally:
+        instrumentor.uninstrument()
+        otel_replay.use_tracer_provider(previous)
+        provider.shutdown()
+
+
+@contextlib.contextmanager
 def in_memory(
     limits: SpanLimits | None = None, **processor_kwargs: Any
 ) -> Iterator[InMemorySpanExporter]:

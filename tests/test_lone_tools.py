@@ -16,12 +16,11 @@ from typing import Any
 
 import openai
 from openinference.instrumentation.openai import OpenAIInstrumentor
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tests.conformance import scenario
 from tests.conformance.server import ModelServer
 
 import otel_replay
+from _recording import instrumented
 
 lookup_order = otel_replay.tool(scenario.lookup_order)
 track_shipment = otel_replay.tool(scenario.track_shipment)
@@ -55,20 +54,9 @@ def ask(client: openai.OpenAI, question: str) -> str:
 
 def test_lone_tool_runs_join_the_conversation_that_asked_for_them(tmp_path: Path) -> None:
     out = tmp_path / "runs.otlp"
-    provider = TracerProvider()
-    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
-    provider.add_span_processor(SimpleSpanProcessor(otel_replay.FileSpanExporter(out)))
-    previous = otel_replay.use_tracer_provider(provider)
-    instrumentor = OpenAIInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    try:
-        with ModelServer(tmp_path / "server.jsonl") as server:
-            client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
-            answers = [ask(client, q) for q in scenario.QUESTIONS]
-    finally:
-        instrumentor.uninstrument()
-        otel_replay.use_tracer_provider(previous)
-        provider.shutdown()
+    with instrumented(out, OpenAIInstrumentor()), ModelServer(tmp_path / "server.jsonl") as server:
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        answers = [ask(client, q) for q in scenario.QUESTIONS]
     assert answers == [scenario.final_answer(scenario.order_in(q)) for q in scenario.QUESTIONS]
     runs = otel_replay.load(out)
     assert len(runs) == 2  # one per question: no one-step run per tool

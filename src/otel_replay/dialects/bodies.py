@@ -183,7 +183,10 @@ def sse_response(data: bytes) -> dict[str, Any] | None:
     response).  None when the stream is none of those.
     """
     events: list[dict[str, Any]] = []
-    for line in data.decode("utf-8", "replace").splitlines():
+    # Lines split as bytes: an SSE line ends at CR or LF only, and text's splitlines also
+    # ends one at U+0085, U+2028 and the like, which a JSON string may hold unescaped.
+    for raw in data.splitlines():
+        line = raw.decode("utf-8", "replace")
         if not line.startswith("data:"):
             continue
         text = line[5:].strip()

@@ -165,6 +165,8 @@ class ReplayEngine:
         self.forward = forward
         self.log = log or (lambda line: None)
         self._lines: list[str] = []  # the lock holder's log lines
+        #: The recorded steps whose re-spelled answer was logged (once each; by ``id``).
+        self._respelled_steps: set[int] = set()
         self.raise_divergence = raise_divergence
         self.max_conversations = max(1, max_conversations)
         self._model_factory = model_factory or (lambda run: PinnedModel(run, match=match))
@@ -343,6 +345,10 @@ class ReplayEngine:
                 conv.id,
             )
         meta.append(("x-otel-replay-body", "rendered"))
+        respelled = reply.spelled.respelled if wire.spells_arguments(request) else []
+        if respelled:
+            meta.append(("x-otel-replay-respelled", ", ".join(respelled)))
+            self._respelled(conv, step, respelled)
         if request.stream:
             chunks = list(wire.render_sse(reply, request))
             headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
@@ -353,6 +359,16 @@ class ReplayEngine:
         return Answer(
             200, headers_out, chunks, self._delays(step, len(chunks)), step, rung, conv.id
         )
+
+    def _respelled(self, conv: Conversation, step: Step, calls: list[str]) -> None:
+        """Say, once per step, that its answer's tool-call arguments were re-spelled: the
+        trace holds them as parsed values only, not as the text the model sent."""
+        note = respelled_note(step, calls)
+        if step.index not in conv.model.respelled:
+            conv.model.respelled[step.index] = note
+        if id(step) not in self._respelled_steps:
+            self._respelled_steps.add(id(step))
+            self._lines.append(f"conversation {conv.id}: {note}")
 
     # --- routing ------------------------------------------------------------------------
     def _route(
@@ -618,6 +634,15 @@ def _raw_for(step: Step, wire: W.Wire, request: W.WireRequest) -> RawHttp | None
         return None
     streamed = "text/event-stream" in raw.response_headers.get("content-type", "")
     return raw if streamed == request.stream else None
+
+
+def respelled_note(step: Step, calls: Sequence[str]) -> str:
+    """What a replay says of an answer it served with tool-call arguments re-spelled."""
+    return (
+        f"{step.label()}: tool-call arguments of {', '.join(calls)} served as compact JSON: "
+        "the trace holds them as parsed values, not as the text the model sent "
+        "(spacing, escapes and key order may differ from it)"
+    )
 
 
 def iter_chunks(answer: Answer) -> Iterator[tuple[float, bytes]]:

@@ -71,6 +71,9 @@ class PinnedModel(Observed):
         self.param_drift: dict[int, dict[str, tuple[Any, Any]]] = {}
         #: Steps whose request carried other tool definitions than the recording.
         self.tools_drift: list[int] = []
+        #: Steps served with tool-call arguments re-spelled (not recorded as text), by
+        #: index: the note saying so (set by the wire engine that rendered them).
+        self.respelled: dict[int, str] = {}
         #: Told of each step served and each divergence (a session).
         self.observer = observer
 

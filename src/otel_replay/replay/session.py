@@ -288,6 +288,7 @@ class ReplaySession(ReplayObserver):
                 "tool definitions differ from the recording at step(s) "
                 + ", ".join(map(str, self.model.tools_drift))
             )
+        notes.extend(self.model.respelled[i] for i in sorted(self.model.respelled))
         if self.tools.live_unmatched:
             notes.append(
                 "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)

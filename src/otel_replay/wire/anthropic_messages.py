@@ -61,8 +61,21 @@ def parse(body: Mapping[str, Any]) -> WireRequest:
     return parse_checked(body, SHAPE)
 
 
+def spells_arguments(request: WireRequest) -> bool:
+    """Tool-call arguments reach the client as text in a stream (``partial_json``); a JSON
+    answer gives them as an object (the client reads its keys, in their order)."""
+    return request.stream
+
+
 def _blocks(reply: Reply) -> list[dict[str, Any]]:
+    return _spelled_blocks(reply)[0]
+
+
+def _spelled_blocks(reply: Reply) -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """The content blocks, and the arguments text of each ``tool_use`` block by its index
+    (what a stream's ``partial_json`` spells: the recorded text, see wire.spelling)."""
     blocks: list[dict[str, Any]] = []
+    texts: dict[int, str] = {}
     calls = iter(reply.tool_calls())
     for part in reply.parts:
         kind = part.get("type")
@@ -78,6 +91,8 @@ def _blocks(reply: Reply) -> list[dict[str, Any]]:
                 value = json_text.loads(call["arguments"])
             except ValueError:
                 value = {}
+            if isinstance(value, dict):
+                texts[len(blocks)] = call["arguments"]
             blocks.append(
                 {"type": "tool_use", "id": call["id"], "name": call["name"], "input": value}
             )
@@ -85,7 +100,7 @@ def _blocks(reply: Reply) -> list[dict[str, Any]]:
             blocks.append(
                 {"type": "thinking", "thinking": str(part.get("content") or ""), "signature": ""}
             )
-    return blocks
+    return blocks, texts
 
 
 def _usage(reply: Reply, output_tokens: int) -> dict[str, Any]:
@@ -119,7 +134,8 @@ def render_sse(reply: Reply, request: WireRequest) -> Iterator[bytes]:
         return sse({"type": kind, **fields}, kind)
 
     yield event("message_start", message=_message(reply, [], done=False))
-    for index, block in enumerate(_blocks(reply)):
+    blocks, texts = _spelled_blocks(reply)
+    for index, block in enumerate(blocks):
         kind = block["type"]
         if kind == "text":
             yield event(
@@ -133,7 +149,9 @@ def render_sse(reply: Reply, request: WireRequest) -> Iterator[bytes]:
         elif kind == "tool_use":
             start = {**block, "input": {}}
             yield event("content_block_start", index=index, content_block=start)
-            text = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
+            text = texts.get(index)
+            if text is None:  # arguments that are no JSON object: the input served is {}
+                text = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
             for piece in json_pieces(text):
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 yield event("content_block_delta", index=index, delta=delta)

@@ -19,6 +19,7 @@ from .. import attributes as A
 from ..dialects import bodies
 from ..runs.model import Step
 from .shapes import Obj
+from .spelling import Spelled, compact, spell
 
 
 @dataclasses.dataclass
@@ -95,6 +96,8 @@ class Reply:
     created: int
     #: Seeds made-up ids (a tool call without one) so that they are stable run to run.
     span_id: str
+    #: Each tool call's arguments as text: as recorded, or re-spelled (see :mod:`.spelling`).
+    spelled: Spelled = dataclasses.field(default_factory=lambda: Spelled([], []))
 
     @property
     def parts(self) -> list[dict[str, Any]]:
@@ -104,29 +107,22 @@ class Reply:
         return "".join(str(p.get("content") or "") for p in self.parts if p.get("type") == "text")
 
     def tool_calls(self) -> list[dict[str, Any]]:
-        """Each call as ``{id, name, arguments}`` with arguments as JSON text."""
+        """Each call as ``{id, name, arguments}`` with arguments as JSON text: the text
+        recorded for it where the step holds one (:attr:`spelled`)."""
         out = []
+        texts = self.spelled.texts
         for i, p in enumerate(p for p in self.parts if p.get("type") == "tool_call"):
             out.append(
                 {
                     "id": str(p.get("id") or f"call_{self.span_id}_{i}"),
                     "name": str(p.get("name") or ""),
-                    "arguments": arguments_text(p.get("arguments")),
+                    "arguments": texts[i] if i < len(texts) else compact(p.get("arguments")),
                 }
             )
         return out
 
     def id_or(self, prefix: str) -> str:
         return self.response_id or f"{prefix}{self.span_id}"
-
-
-def arguments_text(arguments: Any) -> str:
-    """Tool-call arguments as the JSON text a provider sends (compact, as the APIs do)."""
-    if arguments is None:
-        return "{}"
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
 
 
 def reply_from_step(step: Step, request: WireRequest) -> Reply:
@@ -141,6 +137,13 @@ def reply_from_step(step: Step, request: WireRequest) -> Reply:
     finish = _FINISH.get(str(recorded)) if recorded else None
     if finish is None:
         finish = "tool_calls" if has_calls else "stop"
+    # The parts Reply.tool_calls renders, in its order.
+    calls = [
+        p
+        for p in message.get("parts") or []
+        if isinstance(p, dict) and p.get("type") == "tool_call"
+    ]
+    spelled = spell(step, calls)
     return Reply(
         message=message,
         finish_reason=finish,
@@ -150,6 +153,7 @@ def reply_from_step(step: Step, request: WireRequest) -> Reply:
         output_tokens=_int(m.usage.get("output_tokens")),
         created=step.start_ns // 1_000_000_000,
         span_id=step.span_id,
+        spelled=spelled,
     )
 
 
@@ -181,6 +185,8 @@ class Wire(Protocol):
     path: str
 
     def parse(self, body: Mapping[str, Any]) -> WireRequest: ...
+
+    def spells_arguments(self, request: WireRequest) -> bool: ...
 
     def render_json(self, reply: Reply, request: WireRequest) -> dict[str, Any]: ...
 

@@ -46,6 +46,11 @@ def parse(body: Mapping[str, Any]) -> WireRequest:
     return parse_checked(body, SHAPE)
 
 
+def spells_arguments(request: WireRequest) -> bool:
+    """Tool-call arguments reach the client as text (JSON and stream alike)."""
+    return True
+
+
 def _usage(reply: Reply) -> dict[str, Any]:
     return {
         "prompt_tokens": reply.input_tokens,

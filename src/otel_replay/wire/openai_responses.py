@@ -47,6 +47,11 @@ def parse(body: Mapping[str, Any]) -> WireRequest:
     return parse_checked(body, SHAPE)
 
 
+def spells_arguments(request: WireRequest) -> bool:
+    """Tool-call arguments reach the client as text (JSON and stream alike)."""
+    return True
+
+
 def _items(reply: Reply) -> list[dict[str, Any]]:
     """The completed output items."""
     items: list[dict[str, Any]] = []

@@ -52,7 +52,7 @@ from pydantic_ai.usage import RequestUsage
 from ... import payload
 from ...capture.hooks import ToolInvocation
 from ...runs.model import Step
-from ...wire.base import arguments_text, json_pieces, reply_from_step, text_pieces
+from ...wire.base import json_pieces, reply_from_step, text_pieces
 from ..pinned_model import PinnedModel
 from ..session import ReplaySession
 
@@ -128,30 +128,24 @@ def _params(settings: ModelSettings | None) -> dict[str, Any]:
     return {k: values[k] for k in _PARAMS if k in values}
 
 
-def _arguments(value: Any) -> str | dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    return arguments_text(value)
-
-
 def response_parts(step: Step) -> list[ModelResponsePart]:
     """The recorded answer's parts as pydantic-ai response parts."""
     reply = reply_from_step(step, _NO_REQUEST)
-    calls = iter(reply.tool_calls())
+    calls = iter(enumerate(reply.tool_calls()))
+    recorded = reply.spelled.recorded
     parts: list[ModelResponsePart] = []
     for part in reply.parts:
         kind = part.get("type")
         if kind == "text":
             parts.append(TextPart(content=str(part.get("content") or "")))
         elif kind == "tool_call":
-            call = next(calls)
-            parts.append(
-                ToolCallPart(
-                    tool_name=call["name"],
-                    args=_arguments(part.get("arguments")),
-                    tool_call_id=call["id"],
-                )
-            )
+            i, call = next(calls)
+            value = part.get("arguments")
+            # The text the model sent where it is recorded (pydantic-ai keeps a provider's
+            # text as it came); else the recorded value, as pydantic-ai gave it.
+            spelled = i < len(recorded) and recorded[i]
+            args = call["arguments"] if spelled or not isinstance(value, dict) else value
+            parts.append(ToolCallPart(tool_name=call["name"], args=args, tool_call_id=call["id"]))
         elif kind == "reasoning":
             parts.append(ThinkingPart(content=str(part.get("content") or "")))
     return parts

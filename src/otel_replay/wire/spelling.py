@@ -1,0 +1,216 @@
+"""Tool-call arguments as the model spelled them: what a served answer carries.
+
+Recorded output messages hold a call's arguments as a JSON value (every reader
+parses them, to compare and to show), but the client was sent text: the
+model's key order, spacing and escapes (``\\u00e9`` or ``é``, ``\\/``).  An
+agent that keeps that text (smolagents writes its calls into its memory as
+text) sends it back in its next request, so an answer served with other text
+makes the next request differ from the recording.  Canonical forms are for
+comparing; an answer is spelled as recorded.
+
+The spelling is looked for where a step may hold it as text: the raw HTTP
+response (``RecordingTransport``: a JSON body, or a stream's argument deltas
+joined), the exact payload of ``gen_ai.output.messages``, and the span's output
+attributes and events written as text (a flattened ``...arguments``
+attribute, JSON text of the messages or of the response body).  A text found
+is the spelling of the call whose arguments it parses to (the same value,
+whatever key order the value was kept in: the text is what the client read);
+each is used once, in order, the raw response's first.  A call no text
+spells (the trace holds its arguments as a parsed value only) is re-spelled
+as compact JSON, and :func:`spell` says so, for the replay to report.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import json_text
+from ..payload import canonical
+from ..runs.model import RawHttp, Step
+
+#: Words an attribute or event name holds when it records a model's answer (the
+#: instrumentations' many spellings of "output"), and those of its request.
+_OUTPUT_WORDS = ("output", "completion", "response", "choice", "answer")
+_INPUT_WORDS = ("input", "prompt", "request")
+#: Keys whose text value is a call's arguments, in the shapes the APIs and the
+#: instrumentations write (Chat Completions and Responses ``arguments``, Vercel's
+#: ``args``, OpenInference's ``function_call_arguments_json``).
+_ARGUMENT_KEYS = ("arguments", "args", "arguments_json", "function_call_arguments_json")
+#: A text past this size is not parsed for spellings (a JSON body of the answer is
+#: far smaller; a trace may hold anything).
+_MAX_TEXT = 4 * 1024 * 1024
+
+
+@dataclasses.dataclass
+class Spelled:
+    """A reply's tool calls as text: the recorded spelling of each, or a re-spelling."""
+
+    #: One text per tool-call part, in order.
+    texts: list[str]
+    #: The ids (or names) of the calls whose text was not recorded and was re-spelled.
+    respelled: list[str]
+    #: Per call: its text is the recorded one (or the arguments were recorded as text).
+    recorded: list[bool] = dataclasses.field(default_factory=list)
+
+
+def compact(arguments: Any) -> str:
+    """Arguments as compact JSON text (the APIs' own form), for a call with no spelling."""
+    if arguments is None:
+        return "{}"
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+
+
+def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
+    """The text of each of ``calls`` (tool-call parts of ``step``'s answer), as recorded
+    where ``step`` holds it (see the module docstring), else re-spelled."""
+    texts: list[str] = []
+    respelled: list[str] = []
+    recorded: list[bool] = []
+    found: list[tuple[str, str]] | None = None  # (canonical value, text) unused; read once needed
+    for i, call in enumerate(calls):
+        arguments = call.get("arguments")
+        if arguments is None or isinstance(arguments, str):
+            texts.append(compact(arguments))  # text already, or none recorded at all
+            recorded.append(arguments is not None)
+            continue
+        if found is None:
+            found = [(canonical(value), text) for value, text in _spellings(step)]
+        key = canonical(arguments)
+        at = next((k for k, (value, _) in enumerate(found) if value == key), None)
+        if at is None:
+            texts.append(compact(arguments))
+            respelled.append(str(call.get("id") or call.get("name") or f"call {i + 1}"))
+        else:
+            texts.append(found.pop(at)[1])
+        recorded.append(at is not None)
+    return Spelled(texts, respelled, recorded)
+
+
+def _spellings(step: Step) -> Iterator[tuple[Any, str]]:
+    """``(parsed value, text)`` of every recorded argument text of ``step``'s answer, the
+    raw response's first."""
+    m = step.model
+    if m is None:
+        return
+    if m.raw is not None and m.raw.usable:
+        yield from _parsed(_raw_texts(m.raw))
+    p = m.output_payload
+    if p is not None and p.usable and p.data is not None:
+        yield from _parsed(_json_texts(p.data))
+    for key, value in step.attributes.items():
+        if _is_output(key):
+            yield from _parsed(_attribute_texts(key, value))
+    for event in step.events:
+        if _is_output(str(event.get("name") or "")):
+            for key, value in (event.get("attributes") or {}).items():
+                yield from _parsed(_attribute_texts(key, value, output=True))
+
+
+def _parsed(texts: Iterator[str]) -> Iterator[tuple[Any, str]]:
+    for text in texts:
+        try:
+            value = json_text.loads(text)
+        except ValueError:
+            continue
+        if not isinstance(value, str):
+            yield value, text
+
+
+def _is_output(name: str) -> bool:
+    low = name.lower()
+    return any(w in low for w in _OUTPUT_WORDS) and not any(w in low for w in _INPUT_WORDS)
+
+
+def _attribute_texts(key: str, value: Any, *, output: bool = False) -> Iterator[str]:
+    """The argument texts an output attribute holds: itself, when it is a call's
+    arguments (``...function.arguments``), else those inside it when it is JSON text."""
+    if not isinstance(value, str) or len(value) > _MAX_TEXT:
+        return
+    if key.rsplit(".", 1)[-1] in _ARGUMENT_KEYS:
+        yield value
+    elif value.lstrip()[:1] in ("{", "["):
+        yield from _json_texts(value)
+
+
+def _json_texts(text: str | bytes) -> Iterator[str]:
+    """The argument texts inside JSON ``text`` (a body, or messages), JSON text within
+    it read too."""
+    if len(text) > _MAX_TEXT:
+        return
+    try:
+        value = json_text.loads(text)
+    except ValueError:
+        return
+    yield from _walk(value)
+
+
+def _walk(value: Any) -> Iterator[str]:
+    """The argument texts in a parsed JSON value, breadth first (calls in their order)."""
+    queue = collections.deque([value])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, Mapping):
+            for key, item in node.items():
+                if isinstance(item, str):
+                    if key in _ARGUMENT_KEYS:
+                        yield item
+                    elif key != "content" and item.lstrip()[:1] in ("{", "["):
+                        yield from _json_texts(item)  # JSON text inside JSON (output.value)
+                elif isinstance(item, (Mapping, list)):
+                    queue.append(item)
+        elif isinstance(node, list):
+            queue.extend(node)
+
+
+def _raw_texts(raw: RawHttp) -> Iterator[str]:
+    """The argument texts of a recorded HTTP answer: a JSON body's, or a stream's deltas
+    joined per call (Chat Completions), per block (Anthropic ``partial_json``), or its
+    final response (Responses)."""
+    assert raw.response_body is not None and raw.response_body.data is not None
+    data = raw.response_body.data
+    if "text/event-stream" not in raw.response_headers.get("content-type", ""):
+        yield from _json_texts(data)
+        return
+    joined: dict[tuple[str, int, int], str] = {}
+    for event in _events(data):
+        if event.get("type") == "content_block_delta":  # Anthropic
+            delta = event.get("delta")
+            if isinstance(delta, Mapping) and isinstance(delta.get("partial_json"), str):
+                key = ("block", _int(event.get("index")), 0)
+                joined[key] = joined.get(key, "") + delta["partial_json"]
+        elif event.get("type") in ("response.completed", "response.incomplete"):
+            yield from _walk(event.get("response"))  # Responses: the whole answer
+        for choice in event.get("choices") or [] if isinstance(event.get("choices"), list) else []:
+            delta = choice.get("delta") if isinstance(choice, Mapping) else None
+            calls = delta.get("tool_calls") if isinstance(delta, Mapping) else None
+            for call in calls if isinstance(calls, list) else []:
+                fn = call.get("function") if isinstance(call, Mapping) else None
+                piece = fn.get("arguments") if isinstance(fn, Mapping) else None
+                if isinstance(piece, str):
+                    key = ("call", _int(choice.get("index")), _int(call.get("index")))
+                    joined[key] = joined.get(key, "") + piece
+    yield from joined.values()
+
+
+def _events(data: bytes) -> Iterator[dict[str, Any]]:
+    for raw in data.splitlines():  # as bytes: SSE lines end at CR or LF, not at U+2028
+        line = raw.decode("utf-8", "replace")
+        if line.startswith("data:"):
+            text = line[5:].strip()
+            if text and text != "[DONE]":
+                try:
+                    event = json_text.loads(text)
+                except ValueError:
+                    continue
+                if isinstance(event, dict):
+                    yield event
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int else 0
