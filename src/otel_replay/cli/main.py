@@ -124,11 +124,15 @@ def _report_problems(runs: Runs, code: int = 2) -> None:
     from ..store.errors import NoTraceData
 
     passed = [p for p in runs.problems if isinstance(p, NoTraceData)]
-    if passed:
+    verbose = _verbose_inputs()
+    if verbose is not None:
+        _list_passed_over(verbose, passed)
+    elif passed:
         names = ": " + ", ".join(printable(p.shown_path) for p in passed[:3])
         more = f" and {len(passed) - 3} more" if len(passed) > 3 else ""
         click.echo(
-            f"otel-replay: passed over {len(passed)} file(s) holding no trace data{names}{more}",
+            f"otel-replay: passed over {len(passed)} file(s) holding no trace data{names}{more}"
+            " (--verbose lists each with why)",
             err=True,
         )
     problems = [p for p in runs.problems if not isinstance(p, NoTraceData)]
@@ -136,6 +140,48 @@ def _report_problems(runs: Runs, code: int = 2) -> None:
         click.echo(f"otel-replay: error: {printable(str(problem))}", err=True)
     if problems:
         sys.exit(code)
+
+
+def _verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta["otel_replay.verbose"] = set()  # the inputs listed so far
+
+
+#: ``--verbose`` on every command that reads folders.
+_verbose_option = click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    callback=_verbose,
+    expose_value=False,
+    help="List each file and folder a folder or pattern given held that was not read, with "
+    "why (by default one line counts the files read that held no trace data).",
+)
+
+
+def _verbose_inputs() -> set[str] | None:
+    """Under ``--verbose``, the inputs whose passed-over files are listed already."""
+    ctx = click.get_current_context(silent=True)
+    listed: set[str] | None = ctx.meta.get("otel_replay.verbose") if ctx is not None else None
+    return listed
+
+
+def _list_passed_over(listed: set[str], read: Sequence[Any]) -> None:
+    """``--verbose``: each file of the command's inputs passed over, with why: by its name
+    (or a folder not looked into), or read and found to hold no trace data (``read``)."""
+    from ..store.sources import passed_over
+
+    ctx = click.get_current_context()
+    given = [ctx.params.get(k) for k in ("paths", "inputs", "path", "a", "b")]
+    names = [n for v in given if v for n in ((v,) if isinstance(v, str) else v)]
+    names = [_split_spec(n)[0] for n in names]  # diff's PATH#RUN_ID
+    for path, why in passed_over(n for n in dict.fromkeys(names) if n not in listed):
+        click.echo(f"otel-replay: passed over {printable(path)}: {printable(why)}", err=True)
+    listed.update(names)
+    for problem in read:
+        click.echo(f"otel-replay: passed over {printable(str(problem))}", err=True)
+    if read:
+        click.echo(f"otel-replay: passed over {len(read)} file(s) holding no trace data", err=True)
 
 
 def _dumps(doc: Any) -> str:
@@ -185,6 +231,27 @@ def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
     return headers
 
 
+def _read_header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
+    """``-H`` before or after the subcommand: the headers of every URL read, those given
+    after it added to those given before."""
+    headers = _header(ctx, param, values)
+    if not headers:
+        return
+    given = ctx.meta.setdefault("otel_replay.headers", {})  # one dict for the whole line
+    given.update(headers)
+    from ..store import download  # http.client and the like: for URLs only
+
+    download.use_headers(given)
+
+
+#: Help of ``-H``, before the subcommand and after it.
+_HEADER_HELP = (
+    "An HTTP header sent with every URL read (repeatable), e.g. 'Authorization: Bearer ...' "
+    "or 'X-Scope-OrgID: acme' (NAME=VALUE works too; also OTEL_REPLAY_HTTP_HEADERS); never "
+    "printed."
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="otel-replay")
 @click.option(
@@ -193,9 +260,9 @@ def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
     "headers",
     multiple=True,
     metavar="'NAME: VALUE'",
-    callback=_header,
-    help="An HTTP header sent with every URL read, e.g. 'Authorization: Bearer ...' or "
-    "'X-Scope-OrgID: acme' (also OTEL_REPLAY_HTTP_HEADERS); never printed.",
+    callback=_read_header,
+    expose_value=False,
+    help=_HEADER_HELP + " Also accepted after the command.",
 )
 @click.option(
     "--refs",
@@ -206,19 +273,26 @@ def _header(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
     "s3://bucket/genai or file:///srv/uploads=./uploads when the store moved (also "
     "OTEL_REPLAY_CONTENT_REFS). Other references are not read.",
 )
-def cli(headers: dict[str, str], ref_stores: tuple[str, ...]) -> None:
+def cli(ref_stores: tuple[str, ...]) -> None:
     """Make LLM-agent failures reproducible from OpenTelemetry traces."""
     if ref_stores:
         from ..store import content_refs
 
         content_refs.use_content_refs(ref_stores)
-    if headers:
-        from ..store import download  # http.client and the like: for URLs only
-
-        download.use_headers(headers)
 
 
 _paths = click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+#: ``-H`` after the subcommand, on every command that reads URLs.
+_headers = click.option(
+    "--header",
+    "-H",
+    "read_headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    callback=_read_header,
+    expose_value=False,
+    help=_HEADER_HELP,
+)
 _run = click.option("--run", "run_id", metavar="ID", help="Only the run whose id starts with ID.")
 _jobs = click.option(
     "--jobs",
@@ -253,6 +327,8 @@ _trace = click.option(
     help="Everything one step recorded (N: its index, or a prefix of its span id).",
 )
 @click.option("--raw", is_flag=True, help="With --step: the span's raw attributes and events too.")
+@_headers
+@_verbose_option
 def show(
     paths: tuple[str, ...],
     as_json: bool,
@@ -351,6 +427,8 @@ def _show_step(runs: Runs, paths: tuple[str, ...], ref: str, as_json: bool, raw:
 )
 @click.option("--strict", is_flag=True, help="Anomalies fail the check too (exit 1).")
 @_jobs
+@_headers
+@_verbose_option
 def check(
     paths: tuple[str, ...],
     as_json: bool,
@@ -444,6 +522,8 @@ def check(
     help="Read the dump even when summaries saved beside it are current (and save none).",
 )
 @_jobs
+@_headers
+@_verbose_option
 def ls_(
     paths: tuple[str, ...],
     as_json: bool,
@@ -573,11 +653,14 @@ def _one_run(path: str, run_id: str | None, cache: dict[str, Runs]) -> Run:
 )
 @click.option(
     "--html",
+    "-o",
     "html_out",
     metavar="FILE.html",
     help="Also write the comparison as one HTML page: the runs side by side, the first "
     "divergence highlighted, changed fields as line diffs with the changed words marked.",
 )
+@_headers
+@_verbose_option
 def diff(
     a: str,
     b: str | None,
@@ -681,6 +764,8 @@ _agent_kwargs = click.option(
     help="Lock in a run that failed (anomalies check warns of, an agent that raised), e.g. to "
     "pin a known failure while fixing it; the test's docstring says so.",
 )
+@_headers
+@_verbose_option
 def regress(
     path: str,
     run_id: str | None,
@@ -736,6 +821,8 @@ def regress(
     "run and a page each.",
 )
 @_jobs
+@_headers
+@_verbose_option
 def report(paths: tuple[str, ...], run_id: str | None, output: str, jobs: int | None) -> None:
     """Write a run as one self-contained HTML page: its header, replay-kit checklist,
     fingerprint, steps on a timeline with their messages, tool calls and results, and
@@ -851,7 +938,13 @@ def _report_index(
     help="Fork: step N answers JSON instead of what was recorded. Repeatable.",
 )
 @click.option(
-    "-o", "--record-to", metavar="FILE", help="Append the replayed run to FILE, for diff."
+    "-o",
+    "--output",
+    "--record-to",
+    "record_to",
+    metavar="FILE",
+    help="Where the replay is written: the replayed run appended to FILE as a trace, to diff "
+    "with the recording (--record-to, its old name, works too).",
 )
 @click.option(
     "--type-trust",
@@ -871,6 +964,8 @@ def _report_index(
     help="Run the replay in a network namespace with only loopback: nothing the agent, its "
     "subprocesses or native code do reaches the network (Linux; else the in-process guard).",
 )
+@_headers
+@_verbose_option
 def replay_(
     path: str,
     run_id: str | None,
@@ -1002,6 +1097,18 @@ def _isolate() -> None:
     help="Send bytes values as base64 text, for backends that cannot store bytes "
     "(Arize Phoenix drops such spans); otel-replay reads them back from Phoenix as bytes.",
 )
+@click.option(
+    "--read-header",
+    "read_headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    callback=_read_header,
+    expose_value=False,
+    help="An HTTP header sent to every PATH that is a URL (repeatable; 'NAME: VALUE' or "
+    "NAME=VALUE), never printed: -H before the command does the same, --header here is the "
+    "endpoint's.",
+)
+@_verbose_option
 def export(
     paths: tuple[str, ...],
     endpoint: str | None,
@@ -1082,6 +1189,8 @@ def export(
     help="Compress each record as its own zstd frame inside the 4-byte length prefix "
     "(the Collector's compression: zstd; JSON records are length-prefixed then).",
 )
+@_headers
+@_verbose_option
 def convert(inputs: tuple[str, ...], output: str, fmt: str | None, zstd: bool) -> None:
     """Convert stored spans and log records to a Collector dump format.
 
@@ -1201,6 +1310,8 @@ def _positive(
     show_default=True,
     help="Conversations kept; past it the least recently used are forgotten.",
 )
+@_headers
+@_verbose_option
 def serve(
     paths: tuple[str, ...],
     run_id: str | None,

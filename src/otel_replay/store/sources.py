@@ -78,29 +78,56 @@ class Found(str):
     __slots__ = ()
 
 
-def _is_skipped_folder(path: str) -> bool:
-    """A hidden folder, a virtualenv (or conda environment), a package tree, a blob store."""
+def _folder_passed(path: str) -> str | None:
+    """Why a folder walk does not look into ``path`` (a hidden folder, a virtualenv or
+    conda environment, a package tree, a blob store), or None when it does."""
     name = os.path.basename(path)
-    return (
-        name.startswith(".")
-        or name in _SKIP_FOLDERS
-        or name.endswith(".blobs")
-        or os.path.isfile(os.path.join(path, "pyvenv.cfg"))
-        or os.path.isdir(os.path.join(path, "conda-meta"))
-    )
+    if name.startswith("."):
+        return "a hidden folder, not looked into"
+    if name in _SKIP_FOLDERS:
+        return "installed packages or byte code, not looked into"
+    if name.endswith(".blobs"):
+        return "a payload blob store, read through the trace beside it"
+    if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+        return "a virtualenv (pyvenv.cfg), not looked into"
+    if os.path.isdir(os.path.join(path, "conda-meta")):
+        return "a conda environment (conda-meta), not looked into"
+    return None
 
 
-def _walk(top: str) -> list[str]:
+def _walk(top: str, passed: list[tuple[str, str]] | None = None) -> list[str]:
     """The data files below ``top``, never looking inside a skipped folder (a
-    virtualenv holds thousands of files, none a trace)."""
-    from pathlib import Path
+    virtualenv holds thousands of files, none a trace); what it passes over by name
+    goes to ``passed``, with why, when given."""
 
     found = []
     for directory, folders, files in os.walk(top):
-        folders[:] = [f for f in folders if not _is_skipped_folder(os.path.join(directory, f))]
-        found += [
-            path for f in files if _is_data_file(Path(path := os.path.join(directory, f)))
-        ]
+        kept = []
+        for folder in sorted(folders):
+            why = _folder_passed(path := os.path.join(directory, folder))
+            if why is None:
+                kept.append(folder)
+            elif passed is not None:
+                passed.append((path + os.sep, why))
+        folders[:] = kept
+        found += _data_files([os.path.join(directory, f) for f in sorted(files)], passed)
+    return found
+
+
+def _data_files(names: Iterable[str], passed: list[tuple[str, str]] | None) -> list[str]:
+    """The files among ``names`` a walk or a pattern reads; the others go to ``passed``."""
+    from pathlib import Path
+
+    found = []
+    for name in names:
+        path = Path(name)
+        if not path.is_file():
+            continue
+        why = _file_passed(path)
+        if why is None:
+            found.append(name)
+        elif passed is not None:
+            passed.append((name, why))
     return found
 
 
@@ -127,13 +154,37 @@ def rotated_from(path: str | os.PathLike[str]) -> str | None:
     return os.path.join(directory, m["stem"] + (m["ext"] or ""))
 
 
-def _is_data_file(path: Path) -> bool:
-    return (
-        path.is_file()
-        and not path.name.startswith(".")
-        and not path.name.endswith(_SKIP_SUFFIXES)
-        and not any(part.endswith(".blobs") for part in path.parts)
-    )
+def _file_passed(path: Path) -> str | None:
+    """Why a folder walk or a pattern does not read ``path`` by its name, or None."""
+    if path.name.endswith((INDEX_SUFFIX, RUNS_SUFFIX)):
+        return "what otel-replay saved beside a dump (an index, run summaries), not read"
+    if path.name.startswith("."):
+        return "a hidden file, not read"
+    suffix = next((x for x in _SKIP_SUFFIXES if path.name.endswith(x)), None)
+    if suffix is not None:
+        return f"a {suffix} file, never trace data: not read"
+    if any(part.endswith(".blobs") for part in path.parts):
+        return "in a payload blob store, read through the trace beside it"
+    return None
+
+
+def passed_over(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str]]:
+    """What the folders and patterns among ``paths`` hold that :func:`expand` does not
+    give to be read, each with why: files by their names, and folders not looked into
+    (not what they hold: a virtualenv holds thousands of files).  A file named itself,
+    a stream or a URL is never passed over."""
+    out: list[tuple[str, str]] = []
+    for raw in paths:
+        name = os.fspath(raw)
+        if is_stream(name) or is_search(name):
+            continue
+        if os.path.isdir(name):
+            _walk(name, out)
+        elif not os.path.exists(name) and _has_magic(name):
+            import glob
+
+            _data_files(sorted(glob.glob(name, recursive=True)), out)
+    return out
 
 
 #: A trace backend's search, standing for the traces it finds (see :mod:`.tempo_search`
@@ -195,7 +246,7 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
         elif not p.exists() and _has_magic(name):
             import glob  # only for a pattern
 
-            found = [f for f in glob.glob(name, recursive=True) if _is_data_file(Path(f))]
+            found = _data_files(glob.glob(name, recursive=True), None)
         else:
             out.append(name)
             continue
