@@ -26,8 +26,10 @@ reason; an error (``error-text``, ``error-json``) is
 before it the text itself (``error-text``) or ``JSON.stringify`` of the value
 (``error-json``).  The legacy prompt says which output each result is, and
 the SDK's release is in the recorded ``user-agent`` header (``ai/7.0.173``)
-of ``generateText`` calls; ``streamText`` records none, its spans are read
-as the current release's (an ``ai`` 6 stream's error is then read wrapped).
+of ``generateText`` calls.  ``streamText`` records none: an error text
+spelled as ``ai`` 7 writes a thrown ``Error`` (``Error: message``, its
+``toString()``) is read as sent wrapped, one without that spelling (``ai`` 6
+wrote the message alone) as sent itself.
 The GenAI integration (``ai`` 7) records the output's value alone: a string
 is a text output, ``{type: "content", value}`` a content one, any other value
 a ``json`` one, and which API it went to is told by the response id
@@ -60,6 +62,8 @@ _RUNS = ("ai.generateText", "ai.streamText")
 _RELEASE = re.compile(r"(?:^|\s)ai/(\d+)\.")
 #: The ``ai`` release from which OpenAI's providers send an error as ``{"error": value}``.
 _ERRORS_WRAPPED_FROM = 7
+#: ``Error.prototype.toString()`` of an error class (``Error``, ``TypeError``, ``AI_...Error``).
+_ERROR_STRING = re.compile(r"(?:[A-Za-z_$][\w$]*)?(?:Error|Exception)(?:: |$)")
 
 
 def _matches(span: SpanView) -> bool:
@@ -88,20 +92,25 @@ def _openai(provider: str | None) -> bool:
     return provider is not None and provider.split(".")[0] == "openai"
 
 
-def _wraps_errors(span: SpanView) -> bool:
+def _wraps_errors(span: SpanView) -> bool | None:
     """Whether the release of ``ai`` that made a legacy model span sends a tool's error
-    as ``{"error": value}`` (``ai`` 7 and after).
+    as ``{"error": value}`` (``ai`` 7 and after); None when the span does not say.
 
     A call's recorded ``user-agent`` names the release.  ``streamText`` records
-    none in any release: its spans are read as the current release's; a
-    ``generateText`` span without one is of a release from before the header
-    was recorded, which sent the error itself.
+    none in any release (None); a ``generateText`` span without one is of a
+    release from before the header was recorded, which sent the error itself.
     """
     agent = span.text("ai.request.headers.user-agent")
     found = _RELEASE.search(agent) if agent else None
     if found is None:
-        return bool(span.get(OPERATION) == "ai.streamText.doStream")
+        return None if span.get(OPERATION) == "ai.streamText.doStream" else False
     return int(found.group(1)) >= _ERRORS_WRAPPED_FROM
+
+
+def _error_string(value: Any) -> bool:
+    """An error text as ``ai`` 7 writes a thrown ``Error`` (its ``toString()``,
+    ``TypeError: message``); ``ai`` 6 wrote the message alone."""
+    return isinstance(value, str) and _ERROR_STRING.match(value) is not None
 
 
 def _model_call(span: SpanView) -> GenAI:
@@ -153,7 +162,7 @@ class _Wire:
     """Which API a model call went to (``openai.chat``, ``openai.responses``...) and
     whether its release of ``ai`` wraps a tool's error."""
 
-    def __init__(self, provider: str | None, wraps_errors: bool) -> None:
+    def __init__(self, provider: str | None, wraps_errors: bool | None) -> None:
         self.openai = _openai(provider)
         self.responses = provider == "openai.responses"
         self.wraps_errors = wraps_errors
@@ -193,7 +202,12 @@ def _output(output: Any, wire: _Wire) -> Any:
     if not wire.openai:
         value = output.get("value")
         return value if output["type"] in ("error-text", "error-json") else M.tool_response(value)
-    return sent_output(output, responses=wire.responses, wraps_errors=wire.wraps_errors)
+    wraps = wire.wraps_errors
+    if wraps is None:
+        # A stream records no release: ai 7 writes a thrown Error's error-text as its
+        # toString() ("Error: ..."), earlier releases its message alone.
+        wraps = output["type"] != "error-text" or _error_string(output.get("value"))
+    return sent_output(output, responses=wire.responses, wraps_errors=wraps)
 
 
 def sent_output(output: Mapping[str, Any], *, responses: bool, wraps_errors: bool) -> Any:
