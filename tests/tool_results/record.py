@@ -5,7 +5,10 @@
                                                             # (ai 7 with @ai-sdk/otel, or ai 6)
 
 Run it from the repository root, the stack's install inside it (``.cache/``):
-the stack traces of the raised errors name files relative to the root.
+the stack traces of the raised errors name files relative to the root.  The
+ai 7 install is the conformance stack's (``.cache/conformance/vercel_ai/node``);
+the ai 6 one is ``npm install`` of ``vercel_ai6/package.json`` (exact pins)
+copied to a folder of ``.cache/``.
 
 Each case is a folder: ``traces.binpb`` / ``traces.jsonl`` (what the stack
 exported, through the conformance OTLP receiver), ``server.jsonl`` (every
