@@ -185,10 +185,9 @@ def test_vercel_legacy_null_result_is_a_result() -> None:
     assert "null" in results and len(results) >= 8
 
 
-@pytest.mark.parametrize("case", _exact_cases(), ids=lambda c: c.name)
-def test_every_request_is_served_from_the_trace(case: Path) -> None:
-    """The recorded requests, sent again as they were, are each answered by the replay
-    engine serving the case's own trace (the agent's next call is not refused)."""
+def _served(case: Path) -> list[Any]:
+    """Each recorded request of ``case``, sent again as it was to the replay engine serving
+    the case's own trace, in order, until one is refused: the answers."""
     import httpx
 
     from otel_replay.replay.adapters.transport import ReplayTransport
@@ -197,14 +196,34 @@ def test_every_request_is_served_from_the_trace(case: Path) -> None:
     files = [case / n for n in ("traces.binpb", "traces.jsonl") if (case / n).exists()]
     engine = ReplayEngine(list(otel_replay.load(*files)))
     conversation: dict[str, str] = {}
+    answers = []
     with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
         for request in _requests(case):
             headers = {"content-type": "application/json", **conversation}
-            answer = http.post(
-                request["path"], content=request["body_raw"].encode(), headers=headers
-            )
-            assert answer.status_code == 200, answer.text[:2000]
+            body = request["body_raw"].encode()
+            answer = http.post(request["path"], content=body, headers=headers)
+            answers.append(answer)
+            if answer.status_code != 200:
+                break
             conversation = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}
+    return answers
+
+
+@pytest.mark.parametrize("case", _exact_cases(), ids=lambda c: c.name)
+def test_every_request_is_served_from_the_trace(case: Path) -> None:
+    """Every recorded request is answered (the agent's next call is not refused)."""
+    answers = _served(case)
+    assert len(answers) == len(_requests(case))
+    for answer in answers:
+        assert answer.status_code == 200, answer.text[:2000]
+
+
+def test_a_result_whose_image_is_not_recorded_is_refused() -> None:
+    """Strands records an image's bytes as "<replaced>": the request that sends the image
+    is refused at that step, the recorded result shown, never answered as if it matched."""
+    answers = _served(CASES / "strands_image")
+    assert [a.status_code for a in answers] == [200, 409]
+    assert "<replaced>" in answers[-1].text and "call_0_get_image" in answers[-1].text
 
 
 @settings(max_examples=200, deadline=None)
