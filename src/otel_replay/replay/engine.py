@@ -28,6 +28,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -333,7 +334,11 @@ class ReplayEngine:
         if raw is not None:
             # Recorded byte for byte from the same API: sent back verbatim, chunk for chunk.
             chunks = raw.chunks()
-            kept = [(k, raw.response_headers[k]) for k in _RAW_HEADERS if k in raw.response_headers]
+            kept = [
+                (k, raw.response_headers[k].strip(" \t"))  # as HTTP reads it (h11 refuses it so)
+                for k in _RAW_HEADERS
+                if k in raw.response_headers
+            ]
             meta.append(("x-otel-replay-body", "recorded"))
             return Answer(
                 200,
@@ -347,7 +352,7 @@ class ReplayEngine:
         meta.append(("x-otel-replay-body", "rendered"))
         respelled = reply.spelled.respelled if wire.spells_arguments(request) else []
         if respelled:
-            meta.append(("x-otel-replay-respelled", ", ".join(respelled)))
+            meta.append(("x-otel-replay-respelled", header_text(", ".join(respelled))))
             self._respelled(conv, step, respelled)
         if request.stream:
             chunks = list(wire.render_sse(reply, request))
@@ -632,8 +637,32 @@ def _raw_for(step: Step, wire: W.Wire, request: W.WireRequest) -> RawHttp | None
         return None
     if W.for_path(raw.path) is not wire:
         return None
+    if not all(_sendable(raw.response_headers.get(k, "")) for k in _RAW_HEADERS):
+        return None  # a header HTTP cannot carry: the answer is rendered instead
     streamed = "text/event-stream" in raw.response_headers.get("content-type", "")
     return raw if streamed == request.stream else None
+
+
+#: What an HTTP header value may hold (RFC 9110's field-value): tab, visible ASCII and
+#: the rest of Latin-1.  A recording may hold anything: a CR LF, a NUL or U+2603 in a
+#: header made the server fail the request with a traceback.
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+
+
+def _sendable(value: str) -> bool:
+    return _FIELD_VALUE.fullmatch(value) is not None
+
+
+def header_text(text: str) -> str:
+    """``text`` (recorded: anything) as an HTTP header value may carry it: what it may not
+    hold written as its Python escape, white space around it left out."""
+    text = text.strip(" \t")
+    if _sendable(text):
+        return text
+    return "".join(
+        c if _sendable(c) else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for c in text
+    )
 
 
 def respelled_note(step: Step, calls: Sequence[str]) -> str:
