@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
 
 
 @contextlib.contextmanager
-def recording(path: str | os.PathLike[str], **processor_kwargs: Any) -> Iterator[TracerProvider]:
-    """Capture helpers write to ``path`` through the recommended processors."""
+def recording(
+    path: str | os.PathLike[str],
+    wrap: Callable[[SpanExporter], SpanExporter] | None = None,
+    **processor_kwargs: Any,
+) -> Iterator[TracerProvider]:
+    """Capture helpers write to ``path`` through the recommended processors (the file
+    exporter given to ``wrap`` first, when given: what a pipeline does on the way)."""
     provider = TracerProvider()
     provider.add_span_processor(otel_replay.ReplaySpanProcessor(**processor_kwargs))
+    exporter: SpanExporter = otel_replay.FileSpanExporter(path)
     provider.add_span_processor(
-        otel_replay.RecordingSpanProcessor(otel_replay.FileSpanExporter(path))
+        otel_replay.RecordingSpanProcessor(wrap(exporter) if wrap else exporter)
     )
     previous = otel_replay.use_tracer_provider(provider)
     try:

@@ -101,7 +101,7 @@ def test_check_exit_codes(
 ) -> None:
     ok = CliRunner().invoke(cli, ["check", str(trace_file)])
     assert ok.exit_code == 0, ok.output
-    assert "replayable" in ok.output
+    assert "full · replays · ok" in ok.output
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
     cold = tmp_path / "cold.otlp"
     record(cold)

@@ -222,7 +222,7 @@ def test_show_tree_marks_what_is_not_exact_and_errors(tmp_path: Path) -> None:
     out = invoke("show", damaged).stdout
     (tool_line,) = [line for line in out.splitlines() if " tool " in line]
     assert "(result not byte-exact)" in tool_line
-    assert "not replayable" in out.splitlines()[0]
+    assert "model-only · does not replay: 1 payload damaged · ok" in out.splitlines()[0]
     assert "! step 2 (tool lookup_order" in out and "result not byte-exact" in out
 
     gone = tmp_path / "gone.otlp"
@@ -234,8 +234,10 @@ def test_show_tree_marks_what_is_not_exact_and_errors(tmp_path: Path) -> None:
     failed = tmp_path / "failed.otlp"
     write_otlp(failed, sdk_spans(agent_run(tool_result=None, tool_error=True)))
     out = invoke("show", failed).stdout
-    (tool_line,) = [line for line in out.splitlines() if " tool " in line]
+    head, *steps = out.splitlines()
+    (tool_line,) = [line for line in steps if " tool " in line]
     assert "ERROR" in tool_line and "✗ TimeoutError: lookup timed out" in tool_line
+    assert "  full · replays · 1 of 1 tool calls failed  " in head
 
 
 def test_show_selects_a_run_by_id_prefix(trace_file: Path, tmp_path: Path) -> None:
@@ -269,14 +271,14 @@ def test_show_reads_a_directory_and_joins_a_trace_split_over_files(tmp_path: Pat
 def test_check_exit_codes(trace_file: Path, tmp_path: Path) -> None:
     ok = invoke("check", trace_file)
     assert ok.exit_code == 0, ok.output
-    assert ok.stdout.splitlines()[0].endswith(": full, replayable")
+    assert ok.stdout.splitlines()[0].endswith(": full · replays · ok")
 
     no_result = tmp_path / "no_result.otlp"
     write_otlp(no_result, sdk_spans(agent_run(tool_result=None)))
     bad = invoke("check", no_result)
     assert bad.exit_code == 1
-    assert "model-only, not replayable" in bad.stdout
-    assert "missing: steps[2].result" in bad.stdout
+    assert "model-only · does not replay: tool results not recorded · ok" in bad.stdout
+    assert "not recorded: steps[2].result" in bad.stdout
     assert "! step 2 (tool lookup_order" in bad.stdout
 
     both = invoke("check", "--json", trace_file, no_result)
@@ -287,7 +289,10 @@ def test_check_exit_codes(trace_file: Path, tmp_path: Path) -> None:
         ("model-only", False),
     ]
     for report in reports:
-        assert set(report) == {"run_id", "verdict", "replayable", "missing", "problems", "findings"}
+        assert set(report) == {
+            *("run_id", "verdict", "replayable", "missing", "problems", "findings"),
+            *("replays", "replay_problem", "outcome", "verdict_words", "not_set"),
+        }
         assert report["findings"] == []  # anomalies: none in these runs
 
     empty = tmp_path / "empty.otlp"

@@ -56,6 +56,11 @@ def _expected(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "warnings": sum(kinds.values()),
         "runs_with_warnings": sum(1 for r in runs if r["findings"]),
         "warnings_by_kind": kinds,
+        "raised": sum(r["outcome"]["error"] is not None for r in runs),
+        "runs_with_failed_calls": sum(
+            bool(r["outcome"]["tool_calls_failed"] or r["outcome"]["model_calls_failed"])
+            for r in runs
+        ),
     }
 
 
@@ -70,10 +75,13 @@ def test_check_ends_with_totals_that_add_up(tmp_path: Path, some: slice) -> None
     text = CliRunner().invoke(cli, ["check", *paths])
     last = text.stdout.splitlines()[-1]
     off = sum(totals["not_replayable"].values())
-    assert last.startswith(f"checked {totals['runs']} runs: {totals['replayable']} replayable")
-    assert (f", {off} not replayable (" in last) == bool(off)
+    replay = "replays" if totals["replayable"] == 1 else "replay"
+    assert last.startswith(f"checked {totals['runs']} runs: {totals['replayable']} {replay}")
+    assert (f", {off} do not replay (" in last or ", 1 does not replay (" in last) == bool(off)
     for reason, n in totals["not_replayable"].items():
         assert f"{n} {reason}" in last
+    failed = totals["runs_with_failed_calls"]
+    assert f"; {totals['raised']} raised, {failed} with failed calls;" in last
     assert f"; {totals['warnings']} warnings in {totals['runs_with_warnings']} run" in last
 
 

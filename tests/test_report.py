@@ -84,7 +84,7 @@ def test_the_page_of_the_example_run_shows_its_header_kit_and_steps() -> None:
         f"step-{s.index}" for s in run.steps
     ]
     assert "order_support" in text and "u_7710" in text and "widgets-eu" in text
-    assert run.kit.verdict == "full" and "full" in text and "replayable" in text
+    assert run.kit.verdict == "full" and "full" in text and "replays" in text
     assert all(m in text for m in run.kit.missing)  # the cold-case checklist
     assert "Where is my order?" in text  # the user's message, as text
     assert run.final_output() in text

@@ -123,7 +123,8 @@ def test_missing_parent_keeps_the_orphan_as_a_root() -> None:
 def test_kit_verdicts() -> None:
     (full,) = build_runs(spans())
     assert full.kit.verdict == "full" and full.replayable
-    assert "tenant.id" in full.kit.missing and "commit" not in full.kit.missing
+    assert "tenant.id" in full.kit.not_set and "commit" not in full.kit.not_set
+    assert "tenant.id" not in full.kit.missing  # optional, and absent from the whole run
 
     no_result = spans()
     attrs = dict(no_result[2].attributes)

@@ -438,7 +438,22 @@ def check(
     strict: bool,
     jobs: int | None,
 ) -> None:
-    """Replay-kit report and anomalies per run; exit 1 when a run is not fully replayable.
+    """Replay-kit report and anomalies per run; exit 1 when a run does not replay.
+
+    The replay kit is what a trace must hold to replay a run offline: each
+    model call's input and output messages, each tool call's arguments and
+    result (or error), byte-exact.  Every command answers three questions of
+    a run, in this order and these words.  Recorded: how much of the kit the
+    trace holds, full, model-only (a tool result or model output is missing
+    or unusable) or inspect-only (no content).  Replays: replays, or does
+    not replay: REASON (cut records, no content recorded, model calls not
+    recorded, N payloads damaged, a model call failed, output not recorded,
+    output unreadable, tool results not recorded, tool steps taken from
+    messages, input history not recorded).  Outcome: ok; error: TYPE:
+    MESSAGE when the agent run raised; N of M tool (or model) calls failed.
+    "Not recorded" lists what the run used or a replay needs and the trace
+    lacks; "not set", the optional fields (ids, commit, request parameters)
+    the run did not set.
 
     PATH is anything `show` reads.  No run at all also fails, and
     so does a run that may have lost records to a cut or corrupt file (exit 1;
@@ -447,7 +462,7 @@ def check(
     429/5xx, cut-off bodies, error wording in the answer, too many tool calls)
     are warnings: they fail the check only with --strict.  Of a ClickHouse
     table (clickhouse://, chdb://) the runs ClickHouse shows clean (full,
-    replayable, nothing to warn of) are not read: their optional missing
+    replays, nothing to warn of) are not read: their optional missing
     fields are not listed (--run ID lists them).
     """
     from ..runs.kit import lost_records
@@ -475,7 +490,8 @@ def check(
 
         lines = []
         for c in checks:
-            lines += check_lines(c.run_id, c.kit, read=c.read) + finding_lines(c.findings)
+            lines += check_lines(c.run_id, c.verdict, c.kit, read=c.read)
+            lines += finding_lines(c.findings)
         if checks:
             # After many runs the last one's findings are on screen: the sum says the rest.
             lines.append(esc(str(summed)))
@@ -538,7 +554,13 @@ def ls_(
     jobs: int | None,
 ) -> None:
     """One line per run: start, agent, user and session, models, steps, tool calls,
-    errors, duration, tokens and replay verdict.
+    errors, duration, tokens and verdict.
+
+    The verdict is three answers, as `check` gives them: recorded (full,
+    model-only, inspect-only: how much of the replay kit the trace holds),
+    replays (replays, or does not replay: REASON) and outcome (ok; error:
+    TYPE: MESSAGE when the agent run raised; N of M tool calls failed);
+    `check --help` defines them.
 
     PATH is anything `show` reads.  The summaries of a file or directory are
     saved beside it (F.otel-replay-runs, D/.otel-replay-runs) and read back while
@@ -1361,7 +1383,8 @@ def serve(
         _fail(f"no run in {', '.join(paths)} has model responses to serve")
 
     def log(line: str) -> None:
-        click.echo(f"otel-replay: {line}", err=True)
+        # Lines name recorded steps and tools: a trace's escape sequences shown, not obeyed.
+        click.echo(f"otel-replay: {printable(line)}", err=True)
 
     limits = ServerLimits(
         max_body_bytes=int(max_body_mb * 2**20),

@@ -22,11 +22,15 @@ from rich.tree import Tree
 from .. import messages as M
 from .. import payload
 from ..payload_attributes import Payload
+from ..runs import verdict as V
 from ..runs.model import KitReport, Run, Snapshot, Step
 from .printable import printable
 
 _KIND_STYLE = {"agent": "bold magenta", "model": "bold cyan", "tool": "bold yellow", "other": "dim"}
-_VERDICT_STYLE = {"full": "green", "model-only": "yellow", "inspect-only": "red"}
+#: The colour of each meaning a part of a verdict has: green only when it is good.
+MEANING_STYLE = {V.GOOD: "green", V.WARN: "yellow", V.BAD: "red"}
+#: Characters of an error message a one-line verdict shows (``show`` and ``check`` whole).
+ERROR_SHOWN = 80
 
 
 def console() -> Console:
@@ -57,6 +61,22 @@ def short(value: Any, limit: int = 90) -> str:
 def _when(ns: int) -> str:
     stamp = dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc)
     return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def verdict_markup(verdict: V.RunVerdict, limit: int | None = None) -> str:
+    """``full · replays · ok`` as rich markup, each answer coloured by its meaning."""
+    return " · ".join(
+        f"[{MEANING_STYLE[meaning]}]{esc(text)}[/{MEANING_STYLE[meaning]}]"
+        for text, meaning in verdict.parts(limit)
+    )
+
+
+def error_text(step: Step) -> str | None:
+    """``TYPE: MESSAGE`` of the error ``step`` ended with (None when it did not fail)."""
+    error = V.step_error(step)
+    if error is None:
+        return None
+    return ": ".join(x for x in error if x) or "(no type or message recorded)"
 
 
 def _mark(what: str, p: Payload | None) -> str:
@@ -138,19 +158,21 @@ def step_line(step: Step) -> str:
     )
     if step.status == "ERROR":
         line += " [red]ERROR[/red]"
+        error = error_text(step)
+        if step.tool is None and error is not None:
+            # A tool's error is its outcome, shown in the body; any other step's, here.
+            error = error if len(error) <= ERROR_SHOWN else error[: ERROR_SHOWN - 1] + "…"
+            line += f" [red]{esc(error)}[/red]"
     return line + ("  " + body if body else "")
 
 
 def run_header(run: Run) -> str:
-    kit = run.kit
     fp = run.fingerprint
-    colour = _VERDICT_STYLE.get(kit.verdict, "red")
     parts = [
         f"[bold]run {esc(run.run_id)}[/bold]",
         _when(run.start_ns),
         f"{(run.end_ns - run.start_ns) / 1e6:.1f} ms",
-        f"[{colour}]{esc(kit.verdict)}[/{colour}]",
-        "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]",
+        verdict_markup(V.run_verdict(run)),
     ]
     commit = fp.get("commit")
     if commit:
@@ -203,16 +225,20 @@ def _add_snapshot(nodes: dict[str, Tree], tree: Tree, snap: Snapshot) -> None:
     nodes.get(snap.span_id, tree).add(snapshot_line(snap))
 
 
-def check_lines(run_id: str, kit: KitReport, *, read: bool = True) -> list[str]:
-    """A run's verdict, replayable or not, missing kit fields (not listed for a run whose
-    spans were not ``read``), problems: lines of rich markup."""
-    mark = "[green]replayable[/green]" if kit.replayable else "[red]not replayable[/red]"
-    colour = _VERDICT_STYLE.get(kit.verdict, "red")
-    lines = [f"[bold]run {esc(run_id)}[/bold]: [{colour}]{esc(kit.verdict)}[/{colour}], {mark}"]
+def check_lines(
+    run_id: str, verdict: V.RunVerdict, kit: KitReport, *, read: bool = True
+) -> list[str]:
+    """A run's three answers (recorded, replays, outcome), the kit fields it used and did
+    not record and the optional ones it did not set (not listed for a run whose spans
+    were not ``read``), problems: lines of rich markup."""
+    lines = [f"[bold]run {esc(run_id)}[/bold]: {verdict_markup(verdict)}"]
     if not read:
-        lines.append("  missing: not listed (its spans were not read: check --run lists them)")
+        lines.append("  not recorded: not listed (its spans were not read: check --run lists them)")
     else:
-        lines.append(f"  missing: {esc(', '.join(kit.missing)) if kit.missing else 'nothing'}")
+        missing = esc(", ".join(kit.missing)) if kit.missing else "nothing"
+        lines.append(f"  not recorded: {'[red]' + missing + '[/red]' if kit.missing else missing}")
+        if kit.not_set:
+            lines.append(f"  [dim]not set: {esc(', '.join(kit.not_set))}[/dim]")
     lines += [f"  [red]![/red] {esc(problem)}" for problem in kit.problems]
     return lines
 

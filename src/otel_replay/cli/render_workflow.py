@@ -16,7 +16,16 @@ from ..workflow.diff import Pair, RunDiff, describe, show_change
 from ..workflow.summary import RunSummary
 from ..workflow.timeline import draw, timeline
 from .printable import printable
-from .render import _KIND_STYLE, _VERDICT_STYLE, COLOUR_LINES, console, esc, run_header
+from .render import (
+    _KIND_STYLE,
+    COLOUR_LINES,
+    ERROR_SHOWN,
+    console,
+    error_text,
+    esc,
+    run_header,
+    verdict_markup,
+)
 
 # --- ls ---------------------------------------------------------------------------
 
@@ -51,11 +60,16 @@ LS_COLUMNS = (
 )
 
 
+def _warnings(s: RunSummary) -> str:
+    """`` (2 warnings)`` after the verdict, '' when there is none."""
+    if not s.anomalies:
+        return ""
+    possible = "possible " if s.candidates else ""
+    return f" ({s.anomalies} {possible}warning{'s' if s.anomalies > 1 else ''})"
+
+
 def ls_row(s: RunSummary) -> list[str]:
-    verdict = s.verdict if s.replayable or s.verdict != "full" else "full (damaged)"
-    if s.anomalies:
-        possible = "possible " if s.candidates else ""
-        verdict += f", {s.anomalies} {possible}warning{'s' if s.anomalies > 1 else ''}"
+    verdict = printable(s.run_verdict.words(ERROR_SHOWN)) + _warnings(s)
     return [
         _stamp(s.start_ns),
         printable(s.run_id[:16]),
@@ -107,8 +121,9 @@ def render_ls(summaries: Sequence[RunSummary], out: Console | None = None) -> No
             elif LS_COLUMNS[i] == "ERRORS" and cell.strip() != "0":
                 text = f"[red]{text}[/red]"
             elif LS_COLUMNS[i] == "VERDICT":
-                colour = _VERDICT_STYLE.get(cell.split(" ")[0].rstrip(","), "red")
-                text = f"[{colour}]{text}[/{colour}]"
+                # The last column: each answer coloured by its meaning, then the warnings.
+                s = summaries[n - 1]
+                text = verdict_markup(s.run_verdict, ERROR_SHOWN) + esc(_warnings(s))
             cells.append(text)
         out.print("  ".join(cells))
 
@@ -172,6 +187,9 @@ def render_step(run: Run, step: Step, raw: bool, out: Console | None = None) -> 
     out.print(f"[bold]run {esc(run.run_id)}[/bold]  {esc(step.label())}")
     when = f"{_stamp(step.start_ns)} UTC, {step.duration_ms:.1f} ms" if step.timed else "untimed"
     out.print(f"  when: {esc(when)}   status: {esc(step.status)}")
+    error = error_text(step)
+    if error is not None:
+        out.print(f"  [red]error: {esc(error)}[/red]")
     if step.status_message:
         out.print(f"  status message: {esc(step.status_message)}")
     if step.parent_span_id:

@@ -17,6 +17,7 @@ from .. import text_diff
 from ..json_text import surrogates_escaped
 from ..runs.model import Run, Step
 from ..runs.pick import is_named
+from ..runs.verdict import run_verdict
 from ..workflow.anomalies import Config, Finding, find_anomalies
 from ..workflow.diff import Change, RunDiff
 from ..workflow.summary import RunSummary, summarize
@@ -224,7 +225,10 @@ def _page(run: Run, config: Config) -> dict[str, Any]:
         "counts": (line.steps, line.model_calls, line.tool_calls, line.errors),
         "verdict": kit.verdict,
         "replayable": kit.replayable,
+        # Recorded, replays, outcome: each (words, meaning), as every command says them.
+        "said": run_verdict(run).parts(),
         "missing": kit.missing,
+        "not_set": kit.not_set,
         "problems": kit.problems,
         "fingerprint": [(k, _text(v)) for k, v in sorted(run.fingerprint.items())],
         "final_output": run.final_output(),

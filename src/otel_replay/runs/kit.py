@@ -23,7 +23,14 @@ fault as ``records: <file> cut at byte N``.
 A run is replayable when its verdict is ``full`` and no payload a replay
 serves or matches on (model input/output messages, tool arguments, results,
 exception arguments) is damaged (digest ``mismatch``), ``missing`` (blob not
-found) or recorded as ``repr()`` only.
+found) or recorded as ``repr()`` only.  Each reason it does not replay is
+counted in :attr:`KitReport.reasons`, from the closed set of
+:data:`~otel_replay.runs.verdict.REASONS`.
+
+``missing`` lists what the run used, or a replay needs, and was not recorded;
+an optional field absent from the whole run (a request parameter, an id, the
+commit: see :data:`OPTIONAL_FIELDS`) is ``not_set``, which is not a failure.
+A field some model calls have and others lack is ``missing`` for the latter.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from .. import messages as M
 from .. import payload
 from ..payload_attributes import Payload
 from ..store.errors import FormatError
+from . import verdict as V
 from .model import KitReport, Run, Step
 
 #: Run-level fields of the replay kit (fingerprint keys), in report order.
@@ -46,6 +54,8 @@ FINGERPRINT_FIELDS = ("commit", "packages", "flags", "user.id", "tenant.id", "se
 MODEL_FIELDS = ("provider", "request_model")
 #: Request parameters, same rule.
 PARAM_FIELDS = ("temperature", "top_p", "seed")
+#: Fields a run may leave out: absent from the whole run, they are not set, not missing.
+OPTIONAL_FIELDS = (*FINGERPRINT_FIELDS, "system_instructions", *PARAM_FIELDS)
 
 _NOT_USABLE = ("mismatch", "missing")
 
@@ -102,7 +112,10 @@ class _Check:
         self.models = [s for s in run.steps if s.kind == "model" and s.model is not None]
         self.tools = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
         self.missing: list[str] = []
+        self.not_set: list[str] = []
         self.problems: list[str] = []
+        #: Why the run does not replay (see :data:`~.verdict.REASONS`), counted.
+        self.reasons: Counter[str] = Counter()
         #: Something the verdict "full" needs is absent or unusable.
         self.incomplete = False
         #: A payload replay needs is damaged.
@@ -124,15 +137,23 @@ class _Check:
         asked_unseen = self._no_model_call()
         if not self._has_content() or asked_unseen:
             verdict = "inspect-only"
+            if not asked_unseen:
+                self.reasons[V.NO_CONTENT] += 1
+            # Nothing to replay with: what else is absent follows from that.
+            keep = (V.CUT_RECORDS, V.NO_CONTENT, V.NO_MODEL_CALLS)
+            self.reasons = Counter({r: n for r, n in self.reasons.items() if r in keep})
         elif self.incomplete:
             verdict = "model-only"
         else:
             verdict = "full"
+        replayable = verdict == "full" and not self.damaged
         return KitReport(
             verdict=verdict,
-            replayable=verdict == "full" and not self.damaged,
+            replayable=replayable,
             missing=self._ordered_missing(),
             problems=self.problems,
+            not_set=self.not_set,
+            reasons={} if replayable else dict(self.reasons),
         )
 
     # --- run level ----------------------------------------------------------------
@@ -142,6 +163,7 @@ class _Check:
             self.missing.append(lost_records(fault))
             self.problems.append(f"spans of this run may be missing: {fault}")
             self.incomplete = True
+            self.reasons[V.CUT_RECORDS] += 1
 
     def _no_content(self) -> None:
         off = [s for s in self.run.steps if s.attributes.get(A.CONTENT) == "NO_CONTENT"]
@@ -178,13 +200,13 @@ class _Check:
             if field == "session.id" and A.CONVERSATION_ID in fp:
                 continue
             if fp.get(field) in (None, "", []):
-                self.missing.append(field)
+                self.not_set.append(field)
         if not self.models:
             return
         for field in MODEL_FIELDS:
             self._per_model(field, [getattr(s.model, field) in (None, "") for s in self.models])
         if not any(self._has_system(s) for s in self.models):
-            self.missing.append("system_instructions")
+            self.not_set.append("system_instructions")
         if self._uses_tools() and not any(
             s.model is not None and s.model.tool_definitions for s in self.models
         ):
@@ -195,9 +217,10 @@ class _Check:
             )
 
     def _per_model(self, field: str, lacking: list[bool]) -> None:
-        """``field`` when no model step has it, else ``steps[i].field`` for those lacking it."""
+        """``field`` when no model step has it (not set, when it is optional), else
+        ``steps[i].field`` for those lacking it (the run used it: not recorded)."""
         if all(lacking):
-            self.missing.append(field)
+            (self.not_set if field in OPTIONAL_FIELDS else self.missing).append(field)
             return
         pairs = zip(self.models, lacking, strict=True)
         self.missing.extend(f"steps[{s.index}].{field}" for s, lack in pairs if lack)
@@ -234,6 +257,7 @@ class _Check:
         self.problems.append(f"{step.label()}: {_why(what, p)}")
         if blocking:
             self.damaged = True
+            self.reasons[V.DAMAGED] += 1
         return True
 
     def _model_step(self, step: Step) -> None:
@@ -253,15 +277,20 @@ class _Check:
                     f"{step.label()}: the call failed ({step.status_message or 'ERROR'}); "
                     "a failed model call has no output to serve"
                 )
+                self.reasons[V.MODEL_CALL_FAILED] += 1
             elif out is None or out.status == "missing":
                 self.missing.append(f"steps[{step.index}].output_messages")
                 if out is None:
                     self.problems.append(f"{step.label()}: no output messages recorded")
+                    self.reasons[V.OUTPUT_NOT_RECORDED] += 1
+                # A blob not found is counted as a damaged payload below.
             elif not _damaged(out):
                 self.problems.append(f"{step.label()}: output messages are not GenAI messages")
+                self.reasons[V.OUTPUT_UNREADABLE] += 1
         elif m.output_messages and not _says_something(m.output_messages):
             self.incomplete = True
             self.missing.append(f"steps[{step.index}].output_messages")
+            self.reasons[V.OUTPUT_NOT_RECORDED] += 1
         if self._payload(step, "output messages", out, blocking=True):
             self.incomplete = True
 
@@ -279,6 +308,7 @@ class _Check:
                 "messages (as the model saw them, unverified) and the call has no timing"
             )
             self.incomplete = True
+            self.reasons[V.TOOLS_FROM_MESSAGES] += 1
         if not step.timed:
             self.missing.append(f"steps[{step.index}].timestamps")
         if t.error is not None:
@@ -291,6 +321,7 @@ class _Check:
             self.incomplete = True
             if p is None:
                 self.problems.append(f"{step.label()}: no result recorded")
+                self.reasons[V.RESULTS_NOT_RECORDED] += 1
         if self._payload(step, "result", p, blocking=True):
             self.incomplete = True
 
@@ -312,6 +343,7 @@ class _Check:
         if self.models or not self.tools or not offered:
             return False
         self.missing.append("model_calls")
+        self.reasons[V.NO_MODEL_CALLS] += 1
         self.problems.append(
             f"{len(self.tools)} tool step(s) and no model call: what the model was sent and "
             "answered is not in the trace"
@@ -352,6 +384,7 @@ class _Check:
                 f"{step.label()}: tool call {name}{ident} has no tool span; {where}"
             )
             self.incomplete = True
+            self.reasons[V.RESULTS_NOT_RECORDED] += 1
 
     def _lost_history(self) -> None:
         """A model input recorded without the conversation it was sent.
@@ -389,6 +422,7 @@ class _Check:
                 f"that call's {len(asked)} tool call(s) and results: recorded incompletely"
             )
             self.incomplete = True
+            self.reasons[V.HISTORY_NOT_RECORDED] += 1
 
     def _model_tool_calls(self) -> Iterator[tuple[Step, int, dict[str, Any]]]:
         for s in sorted(self.models, key=lambda s: (s.start_ns, s.index)):

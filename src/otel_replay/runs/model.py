@@ -261,10 +261,24 @@ class KitReport:
     #: "full", "model-only" or "inspect-only".
     verdict: str
     replayable: bool
-    #: Replay-kit fields that were not recorded, e.g. ``tenant.id``, ``steps[3].result``.
+    #: Replay-kit fields the run used or a replay needs that were not recorded, e.g.
+    #: ``steps[3].result``, ``steps[2].temperature`` (set on other model calls).
     missing: list[str]
     #: Readable reasons, one per problem, naming the step.
     problems: list[str]
+    #: Optional fields absent from the whole run (``tenant.id``, ``commit``, ``top_p``):
+    #: not set, which is not a failure.
+    not_set: list[str] = dataclasses.field(default_factory=list)
+    #: Why the run does not replay: each reason of
+    #: :data:`~otel_replay.runs.verdict.REASONS` met, and how many times.
+    reasons: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def replay_problem(self) -> str | None:
+        """Why the run does not replay, in the words every command uses; None when it does."""
+        from .verdict import replay_problem
+
+        return None if self.replayable else replay_problem(self.reasons)
 
 
 @dataclasses.dataclass(eq=False)
@@ -392,13 +406,21 @@ class Run:
         return None
 
     def to_json(self) -> dict[str, Any]:
+        from .verdict import run_verdict
+
         kit = self.kit
+        said = run_verdict(self).to_json()
         return {
             "run_id": self.run_id,
             "trace_ids": self.trace_ids,
             "replayable": kit.replayable,
             "verdict": kit.verdict,
+            "replays": said["replays"],
+            "replay_problem": said["replay_problem"],
+            "outcome": said["outcome"],
+            "verdict_words": said["verdict_words"],
             "missing": kit.missing,
+            "not_set": kit.not_set,
             "problems": kit.problems,
             "start_ns": self.start_ns,
             "end_ns": self.end_ns,

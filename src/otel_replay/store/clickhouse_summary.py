@@ -18,9 +18,11 @@ reader, a window of traces at a time.  Traces
 that other instrumentations wrote (OpenInference, OpenLLMetry, LiteLLM,
 the Vercel AI SDK...: their spans need otel-replay's dialect readers),
 client-only traces that otel-replay stitches into one run, runs whose
-tool steps would be taken from the messages, and runs where a model input
+tool steps would be taken from the messages, runs where a model input
 may be the call before it without its tool calls (a history the kit check
-looks at closely) are summarized the way a file's are: those traces alone
+looks at closely), runs that do not replay (why is said in the kit check's
+words) and runs an agent or other span of which failed (the error is said
+as it was recorded) are summarized the way a file's are: those traces alone
 are read and built.  Which traces those are is
 decided once per shape of span (scope and attribute names), in Python,
 from the same dialect detection the reader uses.
@@ -330,6 +332,14 @@ def _summary(row: dict[str, Any]) -> RunSummary:
         output_tokens=int(row["output_tokens"]),
         verdict=verdict,
         replayable=verdict == "full" and not int(row["damaged"]),
+        # A plain run replays and no agent or other span of it failed: the runs that do
+        # not, or raised, are read (their reasons and error are the reader's words).
+        replay_problem=None,
+        raised=False,
+        error_type=None,
+        error_message=None,
+        tool_calls_failed=int(row["tool_calls_failed"]),
+        model_calls_failed=int(row["model_calls_failed"]),
         anomalies=int(row["anomalies"]),
         candidates=True,
     )
@@ -356,6 +366,8 @@ SELECT TraceId,
     arrayDistinct(arrayMap(x -> x.2, arraySort(groupArrayIf((s, tool), kind = 'tool'))))
         AS tools,
     countIf(failed OR (kind = 'tool' AND tool_error)) AS errors,
+    countIf(kind = 'tool' AND (failed OR typed_error)) AS tool_calls_failed,
+    countIf(kind = 'model' AND failed) AS model_calls_failed,
     sumIf(input_tokens, kind = 'model') AS input_tokens,
     sumIf(output_tokens, kind = 'model') AS output_tokens,
     countIf(kind = 'model' AND (has_input OR has_output)) > 0
@@ -391,6 +403,8 @@ SELECT TraceId,
         AND NOT (countIf(kind IN ('agent', 'tool')) = 0 AND model_calls > 0)
         AND content AND no_result = 0
         AND NOT lost_history
+        AND replayable
+        AND countIf(kind NOT IN ('model', 'tool') AND (failed OR typed_error)) = 0
         AS plain,
     ({also}) AND {logs} AS also
 FROM (
@@ -428,7 +442,8 @@ FROM (
             trimBoth(replaceRegexpOne(SpanName, '^execute_tool ', ''))) AS tool,
         a['gen_ai.tool.call.arguments'] AS arguments,
         a['gen_ai.tool.call.result'] AS result,
-        a['error.type'] != '' OR arrayExists(x -> x = 'exception', Events.Name) AS tool_error,
+        a['error.type'] != '' AS typed_error,
+        typed_error OR arrayExists(x -> x = 'exception', Events.Name) AS tool_error,
         toInt64OrZero(if(mapContains(a, 'gen_ai.usage.input_tokens'),
             a['gen_ai.usage.input_tokens'], a['gen_ai.usage.prompt_tokens'])) AS input_tokens,
         toInt64OrZero(if(mapContains(a, 'gen_ai.usage.output_tokens'),

@@ -17,6 +17,7 @@ from typing import Any
 from ..runs.model import KitReport, Run
 from ..runs.pick import is_named
 from ..runs.stream import map_runs
+from ..runs.verdict import Outcome, RunVerdict, outcome
 from ..store.errors import FormatError
 from ..store.sources import is_database
 from .anomalies import Config, Finding, find_anomalies
@@ -33,13 +34,32 @@ class RunCheck:
     #: False for a run ClickHouse showed clean without its spans being read: its kit's
     #: optional fields (``commit``, ``steps[3].temperature``...) are not listed.
     read: bool = True
+    #: How the run went (a clean run raised nothing and no call of it failed).
+    outcome: Outcome = dataclasses.field(default_factory=Outcome)
+
+    @property
+    def verdict(self) -> RunVerdict:
+        """The three answers every command gives of this run."""
+        problem = self.kit.replay_problem
+        if not self.kit.replayable and problem is None:
+            problem = "reason not named"
+        return RunVerdict(self.kit.verdict, problem, self.outcome)
 
     def to_json(self) -> dict[str, Any]:
+        said = self.verdict.to_json()
+        if not self.read:
+            # Not read: how many calls it made is not known here (none of them failed).
+            said["outcome"].update(tool_calls=None, model_calls=None)
         return {
             "run_id": self.run_id,
             "verdict": self.kit.verdict,
             "replayable": self.kit.replayable,
+            "replays": said["replays"],
+            "replay_problem": said["replay_problem"],
+            "outcome": said["outcome"],
+            "verdict_words": said["verdict_words"],
             "missing": self.kit.missing if self.read else None,
+            "not_set": self.kit.not_set if self.read else None,
             "problems": self.kit.problems,
             "findings": [f.to_json() for f in self.findings],
         }
@@ -47,8 +67,8 @@ class RunCheck:
 
 @dataclasses.dataclass(frozen=True)
 class Totals:
-    """What a check of many runs comes to: how many replay, why the others do not, and
-    how many warnings there are."""
+    """What a check of many runs comes to: how many replay, why the others do not, how
+    many raised or had calls fail, and how many warnings there are."""
 
     runs: int
     replayable: int
@@ -59,20 +79,30 @@ class Totals:
     runs_with_warnings: int
     #: Warnings by the kind of anomaly (``repeated_tool_call``, ``tool_error``...).
     warnings_by_kind: dict[str, int]
+    #: Runs whose agent run raised.
+    raised: int = 0
+    #: Runs some tool or model call of which failed.
+    runs_with_failed_calls: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def __str__(self) -> str:
-        line = f"checked {_count(self.runs, 'run')}: {self.replayable} replayable"
+        line = f"checked {_count(self.runs, 'run')}: {self.replayable} replay{_s(self.replayable)}"
         off = sum(self.not_replayable.values())
         if off:
             why = ", ".join(f"{n} {reason}" for reason, n in self.not_replayable.items())
-            line += f", {off} not replayable ({why})"
+            line += f", {off} {'does' if off == 1 else 'do'} not replay ({why})"
+        line += f"; {self.raised} raised, {self.runs_with_failed_calls} with failed calls"
         line += f"; {_count(self.warnings, 'warning')}"
         if self.warnings:
             line += f" in {_count(self.runs_with_warnings, 'run')}"
         return line
+
+
+def _s(n: int) -> str:
+    """The verb's ending for ``n`` runs: 1 replays, 3 replay."""
+    return "s" if n == 1 else ""
 
 
 def _count(n: int, noun: str) -> str:
@@ -96,12 +126,22 @@ def totals(checks: Sequence[RunCheck]) -> Totals:
         warnings=sum(kinds.values()),
         runs_with_warnings=sum(1 for c in checks if c.findings),
         warnings_by_kind=dict(sorted(kinds.items())),
+        raised=sum(1 for c in checks if c.outcome.raised),
+        runs_with_failed_calls=sum(
+            1 for c in checks if c.outcome.tool_calls_failed or c.outcome.model_calls_failed
+        ),
     )
 
 
 def check_run(run: Run, config: Config | None = None) -> RunCheck:
     """The replay kit and the anomalies of ``run``."""
-    return RunCheck(run.run_id, run.start_ns, run.kit, find_anomalies(run, config or Config()))
+    return RunCheck(
+        run.run_id,
+        run.start_ns,
+        run.kit,
+        find_anomalies(run, config or Config()),
+        outcome=outcome(run),
+    )
 
 
 def _check_picked(config: Config, prefix: str | None, run: Run) -> RunCheck | str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import attributes as A
 from ..runs.model import Run
+from ..runs.verdict import Outcome, RunVerdict, outcome
 from .anomalies import Config, find_anomalies
 
 
@@ -37,8 +38,17 @@ class RunSummary:
     errors: int
     input_tokens: int
     output_tokens: int
+    #: What the trace holds of the replay kit: ``full``, ``model-only``, ``inspect-only``.
     verdict: str
     replayable: bool
+    #: Why the run does not replay (see :mod:`~otel_replay.runs.verdict`); None when it does.
+    replay_problem: str | None
+    #: The agent run raised: its error's type and message, as far as recorded.
+    raised: bool
+    error_type: str | None
+    error_message: str | None
+    tool_calls_failed: int
+    model_calls_failed: int
     #: Number of anomalies found with the default :class:`~.anomalies.Config`.
     anomalies: int
     #: True when :attr:`anomalies` counts the candidates a database found (a tool called
@@ -54,11 +64,31 @@ class RunSummary:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def run_verdict(self) -> RunVerdict:
+        """The three answers every command gives of this run."""
+        return RunVerdict(
+            self.verdict,
+            None if self.replayable else (self.replay_problem or "reason not named"),
+            Outcome(
+                raised=self.raised,
+                error_type=self.error_type,
+                error_message=self.error_message,
+                tool_calls=self.tool_calls,
+                tool_calls_failed=self.tool_calls_failed,
+                model_calls=self.model_calls,
+                model_calls_failed=self.model_calls_failed,
+            ),
+        )
+
     def to_json(self) -> dict[str, Any]:
         # Fields are plain values and lists of strings: no deep copy (asdict's) needed.
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["duration_ms"] = self.duration_ms
         out["tokens"] = self.tokens
+        said = self.run_verdict.to_json()
+        out.update(replays=said["replays"], outcome=said["outcome"])
+        out["verdict_words"] = said["verdict_words"]
         return out
 
     @classmethod
@@ -143,6 +173,7 @@ def summarize(run: Run) -> RunSummary:
         if step.status == "ERROR" or (step.tool is not None and step.tool.error is not None):
             errors += 1
     kit = run.kit
+    how = outcome(run)
     return RunSummary(
         run_id=run.run_id,
         trace_ids=list(run.trace_ids),
@@ -162,6 +193,12 @@ def summarize(run: Run) -> RunSummary:
         output_tokens=output_tokens,
         verdict=kit.verdict,
         replayable=kit.replayable,
+        replay_problem=kit.replay_problem,
+        raised=how.raised,
+        error_type=how.error_type,
+        error_message=how.error_message,
+        tool_calls_failed=how.tool_calls_failed,
+        model_calls_failed=how.model_calls_failed,
         anomalies=len(find_anomalies(run, Config())),
     )
 
