@@ -136,3 +136,41 @@ def test_error_lines_name_a_hostile_file_escaped(tmp_path: Path) -> None:
     assert not RAW.search(done.stderr) and "\x1b" not in done.stderr
     assert "evil\\x1b]0;pwned\\x07\\nforged.otlp" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_serve_logs_recorded_and_requested_text_escaped(dumps: tuple[Path, Path]) -> None:
+    """``serve``'s log names the steps it serves (their recorded names), the tool calls it
+    re-spells and where a request diverged (its text): on a terminal, escaped."""
+    import os
+    import sys
+    import urllib.error
+    import urllib.request
+
+    a, _ = dumps
+    src = Path(__file__).resolve().parents[1] / "src"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otel_replay.cli.main", "serve", "--mcp", "--port", "0", str(a)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(src), "FORCE_COLOR": "1"},
+    )
+    assert proc.stdout is not None
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), proc.stderr and proc.stderr.read()
+        for text in (f"hi{HOSTILE}{MARKUP}", f"diverged{HOSTILE}\nforged line"):
+            body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+            request = urllib.request.Request(
+                url + "/v1/chat/completions",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with contextlib.suppress(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=10).read()
+    finally:
+        proc.terminate()
+        _, log = proc.communicate(timeout=20)
+    assert "served" in log and "diverged" in log, log
+    assert_safe(log)
+    assert "\\x1b[31mRED" in log
