@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from otel_replay.same_message import without_repeated_system
@@ -169,10 +170,14 @@ def _code_calls(code: str) -> list[Item]:
     return sorted(out, key=lambda c: code.find(f"{c[2]}("))
 
 
-def tool_calls_with_ids(requests: list[dict[str, Any]]) -> list[tuple[str, str, Any, Any]]:
+def tool_calls_with_ids(
+    requests: list[dict[str, Any]], raises: Callable[[str], bool] | None = None
+) -> list[tuple[str, str, Any, Any]]:
     """``(call id, name, arguments, result)`` of every tool call, in order.
 
-    The action of a ReAct answer (text, no call of the API's) is a call without id."""
+    The action of a ReAct answer (text, no call of the API's) is a call without id.
+    ``raises(name)``: whether the tool raises; a code block's calls after one that
+    raises never run (the code stops there), so they are not calls."""
     calls = []
     for request in requests:
         for _, item in answered(request):
@@ -181,6 +186,8 @@ def tool_calls_with_ids(requests: list[dict[str, Any]]) -> list[tuple[str, str, 
             elif item[0] == "text" and (action := _REACT_ACTION.search(item[1])):
                 calls.append(("call", None, action.group(1), json.loads(action.group(2))))
             elif item[0] == "text" and "<code>" in item[1]:
-                calls += _code_calls(item[1].split("<code>", 1)[1].split("</code>", 1)[0])
+                code = _code_calls(item[1].split("<code>", 1)[1].split("</code>", 1)[0])
+                stop = next((i for i, c in enumerate(code) if raises and raises(c[2])), None)
+                calls += code if stop is None else code[: stop + 1]
     results = {i[1]: i[2] for _, i in sent(requests[-1]) if i[0] == "result"}
     return [(call_id, name, args, results.get(call_id)) for _, call_id, name, args in calls]

@@ -46,13 +46,19 @@ SHOWN = 120
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """A recorded case: ``cases/<stack>/<mode>/``."""
+    """A recorded case: ``cases/<stack>/<mode>/`` (``<mode>@<scenario>/`` for a scenario
+    other than the default)."""
 
     path: Path
 
     @property
     def id(self) -> str:
         return f"{self.path.parent.name}/{self.path.name}"
+
+    @property
+    def scenario(self) -> scenario.Scenario:
+        """The scenario the case ran (``case.json``'s ``scenario``; the default when none)."""
+        return scenario.scenario_named(str(self.meta.get("scenario", "default")))
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -180,18 +186,27 @@ def _merged(runs: list[Run]) -> Run:
     return Run(run_id="+".join(r.run_id for r in runs), trace_ids=trace_ids, roots=[], steps=copies)
 
 
-def _returned(name: str, args: Any) -> Any:
+def _returned(scn: scenario.Scenario, name: str, args: Any) -> Any:
     """What the agent's tool ``name`` returned for ``args`` (its error text, if it raised).
 
     The ground truth of a tool result when the agent sends results to the model
     as text of its own making (smolagents' "Observation: ..."), not one per call.
     """
     tool = scenario.tool_of(name)
-    if tool == scenario.RAISING_TOOL:
-        return scenario.TRACKING_ERROR
     if tool == "final_answer" and isinstance(args, dict):
         return args.get("answer")
-    return scenario.TOOLS[tool](**args) if tool in scenario.TOOLS else None
+    if tool not in scn.tools or not isinstance(args, dict):
+        return None
+    order = str(args.get("order_id", scenario.DEFAULT_ORDER))
+    return scn.error_of(order) if tool == scn.raising else scn.result(tool, order)
+
+
+def _mentions(result: Any, text: str) -> bool:
+    """Whether a tool result (text, or JSON holding the text as a string) holds ``text``."""
+    if isinstance(result, str) and text in result:
+        return True
+    encoded = json.dumps(result, ensure_ascii=False)
+    return text in encoded or json.dumps(text, ensure_ascii=False)[1:-1] in encoded
 
 
 def short(obj: Any) -> str:
@@ -220,6 +235,7 @@ class _RunCheck:
         self, case: Case, run: Run, order: str, requests: list[dict[str, Any]], whole: bool
     ) -> None:
         self.case, self.run, self.order, self.requests = case, run, order, requests
+        self.scn = case.scenario
         #: False for several runs taken together: they have no verdict as one.
         self.whole = whole
         self.content = bool(case.meta["content"])
@@ -238,7 +254,7 @@ class _RunCheck:
             final = self.run.final_output()
             # Edge whitespace is the framework's presentation (Strands ends its answer
             # with a newline), not the answer.
-            if (final or "").strip() != scenario.final_answer(self.order):
+            if (final or "").strip() != self.scn.final_answer(self.order):
                 self.out.append(f"final output is {short(final)}, not the agent's answer")
         return self.out
 
@@ -295,14 +311,16 @@ class _RunCheck:
 
     # --- tool steps ----------------------------------------------------------------
     def _tool_steps(self) -> None:
-        calls = tool_calls_with_ids(self.requests)
+        calls = tool_calls_with_ids(
+            self.requests, lambda name: scenario.tool_of(name) == self.scn.raising
+        )
         steps = list(self.run.tool_steps())
         if len(steps) != len(calls):
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
             self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
         for call_id, name, args, result in calls:
             if result is None and self.history == "text":
-                result = _returned(name, args)
+                result = _returned(self.scn, name, args)
             step = self._step_of(steps, call_id, name)
             if step is None:
                 self.out.append(f"lost: no tool step for {name} (call {call_id})")
@@ -331,16 +349,13 @@ class _RunCheck:
         if t.tool_name != name:
             self.out.append(f"{label}: tool name {t.tool_name!r}, the model called {name!r}")
         self._placement(step, call_id)
-        if scenario.tool_of(name) == scenario.RAISING_TOOL and not t.derived:
+        error = self.scn.error_of(self.order)
+        if scenario.tool_of(name) == self.scn.raising and not t.derived:
             if t.error is None:
                 self.out.append(
                     f"{label}: the tool raised; no error recorded (result {short(t.result)})"
                 )
-            elif (
-                self.content
-                and scenario.TRACKING_ERROR in json.dumps(result, ensure_ascii=False)
-                and scenario.TRACKING_ERROR not in t.error.message
-            ):
+            elif self.content and _mentions(result, error) and error not in t.error.message:
                 # (A framework that tells the model no error text, openai-agents' default
                 # failure message, leaves none to find.)
                 self.out.append(f"{label}: error message {short(t.error.message)}")

@@ -1,13 +1,16 @@
 """Record a stack's conformance cases: its agent, its own tracing, the fake model server.
 
-    python -m tests.conformance.generate STACK [--mode MODE]... [--list]
+    python -m tests.conformance.generate STACK [--mode MODE]... [--scenario NAME | --seed N]
+    python -m tests.conformance.generate STACK --list
 
 (from the repository root).  For each mode of ``stacks/STACK/stack.json``
 (all unless ``--mode`` names some): start the fake model server
 (:mod:`.server`) and the OTLP receiver (:mod:`.receiver`) on free ports of
 127.0.0.1, run ``stacks/STACK/agent.py`` in the stack's own virtualenv with
 the environment the mode needs, check that every run reached the scripted
-answer, and write ``cases/STACK/MODE/``:
+answer, and write ``cases/STACK/MODE/`` (``cases/STACK/MODE@SCENARIO/`` for
+a scenario other than the default: a named one, ``--scenario NAME``, or a
+drawn one, ``--seed N``, which is ``seed-N``; see :mod:`.scenario`):
 
 - ``traces.binpb`` (and/or ``traces.jsonl``; ``logs.*`` when the stack sends
   log records): what the stack exported, as it was sent;
@@ -108,7 +111,14 @@ def is_node(stack: str) -> bool:
     return (STACKS / stack / "package.json").is_file()
 
 
-def node_dir(stack: str) -> Path:
+def case_dir(stack: str, mode: str, scenario_name: str = "default") -> Path:
+    """Where the case of ``stack``, ``mode`` and scenario is kept: ``cases/STACK/MODE/`` for
+    the default scenario (the corpus's first cases stay where they are),
+    ``cases/STACK/MODE@SCENARIO/`` for another."""
+    return CASES / stack / (mode if scenario_name == "default" else f"{mode}@{scenario_name}")
+
+
+def node_dir(stack: str, scn: scenario.Scenario = scenario.DEFAULT) -> Path:
     """The stack's ``node_modules`` home, installed (again) from its lock file when it changed.
 
     The agent runs from there (``agent.mjs`` and ``scenario.json`` are copied in),
@@ -134,7 +144,7 @@ def node_dir(stack: str) -> Path:
         stamp.write_text(digest)
     shutil.copy(here / "agent.mjs", home / "agent.mjs")
     (home / "scenario.json").write_text(
-        json.dumps(scenario.as_json(), ensure_ascii=False, indent=1), encoding="utf-8"
+        json.dumps(scenario.as_json(scn), ensure_ascii=False, indent=1), encoding="utf-8"
     )
     return home
 
@@ -211,13 +221,18 @@ def command_of(stack: str, mode: dict[str, Any]) -> list[str]:
     return ["python", agent, "--base-url", base, "--runs", runs, *mode.get("args", [])]
 
 
-def env_of(stack: str, config: dict[str, Any], mode: dict[str, Any]) -> dict[str, str]:
-    """The variables the mode sets (ports as placeholders)."""
+def env_of(
+    stack: str, config: dict[str, Any], mode: dict[str, Any], scenario_name: str = "default"
+) -> dict[str, str]:
+    """The variables the mode sets (ports as placeholders), and the scenario's name when it is
+    not the default."""
+    named = {} if scenario_name == "default" else {scenario.SCENARIO_ENV: scenario_name}
     return {
         **BASE_ENV,
         "OTEL_SERVICE_NAME": f"conformance-{stack}",
         **config.get("env", {}),
         **mode.get("env", {}),
+        **named,
     }
 
 
@@ -336,7 +351,8 @@ def run_agent(
     (``{model_server}``, ``{otlp_receiver}``); ``extra_env`` goes on top.
     ``wrapper``: a Python script (and its arguments) that runs the agent's script.
     """
-    command, env = command_of(stack, mode), env_of(stack, config, mode)
+    command = command_of(stack, mode)
+    env = env_of(stack, config, mode, str(mode.get("scenario", "default")))
 
     def fill(text: str) -> str:
         for name, url in places.items():
@@ -374,19 +390,27 @@ def run_agent(
     return done
 
 
-def expected_answers(runs: int) -> list[str]:
+def expected_answers(runs: int, scn: scenario.Scenario = scenario.DEFAULT) -> list[str]:
     """The final answers of the scenario's first ``runs`` questions, sorted."""
-    return sorted(scenario.final_answer(scenario.order_in(q)) for q in scenario.QUESTIONS[:runs])
+    return sorted(scn.final_answer(scenario.order_in(q)) for q in scn.questions[:runs])
 
 
-def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> Path:
-    """Run the agent in mode ``name``; write and return its case directory."""
-    mode = config["modes"][name]
+def record_mode(
+    stack: str,
+    name: str,
+    config: dict[str, Any],
+    python: Path,
+    scn: scenario.Scenario = scenario.DEFAULT,
+    out: Path | None = None,
+) -> Path:
+    """Run the agent in mode ``name`` of scenario ``scn``; write and return its case directory
+    (``out``, else :func:`case_dir`)."""
+    mode = {**config["modes"][name], "scenario": scn.name}
     runs = int(mode.get("runs", 1))
     with tempfile.TemporaryDirectory(prefix=f"conformance-{stack}-") as tmp:
         work = Path(tmp)
         log = work / "server.jsonl"
-        with ModelServer(log) as server, OtlpReceiver(work) as receiver:
+        with ModelServer(log, scn=scn) as server, OtlpReceiver(work) as receiver:
             places = {"model_server": server.url, "otlp_receiver": receiver.url}
             done = run_agent(stack, mode, config, python, places)
             exports = receiver.requests
@@ -394,21 +418,23 @@ def record_mode(stack: str, name: str, config: dict[str, Any], python: Path) -> 
         if not exports:
             raise GenerateError("the stack exported nothing to the OTLP receiver")
         answers = done.stdout.splitlines()
-        if sorted(answers) != expected_answers(runs):
-            raise GenerateError(f"the agent answered {answers!r}, not {expected_answers(runs)!r}")
+        if sorted(answers) != expected_answers(runs, scn):
+            want = expected_answers(runs, scn)
+            raise GenerateError(f"the agent answered {answers!r}, not {want!r}")
         case = {
             "stack": stack,
             "mode": name,
+            **({} if scn.name == "default" else {"scenario": scn.name}),
             "api": mode.get("api", "chat"),
             "runs": runs,
             "content": mode.get("content", True),
             "tool_spans": config.get("tool_spans", True),
             "history": config.get("history", "messages"),
             "command": command_of(stack, mode),
-            "env": env_of(stack, config, mode),
+            "env": env_of(stack, config, mode, scn.name),
             "python": platform.python_version(),
         }
-        out = write_case(CASES / stack / name, work, done.stdout, case)
+        out = write_case(out or case_dir(stack, name, scn.name), work, done.stdout, case)
     found = node_versions(python) if is_node(stack) else versions(python, stack)
     (out / "versions.txt").write_text(found, encoding="utf-8")
     return out
@@ -436,7 +462,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stack")
     ap.add_argument("--mode", action="append", help="a mode of the stack (repeatable; all if none)")
     ap.add_argument("--list", action="store_true", help="list the stack's modes and stop")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument(
+        "--scenario",
+        default="default",
+        help=f"the scenario: default, {', '.join(scenario.NAMED)}, or seed-N",
+    )
+    which.add_argument("--seed", type=int, help="a scenario drawn from this seed (seed-N)")
     a = ap.parse_args(argv)
+    try:
+        scn = scenario.scenario_named(f"seed-{a.seed}" if a.seed is not None else a.scenario)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         config = stack_config(a.stack)
         if a.list:
@@ -449,16 +487,17 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [n for n in names if n not in config["modes"]]
         if unknown:
             raise GenerateError(f"unknown modes {unknown}; {a.stack} has {list(config['modes'])}")
-        python = node_dir(a.stack) if is_node(a.stack) else venv_python(a.stack)
+        python = node_dir(a.stack, scn) if is_node(a.stack) else venv_python(a.stack)
     except GenerateError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     failed = 0
     for name in names:
         try:
-            out = record_mode(a.stack, name, config, python)
+            out = record_mode(a.stack, name, config, python, scn)
         except GenerateError as e:
-            print(f"[{a.stack}/{name}] FAILED: {e}", file=sys.stderr, flush=True)
+            where = name if scn.name == "default" else f"{name}@{scn.name}"
+            print(f"[{a.stack}/{where}] FAILED: {e}", file=sys.stderr, flush=True)
             failed += 1
             continue
         sizes = ", ".join(f"{p.name} {p.stat().st_size} B" for p in sorted(out.iterdir()))

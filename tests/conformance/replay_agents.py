@@ -49,6 +49,7 @@ from tests.conformance.generate import (
     venv_python,
 )
 from tests.conformance.receiver import OtlpReceiver
+from tests.conformance.scenario import scenario_named
 
 #: Where a case keeps how it replayed.
 RESULT_FILE = "replay.json"
@@ -124,11 +125,23 @@ class ReplayServer:
         self._drain.join(5)
 
 
+def case_mode(case: Case, python: Path) -> tuple[dict[str, Any], Path]:
+    """The case's mode, with its scenario, and the Python (or node home) to run its agent
+    with: a JavaScript agent's home gets the case's scenario as its ``scenario.json``."""
+    meta = case.meta
+    name = str(meta.get("scenario", "default"))
+    mode = {**stack_config(meta["stack"])["modes"][meta["mode"]], "scenario": name}
+    if is_node(meta["stack"]):
+        python = node_dir(meta["stack"], scenario_named(name))
+    return mode, python
+
+
 def replay_case(case: Case, python: Path) -> Replayed:
     """Run the case's agent against a replay server of its trace; did it answer as recorded?"""
     meta = case.meta
     config = stack_config(meta["stack"])
-    mode = config["modes"][meta["mode"]]
+    mode, python = case_mode(case, python)
+    scn = scenario_named(mode["scenario"])
     try:
         with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
             with ReplayServer(case.trace_files()) as server, OtlpReceiver(Path(tmp)) as receiver:
@@ -138,7 +151,7 @@ def replay_case(case: Case, python: Path) -> Replayed:
                 except GenerateError as e:
                     return Replayed(case.id, "serve", False, f"{e}\nserver:\n{server.log()}")
                 answers = sorted(done.stdout.splitlines())
-                if answers != expected_answers(int(meta["runs"])):
+                if answers != expected_answers(int(meta["runs"]), scn):
                     why = f"the agent answered {answers!r}\nserver:\n{server.log()}"
                     return Replayed(case.id, "serve", False, why)
     except GenerateError as e:
@@ -186,7 +199,7 @@ def _inprocess(case: Case, python: Path, how: str) -> Replayed:
     if int(meta["runs"]) != 1:
         return Replayed(case.id, how, None, "two runs in one process: a session replays one")
     config = stack_config(meta["stack"])
-    mode = config["modes"][meta["mode"]]
+    mode, python = case_mode(case, python)
     with tempfile.TemporaryDirectory(prefix="inprocess-") as tmp:
         result_file = Path(tmp) / "result.json"
         traces = [str(p) for p in case.trace_files()]
@@ -218,7 +231,7 @@ def _inprocess(case: Case, python: Path, how: str) -> Replayed:
         problems.append(result.get("report", ""))
         problems.append(f"tool calls: {result.get('tool_calls')}")
     answers = sorted(done.stdout.splitlines()) if done is not None else []
-    if done is not None and answers != expected_answers(1):
+    if done is not None and answers != expected_answers(1, scenario_named(mode["scenario"])):
         problems.append(f"the agent answered {answers!r}")
     if problems:
         return Replayed(case.id, how, False, "\n".join(problems))
@@ -257,11 +270,12 @@ HOWS = {"serve": replay_case, "inprocess": inprocess_case, "changed": changed_ca
 
 
 def sample_cases(cases: list[Case]) -> list[Case]:
-    """Each stack's first case with content and one run, in its ``stack.json`` order."""
+    """Each stack's first case with content and one run, in its ``stack.json`` order (of the
+    default scenario)."""
     chosen: dict[str, Case] = {}
     for case in cases:
         meta = case.meta
-        if not meta["content"] or int(meta["runs"]) != 1:
+        if not meta["content"] or int(meta["runs"]) != 1 or "scenario" in meta:
             continue
         modes = list(stack_config(meta["stack"])["modes"])
         known = chosen.get(meta["stack"])
@@ -280,8 +294,13 @@ def stack_python(stack: str) -> Path:
     return node_dir(stack) if is_node(stack) else venv_python(stack)
 
 
-def content_cases(stacks: list[str], modes: list[str]) -> list[Case]:
+def content_cases(
+    stacks: list[str], modes: list[str], scenarios: list[str] | None = None
+) -> list[Case]:
+    """The cases with content of ``stacks``, ``modes`` and ``scenarios`` (all when empty)."""
     cases = [c for c in find_cases() if c.meta["content"]]
+    if scenarios:
+        cases = [c for c in cases if c.meta.get("scenario", "default") in scenarios]
     if stacks:
         cases = [c for c in cases if c.meta["stack"] in stacks]
     if modes:
@@ -297,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("stacks", nargs="*")
     ap.add_argument("--mode", action="append", default=[], help="only these modes (repeatable)")
+    ap.add_argument(
+        "--scenario", action="append", default=[], help="only these scenarios (repeatable)"
+    )
     ap.add_argument("--write", action="store_true", help=f"keep results as cases/*/*/{RESULT_FILE}")
     ap.add_argument(
         "--how",
@@ -309,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     pythons: dict[str, Path] = {}
     sample = sample_cases(find_cases())
-    for case in content_cases(a.stacks, a.mode):
+    for case in content_cases(a.stacks, a.mode, a.scenario):
         stack = case.meta["stack"]
         if stack not in pythons:
             pythons[stack] = stack_python(stack)

@@ -1,11 +1,30 @@
-"""The conformance scenario: what the customer asks, the three tools, what the model answers.
+"""The conformance scenarios: what the customer asks, the tools, what the model answers.
 
-One definition shared by the fake model server (which scripts the model's
+One description shared by the fake model server (which scripts the model's
 side), every stack's agent (which runs the tools), and the checks.  Stdlib
-only: the agents import it inside their own virtualenvs.
+only: the agents import it inside their own virtualenvs; JavaScript agents
+read it as ``scenario.json``, which ``generate`` writes beside them.
 
-A run, as the model server scripts it (the *turn* follows from how many tool
-results the request carries):
+A :class:`Scenario` is data (JSON-able): the system prompt and questions,
+the tools (names, descriptions, parameters, what each returns), the tool
+that raises and its error, per turn the calls the model makes (one, several
+in parallel, or one turn after another), how the model spells each call's
+arguments (:class:`Spelling`), the text it writes beside its calls, and the
+answer.  :data:`DEFAULT` is the story every stack has always run; named
+scenarios (:data:`NAMED`) and seeded random ones (:func:`scenario_for`) vary
+what it never did.  An agent process runs the scenario named by
+``CONFORMANCE_SCENARIO`` (a name of :data:`NAMED`, or ``seed-N``; the
+default when unset): this module's constants and tool functions are that
+scenario's (:data:`ACTIVE`).
+
+The tools keep the default's names and parameters (``lookup_order(order_id)``,
+``track_shipment(order_id)``, ``open_ticket(order_id, reason)``): each
+stack's agent declares them the way its framework documents (decorated
+functions with typed parameters), and calls this module's functions, which
+return or raise what the active scenario says.
+
+A run of the default scenario, as the model server scripts it (the *turn*
+follows from how many tool results the request carries):
 
 1. no tool result yet: two parallel tool calls, ``lookup_order`` and
    ``track_shipment``; the agent's ``track_shipment`` raises, so the framework
@@ -21,36 +40,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
+import os
+import random
 import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO
 
-SYSTEM_PROMPT = (
-    "You are the support agent of the Ködbüro store. Use the tools to look orders up, "
-    "track them and open tickets; answer in the customer's language."
-)
-
-#: The question of each agent run in one process; each names its own order.
-QUESTIONS = (
-    "Bonjour ! Où en est ma commande ORD-5521 ? Je l'ai payée 24,98 € et rien n'est arrivé 📦",
-    "Hallo! Wo bleibt meine Bestellung ORD-7730? Sie hat 24,98 € gekostet, danke für die Hilfe ☕",
-)
-DEFAULT_ORDER = "ORD-5521"
 _ORDER_ID = re.compile(r"ORD-\d+")
-
-#: The tool that raises in the agent, and what it raises.
-RAISING_TOOL = "track_shipment"
-TRACKING_ERROR = "le transporteur « Colis-Express » ne répond pas (délai dépassé)"
-TICKET_REASON = "échec du suivi du colis"
-
-#: Tool name -> description, as every agent declares them.
-TOOL_DESCRIPTIONS = {
-    "lookup_order": "Look up an order by its id: status, items and total.",
-    "track_shipment": "Track the shipment of an order with the carrier.",
-    "open_ticket": "Open a support ticket about an order.",
-}
+DEFAULT_ORDER = "ORD-5521"
 
 
 def order_in(text: str) -> str:
@@ -64,33 +64,565 @@ def digits(order_id: str) -> str:
     return order_id.rsplit("-", 1)[-1]
 
 
+def fill(template: Any, order_id: str) -> Any:
+    """``template`` with ``{order_id}`` and ``{digits}`` in its strings replaced (recursively)."""
+    if isinstance(template, str):
+        return template.replace("{order_id}", order_id).replace("{digits}", digits(order_id))
+    if isinstance(template, list):
+        return [fill(v, order_id) for v in template]
+    if isinstance(template, dict):
+        return {k: fill(v, order_id) for k, v in template.items()}
+    return template
+
+
+@dataclasses.dataclass(frozen=True)
+class Spelling:
+    """How the model writes one call's arguments as JSON text.
+
+    ``separators`` None: the wire's own (no spaces on the APIs, ``json.dumps``'
+    default in a ReAct answer); ``key_order``: ``given`` (the call's), ``sorted``
+    or ``reversed``; ``escape_slash``: ``/`` written ``\\/``.
+    """
+
+    separators: tuple[str, str] | None = None
+    ensure_ascii: bool = False
+    key_order: str = "given"
+    escape_slash: bool = False
+
+    def ordered(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``args`` with its keys in this spelling's order."""
+        keys = list(args)
+        if self.key_order == "sorted":
+            keys.sort()
+        elif self.key_order == "reversed":
+            keys.reverse()
+        return {k: args[k] for k in keys}
+
+    def spell(self, args: dict[str, Any], separators: tuple[str, str] = (",", ":")) -> str:
+        """The JSON text of ``args`` (``separators``: the wire's own, when this has none)."""
+        text = json.dumps(
+            self.ordered(args),
+            ensure_ascii=self.ensure_ascii,
+            separators=self.separators or separators,
+        )
+        return text.replace("/", "\\/") if self.escape_slash else text
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """One tool call the model makes: the tool, its arguments (templates), their spelling."""
+
+    tool: str
+    arguments: dict[str, Any]
+    spelling: Spelling = Spelling()
+
+
+@dataclasses.dataclass(frozen=True)
+class Tool:
+    """A tool: its description, its parameters (JSON Schema), what it returns (a template)."""
+
+    description: str
+    parameters: dict[str, Any]
+    returns: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """A conversation the fake model server scripts and the agents' tools play along with.
+
+    ``turns``: per turn, the calls the model makes (the turn after the last
+    one is the answer).  ``raising``: the tool that raises ``error`` (none:
+    every tool returns).  ``beside``: text the model writes beside its tool
+    calls on Chat Completions and Responses; ``anthropic_beside``: on
+    Anthropic Messages.  Strings may hold ``{order_id}`` and ``{digits}``.
+    """
+
+    name: str
+    system_prompt: str
+    questions: tuple[str, ...]
+    tools: dict[str, Tool]
+    turns: tuple[tuple[Call, ...], ...]
+    raising: str | None
+    error: str
+    answer: str
+    beside: str | None = None
+    anthropic_beside: str | None = None
+
+    # --- the model's side ---------------------------------------------------------
+    def calls_of_turn(self, turn: int, order_id: str) -> list[tuple[Call, dict[str, Any]]]:
+        """The calls at ``turn`` with their arguments for ``order_id`` (none: the answer)."""
+        if turn >= len(self.turns):
+            return []
+        return [(c, fill(c.arguments, order_id)) for c in self.turns[turn]]
+
+    def turn_of(self, tool_results: int) -> int:
+        """The turn a request is at, from the number of tool results it carries.
+
+        Any result moves past the first turn (some frameworks send a failed call's
+        result later); a later turn starts once all the calls before it have results.
+        """
+        if tool_results == 0:
+            return 0
+        done = 0
+        for turn, calls in enumerate(self.turns):
+            done += len(calls)
+            if turn and tool_results < done:
+                return turn
+        return len(self.turns)
+
+    def call_id(self, turn: int, index: int, order_id: str, prefix: str = "call") -> str:
+        """The model's id of the ``index``-th call of ``turn`` (unique in its run)."""
+        flat = [c.tool for calls in self.turns for c in calls]
+        at = sum(len(calls) for calls in self.turns[:turn]) + index
+        tool = flat[at]
+        seen = flat[:at].count(tool)
+        suffix = f"_{seen + 1}" if seen else ""
+        return f"{prefix}_{tool}_{digits(order_id)}{suffix}"
+
+    def final_answer(self, order_id: str) -> str:
+        """The model's last answer for ``order_id``."""
+        return str(fill(self.answer, order_id))
+
+    def react_calls(self, order_id: str) -> list[tuple[Call, dict[str, Any]]]:
+        """The calls of a ReAct agent's run, one per answer (ReAct has no parallel calls)."""
+        return [c for turn in range(len(self.turns)) for c in self.calls_of_turn(turn, order_id)]
+
+    def react_text(self, observations: int, order_id: str) -> str:
+        """The model's answer to a ReAct prompt that already holds ``observations`` results."""
+        calls = self.react_calls(order_id)
+        if observations < len(calls):
+            call, args = calls[observations]
+            action = call.spelling.spell(args, (", ", ": "))
+            return f"Thought: I need {call.tool}.\nAction: {call.tool}\n{REACT_ACTION} {action}"
+        return f"Thought: I now know the final answer\n{REACT_FINAL} {self.final_answer(order_id)}"
+
+    def code_text(self, observations: int, order_id: str) -> str:
+        """The model's answer to a code agent that already holds ``observations`` results: the
+        calls of the next turn as Python (the tools are functions there), then
+        ``final_answer(...)``."""
+        turn = min(observations, len(self.turns))
+        lines = [
+            f"{c.tool}({', '.join(f'{k}={v!r}' for k, v in c.spelling.ordered(args).items())})"
+            for c, args in self.calls_of_turn(turn, order_id)
+        ]
+        if not lines:
+            lines = [f"final_answer(answer={self.final_answer(order_id)!r})"]
+        code = "\n".join(
+            f"print({line})" if not line.startswith("final_answer") else line for line in lines
+        )
+        return f"Thought: step {turn + 1}.\n{CODE_OPEN}\n{code}\n{CODE_CLOSE}"
+
+    # --- the agent's side ---------------------------------------------------------
+    def result(self, tool: str, order_id: str) -> Any:
+        """What ``tool`` returns for ``order_id`` (None for the raising tool)."""
+        return None if tool == self.raising else fill(self.tools[tool].returns, order_id)
+
+    def error_of(self, order_id: str) -> str:
+        """The raising tool's error message for ``order_id``."""
+        return str(fill(self.error, order_id))
+
+    # --- as data ------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The scenario as JSON-able data (:func:`from_json` reads it back)."""
+        return dataclasses.asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Scenario:
+        """The scenario :meth:`to_json` wrote."""
+
+        def call(c: dict[str, Any]) -> Call:
+            sp = dict(c.get("spelling") or {})
+            if sp.get("separators") is not None:
+                sp["separators"] = tuple(sp["separators"])
+            return Call(c["tool"], c["arguments"], Spelling(**sp))
+
+        return Scenario(
+            name=data["name"],
+            system_prompt=data["system_prompt"],
+            questions=tuple(data["questions"]),
+            tools={n: Tool(**t) for n, t in data["tools"].items()},
+            turns=tuple(tuple(call(c) for c in calls) for calls in data["turns"]),
+            raising=data.get("raising"),
+            error=data["error"],
+            answer=data["answer"],
+            beside=data.get("beside"),
+            anthropic_beside=data.get("anthropic_beside"),
+        )
+
+
+#: How a ReAct prompt asks for an action, and for the answer.
+REACT_ACTION = "Action Input:"
+REACT_FINAL = "Final Answer:"
+#: How a code agent's prompt asks for code (smolagents' CodeAgent), and ends it.
+CODE_OPEN, CODE_CLOSE = "<code>", "</code>"
+#: What the model says before its first tool calls (Anthropic answers carry text beside them).
+PREAMBLE = "Je vérifie la commande et son suivi…"
+
+_ORDER_PARAM = {"type": "string", "description": "Order id, e.g. ORD-1234"}
+#: The tools' descriptions and parameters: every agent declares these three.
+_TOOL_SHAPES = {
+    "lookup_order": (
+        "Look up an order by its id: status, items and total.",
+        {"type": "object", "properties": {"order_id": _ORDER_PARAM}, "required": ["order_id"]},
+    ),
+    "track_shipment": (
+        "Track the shipment of an order with the carrier.",
+        {"type": "object", "properties": {"order_id": _ORDER_PARAM}, "required": ["order_id"]},
+    ),
+    "open_ticket": (
+        "Open a support ticket about an order.",
+        {
+            "type": "object",
+            "properties": {
+                "order_id": _ORDER_PARAM,
+                "reason": {"type": "string", "description": "Why the ticket is opened"},
+            },
+            "required": ["order_id", "reason"],
+        },
+    ),
+}
+
+
+def _tools(returns: dict[str, Any]) -> dict[str, Tool]:
+    return {n: Tool(d, p, returns.get(n)) for n, (d, p) in _TOOL_SHAPES.items()}
+
+
+_TICKET_REASON = "échec du suivi du colis"
+
+#: The story every stack has always run (its cases are ``cases/<stack>/<mode>/``).
+DEFAULT = Scenario(
+    name="default",
+    system_prompt=(
+        "You are the support agent of the Ködbüro store. Use the tools to look orders up, "
+        "track them and open tickets; answer in the customer's language."
+    ),
+    questions=(
+        "Bonjour ! Où en est ma commande ORD-5521 ? Je l'ai payée 24,98 € et rien n'est arrivé 📦",
+        "Hallo! Wo bleibt meine Bestellung ORD-7730? Sie hat 24,98 € gekostet, danke für die Hilfe ☕",
+    ),
+    tools=_tools(
+        {
+            "lookup_order": {
+                "order_id": "{order_id}",
+                "status": "en préparation",
+                "items": [{"name": "Câble USB-C 2 m", "qty": 2}],
+                "total": "24,98 €",
+            },
+            "open_ticket": {
+                "ticket_id": "T-{digits}",
+                "order_id": "{order_id}",
+                "status": "ouvert",
+            },
+        }
+    ),
+    turns=(
+        (
+            Call("lookup_order", {"order_id": "{order_id}"}),
+            Call("track_shipment", {"order_id": "{order_id}"}),
+        ),
+        (Call("open_ticket", {"order_id": "{order_id}", "reason": _TICKET_REASON}),),
+    ),
+    raising="track_shipment",
+    error="le transporteur « Colis-Express » ne répond pas (délai dépassé)",
+    answer=(
+        "Votre commande {order_id} (2 × câble USB-C, 24,98 €) est en préparation. "
+        "Le suivi du transporteur est indisponible ; j'ai ouvert le ticket T-{digits}, "
+        "vous aurez une réponse sous 24 h. Merci de votre patience 🙏"
+    ),
+    anthropic_beside=PREAMBLE,
+)
+
+
+def _same_shapes(name: str, **fields: Any) -> Scenario:
+    """A scenario on the default's prompt and tools, with ``fields`` of its own."""
+    return dataclasses.replace(DEFAULT, name=name, **fields)
+
+
+#: Named scenarios of the committed corpus (``cases/<stack>/<mode>@<name>/``).
+NAMED: dict[str, Scenario] = {
+    # Tools return JSON objects (nested, numbers, booleans, null), the model writes the
+    # arguments in its own key order without spaces, two parallel calls, one tool raising.
+    "json_results": _same_shapes(
+        "json_results",
+        questions=(
+            "Salut ! Ma commande ORD-4410 n'est toujours pas là… Vous pouvez vérifier ? 🙂",
+            "Hej! Var är min beställning ORD-6082? Tack på förhand ✨",
+        ),
+        tools=_tools(
+            {
+                "lookup_order": {
+                    "order": {"id": "{order_id}", "état": "expédiée", "livrable": True},
+                    "lignes": [{"sku": 'ÉCRAN-27"', "qté": 1, "prix": 199.9}],
+                    "total": {"montant": 199.9, "devise": "EUR"},
+                    "note": None,
+                },
+                "open_ticket": {"ticket": "T-{digits}", "priorité": 2, "tags": ["suivi", "colis"]},
+            }
+        ),
+        turns=(
+            (
+                Call("track_shipment", {"order_id": "{order_id}"}),
+                Call("lookup_order", {"order_id": "{order_id}"}),
+            ),
+            (
+                Call(
+                    "open_ticket",
+                    {"reason": "suivi indisponible — « Suivi+ » muet", "order_id": "{order_id}"},
+                ),
+            ),
+        ),
+        error="Délai dépassé : le service « Suivi+ » n'a pas répondu après 30 s",
+        answer=(
+            "Commande {order_id} : expédiée (1 écran, 199,90 €). Le suivi ne répond pas ; "
+            "ticket T-{digits} ouvert. Bonne journée ☀️"
+        ),
+    ),
+    # One call per turn; a tool returns a list of content blocks, one returns an error
+    # result, one raises an error with quotes and a tab; text beside every call; the
+    # arguments spelled with spaces, \u escapes and escaped slashes.
+    "blocks_and_errors": _same_shapes(
+        "blocks_and_errors",
+        questions=(
+            "Ma commande ORD-3107 (réf. A/B-12) est bloquée ? Merci ! 🙏",
+            "Mi pedido ORD-8815 no llega, ¿qué pasa? Gracias 📮",
+        ),
+        tools=_tools(
+            {
+                "lookup_order": [
+                    {"type": "text", "text": "Commande {order_id} : en transit 🚚"},
+                    {"type": "text", "text": "2 colis, dépôt Lyon/Saint-Priest"},
+                ],
+                "open_ticket": {"error": "ticketing en lecture seule (maintenance)", "code": 503},
+            }
+        ),
+        turns=(
+            (Call("lookup_order", {"order_id": "{order_id}"}, Spelling((", ", ": "), True)),),
+            (Call("track_shipment", {"order_id": "{order_id}"}, Spelling((", ", ": "))),),
+            (
+                Call(
+                    "open_ticket",
+                    {"order_id": "{order_id}", "reason": "colis bloqué\n« urgent »\tA/B-12"},
+                    Spelling((",", ": "), True, "sorted", escape_slash=True),
+                ),
+            ),
+        ),
+        error='HTTP 503 from "carrier/api" — réessayer plus tard\tcode=E42',
+        answer=(
+            "La commande {order_id} est en transit (2 colis). Le transporteur ne répond pas "
+            "et le ticket n'a pas pu être ouvert : réessayez demain 🙇"
+        ),
+        beside="Je regarde ça tout de suite…",
+        anthropic_beside="Je regarde ça tout de suite…",
+    ),
+    # Tools return plain text, a number and nothing (None); no tool raises; one call,
+    # then two in parallel; the arguments spelled as Python's json.dumps does by default.
+    "plain_text": _same_shapes(
+        "plain_text",
+        questions=(
+            "Où est passé mon colis ORD-2290 ? Ça fait 3 semaines… 😕",
+            "Wo ist Paket ORD-9034? Grüße aus Köln 🌧",
+        ),
+        tools=_tools(
+            {
+                "lookup_order": "Commande {order_id} : livrée le 3 mars à 14 h 05 — signée « M. Dupré »",
+                "track_shipment": 42,
+                "open_ticket": None,
+            }
+        ),
+        turns=(
+            (Call("lookup_order", {"order_id": "{order_id}"}, Spelling((", ", ": "), True)),),
+            (
+                Call("track_shipment", {"order_id": "{order_id}"}, Spelling((", ", ": "), True)),
+                Call(
+                    "open_ticket",
+                    {"order_id": "{order_id}", "reason": "colis déclaré livré, non reçu"},
+                    Spelling((", ", ": "), True),
+                ),
+            ),
+        ),
+        raising=None,
+        answer=(
+            "Le colis {order_id} est noté livré le 3 mars (signé M. Dupré) ; j'ai signalé "
+            "le problème. Désolé pour l'attente 🙏"
+        ),
+    ),
+}
+
+
+# --- the generator ---------------------------------------------------------------------
+
+#: Texts the generator draws from: accents, other scripts, emoji, quotes, slashes.
+_WORDS = (
+    "colis",
+    "Bestellung",
+    "paquete",
+    "посылка",
+    "包裹",
+    "طرد",
+    "Ködbüro",
+    "naïve",
+    "€",
+    "×",
+    "—",
+    "« guillemets »",
+    '"quoted"',
+    "a/b",
+    "back\\slash",
+    "📦",
+    "🚚",
+    "✅",
+    "日本",
+    "ß",
+)
+#: Characters a tool result or an argument may carry that JSON must escape.
+_CONTROL = ("\n", "\t", "\r", "\u0007", "\u001f", "\u2028")
+
+
+def _text(rng: random.Random, n: int, control: bool = False) -> str:
+    words = [rng.choice(_WORDS) for _ in range(n)]
+    if control:
+        words.insert(rng.randrange(len(words) + 1), rng.choice(_CONTROL))
+    return " ".join(words)
+
+
+def _value(rng: random.Random) -> Any:
+    """A tool result of a drawn kind: text, object, list, number, None, empty, large, control."""
+    kind = rng.choice(
+        ("text", "object", "list", "number", "none", "empty", "large", "control", "error")
+    )
+    if kind == "text":
+        return f"{{order_id}}: {_text(rng, 5)}"
+    if kind == "object":
+        return {
+            "order_id": "{order_id}",
+            _text(rng, 1): rng.choice([1, 2.5, True, None, _text(rng, 2)]),
+            "nested": {"items": [_text(rng, 2) for _ in range(rng.randint(0, 3))]},
+        }
+    if kind == "list":
+        return [{"type": "text", "text": _text(rng, 3)} for _ in range(rng.randint(1, 3))]
+    if kind == "number":
+        return rng.choice([0, 42, -7, 3.25])
+    if kind == "none":
+        return None
+    if kind == "empty":
+        return rng.choice(["", {}, []])
+    if kind == "large":
+        return "{order_id} " + _text(rng, rng.randint(300, 900))
+    if kind == "control":
+        return _text(rng, 4, control=True)
+    return {"error": _text(rng, 4), "code": rng.choice([400, 404, 503])}
+
+
+def _spelling(rng: random.Random) -> Spelling:
+    return Spelling(
+        separators=rng.choice([None, (",", ":"), (", ", ": "), (",", ": ")]),
+        ensure_ascii=rng.random() < 0.3,
+        key_order=rng.choice(["given", "sorted", "reversed"]),
+        escape_slash=rng.random() < 0.2,
+    )
+
+
+def scenario_for(seed: int) -> Scenario:
+    """A random scenario drawn from ``seed`` (the same seed, the same scenario).
+
+    Drawn: the order the three tools are called in and how they are grouped into
+    turns (one call, parallel calls, one turn after another), each call's spelling,
+    what each tool returns (:func:`_value`), whether one of them raises and with what
+    message, the arguments' texts (non-ASCII, control characters), the text beside
+    the calls, and the answer.  Its name is ``seed-N``.
+    """
+    rng = random.Random(seed)
+    tools = list(_TOOL_SHAPES)
+    rng.shuffle(tools)
+    tools = tools[: rng.randint(1, 3)]
+    turns: list[tuple[Call, ...]] = []
+    at = 0
+    while at < len(tools):
+        size = rng.randint(1, len(tools) - at)
+        group = []
+        for name in tools[at : at + size]:
+            args: dict[str, Any] = {"order_id": "{order_id}"}
+            if name == "open_ticket":
+                args["reason"] = _text(rng, 3, control=rng.random() < 0.5)
+            group.append(Call(name, args, _spelling(rng)))
+        turns.append(tuple(group))
+        at += size
+    raising = rng.choice([None, *tools])
+    first, second = rng.sample(range(1000, 10000), 2)
+    beside = _text(rng, 3) if rng.random() < 0.4 else None
+    return dataclasses.replace(
+        DEFAULT,
+        name=f"seed-{seed}",
+        questions=(
+            f"{_text(rng, 3)} ORD-{first} ? {_text(rng, 2)}",
+            f"{_text(rng, 3)} ORD-{second} ? {_text(rng, 2)}",
+        ),
+        tools=_tools({name: _value(rng) for name in _TOOL_SHAPES}),
+        turns=tuple(turns),
+        raising=raising,
+        error=_text(rng, 4, control=rng.random() < 0.3),
+        answer=f"{{order_id}}: {_text(rng, 6)}",
+        beside=beside,
+        anthropic_beside=beside,
+    )
+
+
+def scenario_named(name: str) -> Scenario:
+    """The scenario called ``name``: ``default``, one of :data:`NAMED`, or ``seed-N``."""
+    if name == "default":
+        return DEFAULT
+    if name in NAMED:
+        return NAMED[name]
+    if name.startswith("seed-") and name[5:].isdigit():
+        return scenario_for(int(name[5:]))
+    known = ", ".join(["default", *NAMED, "seed-N"])
+    raise ValueError(f"no scenario {name!r}; scenarios: {known}")
+
+
+#: The variable that names an agent process's scenario.
+SCENARIO_ENV = "CONFORMANCE_SCENARIO"
+#: The scenario this process runs (the default unless ``CONFORMANCE_SCENARIO`` names another).
+ACTIVE = scenario_named(os.environ.get(SCENARIO_ENV) or "default")
+
+SYSTEM_PROMPT = ACTIVE.system_prompt
+#: The question of each agent run in one process; each names its own order.
+QUESTIONS = ACTIVE.questions
+#: The tool that raises in the agent (None: none does), and what it raises.
+RAISING_TOOL = ACTIVE.raising
+TRACKING_ERROR = ACTIVE.error
+#: Tool name -> description, as every agent declares them.
+TOOL_DESCRIPTIONS = {name: t.description for name, t in ACTIVE.tools.items()}
+#: JSON Schemas of the tools' parameters (for agents that declare tools as schemas).
+TOOL_PARAMETERS: dict[str, dict[str, Any]] = {n: t.parameters for n, t in ACTIVE.tools.items()}
+
+
 # --- the agent's side: the three tools -------------------------------------------------
 
 #: The tools that ran in this process, in order (a replay with stubbed tools runs none).
 CALLS: list[str] = []
 
 
-def lookup_order(order_id: str) -> dict[str, Any]:
+def _run(name: str, order_id: str) -> Any:
+    CALLS.append(name)
+    if name == ACTIVE.raising:
+        raise RuntimeError(ACTIVE.error_of(order_id))
+    return ACTIVE.result(name, order_id)
+
+
+def lookup_order(order_id: str) -> Any:
     """Look up an order by its id: status, items and total."""
-    CALLS.append("lookup_order")
-    return {
-        "order_id": order_id,
-        "status": "en préparation",
-        "items": [{"name": "Câble USB-C 2 m", "qty": 2}],
-        "total": "24,98 €",
-    }
+    return _run("lookup_order", order_id)
 
 
-def track_shipment(order_id: str) -> dict[str, Any]:
-    """Track the shipment of an order with the carrier (always fails: the carrier is down)."""
-    CALLS.append("track_shipment")
-    raise RuntimeError(TRACKING_ERROR)
+def track_shipment(order_id: str) -> Any:
+    """Track the shipment of an order with the carrier (in the default scenario, always
+    fails: the carrier is down)."""
+    return _run("track_shipment", order_id)
 
 
-def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
+def open_ticket(order_id: str, reason: str) -> Any:
     """Open a support ticket about an order."""
-    CALLS.append("open_ticket")
-    return {"ticket_id": f"T-{digits(order_id)}", "order_id": order_id, "status": "ouvert"}
+    return _run("open_ticket", order_id)
 
 
 TOOLS = {"lookup_order": lookup_order, "track_shipment": track_shipment, "open_ticket": open_ticket}
@@ -102,33 +634,10 @@ def tool_of(declared: str) -> str:
     ``OrderPlugin-lookup_order`` (Semantic Kernel's plugin prefix) -> ``lookup_order``;
     any other name is itself.
     """
-    for name in TOOL_DESCRIPTIONS:
+    for name in _TOOL_SHAPES:
         if declared == name or declared.endswith(("-" + name, "." + name, "_" + name)):
             return name
     return declared
-
-
-#: JSON Schemas of the tools' parameters (for agents that declare tools as schemas).
-TOOL_PARAMETERS: dict[str, dict[str, Any]] = {
-    "lookup_order": {
-        "type": "object",
-        "properties": {"order_id": {"type": "string", "description": "Order id, e.g. ORD-1234"}},
-        "required": ["order_id"],
-    },
-    "track_shipment": {
-        "type": "object",
-        "properties": {"order_id": {"type": "string", "description": "Order id, e.g. ORD-1234"}},
-        "required": ["order_id"],
-    },
-    "open_ticket": {
-        "type": "object",
-        "properties": {
-            "order_id": {"type": "string", "description": "Order id, e.g. ORD-1234"},
-            "reason": {"type": "string", "description": "Why the ticket is opened"},
-        },
-        "required": ["order_id", "reason"],
-    },
-}
 
 
 def openai_tools() -> list[dict[str, Any]]:
@@ -142,81 +651,22 @@ def openai_tools() -> list[dict[str, Any]]:
     ]
 
 
-# --- the model's side: what the server answers at each turn -----------------------------
+# --- the model's side, for the active scenario ------------------------------------------
 
 
 def tool_calls_of_turn(turn: int, order_id: str) -> list[tuple[str, dict[str, Any]]]:
     """``(tool name, arguments)`` the model asks for at ``turn`` (none: the final answer)."""
-    if turn == 0:
-        return [
-            ("lookup_order", {"order_id": order_id}),
-            ("track_shipment", {"order_id": order_id}),
-        ]
-    if turn == 1:
-        return [("open_ticket", {"order_id": order_id, "reason": TICKET_REASON})]
-    return []
+    return [(c.tool, args) for c, args in ACTIVE.calls_of_turn(turn, order_id)]
 
 
 def turn_of(tool_results: int) -> int:
     """The turn a request is at, from the number of tool results it carries."""
-    if tool_results == 0:
-        return 0
-    return 1 if tool_results < 3 else 2
-
-
-#: How a ReAct prompt asks for an action, and for the answer.
-REACT_ACTION = "Action Input:"
-REACT_FINAL = "Final Answer:"
-
-
-def react_calls(order_id: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls of a ReAct agent's run: the scripted ones, one per answer (ReAct has no
-    parallel calls)."""
-    return [call for turn in (0, 1) for call in tool_calls_of_turn(turn, order_id)]
-
-
-def react_text(observations: int, order_id: str) -> str:
-    """The model's answer to a ReAct prompt that already holds ``observations`` results."""
-    calls = react_calls(order_id)
-    if observations < len(calls):
-        name, args = calls[observations]
-        action = json.dumps(args, ensure_ascii=False)
-        return f"Thought: I need {name}.\nAction: {name}\n{REACT_ACTION} {action}"
-    return f"Thought: I now know the final answer\n{REACT_FINAL} {final_answer(order_id)}"
-
-
-#: How a code agent's prompt asks for code (smolagents' CodeAgent), and ends it.
-CODE_OPEN, CODE_CLOSE = "<code>", "</code>"
-
-
-def code_text(observations: int, order_id: str) -> str:
-    """The model's answer to a code agent that already holds ``observations`` results: the
-    scripted calls of the next turn as Python (the tools are functions there), then
-    ``final_answer(...)``."""
-    turn = min(observations, 2)
-    lines = [
-        f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-        for name, args in tool_calls_of_turn(turn, order_id)
-    ]
-    if not lines:
-        lines = [f"final_answer(answer={final_answer(order_id)!r})"]
-    code = "\n".join(
-        f"print({line})" if not line.startswith("final_answer") else line for line in lines
-    )
-    return f"Thought: step {turn + 1}.\n{CODE_OPEN}\n{code}\n{CODE_CLOSE}"
-
-
-#: What the model says before its first tool calls (Anthropic answers carry text beside them).
-PREAMBLE = "Je vérifie la commande et son suivi…"
+    return ACTIVE.turn_of(tool_results)
 
 
 def final_answer(order_id: str) -> str:
     """The model's last answer for ``order_id``."""
-    return (
-        f"Votre commande {order_id} (2 × câble USB-C, 24,98 €) est en préparation. "
-        f"Le suivi du transporteur est indisponible ; j'ai ouvert le ticket T-{digits(order_id)}, "
-        "vous aurez une réponse sous 24 h. Merci de votre patience 🙏"
-    )
+    return ACTIVE.final_answer(order_id)
 
 
 # --- the agents' command line ----------------------------------------------------------
@@ -279,21 +729,26 @@ def print_answers(
     out.flush()
 
 
-def as_json() -> dict[str, Any]:
-    """What a non-Python agent needs of the scenario (``generate`` writes it beside the agent
-    as ``scenario.json``): prompts, tools, and each tool's result or error by order id."""
-    orders = [order_in(q) for q in QUESTIONS]
+def as_json(scn: Scenario | None = None) -> dict[str, Any]:
+    """What a non-Python agent needs of a scenario (the active one by default; ``generate``
+    writes it beside the agent as ``scenario.json``): prompts, tools, and each tool's result
+    or error by order id."""
+    scn = scn or ACTIVE
+    orders = [order_in(q) for q in scn.questions]
     return {
-        "system_prompt": SYSTEM_PROMPT,
-        "questions": list(QUESTIONS),
+        "scenario": scn.name,
+        "system_prompt": scn.system_prompt,
+        "questions": list(scn.questions),
         "tools": {
-            name: {"description": desc, "parameters": TOOL_PARAMETERS[name]}
-            for name, desc in TOOL_DESCRIPTIONS.items()
+            name: {"description": t.description, "parameters": t.parameters}
+            for name, t in scn.tools.items()
         },
-        "raising_tool": RAISING_TOOL,
-        "tracking_error": TRACKING_ERROR,
+        "raising_tool": scn.raising,
+        "tracking_error": scn.error,
+        "errors": {o: scn.error_of(o) for o in orders},
         "results": {
-            "lookup_order": {o: lookup_order(o) for o in orders},
-            "open_ticket": {o: open_ticket(o, TICKET_REASON) for o in orders},
+            name: {o: scn.result(name, o) for o in orders}
+            for name in scn.tools
+            if name != scn.raising
         },
     }

@@ -7,9 +7,10 @@ Endpoints, on 127.0.0.1 only, each in JSON or, with ``"stream": true``, in SSE:
 - ``POST /v1/messages``: Anthropic Messages
 - ``GET /v1/models``: a one-model listing; ``GET /healthz``: readiness (not logged)
 
-The model's side of the conversation is scripted by :mod:`scenario`: the
-turn follows from the number of tool results the request carries (two
-parallel calls, one of which the agent fails; one more call; the answer),
+The model's side of the conversation is scripted by a :class:`scenario.Scenario`
+(the default one unless the server is given another): the
+turn follows from the number of tool results the request carries (in the
+default: two parallel calls, one of which the agent fails; one more call; the answer),
 or, in a conversation kept as text (no tool messages), from its
 ``Observation:``/``Error:`` blocks, one per turn; the order id comes from
 the first user message, so that several runs in one process each get their
@@ -84,8 +85,10 @@ def _texts(content: Any) -> str:
 class Turn:
     """What the model answers one request: the scripted calls or the final text."""
 
-    def __init__(self, body: dict[str, Any], tool_results: int) -> None:
-        self.body = body
+    def __init__(
+        self, body: dict[str, Any], tool_results: int, scn: scenario.Scenario = scenario.DEFAULT
+    ) -> None:
+        self.body, self.scn = body, scn
         self.order_id = scenario.order_in(_first_user_text(body))
         self.react = not body.get("tools") and _asks_react(body)
         self.code = not body.get("tools") and not self.react and _asks_code(body)
@@ -93,38 +96,48 @@ class Turn:
             # A ReAct prompt: one action per answer, the results come back as text.
             self.turn = _text_feedback(body)
         elif not body.get("tools"):
-            self.turn = 2
+            self.turn = len(scn.turns)
         elif tool_results:
-            self.turn = scenario.turn_of(tool_results)
+            self.turn = scn.turn_of(tool_results)
         else:
-            self.turn = min(_text_feedback(body), 2)
+            self.turn = min(_text_feedback(body), len(scn.turns))
+        #: (the name the request declares, arguments, their spelling, call id) per call.
         self.calls = [
-            (_declared(body, name), args)
-            for name, args in scenario.tool_calls_of_turn(self.turn, self.order_id)
+            (_declared(body, c.tool), args, c.spelling, self._id(i))
+            for i, (c, args) in enumerate(scn.calls_of_turn(self.turn, self.order_id))
         ]
         if not self.calls and FINAL_ANSWER_TOOL in _declared_names(body):
             # A framework that takes its answer as a tool call (smolagents) gets it so.
-            self.calls = [(FINAL_ANSWER_TOOL, {"answer": scenario.final_answer(self.order_id)})]
+            answer = {"answer": scn.final_answer(self.order_id)}
+            final_id = f"call_{FINAL_ANSWER_TOOL}_{scenario.digits(self.order_id)}"
+            self.calls = [(FINAL_ANSWER_TOOL, answer, scenario.Spelling(), final_id)]
         if self.react or self.code:
             self.calls = []
-            make = scenario.react_text if self.react else scenario.code_text
+            make = scn.react_text if self.react else scn.code_text
             self.text = _stopped(make(self.turn, self.order_id), body.get("stop"))
         else:
-            self.text = None if self.calls else scenario.final_answer(self.order_id)
+            self.text = None if self.calls else scn.final_answer(self.order_id)
+        #: Text beside the calls (Chat Completions and Responses; Anthropic has its own).
+        self.beside = scn.beside if self.calls else None
         self.model = RESPONSE_MODELS.get(body.get("model", ""), body.get("model"))
         self.suffix = f"{scenario.digits(self.order_id)}_{self.turn + 1}"
 
     @property
     def final(self) -> bool:
         """Whether this answer ends the run (the answer, as text or as a ``final_answer`` call)."""
-        answer = scenario.final_answer(self.order_id)
+        answer = self.scn.final_answer(self.order_id)
         return (self.text is not None and answer in self.text) or any(
-            name == FINAL_ANSWER_TOOL for name, _ in self.calls
+            c[0] == FINAL_ANSWER_TOOL for c in self.calls
         )
 
-    def call_id(self, name: str) -> str:
-        """The model's id of the call of ``name`` (the same in every API shape)."""
-        return f"call_{scenario.tool_of(name)}_{scenario.digits(self.order_id)}"
+    def _id(self, index: int) -> str:
+        """The model's id of this turn's ``index``-th call (the same in every API shape)."""
+        return self.scn.call_id(self.turn, index, self.order_id)
+
+    def item_id(self, prefix: str, call_id: str) -> str:
+        """A call's id with another prefix (``fc`` items, ``toolu`` blocks), unique in its run."""
+        body = call_id.split("_", 1)[1]
+        return f"{prefix}_{body}" if prefix == "toolu" else f"{prefix}_{body}_{self.turn + 1}"
 
     @property
     def usage(self) -> tuple[int, int]:
@@ -251,18 +264,18 @@ def _chat_base(t: Turn, kind: str) -> dict[str, Any]:
 def chat_json(t: Turn) -> dict[str, Any]:
     message: dict[str, Any] = {
         "role": "assistant",
-        "content": t.text,
+        "content": t.text if t.text is not None else t.beside,
         "refusal": None,
         "annotations": [],
     }
     if t.calls:
         message["tool_calls"] = [
             {
-                "id": t.call_id(name),
+                "id": call_id,
                 "type": "function",
-                "function": {"name": name, "arguments": compact(args)},
+                "function": {"name": name, "arguments": spelling.spell(args)},
             }
-            for name, args in t.calls
+            for name, args, spelling, call_id in t.calls
         ]
     finish = "tool_calls" if t.calls else "stop"
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
@@ -281,16 +294,21 @@ def chat_sse(t: Turn) -> Iterator[str]:
         return f"data: {compact(d)}\n\n"
 
     if t.calls:
-        for i, (name, args) in enumerate(t.calls):
+        if t.beside is not None:
+            yield chunk({"role": "assistant", "content": "", "refusal": None})
+            for w in words(t.beside):
+                yield chunk({"content": w})
+        for i, (name, args, spelling, call_id) in enumerate(t.calls):
             start = {
                 "index": i,
-                "id": t.call_id(name),
+                "id": call_id,
                 "type": "function",
                 "function": {"name": name, "arguments": ""},
             }
-            head = {"role": "assistant", "content": None, "refusal": None} if i == 0 else {}
+            first = i == 0 and t.beside is None
+            head = {"role": "assistant", "content": None, "refusal": None} if first else {}
             yield chunk({**head, "tool_calls": [start]})
-            for piece in pieces(compact(args), ARGUMENT_PIECE):
+            for piece in pieces(spelling.spell(args), ARGUMENT_PIECE):
                 yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
         yield chunk({}, "tool_calls")
     else:
@@ -314,29 +332,32 @@ def responses_results(body: dict[str, Any]) -> int:
     return sum(1 for i in items if isinstance(i, dict) and i.get("type") == "function_call_output")
 
 
+def _responses_message(t: Turn, text: str | None) -> dict[str, Any]:
+    part: dict[str, Any] = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    return {
+        "type": "message",
+        "id": f"msg_{t.suffix}",
+        "status": "completed",
+        "role": "assistant",
+        "content": [part],
+    }
+
+
 def responses_output(t: Turn) -> list[dict[str, Any]]:
     if t.calls:
-        return [
+        beside = [_responses_message(t, t.beside)] if t.beside is not None else []
+        return beside + [
             {
                 "type": "function_call",
-                "id": f"fc_{scenario.tool_of(name)}_{t.suffix}",
-                "call_id": t.call_id(name),
+                "id": t.item_id("fc", call_id),
+                "call_id": call_id,
                 "name": name,
-                "arguments": compact(args),
+                "arguments": spelling.spell(args),
                 "status": "completed",
             }
-            for name, args in t.calls
+            for name, args, spelling, call_id in t.calls
         ]
-    text = {"type": "output_text", "text": t.text, "annotations": [], "logprobs": []}
-    return [
-        {
-            "type": "message",
-            "id": f"msg_{t.suffix}",
-            "status": "completed",
-            "role": "assistant",
-            "content": [text],
-        }
-    ]
+    return [_responses_message(t, t.text)]
 
 
 def responses_obj(
@@ -437,10 +458,13 @@ def anthropic_results(body: dict[str, Any]) -> int:
 def anthropic_content(t: Turn) -> tuple[list[dict[str, Any]], str]:
     if not t.calls:
         return [{"type": "text", "text": t.text}], "end_turn"
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": scenario.PREAMBLE}]
-    for name, args in t.calls:
-        tool_id = f"toolu_{scenario.tool_of(name)}_{scenario.digits(t.order_id)}"
-        blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": args})
+    beside = t.scn.anthropic_beside
+    blocks: list[dict[str, Any]] = [] if beside is None else [{"type": "text", "text": beside}]
+    for name, args, spelling, call_id in t.calls:
+        tool_id = t.item_id("toolu", call_id)
+        blocks.append(
+            {"type": "tool_use", "id": tool_id, "name": name, "input": spelling.ordered(args)}
+        )
     return blocks, "tool_use"
 
 
@@ -477,6 +501,7 @@ def anthropic_sse(t: Turn) -> Iterator[str]:
     start = {**anthropic_json(t), "content": [], "stop_reason": None}
     start["usage"] = anthropic_usage(t, 1)
     yield event("message_start", message=start)
+    calls = iter(t.calls)
     for index, block in enumerate(content):
         if block["type"] == "text":
             yield event(
@@ -491,7 +516,8 @@ def anthropic_sse(t: Turn) -> Iterator[str]:
         else:
             empty = {**block, "input": {}}
             yield event("content_block_start", index=index, content_block=empty)
-            for piece in pieces(compact(block["input"]), ARGUMENT_PIECE):
+            _, args, spelling, _ = next(calls)
+            for piece in pieces(spelling.spell(args), ARGUMENT_PIECE):
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 yield event("content_block_delta", index=index, delta=delta)
         yield event("content_block_stop", index=index)
@@ -575,7 +601,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.record(record)
             return
         results, as_json, as_sse = route
-        t = Turn(body, results(body))
+        t = Turn(body, results(body), self.server.scenario)
         record.update(conversation=t.order_id, turn=t.turn, final=t.final)
         if body.get("stream"):
             record["response_raw"] = self._send_sse(as_sse(t))
@@ -590,9 +616,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
 
-    def __init__(self, log_path: Path, port: int) -> None:
+    def __init__(self, log_path: Path, port: int, scn: scenario.Scenario) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.log_path = log_path
+        self.scenario = scn
         self.lock = threading.Lock()
         self.seq = 0
 
@@ -637,19 +664,23 @@ class ModelServer(Background):
     """The fake model server on 127.0.0.1 (a free port unless given), logging to ``log_path``.
 
     Its :attr:`url` is the base URL of the Anthropic clients; the OpenAI
-    clients want ``/v1`` after it.
+    clients want ``/v1`` after it.  It scripts the model of ``scn`` (the default scenario
+    unless given).
     """
 
-    def __init__(self, log_path: Path, port: int = 0) -> None:
-        super().__init__(_Server(log_path, port))
+    def __init__(
+        self, log_path: Path, port: int = 0, scn: scenario.Scenario = scenario.DEFAULT
+    ) -> None:
+        super().__init__(_Server(log_path, port, scn))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--port", type=int, default=18100)
     ap.add_argument("--log", type=Path, required=True)
+    ap.add_argument("--scenario", default="default", help="default, a named one, or seed-N")
     a = ap.parse_args()
-    with ModelServer(a.log, a.port) as server:
+    with ModelServer(a.log, a.port, scenario.scenario_named(a.scenario)) as server:
         print(f"model server on {server.url}, logging to {a.log}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()

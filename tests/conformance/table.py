@@ -73,17 +73,24 @@ def _row(o: Outcome, gaps: dict[str, str], not_recorded: dict[str, str]) -> str:
     gap = gaps.get(o.case.id) or not_recorded.get(o.case.id)
     gap = gap or ("" if o.exact else "(not in KNOWN_GAPS)")
     replays = [replay_mark(o.case, how) for how in HOWS]
-    cells = [meta["stack"], meta["mode"], meta["api"], str(meta["runs"]), exact, verdicts]
+    cells = [meta["stack"], scenario_of(o.case), meta["mode"], meta["api"], str(meta["runs"])]
+    cells += [exact, verdicts]
     cells += [*replays, gap]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
-def _in_stack_order(case: Case) -> tuple[str, int, str]:
-    """Cases by stack, then in the order the stack lists its modes."""
-    stack, mode = case.meta["stack"], case.meta["mode"]
+def scenario_of(case: Case) -> str:
+    """The name of the scenario a case ran (``default`` for the corpus's first cases)."""
+    return str(case.meta.get("scenario", "default"))
+
+
+def _in_stack_order(case: Case) -> tuple[str, bool, str, int, str]:
+    """Cases by stack, the default scenario's first, then by scenario, then in the order the
+    stack lists its modes."""
+    stack, mode, name = case.meta["stack"], case.meta["mode"], scenario_of(case)
     path = STACKS / stack / "stack.json"
     modes = list(stack_config(stack)["modes"]) if path.exists() else []
-    return stack, modes.index(mode) if mode in modes else len(modes), mode
+    return stack, name != "default", name, modes.index(mode) if mode in modes else len(modes), mode
 
 
 def _stacks(configs: dict[str, dict[str, Any]]) -> list[str]:
@@ -123,10 +130,12 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
     lines = [
         _count(outcomes, not_recorded),
         "",
-        "| stack | mode | API | runs | rebuilt exactly | verdict | serve | in-process | known gap |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| stack | scenario | mode | API | runs | rebuilt exactly | verdict | serve | in-process "
+        "| known gap |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *(_row(o, gaps, not_recorded) for o in outcomes),
     ]
+    lines += ["", *scenario_matrix(outcomes, not_recorded)]
     stacks = sorted({c.meta["stack"] for c in cases})
     configs = {st: stack_config(st) for st in stacks if (STACKS / st / "stack.json").exists()}
     skipped = [
@@ -147,6 +156,38 @@ def render(cases: list[Case], gaps: dict[str, str], not_recorded: dict[str, str]
             if len(o.problems) > SHOWN_PROBLEMS:
                 lines.append(f"  - ... and {len(o.problems) - SHOWN_PROBLEMS} more")
     return "\n".join(lines) + "\n"
+
+
+def _modes_of(outcomes: list[Outcome]) -> list[str]:
+    """The modes of ``outcomes``: the common ones in their order, then the others."""
+    modes = [m for m in COMMON_MODES if any(o.case.meta["mode"] == m for o in outcomes)]
+    for o in outcomes:
+        if o.case.meta["mode"] not in modes:
+            modes.append(o.case.meta["mode"])
+    return modes
+
+
+def scenario_matrix(outcomes: list[Outcome], not_recorded: dict[str, str]) -> list[str]:
+    """Scenarios x stacks x modes: one row per stack and scenario, one column per mode, each
+    cell rebuilt exactly (or not, or not in the trace) and the two replays (serve,
+    in-process: yes, **no**, n/a, not run)."""
+    modes = _modes_of(outcomes)
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for o in outcomes:
+        replays = "/".join(replay_mark(o.case, how) for how in HOWS)
+        key = (o.case.meta["stack"], scenario_of(o.case))
+        cells.setdefault(key, {})[o.case.meta["mode"]] = f"{_exact(o, not_recorded)}; {replays}"
+    lines = [
+        "Scenarios × stacks × modes (`scenario.py`: the default story and the named ones; "
+        "cases of a scenario other than the default are `cases/<stack>/<mode>@<scenario>/`). "
+        "Each cell: rebuilt exactly; replayed by serve / in-process.",
+        "",
+        "| stack | scenario | " + " | ".join(modes) + " |",
+        "|---|---|" + "---|" * len(modes),
+    ]
+    for (stack, name), row in cells.items():
+        lines.append(f"| {stack} | {name} | " + " | ".join(row.get(m, "") for m in modes) + " |")
+    return lines
 
 
 def _replay_notes(cases: list[Case], not_recorded: dict[str, str]) -> list[str]:
@@ -235,12 +276,11 @@ COMMON_MODES = (
 
 
 def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
-    """Stack x mode: rebuilt exactly or not (or not in the trace), with the verdicts."""
+    """Stack x mode: rebuilt exactly or not (or not in the trace), with the verdicts (the
+    default scenario's cases; the README's table has the others)."""
+    cases = [c for c in cases if scenario_of(c) == "default"]
     outcomes = [check(c) for c in sorted(cases, key=_in_stack_order)]
-    modes = [m for m in COMMON_MODES if any(o.case.meta["mode"] == m for o in outcomes)]
-    for o in outcomes:
-        if o.case.meta["mode"] not in modes:
-            modes.append(o.case.meta["mode"])
+    modes = _modes_of(outcomes)
     cells: dict[str, dict[str, str]] = {}
     for o in outcomes:
         verdicts = ", ".join(sorted(set(o.verdicts))) or "no run"

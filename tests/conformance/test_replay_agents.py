@@ -14,7 +14,8 @@ environment, made when missing.
   README's tables show) says it replayed.
 
 Cases whose trace does not hold their model calls cannot be replayed; they
-are marked ``xfail(strict=True)`` with the reason, as in the conformance test.
+are marked ``xfail(strict=True)`` with the reason, as in the conformance test,
+and so are the replays that fail today (:data:`REPLAY_GAPS`, one line each).
 """
 
 from __future__ import annotations
@@ -32,6 +33,32 @@ UNREPLAYABLE = (
     "semantic_kernel/responses_stream",
 )
 
+#: (case id, how) -> why the stack's own agent does not replay it today, one line.
+REPLAY_GAPS: dict[tuple[str, str], str] = {
+    **{
+        (f"smolagents/{mode}@plain_text", "inprocess"): (
+            "a tool that returned None is answered by the in-process stub as the text 'null' "
+            "(the agent prints null where it printed None)"
+        )
+        for mode in ("sync", "stream", "code", "code_stream")
+    },
+    ("vercel_ai/legacy_stream@json_results", "serve"): (
+        "serve: the agent's request after the parallel calls differs from the recording at its "
+        "first tool message (legacy telemetry, streamed)"
+    ),
+    ("vercel_ai/legacy_stream@blocks_and_errors", "serve"): (
+        "serve: the agent's request after the raising tool differs from the recording at that "
+        "tool's message (legacy telemetry, streamed)"
+    ),
+    **{
+        (f"vercel_ai/{mode}@blocks_and_errors", "serve"): (
+            "serve (Responses): the agent sends an item_reference to its earlier output message "
+            "where the recording holds that message's text"
+        )
+        for mode in ("responses", "responses_stream")
+    },
+}
+
 CASES = [c for c in find_cases() if c.meta["content"]]
 SAMPLE = sample_cases(CASES)
 
@@ -39,6 +66,8 @@ SAMPLE = sample_cases(CASES)
 def _param(case: Case, how: str, *marks: pytest.MarkDecorator) -> object:
     if case.id in UNREPLAYABLE and how != "changed":
         marks = (*marks, pytest.mark.xfail(strict=True, reason=NOT_RECORDED[case.id]))
+    elif (case.id, how) in REPLAY_GAPS:
+        marks = (*marks, pytest.mark.xfail(strict=True, reason=REPLAY_GAPS[case.id, how]))
     return pytest.param(case, how, id=f"{case.id}-{how}", marks=marks)
 
 
@@ -59,6 +88,11 @@ def test_the_agent_replays_the_case(case: Case, how: str) -> None:
     assert stored is not None and stored["ok"] == result.ok, (
         f"replay.json says {stored}; run python -m tests.conformance.replay_agents --write"
     )
+
+
+def test_every_replay_gap_names_a_case() -> None:
+    ids = {(c.id, how) for c in CASES for how in hows_of(c, SAMPLE)}
+    assert not set(REPLAY_GAPS) - ids, "REPLAY_GAPS lists replays of cases that do not exist"
 
 
 @pytest.mark.parametrize(

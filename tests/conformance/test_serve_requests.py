@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from tests.conformance.checks import CASES, Case, check, find_cases
 from tests.conformance.serve_requests import serve_case
-from tests.conformance.test_conformance import NOT_RECORDED
+from tests.conformance.test_conformance import KNOWN_GAPS, NOT_RECORDED
 
 import otel_replay
 from otel_replay import messages as M
@@ -29,7 +29,27 @@ UNSERVABLE = ("openai_agents_otel/responses", "openai_agents_otel/responses_stre
 UNSERVABLE += ("semantic_kernel/responses", "semantic_kernel/responses_stream")
 
 
+#: Cases whose trace rebuilds a model input other than the one sent (a known gap), so that
+#: the request as sent is refused.
+MISMATCHED = tuple(
+    f"vercel_ai/{mode}@blocks_and_errors"
+    for mode in (
+        "sync",
+        "stream",
+        "two_runs",
+        "two_runs_concurrent",
+        "legacy",
+        "legacy_stream",
+        "responses",
+        "responses_stream",
+    )
+)
+
+
 def _param(case: Case) -> object:
+    if case.id in MISMATCHED:
+        reason = KNOWN_GAPS[case.id]
+        return pytest.param(case, id=case.id, marks=[pytest.mark.xfail(strict=True, reason=reason)])
     if case.id not in UNSERVABLE:
         return pytest.param(case, id=case.id)
     return pytest.param(

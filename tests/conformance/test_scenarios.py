@@ -1,0 +1,297 @@
+"""The scenarios: the default one answers as the corpus recorded it, drawn ones play out, and a
+fresh drawn scenario rebuilds and replays on real stacks (slow tier).
+
+- Default tier: the server answers every request of the committed default-scenario cases
+  byte for byte as it did when they were recorded (the corpus stays valid); every named
+  scenario and many drawn ones (hypothesis draws the seeds) round-trip as JSON and play out
+  on each API, JSON and SSE: each call's arguments spelled as described, ids unique per run,
+  the answer reached after the scripted turns.
+- Slow tier: :func:`test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks` draws a
+  scenario (``CONFORMANCE_SEED``, else a random seed; printed), records it with a few
+  stacks' real agents and tracing (``CONFORMANCE_SCENARIO_STACKS``, comma-separated, else
+  :data:`SLOW_STACKS`), and checks each case's rebuild, its replay through ``serve`` and
+  in process against the fake server's log.  A stack whose environment is missing gets it
+  made (as the replay test does), so none is skipped; the whole test must finish within
+  ``CONFORMANCE_SCENARIO_BUDGET_S`` seconds (:data:`BUDGET_S`), or it fails saying which
+  stacks it did not reach.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.conformance import scenario, server
+from tests.conformance.checks import Case, check, find_cases
+from tests.conformance.generate import GenerateError, record_mode, stack_config
+from tests.conformance.replay_agents import inprocess_case, replay_case, stack_python
+
+#: Stacks the slow test records a fresh scenario with: one per kind of agent loop and
+#: tracing (a client instrumentation, a graph framework, a framework's own telemetry, a
+#: conversation kept as text, a JavaScript agent).
+SLOW_STACKS = ("openai_openinference", "langgraph_openinference", "strands", "smolagents")
+#: Seconds the slow test may take, recording and replaying included.
+BUDGET_S = float(os.environ.get("CONFORMANCE_SCENARIO_BUDGET_S", "900"))
+
+
+def _default_requests() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for case in find_cases():
+        if "scenario" not in case.meta:
+            out += [(case.id, r) for r in case.requests()]
+    return out
+
+
+def test_the_default_scenario_answers_the_corpus_byte_for_byte() -> None:
+    requests = _default_requests()
+    assert len(requests) > 500
+    for case_id, r in requests:
+        route = next(
+            rt for sfx, rt in server.ROUTES.items() if r["path"].split("?")[0].endswith(sfx)
+        )
+        results, as_json, as_sse = route
+        body = r["body_json"]
+        t = server.Turn(body, results(body), scenario.DEFAULT)
+        got = "".join(as_sse(t)) if body.get("stream") else server.compact(as_json(t))
+        assert (got, t.turn) == (r["response_raw"], r["turn"]), f"{case_id} request {r['seq']}"
+
+
+def _scenarios() -> list[scenario.Scenario]:
+    return [scenario.DEFAULT, *scenario.NAMED.values()]
+
+
+# --- drawn scenarios played out on each API -------------------------------------------
+
+
+def _tools_body(api: str) -> list[dict[str, Any]]:
+    tools = scenario.openai_tools()
+    if api == "responses":
+        return [{"type": "function", **t["function"]} for t in tools]
+    if api == "anthropic":
+        return [
+            {"name": t["function"]["name"], "input_schema": t["function"]["parameters"]}
+            for t in tools
+        ]
+    return tools
+
+
+def _calls_of(api: str, t: server.Turn, stream: bool) -> list[tuple[str, str, str]]:
+    """``(id, name, arguments text)`` of the calls the server answered, read off the wire."""
+    if api == "chat" and not stream:
+        msg = server.chat_json(t)["choices"][0]["message"]
+        calls = msg.get("tool_calls") or []
+        return [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls]
+    if api == "chat":
+        found: dict[int, list[str]] = {}
+        for event in server.chat_sse(t):
+            data = event.removeprefix("data: ").strip()
+            if data == "[DONE]":
+                continue
+            for choice in json.loads(data)["choices"]:
+                for c in choice["delta"].get("tool_calls") or []:
+                    at = found.setdefault(c["index"], ["", "", ""])
+                    at[0] = c.get("id") or at[0]
+                    at[1] = c["function"].get("name") or at[1]
+                    at[2] += c["function"].get("arguments") or ""
+        return [(i, n, a) for i, n, a in found.values()]
+    if api == "responses":
+        items = server.responses_obj(t)["output"]
+        return [
+            (i["call_id"], i["name"], i["arguments"]) for i in items if i["type"] == "function_call"
+        ]
+    if not stream:
+        blocks = server.anthropic_json(t)["content"]
+        return [
+            (b["id"], b["name"], server.compact(b["input"]))
+            for b in blocks
+            if b["type"] == "tool_use"
+        ]
+    out: list[list[str]] = []
+    for event in server.anthropic_sse(t):
+        data = json.loads(event.split("data: ", 1)[1])
+        if data["type"] == "content_block_start" and data["content_block"]["type"] == "tool_use":
+            out.append([data["content_block"]["id"], data["content_block"]["name"], ""])
+        elif data["type"] == "content_block_delta" and data["delta"]["type"] == "input_json_delta":
+            out[-1][2] += data["delta"]["partial_json"]
+    return [(i, n, a) for i, n, a in out]
+
+
+def _result_message(api: str, call_id: str, text: str) -> dict[str, Any]:
+    if api == "responses":
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+    if api == "anthropic":
+        block = {"type": "tool_result", "tool_use_id": call_id, "content": text}
+        return {"role": "user", "content": [block]}
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
+    """An agent loop on the server's answers: the scripted calls, spelled as described, then
+    the answer."""
+    route = server.ROUTES[
+        {"chat": "/chat/completions", "responses": "/responses"}.get(api, "/messages")
+    ]
+    order = scenario.order_in(scn.questions[0])
+    key = "input" if api == "responses" else "messages"
+    body: dict[str, Any] = {
+        "model": "gpt-4o-mini",
+        key: [{"role": "user", "content": scn.questions[0]}],
+        "tools": _tools_body(api),
+        "stream": stream,
+    }
+    ids: list[str] = []
+    for turn in range(len(scn.turns)):
+        t = server.Turn(body, route[0](body), scn)
+        assert t.turn == turn and not t.final
+        got = _calls_of(api, t, stream)
+        want = scn.calls_of_turn(turn, order)
+        assert [name for _, name, _ in got] == [c.tool for c, _ in want]
+        for (call_id, _, text), (call, args) in zip(got, want, strict=True):
+            if api == "anthropic" and not stream:
+                assert json.loads(text) == args  # an object on the wire: no spelling of its own
+            else:
+                assert text == call.spelling.spell(args)
+                assert list(json.loads(text)) == list(call.spelling.ordered(args))
+            ids.append(call_id)
+            result = (
+                scn.error_of(order)
+                if call.tool == scn.raising
+                else json.dumps(scn.result(call.tool, order), ensure_ascii=False)
+            )
+            body[key].append(_result_message(api, call_id, result))
+    t = server.Turn(body, route[0](body), scn)
+    assert t.final and t.text == scn.final_answer(order) and not t.calls
+    assert len(set(ids)) == len(ids), f"call ids repeat: {ids}"
+
+
+@pytest.mark.parametrize("scn", _scenarios(), ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    ("api", "stream"), [(a, s) for a in ("chat", "responses", "anthropic") for s in (False, True)]
+)
+def test_a_named_scenario_plays_out_on_each_api(
+    scn: scenario.Scenario, api: str, stream: bool
+) -> None:
+    play(scn, api, stream)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32))
+def test_a_drawn_scenario_plays_out_on_each_api_and_round_trips(seed: int) -> None:
+    scn = scenario.scenario_for(seed)
+    assert scenario.scenario_for(seed) == scn, "the same seed draws the same scenario"
+    assert scenario.Scenario.from_json(json.loads(json.dumps(scn.to_json()))) == scn
+    assert scenario.scenario_named(scn.name) == scn
+    orders = [scenario.order_in(q) for q in scn.questions]
+    assert len(set(orders)) == len(orders), "each run asks about its own order"
+    assert not re.search(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", scn.answer), (
+        "an answer is one line of the agent's output"
+    )
+    for api in ("chat", "responses", "anthropic"):
+        for stream in (False, True):
+            play(scn, api, stream)
+
+
+def test_the_generator_draws_every_dimension() -> None:
+    """Over a few hundred seeds, every kind of value, grouping and spelling comes up."""
+    drawn = [scenario.scenario_for(seed) for seed in range(300)]
+    returns = [t.returns for s in drawn for t in s.tools.values()]
+    kinds = {type(r).__name__ for r in returns}
+    assert {"str", "dict", "list", "int", "float", "NoneType"} <= kinds
+    assert any(r == "" for r in returns) and any(
+        isinstance(r, str) and len(r) > 2000 for r in returns
+    )
+    assert any(isinstance(r, dict) and "error" in r for r in returns)
+    calls = [c for s in drawn for turn in s.turns for c in turn]
+    assert {c.spelling.key_order for c in calls} == {"given", "sorted", "reversed"}
+    assert any(c.spelling.ensure_ascii for c in calls) and any(
+        c.spelling.escape_slash for c in calls
+    )
+    assert any(len(turn) > 1 for s in drawn for turn in s.turns), "parallel calls"
+    assert any(len(s.turns) > 1 for s in drawn), "one turn after another"
+    assert any(s.raising is None for s in drawn) and any(s.raising for s in drawn)
+    assert any(s.beside for s in drawn)
+
+
+def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
+    """The agents' tools and prompts are the scenario ``CONFORMANCE_SCENARIO`` names."""
+    import subprocess
+    import sys
+
+    here = Path(__file__).resolve().parent
+    code = (
+        "import json, scenario\n"
+        "out = {'q': scenario.QUESTIONS[0], 'raising': scenario.RAISING_TOOL}\n"
+        "out['lookup'] = scenario.lookup_order(scenario.order_in(out['q']))\n"
+        "print(json.dumps(out))\n"
+    )
+    for name in ("default", "plain_text", "seed-7"):
+        env = {**os.environ, "PYTHONPATH": str(here), scenario.SCENARIO_ENV: name}
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd="/",
+        )
+        got = json.loads(done.stdout)
+        scn = scenario.scenario_named(name)
+        order = scenario.order_in(scn.questions[0])
+        assert got["q"] == scn.questions[0] and got["raising"] == scn.raising
+        if scn.raising != "lookup_order":
+            assert got["lookup"] == scn.result("lookup_order", order)
+
+
+# --- slow: a fresh scenario on real stacks ------------------------------------------------
+
+
+def _seed() -> int:
+    given_seed = os.environ.get("CONFORMANCE_SEED")
+    return int(given_seed) if given_seed else random.SystemRandom().randrange(2**31)
+
+
+@pytest.mark.slow
+def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
+    seed = _seed()
+    scn = scenario.scenario_for(seed)
+    stacks = [s for s in os.environ.get("CONFORMANCE_SCENARIO_STACKS", "").split(",") if s]
+    stacks = stacks or list(SLOW_STACKS)
+    print(f"scenario seed-{seed} (CONFORMANCE_SEED={seed} draws it again) on {', '.join(stacks)}")
+    print(json.dumps(scn.to_json(), ensure_ascii=False))
+    start = time.monotonic()
+    problems: list[str] = []
+    not_reached: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="scenario-") as tmp:
+        for stack in stacks:
+            if time.monotonic() - start > BUDGET_S:
+                not_reached.append(stack)
+                continue
+            config = stack_config(stack)
+            mode = "sync" if "sync" in config["modes"] else next(iter(config["modes"]))
+            python = stack_python(stack)
+            out = Path(tmp) / stack / f"{mode}@{scn.name}"
+            try:
+                case = Case(record_mode(stack, mode, config, python, scn, out))
+            except GenerateError as e:
+                problems.append(f"{stack}/{mode}: not recorded: {e}")
+                continue
+            outcome = check(case)
+            problems += [f"{stack}/{mode} rebuild: {p}" for p in outcome.problems]
+            for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
+                result = replay(case, stack_python(stack))
+                print(f"{stack}/{mode} {how}: {result.ok} {result.detail.splitlines()[0]}")
+                if result.ok is False:
+                    problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
+    elapsed = time.monotonic() - start
+    print(f"{len(stacks) - len(not_reached)} stacks in {elapsed:.0f} s (budget {BUDGET_S:.0f} s)")
+    assert not not_reached, f"over the {BUDGET_S:.0f} s budget before {not_reached} (seed {seed})"
+    assert not problems, f"seed {seed}:\n" + "\n".join(problems)
