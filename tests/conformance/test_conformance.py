@@ -60,30 +60,10 @@ KNOWN_GAPS: dict[str, str] = {
     **_at(
         "blocks_and_errors",
         "vercel_ai",
-        "tool result: a list of text blocks the tool returned is rebuilt as the blocks' joined "
-        "text; the model was sent the list as JSON text",
-        "sync",
-        "stream",
-        "two_runs",
-        "two_runs_concurrent",
-        "legacy",
-        "legacy_stream",
-    ),
-    **_at(
-        "blocks_and_errors",
-        "vercel_ai",
         "model input (Responses): the SDK sent an item_reference to its earlier output message "
         "(text beside the calls); the rebuild puts that message's text there instead",
         "responses",
         "responses_stream",
-    ),
-    **_at(
-        "plain_text",
-        "vercel_ai",
-        'tool result null: the legacy span records ai.toolCall.result "null", read as no result '
-        "(verdict model-only)",
-        "legacy",
-        "legacy_stream",
     ),
 }
 

@@ -42,14 +42,6 @@ REPLAY_GAPS: dict[tuple[str, str], str] = {
         )
         for mode in ("sync", "stream", "code", "code_stream")
     },
-    ("vercel_ai/legacy_stream@json_results", "serve"): (
-        "serve: the agent's request after the parallel calls differs from the recording at its "
-        "first tool message (legacy telemetry, streamed)"
-    ),
-    ("vercel_ai/legacy_stream@blocks_and_errors", "serve"): (
-        "serve: the agent's request after the raising tool differs from the recording at that "
-        "tool's message (legacy telemetry, streamed)"
-    ),
     **{
         (f"vercel_ai/{mode}@blocks_and_errors", "serve"): (
             "serve (Responses): the agent sends an item_reference to its earlier output message "
