@@ -8,9 +8,10 @@ the instrumentation scope, and the trace states of a parent and of a link
 from another service (its ``tracestate`` header).  The spans go out through the real SDK to every
 sink at once: ``ReplaySpanProcessor`` with ``FileSpanExporter`` (protobuf, and
 JSON lines compressed with zstd) and the standard OTLP/HTTP exporter (gzip) to
-a collector on 127.0.0.1; and a provider with no processor, where
+a collector on 127.0.0.1; a provider with no processor, where
 ``FileSpanExporter`` (protobuf and JSON lines) and ``GenAISemconvExporter``
-around the OTLP/HTTP exporter scrub alone.  Every byte
+around the OTLP/HTTP exporter scrub alone; and ``RecordingSpanProcessor``
+around the OTLP/HTTP exporter, alone.  Every byte
 written or sent is grepped, compressed bytes found in it decompressed first.
 """
 
@@ -180,6 +181,14 @@ def _write_and_check(
     assert len(received) == 6, "each OTLP exporter sends each of the 3 spans"
     written["OTLP requests"] = decompressed(b"".join(received[:3]))
     written["OTLP requests of the semconv wrapper"] = decompressed(b"".join(received[3:]))
+    # Our queueing processor around the standard OTLP exporter, no other: it scrubs too.
+    queued = TracerProvider(resource=resource)
+    sending = OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
+    queued.add_span_processor(otel_replay.RecordingSpanProcessor(sending))
+    _spans(queued, planted)
+    queued.shutdown()
+    assert len(received) > 6, "the queueing processor sent its spans"
+    written["OTLP requests of RecordingSpanProcessor"] = decompressed(b"".join(received[6:]))
     assert not _leaks(written, planted)
     # Scrubbed, not dropped: each sink holds the spans, the placeholder where the secrets were.
     for where in written:

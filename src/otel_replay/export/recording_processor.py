@@ -5,7 +5,9 @@ is full, and encoding is slower than span creation, so a burst loses most of
 its spans.  This processor queues ended spans in a deque bounded only by
 ``max_queue_spans`` (default a million; ``append`` is O(1) and takes no lock
 on the app's path) and a daemon thread exports them in batches.  It drops
-only when that bound is reached, and then counts and says so.
+only when that bound is reached, and then counts and says so.  Secrets in a
+span are hidden before any exporter gets it (see :mod:`.scrub`), whatever
+exporter it hands them to.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Sequence
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from .scrub import hidden_copy
 
 __all__ = ["RecordingSpanProcessor"]
 
@@ -53,6 +57,9 @@ class RecordingSpanProcessor(SpanProcessor):
         schedule_delay_ms: float = 200,
     ) -> None:
         self.exporter = exporter
+        # Secrets are hidden whatever the exporter (the SDK's OTLP one hides none); ours
+        # hide them themselves, and are not made to go over a span twice.
+        self._scrubs = _scrubs_itself(exporter)
         if max_queue_spans is None:
             try:
                 max_queue_spans = int(os.environ.get("OTEL_REPLAY_MAX_QUEUE", 1_000_000))
@@ -134,9 +141,15 @@ class RecordingSpanProcessor(SpanProcessor):
         if batch:
             self._export(batch)
 
+    @staticmethod
+    def _hidden(batch: Sequence[ReadableSpan]) -> list[ReadableSpan]:
+        # On this thread, not the app's; a span ReplaySpanProcessor scrubbed as it ended
+        # is passed as it is.
+        return [hidden_copy(span) for span in batch]
+
     def _export(self, batch: Sequence[ReadableSpan]) -> None:
         try:
-            result = self.exporter.export(batch)
+            result = self.exporter.export(batch if self._scrubs else self._hidden(batch))
             reason = "the exporter failed"
         except Exception as exc:  # an exporter must not kill the worker
             result = SpanExportResult.FAILURE
@@ -173,3 +186,11 @@ class RecordingSpanProcessor(SpanProcessor):
                 "otel-replay: %d spans were dropped while recording (not in the trace)",
                 self.dropped,
             )
+
+
+def _scrubs_itself(exporter: SpanExporter) -> bool:
+    """Whether ``exporter`` hides the secrets of what it is given itself (ours do)."""
+    from .file_exporter import FileSpanExporter
+    from .semconv import GenAISemconvExporter
+
+    return isinstance(exporter, (FileSpanExporter, GenAISemconvExporter))
