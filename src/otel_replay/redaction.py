@@ -10,8 +10,10 @@ span our processor or exporters see goes through the one :class:`Redactor`:
   ``Bearer``, passwords in URLs, query and connection strings, ``"api_key":
   "..."`` in JSON, Python, YAML, INI or env text, ``--password x`` on a
   command line) are replaced where they stand, so the text still reads;
-  bytes and text in UTF-16 are read as such, and a base64 value (or a base64
-  run in a JSON string) whose decoding holds a secret is hidden whole;
+  bytes and text in UTF-16 are read as such, text escaped once or twice
+  (``%2522``, ``&amp;quot;``) is read decoded, and a base64 value or run
+  (in prose, YAML or a JSON string) whose decoding holds a secret is hidden
+  whole;
 * by a user hook ``(path, value) -> value``, and, when asked, personal data
   (e-mail addresses, phone numbers).
 
@@ -350,20 +352,15 @@ class Redactor:
             out = memo[text] = self._text(text)
         return text if out == text else out
 
+    #: Decode escapes more than once (``%2522``, ``&amp;quot;``) and base64 runs anywhere
+    #: (in prose, a YAML value), not only in JSON strings: what the engine finds beyond
+    #: its frozen reference (off only to compare with it; see the differential test).
+    _deeper = True
+
     def _text(self, text: str) -> str:
         if "\x00" in text:  # maybe UTF-16 bytes read as Latin-1
             text = self._wide(text)
-        if len(text) >= _BASE64_MIN and _BASE64_WHOLE.fullmatch(text) is not None:
-            decoded = _base64_decode(text)  # the whole value is base64 (lines and all)
-            if decoded is not None and _is_text(decoded) and self.data(decoded) is not decoded:
-                return PLACEHOLDER
-        spans, runs = self._shapes.find(text)
-        if _has_escape(text):
-            spans += self._unescaped(text)
-        spans.sort()
-        if runs:
-            spans += self._encoded(text, runs, spans)
-            spans.sort()
+        spans = self._hidden(text)
         if not spans:
             return text
         pieces: list[str] = []
@@ -382,21 +379,46 @@ class Redactor:
         pieces.append(text[done:])
         return "".join(pieces)
 
-    def _unescaped(self, text: str) -> list[tuple[int, int]]:
+    def _hidden(self, text: str) -> list[tuple[int, int]]:
+        """Where the secrets of ``text`` stand, in order (overlaps left to the caller)."""
+        if len(text) >= _BASE64_MIN and _BASE64_WHOLE.fullmatch(text) is not None:
+            decoded = _base64_decode(text)  # the whole value is base64 (lines and all)
+            if decoded is not None and _is_text(decoded) and self.data(decoded) is not decoded:
+                return [(0, len(text))]
+        spans, runs = self._shapes.find(text)
+        if _has_escape(text):
+            spans += self._unescaped(text)
+        spans.sort()
+        if self._deeper and len(text) >= _BASE64_MIN:
+            more = _base64_runs(text)  # in prose too, not only in JSON strings
+            if more:
+                runs = sorted({*runs, *more})
+        if runs:
+            spans += self._encoded(text, runs, spans)
+            spans.sort()
+        return spans
+
+    def _unescaped(self, text: str, depth: int = 3) -> list[tuple[int, int]]:
         """Where secrets stand in ``text`` read with its escapes decoded (``%3D`` as ``=``,
         ``\\u003d`` as ``=``, ``&quot;`` as ``"``): a URL-encoded token after ``%20`` or a
-        name before ``%3D`` is found there, and its escaped span hidden."""
-        plain, marks, shifts = _unescape(text)
-        found, _ = self._shapes.find(plain)
+        name before ``%3D`` is found there, and its escaped span hidden.  Text escaped
+        twice or more (``%2522``, ``&amp;quot;``, ``\\\\u0022`` in JSON text in JSON) is
+        decoded again, up to ``depth`` times."""
         spans: list[tuple[int, int]] = []
-        for s, e in found:
-            if e <= s:
-                continue
-            # Escapes wholly before a place shift it: a secret starting at an escape
-            # starts where that escape does, one ending at an escape ends after it.
-            i = bisect.bisect_left(marks, s)
-            j = bisect.bisect_right(marks, e - 1)
-            spans.append((s + (shifts[i - 1] if i else 0), e + (shifts[j - 1] if j else 0)))
+        deeper = self._deeper and depth > 1
+        for escape in (_ESCAPE, _ESCAPE_IN_JSON) if deeper and "\\\\" in text else (_ESCAPE,):
+            plain, marks, shifts = _unescape(text, escape)
+            found, _ = self._shapes.find(plain)
+            if deeper and _has_escape(plain):
+                found += self._unescaped(plain, depth - 1)
+            for s, e in found:
+                if e <= s:
+                    continue
+                # Escapes wholly before a place shift it: a secret starting at an escape
+                # starts where that escape does, one ending at an escape ends after it.
+                i = bisect.bisect_left(marks, s)
+                j = bisect.bisect_right(marks, e - 1)
+                spans.append((s + (shifts[i - 1] if i else 0), e + (shifts[j - 1] if j else 0)))
         return spans
 
     def _wide(self, text: str) -> str:
@@ -691,10 +713,43 @@ _BASE64_MIN: Final = 16
 #: What a base64 run is made of (standard and URL-safe alphabets).
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
 _BASE64_WHOLE = re.compile(r"[A-Za-z0-9+/_-]+(?:\r?\n[A-Za-z0-9+/_-]+)*={0,2}\s*")
+#: A base64 run anywhere: where it starts, after a character not its own.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{" + str(_BASE64_MIN) + "}")
 _QUOTED_BASE64 = re.compile(r'"[A-Za-z0-9+/_-]{' + str(_BASE64_MIN) + "}")
 _BASE64_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 )
+
+
+#: Each byte as ``a`` if it is a base64 character, else a space (see ``_base64_runs``).
+_BASE64_BYTES: Final = bytes(97 if chr(b) in _BASE64_CHARS else 32 for b in range(256))
+_RUN_BYTES: Final = b"a" * _BASE64_MIN
+
+
+def _base64_runs(text: str) -> list[int]:
+    """Where the base64 runs long enough to decode start in ``text``, of those mixing upper
+    and lower case (base64 of text always does; AWS_SECRET_ACCESS_KEY, a hex digest or
+    a lower-case token already hidden do not, and are not decoded).
+
+    Its bytes translated (base64 characters to ``a``) and searched for a literal: a
+    fraction of what a regular expression costs, and most text holds no run at all.
+    """
+    plain = text.isascii()
+    data = text.encode("ascii" if plain else "utf-8", "surrogatepass").translate(_BASE64_BYTES)
+    at = data.find(_RUN_BYTES)
+    if at < 0:
+        return []
+    if not plain:  # the bytes' offsets are not the text's: search the text itself
+        places = [m.start() for m in _BASE64_RUN.finditer(text)]
+        spans = [(at, _base64_run(text, at)[1]) for at in places]
+    else:
+        spans = []
+        while at >= 0:
+            end = data.find(b" ", at)
+            end = len(data) if end < 0 else end
+            spans.append((at, end))
+            at = data.find(_RUN_BYTES, end)
+    return [s for s, e in spans if not text[s:e].islower() and not text[s:e].isupper()]
 
 
 def _base64_run(text: str, at: int) -> tuple[int, int]:
@@ -737,6 +792,8 @@ _ESCAPE = re.compile(
     r"%[0-9A-Fa-f]{2}|\\u(?:00[0-7][0-9A-Fa-f]|00[aA]0|20[0-6][0-9A-Fa-f])"
     r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,6});"
 )
+#: Those, and ``\\\\`` (a backslash in JSON text): JSON text in JSON, read once.
+_ESCAPE_IN_JSON = re.compile(r"\\\\|" + _ESCAPE.pattern)
 #: The HTML entities of the characters around a credential.
 _ENTITIES: Final = {
     "quot": '"',
@@ -769,19 +826,21 @@ def _has_escape(text: str) -> bool:
     return any(first in text and rx.search(text) is not None for first, rx in _ESCAPES)
 
 
-def _unescape(text: str) -> tuple[str, list[int], list[int]]:
-    """``text`` with its escapes decoded, where each escape decoded stands in it, and how
-    far the text after each has moved (``shifts[i]``: the characters the escapes up to
-    the i-th took beyond the one each became)."""
+def _unescape(text: str, escapes: re.Pattern[str] = _ESCAPE) -> tuple[str, list[int], list[int]]:
+    """``text`` with its ``escapes`` decoded, where each escape decoded stands in it, and
+    how far the text after each has moved (``shifts[i]``: the characters the escapes up
+    to the i-th took beyond the one each became)."""
     pieces: list[str] = []
     marks: list[int] = []
     shifts: list[int] = []
     done = shift = 0
-    for m in _ESCAPE.finditer(text):
+    for m in escapes.finditer(text):
         escape = m.group()
         head = escape[0]
         if head == "%":
             ch = chr(int(escape[1:], 16))
+        elif escape == "\\\\":
+            ch = "\\"
         elif head == "\\":
             ch = chr(int(escape[2:], 16))
         elif escape[1] == "#":

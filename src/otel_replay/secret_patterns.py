@@ -17,9 +17,13 @@ extended in one place:
   Face and the other token formats public secret scanners list), JWTs,
   private key blocks, ``Bearer``/``Basic`` credentials, passwords in URLs,
   query strings, connection strings, ``key: "value"`` pairs in JSON, YAML,
-  INI, env or Python text, command-line options (``--password x``, ``curl -u``
-  and ``-H``) and .NET config entries; a name ending in ``key`` or ``token``
-  only with a value that looks like a credential.  Where a pattern has a
+  INI, env or Python text, XML elements and attributes, SQL (``IDENTIFIED BY
+  'x'``, ``PASSWORD 'x'``), a password told in prose (``the password is x``),
+  command-line options (``--password x``, ``curl -u`` and ``-H``, ``-p x`` where
+  the command takes a password so) and .NET config entries; names written with
+  a space (``API key: x``) and short ones (pin, otp, jwt, hmac, salt, dsn); a
+  name ending in ``key`` or ``token`` only with a value that looks like a
+  credential.  Where a pattern has a
   group named ``v`` (or ``v2``...) only that group is hidden (``password=``
   stays, so the text still reads); otherwise the whole match is.
 * :data:`PERSONAL_DATA_PATTERNS` - e-mail addresses and phone numbers, hidden
@@ -42,6 +46,10 @@ FIELD_KEYS: Final = (
     # Short names, only whole (pass_rate, pass@1 and signal are not secrets).
     r"(^|[^a-z])(pass|passcode|sig)$",
     r"(^|[^a-z])(auth[-_.]?key|x[-_.]?(amz|goog)[-_.]?signature)([^a-z]|$)",
+    # Short credential names, whole or with a suffix (pin_memory and salt_rounds are not).
+    r"(^|[^a-z])(pin|t?otp|jwt|hmac|salt|dsn)([-_.]?(code|key|secret|token|value))?$",
+    # Connection strings carry a password (Server=...;Password=...).
+    r"(^|[^a-z])conn(ection)?[-_.]?str(ing)?s?([^a-z]|$)",
 )
 
 #: A header named like this holds a secret (searched, case-insensitive).
@@ -67,8 +75,9 @@ class Shape(NamedTuple):
 
 #: A value already hidden is hidden once.
 _HIDDEN = r"\[REDACTED\]|"
-#: A type hint is code, not a value (password: str, api_key: Optional[str]).
-_NOT_A_TYPE = r"(?!(?:str|bytes|int|SecretStr|None|null|~)\b)"
+#: A type hint is code, not a value (password: str, api_key: Optional[str]); nor is YAML's
+#: null, ``~`` alone (but ``~x1`` is a value).
+_NOT_A_TYPE = r"(?!(?:str|bytes|int|SecretStr|None|null)\b|~(?![^\s,]))"
 #: Between a name and its value: ``=``, ``:``, ``:=`` (Go), ``=>`` (PHP, Ruby).
 _SEP = r"(?::=|=>|[:=])"
 #: After a secret-named field: ``=value``, ``= value``, ``: "value"``, ``='value'``,
@@ -108,6 +117,38 @@ _ASSIGNED = (
     r"|[\"']?[ \t]*:[ \t]*(?:[|>][-+0-9]*[ \t]*)?(?:\r?\n|(?:\\r)?\\n)[ \t]+"
     r"(?![\w.-]+:(?:\s|$|\\[rn])|-[ \t])"
     r"(?P<v9>" + _HIDDEN + r"[^\s\"'#\\][^\r\n\"\\]*?)(?=[ \t]*(?:$|[\r\n]|\\[rnt\"]|\"))"
+    # An XML element, <Password>S</Password> (closed by a tag of the same name), and an
+    # HTML input, type="password" ... value="S".
+    r"|(?:[ \t]+[\w:.-]+=(?:\"[^\"<>]*\"|'[^'<>]*'))*[ \t]*>(?P<v10>"
+    + _HIDDEN
+    + r"[^<>]+?)</[\w.:-]*?(?P=n)"
+    r"|[\"'](?:[ \t]+[\w:.-]+=(?:\"[^\"<>]*\"|'[^'<>]*'))*[ \t]+value=[\"'](?P<v11>[^\"'\r\n]+)"
+    # SQL: PASSWORD 'S' (CREATE ROLE, ALTER USER): a quoted value after a space.
+    r"|[ \t]+(?:'(?P<v12>[^'\r\n]+)'|\"(?P<v13>[^\"\r\n]+)\")"
+    r")"
+)
+#: Words that say something about a password rather than give it ("the password is
+#: required", "Password: must have 8 chars"): participles and adverbs, and these.
+_PROSE = (
+    r"(?:[a-z]+(?:ed|ing|ly|en)|a|an|the|not|now|too|also|only|still|just|very|never|always"
+    r"|must|should|will|would|can|cannot|may|have|has|your|my|our|their|his|her|its|this"
+    r"|that|these|those|what|which|where|when|here|there|then|than|same|different|wrong"
+    r"|invalid|incorrect|correct|valid|empty|blank|missing|weak|strong|long|short|secure"
+    r"|insecure|optional|mandatory|necessary|unknown|null|none|true|false|enter|click|type"
+    r"|please|change|reset|below|above|from|with|into|sent|shown|known|case|set|for|of|to"
+    r"|in|on|at|by|and|or|but|no|yes|ok|okay|good|fine|secret|stored|safe)(?![\w'-])"
+)
+#: A password's value as _ASSIGNED finds it, or told in prose: "the password is S",
+#: "Password: S, then..." - a word of letters alone too, but not one that says something
+#: about the password ("is required", "is being reset", "Password: must have 8 chars").
+_TOLD = (
+    _ASSIGNED[:-1]
+    + r"|(?:[ \t]+(?:is|was)(?:[ \t]+(?:set[ \t]+to|now|still))?[ \t]*:?|[\"']?[ \t]*:)[ \t]+"
+    r"(?:\"(?P<v14>[^\"\r\n]+)\"|'(?P<v15>[^'\r\n]+)'|(?!"
+    + _PROSE
+    + r")(?P<v16>"
+    + _HIDDEN
+    + r"[^\s\"'`,;()<>\[\]{}]{4,}?)(?=[.,;:!?)]*(?:\s|$|\\[rn])))"
     r")"
 )
 #: What a credential looks like where only a generic name (``*_key``, ``*_token``) says so:
@@ -127,33 +168,43 @@ _ASSIGNED_CREDENTIAL = (
 
 
 def _spellings(*words: str) -> tuple[str, ...]:
-    """``api_key``, ``api-key`` and ``apikey`` for ``api key``: how a field name is written."""
-    return tuple(w.replace(" ", sep) for w in words for sep in ("_", "-", ""))
+    """``api_key``, ``api-key``, ``apikey`` and ``api key`` (prose) for ``api key``: how a
+    field name is written."""
+    return tuple(w.replace(" ", sep) for w in words for sep in ("_", "-", "", " "))
 
 
 #: Words that name a secret field in text: (triggers, the word as a regular expression).
 #: Two-word names trigger on the whole name: "id" or "api" alone is everywhere.
 _TEXT_KEYS = (
-    (
-        ("password", "passwd", "passphrase", "passcode", "secret"),
-        r"(?:password|passwd|passphrase|passcode|secret)",
-    ),
+    # (also told in prose: see _TOLD)
+    (("password", "passwd", "passphrase", "passcode"), r"(?:password|passwd|passphrase|passcode)"),
+    (("secret",), r"secret"),
     # Pwd=...; (connection strings), DB_PWD=...: not PWD=/home/user (a directory).
     (("pwd",), r"pwd(?![a-z0-9_.-]*[ \t]*[:=][ \t]*[\"']?[/~.])"),
-    (_spellings("auth key"), r"auth[-_]?key"),
+    (_spellings("auth key"), r"auth[-_ ]?key"),
     (("x-amz-signature", "x-goog-signature"), r"x-(?:amz|goog)-signature"),
-    (_spellings("api key"), r"api[-_]?key"),
-    (_spellings("api token", "bot token"), r"(?:api|bot)[-_]?token"),
-    (_spellings("access key", "access token"), r"access[-_]?(?:key|token)"),
-    (_spellings("private key"), r"private[-_]?key"),
-    (_spellings("subscription key"), r"subscription[-_]?key"),
-    (_spellings("signing key"), r"signing[-_]?key"),
-    ((*_spellings("auth token"), "authorization"), r"auth(?:[-_]?token|orization)"),
-    (_spellings("refresh token"), r"refresh[-_]?token"),
-    (_spellings("id token"), r"id[-_]?token"),
-    (_spellings("session token"), r"session[-_]?token"),
+    (_spellings("api key"), r"api[-_ ]?key"),
+    (_spellings("api token", "bot token"), r"(?:api|bot)[-_ ]?token"),
+    (_spellings("access key", "access token"), r"access[-_ ]?(?:key|token)"),
+    (_spellings("private key"), r"private[-_ ]?key"),
+    (_spellings("subscription key"), r"subscription[-_ ]?key"),
+    (_spellings("signing key"), r"signing[-_ ]?key"),
+    ((*_spellings("auth token"), "authorization"), r"auth(?:[-_ ]?token|orization)"),
+    (_spellings("refresh token"), r"refresh[-_ ]?token"),
+    (_spellings("id token"), r"id[-_ ]?token"),
+    (_spellings("session token"), r"session[-_ ]?token"),
     (("credential",), r"credentials?"),
     (("cookie",), r"cookies?"),
+    # Connection strings and DSNs hold a password (Server=...;Password=..., u:p@host).
+    (
+        (*_spellings("connection string", "conn str", "conn string"), "dsn"),
+        r"(?:conn(?:ection)?[-_ ]?str(?:ing)?|dsn)",
+    ),
+    # Short names: whole, or with a suffix (pin_code; not pin_memory, salt_rounds, ping).
+    (
+        ("pin", "otp", "totp", "jwt", "hmac", "salt"),
+        r"(?:pin|t?otp|jwt|hmac|salt)(?:[-_.]?(?:code|key|secret|token|value))?(?![a-z0-9_.-])",
+    ),
 )
 #: Secret names written inside a word (userPassword, clientSecret, githubToken, apiKey),
 #: lower-cased: looked for there too.
@@ -346,9 +397,13 @@ VALUE_PATTERNS: Final = (
         r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{25}\.))"
         r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
     ),
-    # Authorization schemes (but for Bearer, a credential has a digit: "Basic configuration"
-    # is prose).
-    Shape(("bearer",), r"(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"),
+    # Authorization schemes, and a field named bearer given a value (but for Bearer, a
+    # credential has a digit: "Basic configuration" is prose).
+    Shape(
+        ("bearer",),
+        r"(?i:bearer)(?:\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"
+        r"|[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v2>" + _HIDDEN + r"[^\s\"',;&]+))",
+    ),
     Shape(
         ("basic", "digest"),
         r"(?i:basic|digest)\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})",
@@ -360,10 +415,36 @@ VALUE_PATTERNS: Final = (
         r"(?i:token)(?:\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})"
         r"|" + _ASSIGNED_CREDENTIAL.replace("(?P<v>", "(?P<v2>") + ")",
     ),
-    # user:password@ in a URL (the user stays).
-    Shape(("://",), r"://[^/\s:@\"']*:(?P<v>[^/\s@\"']+)@"),
+    # user:password@ in a URL (the user stays): the password runs to the last "@" before
+    # the host (p@ss and pa/ss are one), but a port and a path (:8080/users/me@x) are not.
+    Shape(
+        ("://",),
+        r"://[^/\s:@\"']*:(?P<v>(?![0-9]{1,5}/)[^?#\s\"']+?)@(?=[^@/\s]*(?:[/?#\s\"']|$))",
+    ),
     # Secret-named fields given a value in text.
-    *(Shape(triggers, r"(?i)" + word + _ASSIGNED) for triggers, word in _TEXT_KEYS),
+    *(
+        Shape(
+            triggers, r"(?i)(?P<n>" + word + ")" + (_TOLD if "password" in triggers else _ASSIGNED)
+        )
+        for triggers, word in _TEXT_KEYS
+    ),
+    # SQL: CREATE USER u IDENTIFIED BY 'S', IDENTIFIED WITH plugin BY 'S'.
+    Shape(
+        ("identified",),
+        r"(?i)identified(?:[ \t]+with[ \t]+[\w'\"]+)?[ \t]+by[ \t]+(?:password[ \t]+)?"
+        r"(?:'(?P<v>[^'\r\n]*)'|\"(?P<v2>[^\"\r\n]*)\"|(?P<v3>" + _HIDDEN + r"[^\s;'\"]+))",
+    ),
+    # A short option -p S / -pS: a password only in the commands that say so (mysql and
+    # its tools, mongo, sshpass, a registry's login) or beside a user (-u bob -p S);
+    # elsewhere it is a port or a flag (ssh -p 2222, docker run -p 8080:80, mkdir -p).
+    Shape(
+        ("mysql", "mariadb", "mongo", "sshpass", "login", "-u ", "-u=", '-u"', "-u'"),
+        r"(?:(?i:mysql|mariadb|mongo)[\w-]*|(?i:sshpass|login)|-u)(?![\w-])[^\r\n;|&]{0,300}?"
+        r"-(?<![\w-]-)p(?:[\"']\s*,\s*[\"']|[ \t]*|=)"
+        r"(?:\"(?P<v>[^\"\r\n]+)\"|'(?P<v2>[^'\r\n]+)'|(?P<v3>"
+        + _HIDDEN
+        + r"[^\s\"'`;|&-][^\s\"'`;|&]*))",
+    ),
     # Any other name ending in "key" (or "token", above), given a value that looks like a
     # credential.
     Shape(("key",), r"(?i)(?<=[A-Za-z0-9_.-])key" + _ASSIGNED_CREDENTIAL),
