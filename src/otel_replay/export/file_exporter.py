@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import env
@@ -50,6 +50,7 @@ from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
 from ..store.sources import INDEX_SUFFIX
 from .payload_store import OTEL_REPLAY_PAYLOAD_STORE, PayloadStore
+from .readable_spans import copied
 from .scrub import hidden_copy
 
 if TYPE_CHECKING:
@@ -137,6 +138,18 @@ class LockTimeout(OSError):
     """The file stayed locked by another writer past the exporter's ``lock_timeout``."""
 
 
+def _utf8_safe(text: str) -> str:
+    """``text`` itself, or with each lone surrogate replaced by U+FFFD (a pair is joined
+    into its character)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 #: Seconds an export waits for another writer's lock before dropping its spans.
 DEFAULT_LOCK_TIMEOUT: Final = 1.0
 
@@ -167,7 +180,9 @@ class FileSpanExporter(SpanExporter):
       long an export waits while another writer holds the file; past it the
       spans are dropped and counted (the app's thread never waits longer)
 
-    Spans that could not be written are counted in :attr:`dropped`.
+    Spans that could not be written are counted in :attr:`dropped`; a span or
+    event name holding a lone surrogate (no UTF-8 spelling) is written with
+    U+FFFD in its place, said once and counted in :attr:`names_replaced`.
     """
 
     def __init__(
@@ -210,6 +225,8 @@ class FileSpanExporter(SpanExporter):
         store = payload_store or os.environ.get(OTEL_REPLAY_PAYLOAD_STORE)
         self.blobs: Blobs = PayloadStore(store) if store else BlobStore(self.path)
         self.dropped = 0
+        #: Span and event names written with U+FFFD for a lone surrogate (not UTF-8).
+        self.names_replaced = 0
         self._count_lock = threading.Lock()
         self._warned = False
         self._warned_oversize = False
@@ -452,7 +469,7 @@ class FileSpanExporter(SpanExporter):
         """The request body, and how many spans had to be left out."""
         encoder = _encoder(self.format)
         # Spans of a provider without ReplaySpanProcessor reach us unscrubbed.
-        spans = [hidden_copy(span) for span in spans]
+        spans = [self._writable(hidden_copy(span)) for span in spans]
 
         def encode(batch: Sequence[ReadableSpan]) -> bytes:
             return encoder(batch, max_inline=self.max_inline, blobs=self.blobs)
@@ -470,6 +487,30 @@ class FileSpanExporter(SpanExporter):
                 raise
             self._warn(f"{len(spans) - len(good)} spans could not be encoded ({exc!r})")
             return encode(good), len(spans) - len(good)
+
+    def _writable(self, span: ReadableSpan) -> ReadableSpan:
+        """``span``, or a copy whose name and event names have each lone surrogate (no
+        UTF-8 spelling: the whole span could not be written) replaced by U+FFFD."""
+        name = _utf8_safe(span.name)
+        events = [_utf8_safe(e.name) for e in span.events]
+        if name is span.name and all(n is e.name for n, e in zip(events, span.events, strict=True)):
+            return span
+        with self._count_lock:
+            self.names_replaced += 1
+            if self.names_replaced == 1:
+                logger.warning(
+                    "otel-replay: a span or event name holds a lone surrogate; written to %s "
+                    "with U+FFFD in its place (further ones are only counted)",
+                    self.path,
+                )
+        return copied(
+            span,
+            name=name,
+            events=[
+                e if n is e.name else Event(n, e.attributes, e.timestamp)
+                for n, e in zip(events, span.events, strict=True)
+            ],
+        )
 
     def _warn(self, reason: str) -> None:
         if not self._warned:

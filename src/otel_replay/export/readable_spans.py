@@ -18,7 +18,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 
 from ..store.records import SpanRecord
 
-__all__ = ["readable_spans"]
+__all__ = ["copied", "readable_spans"]
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
@@ -73,3 +73,23 @@ def readable_spans(records: Iterable[SpanRecord]) -> Iterator[ReadableSpan]:
             end_time=r.end_ns,
             instrumentation_scope=scope,
         )
+
+
+def copied(span: ReadableSpan, **changes: Any) -> ReadableSpan:
+    """A copy of ``span`` with the fields named in ``changes`` (``name=``, ``events=``...)
+    replaced."""
+    fields = {
+        "name": span.name,
+        "context": span.context,
+        "parent": span.parent,
+        "resource": span.resource,
+        "attributes": span.attributes,
+        "events": span.events,
+        "links": span.links,
+        "kind": span.kind,
+        "status": span.status,
+        "start_time": span.start_time,
+        "end_time": span.end_time,
+        "instrumentation_scope": span.instrumentation_scope,
+    }
+    return ReadableSpan(**{**fields, **changes})
