@@ -120,6 +120,20 @@ def test_strands_results_as_its_providers_send_them() -> None:
         assert sent_result(case["content"]) == case["chat"] == case["responses"]
 
 
+@pytest.mark.parametrize("name", ["crewai_v0_sent_results.json", "crewai_sent_results.json"])
+def test_crewai_results_without_the_reminder_of_the_tools(name: str) -> None:
+    """Generated tools and results of every shape, against what CrewAI's own
+    ``ToolUsage._format_result`` made of each (``tests/tool_results/crewai_oracle.py``):
+    the tool's result is the text before the reminder CrewAI appended, whole."""
+    from otel_replay.dialects.crewai import tool_result
+
+    cases = json.loads((CASES / name).read_text(encoding="utf-8"))
+    assert sum(c["reminded"] for c in cases) >= 50
+    for case in cases:
+        assert tool_result(case["sent"]) == case["result"]
+        assert (case["sent"] != case["result"]) == case["reminded"]
+
+
 @pytest.mark.parametrize(
     ("name", "wraps_errors"),
     [("vercel_ai6_sent_results.json", False), ("vercel_ai_sent_results.json", True)],

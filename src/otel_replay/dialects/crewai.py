@@ -12,6 +12,12 @@ span's output, "I encountered an error while trying to use the tool. This
 was the error: <message>." followed by the tool's description.  That output
 is what the model was sent; the error (its type is not recorded: ``_OTHER``)
 and its message are read from it.
+
+Every third use of a tool (fourth with some models: ``ToolUsage._format_result``)
+CrewAI appends to the result's text its reminder of the tools and of the
+format, "You ONLY have access to the following tools, ...": the span's output
+is that text.  The tool returned what precedes it; a replay's stub gives that
+back, and CrewAI appends the reminder again at the same use.
 """
 
 from __future__ import annotations
@@ -32,6 +38,33 @@ _TOOL_ERROR = re.compile(
     r"(.*?)\.\n Tool ",
     re.DOTALL,
 )
+
+#: CrewAI's ``tools`` slice (the same text in 0.x and 1.x), appended after ``"\n\n"``;
+#: ``{tools}`` and ``{tool_names}`` are the agent's tools, described and named.
+_TOOLS_SLICE = (
+    "\nYou ONLY have access to the following tools, and should NEVER make up tools that are "
+    "not listed here:\n\n{tools}\n\nIMPORTANT: Use the following format in your response:"
+    "\n\n```\nThought: you should always think about what to do\nAction: the action to "
+    "take, only one name of [{tool_names}], just the name, exactly as it's written.\nAction "
+    "Input: the input to the action, just a simple JSON object, enclosed in curly braces, "
+    'using " to wrap keys and values.\nObservation: the result of the action\n```\n\nOnce '
+    "all necessary information is gathered, return the following format:\n\n```\nThought: "
+    "I now know the final answer\nFinal Answer: the final answer to the original input "
+    "question\n```"
+)
+_REMINDED = re.compile(
+    r"(.*)\n\n"
+    + ".*".join(re.escape(p) for p in re.split(r"\{tools\}|\{tool_names\}", _TOOLS_SLICE))
+    + r"\Z",
+    re.DOTALL,
+)
+
+
+def tool_result(output: str) -> str:
+    """The text of what the tool returned, from the ``output.value`` of its ``ToolUsage._use``
+    span: without the reminder of the tools CrewAI appends to every third result."""
+    reminded = _REMINDED.match(output)
+    return reminded.group(1) if reminded else output
 
 
 def _fill(span: SpanView) -> GenAI:
@@ -56,8 +89,16 @@ def _fill(span: SpanView) -> GenAI:
 
 def _repair(span: SpanView) -> GenAI:
     # ``input.value`` is ToolUsage._use's arguments, not the call's: the Action Input replaces it.
+    # ``output.value`` holds the reminder CrewAI appended after the result: the result is
+    # what precedes it.
+    out: GenAI = {}
     args = _fill(span).get(A.TOOL_CALL_ARGUMENTS)
-    return {A.TOOL_CALL_ARGUMENTS: args} if args is not None else {}
+    if args is not None:
+        out[A.TOOL_CALL_ARGUMENTS] = args
+    output = span.get("output.value")
+    if isinstance(output, str) and tool_result(output) != output:
+        out[A.TOOL_CALL_RESULT] = tool_result(output)
+    return out
 
 
 DIALECT = Dialect("crewai", matches=in_scope(SCOPE), fill=_fill, repair=_repair)
