@@ -10,7 +10,8 @@ writes it beside a good run (the example with a trace id of its own) as JSON
 lines and, when protobuf can hold it, as a 4-byte framed protobuf dump.
 
 Then ``ls``, ``show``, ``show --json``, ``check``, ``report``, ``diff``,
-``regress``, serve's loading path and :func:`otel_replay.load` read the file,
+``regress``, ``convert`` (to both formats, read back), ``export`` (to a
+collector on 127.0.0.1), serve's loading path and :func:`otel_replay.load` read the file,
 and for every one of them:
 
 - nothing raises: a bad record is at most one line ``otel-replay: error:
@@ -117,6 +118,7 @@ SEEDS = _example_docs() + _thirdparty_docs()
 #: What the fuzzer mutates a request of: every seed alone, and the recordings with logs.
 RECORDINGS = [[doc] for doc in SEEDS] + _with_logs()
 GOOD = _good_doc()
+GOOD_SPANS = len(_spans(GOOD))
 
 
 # --- what the dialects and the run builder read, from their source ------------------------
@@ -519,6 +521,7 @@ def commands(path: Path, bad_offset: int, out: Path) -> None:
             assert _listed(result), (args, result.output)
         if args[1] == "--json":
             json.loads(result.stdout)
+    _convert_and_export(path, out, offsets)
     runs = otel_replay.load(path)
     assert GOOD_TRACE in {t for r in runs for t in r.trace_ids}
     others = [r for r in runs if GOOD_TRACE not in r.trace_ids]
@@ -531,6 +534,35 @@ def commands(path: Path, bad_offset: int, out: Path) -> None:
         _invoke(["show", str(path), "--run", other.run_id])
         _invoke(["diff", f"{path}#{GOOD_TRACE[:16]}", f"{path}#{other.run_id}"])
         _regress(path, other.run_id, out / "test_bad.py")
+
+
+#: The OTLP/HTTP collector ``export`` sends to (see :func:`_collector`).
+_ENDPOINT: list[str] = []
+
+
+def _convert_and_export(path: Path, out: Path, offsets: set[int]) -> None:
+    """``convert`` to each format (the good run converted, and read back) and ``export``
+    to a collector on 127.0.0.1 (the good run's spans sent)."""
+    for fmt in ("json", "proto"):
+        converted = out / f"converted.{fmt}"
+        result = _invoke(["convert", "--format", fmt, "-o", str(converted), str(path)])
+        _errors_name_the_file(result, path, offsets)
+        runs = otel_replay.load(converted)
+        assert GOOD_TRACE in {t for r in runs for t in r.trace_ids}, fmt
+    (endpoint,) = _ENDPOINT
+    result = _invoke(["export", "--endpoint", endpoint, "--trace", GOOD_TRACE, str(path)])
+    _errors_name_the_file(result, path, offsets)
+    assert result.stdout.startswith(f"sent {GOOD_SPANS} spans"), result.output
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _collector() -> Iterator[None]:
+    from _secrets import collector
+
+    with collector() as (endpoint, _):
+        _ENDPOINT.append(endpoint)
+        yield
+        _ENDPOINT.clear()
 
 
 def _regress(path: Path, run_id: str, test: Path) -> None:
