@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests._cli import cli_process
 
 import otel_replay
@@ -218,4 +220,52 @@ def test_a_tool_span_without_content_runs_the_calls_arguments_and_sent_result(
     # Failed by type alone (the error callback answered for it): the text the model got.
     assert track.error is not None and track.error.type == "TOOL_ERROR"
     assert "Colis-Express" in track.error.message
+    # ... with its output: the response the model was sent for it.
+    assert track.result == {"error": track.error.message}
     assert run.kit.verdict == "full"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    error=st.text(min_size=1, max_size=30),
+    others=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "error"), _JSON, max_size=3),
+    error_first=st.booleans(),
+)
+def test_a_failed_span_without_content_holds_the_response_the_model_was_sent(
+    error: str, others: dict[str, Any], error_first: bool
+) -> None:
+    """Google ADK 2.x marks a tool failed (``error.type`` TOOL_ERROR, no exception event)
+    when its response is a dict with an ``error``: returned by the tool or made by an
+    on_tool_error_callback, the span cannot say which, and keeps no content of its own.
+    The step is the error with its output: the whole response the model was sent
+    (every key of it, in its order), not the error text alone."""
+    from otel_replay.runs.model import ToolCall, ToolError
+    from otel_replay.runs.tool_spans import _fill
+
+    sent = {"error": error, **others} if error_first else {**others, "error": error}
+    step = Step(
+        kind="tool",
+        name="execute_tool t",
+        span_id="s",
+        parent_span_id=None,
+        trace_id="t",
+        start_ns=0,
+        end_ns=1,
+        status="ERROR",
+        status_message="TOOL_ERROR",
+    )
+    step.tool = ToolCall(tool_name="t", call_id="c", error=ToolError("TOOL_ERROR", "TOOL_ERROR"))
+    _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, [(1, sent)], 0)
+    assert step.tool.error is not None and step.tool.error.message == error
+    assert step.tool.result == sent and list(step.tool.result) == list(sent)
+    assert step.tool.result_payload is not None
+    assert step.tool.result_payload.status == "unverified"

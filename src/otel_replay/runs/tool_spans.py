@@ -200,6 +200,13 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
         if sent is not _NONE and _type_only(t.error.type, t.error.message):
             # Marked failed by type alone: what the model was told is the error's only text.
             t.error.message = _error_text(sent)
+        if bare and t.result is None and sent is not _NONE:
+            # A span with no content of its own marked failed (Google ADK 2.x: a response
+            # its tool flagged as an error, ``{"error": ...}``, returned or made by an
+            # on_tool_error_callback; the span cannot say which): the error with its
+            # output, the response the model was sent, whole ("code" and all).
+            t.result = sent
+            t.result_payload = unverified(sent)
         return  # otherwise the error is the tool's own record
     if bare and t.result is None and sent is not _NONE:
         t.result = sent
