@@ -170,8 +170,9 @@ def told_in_prose(draw: st.DrawFn) -> Drawn:
     said = draw(st.sampled_from([" is", " was", " is now", " was set to", ":", " is:"]))
     letters = string.ascii_letters + "äöüéñ"
     secret = draw(
-        st.text(alphabet=letters, min_size=6, max_size=20).filter(
-            lambda v: len(set(v.lower())) >= 5 and not _PREDICATE.fullmatch(v)
+        # (eight letters, six apart: a shorter word could stand in the file by chance)
+        st.text(alphabet=letters, min_size=8, max_size=20).filter(
+            lambda v: len(set(v.lower())) >= 6 and not _PREDICATE.fullmatch(v)
         )
     )
     quoted = draw(st.sampled_from(["{s}", "'{s}'", '"{s}"'])).format(s=secret)
@@ -422,6 +423,12 @@ _ABOUT_A_PASSWORD = [
     "def login(user, {n}: Optional[str] = None) -> None:",
     "the {n} is too short",
     "pin_memory=True, salt_rounds=10, ping the host",
+    "if not {n}: return None",
+    "if {n} is None: raise ValueError('no {n}')",
+    "{n}: string; user: string",
+    "pub {n}: String, pub user: String,",
+    "fn check({n}: &str) -> bool",
+    "The {n}: **required** for the admin",
 ]
 
 

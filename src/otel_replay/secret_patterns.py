@@ -136,7 +136,10 @@ _PROSE = (
     r"|invalid|incorrect|correct|valid|empty|blank|missing|weak|strong|long|short|secure"
     r"|insecure|optional|mandatory|necessary|unknown|null|none|true|false|enter|click|type"
     r"|please|change|reset|below|above|from|with|into|sent|shown|known|case|set|for|of|to"
-    r"|in|on|at|by|and|or|but|no|yes|ok|okay|good|fine|secret|stored|safe)(?![\w'-])"
+    r"|in|on|at|by|and|or|but|no|yes|ok|okay|good|fine|secret|stored|safe"
+    # Code: a type, a keyword ("password: String,", "if password: return None").
+    r"|string|bytes|bool|boolean|float|number|dict|list|object|secretstr|undefined|return"
+    r"|raise|pass|yield|await|print|else|elif|continue|break|lambda|assert|import)(?![\w'-])"
 )
 #: A password's value as _ASSIGNED finds it, or told in prose: "the password is S",
 #: "Password: S, then..." - a word of letters alone too, but not one that says something
@@ -148,7 +151,7 @@ _TOLD = (
     + _PROSE
     + r")(?P<v16>"
     + _HIDDEN
-    + r"[^\s\"'`,;()<>\[\]{}]{4,}?)(?=[.,;:!?)]*(?:\s|$|\\[rn])))"
+    + r"[^\s\"'`,;()<>\[\]{}&*|][^\s\"'`,;()<>\[\]{}]{3,}?)(?=[.,;:!?)]*(?:\s|$|\\[rn])))"
     r")"
 )
 #: What a credential looks like where only a generic name (``*_key``, ``*_token``) says so:
