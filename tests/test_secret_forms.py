@@ -410,6 +410,10 @@ _NOT_A_PASSWORD_FLAG = [
     "python -m pytest -p no:randomly -k test_{n}",
     "git add -p src/app.py",
     "cp -p a.txt b{n}.txt",
+    "git log -u -p src/app{n}.py",
+    "diff -u -p old{n}.c new.c",
+    "docker run --name mysql -p {n}:3306 -d mysql:8",
+    "docker login registry.io && docker run -p 127.0.0.1:{n}:80/tcp app",
 ]
 _ABOUT_A_PASSWORD = [
     "The {n} is required.",

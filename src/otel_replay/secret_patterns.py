@@ -438,14 +438,17 @@ VALUE_PATTERNS: Final = (
         r"(?:'(?P<v>[^'\r\n]*)'|\"(?P<v2>[^\"\r\n]*)\"|(?P<v3>" + _HIDDEN + r"[^\s;'\"]+))",
     ),
     # A short option -p S / -pS: a password only in the commands that say so (mysql and
-    # its tools, mongo, sshpass, a registry's login) or beside a user (-u bob -p S);
-    # elsewhere it is a port or a flag (ssh -p 2222, docker run -p 8080:80, mkdir -p).
+    # its tools, mongo, sshpass, a registry's login) or beside a user given (-u bob -p S);
+    # elsewhere it is a port or a flag (ssh -p 2222, mkdir -p, git log -u -p), and a port
+    # mapping stays there too (docker run --name mysql -p 3306:3306).
     Shape(
         ("mysql", "mariadb", "mongo", "sshpass", "login", "-u ", "-u=", '-u"', "-u'"),
-        r"(?:(?i:mysql|mariadb|mongo)[\w-]*|(?i:sshpass|login)|-u)(?![\w-])[^\r\n;|&]{0,300}?"
+        r"(?:(?i:mysql|mariadb|mongo)[\w-]*(?![\w-])|(?i:sshpass|login)(?![\w-])"
+        r"|-u(?:[ \t]+|=|[\"']\s*,\s*)[\"']?(?=[^\s\"'-]))[^\r\n;|&]{0,300}?"
         r"-(?<![\w-]-)p(?:[\"']\s*,\s*[\"']|[ \t]*|=)"
         r"(?:\"(?P<v>[^\"\r\n]+)\"|'(?P<v2>[^'\r\n]+)'|(?P<v3>"
         + _HIDDEN
+        + r"(?![0-9.]+:[0-9]+(?::[0-9]+)?(?:/[a-z]+)?(?![^\s\"'`;|&]))"
         + r"[^\s\"'`;|&-][^\s\"'`;|&]*))",
     ),
     # Any other name ending in "key" (or "token", above), given a value that looks like a
