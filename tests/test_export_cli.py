@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import string
+import urllib.parse
 from collections.abc import Iterator
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler
@@ -14,6 +16,8 @@ from typing import Any
 import grpc
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
@@ -301,3 +305,46 @@ def test_bad_usage_is_exit_2(varied_file: Path, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "http/json" in result.output
     missing = invoke("export", tmp_path / "nope.otlp", "--endpoint", "http://127.0.0.1:1")
     assert missing.exit_code == 2 and "nope.otlp" in missing.output
+
+
+_PASSWORD = st.text(
+    string.ascii_letters + string.digits + "-._~!$&'()*+,;=%", min_size=8, max_size=24
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    password=_PASSWORD.filter(lambda p: len(set(p)) >= 5 and "%" not in p),
+    key=st.text(string.ascii_letters + string.digits, min_size=16, max_size=32),
+    protocol=st.sampled_from(["http/protobuf", "grpc"]),
+    scheme=st.sampled_from(["http", "grpc"]),
+    reachable=st.booleans(),
+)
+def test_credentials_in_the_endpoint_are_never_printed(
+    varied_file: Path,
+    http_collector: tuple[_Collector, str],
+    password: str,
+    key: str,
+    protocol: str,
+    scheme: str,
+    reachable: bool,
+) -> None:
+    """A password in the endpoint's URL and an api key in its query, on every line export
+    prints (sent, refused, failed), whatever the protocol: hidden, as in every other
+    message naming a URL."""
+    _, base = http_collector
+    port = base.rsplit(":", 1)[1] if reachable and protocol == "http/protobuf" else _closed_port()
+    quoted = urllib.parse.quote(password, safe="")
+    endpoint = f"{scheme}://me:{quoted}@127.0.0.1:{port}/v1/traces?api_key={key}"
+    if protocol == "grpc":
+        endpoint = f"{scheme}://me:{quoted}@127.0.0.1:{port}"
+    result = invoke(
+        "export", varied_file, "--endpoint", endpoint, "--protocol", protocol, "--timeout", "1"
+    )
+    assert "Traceback" not in result.output
+    assert result.exit_code in (0, 1), result.output
+    for secret in {password, quoted}:
+        assert secret not in result.output, (secret, result.output)
+    if protocol == "http/protobuf":
+        assert key not in result.output, result.output
+    assert "me:[REDACTED]@127.0.0.1" in result.output, result.output

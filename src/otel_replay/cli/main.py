@@ -1174,7 +1174,7 @@ def export(
     if summary.spans == 0 and trace_id is not None and not problems:
         _fail(f"no trace {trace_id!r} in {', '.join(paths)}")
     batches = "batch" if summary.batches == 1 else "batches"
-    click.echo(f"sent {summary.spans} spans in {summary.batches} {batches} to {url}")
+    click.echo(f"sent {summary.spans} spans in {summary.batches} {batches} to {summary.endpoint}")
     if summary.left_out:
         spans = "span" if summary.left_out == 1 else "spans"
         click.echo(

@@ -68,9 +68,28 @@ class ExportFailed(Exception):
 class ResendSummary:
     spans: int
     batches: int
+    #: Where the spans went, as a message may name it (see :func:`shown`).
     endpoint: str
     #: Spans not sent because their secrets could not be hidden.
     left_out: int = 0
+
+
+def shown(text: str, endpoint: str) -> str:
+    """``text`` (a message naming ``endpoint``) with the endpoint's secrets hidden: its
+    password wherever it stands (a gRPC error names the endpoint without its scheme), and
+    what the redactor finds (an ``api_key`` in its query).  An endpoint may carry
+    credentials; a message goes to a terminal or a CI log."""
+    from urllib.parse import unquote, urlsplit
+
+    from ..redaction import PLACEHOLDER, redactor
+
+    try:
+        password = urlsplit(endpoint if "://" in endpoint else "//" + endpoint).password
+    except ValueError:
+        password = None
+    for spelled in {password, unquote(password)} if password else ():
+        text = text.replace(spelled, PLACEHOLDER)
+    return redactor().text(text)
 
 
 def resolve_protocol(protocol: str | None = None) -> str:
@@ -291,11 +310,11 @@ def resend(
                 if unreachable and unreachable not in reason:
                     reason = f"{reason} ({unreachable})"
                 raise ExportFailed(
-                    f"{endpoint or type(exporter).__name__}: export failed at batch "
-                    f"{batches + 1} ({sent} spans sent before): {reason}"
+                    f"{shown(endpoint, endpoint) or type(exporter).__name__}: export failed "
+                    f"at batch {batches + 1} ({sent} spans sent before): " + shown(reason, endpoint)
                 )
             sent += len(batch)
             batches += 1
     finally:
         exporter.shutdown()
-    return ResendSummary(sent, batches, endpoint, left_out)
+    return ResendSummary(sent, batches, shown(endpoint, endpoint), left_out)
