@@ -135,6 +135,32 @@ def test_crewai_results_without_the_reminder_of_the_tools(name: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "name", ["pydantic_ai_sent_results.json", "pydantic_ai_v1_sent_results.json"]
+)
+def test_pydantic_ai_results_as_it_sends_them(name: str) -> None:
+    """Generated tool results of every shape, as pydantic-ai's instrumentation records them
+    in ``gen_ai.input.messages``, read by the dialect, against what its
+    ``ToolReturnPart.model_response_str()`` sends (``tests/tool_results/pydantic_ai_oracle.py``;
+    2.68: None and [] as empty text; 1.0: as ``null`` and ``[]``)."""
+    from otel_replay import attributes as A
+    from otel_replay.dialects.registry import normalize
+
+    data = json.loads((CASES / name).read_text(encoding="utf-8"))
+    assert len(data["cases"]) >= 100
+    for case in data["cases"]:
+        attrs = {
+            A.OPERATION_NAME: A.OP_CHAT,
+            A.PROVIDER_NAME: "openai",
+            A.INPUT_MESSAGES: case["recorded"],
+        }
+        got = normalize(attrs, name="chat", scope="pydantic-ai", scope_version=data["version"])
+        messages = got[A.INPUT_MESSAGES]  # (the span's own text, when nothing was repaired)
+        messages = json.loads(messages) if isinstance(messages, str) else messages
+        (part,) = [p for m in messages for p in m["parts"] if p["type"] == "tool_call_response"]
+        assert M.normalize_part(part)["response"] == case["sent"], case
+
+
+@pytest.mark.parametrize(
     ("name", "wraps_errors"),
     [("vercel_ai6_sent_results.json", False), ("vercel_ai_sent_results.json", True)],
 )

@@ -225,6 +225,20 @@ def test_a_tool_span_without_content_runs_the_calls_arguments_and_sent_result(
     assert run.kit.verdict == "full"
 
 
+def _tool_step(**status: str) -> Step:
+    """A tool span's step, its call to be filled in."""
+    return Step(
+        kind="tool",
+        name="execute_tool t",
+        span_id="s",
+        parent_span_id=None,
+        trace_id="t",
+        start_ns=0,
+        end_ns=1,
+        **status,
+    )
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: (
@@ -252,20 +266,39 @@ def test_a_failed_span_without_content_holds_the_response_the_model_was_sent(
     from otel_replay.runs.tool_spans import _fill
 
     sent = {"error": error, **others} if error_first else {**others, "error": error}
-    step = Step(
-        kind="tool",
-        name="execute_tool t",
-        span_id="s",
-        parent_span_id=None,
-        trace_id="t",
-        start_ns=0,
-        end_ns=1,
-        status="ERROR",
-        status_message="TOOL_ERROR",
-    )
+    step = _tool_step(status="ERROR", status_message="TOOL_ERROR")
     step.tool = ToolCall(tool_name="t", call_id="c", error=ToolError("TOOL_ERROR", "TOOL_ERROR"))
     _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, [(1, sent)], 0)
     assert step.tool.error is not None and step.tool.error.message == error
     assert step.tool.result == sent and list(step.tool.result) == list(sent)
     assert step.tool.result_payload is not None
     assert step.tool.result_payload.status == "unverified"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    recorded=st.sampled_from(["null", "[]"]),
+    sent=st.sampled_from(["", "null", "[]"]) | st.text(max_size=5),
+)
+def test_an_empty_result_recorded_as_json_is_what_the_model_was_sent(
+    recorded: str, sent: str
+) -> None:
+    """pydantic-ai (from 1.69) sends a tool's None or [] as empty text and records it as
+    ``null`` / ``[]``, as it records the text "null" / "[]" (sent as it is): what the model
+    was sent tells them apart, and is what the framework sends again."""
+    from otel_replay.runs.derived_tools import unverified
+    from otel_replay.runs.model import ToolCall
+    from otel_replay.runs.tool_spans import _fill
+
+    value = [] if recorded == "[]" else recorded
+    step = _tool_step()
+    step.tool = ToolCall(
+        tool_name="t",
+        call_id="c",
+        arguments={"k": 1},
+        result=value,
+        arguments_payload=unverified({"k": 1}),
+        result_payload=unverified(value),
+    )
+    _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, [(1, sent)], 0)
+    assert step.tool.result == ("" if sent == "" else value)

@@ -15,16 +15,25 @@
   ``{"error": <text>}`` unless the provider has an error channel of its own,
   while the messages keep the text alone: its chat spans to such providers
   are marked (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`)
+- a tool's result reaches a model without content blocks of its own (OpenAI and
+  the other providers with no error channel) as ``ToolReturnPart.model_response_str()``:
+  text as it is, any other value as pydantic's JSON text, and, from 1.69, None
+  (or an empty list) as empty text; the messages keep the value
+  (:func:`sent_text`), so a list of text blocks the tool returned was read as
+  content parts, joined
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
-from .span import Dialect, GenAI, SpanView, put
+from .span import Dialect, GenAI, SpanView, loads, put
 
 SCOPE = "pydantic-ai"
 _MARKERS = (
@@ -85,6 +94,87 @@ def _wraps_errors(span: SpanView) -> bool:
     )
 
 
+#: The first release that sends a None (or empty list) result as empty text, not ``null``.
+EMPTY_AS_TEXT_FROM = (1, 69)
+_EXPONENT = re.compile(r"e([+-])0*(\d)")
+
+
+def _json(value: Any) -> str:
+    """``value`` (JSON data) as pydantic-core writes it: compact, UTF-8 (not ASCII-escaped),
+    floats with the shortest digits and an unpadded exponent (``1.5e-7``), inf and NaN null."""
+    if value is None or value is True or value is False:
+        return json.dumps(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "null"
+        return _EXPONENT.sub(r"e\1\2", repr(value))
+    if isinstance(value, (int, str)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        items = (f"{_json(str(k))}:{_json(v)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_json(v) for v in value) + "]"
+    return _json(str(value))
+
+
+def sent_text(result: Any, version: tuple[int, ...] = ()) -> str:
+    """What pydantic-ai's ``model_response_str()`` sends for a tool's result, read back as
+    JSON data (how its messages record it): text as it is, None and (from 1.69, or an
+    unknown release) an empty list as empty text (``null`` and ``[]`` before), anything
+    else as its JSON text."""
+    if isinstance(result, str):
+        return result
+    if result is None or result == []:
+        return "" if not version or version >= EMPTY_AS_TEXT_FROM else _json(result)
+    return _json(result)
+
+
+def _sends_text(span: SpanView) -> bool:
+    """A chat span to a provider that is sent tool results as text (no error channel,
+    no content blocks of its own)."""
+    provider = span.text(A.PROVIDER_NAME) or span.text("gen_ai.system")
+    return provider is not None and provider not in _ERROR_CHANNELS
+
+
+def _sent_messages(messages: Any, version: tuple[int, ...]) -> list[Any] | None:
+    """pydantic-ai's GenAI messages with each tool result (``result``, absent for None)
+    as the text the provider was sent."""
+    if not isinstance(messages, list) or not _holds_content(messages):
+        return None  # content off: no part has its content, a result is absent for that
+    out: list[Any] = []
+    for message in messages:
+        if isinstance(message, Mapping) and isinstance(message.get("parts"), list):
+            parts = [
+                {**p, "result": sent_text(p.get("result", p.get("response")), version)}
+                if isinstance(p, Mapping) and p.get("type") == "tool_call_response"
+                else p
+                for p in message["parts"]
+            ]
+            message = {**message, "parts": parts}
+        out.append(message)
+    return out
+
+
+def _holds_content(messages: list[Any]) -> bool:
+    """Whether the messages were recorded with their content (with it off, pydantic-ai
+    writes each part without its text, arguments or result)."""
+    return any(
+        isinstance(p, Mapping) and any(k in p for k in ("content", "arguments", "result"))
+        for m in messages
+        if isinstance(m, Mapping) and isinstance(m.get("parts"), list)
+        for p in m["parts"]
+    )
+
+
+def _repair(span: SpanView) -> GenAI:
+    if span.scope != SCOPE or span.get(A.OPERATION_NAME) != A.OP_CHAT or not _sends_text(span):
+        return {}
+    recorded = loads(span.get(A.INPUT_MESSAGES))
+    messages = _sent_messages(recorded, _version(span))
+    return {A.INPUT_MESSAGES: messages} if messages is not None and messages != recorded else {}
+
+
 def _version(span: SpanView) -> tuple[int, ...]:
     parts = []
     for piece in span.scope_version.split(".")[:2]:
@@ -123,4 +213,4 @@ def _tool(tool: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-DIALECT = Dialect("pydantic_ai", matches=_matches, fill=_fill)
+DIALECT = Dialect("pydantic_ai", matches=_matches, fill=_fill, repair=_repair)

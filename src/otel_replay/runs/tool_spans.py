@@ -214,6 +214,13 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
         return
     if t.result is None or _exact(t.result_payload):
         return  # a result lost (the span kept its arguments) stays missing: the kit names it
+    if sent == "" and t.result in ("null", []):
+        # None or an empty list, recorded as JSON text (which the text "null" or "[]" would
+        # be too), sent as empty text (pydantic-ai from 1.69): the text the model was sent,
+        # which the framework sends again as it is.
+        t.result = sent
+        t.result_payload = unverified(sent)
+        return
     content = unwrap_result(t.result)
     if content is t.result:
         return  # the tool's own value: kept as recorded
