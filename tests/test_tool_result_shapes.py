@@ -160,6 +160,26 @@ def test_pydantic_ai_results_as_it_sends_them(name: str) -> None:
         assert M.normalize_part(part)["response"] == case["sent"], case
 
 
+def test_langchain_results_as_openllmetry_records_them() -> None:
+    """Generated ``ToolMessage`` contents (text, text that looks like blocks, lists of
+    content blocks), as OpenLLMetry's LangChain instrumentation records them (a list as
+    ``json.dumps`` text), read back, against what langchain-openai put in the request
+    (``tests/tool_results/langchain_openllmetry_oracle.py``)."""
+    from otel_replay import attributes as A
+    from otel_replay.dialects.openllmetry import LANGCHAIN_SCOPE
+    from otel_replay.dialects.registry import normalize
+
+    cases = json.loads((CASES / "langchain_openllmetry_sent_results.json").read_text("utf-8"))
+    assert sum(isinstance(c["sent"], list) for c in cases) >= 50
+    for case in cases:
+        attrs = {A.OPERATION_NAME: A.OP_CHAT, A.INPUT_MESSAGES: case["recorded"]}
+        got = normalize(attrs, name="ChatOpenAI.chat", scope=LANGCHAIN_SCOPE)
+        messages = got[A.INPUT_MESSAGES]  # (the span's own text, when nothing was repaired)
+        messages = json.loads(messages) if isinstance(messages, str) else messages
+        (part,) = [p for m in messages for p in m["parts"] if p["type"] == "tool_call_response"]
+        assert M.normalize_part(part)["response"] == M.tool_response(case["sent"]), case
+
+
 @pytest.mark.parametrize(
     ("name", "wraps_errors"),
     [("vercel_ai6_sent_results.json", False), ("vercel_ai_sent_results.json", True)],

@@ -22,11 +22,15 @@ it back) as a text part holding the Responses item as JSON (``{"type":
 "function_call", "call_id": ..., "name": ..., "arguments": ...}``), sometimes
 beside the same call as a ``tool_call`` part.  Such a text part is read as the
 item it holds (a ``tool_call``, or a ``tool_call_response`` for a
-``function_call_output``), once per call id.
+``function_call_output``), once per call id.  A tool's result that LangChain
+sent as content blocks (a ``ToolMessage`` whose content is a list: the
+provider's request carries the list) is recorded as ``json.dumps`` of the list;
+it is read as the blocks (:func:`tool_content`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -169,6 +173,8 @@ def _items_read(message: Mapping[str, Any]) -> dict[str, Any]:
     fixed: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for part in parts:
+        if part.get("type") == "tool_call_response" and "response" in part:
+            part = {**part, "response": tool_content(part["response"])}
         item = _item(part)
         for new in [dict(part)] if item is None else M.from_items([item])[0]["parts"]:
             key = (str(new.get("type")), str(new.get("id")))
@@ -178,6 +184,23 @@ def _items_read(message: Mapping[str, Any]) -> dict[str, Any]:
                 seen.add(key)
             fixed.append(new)
     return {**message, "parts": fixed}
+
+
+def tool_content(response: Any) -> Any:
+    """A tool result as the LangChain instrumentation records it, read as what LangChain sent:
+    a ``ToolMessage``'s text as it is; its content blocks (``[{"type": ...}, ...]``), which
+    it writes as ``json.dumps`` text (ASCII, ``", "``), as those blocks.  (Text a tool
+    returned that is that very JSON text reads the same: the record cannot tell them apart.)"""
+    if not isinstance(response, str) or not response.startswith("[{"):
+        return response
+    blocks = loads(response)
+    if (
+        isinstance(blocks, list)
+        and all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in blocks)
+        and json.dumps(blocks) == response
+    ):
+        return blocks
+    return response
 
 
 def _item(part: Mapping[str, Any]) -> dict[str, Any] | None:
