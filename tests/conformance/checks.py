@@ -319,14 +319,21 @@ class _RunCheck:
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
             self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
         for call_id, name, args, result in calls:
+            # What the model was sent is read off the wire once (``value``: a JSON text as
+            # the value it spells, content parts as their text); applying ``value`` again
+            # would take a JSON text of text blocks for their joined text.
+            wants = [result]
             if result is None and self.history == "text":
+                # What the tool returned (a Python value), which the trace may hold as it
+                # is or as text that spells it.
                 result = _returned(self.scn, name, args)
+                wants = [result, value(result)]
             step = self._step_of(steps, call_id, name)
             if step is None:
                 self.out.append(f"lost: no tool step for {name} (call {call_id})")
                 continue
             steps.remove(step)
-            self._tool_step(step, call_id, name, args, result)
+            self._tool_step(step, call_id, name, args, result, wants)
         for step in steps:
             self.out.append(f"invented: {step.label()} answers no call the model made")
 
@@ -340,7 +347,9 @@ class _RunCheck:
                 return s
         return None
 
-    def _tool_step(self, step: Step, call_id: str, name: str, args: Any, result: Any) -> None:
+    def _tool_step(
+        self, step: Step, call_id: str, name: str, args: Any, result: Any, wants: list[Any]
+    ) -> None:
         t = step.tool
         assert t is not None
         label = step.label()
@@ -370,7 +379,9 @@ class _RunCheck:
             self.out.append(
                 f"{label}: arguments {short(t.arguments)}, the model's are {short(args)}"
             )
-        if value(t.result) != value(result):
+        # (A result recorded as the very value the wire's text spells is that value, even a
+        # list of text blocks, which ``value`` would otherwise take for content parts.)
+        if value(t.result) not in wants and t.result not in wants:
             self.out.append(
                 f"{label}: result {short(t.result)}, the model was sent {short(result)}"
             )

@@ -31,8 +31,21 @@ UNSERVABLE += ("semantic_kernel/responses", "semantic_kernel/responses_stream")
 
 #: Cases whose trace rebuilds a model input other than the one sent (a known gap), so that
 #: the request as sent is refused.
-MISMATCHED = tuple(
-    f"vercel_ai/{mode}@blocks_and_errors" for mode in ("responses", "responses_stream")
+MISMATCHED = (
+    *(f"vercel_ai/{mode}@blocks_and_errors" for mode in ("responses", "responses_stream")),
+    *(
+        f"{stack}/sync@blocks_and_errors"
+        for stack in (
+            "langgraph_openinference",
+            "langgraph_openllmetry",
+            "langgraph_v0_openinference",
+            "langgraph_v0_openllmetry",
+            "openai_agents_openinference",
+            "openai_agents_otel",
+            "openai_otel_v2",
+        )
+    ),
+    "semantic_kernel/async@blocks_and_errors",
 )
 
 
