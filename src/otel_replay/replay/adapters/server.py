@@ -33,6 +33,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, Literal
 
+from ...redaction import redactor
 from ..engine import Answer, ReplayEngine, error_answer, iter_chunks
 from .limits import DEFAULT_LIMITS, ServerLimits
 
@@ -309,6 +310,8 @@ def upstream(
 
     def forward(path: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         target = base + (path[3:] if base.endswith("/v1") and path.startswith("/v1/") else path)
+        # Named to the client (a 502, a header) as any URL is named: its credentials hidden.
+        shown = redactor().text(target)
         if not slots.acquire(blocking=False):
             return error_answer(
                 503, "upstream_busy", f"{max_in_flight} calls to {base} are already in flight"
@@ -321,9 +324,9 @@ def upstream(
             response = err
         except OSError as exc:
             slots.release()
-            return error_answer(502, "upstream_error", f"upstream {target}: {exc}")
+            return error_answer(502, "upstream_error", f"upstream {shown}: {exc}")
         back = [(k.lower(), v) for k, v in response.headers.items() if k.lower() not in _DROP_BACK]
-        back.append(("x-otel-replay-forwarded", target))
+        back.append(("x-otel-replay-forwarded", shown))
 
         def body_chunks() -> Iterator[bytes]:
             try:
