@@ -180,6 +180,24 @@ def test_langchain_results_as_openllmetry_records_them() -> None:
         assert M.normalize_part(part)["response"] == M.tool_response(case["sent"]), case
 
 
+def test_langchain_results_as_openinference_records_them() -> None:
+    """Generated ``ToolMessage`` contents (text; lists of text blocks, bare strings, empty
+    texts), flattened by OpenInference's LangChain instrumentation into ``contents`` items,
+    read back as one result each, against what langchain-openai put in the request
+    (``tests/tool_results/langchain_openinference_oracle.py``)."""
+    from otel_replay import attributes as A
+    from otel_replay.dialects.registry import normalize
+
+    cases = json.loads((CASES / "langchain_openinference_sent_results.json").read_text("utf-8"))
+    assert sum(isinstance(c["sent"], list) for c in cases) >= 50
+    for case in cases:
+        attrs = {**case["attributes"], "openinference.span.kind": "LLM"}
+        got = normalize(attrs, name="ChatOpenAI", scope="openinference.instrumentation.langchain")
+        tool = [p for m in got[A.INPUT_MESSAGES] if m["role"] == "tool" for p in m["parts"]]
+        assert [p["type"] for p in tool] == ["tool_call_response"], case
+        assert tool[0]["response"] == M.tool_response(case["sent"]), case
+
+
 @pytest.mark.parametrize(
     ("name", "wraps_errors"),
     [("vercel_ai6_sent_results.json", False), ("vercel_ai_sent_results.json", True)],

@@ -170,7 +170,15 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
     role = str(m.get("role") or "user")
     content = m.get("content")
     parts: list[dict[str, Any]] = []
+    contents = M.listed(m.get("contents"))
     if role == "tool" or (m.get("tool_call_id") is not None and role != "assistant"):
+        if content is None and contents:
+            # A result sent as content parts (LangChain's and the OpenAI Agents SDK's list of
+            # blocks, the request's ``content`` array): recorded as ``contents`` items, with
+            # no ``content``.  The result is those parts, not a null beside tool texts.
+            blocks = [_sent_block(path(item, "message_content")) for item in contents]
+            content = [b for b in blocks if b is not None]
+            contents = []
         parts.append(
             {"type": "tool_call_response", "id": m.get("tool_call_id"), "response": content}
         )
@@ -178,7 +186,7 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
         # With ``contents`` the items are the message; ``content`` repeats their text.
         parts.append({"type": "text", "content": content})
     # Content items keep their order; a ``tool_use`` item carries its call beside it.
-    for item in M.listed(m.get("contents")):
+    for item in contents:
         if path(item, "message_content", "type") == "tool_use" and isinstance(
             path(item, "tool_call"), Mapping
         ):
@@ -227,6 +235,23 @@ def _name(name: Any) -> Any:
     No model API allows quotes in a tool name, so a quoted one is the name in quotes."""
     found = _QUOTED_NAME.fullmatch(name) if isinstance(name, str) else None
     return found.group(1) if found else name
+
+
+def _sent_block(c: Any) -> Any:
+    """A ``contents`` item of a tool's result as the request carried it: a text block
+    (``{"type": "text", "text": ...}``; its empty text is recorded as no text), a bare
+    string (LangChain's, recorded as a text with no type), an image URL block."""
+    if not isinstance(c, Mapping):
+        return None
+    kind = c.get("type")
+    if kind is None and isinstance(c.get("text"), str):
+        return c["text"]
+    if kind == "text":
+        return {"type": "text", "text": c.get("text", "")}
+    url = path(c, "image", "image", "url") or path(c, "image", "url")
+    if isinstance(url, str):
+        return {"type": "image_url", "image_url": {"url": url}}
+    return _content_part(c)
 
 
 def _content_part(c: Any) -> dict[str, Any] | None:
