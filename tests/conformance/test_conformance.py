@@ -55,14 +55,6 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
     return {f"{stack}/{mode}@{scenario}": reason for mode in modes}
 
 
-_PARTS_AS_NULL = (
-    "tool result sent as content parts (a list of text blocks): rebuilt as a null result "
-    "followed by each part as a tool text of its own"
-)
-_PARTS_AS_JSON = (
-    "tool result sent as content parts (a list of text blocks): rebuilt as their JSON text "
-    "(ASCII-escaped)"
-)
 _NONE_NOT_RECORDED = (
     "a tool that returned None: the tool step has no result (verdict model-only), where the "
     "model was sent one"
@@ -70,11 +62,6 @@ _NONE_NOT_RECORDED = (
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
 KNOWN_GAPS: dict[str, str] = {
-    "langgraph_openinference/sync@blocks_and_errors": _PARTS_AS_NULL,
-    "langgraph_v0_openinference/sync@blocks_and_errors": _PARTS_AS_NULL,
-    "openai_agents_openinference/sync@blocks_and_errors": _PARTS_AS_NULL,
-    "langgraph_openllmetry/sync@blocks_and_errors": _PARTS_AS_JSON,
-    "langgraph_v0_openllmetry/sync@blocks_and_errors": _PARTS_AS_JSON,
     "openai_agents_openinference/sync@plain_text": _NONE_NOT_RECORDED,
     "openai_agents_otel/sync@plain_text": _NONE_NOT_RECORDED,
     "openai_agents_otel/sync@blocks_and_errors": (

@@ -36,11 +36,6 @@ MISMATCHED = (
     *(
         f"{stack}/sync@blocks_and_errors"
         for stack in (
-            "langgraph_openinference",
-            "langgraph_openllmetry",
-            "langgraph_v0_openinference",
-            "langgraph_v0_openllmetry",
-            "openai_agents_openinference",
             "openai_agents_otel",
             "openai_otel_v2",
         )
