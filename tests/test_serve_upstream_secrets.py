@@ -38,19 +38,22 @@ def _answer(handler: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
     return 200, "application/json", b"{}"
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
-@given(password=_SECRET, key=_SECRET, reached=st.booleans(), v1=st.booleans())
-def test_the_upstream_url_is_named_with_its_credentials_hidden(
-    password: str, key: str, reached: bool, v1: bool
-) -> None:
-    with serving(_answer) as live:
-        port = live.rsplit(":", 1)[1] if reached else str(_closed_port())
-        userinfo = "" if reached else f"me:{urllib.parse.quote(password)}@"  # urllib takes none
-        base = f"http://{userinfo}127.0.0.1:{port}{'/v1' if v1 else ''}?api_key={key}"
-        forward = upstream(base, timeout=2)
-        answer = forward("/v1/chat/completions", b"{}", {"content-type": "application/json"})
-        said = repr(answer.headers) + b"".join(answer.chunks).decode()
-    assert answer.status == (200 if reached else 502), said
-    assert key not in said and password not in said, said
-    if reached:
-        assert any(k == "x-otel-replay-forwarded" for k, _ in answer.headers)
+def test_the_upstream_url_is_named_with_its_credentials_hidden() -> None:
+    with serving(_answer) as live:  # one server for every draw
+
+        @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(password=_SECRET, key=_SECRET, reached=st.booleans(), v1=st.booleans())
+        def check(password: str, key: str, reached: bool, v1: bool) -> None:
+            port = live.rsplit(":", 1)[1] if reached else str(_closed_port())
+            # urllib takes no password in a URL: the one reached has none.
+            userinfo = "" if reached else f"me:{urllib.parse.quote(password)}@"
+            base = f"http://{userinfo}127.0.0.1:{port}{'/v1' if v1 else ''}?api_key={key}"
+            forward = upstream(base, timeout=2)
+            answer = forward("/v1/chat/completions", b"{}", {"content-type": "application/json"})
+            said = repr(answer.headers) + b"".join(answer.chunks).decode()
+            assert answer.status == (200 if reached else 502), said
+            assert key not in said and password not in said, said
+            if reached:
+                assert any(k == "x-otel-replay-forwarded" for k, _ in answer.headers)
+
+        check()
