@@ -37,11 +37,15 @@ def recording(
 
 
 @contextlib.contextmanager
-def instrumented(path: str | os.PathLike[str], instrumentor: Any) -> Iterator[TracerProvider]:
-    """A third-party ``instrumentor`` (OpenInference's, OpenLLMetry's) traces, beside our
-    processor, into ``path``; undone at the end."""
+def instrumented(
+    path: str | os.PathLike[str], instrumentor: Any, ours: bool = True
+) -> Iterator[TracerProvider]:
+    """A third-party ``instrumentor`` (OpenInference's, OpenLLMetry's) traces into ``path``,
+    beside our processor (``ours``; else its spans alone, as a stack exports them);
+    undone at the end."""
     provider = TracerProvider()
-    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    if ours:
+        provider.add_span_processor(otel_replay.ReplaySpanProcessor())
     provider.add_span_processor(SimpleSpanProcessor(otel_replay.FileSpanExporter(path)))
     previous = otel_replay.use_tracer_provider(provider)
     instrumentor.instrument(tracer_provider=provider)

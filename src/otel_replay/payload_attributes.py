@@ -236,9 +236,14 @@ def from_attributes(
         text = display
     elif display is None:
         return Payload(type_, None, _str(digest), "missing", "only a digest was recorded")
-    else:  # a non-str attribute (third-party): keep it as JSON
+    else:  # a non-str attribute (third-party, or a dialect's value): kept as JSON
         type_ = payload.JSON
-        data = payload.canonical(display).encode("utf-8")
+        try:
+            # In its own key order: a canonical form is for comparing, and an answer
+            # served from it would spell a tool call's arguments in another order.
+            data = payload.plain_json_bytes(display)
+        except (TypeError, ValueError):
+            data = payload.canonical(display).encode("utf-8")
     return Payload.read(type_, data, text, _str(digest), key)
 
 

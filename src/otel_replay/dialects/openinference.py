@@ -118,8 +118,9 @@ def _model(span: SpanView, out: GenAI) -> None:
     put(out, A.RESPONSE_FINISH_REASONS, [reason] if reason else None)
     flat_in = flat_messages(span, "llm.input_messages")
     flat_out = flat_messages(span, "llm.output_messages")
-    put(out, A.INPUT_MESSAGES, _fuller(flat_in, LC.prompt(loads(span.get("input.value")))))
-    put(out, A.OUTPUT_MESSAGES, _fuller(flat_out, LC.generations(loads(span.get("output.value")))))
+    sent, answer = loads(span.get("input.value")), loads(span.get("output.value"))
+    put(out, A.INPUT_MESSAGES, _fuller(flat_in, LC.prompt(sent) or _body_messages(sent, True)))
+    put(out, A.OUTPUT_MESSAGES, _fuller(flat_out, LC.generations(answer) or _body_messages(answer)))
     put(out, A.TOOL_DEFINITIONS, _tools(unflatten(span.attributes, "llm.tools")))
     # The bodies fill what the flattened attributes did not carry.
     if span.get("input.mime_type") in (None, "application/json"):
@@ -142,15 +143,37 @@ def _fuller(flat: list[dict[str, Any]], body: list[dict[str, Any]] | None) -> li
     if not flat:
         return body
     if [m["role"] for m in flat] != [m["role"] for m in body]:
-        return flat
+        # The Responses API's output items are flattened one message each, where the body
+        # reads as one answer: weighed as one answer too.
+        merged = M.one_answer(flat)
+        if [m["role"] for m in merged] != [m["role"] for m in body]:
+            return flat
+        return body if any(_lost(f, b) for f, b in zip(merged, body, strict=True)) else flat
     return body if any(_lost(f, b) for f, b in zip(flat, body, strict=True)) else flat
+
+
+def _body_messages(body: Any, request: bool = False) -> list[dict[str, Any]] | None:
+    """The messages of a request (``request``) or response body in ``input.value`` /
+    ``output.value``, to weigh against the flattened ones (see :func:`_fuller`)."""
+    genai = bodies.request(body) if request else bodies.response(body)
+    found = genai.get(A.INPUT_MESSAGES if request else A.OUTPUT_MESSAGES)
+    return found if isinstance(found, list) else None
 
 
 def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
     if not flat["parts"] and body["parts"]:
         return True
-    ids = {p.get("id") for p in body["parts"] if p["type"] == "tool_call" and p.get("id")}
-    return bool(ids) and any(p["type"] == "tool_call" and not p.get("id") for p in flat["parts"])
+    calls = [p for p in body["parts"] if p["type"] == "tool_call"]
+    ids = {p.get("id") for p in calls if p.get("id")}
+    flat_calls = [p for p in flat["parts"] if p["type"] == "tool_call"]
+    if ids and any(not p.get("id") for p in flat_calls):
+        return True
+    # Arguments the flattening left out (the Responses API's "{}": OpenInference writes
+    # no attribute for them) that the body holds.
+    return len(flat_calls) == len(calls) and any(
+        f.get("arguments") is None and b.get("arguments") is not None
+        for f, b in zip(flat_calls, calls, strict=True)
+    )
 
 
 def flat_messages(span: SpanView, prefix: str) -> list[dict[str, Any]]:

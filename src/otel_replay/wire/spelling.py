@@ -68,48 +68,85 @@ def compact(arguments: Any) -> str:
 
 def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
     """The text of each of ``calls`` (tool-call parts of ``step``'s answer), as recorded
-    where ``step`` holds it (see the module docstring), else re-spelled."""
+    where ``step`` holds it (see the module docstring), else re-spelled.
+
+    Each place that records the answer is a group of texts in its order of calls.
+    The first group that spells every call that needs a text spells them all (a
+    place may leave a call out: OpenInference writes no attribute for the
+    Responses API's ``{}``); else each call takes the first text of any group.
+    """
+    # A call recorded without arguments is served "{}": the text of an empty object
+    # where one is recorded, else said to be re-spelled.
+    wanted = {
+        i: canonical({} if c.get("arguments") is None else c.get("arguments"))
+        for i, c in enumerate(calls)
+        if not isinstance(c.get("arguments"), str)
+    }
+    chosen: dict[int, str] = {}
+    if wanted:
+        groups = [[(canonical(v), t) for v, t in group] for group in _groups(step)]
+        for group in groups:
+            chosen = _assign(wanted, group)
+            if len(chosen) == len(wanted):
+                break
+        else:
+            chosen = _assign(wanted, [found for group in groups for found in group])
     texts: list[str] = []
     respelled: list[str] = []
     recorded: list[bool] = []
-    found: list[tuple[str, str]] | None = None  # (canonical value, text) unused; read once needed
     for i, call in enumerate(calls):
         arguments = call.get("arguments")
-        if arguments is None or isinstance(arguments, str):
-            texts.append(compact(arguments))  # text already, or none recorded at all
-            recorded.append(arguments is not None)
-            continue
-        if found is None:
-            found = [(canonical(value), text) for value, text in _spellings(step)]
-        key = canonical(arguments)
-        at = next((k for k, (value, _) in enumerate(found) if value == key), None)
-        if at is None:
+        if isinstance(arguments, str):
+            texts.append(arguments)  # recorded as text (not JSON): served as it is
+            recorded.append(True)
+        elif i in chosen:
+            texts.append(chosen[i])
+            recorded.append(True)
+        else:
             texts.append(compact(arguments))
             respelled.append(str(call.get("id") or call.get("name") or f"call {i + 1}"))
-        else:
-            texts.append(found.pop(at)[1])
-        recorded.append(at is not None)
+            recorded.append(False)
     return Spelled(texts, respelled, recorded)
 
 
-def _spellings(step: Step) -> Iterator[tuple[Any, str]]:
-    """``(parsed value, text)`` of every recorded argument text of ``step``'s answer, the
-    raw response's first."""
+def _assign(wanted: Mapping[int, str], found: list[tuple[str, str]]) -> dict[int, str]:
+    """Each wanted call (index -> canonical value) its first unused text of that value."""
+    left = list(found)
+    out: dict[int, str] = {}
+    for i, key in wanted.items():
+        at = next((k for k, (value, _) in enumerate(left) if value == key), None)
+        if at is not None:
+            out[i] = left.pop(at)[1]
+    return out
+
+
+def _groups(step: Step) -> Iterator[list[tuple[Any, str]]]:
+    """``(parsed value, text)`` of each recorded argument text of ``step``'s answer, one
+    list per place that records it, the raw response's first; the flattened
+    ``...arguments`` attributes of the span are one place."""
     m = step.model
     if m is None:
         return
     if m.raw is not None and m.raw.usable:
-        yield from _parsed(_raw_texts(m.raw))
+        yield list(_parsed(_raw_texts(m.raw)))
     p = m.output_payload
     if p is not None and p.usable and p.data is not None:
-        yield from _parsed(_json_texts(p.data))
+        yield list(_parsed(_json_texts(p.data)))
+    flat: list[tuple[Any, str]] = []
     for key, value in step.attributes.items():
         if _is_output(key):
-            yield from _parsed(_attribute_texts(key, value))
+            if key.rsplit(".", 1)[-1] in _ARGUMENT_KEYS:
+                flat.extend(_parsed(_attribute_texts(key, value)))
+            else:
+                yield list(_parsed(_attribute_texts(key, value)))
+    yield flat
     for event in step.events:
         if _is_output(str(event.get("name") or "")):
-            for key, value in (event.get("attributes") or {}).items():
-                yield from _parsed(_attribute_texts(key, value, output=True))
+            yield [
+                found
+                for key, value in (event.get("attributes") or {}).items()
+                for found in _parsed(_attribute_texts(key, value))
+            ]
 
 
 def _parsed(texts: Iterator[str]) -> Iterator[tuple[Any, str]]:
@@ -127,7 +164,7 @@ def _is_output(name: str) -> bool:
     return any(w in low for w in _OUTPUT_WORDS) and not any(w in low for w in _INPUT_WORDS)
 
 
-def _attribute_texts(key: str, value: Any, *, output: bool = False) -> Iterator[str]:
+def _attribute_texts(key: str, value: Any) -> Iterator[str]:
     """The argument texts an output attribute holds: itself, when it is a call's
     arguments (``...function.arguments``), else those inside it when it is JSON text."""
     if not isinstance(value, str) or len(value) > _MAX_TEXT:
