@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests._cli import cli_process
@@ -302,3 +303,83 @@ def test_an_empty_result_recorded_as_json_is_what_the_model_was_sent(
     )
     _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, [(1, sent)], 0)
     assert step.tool.result == ("" if sent == "" else value)
+
+
+_AGENTS_TOOL = {
+    # The openai-agents SDK's function span, as each bridge writes it: its arguments, its
+    # result (when there is one).
+    "opentelemetry.instrumentation.openai_agents": (
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    ),
+    "openinference.instrumentation.openai_agents": (
+        {
+            "openinference.span.kind": "TOOL",
+            "tool.name": "t",
+            "input.mime_type": "application/json",
+        },
+        "input.value",
+        "output.value",
+    ),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scope=st.sampled_from(sorted(_AGENTS_TOOL)),
+    arguments=st.dictionaries(st.text(max_size=5), _JSON, max_size=3).map(json.dumps)
+    | st.just("__REDACTED__")
+    | st.none(),
+    result=st.none() | st.text(max_size=10),
+    failed=st.booleans(),
+)
+def test_an_agents_tool_without_a_result_returned_none(
+    scope: str, arguments: str | None, result: str | None, failed: bool
+) -> None:
+    """The openai-agents SDK gives a function span the tool's return value as its output,
+    none for None, which both bridges leave out (the model is sent "None"): a tool span
+    with its arguments and no result returned None, unless it failed; without its
+    arguments (content off, or hidden) nothing says so, and its result is missing."""
+    from otel_replay.runs.steps import to_step
+    from otel_replay.store.records import SpanRecord
+
+    base, args_key, result_key = _AGENTS_TOOL[scope]
+    attributes: dict[str, Any] = dict(base)
+    if arguments is not None:
+        attributes[args_key] = arguments
+    if result is not None:
+        attributes[result_key] = result
+    record = SpanRecord(
+        trace_id="1" * 32,
+        span_id="2" * 16,
+        parent_span_id=None,
+        name="t",
+        kind=1,
+        start_ns=0,
+        end_ns=1,
+        attributes=attributes,
+        events=[],
+        status_code=2 if failed else 1,
+        status_message="Error running tool" if failed else "",
+        resource={},
+        scope_name=scope,
+        scope_version="",
+    )
+    tool = to_step(record).tool
+    assert tool is not None and (tool.error is not None) == failed
+    returned_none = arguments not in (None, "__REDACTED__") and result is None and not failed
+    if returned_none:
+        assert tool.result is None and tool.result_payload is not None
+    elif result is None:
+        assert tool.result_payload is None  # missing (or the failure), not a None result
+
+
+@pytest.mark.parametrize("stack", ["openai_agents_openinference", "openai_agents_otel"])
+def test_an_agents_tool_that_returned_none_in_a_real_trace(stack: str) -> None:
+    # The plain_text scenario's open_ticket returns None; the model was sent "None".
+    (run,) = otel_replay.load(CASES / stack / "sync@plain_text" / "traces.binpb")
+    tools = {s.tool.tool_name: s.tool for s in run.tool_steps() if s.tool is not None}
+    assert tools["open_ticket"].result is None
+    assert tools["open_ticket"].result_payload is not None
+    assert run.kit.verdict == "full"

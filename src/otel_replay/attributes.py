@@ -106,9 +106,12 @@ CONTENT: Final = "otel_replay.content"
 #: error's text: "error_object" is ``{"error": <text>}`` (pydantic-ai), "error_object_text"
 #: the JSON text of it as JavaScript writes it (the Vercel AI SDK's OpenAI providers).
 TOOL_ERRORS_SENT_AS: Final = "otel_replay.tool_errors_sent_as"
+#: True on a tool span whose stack records no result for a tool that returned None (the
+#: openai-agents SDK): unless the step failed, its result is None, not missing.
+TOOL_RETURNED_NONE: Final = "otel_replay.tool_returned_none"
 #: What dialects tell the reader about a span, never written on exported spans (a reader
 #: derives them again from the span itself).
-READER_HINTS: Final = frozenset({TOOL_ERRORS_SENT_AS})
+READER_HINTS: Final = frozenset({TOOL_ERRORS_SENT_AS, TOOL_RETURNED_NONE})
 
 FP: Final = "otel_replay.fingerprint."
 FP_COMMIT: Final = "otel_replay.fingerprint.commit"

@@ -55,15 +55,9 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
     return {f"{stack}/{mode}@{scenario}": reason for mode in modes}
 
 
-_NONE_NOT_RECORDED = (
-    "a tool that returned None: the tool step has no result (verdict model-only), where the "
-    "model was sent one"
-)
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
 KNOWN_GAPS: dict[str, str] = {
-    "openai_agents_openinference/sync@plain_text": _NONE_NOT_RECORDED,
-    "openai_agents_otel/sync@plain_text": _NONE_NOT_RECORDED,
     "openai_agents_otel/sync@blocks_and_errors": (
         "text beside tool calls: the model step's output keeps the text and loses the calls "
         "(the tool steps then have no call id); a list of text blocks is rebuilt as its first "

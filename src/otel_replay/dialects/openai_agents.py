@@ -10,6 +10,13 @@
   whole ``Response`` of a streamed chat-model generation) inside a text part;
   and tool messages carry the result twice, as a text part and as a
   ``tool_call_response`` part.
+- Both: the SDK gives a function span the tool's return value as its output
+  (with sensitive data on, as its arguments), and a tool that returned None
+  has none, which both bridges then leave out; the model was sent ``"None"``
+  (``str(None)``).  A tool span with its arguments and no result is marked
+  (:data:`~otel_replay.attributes.TOOL_RETURNED_NONE`): unless it failed (a
+  failed one records the failure's message as its output, or raised), its
+  result is None.
 """
 
 from __future__ import annotations
@@ -20,13 +27,33 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from .. import python_repr
-from .span import Dialect, GenAI, SpanView, fills_nothing, in_scope, loads
+from .openinference import REDACTED
+from .span import Dialect, GenAI, SpanView, loads
 
 SCOPE = "opentelemetry.instrumentation.openai_agents"
+OPENINFERENCE_SCOPE = "openinference.instrumentation.openai_agents"
+
+
+def _matches(span: SpanView) -> bool:
+    return span.scope in (SCOPE, OPENINFERENCE_SCOPE)
+
+
+def _fill(span: SpanView) -> GenAI:
+    if span.scope == SCOPE:
+        tool = span.get(A.OPERATION_NAME) == A.OP_EXECUTE_TOOL
+        args, result = A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT
+    else:
+        tool = span.get("openinference.span.kind") == "TOOL"
+        args, result = "input.value", "output.value"
+    if tool and span.get(args) not in (None, REDACTED) and span.get(result) is None:
+        return {A.TOOL_RETURNED_NONE: True}
+    return {}
 
 
 def _repair(span: SpanView) -> GenAI:
     out: GenAI = {}
+    if span.scope != SCOPE:
+        return out
     for key in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES):
         messages = loads(span.get(key))
         if isinstance(messages, list):
@@ -77,4 +104,4 @@ def _sdk_repr(text: Any) -> list[Any] | None:
     return items
 
 
-DIALECT = Dialect("openai_agents", matches=in_scope(SCOPE), fill=fills_nothing, repair=_repair)
+DIALECT = Dialect("openai_agents", matches=_matches, fill=_fill, repair=_repair)

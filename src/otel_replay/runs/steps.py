@@ -34,6 +34,7 @@ from ..dialects import normalize
 from ..dialects.genai import current_attributes
 from ..payload_attributes import BlobReader, Payload, from_attributes
 from ..store.records import SpanRecord
+from .derived_tools import unverified
 from .model import ModelCall, RawHttp, Snapshot, Step, StepKind, ToolCall, ToolError
 
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
@@ -313,7 +314,12 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
         result_payload=result_p,
     )
     error_type = _str(attrs.get(A.ERROR_TYPE))
-    if step.status == "ERROR" or error_type:
+    failed = step.status == "ERROR" or bool(error_type)
+    if attrs.get(A.TOOL_RETURNED_NONE) is True and not failed and result_p is None:
+        # A stack that records no result for a tool that returned None (its dialect says
+        # so): the result is None, not missing.
+        call.result, call.result_payload = None, unverified(None)
+    if failed:
         # The last exception event is the one that ended the span (earlier ones were retried).
         exc = next((e for e in reversed(step.events) if e["name"] == "exception"), None)
         ev: Mapping[str, Any] = exc["attributes"] if exc is not None else {}
