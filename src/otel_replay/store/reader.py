@@ -319,6 +319,31 @@ def _text(head: bytes) -> bytes:
     return (head[3:] if head[:3] == UTF8_BOM else head).lstrip()
 
 
+#: Bytes no line of text holds (tab and carriage return aside).
+_CONTROL = bytes(b for b in range(32) if b not in (9, 13)) + b"\x7f"
+
+
+def _text_then_json_lines(head: bytes) -> bool:
+    """True when ``head`` is a line of text (a shell's or a tool's words written
+    before the dump) followed by lines of JSON objects: JSON lines whose first
+    line is bad, which costs that line only.  Asked only of what no binary
+    framing reads, so protobuf (whose bytes may hold ``\\n{``) never gets here.
+    """
+    first, newline, rest = head.partition(b"\n")
+    second = rest.lstrip().partition(b"\n")[0]
+    if not newline or not first.strip() or second[:1] != b"{":
+        return False
+    if b'"resourceSpans"' not in second and b'"resource_spans"' not in second:
+        return False  # a text file with a brace on its second line is no trace
+    if len(first.translate(None, _CONTROL)) != len(first):
+        return False  # a control byte: binary, not a line of text
+    try:
+        first.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
     """The format of a stream from its first bytes (see module docstring).
 
@@ -348,7 +373,7 @@ def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
             return "single"
         if head[:1] == b"\x00":  # a 4-byte framed file whose first record is torn
             return "be32"
-        return "unknown"
+        return "jsonl" if _text_then_json_lines(head) else "unknown"
     # A stream that cannot be rewound: decide from the first bytes alone.
     if head[:1] == b"\x00":
         return "be32"
