@@ -96,7 +96,9 @@ def answered(request: dict[str, Any]) -> list[Item]:
 def _fold_sse(raw: str) -> dict[str, Any]:
     events = [
         json.loads(line[5:])
-        for line in raw.splitlines()
+        # SSE ends a line at CR, LF or CRLF only (str.splitlines also splits at U+2028 or
+        # U+0085, which a JSON event holds as they are)
+        for line in re.split(r"\r\n|\r|\n", raw)
         if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")
     ]
     if any(e.get("type") == "response.completed" for e in events):

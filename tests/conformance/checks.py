@@ -71,8 +71,9 @@ class Case:
 
     def requests(self) -> list[dict[str, Any]]:
         """The model requests the server answered, in order, each with its body parsed."""
-        lines = (self.path / "server.jsonl").read_text(encoding="utf-8").splitlines()
-        records = [json.loads(line) for line in lines]
+        # Split on "\n" alone: a record may hold a U+2028 as it is, where splitlines splits.
+        lines = (self.path / "server.jsonl").read_text(encoding="utf-8").split("\n")
+        records = [json.loads(line) for line in lines if line]
         return [
             {**r, "body_json": json.loads(r["body_raw"])}
             for r in records

@@ -298,7 +298,9 @@ def scrub(src: Path, dst: Path) -> None:
     data = src.read_bytes()
     if src.suffix == ".jsonl":
         lines = []
-        for line in data.decode().splitlines():
+        for line in data.decode().split("\n"):  # not splitlines: U+2028 stays in a line
+            if not line:
+                continue
             if any(p in line for p in paths):
                 line = json.dumps(_scrub_json(json.loads(line), paths), ensure_ascii=False)
             lines.append(line + "\n")
@@ -322,7 +324,10 @@ def check_ground_truth(log: Path, runs: int) -> None:
     """The server's log, checked: every request answered, every run reached its answer."""
     if not log.exists():
         raise GenerateError("the model server got no request")
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    # One record a line; split on "\n" alone (JSON text escapes it): str.splitlines would also
+    # split at a U+2028 or U+0085 a record holds as it is.
+    text = log.read_text(encoding="utf-8")
+    records = [json.loads(line) for line in text.split("\n") if line]
     posts = [r for r in records if r["method"] == "POST"]
     bad = [r for r in posts if "conversation" not in r]
     if bad:
