@@ -30,6 +30,7 @@ pytest.importorskip("pydantic_ai")
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
+from otel_replay import messages as M
 from otel_replay.replay.adapters.pydantic_ai import ReplayModel, ReplayTools
 
 SCENARIO = runpy.run_path(str(SCENARIO_SCRIPT))
@@ -123,6 +124,13 @@ def test_agent_override_replays_the_recorded_run(case: str, mode: str) -> None:
     assert model.served[0][1] == "exact"  # the first request is the recorded one, part for part
     report = session.report()
     assert report.matched
+    # Streamed, a call's arguments are text: data format 1 records them as parsed values
+    # only, so they are re-spelled, and the report says so once per step.
+    respelled = [n for n in report.notes if "served as compact JSON" in n]
+    calls = [
+        s for s in run.model_steps() if s.model and M.tool_calls(s.model.output_messages or [])
+    ]
+    assert len(respelled) == (len(calls) if mode == "run_stream" and case.startswith("v1") else 0)
     assert [h for _, k, h in report.replayed if k == "model"] == [
         f"pinned:{r}" for _, r in model.served
     ]

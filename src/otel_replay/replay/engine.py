@@ -368,9 +368,7 @@ class ReplayEngine:
     def _respelled(self, conv: Conversation, step: Step, calls: list[str]) -> None:
         """Say, once per step, that its answer's tool-call arguments were re-spelled: the
         trace holds them as parsed values only, not as the text the model sent."""
-        note = respelled_note(step, calls)
-        if step.index not in conv.model.respelled:
-            conv.model.respelled[step.index] = note
+        note = conv.model.note_respelled(step, calls)
         if id(step) not in self._respelled_steps:
             self._respelled_steps.add(id(step))
             self._lines.append(f"conversation {conv.id}: {note}")
@@ -662,15 +660,6 @@ def header_text(text: str) -> str:
     return "".join(
         c if _sendable(c) else c.encode("unicode_escape", "backslashreplace").decode("ascii")
         for c in text
-    )
-
-
-def respelled_note(step: Step, calls: Sequence[str]) -> str:
-    """What a replay says of an answer it served with tool-call arguments re-spelled."""
-    return (
-        f"{step.label()}: tool-call arguments of {', '.join(calls)} served as compact JSON: "
-        "the trace holds them as parsed values, not as the text the model sent "
-        "(spacing, escapes and key order may differ from it)"
     )
 
 

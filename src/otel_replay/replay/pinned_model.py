@@ -225,6 +225,17 @@ class PinnedModel(Observed):
         self.observer.step_done(step, f"pinned:{rung}")
         return step, rung
 
+    def note_respelled(self, step: Step, calls: Sequence[str]) -> str:
+        """Note (once per step, for the report) that ``step``'s answer was served with the
+        arguments of ``calls`` re-spelled: the trace holds no text of them."""
+        note = (
+            f"{step.label()}: tool-call arguments of {', '.join(calls)} served as compact "
+            "JSON: the trace holds them as parsed values, not as the text the model sent "
+            "(spacing, escapes and key order may differ from it)"
+        )
+        self.respelled.setdefault(step.index, note)
+        return note
+
     def expected(self) -> Step | None:
         """The recorded model step the next request must match (None past the end)."""
         return self.steps[self.cursor] if self.cursor < len(self.steps) else None

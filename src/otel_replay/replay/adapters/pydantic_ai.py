@@ -248,6 +248,9 @@ class ReplayModel(Model):
             model_settings, model_request_parameters
         )
         step = self._serve(messages, model_settings, model_request_parameters)
+        respelled = reply_from_step(step, _NO_REQUEST).spelled.respelled
+        if respelled:  # streamed as text: re-spelled where the trace holds no text
+            self.pinned.note_respelled(step, respelled)
         yield ReplayStreamedResponse(
             model_request_parameters=model_request_parameters, step=step, system=self._system
         )
