@@ -349,3 +349,37 @@ def test_a_streamed_error_is_sent_as_its_release_spells_it(
     messages = normalize(attrs, name="ai.streamText.doStream", scope="ai")[A.INPUT_MESSAGES]
     (part,) = messages[-1]["parts"]
     assert part["response"] == (stringify({"error": error}) if ai7 else error)
+
+
+_BLOCK = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "json", "image"]), "text": st.text(max_size=6)}
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    blocks=st.lists(_BLOCK, min_size=1, max_size=3),
+    ensure_ascii=st.booleans(),
+    as_text=st.booleans(),
+)
+def test_a_tool_message_event_keeps_its_text(
+    blocks: list[dict[str, Any]], ensure_ascii: bool, as_text: bool
+) -> None:
+    """A ``gen_ai.tool.message`` log record whose body holds the result as text (Semantic
+    Kernel sends a list a tool returned as its JSON text, and logs the text it sent): the
+    result is that text, even when it spells content blocks.  A span event's ``content``
+    attribute holds JSON text of the blocks, as no attribute holds a list (Strands): the
+    blocks."""
+    from otel_replay.runs.log_events import content_of
+
+    text = json.dumps(blocks, ensure_ascii=ensure_ascii)
+    fields = {"role": "tool", "content": text, "id": "c1"}
+    if as_text:
+        event = ("gen_ai.tool.message", json.dumps(fields), {})  # a log record's body
+        want: Any = text
+    else:
+        event = ("gen_ai.tool.message", None, fields)  # a span event's attributes
+        want = M.tool_response(blocks)
+    call = content_of([event])
+    ((part,),) = [m["parts"] for m in call.input_messages or []]
+    assert part == {"type": "tool_call_response", "id": "c1", "response": want}

@@ -69,7 +69,7 @@ KNOWN_GAPS: dict[str, str] = {
     ),
     "semantic_kernel/async@blocks_and_errors": (
         "text beside tool calls: the model step's output has the calls without the text "
-        "beside them; a list of text blocks is rebuilt as the blocks' joined text"
+        "beside them"
     ),
     **_at(
         "blocks_and_errors",

@@ -40,7 +40,6 @@ MISMATCHED = (
             "openai_otel_v2",
         )
     ),
-    "semantic_kernel/async@blocks_and_errors",
 )
 
 

@@ -244,7 +244,16 @@ def content_of(events: Iterable[Event]) -> ModelCall:
                 # message, the model's turns included, as a user message event.
                 inputs.append(dict(content))
                 continue
-            # Content blocks may come as JSON text of a list (Strands); text stays text.
+            # Content blocks may come as JSON text of a list (Strands: span event attributes
+            # hold no list); text stays text.  A tool's result in a structured body is as
+            # it was sent: its text, even text that spells blocks (Semantic Kernel sends
+            # a list a tool returned as its JSON text), stays text.
+            if (
+                role == "tool"
+                and isinstance(body, Mapping)
+                and isinstance(fields.get("content"), str)
+            ):
+                content = fields["content"]
             message = {
                 "role": role,
                 "content": content if isinstance(content, list) else fields.get("content"),
