@@ -198,6 +198,33 @@ def test_langchain_results_as_openinference_records_them() -> None:
         assert tool[0]["response"] == M.tool_response(case["sent"]), case
 
 
+def test_agents_tool_messages_as_the_otel_bridge_records_them() -> None:
+    """Generated tool messages (text; lists of text blocks, image blocks, bare strings) as
+    OpenTelemetry's openai-agents bridge records them, the result as text parts and again
+    as a ``tool_call_response``, read back as the one result that was sent
+    (``tests/tool_results/openai_agents_otel_oracle.py``)."""
+    from otel_replay import attributes as A
+    from otel_replay.dialects.openai_agents import SCOPE
+    from otel_replay.dialects.registry import normalize
+
+    cases = json.loads((CASES / "openai_agents_otel_sent_results.json").read_text("utf-8"))
+    assert sum(isinstance(c["sent"]["content"], list) for c in cases) >= 50
+    for case in cases:
+        attrs = {A.OPERATION_NAME: A.OP_CHAT, A.INPUT_MESSAGES: json.dumps([case["recorded"]])}
+        got = normalize(attrs, name="chat", scope=SCOPE)
+        messages = got[A.INPUT_MESSAGES]  # (the span's own text, when nothing was repaired)
+        messages = json.loads(messages) if isinstance(messages, str) else messages
+        ((message,),) = [messages]
+        sent = case["sent"]
+        assert [M.normalize_part(p) for p in message["parts"]] == [
+            {
+                "type": "tool_call_response",
+                "id": sent["tool_call_id"],
+                "response": M.tool_response(sent["content"]),
+            }
+        ], case
+
+
 @pytest.mark.parametrize(
     ("name", "wraps_errors"),
     [("vercel_ai6_sent_results.json", False), ("vercel_ai_sent_results.json", True)],

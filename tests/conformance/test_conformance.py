@@ -60,8 +60,7 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
 KNOWN_GAPS: dict[str, str] = {
     "openai_agents_otel/sync@blocks_and_errors": (
         "text beside tool calls: the model step's output keeps the text and loses the calls "
-        "(the tool steps then have no call id); a list of text blocks is rebuilt as its first "
-        "block's text"
+        "(the tool steps then have no call id)"
     ),
     "openai_otel_v2/sync@blocks_and_errors": (
         "text beside tool calls: the model step's output (and the next input) has the calls "

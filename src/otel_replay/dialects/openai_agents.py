@@ -68,12 +68,13 @@ def _repair_message(message: Mapping[str, Any]) -> Any:
     responses = [
         p.get("response", p.get("result")) for p in parts if p.get("type") == "tool_call_response"
     ]
+    repeated = [text for r in responses for text in _as_text_parts(r)]
     fixed: list[Any] = []
     for part in parts:
         if part.get("type") != "text":
             fixed.append(dict(part))
             continue
-        if part.get("content") in responses:
+        if part.get("content") in repeated:
             continue  # the same result again, as text
         objects = _sdk_repr(part.get("content"))
         if objects is None:
@@ -83,6 +84,22 @@ def _repair_message(message: Mapping[str, Any]) -> Any:
     if fixed == parts:
         return dict(message)
     return {**message, "parts": fixed}
+
+
+def _as_text_parts(result: Any) -> list[Any]:
+    """The texts of the text parts the bridge writes beside a tool message's result (its
+    ``_normalize_messages_to_role_parts``): the text, or one per item of a list of content
+    blocks (a text block's text, any other item's ``str``)."""
+    if not isinstance(result, list):
+        return [result]
+    texts: list[Any] = []
+    for item in result:
+        if isinstance(item, Mapping) and (item.get("type") or "text") == "text":
+            text = item.get("text") or item.get("content")
+            texts.append(text if isinstance(text, str) else str(item))
+        else:
+            texts.append(str(item))
+    return texts
 
 
 def _sdk_repr(text: Any) -> list[Any] | None:
