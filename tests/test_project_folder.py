@@ -26,7 +26,17 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples/order_support/recordin
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 #: Folders never looked into, made as tools make them.
-SKIPPED_KINDS = (".venv", ".git", ".tox", ".cache", "venv", "env", "node_modules", "__pycache__", "conda")
+SKIPPED_KINDS = (
+    ".venv",
+    ".git",
+    ".tox",
+    ".cache",
+    "venv",
+    "env",
+    "node_modules",
+    "__pycache__",
+    "conda",
+)
 SKIPPED = st.sampled_from(SKIPPED_KINDS)
 #: A project's own files, never traces.
 OWN_FILES = st.tuples(
@@ -51,7 +61,9 @@ def make_skipped(folder: Path, kind: str) -> None:
         (folder / "conda-meta").mkdir(exist_ok=True)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     skipped=st.lists(st.tuples(SKIPPED, st.lists(NAMES, max_size=2)), min_size=1, max_size=4),
     own=st.lists(st.tuples(st.lists(NAMES, max_size=2), OWN_FILES), max_size=6),
@@ -119,3 +131,55 @@ def test_a_file_named_that_holds_no_trace_is_an_error(tmp_path: Path) -> None:
     named.write_text("MIT License\n")
     done = CliRunner().invoke(cli, ["ls", str(named)])
     assert done.exit_code == 2 and "error" in done.output and "passed over" not in done.output
+
+
+_SIGNAL_KEYS = {
+    "resourceSpans",
+    "resource_spans",
+    "resourceLogs",
+    "resourceMetrics",
+    "resourceProfiles",
+}
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+#: Another program's JSON: an object (a log record, settings), or a list of them.
+_OTHER_JSON = st.dictionaries(
+    st.text(max_size=12).filter(lambda k: k not in _SIGNAL_KEYS), _JSON, min_size=1, max_size=4
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    values=st.lists(_OTHER_JSON, min_size=1, max_size=4),
+    as_lines=st.booleans(),
+    suffix=st.sampled_from([".json", ".jsonl", ".ndjson", ".log", ""]),
+)
+def test_a_folder_passes_over_another_programs_json(
+    tmp_path: Path, values: list[dict[str, object]], as_lines: bool, suffix: str
+) -> None:
+    """A JSON log or a server's JSON lines beside the traces (an app's request log, a test
+    fixture) is passed over as any file holding no trace data; named itself, it is an error."""
+    import json
+
+    root = tmp_path / str(next(_numbers))
+    root.mkdir()
+    shutil.copy(EXAMPLE, root / "run.otlp")
+    other = root / f"requests{suffix}"
+    if as_lines:
+        other.write_text("".join(json.dumps(v) + "\n" for v in values))
+    else:
+        other.write_text(json.dumps(values if len(values) > 1 else values[0], indent=1))
+    for command in ("ls", "show", "check"):
+        done = CliRunner().invoke(cli, [command, str(root)])
+        assert done.exit_code == 0, done.output
+        assert "error" not in done.output and "bad JSON" not in done.output, done.output
+        assert "passed over 1 file(s) holding no trace data" in done.output
+    named = CliRunner().invoke(cli, ["ls", str(other)])
+    assert named.exit_code == 2 and "passed over" not in named.output

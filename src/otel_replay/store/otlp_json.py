@@ -45,6 +45,11 @@ class OtherSignalError(JsonShapeError):
     """OTLP data of a signal the reader does not take (metrics, profiles...)."""
 
 
+class NotOtlpError(JsonShapeError):
+    """JSON that is no OTLP request at all (no ``resourceSpans``, ``resourceLogs``...):
+    another program's JSON, where a bad OTLP request would be a :class:`JsonShapeError`."""
+
+
 def _id(value: Any, size: int, what: str) -> str:
     """An id as lower-case hex: OTLP/JSON writes hex; Tempo's answers (protobuf's own JSON
     mapping) write base64, a length hex never has."""
@@ -235,7 +240,7 @@ _SIGNALS = {
 def _signal(doc: Any, wanted: tuple[str, ...]) -> str:
     """Which of the ``wanted`` top-level keys (``resourceSpans``...) the request holds."""
     if not isinstance(doc, Mapping):
-        raise JsonShapeError("not a JSON object")
+        raise NotOtlpError("not a JSON object")
     for key in wanted:
         if key in doc:
             return key
@@ -243,7 +248,7 @@ def _signal(doc: Any, wanted: tuple[str, ...]) -> str:
     if other:
         names = " or ".join(_SIGNALS[k] for k in wanted)
         raise OtherSignalError(f"OTLP {_SIGNALS[other]} data, not {names}")
-    raise JsonShapeError(f"no {' or '.join(wanted)} in this JSON")
+    raise NotOtlpError(f"no {' or '.join(wanted)} in this JSON")
 
 
 def unwrapped(doc: Any) -> Any:

@@ -40,7 +40,7 @@ from google.protobuf.message import DecodeError
 from ..json_text import may_hold_surrogates, without_lone_surrogates
 from . import backends, bounded, framing, index, limits, phoenix, progress
 from .errors import FormatError, NoTraceData, OtherSignal
-from .otlp_json import JsonShapeError, OtherSignalError, records_from_json
+from .otlp_json import JsonShapeError, NotOtlpError, OtherSignalError, records_from_json
 from .otlp_proto import records_from_proto
 from .records import LogRecord, Record, SpanRecord
 from .sources import JAEGER_SCHEMES, Found, is_database, is_search, is_stream
@@ -562,11 +562,16 @@ class Reader(Generic[T]):
                 pos = getattr(exc, "pos", 0)
                 raise FormatError(name, pos, _not_json(exc)) from exc
             docs = doc if isinstance(doc, list) else [doc]
-            for d in docs:  # a document that is not OTLP costs only itself
+            for i, d in enumerate(docs):  # a document that is not OTLP costs only itself
                 try:
                     records = self._whole_doc(d, 0)
                 except OtherSignalError as exc:
                     raise FormatError.whole(name, str(exc)) from exc
+                except NotOtlpError as exc:
+                    if i == 0:
+                        _pass_over_json(name, exc)
+                    self.problems.append(FormatError.whole(name, _reason(exc)))
+                    continue
                 except (JsonShapeError, *_UNFORESEEN) as exc:
                     self.problems.append(FormatError.whole(name, _reason(exc)))
                     continue
@@ -656,6 +661,7 @@ class Reader(Generic[T]):
 
     def _json_lines(self, f: IO[bytes], size: int | None) -> Iterator[T]:
         others = _others_only(self.trace_ids)
+        first = True
         # How far into a big file the lines are, on a terminal, as for framed dumps.
         for _, (start, line) in progress.track_bytes(_lines(f), size, f"reading {self.path}"):
             if not line:
@@ -672,11 +678,24 @@ class Reader(Generic[T]):
             except (ValueError, JsonShapeError, *_UNFORESEEN) as exc:
                 if isinstance(exc, OtherSignalError):
                     raise OtherSignal(self.path, start, str(exc)) from exc
+                if first and isinstance(exc, NotOtlpError):
+                    _pass_over_json(self.path, exc)
+                first = False
                 # One bad line costs that line only.
                 reason = f"bad JSON line ({_reason(exc)})"
                 self.problems.append(FormatError(self.path, start, reason))
                 continue
+            first = False
             yield from records
+
+
+def _pass_over_json(name: str, exc: NotOtlpError) -> None:
+    """Raise :class:`NoTraceData` when ``name`` was found in a folder and its first JSON
+    value is another program's JSON (a log in JSON lines, a settings file): the file is
+    passed over as any file holding no trace data is.  A file named itself is read on,
+    each value that is not OTLP costing only itself."""
+    if isinstance(name, Found):
+        raise NoTraceData.whole(name, f"JSON, not OTLP trace or log data ({exc})")
 
 
 def _lines(f: IO[bytes]) -> Iterator[tuple[int, tuple[int, bytes]]]:
