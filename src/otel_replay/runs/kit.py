@@ -43,6 +43,7 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from .. import payload
+from ..dialects.placeholders import left_out, placeholder_in
 from ..payload_attributes import Payload
 from ..store.errors import FormatError
 from . import verdict as V
@@ -293,6 +294,18 @@ class _Check:
             self.reasons[V.OUTPUT_NOT_RECORDED] += 1
         if self._payload(step, "output messages", out, blocking=True):
             self.incomplete = True
+        self._left_out(step, "input messages", "input_messages", m.input_messages)
+        self._left_out(step, "output messages", "output_messages", m.output_messages)
+
+    def _left_out(self, step: Step, what: str, field: str, value: Any) -> None:
+        """Report a value holding an instrumentation's placeholder for content it left out."""
+        marker = placeholder_in(value)
+        if marker is None:
+            return
+        self.missing.append(f"steps[{step.index}].{field}")
+        self.problems.append(f"{step.label()}: " + left_out(what, marker))
+        self.incomplete = True
+        self.reasons[V.LEFT_OUT] += 1
 
     def _tool_step(self, step: Step) -> None:
         t = step.tool
@@ -301,6 +314,7 @@ class _Check:
         if args is None or args.status == "missing":
             self.missing.append(f"steps[{step.index}].arguments")
         self._payload(step, "arguments", args, blocking=True)
+        self._left_out(step, "arguments", "arguments", t.arguments)
         if t.derived:
             # The result is there, as the model was given it: not exact, but not a gap either.
             self.problems.append(
@@ -315,6 +329,7 @@ class _Check:
             if self._payload(step, "exception arguments", t.error.args_payload, blocking=True):
                 self.incomplete = True
             return
+        self._left_out(step, "result", "result", t.result)
         p = t.result_payload
         if p is None or p.status == "missing":
             self.missing.append(f"steps[{step.index}].result")

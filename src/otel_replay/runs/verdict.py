@@ -65,6 +65,8 @@ RESULTS_NOT_RECORDED: Final = "tool results not recorded"
 TOOLS_FROM_MESSAGES: Final = "tool steps taken from messages"
 #: A model input was recorded without the conversation it was sent.
 HISTORY_NOT_RECORDED: Final = "input history not recorded"
+#: A value holds what an instrumentation writes where it left content out (``<replaced>``).
+LEFT_OUT: Final = "content left out by the tracing"
 
 #: Every reason, in report order.
 REASONS: Final = (
@@ -78,6 +80,7 @@ REASONS: Final = (
     RESULTS_NOT_RECORDED,
     TOOLS_FROM_MESSAGES,
     HISTORY_NOT_RECORDED,
+    LEFT_OUT,
 )
 
 
