@@ -160,6 +160,8 @@ class ReplayEngine:
     ) -> None:
         if match not in RUNGS:
             raise ValueError(f"match must be one of {RUNGS}, not {match!r}")
+        if not runs:
+            raise ValueError("no runs to serve")  # every request would have nothing to match
         self.runs = list(runs)
         self.match = match
         self.timing = timing

@@ -29,6 +29,7 @@ import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, Literal
@@ -294,6 +295,22 @@ _DROP = frozenset(
 _DROP_BACK = frozenset({"content-length", "connection", "transfer-encoding", "keep-alive"})
 
 
+def forward_target(base_url: str, path: str) -> str:
+    """The URL a request for ``path`` (with its query) goes to upstream of ``base_url``.
+
+    ``base_url`` may end in ``/v1`` or not, and may carry a query of its own
+    (Azure's ``?api-version=...``): the path goes after the base's path, and
+    both queries are kept, the base's first.
+    """
+    base = urllib.parse.urlsplit(base_url)
+    asked = urllib.parse.urlsplit(path)
+    base_path, asked_path = base.path.rstrip("/"), asked.path
+    if base_path.endswith("/v1") and asked_path.startswith("/v1/"):
+        asked_path = asked_path[3:]
+    query = "&".join(q for q in (base.query, asked.query) if q)
+    return urllib.parse.urlunsplit((base.scheme, base.netloc, base_path + asked_path, query, ""))
+
+
 def upstream(
     base_url: str,
     timeout: float = DEFAULT_LIMITS.upstream_timeout,
@@ -305,11 +322,11 @@ def upstream(
     arrives.  ``timeout`` bounds the connection and each wait for more of
     the answer; past ``max_in_flight`` calls at once, a request gets 503.
     """
-    base = base_url.rstrip("/")
+    base = redactor().text(base_url.rstrip("/"))
     slots = threading.BoundedSemaphore(max_in_flight)
 
     def forward(path: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        target = base + (path[3:] if base.endswith("/v1") and path.startswith("/v1/") else path)
+        target = forward_target(base_url, path)
         # Named to the client (a 502, a header) as any URL is named: its credentials hidden.
         shown = redactor().text(target)
         if not slots.acquire(blocking=False):
