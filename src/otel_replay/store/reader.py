@@ -25,6 +25,7 @@ is kept.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
@@ -344,6 +345,26 @@ def _text_then_json_lines(head: bytes) -> bool:
     return True
 
 
+#: What :func:`sniff` names a protobuf input (framed, or one bare request).
+_BINARY_KINDS = frozenset({"be32", "varint", "single"})
+#: Bytes no text file holds: control bytes but tab, line ends and form feed.
+_NOT_TEXT = bytes(b for b in range(32) if b not in (9, 10, 12, 13)) + b"\x7f"
+
+
+def _is_text(head: bytes) -> bool:
+    """True when ``head`` (a file's first bytes) is UTF-8 text with no control byte but
+    tab, line ends and form feed.  No OTLP request is: each holds a length-delimited
+    field of a message nested in another (the 0x12 tag of an attribute's value, of a
+    span's ids), a control byte."""
+    if len(head.translate(None, _NOT_TEXT)) != len(head):
+        return False
+    try:  # the head may end inside a character
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
     """The format of a stream from its first bytes (see module docstring).
 
@@ -534,6 +555,9 @@ class Reader(Generic[T]):
         name = self.path
         if kind == "empty":
             return
+        if kind in _BINARY_KINDS and isinstance(name, Found) and _is_text(head):
+            # A folder's LICENSE starts with a line end: 0x0a, protobuf field 1's tag.
+            raise NoTraceData.whole(name, "text, not OTLP trace or log data")
         if kind in ("json", "jsonl") and phoenix.looks_like(head):  # a backend's REST answer
             yield from self._from_phoenix(self._whole(f, size, "answer"))
             return
