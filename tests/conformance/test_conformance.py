@@ -58,14 +58,6 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
 KNOWN_GAPS: dict[str, str] = {
-    "openai_agents_otel/sync@blocks_and_errors": (
-        "text beside tool calls: the model step's output keeps the text and loses the calls "
-        "(the tool steps then have no call id)"
-    ),
-    "openai_otel_v2/sync@blocks_and_errors": (
-        "text beside tool calls: the model step's output (and the next input) has the calls "
-        "without the text the model wrote beside them"
-    ),
     "semantic_kernel/async@blocks_and_errors": (
         "text beside tool calls: the model step's output has the calls without the text "
         "beside them"

@@ -33,7 +33,6 @@ UNSERVABLE += ("semantic_kernel/responses", "semantic_kernel/responses_stream")
 #: the request as sent is refused.
 MISMATCHED = (
     *(f"vercel_ai/{mode}@blocks_and_errors" for mode in ("responses", "responses_stream")),
-    *(f"{stack}/sync@blocks_and_errors" for stack in ("openai_otel_v2",)),
 )
 
 

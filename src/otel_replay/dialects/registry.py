@@ -17,6 +17,7 @@ from . import (
     logfire,
     mcp,
     openai_agents,
+    openai_v2,
     openinference,
     openllmetry,
     pydantic_ai,
@@ -29,6 +30,7 @@ from .span import Dialect, GenAI, SpanView
 #: Most specific first: where two dialects fill the same attribute, the first wins.
 DIALECTS: tuple[Dialect, ...] = (
     openai_agents.DIALECT,
+    openai_v2.DIALECT,
     litellm.DIALECT,
     anthropic.DIALECT,
     pydantic_ai.DIALECT,

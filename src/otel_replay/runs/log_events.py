@@ -38,6 +38,7 @@ from typing import Any
 from .. import attributes as A
 from .. import json_text
 from .. import messages as M
+from ..dialects import openai_v2
 from ..store.records import LogRecord
 from .model import ModelCall, Run, Step
 from .steps import current_attributes, model_call
@@ -173,6 +174,12 @@ def _fill(step: Step, events: list[Event]) -> None:
         step.kind = "model"
         step.model = call
         return
+    if openai_v2.chat_completions(step.scope, step.attributes):
+        # Its EVENT_ONLY mode writes the messages its spans would hold, in the same order.
+        for name in ("input_messages", "output_messages"):
+            found = getattr(call, name)
+            if found is not None:
+                setattr(call, name, [openai_v2.text_first(m) for m in found])
     for name in _CONTENT:
         if getattr(step.model, name) is None:
             setattr(step.model, name, getattr(call, name))

@@ -24,6 +24,14 @@ An answer that was not recorded at all (a streamed generation whose span
 kept no output) is proved by the next call, when that call's input is this
 call's input followed by one assistant turn: the turn is the answer.  The
 last call of a run has no next call; its answer stays missing.
+
+An answer recorded with its text and without the calls beside it (the
+OpenTelemetry bridge of the openai-agents SDK keeps a Chat Completions
+message's ``content`` and drops its ``tool_calls`` when the model wrote both)
+is proved the same way: the next call's input is this call's input followed
+by an assistant turn that says what the answer says, plus calls, and the
+tool results that answer them.  The turn is the answer, text and calls in
+the order the next request carried them.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from typing import Any
 from ..same_message import message_key
 from .model import Step
 from .stitch import conversation, lost_calls, without_calls
+
+_CALL = "tool_call"
 
 
 def recover_turns(models: Sequence[Step]) -> int:
@@ -73,7 +83,7 @@ def recover_turns(models: Sequence[Step]) -> int:
         if m.input_messages is not None:
             earlier_calls.add(step)
     for step, after in itertools.pairwise(models):
-        filled += _proved_answer(step, after)
+        filled += _proved_answer(step, after) or _completed_answer(step, after)
     return filled
 
 
@@ -122,6 +132,43 @@ def _proved_answer(step: Step, after: Step) -> int:
         f"{after.span_id}) sent back"
     )
     return 1
+
+
+def _completed_answer(step: Step, after: Step) -> int:
+    """Give ``step``'s answer the calls it was recorded without, from the turn ``after``'s
+    input sent back (see the module doc)."""
+    m, n = step.model, after.model
+    if m is None or n is None or m.input_messages is None or n.input_messages is None:
+        return 0
+    answers = m.output_messages or []
+    if len(answers) != 1 or answers[0].get("role") != "assistant" or _has_calls(answers[0]):
+        return 0
+    at = len(m.input_messages)
+    if len(n.input_messages) <= at + 1:
+        return 0
+    turn = n.input_messages[at]
+    if not _has_calls(turn) or not lost_calls([without_calls(turn), n.input_messages[at + 1]], 0):
+        return 0  # not an assistant turn whose calls tool results answer
+    if message_key(without_calls(turn)) != message_key(without_calls(answers[0])):
+        return 0
+    before = list(conversation(m.input_messages, m.system_instructions))
+    sent = list(conversation(n.input_messages[:at], n.system_instructions))
+    if before != sent:
+        return 0
+    completed = copy.deepcopy(dict(turn))
+    if "finish_reason" in answers[0]:
+        completed["finish_reason"] = answers[0]["finish_reason"]
+    m.output_messages = [completed]
+    m.derived.append(
+        "output_messages: recorded without its tool calls; the assistant turn the next model "
+        f"call (span {after.span_id}) sent back, text and calls"
+    )
+    return 1
+
+
+def _has_calls(message: Mapping[str, Any]) -> bool:
+    parts = message.get("parts") or []
+    return any(isinstance(p, Mapping) and p.get("type") == _CALL for p in parts)
 
 
 def _answer(step: Step | None) -> dict[str, Any] | None:
