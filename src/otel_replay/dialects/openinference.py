@@ -163,6 +163,15 @@ def _body_messages(body: Any, request: bool = False) -> list[dict[str, Any]] | N
 def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
     if not flat["parts"] and body["parts"]:
         return True
+    # An empty result ("" or []): OpenInference flattens it to no content at all, read as
+    # no result, where the body holds what was sent.
+    if any(
+        f["type"] == b["type"] == "tool_call_response"
+        and f.get("response") is None
+        and b.get("response") is not None
+        for f, b in zip(flat["parts"], body["parts"], strict=False)
+    ):
+        return True
     calls = [p for p in body["parts"] if p["type"] == "tool_call"]
     ids = {p.get("id") for p in calls if p.get("id")}
     flat_calls = [p for p in flat["parts"] if p["type"] == "tool_call"]
