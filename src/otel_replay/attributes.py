@@ -109,9 +109,13 @@ TOOL_ERRORS_SENT_AS: Final = "otel_replay.tool_errors_sent_as"
 #: True on a tool span whose stack records no result for a tool that returned None (the
 #: openai-agents SDK): unless the step failed, its result is None, not missing.
 TOOL_RETURNED_NONE: Final = "otel_replay.tool_returned_none"
+#: How the span's client sent back the text of earlier answers in its input, where the
+#: messages keep the text: "item_reference" is a reference to the message item the server
+#: stored (the Vercel AI SDK's OpenAI Responses provider, which stores answers by default).
+ANSWERS_SENT_AS: Final = "otel_replay.answers_sent_as"
 #: What dialects tell the reader about a span, never written on exported spans (a reader
 #: derives them again from the span itself).
-READER_HINTS: Final = frozenset({TOOL_ERRORS_SENT_AS, TOOL_RETURNED_NONE})
+READER_HINTS: Final = frozenset({TOOL_ERRORS_SENT_AS, TOOL_RETURNED_NONE, ANSWERS_SENT_AS})
 
 FP: Final = "otel_replay.fingerprint."
 FP_COMMIT: Final = "otel_replay.fingerprint.commit"

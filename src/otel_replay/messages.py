@@ -8,7 +8,9 @@ The one shape (``gen_ai.input.messages`` / ``gen_ai.output.messages``)::
 with parts ``{"type": "text", "content"}``, ``{"type": "tool_call", "id",
 "name", "arguments"}`` (arguments parsed into JSON values),
 ``{"type": "tool_call_response", "id", "response"}`` (older ``result`` accepted),
-``reasoning``, ``blob``, ``uri``, ``file``... kept as they come.
+``reasoning``, ``blob``, ``uri``, ``file``... kept as they come, and
+``{"type": "item_reference", "id"}``: a Responses API input item that named an
+item the server stored (an earlier answer's message) in place of its content.
 
 Provider shapes are accepted too, so capture helpers take what the user's code
 already has and third-party traces read the same: OpenAI chat messages
@@ -31,6 +33,10 @@ from typing import Any
 from . import json_text
 
 Message = dict[str, Any]
+
+#: The type of a Responses API input item (and of the part it is read as) that stands for
+#: an item the server stored, by its id: ``{"type": "item_reference", "id": "msg_..."}``.
+ITEM_REFERENCE = "item_reference"
 
 
 def parse_arguments(arguments: Any) -> Any:
@@ -176,6 +182,10 @@ def normalize_message(message: Mapping[str, Any]) -> Message:
         # A Responses API item that is a message of its own.
         role = "assistant" if kind == "function_call" else "tool"
         return {"role": role, "parts": [normalize_part(message)]}
+    if "role" not in message and kind == ITEM_REFERENCE:
+        # A Responses API input item that names an item the server stored (an earlier
+        # answer's message, which clients send back so) in place of its content.
+        return {"role": "assistant", "parts": [{"type": ITEM_REFERENCE, "id": message.get("id")}]}
     role = message.get("role", "user")
     if type(role) is not str:
         role = str(role)

@@ -116,6 +116,10 @@ def _part_key(p: Any, r: Redactor | None) -> list[Any] | None:
         return ["tool_call", p.get("name"), _value(p.get("arguments"), r)]
     if kind == "tool_call_response":
         return ["tool_call_response", _value(p.get("response"), r)]
+    if kind == M.ITEM_REFERENCE:
+        # The stored item's id is the server's: a trace does not hold the one a recorded
+        # request named, and a replay's server gives its own.
+        return [M.ITEM_REFERENCE]
     return [kind, _value({k: v for k, v in p.items() if k not in ("id", "type")}, r)]
 
 

@@ -62,14 +62,6 @@ KNOWN_GAPS: dict[str, str] = {
         "text beside tool calls: the model step's output has the calls without the text "
         "beside them"
     ),
-    **_at(
-        "blocks_and_errors",
-        "vercel_ai",
-        "model input (Responses): the SDK sent an item_reference to its earlier output message "
-        "(text beside the calls); the rebuild puts that message's text there instead",
-        "responses",
-        "responses_stream",
-    ),
 }
 
 #: Case id -> what the stack's trace does not hold, so that no reader could rebuild it.

@@ -89,13 +89,6 @@ REPLAY_GAPS: dict[tuple[str, str], str] = {
         )
         for mode in ("sync", "stream", "code", "code_stream")
     },
-    **{
-        (f"vercel_ai/{mode}@blocks_and_errors", "serve"): (
-            "serve (Responses): the agent sends an item_reference to its earlier output message "
-            "where the recording holds that message's text"
-        )
-        for mode in ("responses", "responses_stream")
-    },
 }
 
 CASES = [c for c in find_cases() if c.meta["content"]]

@@ -37,6 +37,15 @@ a ``json`` one, and which API it went to is told by the response id
 chat spans are marked (:data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`)
 and the run builder writes the results of the calls whose tool span failed
 as they were sent (:mod:`otel_replay.runs.sent_errors`).
+With the Responses API, ``@ai-sdk/openai``'s ``convertToOpenAIResponsesInput``
+sends an earlier answer's text (a text part that carries the ``itemId`` of the
+output message it came from) as ``{"type": "item_reference", "id": itemId}``
+when answers are stored (``store``, true unless the provider options say
+otherwise); the GenAI integration records the text and no item id.  Its
+Responses chat spans are marked
+(:data:`~otel_replay.attributes.ANSWERS_SENT_AS`) and the run builder writes
+such texts as the references they were sent as
+(:mod:`otel_replay.runs.item_references`).
 """
 
 from __future__ import annotations
@@ -78,6 +87,9 @@ def _fill(span: SpanView) -> GenAI:
         out: GenAI = {}
         if _openai(span.text(A.PROVIDER_NAME)):
             out[A.TOOL_ERRORS_SENT_AS] = "error_object_text"
+            if (span.text(A.RESPONSE_ID) or "").startswith("resp_"):
+                # The Responses provider sends an earlier answer's text as an item_reference.
+                out[A.ANSWERS_SENT_AS] = M.ITEM_REFERENCE
         return out
     if operation in _MODEL_CALLS:
         return _model_call(span)

@@ -15,6 +15,7 @@ from ..store.records import LogRecord, SpanRecord
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans, merge_twin_traces
+from .item_references import reference_answers
 from .log_events import join_events
 from .model import Batch, PendingRun, Run, Step
 from .preparations import demote_preparations
@@ -304,6 +305,7 @@ def _repaired(
     the steps of several traces, to be put in one order)."""
     models = sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
     recover_turns(models)
+    reference_answers(models)
     repair_call_ids(models)
     join_tool_spans(steps)
     wrap_sent_errors(steps)

@@ -83,6 +83,9 @@ class ModelCall:
     #: How the provider sent a failed tool's result, where the messages keep only its
     #: text (see :data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`).
     tool_errors_sent_as: str | None = None
+    #: How the client sent back earlier answers' text (see
+    #: :data:`~otel_replay.attributes.ANSWERS_SENT_AS`).
+    answers_sent_as: str | None = None
 
 
 @dataclasses.dataclass
