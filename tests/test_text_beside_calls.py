@@ -169,3 +169,51 @@ def test_openai_v2_reorders_chat_completions_only(response_id: str) -> None:
     got = json.loads(got) if isinstance(got, str) else got
     kinds = [p["type"] for p in got[0]["parts"]]
     assert kinds == (["tool_call", "text"] if response_id == "resp_1" else ["text", "tool_call"])
+
+
+SK_SCOPE = "semantic_kernel.utils.telemetry.model_diagnostics.decorators"
+
+
+def _sk_log(span_id: str, event: str, body: str) -> LogRecord:
+    return LogRecord(
+        trace_id="ab" * 16,
+        span_id=span_id,
+        time_ns=20,
+        event_name=event,
+        body=body,
+        attributes={"event.name": event, "gen_ai.system": "openai"},
+        severity_number=9,
+        severity_text="INFO",
+        resource={},
+        scope_name=SK_SCOPE,
+        scope_version="",
+        source="run.otlp",
+    )
+
+
+def test_semantic_kernel_answers_name_the_text_beside_their_calls_as_not_recorded() -> None:
+    """Semantic Kernel records an answer with calls as ``ChatMessageContent.to_dict()``
+    makes it, the calls alone: the kit names the text, whatever text the model wrote."""
+    sk = json.loads((CASES / "semantic_kernel.json").read_text(encoding="utf-8"))
+    assert len(sk) >= 100
+    final = json.dumps({"message": {"role": "assistant", "content": "Voilà."}})
+    for case in sk:
+        model = "0" * 15 + "2"
+        attrs = {A.OPERATION_NAME: A.OP_CHAT, "gen_ai.system": "openai"}
+        spans = [
+            span_record("ab" * 16, "0" * 15 + "1", None, 0, "agent", {}, duration=1000),
+            span_record("ab" * 16, model, "0" * 15 + "1", 10, "chat", attrs, scope=SK_SCOPE),
+        ]
+        user = json.dumps({"role": "user", "content": "Où ?"})
+        for choice, named in ((case["choice"], True), (final, False)):
+            logs = [
+                _sk_log(model, "gen_ai.user.message", user),
+                _sk_log(model, "gen_ai.choice", choice),
+            ]
+            (run,) = build_runs(spans, logs=logs)
+            (step,) = [s for s in run.steps if s.kind == "model"]
+            said = f"steps[{step.index}].output_messages.text_beside_calls" in run.kit.missing
+            assert said is named, case["sent"]
+            if named:
+                parts = step.model.output_messages[0]["parts"]
+                assert [p["type"] for p in parts] == ["tool_call"] * len(case["sent"]["tool_calls"])

@@ -113,9 +113,14 @@ TOOL_RETURNED_NONE: Final = "otel_replay.tool_returned_none"
 #: messages keep the text: "item_reference" is a reference to the message item the server
 #: stored (the Vercel AI SDK's OpenAI Responses provider, which stores answers by default).
 ANSWERS_SENT_AS: Final = "otel_replay.answers_sent_as"
+#: "not_recorded" on a model span whose stack records an answer with tool calls without
+#: any text the model wrote beside them (Semantic Kernel): the replay kit names that text.
+TEXT_BESIDE_CALLS: Final = "otel_replay.text_beside_calls"
 #: What dialects tell the reader about a span, never written on exported spans (a reader
 #: derives them again from the span itself).
-READER_HINTS: Final = frozenset({TOOL_ERRORS_SENT_AS, TOOL_RETURNED_NONE, ANSWERS_SENT_AS})
+READER_HINTS: Final = frozenset(
+    {TOOL_ERRORS_SENT_AS, TOOL_RETURNED_NONE, ANSWERS_SENT_AS, TEXT_BESIDE_CALLS}
+)
 
 FP: Final = "otel_replay.fingerprint."
 FP_COMMIT: Final = "otel_replay.fingerprint.commit"

@@ -68,7 +68,6 @@ REPLAY_GAPS: dict[tuple[str, str], str] = {
             "langgraph_v0_openinference/sync",
             "langgraph_v0_openllmetry/sync",
             "openai_agents_openinference/sync",
-            "semantic_kernel/async",
         )
         for how in ("serve", "inprocess")
     },

@@ -2,7 +2,8 @@
 oracle of the reader's rebuild of such answers (``tests/test_text_beside_calls.py``).
 
 Run with the Python of an install of the instrumentation named first
-(``python text_beside_calls_oracle.py openai_v2|openai_agents OUT.json [N] [SEED]``).
+(``python text_beside_calls_oracle.py openai_v2|openai_agents|semantic_kernel OUT.json
+[N] [SEED]``).
 It draws ``N`` Chat Completions answers: text (empty, non-ASCII, control
 characters) beside one to four calls whose arguments are spelled as a model may
 spell them, and writes each beside what the instrumentation's own code records:
@@ -14,7 +15,9 @@ spell them, and writes each beside what the instrumentation's own code records:
   agents-v2): the generation span's output as the bridge's
   ``_normalize_output_messages_to_role_parts`` records the SDK's ``[message.model_dump()]``,
   and the next request as the SDK builds it (``Converter.message_to_output_items``,
-  then ``items_to_messages``) and the bridge records it.
+  then ``items_to_messages``) and the bridge records it;
+- ``semantic_kernel``: the body of the ``gen_ai.choice`` log record its
+  model diagnostics write of the answer (``ChatMessageContent.to_dict()``).
 """
 
 from __future__ import annotations
@@ -102,11 +105,28 @@ def _openai_agents(answer: dict[str, Any]) -> dict[str, Any]:
     return {"output": output, "next_input": processor._normalize_messages_to_role_parts(request)}
 
 
+def _semantic_kernel(answer: dict[str, Any]) -> dict[str, Any]:
+    from semantic_kernel.contents import ChatMessageContent, FunctionCallContent, TextContent
+    from semantic_kernel.contents.utils.author_role import AuthorRole
+
+    items: list[Any] = [TextContent(text=answer["content"])]
+    for call in answer["tool_calls"]:
+        fn = call["function"]
+        items.append(FunctionCallContent(id=call["id"], name=fn["name"], arguments=fn["arguments"]))
+    message = ChatMessageContent(role=AuthorRole.ASSISTANT, items=items)
+    # The body of the gen_ai.choice record its model_diagnostics write for an answer.
+    return {"choice": json.dumps({"message": message.to_dict(), "finish_reason": "tool_calls"})}
+
+
 def main() -> None:
     which, out = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     rng = random.Random(int(sys.argv[4]) if len(sys.argv) > 4 else 35)
-    record = {"openai_v2": _openai_v2, "openai_agents": _openai_agents}[which]
+    record = {
+        "openai_v2": _openai_v2,
+        "openai_agents": _openai_agents,
+        "semantic_kernel": _semantic_kernel,
+    }[which]
     cases = []
     for i in range(n):
         answer = _answer(rng, i)

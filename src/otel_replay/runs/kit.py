@@ -99,6 +99,16 @@ def _says_something(messages: list[dict[str, Any]] | None) -> bool:
     return False
 
 
+def _calls(messages: list[dict[str, Any]] | None) -> bool:
+    """True when an assistant message of ``messages`` calls tools."""
+    return any(
+        isinstance(p, dict) and p.get("type") == "tool_call"
+        for m in messages or []
+        if m.get("role") == "assistant"
+        for p in m.get("parts") or []
+    )
+
+
 def _why(what: str, p: Payload) -> str:
     if p.status == "mismatch":
         return f"{what} not byte-exact: {p.reason}"
@@ -296,6 +306,14 @@ class _Check:
             self.incomplete = True
         self._left_out(step, "input messages", "input_messages", m.input_messages)
         self._left_out(step, "output messages", "output_messages", m.output_messages)
+        if m.text_beside_calls == "not_recorded" and _calls(m.output_messages):
+            # Whether the model wrote any is not known: named, not counted against the run.
+            self.missing.append(f"steps[{step.index}].output_messages.text_beside_calls")
+            self.problems.append(
+                f"{step.label()}: the answer's tool calls are recorded without any text the "
+                "model wrote beside them (the stack leaves it out): that text, if any, is not "
+                "in the trace"
+            )
 
     def _left_out(self, step: Step, what: str, field: str, value: Any) -> None:
         """Report a value holding an instrumentation's placeholder for content it left out."""

@@ -86,6 +86,9 @@ class ModelCall:
     #: How the client sent back earlier answers' text (see
     #: :data:`~otel_replay.attributes.ANSWERS_SENT_AS`).
     answers_sent_as: str | None = None
+    #: "not_recorded" when the stack leaves out the text beside an answer's tool calls
+    #: (see :data:`~otel_replay.attributes.TEXT_BESIDE_CALLS`).
+    text_beside_calls: str | None = None
 
 
 @dataclasses.dataclass

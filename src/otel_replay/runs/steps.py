@@ -247,6 +247,7 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
         response_id=_str(attrs.get(A.RESPONSE_ID)),
         tool_errors_sent_as=_str(attrs.get(A.TOOL_ERRORS_SENT_AS)),
         answers_sent_as=_str(attrs.get(A.ANSWERS_SENT_AS)),
+        text_beside_calls=_str(attrs.get(A.TEXT_BESIDE_CALLS)),
         params=params,
         input_messages=_messages(inputs),
         output_messages=_answer(_messages(outputs)),
