@@ -18,7 +18,8 @@ of the recorded fingerprint, e.g. ``user_id=@user.id``).
 A run that failed (an anomaly ``otel-replay check`` warns of, or an agent
 that raised) is not locked in unless asked (``allow_failed``): the test would
 pin the failure as the behaviour to keep.  When asked, the test's docstring
-says what failed.
+says what failed, and for an agent that raised the test expects the error it
+raised (its type and message, as recorded) where another run's final answer is.
 
 Every recorded string (run id, agent name, question, answer, tool names and
 arguments) comes from a trace file, which may come from anyone: it enters the
@@ -40,6 +41,7 @@ from typing import Any
 
 from .. import payload
 from ..runs.model import Run
+from ..runs.verdict import outcome
 
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -172,7 +174,9 @@ def test_source(
         alias = f"check_{i + 1}"
         imports.append(_import_line(ref, alias))
         names.append((alias, ref))
-    answer = run.final_output()
+    ended = outcome(run)
+    # A run whose agent raised has no answer: its last model text was never returned.
+    answer = None if ended.raised else run.final_output()
     agent_name = next(
         (str(r.attributes.get("gen_ai.agent.name")) for r in run.roots if r.kind == "agent"),
         "agent",
@@ -183,9 +187,13 @@ def test_source(
         "AGENT_NAME": agent_name,
         "QUESTION": question if question is not None else question_of(run),
         "AGENT_KWARGS": dict(kwargs),
-        "FINAL_ANSWER": answer,
         "TOOL_CALLS": tool_calls_of(run),
     }
+    if answer is not None:
+        constants["FINAL_ANSWER"] = answer
+    if ended.raised:  # what the agent raised, as recorded (either may be missing)
+        constants["RAISED_TYPE"] = ended.error_type
+        constants["RAISED_MESSAGE"] = ended.error_message
     if failures:
         constants["KNOWN_FAILURES"] = list(failures)
     assignments = [f"{name} = {_literal(value)}" for name, value in constants.items()]
@@ -208,6 +216,15 @@ def test_source(
             if failures
             else []
         ),
+        *(
+            [
+                "",
+                "The recorded agent raised (RAISED_TYPE: RAISED_MESSAGE): the test expects",
+                "it to raise the same, and asserts no final answer.",
+            ]
+            if ended.raised
+            else []
+        ),
         '"""',
         "",
         "from __future__ import annotations",
@@ -224,8 +241,20 @@ def test_source(
         "@pytest.mark.otel_replay(RECORDING, run_id=RUN_ID)",
         f"def test_run_{_identifier(run.run_id[:12])}_still_behaves(otel_replay_session):",
         "    session = otel_replay_session",
-        "    answer = otel_replay.call_agent(agent, session, QUESTION, **AGENT_KWARGS)",
     ]
+    call = "otel_replay.call_agent(agent, session, QUESTION, **AGENT_KWARGS)"
+    if ended.raised:
+        lines += [
+            "    with pytest.raises(Exception) as raised:  # as the recorded run did",
+            f"        {call}",
+            "    answer = None",
+            "    kind = type(raised.value)  # recorded as NAME, QUALNAME or MODULE.QUALNAME",
+            "    same = f'.{RAISED_TYPE}'.endswith(f'.{kind.__qualname__}')",
+            "    assert RAISED_TYPE in (None, kind.__name__) or same, raised.value",
+            "    assert RAISED_MESSAGE is None or str(raised.value) == RAISED_MESSAGE",
+        ]
+    else:
+        lines.append(f"    answer = {call}")
     if answer is not None:
         lines.append("    assert answer == FINAL_ANSWER")
     lines.append("    assert session.tool_calls == TOOL_CALLS")

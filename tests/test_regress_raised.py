@@ -1,0 +1,158 @@
+"""``otel-replay regress --allow-failed`` of a run whose agent raised writes a test that
+expects that error.
+
+A newcomer recorded an agent that raised after its last model call, locked the run
+in with ``--allow-failed`` (to pin a known failure) and ran the written test: it
+failed at once with the very error it was meant to pin, since it asserted the last
+model text as the final answer the agent never returned.  Drawn over exceptions
+(built-in, the agent's own, nested classes; messages of any text, empty too),
+recorded by running the real package in a process of its own; every written test
+passes against the agent as it was and fails once the agent stops raising.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import otel_replay
+from otel_replay.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+AGENT = """
+import json, os, sys
+from pathlib import Path
+
+import otel_replay
+
+CASES = json.loads((Path(__file__).parent / "cases.json").read_text())
+
+
+class AgentFault(Exception):
+    pass
+
+
+class Outer:
+    class Inner(LookupError):
+        pass
+
+
+KINDS = {"ValueError": ValueError, "RuntimeError": RuntimeError, "KeyError": KeyError,
+         "AgentFault": AgentFault, "Outer.Inner": Outer.Inner}
+
+
+@otel_replay.tool
+def lookup(query: str) -> dict:
+    return {"query": query, "found": 1}
+
+
+class Model:
+    def respond(self, messages, **kw):
+        if messages[-1]["role"] == "user":
+            return {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1",
+                    "name": "lookup", "arguments": {"query": "q"}}]}
+        return {"role": "assistant", "parts": [{"type": "text", "content": "It is found."}]}
+
+
+def ask(model, messages):
+    with otel_replay.model_call(provider="scripted", model="m-1", messages=messages) as call:
+        reply = model.respond(messages)
+        call.record(reply)
+    messages.append(reply)
+    return reply
+
+
+def run_agent(question, *, model):
+    messages = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
+    with otel_replay.agent_run("raiser", input=question) as run:
+        (c,) = ask(model, messages)["parts"]  # one tool call, then the answer
+        with otel_replay.tool_call_id(c["id"]):
+            result = lookup(**c["arguments"])
+        response = {"type": "tool_call_response", "id": c["id"], "response": result}
+        messages.append({"role": "tool", "parts": [response]})
+        reply = ask(model, messages)
+        answer = reply["parts"][0]["content"]
+        if os.environ.get("RAISER_FIXED"):
+            run.record(answer)
+            return answer
+        kind, message = CASES[question]
+        raise KINDS[kind](message)
+
+
+if __name__ == "__main__":
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider()
+    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    exporter = otel_replay.FileSpanExporter(sys.argv[1])
+    provider.add_span_processor(otel_replay.RecordingSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    for question in CASES:
+        try:
+            run_agent(question, model=Model())
+        except Exception:
+            pass
+    provider.shutdown()
+"""
+
+_KINDS = ["ValueError", "RuntimeError", "KeyError", "AgentFault", "Outer.Inner"]
+_LETTERS = "abcXYZ 019 .,:;'\"\\\n\t-_é中😀{}[]"
+
+
+def _cases(seed: int, n: int) -> dict[str, tuple[str, str]]:
+    """``n`` questions, each with the exception kind and message its run raises."""
+    draw = random.Random(seed)
+    cases = {}
+    for i in range(n):
+        message = "".join(draw.choice(_LETTERS) for _ in range(draw.randrange(0, 40)))
+        cases[f"case {i}: where is it?"] = (draw.choice(_KINDS), message)
+    return cases
+
+
+def _python(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    path = os.pathsep.join([str(cwd), str(ROOT / "src")])
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": path, **env},
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.slow  # two pytest processes and a recording one: about 15 s
+def test_a_locked_in_raise_is_expected_by_the_written_test(tmp_path: Path) -> None:
+    cases = _cases(seed=34, n=10)
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    (tmp_path / "raising_agent.py").write_text(AGENT)
+    recorded = _python("raising_agent.py", "runs.otlp", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    runs = otel_replay.load(tmp_path / "runs.otlp")
+    assert len(runs) == len(cases)
+    tests = tmp_path / "tests_written"
+    for n, run in enumerate(runs):
+        out = tests / f"test_raised_{n}.py"
+        args = ["regress", str(tmp_path / "runs.otlp"), "--run", run.run_id, "-o", str(out)]
+        args += ["--agent", "raising_agent:run_agent"]
+        refused = CliRunner().invoke(cli, args)
+        assert refused.exit_code == 1 and "ended in error" in refused.output, refused.output
+        done = CliRunner().invoke(cli, [*args, "--allow-failed"])
+        assert done.exit_code == 0, done.output
+        assert "FINAL_ANSWER" not in out.read_text()  # the agent returned none
+    pytest_args = ["-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    as_recorded = _python(*pytest_args, str(tests), cwd=tmp_path)
+    assert f"{len(cases)} passed" in as_recorded.stdout, as_recorded.stdout[-3000:]
+    fixed = _python(*pytest_args, str(tests), cwd=tmp_path, RAISER_FIXED="1")
+    assert f"{len(cases)} failed" in fixed.stdout, fixed.stdout[-3000:]
+    assert "DID NOT RAISE" in fixed.stdout
