@@ -78,12 +78,17 @@ def _tool(span: SpanView, out: GenAI) -> None:
     result = _shown(span.get("output.value"))
     put(out, A.TOOL_CALL_RESULT, result)
     mime = span.get("output.mime_type")
-    if mime == "application/json" and loads(result) is not None:
+    if mime == "application/json" and (loads(result) is not None or _is_null(result)):
         # OpenInference JSON-encodes a tool's non-text return value and says so: the
-        # value the tool returned is the object, not its text.
+        # value the tool returned is the object, not its text (None, too: "null").
         put(out, A.TYPE + A.TOOL_CALL_RESULT, payload.JSON)
     elif mime == "text/plain" and result is not None:
         put(out, A.TYPE + A.TOOL_CALL_RESULT, payload.STR)  # a text return, even JSON-like
+
+
+def _is_null(value: Any) -> bool:
+    """JSON text of null (which :func:`loads` cannot tell from no JSON)."""
+    return isinstance(value, str) and value.strip() == "null"
 
 
 #: What OpenInference writes in place of a value its hide-inputs/outputs settings keep out.
@@ -164,11 +169,11 @@ def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
     if not flat["parts"] and body["parts"]:
         return True
     # An empty result ("" or []): OpenInference flattens it to no content at all, read as
-    # no result, where the body holds what was sent.
+    # empty text, where the body holds what was sent.
     if any(
         f["type"] == b["type"] == "tool_call_response"
-        and f.get("response") is None
-        and b.get("response") is not None
+        and f.get("response") in (None, "")
+        and b.get("response") not in (None, f.get("response"))
         for f, b in zip(flat["parts"], body["parts"], strict=False)
     ):
         return True
@@ -204,6 +209,11 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     contents = M.listed(m.get("contents"))
     if role == "tool" or (m.get("tool_call_id") is not None and role != "assistant"):
+        if content is None and not contents:
+            # OpenInference writes a message's content only when it is not empty: a tool's
+            # result recorded with none was empty text (LlamaIndex's ToolOutput of no
+            # blocks; LangChain's empty text, or an empty list: the body tells).
+            content = ""
         if content is None and contents:
             # A result sent as content parts (LangChain's and the OpenAI Agents SDK's list of
             # blocks, the request's ``content`` array): recorded as ``contents`` items, with

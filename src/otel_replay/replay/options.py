@@ -22,10 +22,15 @@ ToolPolicy = Literal["stub", "live", "error"]
 MatchRung = Literal["exact", "messages", "last_message", "any"]
 #: ``pinned``: the recording answers; ``live``: your model is asked too, for the drift.
 ModelMode = Literal["pinned", "live"]
+#: How a stub answers a call whose result the trace holds only as the text the model was
+#: sent (a tool step derived from messages): refused when that text cannot say what the
+#: tool returned, the text itself, or the value the text spells as JSON.
+FromMessages = Literal["refuse", "text", "json"]
 
 TOOL_POLICIES: tuple[str, ...] = get_args(ToolPolicy)
 MATCH_RUNGS: tuple[str, ...] = get_args(MatchRung)
 MODEL_MODES: tuple[str, ...] = get_args(ModelMode)
+FROM_MESSAGES: tuple[str, ...] = get_args(FromMessages)
 
 
 def _one_of(name: str, value: object, allowed: Iterable[str]) -> None:
@@ -49,6 +54,12 @@ class ReplayOptions:
     ``override``: selective replay (see :mod:`otel_replay.replay.selective`).
     ``trusted_types`` / ``type_trust``: the classes recorded objects may be
     rebuilt with (see :mod:`otel_replay.trusted_types`).
+    ``results_from_messages``: how a stub answers a tool call whose result
+    the trace holds only as the text the model was sent (a client-only
+    instrumentation records no tool span): ``"refuse"`` (default) unless
+    the text can only be one value, ``"text"`` (the agent sends its tool's
+    text as is), ``"json"`` (it sends ``json.dumps(result)``); or a mapping
+    from tool name to one of those (``"*"`` for the rest).
     """
 
     tools: ToolPolicy | Mapping[str, ToolPolicy] = "stub"
@@ -64,12 +75,16 @@ class ReplayOptions:
     override: Mapping[int, Any] | None = None
     trusted_types: tuple[type, ...] = ()
     type_trust: TypeTrust = "registered"
+    results_from_messages: FromMessages | Mapping[str, FromMessages] = "refuse"
 
     def __post_init__(self) -> None:
         # Values from outside the type checker (a marker, a config) are checked here.
         policies = self.tools.values() if isinstance(self.tools, Mapping) else [self.tools]
         for policy in policies:
             _one_of("a tool policy", policy, TOOL_POLICIES)
+        sent = self.results_from_messages
+        for way in sent.values() if isinstance(sent, Mapping) else [sent]:
+            _one_of("results_from_messages", way, FROM_MESSAGES)
         _one_of("model_match", self.model_match, MATCH_RUNGS)
         _one_of("model", self.model, MODEL_MODES)
         _one_of("type_trust", self.type_trust, TYPE_TRUSTS)

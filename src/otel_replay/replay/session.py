@@ -134,7 +134,13 @@ class ReplaySession(ReplayObserver):
         self.types = TypeResolver(opts.type_trust, opts.trusted_types)
         #: Values handed back as plain JSON outside tool steps: (where, classes refused).
         self._untrusted: list[tuple[str, list[str]]] = []
-        self.tools = ToolStubs(run, opts.tools, types=self.types, observer=self)
+        self.tools = ToolStubs(
+            run,
+            opts.tools,
+            types=self.types,
+            observer=self,
+            from_messages=opts.results_from_messages,
+        )
         self.model = PinnedModel(run, match=opts.model_match, observer=self)
         self._output_matched: bool | None = None
         self._previous: hooks.ToolInterceptor | None = None
@@ -292,6 +298,12 @@ class ReplaySession(ReplayObserver):
         if self.tools.live_unmatched:
             notes.append(
                 "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)
+            )
+        for step, how in self.tools.answered_from_messages:
+            notes.append(
+                f"{step.label()}: answered with "
+                + ("the text" if how == "text" else "the value of the JSON text")
+                + " the model was sent (no tool span records what the tool returned)"
             )
         for step in self.tools.redacted:
             notes.append(f"{step.label()}: the recorded result had secrets redacted at capture")

@@ -45,8 +45,15 @@ class ToolStubs(Observed):
         *,
         types: TypeResolver | None = None,
         observer: ReplayObserver = NO_OBSERVER,
+        from_messages: str | Mapping[str, str] = "refuse",
     ) -> None:
         self.run = run
+        #: Tool name -> how a result known only as the text the model was sent is answered.
+        self.from_messages = (
+            dict(from_messages) if isinstance(from_messages, Mapping) else {"*": from_messages}
+        )
+        #: Steps answered with what the model was sent: (step, "text" or "json").
+        self.answered_from_messages: list[tuple[Step, str]] = []
         #: The classes recorded objects may be rebuilt with.
         self.types = types if types is not None else TypeResolver()
         #: Told of each call replayed and each divergence (a session).
@@ -208,10 +215,73 @@ class ToolStubs(Observed):
             value = tool.result_payload.value(types)
         except payload.PayloadError as exc:
             raise ReplayError(f"{step.label()}: recorded result cannot be replayed: {exc}") from exc
-        if inv.function is not None:
+        if tool.derived:
+            value = self._sent_value(step, inv, value)
+        elif inv.function is not None:
             value = _as_declared(inv.function, tool.result_payload, value)
         self._note_untrusted(step, refused)
         return Resolution("return", value=value, token=step), step
+
+    def _sent_value(self, step: Step, inv: ToolInvocation, sent: Any) -> Any:
+        """What the tool returned, from the text the model was sent, when that can be known.
+
+        A step derived from messages (a client-only instrumentation: no tool
+        span) holds only what the model was sent.  That text is the tool's
+        value only if the agent sends its tool's text as is; an agent that
+        sends ``json.dumps(result)`` sent the JSON text of the value.  Text
+        that is no JSON can only be the tool's text; JSON text is answered
+        as the option or the tool's return annotation says, else refused
+        (a guess would replay a value the tool may never have returned).
+        """
+        way = self.from_messages.get(inv.name, self.from_messages.get("*", "refuse"))
+        text = sent if isinstance(sent, str) else None
+        parsed: Any = _NOT_JSON
+        if text is None:
+            parsed = sent  # a reader made a value of it: the JSON the model was sent
+        else:
+            with contextlib.suppress(ValueError):
+                parsed = json.loads(text)
+        declared = _declared_return(inv.function) if inv.function is not None else ""
+        if way == "json" and parsed is not _NOT_JSON:
+            return self._answered(step, "json", parsed)
+        if way == "text" and text is not None:
+            return self._answered(step, "text", text)
+        if way == "refuse":
+            if text is not None and parsed is _NOT_JSON:
+                return self._answered(step, "text", text)  # no JSON: the tool's own text
+            if declared == "text" and text is not None and not isinstance(parsed, str):
+                return self._answered(step, "text", text)  # json.dumps of a str is quoted
+            if declared == "object" and isinstance(parsed, (dict, list)):
+                return self._answered(step, "json", parsed)
+        raise self._refuse(step, inv, way, sent)
+
+    def _answered(self, step: Step, how: str, value: Any) -> Any:
+        self.answered_from_messages.append((step, how))
+        return value
+
+    def _refuse(self, step: Step, inv: ToolInvocation, way: str, sent: Any) -> ReplayDivergence:
+        shown = _short(sent) if not isinstance(sent, str) else _short_text(sent)
+        if way == "json":
+            why = "that text is not JSON, so it spells no value (results_from_messages='json')"
+        elif way == "text":
+            why = "a reader holds it as a value, not text (results_from_messages='text')"
+        else:
+            why = (
+                "that text is JSON: the tool returned the value it spells (an agent that sends "
+                "json.dumps(result)) or that very text, and the trace cannot say which; tell the "
+                "replay with results_from_messages='json' or 'text' (or per tool, "
+                f"{{{inv.name!r}: ...}}), annotate the tool's return type, or record the tool "
+                "with @otel_replay.tool so the trace holds its value"
+            )
+        err = ReplayDivergence(
+            f"cannot answer tool {inv.name}: the trace holds only the text the model was sent "
+            f"for its result ({shown}; no tool span records the value it returned), and {why}",
+            step,
+            kind="tool",
+            name=inv.name,
+        )
+        self.observer.diverged(err)
+        return err
 
     def _declared(self, fn: Callable[..., Any]) -> tuple[type, ...]:
         found = self._declared_types.get(fn)
@@ -348,6 +418,15 @@ def _as_declared(fn: Callable[..., Any], p: payload_attributes.Payload, value: A
             return value
         return parsed if isinstance(parsed, (dict, list)) else value
     return value
+
+
+#: A text :func:`json.loads` refused.
+_NOT_JSON: Any = object()
+
+
+def _short_text(text: str, limit: int = 120) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def _tool_view(step: Step) -> dict[str, Any]:

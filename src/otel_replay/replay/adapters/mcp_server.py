@@ -37,7 +37,9 @@ class RecordedTools:
 
     def __init__(self, run: Run, log: Callable[[str], None] | None = None) -> None:
         self.run = run
-        self.stubs = ToolStubs(run)
+        # What an MCP server answers is text content: a result known only as the text
+        # the model was sent is answered with that text.
+        self.stubs = ToolStubs(run, from_messages="text")
         self.log = log or (lambda line: None)
         self._lock = threading.Lock()
 
