@@ -196,6 +196,15 @@ def test_langchain_results_as_openinference_records_them() -> None:
         tool = [p for m in got[A.INPUT_MESSAGES] if m["role"] == "tool" for p in m["parts"]]
         assert [p["type"] for p in tool] == ["tool_call_response"], case
         assert tool[0]["response"] == M.tool_response(case["sent"]), case
+        if case["sent"] in ("", []):
+            # Without the serialized request, an empty result (no content written) is the
+            # empty text, which is what LangChain sent unless it was the empty list.
+            attrs.pop("input.value")
+            got = normalize(
+                attrs, name="ChatOpenAI", scope="openinference.instrumentation.langchain"
+            )
+            (message,) = [m for m in got[A.INPUT_MESSAGES] if m["role"] == "tool"]
+            assert message["parts"][0]["response"] == "", case
 
 
 def test_agents_tool_messages_as_the_otel_bridge_records_them() -> None:
@@ -223,6 +232,19 @@ def test_agents_tool_messages_as_the_otel_bridge_records_them() -> None:
                 "response": M.tool_response(sent["content"]),
             }
         ], case
+
+
+def test_llamaindex_tool_outputs_as_it_sends_them() -> None:
+    """Generated tool return values (text, empty text, lists of text blocks, the empty list,
+    numbers, dicts, None), as LlamaIndex's ``FunctionTool`` makes them a ``ToolOutput``
+    and OpenInference records it, read as the text its agents send: ``str(output)``, the
+    text blocks' texts one a line, none for no blocks (``tests/tool_results/llamaindex_oracle.py``)."""
+    from otel_replay.runs.tool_spans import unwrap_result
+
+    cases = json.loads((CASES / "llamaindex_sent_results.json").read_text("utf-8"))
+    assert sum(c["sent"] == "" for c in cases) >= 20
+    for case in cases:
+        assert unwrap_result(case["recorded"]) == case["sent"], case
 
 
 @pytest.mark.parametrize(

@@ -313,6 +313,8 @@ def unwrap_result(value: Any) -> Any:
         return data["content"]
     if "tool_name" in parsed and "raw_output" in parsed and isinstance(parsed.get("blocks"), list):
         texts = [b.get("text") for b in parsed["blocks"] if isinstance(b, Mapping)]
-        if texts and all(isinstance(x, str) for x in texts):
-            return "".join(str(x) for x in texts)
+        if all(isinstance(x, str) for x in texts):
+            # ``ToolOutput.content``, what LlamaIndex sends: its text blocks' texts, one a
+            # line (none: empty text).
+            return "\n".join(str(x) for x in texts)
     return value
