@@ -83,6 +83,8 @@ def run_agent(question, *, model):
         if os.environ.get("RAISER_FIXED"):
             run.record(answer)
             return answer
+        if os.environ.get("RAISER_OTHER"):
+            raise OSError("not what was recorded")
         kind, message = CASES[question]
         raise KINDS[kind](message)
 
@@ -131,15 +133,52 @@ def _python(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[st
     )
 
 
+def _recorded(folder: Path, cases: dict[str, tuple[str, str]]) -> list[otel_replay.Run]:
+    """One run of the agent per case, recorded by a process of its own to ``runs.otlp``."""
+    (folder / "cases.json").write_text(json.dumps(cases))
+    (folder / "raising_agent.py").write_text(AGENT)
+    recorded = _python("raising_agent.py", "runs.otlp", cwd=folder)
+    assert recorded.returncode == 0, recorded.stderr
+    runs = otel_replay.load(folder / "runs.otlp")
+    assert len(runs) == len(cases)
+    return runs
+
+
+def test_replay_of_a_run_that_raised_follows_it_when_the_agent_raises_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``replay --agent`` of a run whose agent raised: raising the same error again is the
+    recording followed (exit 0, said so); another error, or none, is named beside it."""
+    cases = _cases(seed=3434, n=8)
+    runs = _recorded(tmp_path, cases)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "raising_agent", raising=False)
+    path = str(tmp_path / "runs.otlp")
+    for run in runs:
+        kind, message = cases[run.question() or ""]
+        args = ["replay", path, "--run", run.run_id, "--agent", "raising_agent:run_agent"]
+        same = CliRunner().invoke(cli, args)
+        assert same.exit_code == 0, same.output
+        assert "MATCHED" in same.output and ", as the recorded run did" in same.output
+        doc = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
+        assert doc["raised_as_recorded"] is True
+        said = repr(message) if kind == "KeyError" else message  # str(KeyError) quotes
+        assert kind in doc["recorded_error"] and said in doc["recorded_error"]
+        monkeypatch.setenv("RAISER_OTHER", "1")
+        other = CliRunner().invoke(cli, args)
+        monkeypatch.delenv("RAISER_OTHER")
+        assert other.exit_code == 1, other.output
+        assert "OSError" in other.output and "the agent raised something else" in other.output
+        monkeypatch.setenv("RAISER_FIXED", "1")
+        fixed = CliRunner().invoke(cli, args)
+        monkeypatch.delenv("RAISER_FIXED")
+        assert "the recorded run raised" in fixed.output and "did not raise" in fixed.output
+
+
 @pytest.mark.slow  # two pytest processes and a recording one: about 15 s
 def test_a_locked_in_raise_is_expected_by_the_written_test(tmp_path: Path) -> None:
     cases = _cases(seed=34, n=10)
-    (tmp_path / "cases.json").write_text(json.dumps(cases))
-    (tmp_path / "raising_agent.py").write_text(AGENT)
-    recorded = _python("raising_agent.py", "runs.otlp", cwd=tmp_path)
-    assert recorded.returncode == 0, recorded.stderr
-    runs = otel_replay.load(tmp_path / "runs.otlp")
-    assert len(runs) == len(cases)
+    runs = _recorded(tmp_path, cases)
     tests = tmp_path / "tests_written"
     for n, run in enumerate(runs):
         out = tests / f"test_raised_{n}.py"

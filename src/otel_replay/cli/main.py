@@ -1016,8 +1016,9 @@ def replay_(
         _isolate()
     from ..replay.divergence import ReplayError
     from ..replay.options import ReplayOptions
+    from ..runs.verdict import outcome
     from ..workflow.regress import RegressError
-    from ..workflow.rerun import import_ref, overrides, rerun, unapplied
+    from ..workflow.rerun import import_ref, overrides, raised_as_recorded, rerun, unapplied
 
     if (live_from is not None or model_mode == "live") and live_ref is None:
         _fail("--from and --model live need --live MODULE:FUNC (your model)")
@@ -1038,12 +1039,18 @@ def replay_(
     except (RegressError, ReplayError, ValueError) as exc:
         _fail(str(exc))
     drift = done.session.drift
+    recorded = outcome(runs[0])
+    # The recorded error raised again is the recording followed (a bug reproduced).
+    same = done.error is not None and raised_as_recorded(recorded, done.error)
     if as_json:
         doc = {"report": done.report.to_json(), "answer": done.answer}
         if model_mode == "live":
             doc["drift"] = drift.to_json()
         if done.error is not None:
             doc["error"] = repr(done.error)
+            doc["raised_as_recorded"] = same
+        if recorded.raised:
+            doc["recorded_error"] = recorded.error
         click.echo(_dumps(doc))
     else:
         click.echo(printable(str(done.report), lines=True))
@@ -1051,14 +1058,19 @@ def replay_(
             click.echo(printable(str(drift), lines=True))
         if done.answer is not None:
             click.echo(f"answer: {printable(str(done.answer))}")
-        if done.error is not None:
-            click.echo(f"the agent raised {done.error!r}")
+        if same:
+            click.echo(f"the agent raised {printable(repr(done.error))}, as the recorded run did")
+        elif done.error is not None:
+            click.echo(f"the agent raised {printable(repr(done.error))}")
+        if recorded.raised and not same:
+            did = "raised something else" if done.error is not None else "did not raise"
+            click.echo(f"the recorded run raised {printable(str(recorded.error))}; the agent {did}")
     ignored = unapplied(done)
     for line in ignored:
         click.echo(f"otel-replay: error: {printable(line)}", err=True)
     if ignored:
         sys.exit(2)
-    sys.exit(0 if done.report.matched and done.error is None else 1)
+    sys.exit(0 if done.report.matched and (done.error is None or same) else 1)
 
 
 def _isolate() -> None:

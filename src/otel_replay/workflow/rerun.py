@@ -26,6 +26,7 @@ from ..replay.divergence import ReplayDivergence
 from ..replay.options import ReplayOptions
 from ..replay.session import ReplayReport, ReplaySession, replay
 from ..runs.model import Run
+from ..runs.verdict import Outcome
 from .regress import RegressError, agent_kwargs, question_of
 
 __all__ = ["REACH", "Rerun", "call_agent", "import_ref", "overrides", "provider_of", "rerun"]
@@ -101,6 +102,18 @@ def rerun(
     except Exception as exc:  # the agent's own failure: say it, do not hide the report
         error = exc
     return Rerun(session, session.report(), answer, error)
+
+
+def raised_as_recorded(recorded: Outcome, error: BaseException) -> bool:
+    """True when ``error`` is what the recorded run raised: its type (recorded as NAME,
+    QUALNAME or MODULE.QUALNAME: a script's classes are ``__main__``'s) and its message,
+    each where recorded.  A replay that raises so has followed the recording."""
+    if not recorded.raised:
+        return False
+    kind, said = type(error), recorded.error_type
+    if said not in (None, kind.__name__) and not f".{said}".endswith(f".{kind.__qualname__}"):
+        return False
+    return recorded.error_message is None or str(error) == recorded.error_message
 
 
 def unapplied(done: Rerun) -> list[str]:
