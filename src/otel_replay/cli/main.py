@@ -1007,10 +1007,10 @@ def replay_(
     """Replay a recorded run with your agent: exit 0 when it followed the recording, 1 if not.
 
     Tools stubbed, model pinned, clock frozen, network refused; --from N,
-    --override and --model live make it selective (see the README), whichever
-    way the agent takes the model (see --agent).  An option the replay never
-    got to apply (a tool step the agent ran without a replayed tool) is named,
-    with exit 2.
+    --override and --model live make it selective (see docs/cli.md, "Selective
+    replay and forks"), whichever way the agent takes the model (see --agent).
+    An option the replay never got to apply (a tool step the agent ran without a
+    replayed tool) is named, with exit 2.
     """
     if isolate:
         _isolate()
