@@ -12,8 +12,8 @@ span our processor or exporters see goes through the one :class:`Redactor`:
   command line) are replaced where they stand, so the text still reads;
   bytes and text in UTF-16 are read as such, text escaped once or twice
   (``%2522``, ``&amp;quot;``) is read decoded, and a base64 value or run
-  (in prose, YAML or a JSON string) whose decoding holds a secret is hidden
-  whole;
+  (in prose, YAML or a JSON string) or a hex run (32 digits or more) whose
+  decoding is text holding a secret is hidden whole;
 * by a user hook ``(path, value) -> value``, and, when asked, personal data
   (e-mail addresses, phone numbers).
 
@@ -389,14 +389,33 @@ class Redactor:
         if _has_escape(text):
             spans += self._unescaped(text)
         spans.sort()
+        hexed: list[tuple[int, int]] = []
         if self._deeper and len(text) >= _BASE64_MIN:
-            more = _base64_runs(text)  # in prose too, not only in JSON strings
-            if more:
-                runs = sorted({*runs, *more})
+            found = _runs_of(text, _BASE64_BYTES, _RUN_BYTES)
+            if found != []:  # (a hex run is a base64 run too: none, no hex either)
+                more = _base64_runs(text, found)  # in prose too, not only in JSON strings
+                if more:
+                    runs = sorted({*runs, *more})
+                if len(text) >= _HEX_MIN:
+                    hexed = [(s, e) for s, e in _hex_runs(text) if self._hex_secret(text[s:e])]
         if runs:
             spans += self._encoded(text, runs, spans)
             spans.sort()
+        if hexed:
+            spans += hexed
+            spans.sort()
         return spans
+
+    def _hex_secret(self, run: str) -> bool:
+        """Whether the hex run ``run`` (of an even length) spells text holding a secret."""
+        data = bytes.fromhex(run)
+        try:
+            decoded = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False  # a digest, an id: random bytes, not text
+        if not decoded.translate(_LINE_BREAKS).isprintable():
+            return False
+        return self.data(data) is not data
 
     def _unescaped(self, text: str, depth: int = 3) -> list[tuple[int, int]]:
         """Where secrets stand in ``text`` read with its escapes decoded (``%3D`` as ``=``,
@@ -726,30 +745,41 @@ _BASE64_BYTES: Final = bytes(97 if chr(b) in _BASE64_CHARS else 32 for b in rang
 _RUN_BYTES: Final = b"a" * _BASE64_MIN
 
 
-def _base64_runs(text: str) -> list[int]:
+def _base64_runs(text: str, found: list[tuple[int, int]] | None) -> list[int]:
     """Where the base64 runs long enough to decode start in ``text``, of those mixing upper
     and lower case (base64 of text always does; AWS_SECRET_ACCESS_KEY, a hex digest or
     a lower-case token already hidden do not, and are not decoded).
 
+    ``found``: what ``_runs_of`` found of them (None: the text is not ASCII; search it).
     Its bytes translated (base64 characters to ``a``) and searched for a literal: a
     fraction of what a regular expression costs, and most text holds no run at all.
     """
-    plain = text.isascii()
-    data = text.encode("ascii" if plain else "utf-8", "surrogatepass").translate(_BASE64_BYTES)
-    at = data.find(_RUN_BYTES)
-    if at < 0:
-        return []
-    if not plain:  # the bytes' offsets are not the text's: search the text itself
+    spans = found
+    if spans is None:
         places = [m.start() for m in _BASE64_RUN.finditer(text)]
         spans = [(at, _base64_run(text, at)[1]) for at in places]
-    else:
-        spans = []
-        while at >= 0:
-            end = data.find(b" ", at)
-            end = len(data) if end < 0 else end
-            spans.append((at, end))
-            at = data.find(_RUN_BYTES, end)
     return [s for s, e in spans if not text[s:e].islower() and not text[s:e].isupper()]
+
+
+def _runs_of(text: str, table: bytes, least: bytes) -> list[tuple[int, int]] | None:
+    """Where the runs of the characters ``table`` marks (as ``a``), ``least`` long or more,
+    stand in ``text``: its bytes translated and searched for a literal.  None where the text
+    is not ASCII and holds one (the bytes' offsets are not the text's: the caller searches
+    the text itself)."""
+    plain = text.isascii()
+    data = text.encode("ascii" if plain else "utf-8", "surrogatepass").translate(table)
+    at = data.find(least)
+    if at < 0:
+        return []
+    if not plain:
+        return None
+    spans = []
+    while at >= 0:
+        end = data.find(b" ", at)
+        end = len(data) if end < 0 else end
+        spans.append((at, end))
+        at = data.find(least, end)
+    return spans
 
 
 def _base64_run(text: str, at: int) -> tuple[int, int]:
@@ -784,6 +814,26 @@ def _base64_decode(run: str) -> bytes | None:
         return binascii.a2b_base64(body + "=" * (-len(body) % 4))
     except (binascii.Error, ValueError):
         return None
+
+
+#: A hex run shorter than this hides no credential worth decoding (16 bytes of text).
+_HEX_MIN: Final = 32
+#: Each byte as ``a`` if it is a hex digit, else a space (see ``_hex_runs``).
+_HEX_BYTES: Final = bytes(97 if chr(b) in "0123456789abcdefABCDEF" else 32 for b in range(256))
+_HEX_RUN_BYTES: Final = b"a" * _HEX_MIN
+_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{" + str(_HEX_MIN) + ",}")
+#: Line breaks and tabs, taken out before asking whether decoded text is printable.
+_LINE_BREAKS: Final = str.maketrans("", "", "\r\n\t")
+
+
+def _hex_runs(text: str) -> list[tuple[int, int]]:
+    """Where the hex runs long enough to decode stand in ``text``, of an even length (hex
+    of text; ``0x`` and an odd digit out are something else): found as base64 runs are,
+    by a byte translation and a literal search."""
+    spans = _runs_of(text, _HEX_BYTES, _HEX_RUN_BYTES)
+    if spans is None:
+        spans = [m.span() for m in _HEX_RUN.finditer(text)]
+    return [(s, e) for s, e in spans if (e - s) % 2 == 0]
 
 
 #: An escape a character is written as in URLs (``%3D``), JSON text (``\\u003d``) and

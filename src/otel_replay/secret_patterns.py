@@ -23,7 +23,11 @@ extended in one place:
   the command takes a password so) and .NET config entries; names written with
   a space (``API key: x``) and short ones (pin, otp, jwt, hmac, salt, dsn); a
   name ending in ``key`` or ``token`` only with a value that looks like a
-  credential.  Where a pattern has a
+  credential; any credential name's value told in prose (``the api key is x``),
+  in a table's next cell (``| api_key | x |``) or on the line after a line
+  continuation (``API_KEY=\\``); credentials in a URL's path (webhooks,
+  ``/token/x``), .netrc and .pgpass lines, ``user:x@host:port`` with no scheme,
+  and the OTLP vendors' credential headers (``x-honeycomb-team``).  Where a pattern has a
   group named ``v`` (or ``v2``...) only that group is hidden (``password=``
   stays, so the text still reads); otherwise the whole match is.
 * :data:`PERSONAL_DATA_PATTERNS` - e-mail addresses and phone numbers, hidden
@@ -39,7 +43,10 @@ FIELD_KEYS: Final = (
     r"(^|[^a-z])(authorization|proxy[-_.]?authorization|api[-_.]?key|apikey|x[-_.]?api[-_.]?key"
     r"|cookie|set[-_.]?cookie|secret|client[-_.]?secret|password|passwd|passphrase|pwd"
     r"|private[-_.]?key|bearer|credentials?|auth"
-    r"|(access|secret|signing|encryption|master|subscription|license)[-_.]?key)([^a-z]|$)",
+    r"|(access|secret|signing|encryption|master|subscription|license|ingestion|insert)[-_.]?key"
+    # OTLP vendors' credential headers named otherwise (Honeycomb), and the variable that
+    # carries an exporter's headers (OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=S).
+    r"|honeycomb[-_.]?team|otlp[-_.]((traces|metrics|logs)[-_.])?headers)([^a-z]|$)",
     # "token" alone is a secret (access_token, x-auth-token) but token_count is not.
     r"(^|[^a-z])((access|refresh|id|auth|session|api|bearer|security)[-_.]?)?token(?![a-z_])",
     r"secret",
@@ -80,6 +87,8 @@ _HIDDEN = r"\[REDACTED\]|"
 _NOT_A_TYPE = r"(?!(?:str|bytes|int|SecretStr|None|null)\b|~(?![^\s,]))"
 #: Between a name and its value: ``=``, ``:``, ``:=`` (Go), ``=>`` (PHP, Ruby).
 _SEP = r"(?::=|=>|[:=])"
+#: A line continuation and the next line's indent (``\`` then a newline; in JSON text too).
+_CONTINUED = r"(?:\\\r?\n[ \t]*|\\\\(?:\\r)?\\n(?:[ \t]|\\t)*)"
 #: After a secret-named field: ``=value``, ``= value``, ``: "value"``, ``='value'``,
 #: ``\\": \\"value\\"``, ``=\\"value\\"`` (code in JSON text), ``: value`` (query
 #: strings, env and INI files, command lines, JSON, YAML, Python, PHP text).  A quoted value
@@ -90,6 +99,9 @@ _ASSIGNED = (
     # With spaces (INI files): not code (password = os.environ.get(...)).
     r"|(?:[ \t]+=[ \t]*|=[ \t]+)(?![=>(])(?![A-Za-z_][\w.]*\()"
     r"(?P<v6>" + _HIDDEN + r"[^&;\s\"'#,(){}\[\]\\]+)"
+    # On the next line after a line continuation: api_key=\ (newline) S, export TOKEN=\,
+    # also in JSON text (=\\\n).
+    r"|[ \t]*=[ \t]*" + _CONTINUED + r"(?:\\?[\"'])?(?P<v17>" + _HIDDEN + r"[^\s\"'#\\]+)"
     r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\\r\n]|\\.)+)(?:\"|(?=[\r\n]|\Z))"
     r"|'(?P<v3>(?:[^'\\\r\n]|\\.)+)(?:'|(?=[\r\n]|\Z)))"
     # JSON text inside a JSON string: \"api_key\": \"...\", and code there (in JSON text
@@ -139,21 +151,48 @@ _PROSE = (
     r"|in|on|at|by|and|or|but|no|yes|ok|okay|good|fine|secret|stored|safe"
     # Code: a type, a keyword ("password: String,", "if password: return None").
     r"|string|bytes|bool|boolean|float|number|dict|list|object|secretstr|undefined|return"
-    r"|raise|pass|yield|await|print|else|elif|continue|break|lambda|assert|import)(?![\w'-])"
+    r"|raise|pass|yield|await|print|else|elif|continue|break|lambda|assert|import)"
+    # (a whole word: "In^6t..." is a password, not "in")
+    r"(?=[.,;:!?)\"'`*]*(?:[\s|]|$|\\[rnt]))"
 )
-#: A password's value as _ASSIGNED finds it, or told in prose: "the password is S",
-#: "Password: S, then..." - a word of letters alone too, but not one that says something
-#: about the password ("is required", "is being reset", "Password: must have 8 chars").
-_TOLD = (
-    _ASSIGNED[:-1]
-    + r"|(?:[ \t]+(?:is|was)(?:[ \t]+(?:set[ \t]+to|now|still))?[ \t]*:?|[\"']?[ \t]*:)[ \t]+"
-    r"(?:\"(?P<v14>[^\"\r\n]+)\"|'(?P<v15>[^'\r\n]+)'|(?!"
-    + _PROSE
-    + r")(?P<v16>"
-    + _HIDDEN
-    + r"[^\s\"'`,;()<>\[\]{}&*|][^\s\"'`,;()<>\[\]{}]{3,}?)(?=[.,;:!?)]*(?:\s|$|\\[rn])))"
-    r")"
-)
+#: A value told in prose: "the password is S", "the api key was set to S".
+_SAID = r"[ \t]+(?i:is|was)(?:[ \t]+(?i:set[ \t]+to|now|still))?[ \t]*:?"
+#: What ends a value told in prose or given in a table's cell.
+_WORD = r"[^\s\"'`,;()<>\[\]{}"
+
+
+def _told(letters: bool) -> str:
+    """A secret-named field's value as _ASSIGNED finds it, or told in prose ("the password is
+    S", "Password: S, then..."), or in the next cell of a table row (``| api_key | S |``,
+    ``api_key | S``): not a word that says something about it ("is required", "is being
+    reset", ``| password | string |``).  A value of ``letters`` alone is a password's (a
+    word); another credential's holds a digit and eight characters or more."""
+    need = "" if letters else "(?=" + _WORD + r"|]{8})(?=" + _WORD + r"|]*[0-9])"
+    return (
+        _ASSIGNED[:-1] + r"|(?:" + _SAID + r"|[\"']?[ \t]*:)[ \t]+"
+        r"(?:\"(?P<v14>[^\"\r\n]+)\"|'(?P<v15>[^'\r\n]+)'|(?!"
+        + _PROSE
+        + r")(?P<v16>"
+        + _HIDDEN
+        + need
+        + r"(?:\*(?![*\s])|"  # (a "*" starting a value, not markdown's "**")
+        + _WORD
+        + r"&*|])"
+        + _WORD
+        + r"]{3,}?)(?=[.,;:!?)]*(?:\s|$|\\[rn])))"
+        # A table's next cell: one word (a cell of words is a description).
+        + r"|[ \t]*\|[ \t]*(?!(?:`|\*\*)?"
+        + _PROSE
+        + r")(?:`|\*\*)?"
+        + _NOT_A_TYPE
+        + "(?P<v18>"
+        + _HIDDEN
+        + need
+        + r"[^\s|`\"'][^\s|`]{3,}?)(?:`|\*\*)?[ \t]*(?=\||$|[\r\n]|\\[rn])"
+        r")"
+    )
+
+
 #: What a credential looks like where only a generic name (``*_key``, ``*_token``) says so:
 #: 12 characters or more, letters and digits both, not a UUID (ids are everywhere).
 _CREDENTIAL = (
@@ -162,10 +201,23 @@ _CREDENTIAL = (
     r"(?=[A-Za-z_.=+/~%-]*[0-9])(?=[0-9_.=+/~%-]*[A-Za-z])"
     r"(?:[A-Za-z0-9_.=+/~-]|%(?!2[267cC]|3[bB])){12,}"
 )
+#: A credential as a URL's path segment (see VALUE_PATTERNS).
+_SEGMENT = (
+    r"(?![0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
+    r"(?![a-z]+(?:[-_][a-z0-9]+)+(?![A-Za-z0-9_~-]))"
+    r"(?=[A-Za-z_~-]*[0-9])(?=[0-9_~-]*[A-Za-z])[A-Za-z0-9_~-]{16,}(?![A-Za-z0-9_~.%-])"
+)
+#: Between the words of a .netrc entry: spaces and newlines (``\n`` in JSON text too).
+_NETRC_SEP = r"(?:[ \t\r\n]|\\[nrt])+"
+#: A word of a .netrc entry (a user, a password), not a word of prose.
+_NETRC_WORD = r"(?!" + _PROSE + ")"
 _ASSIGNED_CREDENTIAL = (
-    r"(?![a-z0-9])(?:\\*[\"'])?[ \t]*" + _SEP + r"[ \t]*"
-    # YAML on the next line: "github_token:\n  S", "github_token: |\n  S"
-    r"(?:(?:[|>][-+0-9]*)?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]+)?"
+    r"(?![a-z0-9])(?:\\*[\"'])?(?:[ \t]*" + _SEP + r"[ \t]*"
+    # YAML on the next line: "github_token:\n  S", "github_token: |\n  S"; after a line
+    # continuation: "GITHUB_TOKEN=\\\n  S".
+    r"(?:(?:[|>][-+0-9]*)?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]+|" + _CONTINUED + ")?"
+    # Told in prose ("the token was S"), or in a table's next cell (| github_token | S |).
+    r"|" + _SAID + r"[ \t]+|[ \t]*\|[ \t]*`?)"
     r"(?:\\*[\"'])?(?P<v>" + _CREDENTIAL + ")"
 )
 
@@ -197,6 +249,17 @@ _TEXT_KEYS = (
     (_spellings("id token"), r"id[-_ ]?token"),
     (_spellings("session token"), r"session[-_ ]?token"),
     (("credential",), r"credentials?"),
+    # OTLP vendors' credential headers, whatever the value's shape (a SigNoz key is a UUID),
+    # the one named without key/token/secret (x-honeycomb-team), and Sentry's key in
+    # X-Sentry-Auth.
+    (
+        (
+            *("honeycomb-team", "honeycomb_team", "honeycombteam", "sf-token", "sf_token"),
+            *("sentry_key", "sentry-key"),
+            *_spellings("ingestion key", "insert key", "license key"),
+        ),
+        r"(?:honeycomb[-_]?team|sf[-_]token|sentry[-_]key|(?:ingestion|insert|license)[-_ ]?key)",
+    ),
     (("cookie",), r"cookies?"),
     # Connection strings and DSNs hold a password (Server=...;Password=..., u:p@host).
     (
@@ -400,16 +463,16 @@ VALUE_PATTERNS: Final = (
         r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{25}\.))"
         r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
     ),
-    # Authorization schemes, and a field named bearer given a value (but for Bearer, a
-    # credential has a digit: "Basic configuration" is prose).
+    # Authorization schemes (ApiKey: Elastic's), and a field named bearer given a value
+    # (but for Bearer, a credential has a digit: "Basic configuration" is prose).
     Shape(
         ("bearer",),
         r"(?i:bearer)(?:\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"
         r"|[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v2>" + _HIDDEN + r"[^\s\"',;&]+))",
     ),
     Shape(
-        ("basic", "digest"),
-        r"(?i:basic|digest)\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})",
+        ("basic", "digest", "apikey"),
+        r"(?i:basic|digest|apikey)\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})",
     ),
     # "Token abc123..." as a scheme, or any name ending in token given a credential (one
     # expression: a token is everywhere in text, each place tried once).
@@ -424,11 +487,53 @@ VALUE_PATTERNS: Final = (
         ("://",),
         r"://[^/\s:@\"']*:(?P<v>(?![0-9]{1,5}/)[^?#\s\"']+?)@(?=[^@/\s]*(?:[/?#\s\"']|$))",
     ),
+    # A credential as a URL's path segment: Discord's and others' webhooks (/webhooks/ID/S),
+    # Sumo Logic's OTLP receiver (/receiver/v1/otlp/S), and a segment after a singular
+    # key word (/token/S, /api-key/S): one of 16 characters or more, letters and digits
+    # both, not a UUID, a file name or a slug of lower-case words (ids stay; so do
+    # plural collections, /keys/ID, /tokens/ID, where a segment names a resource).
+    Shape(
+        ("webhooks/", "/receiver/v1/"),
+        r"(?i:webhooks/[0-9]{5,20}|/receiver/v1/(?:otlp|http))/(?P<v>[A-Za-z0-9_=+-]{20,})",
+    ),
+    Shape(
+        tuple(
+            f"/{w}/"
+            for w in (
+                "token",
+                "key",
+                "secret",
+                *_spellings("api key", "access token", "auth token", "api token"),
+            )
+            if " " not in w
+        ),
+        r"/(?i:(?:api[-_]?|access[-_]?|auth[-_]?)?(?:key|token)|secret)/(?P<v>" + _SEGMENT + ")",
+    ),
+    # .netrc: machine HOST login USER password S (on one line or many; JSON text too), not
+    # prose ("the default login and password to sign in").
+    Shape(
+        ("machine", "default"),
+        rf"(?i)(?:machine{_NETRC_SEP}[^\s\\]+|default)"
+        rf"(?:{_NETRC_SEP}(?:login|account|port){_NETRC_SEP}{_NETRC_WORD}[^\s\\]+)+"
+        rf"{_NETRC_SEP}password{_NETRC_SEP}{_NETRC_WORD}"
+        r"(?:\"(?P<v>[^\"\r\n\\]+)\"|(?P<v2>(?:(?!\\[nrt\"])\S)+))",
+    ),
+    # A line of .pgpass (host:port:db:user:S, an IPv6 address's group is not a password),
+    # and user:S@host:port with no scheme (.git-credentials, a proxy setting): a literal
+    # ":" first, so this is searched for fast everywhere.
+    Shape(
+        (),
+        r":(?<=[\w.%+*-]:)(?:"
+        r"(?:[0-9]{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:"
+        r"(?![0-9a-fA-F]{1,4}(?=[ \t]*(?:$|[\r\n])))"
+        r"(?P<v>" + _HIDDEN + r"(?:[^:\s\\]|\\[^nrt\s])+)(?=[ \t]*(?:$|[\r\n]|\\[rn]))"
+        r"|(?P<v2>" + _HIDDEN + r"[^\s:@/\"'<>]{1,200})"
+        r"@(?=[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*:[0-9]{1,5}(?![\w./-]))"
+        r")",
+    ),
     # Secret-named fields given a value in text.
     *(
-        Shape(
-            triggers, r"(?i)(?P<n>" + word + ")" + (_TOLD if "password" in triggers else _ASSIGNED)
-        )
+        Shape(triggers, r"(?i)(?P<n>" + word + ")" + _told("password" in triggers))
         for triggers, word in _TEXT_KEYS
     ),
     # SQL: CREATE USER u IDENTIFIED BY 'S', IDENTIFIED WITH plugin BY 'S'.
