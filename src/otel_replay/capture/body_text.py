@@ -2,8 +2,9 @@
 every secret in that text.
 
 A secret split across streamed parts (SSE events, JSON lines, the Vercel AI
-SDK's data stream, interleaved choices or content blocks) is in no single
-byte run the scrubber sees, yet a client joining the parts reads it whole.
+SDK's data stream, interleaved choices or content blocks, the base64 payloads of
+an AWS event stream's binary frames) is in no single byte run the scrubber sees,
+yet a client joining the parts reads it whole.
 """
 
 from __future__ import annotations
@@ -13,20 +14,53 @@ from typing import Any
 
 from .. import json_text
 from ..redaction import redactor
+from . import event_stream
+
+#: The content type of AWS event streams (Bedrock's streamed answers).
+EVENT_STREAM = "application/vnd.amazon.eventstream"
 
 
-def shows_secret(data: bytes, clean: bytes) -> bool:
+def shows_secret(data: bytes, clean: bytes, content_type: str = "") -> bool:
     """Whether ``clean`` (``data`` scrubbed), read as a client reads it, still shows a
     secret: the bytes hide none, but the text read from them does.  A body that cannot
-    be read with certainty (JSON nested past the bound) is taken to show one."""
+    be read with certainty (JSON nested past the bound, an AWS event stream with a
+    frame that breaks the format) is taken to show one.  ``content_type`` is the
+    body's own: an event stream is read as one when it says so or its bytes do."""
     try:
-        reading = _reading(data)
+        binary = EVENT_STREAM in content_type.lower() or event_stream.looks_like(data)
+        read = _event_stream_reading if binary else _reading
+        reading = read(data)
         scrubbed = redactor().scrub(reading, "body", [])
         if clean is data:
             return scrubbed is not reading
-        return bool(_reading(clean) != scrubbed)
+        # Scrubbed bytes change a frame's length and CRC: the client could not read the
+        # body, and it is left out as in doubt.
+        return bool(read(clean) != scrubbed)
     except Exception:  # in doubt: the body is left out, the step serves from its messages
         return True
+
+
+def _event_stream_reading(data: bytes) -> list[str]:
+    """An AWS event stream as its client reads it: each frame's payload an event (a
+    Bedrock ``chunk``'s ``bytes`` decoded from base64 to the provider's event JSON,
+    as the SDK decodes them; ConverseStream's events are the payload's JSON itself),
+    its ``:event-type`` header the type of its stream, the events' text joined as
+    :func:`_reading` joins server-sent events.  The header values are read as text.
+    A frame that breaks the format raises :class:`event_stream.EventStreamError`."""
+    events: list[tuple[tuple[Any, ...], Any]] = []
+    text: list[str] = []
+    for frame in event_stream.frames(data):
+        for name, value in frame.headers:
+            shown = value.decode("utf-8", "replace") if type(value) is bytes else str(value)
+            text.append(f"{name}: {shown}")
+        kind = frame.header(":event-type")
+        where: tuple[Any, ...] = (_EventType(kind),) if type(kind) is str else ()
+        payload = _event(frame.payload)
+        if type(payload) is dict and type(payload.get("bytes")) is str:
+            inner = _event(event_stream.chunk_bytes(payload["bytes"]))
+            payload = {**payload, "bytes": inner}
+        events.append((where, payload))
+    return _joined(events, text)
 
 
 #: A line of the Vercel AI SDK's data stream: a one-character type code, then JSON
@@ -123,6 +157,7 @@ _IDENTITY = (
     "item_id",
     "id",
     "call_id",
+    "contentBlockIndex",  # Bedrock ConverseStream's content blocks
     "type",
     "role",
 )

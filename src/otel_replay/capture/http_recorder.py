@@ -251,7 +251,8 @@ class _Exchange:
             # the secrets in them (an api_key field, a token in an answer); the digest
             # is of what is kept.
             self._body(attrs, REQUEST_BODY, self.body, self.body_dropped)
-            self._body(attrs, RESPONSE_BODY, body, dropped)
+            content_type = (self.response_headers or {}).get("content-type", "")
+            self._body(attrs, RESPONSE_BODY, body, dropped, content_type)
             if self.request_codings and self.body is not None:
                 attrs[REQUEST_DECODED_FROM] = ", ".join(self.request_codings)
             if decoded:
@@ -269,16 +270,19 @@ class _Exchange:
         key: str,
         data: bytes | None,
         dropped: str | None,
+        content_type: str = "",
     ) -> None:
-        """A body as a payload on ``attrs``, scrubbed; or why it is left out."""
+        """A body as a payload on ``attrs``, scrubbed; or why it is left out.
+        ``content_type`` is the body's own (an AWS event stream is read as its frames)."""
         if data is not None:
             clean = redactor().data(data)
             if clean is not data:
                 self.hidden.append(key)
-            if shows_secret(data, clean):
+            if shows_secret(data, clean, content_type):
                 dropped = (
                     "its text shows a secret its bytes still hold (split across streamed "
-                    "parts, or spelled with escapes)"
+                    "parts, spelled with escapes or in base64), or it could not be read "
+                    "for certain (an event-stream frame that breaks the format)"
                 )
             else:
                 attrs.update(_exact(self.span, key, clean))
