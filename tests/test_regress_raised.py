@@ -133,13 +133,15 @@ def _python(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[st
     )
 
 
-def _recorded(folder: Path, cases: dict[str, tuple[str, str]]) -> list[otel_replay.Run]:
-    """One run of the agent per case, recorded by a process of its own to ``runs.otlp``."""
+def _recorded(
+    folder: Path, cases: dict[str, tuple[str, str]], name: str = "runs.otlp", **env: str
+) -> list[otel_replay.Run]:
+    """One run of the agent per case, recorded by a process of its own to ``name``."""
     (folder / "cases.json").write_text(json.dumps(cases))
     (folder / "raising_agent.py").write_text(AGENT)
-    recorded = _python("raising_agent.py", "runs.otlp", cwd=folder)
+    recorded = _python("raising_agent.py", name, cwd=folder, **env)
     assert recorded.returncode == 0, recorded.stderr
-    runs = otel_replay.load(folder / "runs.otlp")
+    runs = otel_replay.load(folder / name)
     assert len(runs) == len(cases)
     return runs
 
@@ -195,3 +197,34 @@ def test_a_locked_in_raise_is_expected_by_the_written_test(tmp_path: Path) -> No
     fixed = _python(*pytest_args, str(tests), cwd=tmp_path, RAISER_FIXED="1")
     assert f"{len(cases)} failed" in fixed.stdout, fixed.stdout[-3000:]
     assert "DID NOT RAISE" in fixed.stdout
+
+
+def test_diff_of_a_run_that_raised_names_the_error_and_no_answer(tmp_path: Path) -> None:
+    """``diff`` of a run whose agent raised and the same run that returned: the raised
+    run has no final answer (its last model text was never returned) and the error is
+    named; two runs that raised alike are equal."""
+    cases = _cases(seed=343, n=6)
+    raised = _recorded(tmp_path, cases)
+    again = _recorded(tmp_path, cases, "again.otlp")
+    fixed = _recorded(tmp_path, cases, "fixed.otlp", RAISER_FIXED="1")
+    by_question = {r.question(): r for r in fixed}
+    for run, twin in zip(raised, again, strict=True):
+        kind, _ = cases[run.question() or ""]
+        returned = by_question[run.question()]
+        a, b = (
+            f"{tmp_path / 'fixed.otlp'}#{returned.run_id}",
+            f"{tmp_path / 'runs.otlp'}#{run.run_id}",
+        )
+        done = CliRunner().invoke(cli, ["diff", a, b])
+        assert done.exit_code == 1, done.output
+        lines = done.output.splitlines()
+        assert "first divergence: A step 0 (agent" in done.output  # its status, its output
+        final = next(line for line in lines if line.startswith("final answer: "))
+        assert final.endswith("{+null+}"), final  # B answered nothing
+        said = next(line for line in lines if line.startswith("raised: "))
+        assert said.startswith("raised: [-null-]{+") and kind in said, said
+        doc = json.loads(CliRunner().invoke(cli, ["diff", a, b, "--json"]).output)
+        fields = {c["field"]: c for c in doc["run_changes"]}
+        assert fields["final_output"]["b"] is None and kind in fields["raised"]["b"]
+        same = CliRunner().invoke(cli, ["diff", b, f"{tmp_path / 'again.otlp'}#{twin.run_id}"])
+        assert same.exit_code == 0, same.output

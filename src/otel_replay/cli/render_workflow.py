@@ -284,7 +284,11 @@ def render_diff(d: RunDiff, names: tuple[str, str], out: Console | None = None) 
         for c in p.changes:
             out.print(f"        [yellow]{esc(c.field)}[/yellow]: {esc(describe(c))}")
     for c in d.run_changes:
-        out.print(f"final answer: {esc(show_change(c.a, c.b))}")
+        out.print(f"{_RUN_CHANGE.get(c.field, c.field)}: {esc(show_change(c.a, c.b))}")
+
+
+#: How ``diff`` names a run-level change.
+_RUN_CHANGE = {"final_output": "final answer", "raised": "raised"}
 
 
 # --- check: findings --------------------------------------------------------------

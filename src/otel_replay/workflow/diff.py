@@ -25,6 +25,7 @@ from typing import Any
 from .. import messages as M
 from .. import payload, text_diff
 from ..runs.model import Run, Step
+from ..runs.verdict import outcome
 
 #: Steps whose durations differ by less than this many milliseconds count as equally timed.
 DEFAULT_TIME_THRESHOLD_MS = 1000.0
@@ -86,7 +87,8 @@ class RunDiff:
     a: Run
     b: Run
     pairs: tuple[Pair, ...]
-    #: Run-level differences (the final answer).
+    #: Run-level differences: the final answer (None for a run that raised), the error
+    #: the run raised (``TYPE: MESSAGE``, None when it did not).
     run_changes: tuple[Change, ...]
 
     @property
@@ -168,9 +170,14 @@ def diff_runs(
         pairs.extend(Pair(x, None) for x in sa[i1:i2])
         pairs.extend(Pair(None, y) for y in sb[j1:j2])
     run_changes: list[Change] = []
-    fa, fb = a.final_output(), b.final_output()
+    ea, eb = outcome(a), outcome(b)
+    # A run whose agent raised returned no answer: its last model text is not one.
+    fa = None if ea.raised else a.final_output()
+    fb = None if eb.raised else b.final_output()
     if fa != fb:
         run_changes.append(Change("final_output", fa, fb))
+    if ea.error != eb.error:
+        run_changes.append(Change("raised", ea.error, eb.error))
     return RunDiff(a, b, tuple(pairs), tuple(run_changes))
 
 
