@@ -383,3 +383,53 @@ def test_an_agents_tool_that_returned_none_in_a_real_trace(stack: str) -> None:
     assert tools["open_ticket"].result is None
     assert tools["open_ticket"].result_payload is not None
     assert run.kit.verdict == "full"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    shape=st.sampled_from(["openinference", "pydantic_ai_v1"]),
+    text=st.just("") | st.text(max_size=8),
+)
+def test_a_tool_that_returned_empty_text_has_that_result(shape: str, text: str) -> None:
+    """Empty text is a result: OpenInference's ``output.value`` (CrewAI, LlamaIndex...) and
+    pydantic-ai 1.x's ``tool_response`` of ""; it was read as none (a missing result, the
+    run model-only, the replay refused)."""
+    from otel_replay.runs.steps import to_step
+    from otel_replay.store.records import SpanRecord
+
+    if shape == "openinference":
+        scope = "openinference.instrumentation.crewai"
+        attributes: dict[str, Any] = {
+            "openinference.span.kind": "TOOL",
+            "tool.name": "t",
+            "input.value": '{"order_id": "x"}',
+            "output.value": text,
+            "output.mime_type": "text/plain",
+        }
+    else:
+        scope = "pydantic-ai"
+        attributes = {
+            "gen_ai.tool.name": "t",
+            "tool_arguments": '{"order_id": "x"}',
+            "tool_response": text,
+        }
+    record = SpanRecord(
+        trace_id="1" * 32,
+        span_id="2" * 16,
+        parent_span_id=None,
+        name="running tool",
+        kind=1,
+        start_ns=0,
+        end_ns=1,
+        attributes=attributes,
+        events=[],
+        status_code=1,
+        status_message="",
+        resource={},
+        scope_name=scope,
+        scope_version="",
+    )
+    tool = to_step(record).tool
+    assert tool is not None and tool.result_payload is not None
+    if text == "":
+        assert tool.result == ""

@@ -76,6 +76,8 @@ def _tool(span: SpanView, out: GenAI) -> None:
     put(out, A.TOOL_CALL_ID, span.text("tool_call.id") or span.text("tool.id"))
     put(out, A.TOOL_CALL_ARGUMENTS, _shown(span.get("input.value")))
     result = _shown(span.get("output.value"))
+    if result == "":
+        out[A.TOOL_CALL_RESULT] = result  # a tool that returned empty text has that result
     put(out, A.TOOL_CALL_RESULT, result)
     mime = span.get("output.mime_type")
     if mime == "application/json" and (loads(result) is not None or _is_null(result)):

@@ -54,7 +54,9 @@ def _fill(span: SpanView) -> GenAI:
     if A.TOOL_NAME in span.attributes or "tool_arguments" in span.attributes:
         put(out, A.OPERATION_NAME, A.OP_EXECUTE_TOOL)
         put(out, A.TOOL_CALL_ARGUMENTS, span.get("tool_arguments"))
-        put(out, A.TOOL_CALL_RESULT, span.get("tool_response"))
+        if isinstance(span.get("tool_response"), str):
+            # (Empty text too: a tool that returned "" has that result, not none.)
+            out[A.TOOL_CALL_RESULT] = span.get("tool_response")
     elif span.text("agent_name") and A.OPERATION_NAME not in span.attributes:
         put(out, A.OPERATION_NAME, A.OP_INVOKE_AGENT)
         put(out, A.AGENT_NAME, span.text("agent_name"))
