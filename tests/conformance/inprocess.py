@@ -18,7 +18,10 @@ the stack's versions win).
 
 With ``CONFORMANCE_DECORATE_TOOLS=1`` (stacks whose agent calls its tool
 functions itself), the documented setup for such agents is applied first:
-each of the scenario's tool functions gets ``@otel_replay.tool``.
+each of the scenario's tool functions gets ``@otel_replay.tool``, and the
+replay is told how the agent sends its tools' results
+(``results_from_messages="json"``: each loop sends ``json.dumps(result)``), since
+a client-only trace holds only the text the model was sent.
 
 With ``CONFORMANCE_CHANGE_TOOL=NAME``, the recorded result of the first call of
 tool NAME is changed before the replay (a different value of the same kind):
@@ -81,7 +84,10 @@ def main(argv: list[str]) -> int:
     changed = os.environ.get("CONFORMANCE_CHANGE_TOOL")
     if changed:
         result["changed"] = change_tool_result(runs[0], changed)
-    session = otel_replay.replay(runs[0])
+    options: dict[str, Any] = {}
+    if os.environ.get("CONFORMANCE_DECORATE_TOOLS") == "1":
+        options["results_from_messages"] = "json"
+    session = otel_replay.replay(runs[0], **options)
     try:
         with session:
             url = session.base_url
