@@ -228,3 +228,19 @@ def test_diff_of_a_run_that_raised_names_the_error_and_no_answer(tmp_path: Path)
         assert fields["final_output"]["b"] is None and kind in fields["raised"]["b"]
         same = CliRunner().invoke(cli, ["diff", b, f"{tmp_path / 'again.otlp'}#{twin.run_id}"])
         assert same.exit_code == 0, same.output
+
+
+def test_the_report_gives_a_run_that_raised_no_answer(tmp_path: Path) -> None:
+    """``report -o DIR``: the index and the page of a run whose agent raised show no final
+    answer (its last model text was shown as one); a run that returned shows its own."""
+    cases = _cases(seed=3443, n=4)
+    _recorded(tmp_path, cases)
+    _recorded(tmp_path, cases, "fixed.otlp", RAISER_FIXED="1")
+    for name, answered in (("runs.otlp", False), ("fixed.otlp", True)):
+        pages = tmp_path / f"{name}.pages"
+        done = CliRunner().invoke(cli, ["report", str(tmp_path / name), "-o", str(pages)])
+        assert done.exit_code == 0, done.output
+        index = (pages / "index.html").read_text()
+        assert index.count("It is found.") == (len(cases) if answered else 0)
+        for page in pages.glob("run-*.html"):
+            assert ('id="answer"' in page.read_text()) is answered, page

@@ -20,7 +20,7 @@ from ..runs.pick import is_named
 from ..runs.verdict import run_verdict
 from ..workflow.anomalies import Config, Finding, find_anomalies
 from ..workflow.diff import Change, RunDiff
-from ..workflow.summary import RunSummary, summarize
+from ..workflow.summary import RunSummary, answer_of, summarize
 
 #: Text longer than this is folded (a click unfolds it).
 FOLD_CHARS = 600
@@ -63,7 +63,7 @@ class IndexLine:
 
 def index_line(run: Run) -> IndexLine:
     """The line of ``run`` in :func:`render_index`."""
-    return IndexLine(summarize(run), run.question(), run.final_output())
+    return IndexLine(summarize(run), run.question(), answer_of(run))
 
 
 def render_index(lines: Sequence[IndexLine], title: str) -> str:
@@ -231,7 +231,7 @@ def _page(run: Run, config: Config) -> dict[str, Any]:
         "not_set": kit.not_set,
         "problems": kit.problems,
         "fingerprint": [(k, _text(v)) for k, v in sorted(run.fingerprint.items())],
-        "final_output": run.final_output(),
+        "final_output": answer_of(run),  # none when the agent raised
         "findings": findings,
         "steps": [
             _step(s, start, end, by_step.get(s.index, []), _earlier(run, s)) for s in run.steps

@@ -26,6 +26,7 @@ from .. import messages as M
 from .. import payload, text_diff
 from ..runs.model import Run, Step
 from ..runs.verdict import outcome
+from .summary import answer_of
 
 #: Steps whose durations differ by less than this many milliseconds count as equally timed.
 DEFAULT_TIME_THRESHOLD_MS = 1000.0
@@ -171,9 +172,7 @@ def diff_runs(
         pairs.extend(Pair(None, y) for y in sb[j1:j2])
     run_changes: list[Change] = []
     ea, eb = outcome(a), outcome(b)
-    # A run whose agent raised returned no answer: its last model text is not one.
-    fa = None if ea.raised else a.final_output()
-    fb = None if eb.raised else b.final_output()
+    fa, fb = answer_of(a), answer_of(b)  # None for a run that raised
     if fa != fb:
         run_changes.append(Change("final_output", fa, fb))
     if ea.error != eb.error:

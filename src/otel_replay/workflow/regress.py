@@ -42,6 +42,7 @@ from typing import Any
 from .. import payload
 from ..runs.model import Run
 from ..runs.verdict import outcome
+from .summary import answer_of
 
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -175,8 +176,7 @@ def test_source(
         imports.append(_import_line(ref, alias))
         names.append((alias, ref))
     ended = outcome(run)
-    # A run whose agent raised has no answer: its last model text was never returned.
-    answer = None if ended.raised else run.final_output()
+    answer = answer_of(run)  # None for a run whose agent raised
     agent_name = next(
         (str(r.attributes.get("gen_ai.agent.name")) for r in run.roots if r.kind == "agent"),
         "agent",

@@ -151,6 +151,12 @@ def agent_name(run: Run) -> str | None:
     return _text(run.resource.get("service.name"))
 
 
+def answer_of(run: Run) -> str | None:
+    """The answer ``run`` gave: its final output (:meth:`~otel_replay.runs.model.Run.final_output`),
+    or None when its agent raised: its last model text was never returned."""
+    return None if outcome(run).raised else run.final_output()
+
+
 def summarize(run: Run) -> RunSummary:
     """The ``ls`` line of ``run``."""
     fp = run.fingerprint
