@@ -253,6 +253,45 @@ def test_agents_that_take_a_base_url_a_client_or_nothing(tmp_path: Path, agent: 
     ]
 
 
+UNDECLARED = """\
+import openai
+
+import otel_replay
+from examples.client_only.agent import lookup_order, run_agent
+
+
+@otel_replay.tool(name="lookup_order")
+def lookup(order_id):  # no return annotation: the trace cannot say what it returned
+    return lookup_order(order_id)
+
+
+def agent(question, base_url):
+    return run_agent(openai.OpenAI(api_key="unused", base_url=base_url), lookup)
+"""
+
+
+def test_a_result_known_only_as_sent_text_is_refused_unless_told(tmp_path: Path) -> None:
+    """A client-only trace (no tool span): the loop sends json.dumps(result), so the text the
+    model was sent is JSON, the tool's value or that text; refused naming the step, unless
+    --results-from-messages says how the agent sends results."""
+    pytest.importorskip("openinference.instrumentation.openai")
+    from examples.client_only.agent import record
+
+    record(tmp_path / "run.otlp", decorate=False)
+    (tmp_path / "undeclared.py").write_text(UNDECLARED)
+    args = ("replay", "run.otlp", "--agent", "undeclared:agent", "--json")
+    refused = otel_replay(tmp_path, *args)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    divergence = json.loads(refused.stdout)["report"]["divergence"]
+    assert divergence["kind"] == "tool" and divergence["name"] == "lookup_order"
+    assert "only the text the model was sent" in divergence["what"]
+    told = otel_replay(tmp_path, *args, "--results-from-messages", "json")
+    assert told.returncode == 0, told.stdout + told.stderr
+    doc = json.loads(told.stdout)
+    assert doc["report"]["matched"] and doc["answer"] == "ORD-5521 is processing."
+    assert any("value of the JSON text the model was sent" in n for n in doc["report"]["notes"])
+
+
 @pytest.mark.slow
 def test_an_agent_that_asks_something_else_diverges_loudly(tmp_path: Path) -> None:
     pytest.importorskip("openinference.instrumentation.openai")

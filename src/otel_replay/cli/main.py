@@ -19,12 +19,12 @@ from .. import __version__
 
 # The modes' choices, written once (their Literal types); a light module.
 from ..replay.adapters.limits import DEFAULT_LIMITS
-from ..replay.options import MATCH_RUNGS, MODEL_MODES, TOOL_POLICIES
+from ..replay.options import FROM_MESSAGES, MATCH_RUNGS, MODEL_MODES, TOOL_POLICIES
 from ..trusted_types import TYPE_TRUSTS
 from .printable import printable
 
 if TYPE_CHECKING:
-    from ..replay.options import ModelMode, ToolPolicy
+    from ..replay.options import FromMessages, ModelMode, ToolPolicy
     from ..runs.load import Runs
     from ..runs.model import Run
     from ..trusted_types import TypeTrust
@@ -977,6 +977,15 @@ def _report_index(
     "annotations), or also with classes of modules your agent imported. Never imports.",
 )
 @click.option(
+    "--results-from-messages",
+    type=click.Choice(FROM_MESSAGES),
+    default="refuse",
+    show_default=True,
+    help="A tool result the trace holds only as the text the model was sent (no tool span): "
+    "refused when that text is JSON, unless the tool's return annotation decides; 'json': the "
+    "agent sends json.dumps(result); 'text': it sends the tool's text as is.",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="The report (and drift) as one JSON document."
 )
 @click.option(
@@ -1001,6 +1010,7 @@ def replay_(
     override: tuple[str, ...],
     record_to: str | None,
     type_trust: TypeTrust,
+    results_from_messages: str,
     as_json: bool,
     isolate: bool,
 ) -> None:
@@ -1034,6 +1044,7 @@ def replay_(
             override=overrides(override),
             record_to=record_to,
             type_trust=type_trust,
+            results_from_messages=cast("FromMessages", results_from_messages),
         )
         done = rerun(runs[0], agent_ref, kwargs=kwargs, question=question, options=options)
     except (RegressError, ReplayError, ValueError) as exc:
@@ -1061,7 +1072,7 @@ def replay_(
         if same:
             click.echo(f"the agent raised {printable(repr(done.error))}, as the recorded run did")
         elif done.error is not None:
-            click.echo(f"the agent raised {printable(repr(done.error))}")
+            click.echo(f"the agent raised {printable(_agent_error(done))}")
         if recorded.raised and not same:
             did = "raised something else" if done.error is not None else "did not raise"
             click.echo(f"the recorded run raised {printable(str(recorded.error))}; the agent {did}")
@@ -1071,6 +1082,16 @@ def replay_(
     if ignored:
         sys.exit(2)
     sys.exit(0 if done.report.matched and (done.error is None or same) else 1)
+
+
+def _agent_error(done: Any) -> str:
+    """What the agent raised, as ``replay`` says it: the replay's own answer to a diverged
+    request (an SDK's HTTP 409 error, its text the divergence) by its type alone, since
+    the report above says that divergence already."""
+    error, divergence = done.error, done.report.divergence
+    if divergence is not None and str(divergence).splitlines()[0] in str(error):
+        return f"{type(error).__name__}: the replay's answer to the diverged request (above)"
+    return repr(error)
 
 
 def _isolate() -> None:
