@@ -44,6 +44,7 @@ USER_PATTERNS = (r"cust-[0-9]{6}", r"(?i)acct=(?P<v>\w+)")
 def _core(engine: Redactor) -> Redactor:
     """``engine`` with its layers beyond the reference off."""
     engine._deeper = False
+    engine._json_members = False
     return engine
 
 

@@ -297,6 +297,62 @@ _MEMO_SIZE: Final = 8192
 _CLEAN_CHARS: Final = 8 * 1024 * 1024
 
 
+#: The end of a JSON member's name before its value: ``"pin":`` (``\\"pin\\":`` in JSON
+#: text inside a JSON string), looked for just before a hidden value.
+_MEMBER_END = re.compile(r'(\\*)"[ \t]*:[ \t]*\Z')
+#: How far back a member's name is looked for, and how far a hidden array or object is
+#: followed to its end.
+_MEMBER_LOOKBACK: Final = 8
+_MAX_JSON_VALUE: Final = 65_536
+
+
+def _json_member_value(text: str, start: int, end: int) -> tuple[int, int, str]:
+    """Where to hide a secret found at ``text[start:end]``, and with what, so that JSON
+    stays JSON.
+
+    A secret-named member's value that is no JSON string (``"pin": 1234``, ``"otp":
+    true``, ``"password": [1, 2]``) is matched by shapes that end at white space or a
+    quote: they took the ``,`` or ``}`` after it, and a bare placeholder is no JSON
+    value.  Such a value is hidden whole as the string ``"[REDACTED]"`` (escaped as its
+    name's quotes are), its delimiters kept.  Anything else is hidden as it was found.
+    """
+    member = _MEMBER_END.search(text, max(0, start - _MEMBER_LOOKBACK), start)
+    first = text[start : start + 1]
+    if member is None or first in ('"', "\\", "'"):
+        return start, end, PLACEHOLDER
+    if first in "[{":
+        end = _json_end(text, start, end)
+    else:
+        while end > start and text[end - 1] in ",}] \t\r\n":
+            end -= 1
+    quote = member.group(1) + '"'
+    return start, end, quote + PLACEHOLDER + quote
+
+
+def _json_end(text: str, start: int, end: int) -> int:
+    """The end of the JSON array or object opening at ``start`` (strings skipped), or
+    ``end`` when it does not close within the bound."""
+    depth, inside, escaped = 0, False, False
+    for i in range(start, min(len(text), start + _MAX_JSON_VALUE)):
+        c = text[i]
+        if inside:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                inside = False
+        elif c == '"':
+            inside = True
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return end
+
+
 class Redactor:
     """Scrubs values by key, by pattern and by hook; reports the paths it hid."""
 
@@ -356,6 +412,10 @@ class Redactor:
     #: (in prose, a YAML value), not only in JSON strings: what the engine finds beyond
     #: its frozen reference (off only to compare with it; see the differential test).
     _deeper = True
+    #: Hide a secret-named JSON member's value that is no JSON string as a JSON string,
+    #: its delimiters kept (off only to compare with the frozen reference, which broke
+    #: such JSON).
+    _json_members = True
 
     def _text(self, text: str) -> str:
         if "\x00" in text:  # maybe UTF-16 bytes read as Latin-1
@@ -371,8 +431,12 @@ class Redactor:
                 end = max(end, e)
                 continue
             if text[start:end] != PLACEHOLDER:  # else hidden before
-                pieces += (text[done:start], PLACEHOLDER)
-                done = end
+                placeholder = PLACEHOLDER
+                if self._json_members:
+                    start, end, placeholder = _json_member_value(text, start, end)
+                if start >= done:
+                    pieces += (text[done:start], placeholder)
+                    done = end
             start, end = s, e
         if not pieces:
             return text

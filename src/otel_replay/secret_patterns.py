@@ -104,6 +104,11 @@ _ASSIGNED = (
     r"|[ \t]*=[ \t]*" + _CONTINUED + r"(?:\\?[\"'])?(?P<v17>" + _HIDDEN + r"[^\s\"'#\\]+)"
     r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\\r\n]|\\.)+)(?:\"|(?=[\r\n]|\Z))"
     r"|'(?P<v3>(?:[^'\\\r\n]|\\.)+)(?:'|(?=[\r\n]|\Z)))"
+    # A JSON member whose value is a number ("pin":1234, "otp": 123456), compact
+    # or not, in JSON text or JSON text inside a JSON string (\"pin\":1234): tool-call
+    # arguments as a model writes them.
+    r"|(?:\\*[\"'])?[ \t]*:[ \t]*(?P<v30>-?[0-9][0-9.eE+-]*)"
+    r"(?=[ \t]*(?:[,}\]\r\n]|\\|\Z))"
     # JSON text inside a JSON string: \"api_key\": \"...\", and code there (in JSON text
     # once or more): password=\"...\", password=\\\"...\\\"
     r"|\\\"\s*:\s*\\\"(?P<v4>(?:(?!\\\").)+)\\\""
