@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -230,22 +231,24 @@ def test_recorder_stores_the_exact_bytes_and_no_secret(
     assert API_KEY.encode() not in stored and b"cookie-value-4242" not in stored
     headers = json.loads(step.attributes[otel_replay.attributes.HTTP_REQUEST_HEADERS])
     assert all(headers[k] == "[REDACTED]" for k in [*secret_headers, "cookie"])
+    (run_sdk,) = otel_replay.load(
+        str(Path(__file__).parent / "data" / "thirdparty" / EXCHANGES[name] / "traces.otlp.jsonl")
+    )
+    recorded = run_sdk.model_steps()[0].model
+    assert recorded is not None
+    # What only the wire says (usage, the response's id and model) is on the step, whether
+    # the recorder made the span or a model_call around the call did.
+    assert step.model.usage.get("input_tokens") == recorded.usage.get("input_tokens")
+    # Output tokens as the wire says them: an Anthropic stream's message_delta count is the
+    # total (an instrumentation that adds message_start's 1 to it says one more).
+    said = re.findall(rb'"(?:output|completion)_tokens":\s*(\d+)', b"".join(fake.chunks))
+    assert step.model.usage.get("output_tokens") == int(said[-1])
+    assert step.model.response_id == recorded.response_id
+    assert step.model.response_model == recorded.response_model
     if not with_span:  # the recorder's own span is a full model step (a stream folded)
-        (run_sdk,) = otel_replay.load(
-            str(
-                Path(__file__).parent
-                / "data"
-                / "thirdparty"
-                / EXCHANGES[name]
-                / "traces.otlp.jsonl"
-            )
-        )
-        recorded = run_sdk.model_steps()[0].model
-        assert step.model.input_messages and recorded is not None
+        assert step.model.input_messages
         assert step.model.output_messages is not None
         assert _parts(step.model.output_messages) == _parts(recorded.output_messages or [])
-        assert step.model.usage.get("input_tokens") == recorded.usage.get("input_tokens")
-        assert step.model.response_id == recorded.response_id
 
 
 def _parts(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:

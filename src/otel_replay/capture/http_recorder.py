@@ -257,8 +257,16 @@ class _Exchange:
                 attrs[REQUEST_DECODED_FROM] = ", ".join(self.request_codings)
             if decoded:
                 attrs[RESPONSE_DECODED_FROM] = ", ".join(on_wire)
-        if self.own and content and self.status == 200 and body is not None:
-            attrs.update(self._response_genai(span, body))
+        if content and self.status == 200 and body is not None:
+            if self.own:
+                attrs.update(self._response_genai(span, body, messages=True))
+            else:
+                # A model_call's span: its record() gives the messages; what only the wire
+                # says (usage, the response's id and model, finish reasons) is filled in
+                # where the span has none.
+                present = getattr(span, "attributes", None) or {}
+                said = self._response_genai(span, body, messages=False)
+                attrs.update({k: v for k, v in said.items() if k not in present})
         if self.hidden:
             previous = getattr(span, "attributes", {}).get(A.REDACTED) or ()
             attrs[A.REDACTED] = [*previous, *self.hidden]
@@ -293,7 +301,7 @@ class _Exchange:
             if key not in self.hidden:
                 self.hidden.append(key)
 
-    def _response_genai(self, span: Span, body: bytes) -> dict[str, Any]:
+    def _response_genai(self, span: Span, body: bytes, *, messages: bool) -> dict[str, Any]:
         content_type = (self.response_headers or {}).get("content-type", "")
         if "text/event-stream" in content_type:
             folded = bodies.sse_response(body)  # the stream as the JSON answer it adds up to
@@ -310,7 +318,8 @@ class _Exchange:
         attrs: dict[str, Any] = {}
         for key, value in genai.items():
             if key == A.OUTPUT_MESSAGES:
-                attrs.update(payload_attributes(span, key, value, self.hidden))
+                if messages:
+                    attrs.update(payload_attributes(span, key, value, self.hidden))
             elif isinstance(value, (str, bool, int, float)) or _strings(value):
                 attrs[key] = value
         return attrs
