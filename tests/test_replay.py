@@ -461,7 +461,7 @@ def test_pinned_model_diverges_on_a_different_prompt(tmp_path: Path) -> None:
         with otel_replay.replay(run) as session:
             chat_agent(session.model, "HELLO?")
     assert info.value.kind == "model" and info.value.index == first_model.index
-    assert "message 0 (user) differs" in str(info.value)
+    assert "message 1 (user) differs" in str(info.value)
     assert "-" in info.value.diff and "HELLO?" in info.value.diff
 
 

@@ -79,7 +79,7 @@ def test_a_divergence_shows_the_change_not_the_prompt(tmp_path: Path) -> None:
         with otel_replay.replay(path) as session:
             session.model.respond(changed, system=SYSTEM)
     err = caught.value
-    assert "message 0 (user) differs" in str(err)
+    assert "message 1 after the system instructions (user) differs" in str(err)
     expected, actual = err.expected, err.actual
     assert [m["role"] for m in expected] == [m["role"] for m in actual] == ["system", "user"]
     assert expected[0] == actual[0]  # the prompt, given differently, reads the same

@@ -164,14 +164,17 @@ def first_difference(
 ) -> str:
     """Where two message lists part: ``message 3 (tool) differs`` and the like.
 
-    Counted in the conversation, system instructions apart (an API that takes them
-    beside the messages and one that takes them as the first message count alike).
+    Counted from 1 in the conversation, system instructions apart (an API that takes
+    them beside the messages and one that takes them as the first message count
+    alike), and said so when there are any: a diff shown beside it lists them first.
     """
-    rec = [m for m in turns(split_system(M.normalize(recorded))[1]) if message_key(m) is not None]
+    system, rest = split_system(M.normalize(recorded))
+    rec = [m for m in turns(rest) if message_key(m) is not None]
     act = [m for m in turns(split_system(M.normalize(actual))[1]) if message_key(m) is not None]
+    after = " after the system instructions" if system else ""
     for i, (r, a) in enumerate(zip(rec, act, strict=False)):
         if message_key(r, hidden=True) != message_key(a, hidden=True):
-            return f"message {i} ({r.get('role')}) differs"
+            return f"message {i + 1}{after} ({r.get('role')}) differs"
     if len(rec) != len(act):
         return f"{len(rec)} messages recorded, {len(act)} sent"
     return "system instructions differ"
