@@ -21,9 +21,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 import otel_replay
 from otel_replay.cli.main import cli
+from otel_replay.runs.verdict import same_type
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -244,3 +247,42 @@ def test_the_report_gives_a_run_that_raised_no_answer(tmp_path: Path) -> None:
         assert index.count("It is found.") == (len(cases) if answered else 0)
         for page in pages.glob("run-*.html"):
             assert ('id="answer"' in page.read_text()) is answered, page
+
+
+def test_the_replayed_run_of_a_raise_diffs_equal_to_the_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``replay -o FILE`` writes the replayed run raising as the recorded one did: its agent
+    span in error with the exception's type and message, no final answer.  ``diff``
+    of the recording against it is equal (it showed a status change at the agent step
+    and a final answer the agent never returned)."""
+    cases = _cases(seed=77, n=5)
+    runs = _recorded(tmp_path, cases)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "raising_agent", raising=False)
+    path = str(tmp_path / "runs.otlp")
+    for n, run in enumerate(runs):
+        out = str(tmp_path / f"replay{n}.otlp")
+        args = ["replay", path, "--run", run.run_id, "--agent", "raising_agent:run_agent"]
+        done = CliRunner().invoke(cli, [*args, "-o", out])
+        assert done.exit_code == 0, done.output
+        (replayed,) = otel_replay.load(out)
+        agent = replayed.steps[0]
+        assert agent.kind == "agent" and agent.status == "ERROR"
+        compared = CliRunner().invoke(cli, ["diff", f"{path}#{run.run_id}", out])
+        assert compared.exit_code == 0, compared.output
+
+
+_NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+_DOTTED = st.lists(_NAME, min_size=1, max_size=3).map(".".join)
+
+
+@given(module=_DOTTED, other=_DOTTED, qualname=_DOTTED)
+def test_a_scripts_class_is_the_same_type_imported(module: str, other: str, qualname: str) -> None:
+    """One class recorded from ``python agent.py`` (``__main__.X``) and replayed with
+    ``agent`` imported (``agent.X``) is one type; two modules' classes are not."""
+    assert same_type(f"__main__.{qualname}", f"{module}.{qualname}")
+    assert same_type(f"{module}.{qualname}", f"__main__.{qualname}")
+    assert same_type(qualname, qualname) and not same_type(qualname, None)
+    if module != other:
+        assert not same_type(f"{module}.{qualname}", f"{other}.{qualname}")

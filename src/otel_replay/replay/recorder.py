@@ -83,6 +83,8 @@ class ReplayLog:
         self.run = run
         self.entries: list[ModelEntry | ToolEntry] = []
         self.final_answer: str | None = None
+        #: What the agent raised out of the replay (not a divergence): its run ends so.
+        self.raised: BaseException | None = None
 
     def model(self, entry: ModelEntry) -> None:
         self.entries.append(entry)
@@ -179,10 +181,24 @@ class _Writer:
             if step.span_id not in keep:
                 continue
             parent = self.copies.get(step.parent_span_id or "")
-            attrs = self._ancestor_attributes(step, first_root and parent is None)
+            is_root = first_root and parent is None
+            attrs = self._ancestor_attributes(step, is_root)
             first_root = False
+            status: Status | None = None
+            events: tuple[Event, ...] = ()
+            raised = self.log.raised
+            if is_root and step.kind == "agent" and raised is not None:
+                # The run raised, as a recorded one that raised is written: the agent span
+                # in error, the exception's type and message on it.
+                attrs[A.ERROR_TYPE] = _qualified(raised)
+                status = Status(StatusCode.ERROR, str(raised))
+                event = {
+                    "exception.type": _qualified(raised),
+                    "exception.message": str(raised),
+                }
+                events = (Event("exception", event, timestamp=step.end_ns),)
             self.copies[step.span_id] = self._span(
-                step.name, parent, step.start_ns, step.end_ns, attrs
+                step.name, parent, step.start_ns, step.end_ns, attrs, status=status, events=events
             )
         for e in entries:
             if isinstance(e, ModelEntry):
@@ -210,7 +226,11 @@ class _Writer:
             for key, value in self.run.fingerprint.items():
                 name = key if key in IDS else A.FP + key
                 attrs[name] = _attr(value)
-            if step.kind == "agent" and self.log.final_answer is not None:
+            if (
+                step.kind == "agent"
+                and self.log.final_answer is not None
+                and self.log.raised is None
+            ):
                 text = {"type": "text", "content": self.log.final_answer}
                 answer = [{"role": "assistant", "parts": [text]}]
                 attrs.update(to_attributes(A.OUTPUT_MESSAGES, answer))

@@ -376,6 +376,8 @@ class ReplaySession(ReplayObserver):
             self._guard.stop()
         if self._random_state is not None:
             random.setstate(self._random_state)
+        if exc is not None and not isinstance(exc, ReplayDivergence):
+            self.log.raised = exc  # the replayed run ended so, as the recorded one may have
         if self.record_to is not None:
             self.write(self.record_to)  # a diverged replay most of all
         if exc is not None:

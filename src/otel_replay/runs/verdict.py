@@ -121,6 +121,14 @@ class Outcome:
     def ok(self) -> bool:
         return not self.raised and not self.tool_calls_failed and not self.model_calls_failed
 
+    def same_error(self, other: Outcome) -> bool:
+        """Whether both runs raised the same error (type and message), or neither raised."""
+        if not (self.raised and other.raised):
+            return self.raised == other.raised
+        return self.error_message == other.error_message and same_type(
+            self.error_type, other.error_type
+        )
+
     def words(self, limit: int | None = None) -> str:
         """``ok``, or what went wrong; the error message cut at ``limit`` characters."""
         said = []
@@ -195,6 +203,25 @@ class RunVerdict:
             "outcome": self.outcome.to_json(),
             "verdict_words": self.words(),
         }
+
+
+_MAIN = "__main__."
+
+
+def same_type(a: str | None, b: str | None) -> bool:
+    """Whether two recorded exception type names name one class: the same name, or the
+    same but for the module a script's own classes get when it runs as ``__main__``
+    (recorded from ``python agent.py``, replayed with ``agent`` imported)."""
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    for main, other in ((a, b), (b, a)):
+        if main.startswith(_MAIN):
+            name = main[len(_MAIN) :]
+            if other == name or other.endswith("." + name):
+                return True
+    return False
 
 
 def step_error(step: Step) -> tuple[str | None, str | None] | None:

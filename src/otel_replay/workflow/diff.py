@@ -175,7 +175,7 @@ def diff_runs(
     fa, fb = answer_of(a), answer_of(b)  # None for a run that raised
     if fa != fb:
         run_changes.append(Change("final_output", fa, fb))
-    if ea.error != eb.error:
+    if not ea.same_error(eb):
         run_changes.append(Change("raised", ea.error, eb.error))
     return RunDiff(a, b, tuple(pairs), tuple(run_changes))
 
