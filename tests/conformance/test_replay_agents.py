@@ -34,9 +34,6 @@ UNREPLAYABLE = (
     "semantic_kernel/responses_stream",
 )
 
-_REBUILT_WRONG = (
-    "the model input is rebuilt other than sent (KNOWN_GAPS), so the agent's request differs"
-)
 #: The refusal a stub gives when the trace holds only the text the model was sent.
 REFUSAL = "the trace holds only the text the model was sent"
 _LITELLM_ERROR_TEXT = (
@@ -62,23 +59,6 @@ REPLAY_REFUSED: dict[tuple[str, str], str] = {
 
 #: (case id, how) -> why the stack's own agent does not replay it today, one line.
 REPLAY_GAPS: dict[tuple[str, str], str] = {
-    **{
-        (f"{case}@blocks_and_errors", how): _REBUILT_WRONG
-        for case in (
-            "langgraph_openinference/sync",
-            "langgraph_openllmetry/sync",
-            "langgraph_v0_openinference/sync",
-            "langgraph_v0_openllmetry/sync",
-            "openai_agents_openinference/sync",
-        )
-        for how in ("serve", "inprocess")
-    },
-    **{
-        (f"{stack}/sync@plain_text", "inprocess"): (
-            "in process, the tool that returned None has no recorded result, so its stub refuses"
-        )
-        for stack in ("openai_agents_openinference", "openai_agents_otel")
-    },
     ("google_adk/sync@blocks_and_errors", "inprocess"): (
         "in process, open_ticket's returned error result ({'error': ..., 'code': 503}) is "
         "recorded as ADK records a raised error (error.type TOOL_ERROR), so the stub raises and "
