@@ -32,7 +32,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.conformance import scenario, server
 from tests.conformance.checks import Case, check, find_cases
-from tests.conformance.generate import STACKS, GenerateError, record_mode, stack_config
+from tests.conformance.generate import (
+    STACKS,
+    GenerateError,
+    is_node,
+    node_dir,
+    record_mode,
+    stack_config,
+)
 from tests.conformance.replay_agents import inprocess_case, replay_case, stack_python
 
 #: Stacks the slow test records a fresh scenario with by default: the stacks that rebuild and
@@ -280,7 +287,9 @@ def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
                 continue
             config = stack_config(stack)
             mode = "sync" if "sync" in config["modes"] else next(iter(config["modes"]))
-            python = stack_python(stack)
+            # A JavaScript agent reads its scenario from the scenario.json in its node home:
+            # written for the drawn scenario, else it would record the default one.
+            python = node_dir(stack, scn) if is_node(stack) else stack_python(stack)
             out = Path(tmp) / stack / f"{mode}@{scn.name}"
             try:
                 case = Case(record_mode(stack, mode, config, python, scn, out))
