@@ -12,6 +12,7 @@ ordinary content.
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ def test_a_placeholder_anywhere_is_content_left_out(
     arguments = {"q": held} if where == "arguments" else {"q": "x"}
     result = held if where == "result" else {"ok": 1}
     output = marker if where == "output" else "fine"
-    path = tmp_path / f"{data.draw(st.integers(0, 10**9))}.otlp"
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "r.otlp"  # one file per example
     run = _record(path, arguments, result, output)
     kit = run.kit
     assert kit.verdict != "full" and not kit.replayable, kit
@@ -109,7 +110,8 @@ def test_the_words_inside_longer_text_are_content(
 ) -> None:
     text = before + marker + after
     assert placeholder_in({"a": [text]}) is None
-    run = _record(tmp_path / f"{abs(hash(text))}.otlp", {"q": text}, {"r": text}, text)
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "r.otlp"  # one file per example
+    run = _record(path, {"q": text}, {"r": text}, text)
     assert run.kit.verdict == "full" and run.kit.replayable, run.kit
 
 
