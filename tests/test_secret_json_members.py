@@ -82,7 +82,7 @@ def _hidden_as_placeholder(value: Any, names: set[str]) -> bool:
     return True
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(drawn=documents(), compact=st.booleans(), wraps=st.integers(0, 2))
 def test_json_stays_json_and_secret_numbers_are_hidden(
     drawn: tuple[dict[str, Any], list[int]], compact: bool, wraps: int

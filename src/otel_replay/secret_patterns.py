@@ -559,7 +559,9 @@ VALUE_PATTERNS: Final = (
         r"(?:\"(?P<v>[^\"\r\n]+)\"|'(?P<v2>[^'\r\n]+)'|(?P<v3>"
         + _HIDDEN
         + r"(?![0-9.]+:[0-9]+(?::[0-9]+)?(?:/[a-z]+)?(?![^\s\"'`;|&]))"
-        + r"[^\s\"'`;|&-][^\s\"'`;|&]*))",
+        # Glued to the option (-p-x9: mysql reads "-x9"), a password may start with "-";
+        # after a space a "-" starts the next option.
+        + r"(?:(?<=p)-|[^\s\"'`;|&-])[^\s\"'`;|&]*))",
     ),
     # Any other name ending in "key" (or "token", above), given a value that looks like a
     # credential.
