@@ -216,9 +216,14 @@ def test_allow_host_lets_the_named_host_reach_the_mcp_route_too(recorded: Path) 
         with httpx.Client(timeout=10) as client:
 
             def post(host: str, **headers: str) -> httpx.Response:
-                return client.post(url + "/mcp", json=HELLO, headers={**ACCEPT, "host": host, **headers})
+                return client.post(
+                    url + "/mcp", json=HELLO, headers={**ACCEPT, "host": host, **headers}
+                )
 
             assert post(f"replay.internal:{port}").status_code == 200
             assert post("replay.internal").status_code == 200
-            assert post(f"replay.internal:{port}", origin=f"http://replay.internal:{port}").status_code == 200
+            assert (
+                post(f"replay.internal:{port}", origin=f"http://replay.internal:{port}").status_code
+                == 200
+            )
             assert post(f"other.internal:{port}").status_code == 421

@@ -40,7 +40,9 @@ def post(app: InProcess, headers: list[tuple[str, str]]) -> int:
     return app.loop.run_until_complete(request).status_code
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     name=st.sampled_from(sorted(PAIRS)),
     foreign_first=st.booleans(),

@@ -59,7 +59,9 @@ def first_step(run: otel_replay.Run) -> int:
     return run.model_steps()[0].index
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(played=st.integers(0, 3), clients_before=st.integers(0, 2))
 def test_a_new_question_diverges_at_the_first_request_not_in_another_conversation(
     runs: list[otel_replay.Run], played: int, clients_before: int
@@ -80,7 +82,9 @@ def test_a_new_question_diverges_at_the_first_request_not_in_another_conversatio
         app.close()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(at=st.integers(1, 2), others=st.integers(0, 2))
 def test_a_request_that_goes_on_a_conversation_diverges_at_its_next_step(
     runs: list[otel_replay.Run], at: int, others: int
@@ -109,7 +113,5 @@ def test_a_named_conversation_still_diverges_in_itself(served: InProcess) -> Non
     recorded = bodies(CHAT)
     name = {CONVERSATION_HEADER: "mine"}
     assert served.post("/v1/chat/completions", recorded[0], name).status_code == 200
-    step, _ = diverged(
-        served.post("/v1/chat/completions", changed_last_user(recorded[0]), name)
-    )
+    step, _ = diverged(served.post("/v1/chat/completions", changed_last_user(recorded[0]), name))
     assert step == [s.index for s in served.engine.runs[0].model_steps()][1]

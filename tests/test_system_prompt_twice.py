@@ -143,7 +143,9 @@ def test_a_leading_message_that_says_something_else_stays(
 _numbers = itertools.count()
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(texts, texts)
 def test_any_prompt_recorded_twice_loads_exact(tmp_path: Path, system: str, question: str) -> None:
     path = tmp_path / f"{next(_numbers)}.otlp"

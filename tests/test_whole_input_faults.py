@@ -64,7 +64,9 @@ def test_a_fault_inside_an_input_still_names_its_place(unit: str) -> None:
 
 
 def test_a_cut_file_names_the_byte(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parents[1] / "examples/order_support/recordings/wrong_order.otlp"
+    example = (
+        Path(__file__).resolve().parents[1] / "examples/order_support/recordings/wrong_order.otlp"
+    )
     cut = tmp_path / "cut.otlp"
     data = example.read_bytes()
     cut.write_bytes(data + data[:40])
