@@ -85,7 +85,7 @@ def test_record_show_check_replay(tmp_path: Path) -> None:
 
     show, check, replayed = (run(c, tmp_path, env) for c in AFTER)
     assert show.returncode == 0, show.stderr
-    assert "lookup_order" in show.stdout and "replayable" in show.stdout
+    assert "lookup_order" in show.stdout and "full · replays · ok" in show.stdout
     assert check.returncode == 0, check.stdout + check.stderr
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert replayed.stdout.splitlines()[0] == "Your Widget Mini is processing."
