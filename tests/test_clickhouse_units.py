@@ -6,6 +6,7 @@ The tables themselves are read in the chdb tier (``tests/test_clickhouse.py``).
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 
 import pytest
@@ -96,7 +97,7 @@ def test_the_conventions_types_are_known_by_name() -> None:
     assert attribute_type("gen_ai.request.temperature") == "number"
     assert attribute_type("gen_ai.response.finish_reasons") == "strings"
     assert attribute_type("otel_replay.bytes.result") == "bytes"
-    assert attribute_type("llm.input_messages.3.message.content") == "list"
+    assert attribute_type("llm.input_messages.3.message.content") == "strings"
     assert attribute_type("gen_ai.input.messages") is None
     assert attribute_type("user.id") is None
 
@@ -153,3 +154,25 @@ def test_texts_that_are_not_the_type_stay_texts() -> None:
     assert typed_attributes({"gen_ai.usage.input_tokens": "99999999999999999999"}) == {
         "gen_ai.usage.input_tokens": "99999999999999999999"  # past int64: not the exporter's
     }
+
+
+_BLOCK = st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=12)})
+
+
+@given(
+    index=st.integers(0, 40),
+    side=st.sampled_from(["input", "output"]),
+    blocks=st.lists(_BLOCK, min_size=1, max_size=4),
+    strings=st.lists(st.text(max_size=8), min_size=1, max_size=4),
+)
+def test_message_content_that_reads_as_json_blocks_stays_the_string_it_was(
+    index: int, side: str, blocks: list[dict[str, str]], strings: list[str]
+) -> None:
+    """An OpenInference message content is a string (the instrumentation's JSON text of the
+    blocks an Anthropic tool result was sent as) or an array attribute of strings: the
+    table's text of a list of maps is that string, never a list (an attribute array holds
+    primitives only), while a list of strings is the array it was."""
+    name = f"llm.{side}_messages.{index}.message.content"
+    text = json.dumps(blocks, ensure_ascii=False)
+    assert typed_attributes({name: text})[name] == text
+    assert typed_attributes({name: as_string(strings)})[name] == strings

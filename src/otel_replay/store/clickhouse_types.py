@@ -133,9 +133,12 @@ _PREFIXES: Final[tuple[tuple[str, Kind], ...]] = (
     ("llm.usage.", "int"),
     ("ai.usage.", "int"),
 )
-#: By pattern: OpenInference's message contents may be lists of parts (maps).
+#: By pattern: OpenInference's message contents are strings, or an array attribute of
+#: strings.  Never of maps: an attribute array holds primitives only, so a content that
+#: reads as a JSON list of blocks is a string (the instrumentation's own JSON text of the
+#: blocks the provider was sent), and is kept as that text.
 _PATTERNS: Final[tuple[tuple[re.Pattern[str], Kind], ...]] = (
-    (re.compile(r"llm\.(?:input|output)_messages\.\d+\.message\.content"), "list"),
+    (re.compile(r"llm\.(?:input|output)_messages\.\d+\.message\.content"), "strings"),
 )
 #: Names ending so count tokens, whatever their namespace (``llm.openai.max_tokens``,
 #: ``ai.settings.maxOutputTokens``).
