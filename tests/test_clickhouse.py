@@ -60,7 +60,31 @@ def _records(*files: Path) -> list[Any]:
     return [r for f in files for r in RecordReader(str(f))]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+#: Case id -> why the exporter's table reads it other than its files, one line.  Strict:
+#: a fix makes the case pass, and the test fails until its entry is removed.
+TABLE_GAPS: dict[str, str] = {
+    **{
+        f"litellm_openinference/{mode}": (
+            "Responses through LiteLLM, client-only traces stitched from the table: the last "
+            "call's tool call is left unanswered and the final output is lost"
+        )
+        for mode in ("responses", "responses_stream")
+    },
+    "openai_agents_openinference/sync@plain_text": (
+        "a tool's number result (42) recorded as a typed attribute reads back as its text: the "
+        "table keeps every attribute value as a string"
+    ),
+}
+
+
+def _case(case: Any) -> Any:
+    if case.id in TABLE_GAPS:
+        mark = pytest.mark.xfail(strict=True, reason=TABLE_GAPS[case.id])
+        return pytest.param(case, id=case.id, marks=[mark])
+    return pytest.param(case, id=case.id)
+
+
+@pytest.mark.parametrize("case", [_case(c) for c in CASES])
 def test_every_conformance_case_reads_back_from_the_exporters_table_as_from_its_files(
     case: Any, tmp_path: Path
 ) -> None:
