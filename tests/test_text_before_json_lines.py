@@ -47,6 +47,23 @@ def test_a_text_line_first_costs_that_line(tmp_path: Path, line: str) -> None:
     assert [(r.run_id, len(r.steps)) for r in runs] == clean
 
 
+@pytest.mark.filterwarnings("ignore::otel_replay.LoadWarning")
+def test_a_line_of_one_character_first_costs_that_line(tmp_path: Path) -> None:
+    """A line's first byte reads as a varint length (``U`` is 85, ``-`` is 45) that may
+    chain through the JSON lines after it by chance: every printable character is tried."""
+    expected = len(list(SpanReader(DUMP)))
+    path = tmp_path / "dump.jsonl"
+    wrong = []
+    for line in (chr(c) for c in range(0x21, 0x7F)):
+        if line in "{[":
+            continue
+        path.write_bytes(line.encode() + b"\n" + DUMP.read_bytes())
+        reader = SpanReader(path)
+        if len(list(reader)) != expected or [p.offset for p in reader.problems] != [0]:
+            wrong.append(line)
+    assert wrong == []
+
+
 @given(line=_LINES, second=st.sampled_from(["{not json}", '{"a": 1}', "{", '{"resource": 2}']))
 def test_text_with_a_brace_is_no_trace(line: str, second: str) -> None:
     head = (line + "\n" + second + "\n").encode()

@@ -327,8 +327,8 @@ _CONTROL = bytes(b for b in range(32) if b not in (9, 13)) + b"\x7f"
 def _text_then_json_lines(head: bytes) -> bool:
     """True when ``head`` is a line of text (a shell's or a tool's words written
     before the dump) followed by lines of JSON objects: JSON lines whose first
-    line is bad, which costs that line only.  Asked only of what no binary
-    framing reads, so protobuf (whose bytes may hold ``\\n{``) never gets here.
+    line is bad, which costs that line only.  Asked of text only (see
+    :func:`_is_text`), so protobuf (whose bytes may hold ``\\n{``) is never taken for it.
     """
     first, newline, rest = head.partition(b"\n")
     second = rest.lstrip().partition(b"\n")[0]
@@ -385,6 +385,10 @@ def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
         return "jsonl" if next_object or _is_json(first) else "json"
     if not head:
         return "empty"
+    if _is_text(head) and _text_then_json_lines(head):
+        # Before any binary framing: a line of text's first byte reads as a varint
+        # length (``U`` is 85) that can chain through JSON lines by chance.
+        return "jsonl"
     if f is not None and size is not None:
         if _chains(f, size, varint=False):
             return "be32"
