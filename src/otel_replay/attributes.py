@@ -109,6 +109,15 @@ TOOL_ERRORS_SENT_AS: Final = "otel_replay.tool_errors_sent_as"
 #: True on a tool span whose stack records no result for a tool that returned None (the
 #: openai-agents SDK): unless the step failed, its result is None, not missing.
 TOOL_RETURNED_NONE: Final = "otel_replay.tool_returned_none"
+#: True on a failed tool span whose stack marks the failure from what the tool returned
+#: (Google ADK marks a returned dict with an "error" member, and records no exception):
+#: its recorded result is what the tool returned, and replay returns it.
+TOOL_ERROR_RETURNED: Final = "otel_replay.tool_error_returned"
+#: How the span's stack turned its tools' values into the text the model was sent, where no
+#: tool span records them: "str_as_is" sends a str as it is and any other value as text
+#: of its own making (Haystack), so a tool returning the very text the model was sent
+#: gives the same request.
+TOOL_RESULTS_SENT_AS: Final = "otel_replay.tool_results_sent_as"
 #: How the span's client sent back the text of earlier answers in its input, where the
 #: messages keep the text: "item_reference" is a reference to the message item the server
 #: stored (the Vercel AI SDK's OpenAI Responses provider, which stores answers by default).
@@ -119,7 +128,14 @@ TEXT_BESIDE_CALLS: Final = "otel_replay.text_beside_calls"
 #: What dialects tell the reader about a span, never written on exported spans (a reader
 #: derives them again from the span itself).
 READER_HINTS: Final = frozenset(
-    {TOOL_ERRORS_SENT_AS, TOOL_RETURNED_NONE, ANSWERS_SENT_AS, TEXT_BESIDE_CALLS}
+    {
+        TOOL_ERRORS_SENT_AS,
+        TOOL_RETURNED_NONE,
+        TOOL_ERROR_RETURNED,
+        TOOL_RESULTS_SENT_AS,
+        ANSWERS_SENT_AS,
+        TEXT_BESIDE_CALLS,
+    }
 )
 
 FP: Final = "otel_replay.fingerprint."

@@ -51,40 +51,14 @@ _LITELLM_RAISING = [
     and scenario_named(str(c.meta.get("scenario", "default"))).raising is not None
 ]
 
-_HAYSTACK_JSON_TEXT = (
-    "Haystack's trace has no tool span, and Haystack sends a tool's str result as is and any "
-    "other as json.dumps(result) (Haystack 2: str(result)): a result the model was sent as "
-    "JSON text (an object, a number, null) is that value or that very text, so the stub "
-    "refuses, naming the step"
-)
-#: Haystack's cases in which the model was sent a tool result as JSON text.  Haystack 2 sends
-#: str(result), no JSON for an object or None, so only its numbers (plain_text's 42) refuse.
-_HAYSTACK_REFUSED = [
-    *(
-        f"haystack_openinference/{case}"
-        for case in (
-            *("sync", "async", "stream", "async_stream", "responses", "responses_stream"),
-            *("sync@blocks_and_errors", "sync@json_results", "sync@plain_text"),
-        )
-    ),
-    "haystack2_openinference/sync@plain_text",
-]
-
 #: (case id, how) -> why the replay refuses, by design, naming the step: the trace does not
 #: hold what the stack's agent needs.  The test checks that it refuses, and says so.
 REPLAY_REFUSED: dict[tuple[str, str], str] = {
     **{(case, "inprocess"): _LITELLM_ERROR_TEXT for case in _LITELLM_RAISING},
-    **{(case, "inprocess"): _HAYSTACK_JSON_TEXT for case in _HAYSTACK_REFUSED},
 }
 
 #: (case id, how) -> why the stack's own agent does not replay it today, one line.
-REPLAY_GAPS: dict[tuple[str, str], str] = {
-    ("google_adk/sync@blocks_and_errors", "inprocess"): (
-        "in process, open_ticket's returned error result ({'error': ..., 'code': 503}) is "
-        "recorded as ADK records a raised error (error.type TOOL_ERROR), so the stub raises and "
-        "the agent's on_tool_error_callback sends {'error': ...} without the code"
-    ),
-}
+REPLAY_GAPS: dict[tuple[str, str], str] = {}
 
 CASES = [c for c in find_cases() if c.meta["content"]]
 SAMPLE = sample_cases(CASES)

@@ -44,9 +44,18 @@ from tests.conformance.replay_agents import inprocess_case, replay_case, stack_p
 
 #: Stacks the slow test records a fresh scenario with by default: the stacks that rebuild and
 #: replay every named scenario today (a framework's own telemetry, OpenInference on a
-#: framework, one with built-in spans and a client instrumentation), so that a failure is a
-#: class the named scenarios do not hold.  ``CONFORMANCE_SCENARIO_STACKS=all``: every stack.
-SLOW_STACKS = ("strands", "crewai", "llamaindex_openinference", "autogen")
+#: framework, one with built-in spans and a client instrumentation, one that marks a tool
+#: failed from what it returned, one with no tool span whose results are rebuilt from the
+#: messages), so that a failure is a class the named scenarios do not hold.
+#: ``CONFORMANCE_SCENARIO_STACKS=all``: every stack.
+SLOW_STACKS = (
+    "strands",
+    "crewai",
+    "llamaindex_openinference",
+    "autogen",
+    "google_adk",
+    "haystack_openinference",
+)
 #: Seconds the slow test may take, recording and replaying included.
 BUDGET_S = float(os.environ.get("CONFORMANCE_SCENARIO_BUDGET_S", "900"))
 

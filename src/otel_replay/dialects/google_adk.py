@@ -60,15 +60,27 @@ def _fill(span: SpanView) -> GenAI:
 
 
 def _tool(span: SpanView) -> GenAI:
+    out: GenAI = {}
+    if _returned_an_error(span):
+        out[A.TOOL_ERROR_RETURNED] = True
     args, result = loads(span.get(TOOL_ARGS)), loads(span.get(TOOL_RESPONSE))
     if args == {} and result == {}:
-        return {}  # content off
-    out: GenAI = {}
+        return out  # content off
     if isinstance(args, Mapping):  # a merged span writes "N/A"
         out[A.TOOL_CALL_ARGUMENTS] = dict(args)
     if result is not None and span.get(A.TOOL_NAME) != MERGED_TOOLS:
         out[A.TOOL_CALL_RESULT] = result
     return out
+
+
+def _returned_an_error(span: SpanView) -> bool:
+    """ADK (2.x) marks a tool span failed, with ``error.type`` and no exception event,
+    when the tool returned a dict with a truthy ``error`` member (as an
+    ``on_tool_error_callback`` does for a raised error); an error raised out of the
+    tool it records as an exception event."""
+    return bool(span.get(A.ERROR_TYPE)) and not any(
+        e.get("name") == "exception" for e in span.events
+    )
 
 
 def _system(instruction: Any) -> list[dict[str, Any]] | None:

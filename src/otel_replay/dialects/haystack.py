@@ -32,7 +32,10 @@ def _matches(span: SpanView) -> bool:
 
 
 def _fill(span: SpanView) -> GenAI:
-    out: GenAI = {}
+    # Haystack sends a tool's str result as it is (Haystack 3: any other value as its
+    # json.dumps; Haystack 2: str(value)): the text the model was sent is what a tool
+    # returning that text gives.
+    out: GenAI = {A.TOOL_RESULTS_SENT_AS: "str_as_is"}
     inputs = loads(span.get("input.value"))
     if isinstance(inputs, Mapping):
         put(out, A.INPUT_MESSAGES, _messages(inputs.get("messages")))

@@ -196,7 +196,9 @@ class ToolStubs(Observed):
         if inv.function is not None:
             types = types.including(self._declared(inv.function))
         refused = len(types.refused)
-        if tool.error is not None:
+        # A failure the stack read off a returned value (its result recorded) is returned.
+        returned = tool.error is not None and tool.error.returned and tool.result_payload
+        if tool.error is not None and not returned:
             self._failed = (inv.name, args_key, step)
             error = rebuild_exception(tool.error, types)
             if isinstance(error, RecordedBaseException):
@@ -229,9 +231,11 @@ class ToolStubs(Observed):
         span) holds only what the model was sent.  That text is the tool's
         value only if the agent sends its tool's text as is; an agent that
         sends ``json.dumps(result)`` sent the JSON text of the value.  Text
-        that is no JSON can only be the tool's text; JSON text is answered
-        as the option or the tool's return annotation says, else refused
-        (a guess would replay a value the tool may never have returned).
+        that is no JSON can only be the tool's text; so is any text a stack
+        known to send a str as is was sent (its dialect says so), as that text
+        gives the model the same request.  Other JSON text is answered as the
+        option or the tool's return annotation says, else refused (a guess
+        would replay a value the tool may never have returned).
         """
         way = self.from_messages.get(inv.name, self.from_messages.get("*", "refuse"))
         text = sent if isinstance(sent, str) else None
@@ -246,6 +250,9 @@ class ToolStubs(Observed):
             return self._answered(step, "json", parsed)
         if way == "text" and text is not None:
             return self._answered(step, "text", text)
+        assert step.tool is not None
+        if way == "refuse" and text is not None and step.tool.sent_as == "str_as_is":
+            return self._answered(step, "text", text)  # the stack sends that text as is
         if way == "refuse":
             if text is not None and parsed is _NOT_JSON:
                 return self._answered(step, "text", text)  # no JSON: the tool's own text

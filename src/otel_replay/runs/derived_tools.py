@@ -158,6 +158,9 @@ def _derived_step(
             arguments_payload=unverified(arguments),
             result_payload=unverified(result),
             derived=True,
+            sent_as=next(
+                (s.model.tool_results_sent_as for s in (after, calling) if s and s.model), None
+            ),
         ),
     )
 

@@ -83,6 +83,9 @@ class ModelCall:
     #: How the provider sent a failed tool's result, where the messages keep only its
     #: text (see :data:`~otel_replay.attributes.TOOL_ERRORS_SENT_AS`).
     tool_errors_sent_as: str | None = None
+    #: How the stack made its tools' values into text (see
+    #: :data:`~otel_replay.attributes.TOOL_RESULTS_SENT_AS`).
+    tool_results_sent_as: str | None = None
     #: How the client sent back earlier answers' text (see
     #: :data:`~otel_replay.attributes.ANSWERS_SENT_AS`).
     answers_sent_as: str | None = None
@@ -97,6 +100,10 @@ class ToolError:
     message: str
     #: The exception's constructor arguments, when recorded byte-exactly.
     args_payload: Payload | None = None
+    #: The stack marked the call failed from the value the tool returned (see
+    #: :data:`~otel_replay.attributes.TOOL_ERROR_RETURNED`): nothing was raised out of
+    #: it, and replay returns its recorded result.
+    returned: bool = False
 
 
 @dataclasses.dataclass
@@ -112,6 +119,9 @@ class ToolCall:
     result_payload: Payload | None = None
     #: True when taken from messages rather than from a tool span.
     derived: bool = False
+    #: For a derived call: how the stack made its tools' values into the text its result
+    #: is (see :data:`~otel_replay.attributes.TOOL_RESULTS_SENT_AS`).
+    sent_as: str | None = None
 
 
 @dataclasses.dataclass

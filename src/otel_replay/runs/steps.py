@@ -246,6 +246,7 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
         response_model=_str(attrs.get(A.RESPONSE_MODEL)),
         response_id=_str(attrs.get(A.RESPONSE_ID)),
         tool_errors_sent_as=_str(attrs.get(A.TOOL_ERRORS_SENT_AS)),
+        tool_results_sent_as=_str(attrs.get(A.TOOL_RESULTS_SENT_AS)),
         answers_sent_as=_str(attrs.get(A.ANSWERS_SENT_AS)),
         text_beside_calls=_str(attrs.get(A.TEXT_BESIDE_CALLS)),
         params=params,
@@ -332,6 +333,7 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
             or _str(attrs.get(A.EXCEPTION_MESSAGE))
             or "",
             args_payload=from_attributes(attrs, A.EXCEPTION_ARGS, blobs),
+            returned=attrs.get(A.TOOL_ERROR_RETURNED) is True,
         )
     return call
 

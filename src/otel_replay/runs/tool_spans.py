@@ -204,7 +204,8 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
             # A span with no content of its own marked failed (Google ADK 2.x: a response
             # its tool flagged as an error, ``{"error": ...}``, returned or made by an
             # on_tool_error_callback; the span cannot say which): the error with its
-            # output, the response the model was sent, whole ("code" and all).
+            # output, the response the model was sent, whole ("code" and all), which
+            # replay returns (the callback's own work is not done again).
             t.result = sent
             t.result_payload = unverified(sent)
         return  # otherwise the error is the tool's own record
