@@ -80,11 +80,9 @@ def _spelled_blocks(reply: Reply) -> tuple[list[dict[str, Any]], dict[int, str]]
     for part in reply.parts:
         kind = part.get("type")
         if kind == "text":
-            text = str(part.get("content") or "")
-            if blocks and blocks[-1]["type"] == "text":
-                blocks[-1]["text"] += text
-            else:
-                blocks.append({"type": "text", "text": text})
+            # One block per recorded part: a reply of several text blocks reaches the
+            # client as several, as the agent sends them back.
+            blocks.append({"type": "text", "text": str(part.get("content") or "")})
         elif kind == "tool_call":
             call = next(calls)
             try:
