@@ -56,13 +56,22 @@ def _exact(o: Outcome, not_recorded: dict[str, str]) -> str:
 HOWS = {"serve": "serve", "inprocess": "in-process"}
 
 
+#: The refusal a stub gives when the trace holds only the text the model was sent.
+REFUSAL = "the trace holds only the text the model was sent"
+#: A replay that stopped at a step by design, naming what the trace lacks.
+REFUSED = "refused"
+
+
 def replay_mark(case: Case, how: str) -> str:
-    """``yes``, ``**no**``, ``n/a`` or ``not run``; ``-`` for a case without content."""
+    """``yes``, ``**no**``, ``refused`` (naming what the trace lacks), ``n/a`` or ``not run``;
+    ``-`` for a case without content."""
     if not case.meta["content"]:
         return "-"
     result = case.replayed().get(how)
     if result is None:
         return "not run"
+    if result["ok"] is False and REFUSAL in str(result.get("detail")):
+        return REFUSED
     return {True: "yes", False: "**no**", None: "n/a"}[result["ok"]]
 
 
@@ -248,11 +257,13 @@ def replay_summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
         cells = []
         for how in HOWS:
             got = marks.get(how, [])
-            applies = [m for m in got if m not in ("n/a", NOT_IN_TRACE)]
-            cell = f"{applies.count('yes')} of {len(applies)}" if applies else "n/a"
-            apart = [f"{got.count(m)} {m}" for m in (NOT_IN_TRACE, "n/a") if got.count(m)]
+            applies = [m for m in got if m not in ("n/a", NOT_IN_TRACE, REFUSED)]
+            cell = f"{applies.count('yes')} of {len(applies)}" if applies else ""
+            apart = [f"{got.count(m)} {m}" for m in (NOT_IN_TRACE, REFUSED, "n/a") if got.count(m)]
             if apart and applies:
                 cell += f" ({', '.join(apart)})"
+            elif not applies:
+                cell = ", ".join(m for m in apart if not m.endswith(" n/a")) or "n/a"
             cells.append(cell)
         cells.append(changed.get(stack, "not run"))
         lines.append(f"| {stack} | " + " | ".join(cells) + " |")
@@ -304,7 +315,9 @@ def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
         "tool functions itself gets `@otel_replay.tool` on each, as documented; n/a: a "
         "JavaScript agent, or two runs in one process). "
         "With one recorded tool result changed, the in-process replay of the stack's first "
-        "case diverges, naming the step.",
+        "case diverges, naming the step. Refused: the replay stops at the step whose value "
+        "the trace does not hold, naming it (a LiteLLM loop's raising tool: a client-only "
+        "trace keeps only the error text the loop made, not the exception).",
         "",
         replay_summary(cases, not_recorded).rstrip("\n"),
     ]

@@ -24,6 +24,7 @@ import pytest
 from tests.conformance.checks import Case, find_cases
 from tests.conformance.replay_agents import HOWS, hows_of, sample_cases, stack_python
 from tests.conformance.scenario import scenario_named
+from tests.conformance.table import REFUSAL
 from tests.conformance.test_conformance import NOT_RECORDED
 
 #: Content cases whose trace lacks the model calls' real input (or any model call).
@@ -34,8 +35,6 @@ UNREPLAYABLE = (
     "semantic_kernel/responses_stream",
 )
 
-#: The refusal a stub gives when the trace holds only the text the model was sent.
-REFUSAL = "the trace holds only the text the model was sent"
 _LITELLM_ERROR_TEXT = (
     "LiteLLM's loop sends a raising tool's error as 'Error: <message>', which is no JSON: the "
     "client-only trace holds only that text, not the exception, so the stub refuses, naming "
