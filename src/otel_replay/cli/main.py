@@ -569,58 +569,14 @@ def ls_(
     itself; its anomaly counts are candidates ("possible warnings").
     """
     from ..runs.load import Runs
-    from ..workflow.summary import Filter, parse_since, select
-    from ..workflow.summary_cache import summaries
+    from ..workflow.summary import select
+    from .listing import listed, run_filter
 
-    since_ns = None
-    if since is not None:
-        try:
-            since_ns = parse_since(since)
-        except ValueError as exc:
-            _fail(f"--since: {exc}")
-    from ..store.sources import is_search
-
-    if any(map(is_search, paths)):
-        from ..store.sources import TEMPO_SCHEMES
-        from ..store.tempo_search import narrowed
-
-        # The filters go to the backend's search too: only the traces they may keep are
-        # fetched (Jaeger's HTTP API searches by time, not by attribute).
-        push = {
-            "since": since,
-            "agent": agent,
-            "tool": tools[0] if len(tools) == 1 else None,
-            "error": "1" if errors_only else None,
-        }
-        paths = tuple(
-            p
-            if not is_search(p)
-            else narrowed(p, **push)
-            if p.startswith(TEMPO_SCHEMES)
-            else narrowed(p, since=since)
-            for p in paths
-        )
-    flt = Filter(
-        agent=agent,
-        since_ns=since_ns,
-        errors_only=errors_only,
-        tools=tools,
-        replayable_only=replayable,
-    )
-    from ..store.progress import working
-    from ..store.sources import is_database
-
-    files = [p for p in paths if not is_database(p)]
-    with working(f"listing {printable(', '.join(paths))}"):
-        found, problems = summaries(files, use_cache=not no_cache, jobs=jobs) if files else ([], [])
-        for name in (p for p in paths if is_database(p)):
-            from ..store.clickhouse_summary import summaries as database_summaries
-
-            # ClickHouse computes the lines, filters applied; only the traces it leaves to
-            # the reader (other dialects, stitched traces) are read.
-            listed, faults = database_summaries(name, flt)
-            found += listed
-            problems += faults
+    try:
+        flt = run_filter(agent, since, errors_only, tools, replayable)
+    except ValueError as exc:
+        _fail(str(exc))
+    found, problems = listed(paths, flt, since=since, use_cache=not no_cache, jobs=jobs)
     picked = select(found, flt, sort, reverse)
     if as_json:
         click.echo(_dumps({"runs": [s.to_json() for s in picked]}))
