@@ -21,6 +21,7 @@ from .. import __version__
 from ..replay.adapters.limits import DEFAULT_LIMITS
 from ..replay.options import FROM_MESSAGES, MATCH_RUNGS, MODEL_MODES, TOOL_POLICIES
 from ..trusted_types import TYPE_TRUSTS
+from .cohort import command as _cohort_command
 from .printable import printable
 
 if TYPE_CHECKING:
@@ -1432,6 +1433,9 @@ def _mcp_app(
         _fail("--mcp needs the mcp package: pip install 'otel-replay[mcp]'")
 
 
+# Defined in its own module, given the options every reading command shares.
+cli.add_command(_cohort_command(_paths, [_jobs, _headers, _verbose_option]))
+
 #: Each command in a line of ``otel-replay --help`` (click cuts a docstring mid-sentence).
 SUMMARIES: dict[str, str] = {
     "ls": "One line per run: when, who, models, steps, verdict.",
@@ -1444,6 +1448,7 @@ SUMMARIES: dict[str, str] = {
     "serve": "Serve recorded model answers to real clients.",
     "export": "Send stored spans to an OTLP endpoint.",
     "convert": "Write stored spans as a Collector dump.",
+    "cohort": "Replay many runs against candidates: what changes.",
 }
 for _name, _summary in SUMMARIES.items():
     cli.commands[_name].short_help = _summary

@@ -1,0 +1,475 @@
+"""``otel-replay cohort``: replay many recorded runs against candidates, say what would change.
+
+The runs are those ``ls`` lists for the same filters (read through
+:func:`~otel_replay.cli.listing.listed`); a sample or the first N of them;
+each replayed against every candidate (:mod:`otel_replay.replay.cohort`), the
+outcomes printed as a table (runs by candidates), totals per candidate, and
+each outcome that is not ``same`` with its first divergence.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .printable import printable
+
+if TYPE_CHECKING:
+    from ..replay.cohort import Candidate, Outcome, Totals
+    from ..runs.model import Run
+    from ..workflow.summary import RunSummary
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def _setting(text: str) -> tuple[str, Any]:
+    """``--set NAME=VALUE``: VALUE as JSON, else text."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise click.BadParameter(f"{text!r}: give it as NAME=VALUE (VALUE as JSON)")
+    try:
+        return name.strip(), json.loads(raw)
+    except ValueError:
+        return name.strip(), raw
+
+
+def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
+    """The ``cohort`` command; ``paths`` and ``shared`` (``-j``, ``-H``, ``--verbose``) are
+    the options every reading command takes, as the group defines them."""
+
+    def cohort(**given: Any) -> None:
+        _cohort(**given)
+
+    cohort.__doc__ = _HELP
+    options: list[Decorator] = [
+        paths,
+        click.option(
+            "--agent",
+            "agents",
+            multiple=True,
+            metavar="MODULE:FUNC",
+            help="A candidate: your agent, run against the pinned model on every run (as "
+            "replay --agent calls it). Repeatable.",
+        ),
+        click.option(
+            "--kwarg",
+            "kwargs",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A keyword argument for every --agent: VALUE as JSON, else text; @FIELD "
+            "takes a field of the run's fingerprint (user_id=@user.id). Repeatable.",
+        ),
+        click.option(
+            "--model",
+            "models",
+            multiple=True,
+            metavar="openai:MODEL[@BASE_URL]",
+            help="A candidate model on an OpenAI-compatible endpoint (key from "
+            "OPENAI_API_KEY; a local server named by BASE_URL needs none), driving each "
+            "run's own loop: tool calls answered from the recording, never run. "
+            "Repeatable.",
+        ),
+        click.option(
+            "--per-step",
+            is_flag=True,
+            help="Send each recorded model request to every --model once, as recorded, "
+            "and compare each answer with the recorded one (instead of driving the loop).",
+        ),
+        click.option(
+            "--set",
+            "settings",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A request parameter sent to every --model over the recorded one, e.g. "
+            "temperature=0 (VALUE as JSON). Repeatable.",
+        ),
+        click.option(
+            "--system-prompt",
+            type=click.File("r", encoding="utf-8"),
+            metavar="FILE",
+            help="Send every --model this system prompt in place of the recorded one.",
+        ),
+        click.option(
+            "--max-turns",
+            type=click.IntRange(min=1),
+            default=20,
+            show_default=True,
+            help="Model calls a --model may make in one run before it is stopped.",
+        ),
+        click.option(
+            "--compare",
+            "how",
+            type=click.Choice(["normalized", "exact"]),
+            default="normalized",
+            show_default=True,
+            help="When two answers are the same: the same text with whitespace at the ends "
+            "and repeated aside, or byte for byte. Tool-call arguments are compared as "
+            "JSON values.",
+        ),
+        click.option(
+            "--judge",
+            "judge_ref",
+            metavar="MODULE:FUNC",
+            help="FUNC(recorded_run, replayed) -> bool, asked when the answers differ: "
+            "true counts them the same.",
+        ),
+        click.option(
+            "--agent-name",
+            metavar="NAME",
+            help="Only runs of agents whose name contains NAME (ls --agent).",
+        ),
+        click.option(
+            "--since",
+            metavar="WHEN",
+            help="Only runs started since WHEN: an ISO time or 30m, 2h, 3d, 1w back.",
+        ),
+        click.option("--error", "errors_only", is_flag=True, help="Only runs with a failed step."),
+        click.option(
+            "--tool",
+            "tools",
+            multiple=True,
+            metavar="NAME",
+            help="Only runs that called tool NAME.",
+        ),
+        click.option(
+            "--replayable",
+            is_flag=True,
+            help="Only runs that replay (others are otherwise listed as skipped).",
+        ),
+        click.option(
+            "--sample",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="N runs drawn at random from those the filters keep (the seed is printed).",
+        ),
+        click.option(
+            "--seed",
+            type=int,
+            metavar="S",
+            help="The seed of --sample: the same S draws the same runs.",
+        ),
+        click.option(
+            "--limit",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="At most N runs, the first by start time.",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="One JSON document."),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help="Read the dump even when ls's summaries saved beside it are current.",
+        ),
+        *shared,
+    ]
+    for option in reversed(options):
+        cohort = option(cohort)
+    return click.command(name="cohort")(cohort)
+
+
+_HELP = """Replay many recorded runs against candidates; say per run what would change.
+
+PATH is anything `ls` reads, with its filters (--agent-name, --since,
+--error, --tool, --replayable); --sample N and --limit N make the cohort
+smaller.  A candidate is your agent (--agent MODULE:FUNC, against the
+pinned model: a code change checked on every run) or a model (--model
+openai:MODEL@BASE_URL, with --set and --system-prompt; --per-step sends
+each recorded model request once instead of driving the run).  Several
+candidates are compared side by side.
+
+Outcome per run and candidate: same (the same tool calls and answer),
+same tools, other answer; other path (the first divergence: step, kind,
+diff); new path (a tool call the recording cannot answer, named); error
+(the agent raised, the endpoint failed); refused (what the run lacks,
+named).  Runs that do not replay are listed as skipped, with why.  Exit 0
+when every run met every candidate, 1 when an outcome is an error, 2 on
+bad usage or unreadable input.
+"""
+
+
+def _cohort(
+    paths: tuple[str, ...],
+    agents: tuple[str, ...],
+    kwargs: tuple[str, ...],
+    models: tuple[str, ...],
+    per_step: bool,
+    settings: tuple[str, ...],
+    system_prompt: Any,
+    max_turns: int,
+    how: str,
+    judge_ref: str | None,
+    agent_name: str | None,
+    since: str | None,
+    errors_only: bool,
+    tools: tuple[str, ...],
+    replayable: bool,
+    sample: int | None,
+    seed: int | None,
+    limit: int | None,
+    as_json: bool,
+    no_cache: bool,
+    jobs: int | None,
+) -> None:
+    from ..replay.cohort import drawn
+    from ..runs.load import Runs
+    from ..workflow.summary import select
+    from .listing import listed, run_filter
+    from .main import _fail, _report_problems
+
+    candidates = _candidates(agents, kwargs, models, per_step, settings, system_prompt, max_turns)
+    comparator = _comparator(how, judge_ref)
+    try:
+        flt = run_filter(agent_name, since, errors_only, tools, replayable)
+    except ValueError as exc:
+        _fail(str(exc))
+    found, problems = listed(paths, flt, since=since, use_cache=not no_cache, jobs=jobs)
+    picked = select(found, flt, "start")
+    kept = len(picked)
+    if sample is not None and sample < len(picked):
+        seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
+        click.echo(
+            f"otel-replay: sampled {sample} of {kept} runs (seed {seed}; --seed {seed} draws "
+            "them again)",
+            err=True,
+        )
+    picked = drawn(picked, sample, seed, limit)
+    wanted = {s.run_id for s in picked if s.replayable}
+    runs, faults = _runs_of(paths, wanted)
+    rows = _replayed(picked, runs, candidates, comparator)
+    totals = _totals(candidates, rows)
+    if as_json:
+        from .main import _dumps
+
+        doc = {
+            "cohort": {
+                "sources": list(paths),
+                "runs_kept_by_filters": kept,
+                "sample": sample,
+                "seed": seed if sample is not None else None,
+                "limit": limit,
+                "candidates": [c.label for c in candidates],
+                "compare": how,
+                "judge": judge_ref,
+            },
+            "runs": [_row_json(s, outcomes, why) for s, outcomes, why in rows],
+            "totals": [t.to_json() for t in totals],
+        }
+        click.echo(_dumps(doc))
+    else:
+        _render(rows, candidates, totals)
+        if not found and not problems:
+            click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
+    _report_problems(Runs(problems=[*problems, *faults]))
+    if any(o.kind == "error" for _, outcomes, _ in rows for o in outcomes):
+        sys.exit(1)
+
+
+def _candidates(
+    agents: tuple[str, ...],
+    kwargs: tuple[str, ...],
+    models: tuple[str, ...],
+    per_step: bool,
+    settings: tuple[str, ...],
+    system_prompt: Any,
+    max_turns: int,
+) -> list[Candidate]:
+    from ..replay.candidate_model import CandidateModel
+    from ..replay.cohort import AgentCandidate, ModelLoop, ModelPerStep
+    from ..workflow.regress import RegressError
+    from ..workflow.rerun import import_ref
+    from .main import _fail
+
+    if not agents and not models:
+        _fail("give at least one candidate: --agent MODULE:FUNC or --model openai:MODEL@URL")
+    if not models and (settings or system_prompt is not None or per_step):
+        _fail("--set, --system-prompt and --per-step go with --model")
+    if kwargs and not agents:
+        _fail("--kwarg goes with --agent")
+    out: list[Candidate] = []
+    for ref in agents:
+        try:
+            import_ref(ref)  # a name that does not import is the command's error, once
+        except RegressError as exc:
+            _fail(str(exc))
+        out.append(AgentCandidate(ref, kwargs))
+    try:
+        overrides = dict(map(_setting, settings))
+    except click.BadParameter as exc:
+        _fail(f"--set {exc.message}")
+    prompt = system_prompt.read() if system_prompt is not None else None
+    for spec in models:
+        try:
+            model = CandidateModel.parse(spec, overrides)
+        except ValueError as exc:
+            _fail(f"--model {exc}")
+        out.append(ModelPerStep(model, prompt) if per_step else ModelLoop(model, max_turns, prompt))
+    return out
+
+
+def _comparator(how: str, judge_ref: str | None) -> Any:
+    from ..replay.cohort import Comparator
+    from ..workflow.regress import RegressError
+    from ..workflow.rerun import import_ref
+    from .main import _fail
+
+    judge = None
+    if judge_ref is not None:
+        try:
+            judge = import_ref(judge_ref)
+        except RegressError as exc:
+            _fail(str(exc))
+    return Comparator("exact" if how == "exact" else "normalized", judge)
+
+
+def _runs_of(paths: tuple[str, ...], wanted: set[str]) -> tuple[dict[str, Run], list[Any]]:
+    """The runs named in ``wanted``: a file's read a window at a time, keeping only those;
+    a database's read by their trace."""
+    from ..runs.load import load
+    from ..runs.stream import iter_runs
+    from ..store.sources import is_database
+    from .main import _reading
+
+    runs: dict[str, Run] = {}
+    faults: list[Any] = []
+    if not wanted:
+        return runs, faults
+    files = [p for p in paths if not is_database(p)]
+    with _reading(paths):
+        if files:
+            for batch in iter_runs(*files):
+                runs.update((r.run_id, r) for r in batch if r.run_id in wanted)
+                faults += batch.problems
+        for name in (p for p in paths if is_database(p)):
+            for run_id in sorted(wanted - set(runs)):
+                read = load(name, trace_id=run_id)
+                runs.update((r.run_id, r) for r in read if r.run_id in wanted)
+                faults += read.problems
+    return runs, faults
+
+
+Row = tuple["RunSummary", "list[Outcome]", "str | None"]
+
+
+def _replayed(
+    picked: Sequence[RunSummary],
+    runs: dict[str, Run],
+    candidates: Sequence[Candidate],
+    comparator: Any,
+) -> list[Row]:
+    """Each picked run with its outcome per candidate, or why it was skipped."""
+    from ..store.progress import working
+
+    rows: list[Row] = []
+    with working(f"replaying {len(picked)} run(s) against {len(candidates)} candidate(s)"):
+        for s in picked:
+            run = runs.get(s.run_id)
+            if not s.replayable:
+                rows.append((s, [], f"does not replay: {s.replay_problem or 'reason not named'}"))
+            elif run is None:
+                rows.append((s, [], "not found when read again (the source changed?)"))
+            else:
+                rows.append((s, [c.replay(run, comparator) for c in candidates], None))
+    return rows
+
+
+def _totals(candidates: Sequence[Candidate], rows: Sequence[Row]) -> list[Totals]:
+    from ..replay.cohort import Totals
+
+    totals = [Totals(c.label) for c in candidates]
+    for _, outcomes, _ in rows:
+        for total, outcome in zip(totals, outcomes, strict=False):
+            total.add(outcome)
+    return totals
+
+
+def _row_json(s: RunSummary, outcomes: Sequence[Outcome], skipped: str | None) -> dict[str, Any]:
+    return {
+        "run_id": s.run_id,
+        "start_ns": s.start_ns,
+        "agent": s.agent,
+        "recorded": {
+            "steps": s.steps,
+            "tool_calls": s.tool_calls,
+            "input_tokens": s.input_tokens,
+            "output_tokens": s.output_tokens,
+            "duration_ms": s.duration_ms,
+            "verdict_words": s.run_verdict.to_json()["verdict_words"],
+        },
+        "skipped": skipped,
+        "outcomes": [o.to_json() for o in outcomes],
+    }
+
+
+_SHORT = {
+    "same": "same",
+    "other_answer": "other answer",
+    "other_path": "other path",
+    "new_path": "new path",
+    "error": "error",
+    "refused": "refused",
+}
+
+
+def _cell(o: Outcome) -> str:
+    said = _SHORT[o.kind]
+    if o.divergence is not None:
+        said += f" @{o.divergence.step if o.divergence.step is not None else 'end'}"
+    if o.tokens is not None:
+        said += f" ({o.tokens} tok)"
+    return said
+
+
+def _render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequence[Totals]) -> None:
+    from ..replay.cohort import OUTCOMES, WORDS
+    from .render_workflow import _stamp
+
+    header = ["START (UTC)", "RUN", "RECORDED", *(printable(c.label) for c in candidates)]
+    table = [header]
+    for s, outcomes, skipped in rows:
+        recorded = f"{s.tool_calls} tools, {s.tokens} tok"
+        cells = [_cell(o) for o in outcomes] if skipped is None else ["skipped"] * len(candidates)
+        table.append([_stamp(s.start_ns), printable(s.run_id[:16]), recorded, *cells])
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    for row in table:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    click.echo("")
+    for total in totals:
+        counts = " · ".join(f"{total.counts[k]} {WORDS[k]}" for k in OUTCOMES if total.counts[k])
+        rate = total.rate("same")
+        tokens = ""
+        if total.input_tokens is not None or total.output_tokens is not None:
+            tokens = f"; {total.input_tokens or 0}→{total.output_tokens or 0} tok"
+        took = f"; {total.latency_ms / max(total.runs, 1):.1f} ms a run" if total.runs else ""
+        click.echo(
+            f"{printable(total.candidate)}: {total.runs} run(s): {counts or 'none'}"
+            + (f" ({rate:.0%} same)" if rate is not None else "")
+            + tokens
+            + took
+        )
+        if total.diverged_at:
+            steps = ", ".join(f"step {k}: {n}" for k, n in sorted(total.diverged_at.items()))
+            click.echo(f"  first divergence at {steps}")
+    passed = [(s, why) for s, _, why in rows if why is not None]
+    if passed:
+        click.echo(f"skipped {len(passed)} run(s):")
+        for s, why in passed:
+            click.echo(f"  {printable(s.run_id[:16])}  {printable(why)}")
+    shown = [
+        (s, c, o)
+        for s, outcomes, why in rows
+        if why is None
+        for c, o in zip(candidates, outcomes, strict=True)
+        if o.kind != "same"
+    ]
+    if shown:
+        click.echo("")
+    for s, c, o in shown:
+        click.echo(f"{printable(s.run_id[:16])}  {printable(c.label)}: {printable(str(o))}")
+        if o.divergence is not None and o.divergence.diff:
+            for line in o.divergence.diff.splitlines():
+                click.echo(f"    {printable(line)}")

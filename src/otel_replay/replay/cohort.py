@@ -1,0 +1,631 @@
+"""What-if over many runs: replay each recorded run against a candidate, say what changed.
+
+A candidate is one of:
+
+- :class:`AgentCandidate`: the user's agent code (``MODULE:FUNC``, called as
+  ``otel-replay replay --agent`` calls it) against the pinned model: a code
+  change checked on a recorded run.
+- :class:`ModelLoop`: a candidate model driving the run's own loop, with no
+  agent code: the first recorded model request (system instructions,
+  messages, tool definitions, parameters) goes to the candidate; each tool
+  call it makes is answered from the recording by the tool stubs' rules
+  (tool name and JSON-equal arguments, each recorded call once), with what
+  the recorded model was sent for that call; a call the recording cannot
+  answer ends the run as a new path, naming the call.  No tool ever runs.
+- :class:`ModelPerStep`: each recorded model request sent to the candidate
+  once, as recorded, its answer compared with the recorded answer.
+
+Each run gets an :class:`Outcome`: ``same`` (the same tool calls, turn by
+turn, and the same answer), ``other_answer`` (the same tool calls, another
+answer), ``other_path`` (the first place the tool calls differ: the recorded
+step, its kind, a diff), ``new_path`` (a tool call the recording cannot
+answer), ``error`` (the agent raised, or the candidate's endpoint failed) or
+``refused`` (the run lacks what the candidate needs, named).  Tool calls of
+one turn are compared as a set (parallel calls in another order are the same
+calls), their arguments as JSON values; answers by a :class:`Comparator`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar
+
+from .. import messages as M
+from .. import payload
+from ..capture.hooks import ToolInvocation
+from ..runs.model import Run, Step
+from ..same_message import message_key
+from .candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused
+from .divergence import ReplayDivergence, ReplayError, render_diff
+from .matchers import split_system, tool_arguments_key
+from .tool_stubs import ToolStubs
+
+OutcomeKind = Literal["same", "other_answer", "other_path", "new_path", "error", "refused"]
+#: Each outcome, in the order tables count them.
+OUTCOMES: tuple[OutcomeKind, ...] = (
+    "same",
+    "other_answer",
+    "other_path",
+    "new_path",
+    "error",
+    "refused",
+)
+#: How the terminal says each outcome.
+WORDS: dict[str, str] = {
+    "same": "same",
+    "other_answer": "same tools, other answer",
+    "other_path": "other path",
+    "new_path": "new path",
+    "error": "error",
+    "refused": "refused",
+}
+#: Lines of a divergence's diff kept in an outcome (the whole diff is the step's to show).
+DIFF_LINES = 12
+#: Model turns a candidate driving a run's loop may take before it is stopped.
+MAX_TURNS = 20
+
+
+@dataclasses.dataclass
+class Replayed:
+    """What a candidate did with one run, as a judge receives it beside the recorded run."""
+
+    candidate: str
+    answer: str | None
+    #: ``(tool name, arguments)`` of each tool call, in order.
+    tool_calls: list[tuple[str, Any]]
+    #: The conversation the candidate held (GenAI messages), where it drove the loop.
+    messages: list[dict[str, Any]] | None = None
+
+
+#: ``judge(recorded run, replayed) -> bool``: the answers say the same.
+Judge = Callable[[Run, Replayed], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparator:
+    """When two answers are the same: ``exact`` (the same text), ``normalized`` (the same
+    message as replay and stitching define it: whitespace at the ends and repeated
+    aside), and, where those differ, the user's ``judge`` when given."""
+
+    how: Literal["exact", "normalized"] = "normalized"
+    judge: Judge | None = None
+
+    def same_text(self, recorded: str | None, actual: str | None) -> bool:
+        if recorded is None or actual is None:
+            return recorded == actual
+        if self.how == "exact":
+            return recorded == actual
+        return _text_key(recorded) == _text_key(actual)
+
+    def same_answer(self, run: Run, replayed: Replayed, recorded: str | None) -> bool:
+        if self.same_text(recorded, replayed.answer):
+            return True
+        return self.judge is not None and bool(self.judge(run, replayed))
+
+
+def _text_key(text: str) -> str | None:
+    return message_key({"role": "assistant", "parts": [{"type": "text", "content": text}]})
+
+
+@dataclasses.dataclass
+class FirstDivergence:
+    """Where a candidate first left the recording: the recorded step (None: past its end),
+    the step's kind, what differs, and a short diff (recorded vs candidate)."""
+
+    step: int | None
+    kind: str
+    what: str
+    diff: str = ""
+
+    def __str__(self) -> str:
+        where = f"step {self.step}" if self.step is not None else "after the recording"
+        return f"{where} ({self.kind}): {self.what}"
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One run replayed against one candidate."""
+
+    kind: OutcomeKind
+    #: Why, in a line: the error, what was refused, the call the recording cannot answer.
+    detail: str = ""
+    divergence: FirstDivergence | None = None
+    answer: str | None = None
+    tool_calls: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
+    model_calls: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: float | None = None
+    #: Per recorded model step (``--per-step``): index, same, what differs.
+    steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def tokens(self) -> int | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+    def __str__(self) -> str:
+        said = WORDS[self.kind]
+        if self.divergence is not None:
+            return f"{said} at {self.divergence}"
+        return f"{said}: {self.detail}" if self.detail else said
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.kind,
+            "words": str(self),
+            "detail": self.detail or None,
+            "divergence": self.divergence.to_json() if self.divergence else None,
+            "answer": self.answer,
+            "tool_calls": [{"name": n, "arguments": a} for n, a in self.tool_calls],
+            "model_calls": self.model_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "tokens": self.tokens,
+            "latency_ms": self.latency_ms,
+            "steps": self.steps,
+        }
+
+
+class Candidate(Protocol):
+    """What a run is replayed against."""
+
+    @property
+    def label(self) -> str: ...
+
+    def replay(self, run: Run, comparator: Comparator) -> Outcome: ...
+
+
+# --- comparing tool calls ---------------------------------------------------------
+
+
+def _call_keys(calls: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """A turn's tool calls as comparable keys: name and JSON-equal arguments, any order."""
+    return sorted(
+        (str(c.get("name")), tool_arguments_key(M.parse_arguments(c.get("arguments"))))
+        for c in calls
+    )
+
+
+def _calls_view(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"name": c.get("name"), "arguments": payload.plain(M.parse_arguments(c.get("arguments")))}
+        for c in calls
+    ]
+
+
+def _short_diff(recorded: Any, actual: Any) -> str:
+    lines = render_diff(recorded, actual).splitlines()
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more line(s)"]
+    return "\n".join(lines)
+
+
+def first_turn_apart(
+    recorded: Sequence[Sequence[Mapping[str, Any]]],
+    actual: Sequence[Sequence[Mapping[str, Any]]],
+    steps: Sequence[Step],
+) -> FirstDivergence | None:
+    """The first model turn whose tool calls differ (``recorded[i]`` answered at
+    ``steps[i]``), or None when every turn made the same calls."""
+    for i, (rec, act) in enumerate(itertools.zip_longest(recorded, actual)):
+        rec, act = rec or [], act or []
+        if _call_keys(rec) == _call_keys(act):
+            continue
+        names_r = sorted(str(c.get("name")) for c in rec)
+        names_a = sorted(str(c.get("name")) for c in act)
+        if i >= len(recorded):
+            what = f"called {', '.join(names_a)} after the recorded run's answer"
+        elif not act and i >= len(actual):
+            what = f"answered before the recorded calls of {', '.join(names_r)}"
+        elif names_r != names_a:
+            what = f"tool calls {names_r or 'none'} recorded, {names_a or 'none'} by the candidate"
+        else:
+            what = "tool-call arguments differ"
+        where = steps[i] if i < len(steps) else None
+        return FirstDivergence(
+            where.index if where is not None else None,
+            "model",
+            what,
+            _short_diff(_calls_view(rec), _calls_view(act)),
+        )
+    return None
+
+
+# --- the user's code against the pinned model ---------------------------------------
+
+
+@dataclasses.dataclass
+class AgentCandidate:
+    """The user's agent, ``MODULE:FUNC``, against the pinned model (as ``replay --agent``)."""
+
+    ref: str
+    kwargs: Sequence[str] = ()
+
+    @property
+    def label(self) -> str:
+        return f"agent {self.ref}"
+
+    def replay(self, run: Run, comparator: Comparator) -> Outcome:
+        from ..runs.verdict import outcome as recorded_outcome
+        from ..workflow.regress import RegressError
+        from ..workflow.rerun import raised_as_recorded, rerun
+
+        began = time.perf_counter()
+        try:
+            done = rerun(run, self.ref, kwargs=self.kwargs)
+        except (RegressError, ReplayError, ValueError) as exc:
+            return Outcome("refused", _line(str(exc)))
+        took = (time.perf_counter() - began) * 1000
+        report = done.report
+        calls = done.session.tool_calls
+        answer = done.answer if isinstance(done.answer, str) else None
+        base = Outcome("same", answer=answer, tool_calls=calls, latency_ms=took)
+        base.model_calls = sum(1 for _, kind, _ in report.replayed if kind == "model")
+        div = report.divergence
+        recorded = recorded_outcome(run)
+        if div is not None and div.kind != "output":
+            base.kind = "other_path"
+            base.divergence = FirstDivergence(
+                div.index, div.kind or "step", div.what, _short_diff(div.expected, div.actual)
+            )
+            return base
+        if done.error is not None and not raised_as_recorded(recorded, done.error):
+            base.kind, base.detail = "error", _line(f"{type(done.error).__name__}: {done.error}")
+            return base
+        if done.error is not None:
+            return base  # raised as the recorded run did: the recording followed
+        replayed = Replayed(self.label, answer, calls)
+        if not comparator.same_answer(run, replayed, run.final_output()):
+            base.kind = "other_answer"
+            if div is not None:
+                base.detail = _line(div.diff.replace("\n", " ")) if div.diff else div.what
+        return base
+
+
+# --- a candidate model driving the run's own loop --------------------------------------
+
+
+def _model_steps(run: Run) -> list[Step]:
+    return [s for s in run.steps if s.kind == "model" and s.model is not None]
+
+
+def _results_sent(run: Run) -> dict[str, Any]:
+    """Call id -> the tool result as the recorded model was sent it (first seen)."""
+    sent: dict[str, Any] = {}
+    for step in _model_steps(run):
+        assert step.model is not None
+        for message in step.model.input_messages or []:
+            for part in message.get("parts") or []:
+                if isinstance(part, Mapping) and part.get("type") == "tool_call_response":
+                    call_id = part.get("id")
+                    if isinstance(call_id, str) and call_id not in sent:
+                        sent[call_id] = part.get("response")
+    return sent
+
+
+def _recorded_turns(steps: Sequence[Step]) -> list[list[dict[str, Any]]]:
+    return [M.tool_calls(s.model.output_messages or []) for s in steps if s.model is not None]
+
+
+def _recorded_answer(steps: Sequence[Step]) -> str | None:
+    last = steps[-1].model if steps else None
+    return M.last_text(last.output_messages or []) if last is not None else None
+
+
+class _Tally:
+    """Model calls, tokens and time of one run's candidate requests."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.tokens_in: int | None = None
+        self.tokens_out: int | None = None
+        self.ms = 0.0
+
+    def ask(
+        self,
+        model: CandidateModel,
+        messages: Sequence[Mapping[str, Any]],
+        system: Any,
+        tools: Sequence[Mapping[str, Any]] | None,
+        params: Mapping[str, Any],
+    ) -> Asked | Outcome:
+        """The candidate's answer, counted; or the outcome that ends the run (a request
+        that cannot be sent is refused, a failed endpoint an error)."""
+        try:
+            asked = model.ask(messages, system=system, tools=tools, **params)
+        except CandidateRefused as exc:
+            return Outcome("refused", str(exc))
+        except CandidateFailed as exc:
+            return Outcome("error", str(exc))
+        self.add(asked)
+        return asked
+
+    def add(self, asked: Asked) -> None:
+        self.calls += 1
+        self.ms += asked.latency_ms
+        if asked.input_tokens is not None:
+            self.tokens_in = (self.tokens_in or 0) + asked.input_tokens
+        if asked.output_tokens is not None:
+            self.tokens_out = (self.tokens_out or 0) + asked.output_tokens
+
+    def put(self, out: Outcome) -> Outcome:
+        out.model_calls, out.latency_ms = self.calls, round(self.ms, 3)
+        out.input_tokens, out.output_tokens = self.tokens_in, self.tokens_out
+        return out
+
+
+def _request_of(step: Step, system_prompt: str | None) -> tuple[Any, list[dict[str, Any]]]:
+    """The system instructions and messages ``step`` sent, with ``system_prompt`` in place
+    of the recorded instructions when given."""
+    assert step.model is not None
+    m = step.model
+    if m.input_messages is None:
+        raise CandidateRefused(f"{step.label()}: its input messages were not recorded")
+    if system_prompt is None:
+        return m.system_instructions, list(m.input_messages)
+    _, rest = split_system(M.normalize(m.input_messages), m.system_instructions)
+    return system_prompt, rest
+
+
+@dataclasses.dataclass
+class ModelLoop:
+    """A candidate model driving each run's own loop (see the module)."""
+
+    model: CandidateModel
+    max_turns: int = MAX_TURNS
+    system_prompt: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.model.label + (" + system prompt" if self.system_prompt is not None else "")
+
+    def replay(self, run: Run, comparator: Comparator) -> Outcome:
+        steps = _model_steps(run)
+        tally = _Tally()
+        if not steps:
+            return Outcome("refused", "no model calls recorded")
+        try:
+            system, messages = _request_of(steps[0], self.system_prompt)
+        except CandidateRefused as exc:
+            return Outcome("refused", str(exc))
+        first = steps[0].model
+        assert first is not None
+        stubs = ToolStubs(run)
+        sent = _results_sent(run)
+        turns: list[list[dict[str, Any]]] = []
+        made: list[tuple[str, Any]] = []
+        answer: str | None = None
+        for _ in range(self.max_turns):
+            asked = tally.ask(self.model, messages, system, first.tool_definitions, first.params)
+            if isinstance(asked, Outcome):
+                asked.tool_calls = made
+                return tally.put(asked)
+            reply = asked.message
+            calls = M.tool_calls([reply])
+            turns.append(calls)
+            messages.append(reply)
+            if not calls:
+                answer = M.last_text([reply]) or ""
+                break
+            for call in calls:
+                arguments = M.parse_arguments(call.get("arguments"))
+                name = str(call.get("name"))
+                made.append((name, payload.plain(arguments)))
+                result = self._answer_call(stubs, sent, name, arguments)
+                if isinstance(result, Outcome):
+                    result.tool_calls = made
+                    return tally.put(result)
+                messages.append(
+                    {
+                        "role": "tool",
+                        "parts": [
+                            {"type": "tool_call_response", "id": call.get("id"), "response": result}
+                        ],
+                    }
+                )
+        else:
+            return tally.put(
+                Outcome(
+                    "other_path",
+                    tool_calls=made,
+                    divergence=FirstDivergence(
+                        None, "model", f"no answer within {self.max_turns} model calls"
+                    ),
+                )
+            )
+        out = tally.put(Outcome("same", answer=answer, tool_calls=made))
+        apart = first_turn_apart(_recorded_turns(steps), turns, steps)
+        if apart is not None:
+            out.kind, out.divergence = "other_path", apart
+            return out
+        replayed = Replayed(self.label, answer, made, messages)
+        if not comparator.same_answer(run, replayed, _recorded_answer(steps)):
+            out.kind = "other_answer"
+        return out
+
+    @staticmethod
+    def _answer_call(stubs: ToolStubs, sent: Mapping[str, Any], name: str, arguments: Any) -> Any:
+        """What the recording answers this call with (what its model was sent), or the
+        outcome that ends the run: a new path naming the call, or a refusal."""
+        shown = f"{name}({payload.canonical(payload.plain(arguments))})"
+        if not isinstance(arguments, dict):
+            return Outcome("new_path", f"{_line(shown)}: its arguments are not a JSON object")
+        invocation = ToolInvocation(name, None, arguments, payload.encode(arguments))
+        try:
+            resolution = stubs.resolve(invocation)
+        except ReplayDivergence as err:
+            return Outcome(
+                "new_path",
+                _line(shown) + " is not recorded",
+                divergence=FirstDivergence(
+                    err.index,
+                    "tool",
+                    f"{_line(shown)} is not recorded",
+                    _short_diff(err.expected, err.actual) if err.expected is not None else "",
+                ),
+            )
+        except ReplayError as exc:
+            return Outcome("refused", _line(str(exc)))
+        step = resolution.token
+        call_id = step.tool.call_id if isinstance(step, Step) and step.tool is not None else None
+        if call_id is not None and call_id in sent:
+            return sent[call_id]
+        if resolution.action == "raise":
+            if isinstance(step, Step):
+                return Outcome(
+                    "refused",
+                    f"{step.label()}: the tool failed and the recording holds no message "
+                    "telling the model so",
+                )
+            return Outcome("refused", f"{shown}: the tool failed")
+        return payload.plain(resolution.value)
+
+
+# --- each recorded model step sent once ----------------------------------------------
+
+
+@dataclasses.dataclass
+class ModelPerStep:
+    """Each recorded model request sent to a candidate model once, as recorded."""
+
+    model: CandidateModel
+    system_prompt: str | None = None
+
+    @property
+    def label(self) -> str:
+        said = self.model.label + (" + system prompt" if self.system_prompt is not None else "")
+        return said + " per step"
+
+    def replay(self, run: Run, comparator: Comparator) -> Outcome:
+        steps = _model_steps(run)
+        tally = _Tally()
+        if not steps:
+            return Outcome("refused", "no model calls recorded")
+        entries: list[dict[str, Any]] = []
+        apart: FirstDivergence | None = None
+        texts_same = True
+        for step in steps:
+            m = step.model
+            assert m is not None
+            if not m.output_messages:
+                return tally.put(
+                    Outcome(
+                        "refused", f"{step.label()}: its output was not recorded", steps=entries
+                    )
+                )
+            try:
+                system, messages = _request_of(step, self.system_prompt)
+            except CandidateRefused as exc:
+                return tally.put(Outcome("refused", str(exc), steps=entries))
+            asked = tally.ask(self.model, messages, system, m.tool_definitions, m.params)
+            if isinstance(asked, Outcome):
+                asked.steps = entries
+                return tally.put(asked)
+            recorded_calls = M.tool_calls(m.output_messages)
+            calls = M.tool_calls([asked.message])
+            tools_same = _call_keys(recorded_calls) == _call_keys(calls)
+            text_same = comparator.same_text(
+                M.last_text(m.output_messages), M.last_text([asked.message])
+            )
+            entry: dict[str, Any] = {
+                "index": step.index,
+                "same": tools_same and text_same,
+                "tools_same": tools_same,
+                "input_tokens": asked.input_tokens,
+                "output_tokens": asked.output_tokens,
+                "latency_ms": round(asked.latency_ms, 3),
+            }
+            if not (tools_same and text_same):
+                entry["diff"] = _short_diff(m.output_messages, [asked.message])
+            entries.append(entry)
+            texts_same = texts_same and text_same
+            if not tools_same and apart is None:
+                apart = first_turn_apart([recorded_calls], [calls], [step])
+        out = tally.put(Outcome("same", steps=entries))
+        if apart is not None:
+            out.kind, out.divergence = "other_path", apart
+        elif not texts_same:
+            changed = [str(e["index"]) for e in entries if not e["same"]]
+            out.kind, out.detail = "other_answer", f"text differs at step {', '.join(changed)}"
+        return out
+
+
+def _line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# --- totals ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Totals:
+    """Per candidate: how many runs had each outcome, tokens and time where known."""
+
+    candidate: str
+    counts: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: float = 0.0
+    #: First-divergence steps, by recorded step index (``None``: past the recording).
+    diverged_at: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def add(self, out: Outcome) -> None:
+        self.counts[out.kind] += 1
+        if out.input_tokens is not None:
+            self.input_tokens = (self.input_tokens or 0) + out.input_tokens
+        if out.output_tokens is not None:
+            self.output_tokens = (self.output_tokens or 0) + out.output_tokens
+        self.latency_ms += out.latency_ms or 0.0
+        if out.divergence is not None:
+            key = "end" if out.divergence.step is None else str(out.divergence.step)
+            self.diverged_at[key] = self.diverged_at.get(key, 0) + 1
+
+    @property
+    def runs(self) -> int:
+        return sum(self.counts.values())
+
+    def rate(self, kind: str) -> float | None:
+        return self.counts[kind] / self.runs if self.runs else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "candidate": self.candidate,
+            "runs": self.runs,
+            "counts": dict(self.counts),
+            "same_rate": self.rate("same"),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "latency_ms": round(self.latency_ms, 3),
+            "first_divergence_steps": dict(self.diverged_at),
+        }
+
+
+T = TypeVar("T")
+
+
+def drawn(items: Sequence[T], sample: int | None, seed: int | None, limit: int | None) -> list[T]:
+    """The cohort: ``sample`` of ``items`` drawn with ``seed`` (all when there are no more),
+    kept in their order, then the first ``limit``.  The same seed draws the same items."""
+    picked = list(items)
+    if sample is not None and sample < len(picked):
+        chosen = random.Random(seed).sample(range(len(picked)), sample)
+        picked = [picked[i] for i in sorted(chosen)]
+    return picked if limit is None else picked[:limit]
+
+
+def replay_cohort(
+    runs: Iterable[Run], candidates: Sequence[Candidate], comparator: Comparator
+) -> Iterable[tuple[Run, list[Outcome]]]:
+    """Each run, and its outcome against each candidate, in the runs' order."""
+    for run in runs:
+        yield run, [c.replay(run, comparator) for c in candidates]

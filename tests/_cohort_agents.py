@@ -1,0 +1,25 @@
+"""Test helper: the worked example's agent as a user changes it, for ``otel-replay cohort``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from examples.order_support.agent import run_agent
+
+
+def fixed_agent(question: str, *, model: Any, user_id: str) -> str:
+    """The fix of the story: the lookup is given the user id."""
+    return run_agent(question, model=model, user_id=user_id, fixed=True)
+
+
+def crashing_agent(question: str, *, model: Any, user_id: str) -> str:
+    """A change that breaks the agent before it asks the model anything."""
+    raise RuntimeError(f"no answer for {user_id}")
+
+
+def lenient_judge(recorded: Any, replayed: Any) -> bool:
+    """Answers naming the same order are the same answer."""
+    said = recorded.final_output() or ""
+    return any(
+        f"#{n}" in said and f"#{n}" in (replayed.answer or "") for n in ("4421", "4430", "4452")
+    )
