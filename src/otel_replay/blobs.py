@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final, Protocol
 
+from . import settings
 from .payload import sha256
 from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
 from .store import limits
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 #: Blobs larger than this are refused rather than read into memory.
-MAX_BLOB_BYTES: Final = limits.Limit("OTEL_REPLAY_MAX_BLOB_BYTES", 256 * limits.MiB)
+MAX_BLOB_BYTES: Final = limits.Limit(settings.OTEL_REPLAY_MAX_BLOB_BYTES)
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _PREFIX = "sha256:"

@@ -15,14 +15,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 from . import attributes as A
-from . import payload
+from . import payload, settings
 from .blobs import BlobUnavailable
 from .bytes_text import from_base64
 from .trusted_types import TypeResolver
 
 #: Payloads above this size are kept out of the display attribute (preview only);
 #: the file exporter moves their bytes into the blob store beside the trace file.
-DEFAULT_MAX_INLINE_BYTES: Final = 256 * 1024
+DEFAULT_MAX_INLINE_BYTES: Final = settings.DEFAULT_OTEL_REPLAY_MAX_INLINE_BYTES
 PREVIEW_CHARS: Final = 1024
 
 Status = Literal["exact", "unverified", "mismatch", "missing"]

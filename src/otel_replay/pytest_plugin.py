@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import env
+from . import settings
 
 if TYPE_CHECKING:
     from .replay.session import ReplaySession
@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--replay-isolate",
         action="store_true",
-        default=env.flag("OTEL_REPLAY_ISOLATE"),
+        default=settings.current().isolate,
         help="otel-replay: run the tests in a network namespace with only loopback, so that "
         "no replayed agent (nor its subprocesses or native code) reaches the network "
         "(Linux; elsewhere the in-process guard only, with a warning)",

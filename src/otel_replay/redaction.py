@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from . import attributes as A
-from . import env
+from . import settings
 from .payload import PLAIN_DEPTH
 from .secret_patterns import (
     FIELD_KEYS,
@@ -50,10 +49,6 @@ from .secret_patterns import (
     VALUE_PATTERNS,
     Shape,
 )
-
-OTEL_REPLAY_REDACT_KEYS: Final = "OTEL_REPLAY_REDACT_KEYS"
-OTEL_REPLAY_REDACT_PATTERNS: Final = "OTEL_REPLAY_REDACT_PATTERNS"
-OTEL_REPLAY_REDACT_PERSONAL_DATA: Final = "OTEL_REPLAY_REDACT_PERSONAL_DATA"
 
 PLACEHOLDER: Final = A.REDACTED_VALUE
 
@@ -1004,24 +999,18 @@ def _hidden_span(m: re.Match[str], secret: tuple[int, ...]) -> tuple[int, int]:
     return m.span()
 
 
-def _env_list(name: str) -> list[str]:
-    raw = os.environ.get(name, "")
-    return [p.strip() for p in raw.split(",") if p.strip()]
-
-
 def _from_env(
     keys: Iterable[str] = (),
     patterns: Iterable[str] = (),
     hook: Hook | None = None,
     personal_data: bool | None = None,
 ) -> Redactor:
+    env = settings.current()
     return Redactor(
-        [*_env_list(OTEL_REPLAY_REDACT_KEYS), *keys],
-        [*_env_list(OTEL_REPLAY_REDACT_PATTERNS), *patterns],
+        [*env.redact_keys, *keys],
+        [*env.redact_patterns, *patterns],
         hook,
-        personal_data=(
-            env.flag(OTEL_REPLAY_REDACT_PERSONAL_DATA) if personal_data is None else personal_data
-        ),
+        personal_data=env.redact_personal_data if personal_data is None else personal_data,
     )
 
 

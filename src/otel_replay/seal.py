@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Final
 
+from . import settings
 from .safe_files import open_regular
 
 #: Bytes of a seal (an HMAC-SHA256).
@@ -35,7 +36,7 @@ _keys: dict[str, bytes | None] = {}
 
 def key_dir() -> Path | None:
     """``$XDG_CACHE_HOME/otel-replay``, else ``~/.cache/otel-replay``; None without a home."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
+    base = settings.current().xdg_cache_home or ""
     if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored
         try:
             base = os.path.join(Path.home(), ".cache")

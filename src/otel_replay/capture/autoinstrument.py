@@ -27,24 +27,22 @@ starts regardless.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from opentelemetry import trace
 
+from .. import settings
 from .spans import sdk_disabled, warn_once
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 def enabled() -> bool:
     """Whether to install: never with ``OTEL_SDK_DISABLED=true`` (the SDK is off too)."""
     if sdk_disabled():
         return False
-    flag = os.environ.get("OTEL_REPLAY_PROCESSOR", "").strip().lower()
-    if flag:
-        return flag in _TRUE
-    exporters = os.environ.get("OTEL_TRACES_EXPORTER", "")
+    env = settings.current()
+    if env.processor is not None:
+        return env.processor
+    exporters = env.otel_traces_exporter or ""
     return "otel_replay_file" in {e.strip() for e in exporters.split(",")}
 
 
@@ -69,7 +67,7 @@ def install(*args: Any, **kwargs: Any) -> None:
         processor = ReplaySpanProcessor()
         add(processor)
         setattr(provider, "_otel_replay_installed", True)  # noqa: B010 - a marker on a foreign object
-        if os.environ.get("OTEL_REPLAY_FRAMEWORK_TOOLS", "true").strip().lower() in _TRUE:
+        if settings.current().framework_tools:
             instrument_frameworks()
     except Exception as exc:
         warn_once("autoinstrument", "otel-replay could not install its processor: %r", exc)
@@ -82,7 +80,7 @@ def instrument_frameworks() -> list[str]:
     """
     from . import frameworks
 
-    spans = os.environ.get("OTEL_REPLAY_PYDANTIC_AI_SPANS", "true").strip().lower() in _TRUE
+    spans = settings.current().pydantic_ai_spans
     for name in frameworks.FRAMEWORKS:
         if name == "pydantic_ai":
             frameworks.instrument_pydantic_ai(agent_spans=spans)

@@ -9,13 +9,11 @@ Spans of such runs carry ``otel_replay.content = "NO_CONTENT"`` and load as
 
 from __future__ import annotations
 
-import os
+from .. import settings
 
-ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-_OFF = frozenset({"no_content", "false", "0", "none", "off"})
+ENV = settings.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
 
 
 def capture_content() -> bool:
     # Read on each call: cheap, and a test or app may flip it at run time.
-    value = os.environ.get(ENV)
-    return value is None or value.strip().lower() not in _OFF
+    return settings.current().capture_message_content

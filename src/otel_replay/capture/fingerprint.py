@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import attributes as A
+from .. import settings
 from ..redaction import redactor
 
 #: Packages whose versions change what an agent does; others can be added.
@@ -55,10 +56,9 @@ def _code_dir() -> str:
 @functools.lru_cache(maxsize=1)
 def commit() -> tuple[str | None, bool | None]:
     """(commit, dirty) from ``OTEL_REPLAY_COMMIT``/``OTEL_REPLAY_DIRTY`` or git."""
-    env = os.environ.get("OTEL_REPLAY_COMMIT")
-    if env:
-        dirty = os.environ.get("OTEL_REPLAY_DIRTY")
-        return env, None if dirty is None else dirty.lower() in ("1", "true", "yes")
+    env = settings.current()
+    if env.commit:
+        return env.commit, env.dirty
     cwd = _code_dir()
     head = _git(["rev-parse", "HEAD"], cwd)
     if head is None:
@@ -114,14 +114,15 @@ def fingerprint(
         attrs[A.FP_COMMIT] = head
     if dirty is not None:
         attrs[A.FP_DIRTY] = dirty
-    all_flags = parse_flags(os.environ.get("OTEL_REPLAY_FLAGS", ""))
+    env = settings.current()
+    all_flags = parse_flags(env.flags or "")
     all_flags.update(flags or {})
     if all_flags:
         # A flag may carry a secret (db_password=...): hidden as any recorded value.
         clean = redactor().scrub(all_flags, A.FP_FLAGS, [])
         attrs[A.FP_FLAGS] = json.dumps(clean, sort_keys=True, default=str)
-    if seed is None and os.environ.get("OTEL_REPLAY_SEED", "").strip().lstrip("-").isdigit():
-        seed = int(os.environ["OTEL_REPLAY_SEED"])
+    if seed is None:
+        seed = env.seed
     if seed is not None:
         attrs[A.FP_SEED] = seed
     return attrs

@@ -18,7 +18,6 @@ order they were added.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +25,10 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from .. import attributes as A
-from .. import env
+from .. import settings
 from ..bytes_text import as_base64
 from ..export.ending_span import update_attributes
 from ..export.scrub import hide_in_ending
-from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..redaction import configure_redaction
 from .fingerprint import fingerprint
 from .spans import warn_once
@@ -111,22 +109,20 @@ class ReplaySpanProcessor(SpanProcessor):
         payload_store: str | None = None,
         max_inline_bytes: int | None = None,
     ) -> None:
+        env = settings.current()
         if semconv is None:
-            flag = os.environ.get("OTEL_REPLAY_SEMCONV", "").strip().lower()
-            semconv = flag not in ("0", "false", "no", "off")
+            semconv = env.semconv
         if base64_bytes is None:
-            base64_bytes = env.flag("OTEL_REPLAY_BASE64_BYTES")
+            base64_bytes = env.base64_bytes
         self._base64_bytes = base64_bytes
         self._uploader: Uploader | None = None
-        store = payload_store or os.environ.get("OTEL_REPLAY_PAYLOAD_STORE")
+        store = payload_store or env.payload_store
         if store:
             from ..export.payload_store import PayloadStore, Uploader
 
             self._uploader = Uploader(PayloadStore(store))
         self._max_inline = (
-            max_inline_bytes
-            if max_inline_bytes is not None
-            else env.integer("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
+            max_inline_bytes if max_inline_bytes is not None else env.max_inline_bytes
         )
         self._semconv: Normalizer | None = None
         if semconv:

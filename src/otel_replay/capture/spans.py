@@ -4,28 +4,23 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import traceback
 from typing import Any
 
 from opentelemetry import context, trace
-from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .. import __version__, payload
+from .. import __version__, payload, settings
 from .. import attributes as A
-from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES, to_attributes
+from ..payload_attributes import to_attributes
 from ..redaction import redactor
 
 logger = logging.getLogger("otel_replay")
-_warned: set[str] = set()
 
 
 def warn_once(key: str, message: str, *args: Any) -> None:
     """Log a capture problem once: tracing trouble must never flood or crash the app."""
-    if key not in _warned:
-        _warned.add(key)
-        logger.warning(message, *args)
+    settings.warn_once(("capture", key), message, *args)
 
 
 def sdk_disabled() -> bool:
@@ -33,7 +28,7 @@ def sdk_disabled() -> bool:
 
     Read as the SDK reads it, at each call (the variable may be set after import).
     """
-    return os.environ.get(OTEL_SDK_DISABLED, "").strip().lower() == "true"
+    return settings.current().sdk_disabled
 
 
 _provider: trace.TracerProvider | None = None
@@ -117,10 +112,7 @@ def length_limit(span_or_tracer: Any) -> int | None:
 @functools.lru_cache(maxsize=1)
 def max_inline() -> int:
     """``OTEL_REPLAY_MAX_INLINE_BYTES``, read once per process."""
-    try:
-        return int(os.environ.get("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES))
-    except ValueError:
-        return DEFAULT_MAX_INLINE_BYTES
+    return settings.current().max_inline_bytes
 
 
 #: Lists at least this long (a conversation) are scrubbed item by item, remembering clean ones.

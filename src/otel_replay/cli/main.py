@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import click
 
-from .. import __version__
+from .. import __version__, settings
 
 # The modes' choices, written once (their Literal types); a light module.
 from ..replay.adapters.limits import DEFAULT_LIMITS
@@ -948,9 +948,11 @@ def _report_index(
 @click.option(
     "--isolate",
     is_flag=True,
-    envvar="OTEL_REPLAY_ISOLATE",
+    # Read by the settings' one rule for flags, as the pytest plugin's default is.
+    default=lambda: settings.current().isolate,
     help="Run the replay in a network namespace with only loopback: nothing the agent, its "
-    "subprocesses or native code do reaches the network (Linux; else the in-process guard).",
+    "subprocesses or native code do reaches the network (Linux; else the in-process guard; "
+    "also OTEL_REPLAY_ISOLATE).",
 )
 @_headers
 @_verbose_option

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from .. import attributes as A
+from .. import settings
 from ..blobs import Blobs
 
 __all__ = ["encode_request"]
@@ -141,16 +142,15 @@ class _Rule:
 
 # Module-level so that they survive from one export to the next.
 _keys: dict[str, bytes] = {}
-_warned_keys: set[str] = set()
+#: Attribute names said not exported; bounded, as the names come from the app.
+_skipped = settings.Once(logger, most=1024)
 
 
 _RULE = _Rule()
 
 
 def _skip(key: str, exc: Exception) -> None:
-    if key not in _warned_keys and len(_warned_keys) < 1024:
-        _warned_keys.add(key)
-        logger.warning("otel-replay: attribute %r not exported: %s", key, exc)
+    _skipped.warn(key, "otel-replay: attribute %r not exported: %s", key, exc)
 
 
 def _attributes(

@@ -44,12 +44,11 @@ from typing import TYPE_CHECKING, Any, Final
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from .. import env
+from .. import settings
 from ..blobs import Blobs, BlobStore
-from ..payload_attributes import DEFAULT_MAX_INLINE_BYTES
 from ..store import framing
 from ..store.sources import INDEX_SUFFIX
-from .payload_store import OTEL_REPLAY_PAYLOAD_STORE, PayloadStore
+from .payload_store import PayloadStore
 from .readable_spans import copied
 from .scrub import hidden_copy
 
@@ -87,21 +86,11 @@ def format_for(path: str | os.PathLike[str]) -> str | None:
     return "json" if name.endswith(_JSON_SUFFIXES) else None
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        logger.warning(
-            "otel-replay: %s=%r is not a number; using %s", name, os.environ[name], default
-        )
-        return default
-
-
 def _choice(
     value: str | None, env: str, choices: tuple[str, ...], default: str | None
 ) -> str | None:
     """``value``, else the environment's; one of ``choices`` ("none" for no choice)."""
-    raw = value if value is not None else os.environ.get(env)
+    raw = value if value is not None else settings.current().value(env)
     if raw is None or not raw.strip():
         return default
     text = raw.strip().lower()
@@ -151,7 +140,7 @@ def _utf8_safe(text: str) -> str:
 
 
 #: Seconds an export waits for another writer's lock before dropping its spans.
-DEFAULT_LOCK_TIMEOUT: Final = 1.0
+DEFAULT_LOCK_TIMEOUT: Final = settings.DEFAULT_OTEL_REPLAY_LOCK_TIMEOUT
 
 
 class FileSpanExporter(SpanExporter):
@@ -200,36 +189,29 @@ class FileSpanExporter(SpanExporter):
         lock_timeout: float | None = None,
         payload_store: str | None = None,
     ) -> None:
-        named = path if path is not None else os.environ.get("OTEL_REPLAY_FILE")
+        env = settings.current()
+        named = path if path is not None else env.file
         # Unless a format is given, the file's name says it (runs.jsonl: JSON lines).
         implied = format_for(named) if named else None
-        self.format = _choice(format, "OTEL_REPLAY_FORMAT", FORMATS, implied) or "proto"
-        self.compression = _choice(compression, "OTEL_REPLAY_COMPRESSION", COMPRESSIONS, None)
+        self.format = _choice(format, settings.OTEL_REPLAY_FORMAT, FORMATS, implied) or "proto"
+        self.compression = _choice(
+            compression, settings.OTEL_REPLAY_COMPRESSION, COMPRESSIONS, None
+        )
         default_name = "otel-replay.jsonl" if self.format == "json" else "otel-replay.otlp"
         self.path = os.fspath(named) if named else default_name
-        self.max_inline = (
-            max_inline_bytes
-            if max_inline_bytes is not None
-            else env.integer("OTEL_REPLAY_MAX_INLINE_BYTES", DEFAULT_MAX_INLINE_BYTES)
-        )
-        self.fsync = fsync if fsync is not None else env.flag("OTEL_REPLAY_FSYNC")
-        self.lock_timeout = max(
-            0.0,
-            lock_timeout
-            if lock_timeout is not None
-            else _env_float("OTEL_REPLAY_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT),
-        )
+        self.max_inline = max_inline_bytes if max_inline_bytes is not None else env.max_inline_bytes
+        self.fsync = fsync if fsync is not None else env.fsync
+        self.lock_timeout = max(0.0, lock_timeout if lock_timeout is not None else env.lock_timeout)
         self.rotation = self._rotation(max_megabytes, max_backups, max_days, localtime)
         #: JSON lines: a line per record; otherwise 4-byte length-prefixed records.
         self._lines = self.format == "json" and self.compression is None
-        store = payload_store or os.environ.get(OTEL_REPLAY_PAYLOAD_STORE)
+        store = payload_store or env.payload_store
         self.blobs: Blobs = PayloadStore(store) if store else BlobStore(self.path)
         self.dropped = 0
         #: Span and event names written with U+FFFD for a lone surrogate (not UTF-8).
         self.names_replaced = 0
         self._count_lock = threading.Lock()
-        self._warned = False
-        self._warned_oversize = False
+        self._once = settings.Once()  # each problem said once per exporter
         self._closed = False
         self._local = threading.local()  # a zstd compressor per thread
         self._reset()
@@ -245,17 +227,14 @@ class FileSpanExporter(SpanExporter):
         max_days: float | None,
         localtime: bool | None,
     ) -> rot.Rotation | None:
-        mb = max_megabytes if max_megabytes is not None else _env_float("OTEL_REPLAY_ROTATE_MB", 0)
+        env = settings.current()
+        mb = max_megabytes if max_megabytes is not None else env.rotate_mb
         if not mb or mb <= 0:
             return None
         from . import rotation as rot  # only a rotating exporter needs it
 
-        backups = (
-            max_backups
-            if max_backups is not None
-            else env.integer("OTEL_REPLAY_ROTATE_MAX_BACKUPS", rot.Rotation.max_backups)
-        )
-        days = max_days if max_days is not None else _env_float("OTEL_REPLAY_ROTATE_MAX_DAYS", 0)
+        backups = max_backups if max_backups is not None else env.rotate_max_backups
+        days = max_days if max_days is not None else env.rotate_max_days
         if backups < 0 or days < 0:
             logger.warning(
                 "otel-replay: negative rotation limits (max_backups %s, max_days %s) mean no limit",
@@ -263,7 +242,7 @@ class FileSpanExporter(SpanExporter):
                 days,
             )
         if localtime is None:
-            localtime = env.flag("OTEL_REPLAY_ROTATE_LOCALTIME")
+            localtime = env.rotate_localtime
         return rot.Rotation(
             max_megabytes=mb,
             max_backups=max(0, backups),
@@ -430,15 +409,14 @@ class FileSpanExporter(SpanExporter):
         if rotation is None or size + length <= rotation.max_bytes:
             return False
         if size == 0:
-            if not self._warned_oversize:
-                self._warned_oversize = True
-                logger.warning(
-                    "otel-replay: a record of %d bytes is larger than the rotation size of "
-                    "%s (%d bytes); it is written alone in a file of its own",
-                    length,
-                    self.path,
-                    rotation.max_bytes,
-                )
+            self._once.warn(
+                "oversize",
+                "otel-replay: a record of %d bytes is larger than the rotation size of "
+                "%s (%d bytes); it is written alone in a file of its own",
+                length,
+                self.path,
+                rotation.max_bytes,
+            )
             return False
         from . import rotation as rot
 
@@ -513,14 +491,13 @@ class FileSpanExporter(SpanExporter):
         )
 
     def _warn(self, reason: str) -> None:
-        if not self._warned:
-            self._warned = True
-            logger.warning(
-                "otel-replay: cannot write spans to %s (%s); dropping them and counting "
-                "(further failures are only counted)",
-                self.path,
-                reason,
-            )
+        self._once.warn(
+            "write",
+            "otel-replay: cannot write spans to %s (%s); dropping them and counting "
+            "(further failures are only counted)",
+            self.path,
+            reason,
+        )
 
     # --- SpanExporter --------------------------------------------------------------
 

@@ -33,11 +33,10 @@ from typing import Final
 
 from ..payload import sha256
 from ..safe_files import replace_atomically
+from ..settings import OTEL_REPLAY_PAYLOAD_STORE, Once
 
 __all__ = ["OTEL_REPLAY_PAYLOAD_STORE", "PayloadStore", "Uploader"]
 
-#: The store exact payloads go to (a URL or a directory), for the exporter and processor.
-OTEL_REPLAY_PAYLOAD_STORE: Final = "OTEL_REPLAY_PAYLOAD_STORE"
 #: Bytes of payloads waiting to be uploaded, at most; past it a payload stays on its span.
 MAX_QUEUED_BYTES: Final = 256 * 1024 * 1024
 
@@ -93,7 +92,7 @@ class Uploader:
         self._queue: queue.Queue[bytes | None] = queue.Queue()
         self._queued = 0
         self._lock = threading.Lock()
-        self._warned = False
+        self._once = Once(logger)  # the first failure is said, the others counted
         self._thread: threading.Thread | None = None
 
     def offer(self, data: bytes) -> str | None:
@@ -136,14 +135,13 @@ class Uploader:
                     self.store.put(data)
                 except Exception as exc:  # the store's trouble must never reach the app
                     self.failed += 1
-                    if not self._warned:
-                        self._warned = True
-                        logger.warning(
-                            "otel-replay could not keep a payload in %s (%r); its span names "
-                            "it, and it reads as missing (more failures are only counted)",
-                            self.store.base,
-                            exc,
-                        )
+                    self._once.warn(
+                        "put",
+                        "otel-replay could not keep a payload in %s (%r); its span names "
+                        "it, and it reads as missing (more failures are only counted)",
+                        self.store.base,
+                        exc,
+                    )
                 finally:
                     with self._lock:
                         self._queued -= len(data)

@@ -23,6 +23,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from .. import settings
 from .scrub import hidden_copy
 
 __all__ = ["RecordingSpanProcessor"]
@@ -61,15 +62,12 @@ class RecordingSpanProcessor(SpanProcessor):
         # hide them themselves, and are not made to go over a span twice.
         self._scrubs = _scrubs_itself(exporter)
         if max_queue_spans is None:
-            try:
-                max_queue_spans = int(os.environ.get("OTEL_REPLAY_MAX_QUEUE", 1_000_000))
-            except ValueError:
-                max_queue_spans = 1_000_000
+            max_queue_spans = settings.current().max_queue
         self.max_queue = max(1, max_queue_spans)
         self.max_batch = max(1, max_batch)
         self.delay = max(0.001, schedule_delay_ms / 1000)  # 0 would spin the worker
         self.dropped = 0
-        self._warned = False
+        self._once = settings.Once()  # the first drop is said, the others counted
         self._shutdown = False
         self._start()
         ref = weakref.WeakMethod(self._start)
@@ -105,10 +103,7 @@ class RecordingSpanProcessor(SpanProcessor):
     def _drop(self, n: int, reason: str) -> None:
         with self._count_lock:  # rare path: app threads and the worker may both count
             self.dropped += n
-            first = not self._warned
-            self._warned = True
-        if first:
-            logger.warning("otel-replay: %s; dropping spans and counting them", reason)
+        self._once.warn("drop", "otel-replay: %s; dropping spans and counting them", reason)
 
     # --- the worker ----------------------------------------------------------------
 

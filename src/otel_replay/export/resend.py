@@ -32,6 +32,7 @@ from opentelemetry.sdk.environment_variables import (
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from .. import settings
 from ..bytes_text import as_base64
 from ..store.errors import FormatError
 from ..store.reader import RecordReader
@@ -94,10 +95,11 @@ def shown(text: str, endpoint: str) -> str:
 
 def resolve_protocol(protocol: str | None = None) -> str:
     """``protocol``, else ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``..._PROTOCOL``, else http."""
+    env = settings.current()
     chosen = (
         protocol
-        or os.environ.get(OTEL_EXPORTER_OTLP_TRACES_PROTOCOL)
-        or os.environ.get(OTEL_EXPORTER_OTLP_PROTOCOL)
+        or env.value(OTEL_EXPORTER_OTLP_TRACES_PROTOCOL)
+        or env.value(OTEL_EXPORTER_OTLP_PROTOCOL)
         or "http/protobuf"
     ).strip()
     if chosen not in PROTOCOLS:
@@ -113,18 +115,20 @@ def resolve_endpoint(protocol: str, endpoint: str | None = None) -> str:
     """
     if endpoint:
         return endpoint
-    traces = os.environ.get(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+    env = settings.current()
+    traces: str | None = env.value(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
     if traces:
         return traces
-    base = os.environ.get(OTEL_EXPORTER_OTLP_ENDPOINT) or _DEFAULT_ENDPOINTS[protocol]
+    base = env.value(OTEL_EXPORTER_OTLP_ENDPOINT) or _DEFAULT_ENDPOINTS[protocol]
     return base if protocol == "grpc" else base.rstrip("/") + "/v1/traces"
 
 
 def _env_headers() -> dict[str, str]:
     from opentelemetry.util.re import parse_env_headers
 
-    raw = os.environ.get(OTEL_EXPORTER_OTLP_TRACES_HEADERS) or os.environ.get(
-        OTEL_EXPORTER_OTLP_HEADERS, ""
+    env = settings.current()
+    raw = (
+        env.value(OTEL_EXPORTER_OTLP_TRACES_HEADERS) or env.value(OTEL_EXPORTER_OTLP_HEADERS) or ""
     )
     return dict(parse_env_headers(raw, liberal=True))
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -47,6 +46,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import attributes as A
+from .. import settings
 from ..dialects.registry import genai_attributes
 from ..dialects.span import SpanView
 from .ending_span import update_attributes
@@ -101,10 +101,6 @@ def family(key: str) -> str:
     return "other"
 
 
-def _env_list(name: str) -> list[str]:
-    return [p.strip().lower() for p in os.environ.get(name, "").split(",") if p.strip()]
-
-
 def _scalar(value: Any) -> bool:
     return isinstance(value, (str, bool, int, float, bytes))
 
@@ -154,7 +150,7 @@ class Normalizer:
         names = (
             [e.strip().lower() for e in exclude]
             if exclude is not None
-            else _env_list("OTEL_REPLAY_SEMCONV_EXCLUDE")
+            else [e.lower() for e in settings.current().semconv_exclude]
         )
         unknown = sorted(set(names) - set(FAMILIES))
         if unknown:
@@ -163,7 +159,7 @@ class Normalizer:
                 ", ".join(unknown),
                 ", ".join(FAMILIES),
             )
-        raw = (mode if mode is not None else os.environ.get("OTEL_REPLAY_SEMCONV_MODE", "")).strip()
+        raw = (mode if mode is not None else settings.current().semconv_mode).strip()
         chosen = raw.lower() or "repair"
         if chosen not in MODES:
             logger.warning("otel-replay: semconv mode %r is not repair or missing: repair", raw)

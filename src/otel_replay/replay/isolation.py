@@ -45,8 +45,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-#: Set in the re-run child: it is in the namespace (and must not re-run itself again).
-OTEL_REPLAY_ISOLATED: Final = "OTEL_REPLAY_ISOLATED"
+from .. import settings
+from ..settings import OTEL_REPLAY_ISOLATED
 
 _UNSHARE: Final = ("--net", "--map-root-user", "--mount")
 #: Directories for runtime and temporary files: one that holds a host's socket is
@@ -66,7 +66,7 @@ _IFREQ: Final = "16sH22x"
 
 def isolated() -> bool:
     """True in a child this module started in a network namespace."""
-    return os.environ.get(OTEL_REPLAY_ISOLATED) == "1"
+    return settings.current().isolated
 
 
 def unavailable() -> str | None:
@@ -201,9 +201,8 @@ def needed_paths(argv: Sequence[str]) -> list[str]:
         for part in (arg, *arg.split("=", 1)[1:]):
             path = os.path.abspath(part)
             candidates.append(path if os.path.exists(path) else os.path.dirname(path))
-    for key, value in os.environ.items():
-        if key.startswith("OTEL_REPLAY_"):
-            candidates += [p for p in value.split(os.pathsep) if os.path.isabs(p)]
+    for _, value in settings.own_variables():
+        candidates += [p for p in value.split(os.pathsep) if os.path.isabs(p)]
     # A socket named in the environment (SSH_AUTH_SOCK) is the host's, not the replay's.
     return sorted({os.path.realpath(p) for p in candidates if _file_or_directory(p)})
 

@@ -33,7 +33,8 @@ import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Protocol
 
-from ..env import TRUE
+from .. import settings
+from ..settings import OTEL_REPLAY_CLICKHOUSE_PASSWORD, TRUE
 from . import limits
 from .errors import FormatError
 
@@ -47,8 +48,6 @@ __all__ = [
     "trace_filter",
 ]
 
-#: The ClickHouse user's password (preferred to one in the URL; neither is ever shown).
-OTEL_REPLAY_CLICKHOUSE_PASSWORD: Final = "OTEL_REPLAY_CLICKHOUSE_PASSWORD"
 #: The clickhouseexporter's own defaults (its ``database`` and ``traces_table_name``).
 DEFAULT_DATABASE: Final = "default"
 DEFAULT_TABLE: Final = "otel_traces"
@@ -102,7 +101,7 @@ class Location:
         secure = parts.scheme == "clickhouses" or query.get("secure", "").lower() in TRUE
         if parts.path.strip("/"):
             database = parts.path.strip("/")
-        password = os.environ.get(OTEL_REPLAY_CLICKHOUSE_PASSWORD) or urllib.parse.unquote(
+        password = settings.current().clickhouse_password or urllib.parse.unquote(
             parts.password or ""
         )
         return cls(

@@ -35,6 +35,8 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
 
+from .. import settings
+from ..settings import OTEL_REPLAY_CONTENT_REFS
 from . import limits
 
 __all__ = [
@@ -49,8 +51,6 @@ __all__ = [
     "use_content_refs",
 ]
 
-#: Stores whose references may be read, comma-separated: ``BASE`` or ``BASE=WHERE``.
-OTEL_REPLAY_CONTENT_REFS: Final = "OTEL_REPLAY_CONTENT_REFS"
 #: Bytes of referenced content kept for other spans naming the same file.
 _KEPT_BYTES: Final = 64 * limits.MiB
 
@@ -183,8 +183,7 @@ def _all_rules() -> list[tuple[str, str]]:
     fixed = _fixed.get()
     if fixed is not None:
         return list(fixed)
-    env = os.environ.get(OTEL_REPLAY_CONTENT_REFS, "")
-    return [*(_rule(r) for r in env.split(",") if r.strip()), *_rules]
+    return [*(_rule(r) for r in settings.current().content_refs), *_rules]
 
 
 def _normal(url: str) -> str:

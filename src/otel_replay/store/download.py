@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.client
-import os
 import socket
 import tempfile
 import threading
@@ -34,6 +33,8 @@ import urllib.request
 from collections.abc import Mapping
 from typing import IO, Any, Final
 
+from .. import settings
+from ..settings import OTEL_REPLAY_HTTP_HEADERS as OTEL_REPLAY_HTTP_HEADERS
 from . import limits
 from .errors import FormatError
 
@@ -43,8 +44,6 @@ IN_MEMORY: Final = 16 * limits.MiB
 CHUNK: Final = 1 << 16
 #: OTLP/JSON or protobuf, as a backend prefers (Tempo answers protobuf to ``application/protobuf``).
 ACCEPT: Final = "application/json, application/protobuf, application/x-protobuf"
-#: Headers sent with every URL read, in the OTLP exporters' format (URL-encoded values).
-OTEL_REPLAY_HTTP_HEADERS: Final = "OTEL_REPLAY_HTTP_HEADERS"
 #: Answers asked again: too many requests, and the server's own failures.
 RETRIED: Final = frozenset({429, 500, 502, 503, 504})
 RETRIES: Final = 3
@@ -70,7 +69,7 @@ def headers() -> dict[str, str]:
     """The headers a URL read sends: the environment's, then those of :func:`use_headers`."""
     from opentelemetry.util.re import parse_env_headers
 
-    found = parse_env_headers(os.environ.get(OTEL_REPLAY_HTTP_HEADERS, ""), liberal=True)
+    found = parse_env_headers(settings.current().http_headers or "", liberal=True)
     return {**found, **_headers}
 
 

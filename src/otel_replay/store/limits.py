@@ -1,54 +1,51 @@
 """Bounds on what one input may make a reader hold, or wait for: inputs may come from anyone.
 
-Each bound is a named default with an ``OTEL_REPLAY_*`` environment variable
-to change it, read each time a read starts (a value that is not a positive
-number keeps the default).  Error messages name the bound with
+Each bound is an ``OTEL_REPLAY_*`` environment variable of
+:data:`otel_replay.settings.VARIABLES`, with its default there, read each
+time a read starts (a value that is not a positive number keeps the
+default).  Error messages name the bound with
 :meth:`Limit.text`, e.g. "the 256 MiB limit (OTEL_REPLAY_MAX_RECORD_BYTES)".
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import os
 from typing import Final
 
-logger = logging.getLogger("otel_replay")
+from .. import settings
+from ..settings import GiB, KiB, MiB, size_text
 
-#: Environment values already warned about: once is enough.
-_warned: set[tuple[str, str]] = set()
-
-KiB: Final = 1 << 10
-MiB: Final = 1 << 20
-GiB: Final = 1 << 30
+__all__ = [
+    "MAX_NESTING",
+    "MAX_RECORD_BYTES",
+    "MAX_URL_BYTES",
+    "URL_TIMEOUT",
+    "GiB",
+    "KiB",
+    "Limit",
+    "MiB",
+    "size_text",
+]
 
 
 @dataclasses.dataclass(frozen=True)
 class Limit:
-    """A bound with a default, its environment variable, and a unit for messages."""
+    """A bound read from its environment variable, with a unit for messages."""
 
     env: str
-    default: float
     #: "bytes" or "s".
     unit: str = "bytes"
 
+    @property
+    def default(self) -> float:
+        """The value when the variable is unset (or not a positive number)."""
+        value: float = settings.BY_NAME[self.env].default
+        return value
+
     def get(self) -> float:
         """The value in force: the environment's when it is a positive number, else the default."""
-        raw = os.environ.get(self.env)
-        if raw is None or not raw.strip():
-            return self.default
-        try:
-            value = float(raw)
-        except ValueError:
-            value = 0
-        if value > 0:
-            return value
-        if (self.env, raw) not in _warned:
-            _warned.add((self.env, raw))
-            logger.warning(
-                "otel-replay: %s=%r is not a positive number; using %s", self.env, raw, self.default
-            )
-        return self.default
+        value: float = settings.current().value(self.env)
+        return value
 
     def bytes(self) -> int:
         """:meth:`get` as a whole number of bytes."""
@@ -61,22 +58,14 @@ class Limit:
         return f"the {shown} limit ({self.env})"
 
 
-def size_text(n: int) -> str:
-    """``n`` bytes in the largest binary unit that divides it: ``256 MiB``, ``1536 KiB``."""
-    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
-        if n >= unit and n % unit == 0:
-            return f"{n // unit} {name}"
-    return f"{n} bytes"
-
-
 #: The most a reader holds of one record, JSON line or JSON document, decompressed:
 #: a zstd record, a length prefix or a gzip line that goes past it is reported
 #: (and passed over where the framing allows), not allocated.
-MAX_RECORD_BYTES: Final = Limit("OTEL_REPLAY_MAX_RECORD_BYTES", 256 * MiB)
+MAX_RECORD_BYTES: Final = Limit(settings.OTEL_REPLAY_MAX_RECORD_BYTES)
 #: Seconds a URL's answer may take, from connecting to its last byte.
-URL_TIMEOUT: Final = Limit("OTEL_REPLAY_URL_TIMEOUT", 60.0, unit="s")
+URL_TIMEOUT: Final = Limit(settings.OTEL_REPLAY_URL_TIMEOUT, unit="s")
 #: The most a URL's answer may hold (kept in a temporary file while it is read).
-MAX_URL_BYTES: Final = Limit("OTEL_REPLAY_MAX_URL_BYTES", 1 * GiB)
+MAX_URL_BYTES: Final = Limit(settings.OTEL_REPLAY_MAX_URL_BYTES)
 #: How deep attribute values (OTLP ``AnyValue`` lists and maps) may nest in
 #: JSON input.  Each level costs Python stack; no tracing SDK writes more
 #: than a few, and protobuf parsers stop at 100 nested messages (about 48
