@@ -103,10 +103,34 @@ def chat_completion(reply: dict[str, Any], model: str) -> dict[str, Any]:
     }
 
 
+def messages_answer(reply: dict[str, Any], model: str) -> dict[str, Any]:
+    """A GenAI assistant message as the Anthropic Messages API answers it."""
+    calls = M.tool_calls([reply])
+    text = M.last_text([reply])
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [
+        {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+        for c in calls
+    ]
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 11, "output_tokens": 3},
+    }
+
+
 @contextlib.contextmanager
-def function_model(respond: Respond, received: list[dict[str, Any]] | None = None) -> Iterator[str]:
-    """An OpenAI-compatible server on 127.0.0.1 answering with ``respond``; its base URL.
-    Each request body is appended to ``received``."""
+def function_model(
+    respond: Respond, received: list[dict[str, Any]] | None = None, wire: str = "openai"
+) -> Iterator[str]:
+    """An OpenAI- (or Anthropic-) compatible server on 127.0.0.1 answering with
+    ``respond``; the base URL its SDK takes.  Each request body is appended to
+    ``received``."""
 
     def answer(handler: BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
         body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
@@ -120,10 +144,11 @@ def function_model(respond: Respond, received: list[dict[str, Any]] | None = Non
         reply = respond(messages, body)
         if "error" in reply:
             return 400, "application/json", json.dumps(reply).encode()
-        return 200, "application/json", json.dumps(chat_completion(reply, body["model"])).encode()
+        render = chat_completion if wire == "openai" else messages_answer
+        return 200, "application/json", json.dumps(render(reply, body["model"])).encode()
 
     with serving(answer) as url:
-        yield url + "/v1"
+        yield url + "/v1" if wire == "openai" else url
 
 
 def scripted(messages: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
@@ -271,6 +296,39 @@ def test_overrides_reach_the_candidate(cohort: Path, tmp_path: Path) -> None:
         assert [t["function"]["name"] for t in body["tools"]] == ["lookup_order", "cancel_order"]
 
 
+def test_an_anthropic_candidate_is_sent_the_recorded_request_in_its_wire(cohort: Path) -> None:
+    received: list[dict[str, Any]] = []
+    with function_model(scripted, received, wire="anthropic") as same:
+        with function_model(with_user_id, wire="anthropic") as new:
+            doc = as_json(
+                cohort,
+                *("--model", f"anthropic:claude-x@{same}"),
+                *("--model", f"anthropic:claude-y@{new}"),
+                "--replayable",
+            )
+    kinds = [[o["outcome"] for o in r["outcomes"]] for r in doc["runs"]]
+    assert kinds == [["same", "new_path"]] * len(QUESTIONS)
+    assert doc["totals"][0]["input_tokens"] == 2 * 11 * len(QUESTIONS)
+    first, second = received[:2]
+    assert first["system"].startswith("You are the order-support assistant")
+    assert first["max_tokens"] == 4096 and first["temperature"] == 0.7  # none recorded; recorded
+    assert [t["name"] for t in first["tools"]] == ["lookup_order", "cancel_order"]
+    assert "input_schema" in first["tools"][0]
+    call, result = second["messages"][1:]
+    assert call["content"][0]["type"] == "tool_use"
+    assert result == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": call["content"][0]["id"],
+                "content": result["content"][0]["content"],
+            }
+        ],
+    }
+    assert json.loads(result["content"][0]["content"])[0]["order_id"] == "4421"
+
+
 def test_per_step_sends_each_recorded_request_once(cohort: Path) -> None:
     received: list[dict[str, Any]] = []
     with function_model(politer, received) as url:
@@ -350,6 +408,7 @@ def test_usage_errors(cohort: Path) -> None:
 # --- classes of input ---------------------------------------------------------------------
 
 
+@settings(deadline=None)
 @given(
     n=st.integers(0, 40),
     sample=st.none() | st.integers(1, 50),
@@ -391,6 +450,7 @@ def _steps(n: int) -> list[Step]:
     return [Step("model", "chat", f"s{i}", None, "t", 0, 0, index=2 * i + 1) for i in range(n)]
 
 
+@settings(deadline=None)
 @given(turns=st.lists(_turn, max_size=4), data=st.data())
 def test_the_same_calls_in_any_order_and_spelling_do_not_diverge(
     turns: list[list[tuple[str, dict[str, Any]]]], data: st.DataObject
@@ -400,6 +460,7 @@ def test_the_same_calls_in_any_order_and_spelling_do_not_diverge(
     assert first_turn_apart(recorded, actual, _steps(len(turns))) is None
 
 
+@settings(deadline=None)
 @given(turns=st.lists(_turn, min_size=1, max_size=4), data=st.data())
 def test_the_first_turn_whose_calls_differ_is_named(
     turns: list[list[tuple[str, dict[str, Any]]]], data: st.DataObject

@@ -68,11 +68,11 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
             "--model",
             "models",
             multiple=True,
-            metavar="openai:MODEL[@BASE_URL]",
-            help="A candidate model on an OpenAI-compatible endpoint (key from "
-            "OPENAI_API_KEY; a local server named by BASE_URL needs none), driving each "
-            "run's own loop: tool calls answered from the recording, never run. "
-            "Repeatable.",
+            metavar="PROVIDER:MODEL[@BASE_URL]",
+            help="A candidate model on an OpenAI- (openai:) or Anthropic-compatible "
+            "(anthropic:) endpoint (key from OPENAI_API_KEY or ANTHROPIC_API_KEY; a local "
+            "server named by BASE_URL needs none), driving each run's own loop: tool calls "
+            "answered from the recording, never run. Repeatable.",
         ),
         click.option(
             "--per-step",
@@ -178,7 +178,7 @@ PATH is anything `ls` reads, with its filters (--agent-name, --since,
 --error, --tool, --replayable); --sample N and --limit N make the cohort
 smaller.  A candidate is your agent (--agent MODULE:FUNC, against the
 pinned model: a code change checked on every run) or a model (--model
-openai:MODEL@BASE_URL, with --set and --system-prompt; --per-step sends
+openai:MODEL@BASE_URL or anthropic:..., with --set and --system-prompt; --per-step sends
 each recorded model request once instead of driving the run).  Several
 candidates are compared side by side.
 

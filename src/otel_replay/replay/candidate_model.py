@@ -1,31 +1,35 @@
-"""A candidate model: an OpenAI-compatible endpoint asked what a recorded model was asked.
+"""A candidate model: an OpenAI- or Anthropic-compatible endpoint asked what a recorded
+model was asked.
 
-``CandidateModel.parse("openai:gpt-4.1-mini@http://127.0.0.1:8000/v1")`` names
-one; calling it as the pinned model and a ``--live`` model are called,
-``model(messages, *, system=None, tools=None, **params)``, sends the GenAI
-request through the OpenAI SDK's Chat Completions and returns the answer as a
-GenAI assistant message.  :meth:`CandidateModel.ask` returns the usage and
-the time taken beside it.
+``CandidateModel.parse("openai:gpt-4.1-mini@http://127.0.0.1:8000/v1")`` (or
+``anthropic:MODEL[@BASE_URL]``) names one; calling it as the pinned model
+and a ``--live`` model are called, ``model(messages, *, system=None,
+tools=None, **params)``, sends the GenAI request through the provider's SDK
+(Chat Completions, Messages) and returns the answer as a GenAI assistant
+message.  :meth:`CandidateModel.ask` returns the usage and the time taken
+beside it.
 
-The request is the recorded one written in the Chat Completions wire: the
-system instructions as the first message, text parts as text, tool calls and
-their results as ``tool_calls`` and ``tool`` messages, tool definitions as
-functions, and the recorded parameters the API takes (``temperature``,
-``top_p``, ``max_tokens``, ``seed``, ``stop``, the penalties).  A part the
-wire cannot carry (an image, a file) is refused with
-:class:`CandidateRefused` naming it, not left out: the candidate would be
-asked something else than the recorded model was.
+The request is the recorded one written in the provider's wire: the system
+instructions as the first message (OpenAI) or ``system`` (Anthropic), text
+parts as text, tool calls and their results as ``tool_calls`` and ``tool``
+messages (OpenAI) or ``tool_use`` and ``tool_result`` blocks (Anthropic),
+tool definitions as functions (tools with an ``input_schema``), and the
+recorded parameters the API takes.  A part the wire cannot carry (an image,
+a file) is refused with :class:`CandidateRefused` naming it, not left out:
+the candidate would be asked something else than the recorded model was.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import attributes as A
 from .. import messages as M
 from ..dialects.bodies import response as response_attributes
 from .matchers import split_system
@@ -40,8 +44,18 @@ CHAT_PARAMS = {
     "frequency_penalty": "frequency_penalty",
     "presence_penalty": "presence_penalty",
 }
-#: Providers a candidate model may name.
-PROVIDERS = ("openai",)
+#: GenAI request parameter -> the Anthropic Messages field it is sent as.
+MESSAGES_PARAMS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "max_tokens": "max_tokens",
+    "stop_sequences": "stop_sequences",
+}
+#: Anthropic's API wants ``max_tokens``: sent when the recording has none.
+DEFAULT_MAX_TOKENS = 4096
+#: Providers a candidate model may name, and the variable its key is read from.
+PROVIDERS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 class CandidateRefused(ValueError):
@@ -145,32 +159,87 @@ def chat_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]
     return out
 
 
-def chat_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The recorded request parameters the Chat Completions API takes, by its names."""
+def api_params(params: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """The recorded request parameters an API takes (``names``: GenAI name -> its field)."""
     out = {}
     for name, value in params.items():
-        field = CHAT_PARAMS.get(name)
+        field = names.get(name)
         if field is not None and value is not None:
             out[field] = value
     return out
 
 
+def anthropic_messages(
+    messages: Sequence[Mapping[str, Any]], system: Any = None
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """GenAI messages (and system instructions) as Anthropic Messages: the system text,
+    and the turns, a turn's tool results in one user message as the API wants them."""
+    parts, rest = split_system(M.normalize(messages), system)
+    out: list[dict[str, Any]] = []
+    for message in rest:
+        role = "assistant" if message.get("role") == "assistant" else "user"
+        blocks: list[dict[str, Any]] = []
+        for p in message.get("parts") or []:
+            if not isinstance(p, Mapping):
+                continue
+            _sendable(p, role)
+            kind = p.get("type")
+            if kind == "text" and p.get("content"):
+                blocks.append({"type": "text", "text": str(p["content"])})
+            elif kind == "tool_call":
+                arguments = M.parse_arguments(p.get("arguments"))
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": str(p.get("id")),
+                        "name": str(p.get("name")),
+                        "input": arguments if isinstance(arguments, Mapping) else {},
+                    }
+                )
+            elif kind == "tool_call_response":
+                response = p.get("response")
+                content = response if isinstance(response, str) else json.dumps(response)
+                blocks.append(
+                    {"type": "tool_result", "tool_use_id": str(p.get("id")), "content": content}
+                )
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)  # the API wants the roles to take turns
+        else:
+            out.append({"role": role, "content": blocks})
+    return (_text(parts) if parts else None), out
+
+
+def anthropic_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """GenAI tool definitions as Anthropic tools."""
+    if not tools:
+        return None
+    out = []
+    for tool in tools:
+        d = M.tool_definition(tool)
+        one = {"name": d.get("name"), "input_schema": d.get("parameters") or {"type": "object"}}
+        if d.get("description"):
+            one["description"] = d["description"]
+        out.append(one)
+    return out
+
+
 def answer_message(body: Mapping[str, Any]) -> tuple[dict[str, Any], int | None, int | None]:
-    """A Chat Completions response body as (GenAI assistant message, input, output tokens)."""
+    """A Chat Completions or Messages response body as (GenAI assistant message, input
+    tokens, output tokens)."""
     attrs = response_attributes(body)
-    outputs = attrs.get("gen_ai.output.messages")
+    outputs = attrs.get(A.OUTPUT_MESSAGES)
     if not isinstance(outputs, list) or not outputs:
         raise CandidateFailed("the candidate's answer holds no message")
-    usage = body.get("usage") if isinstance(body.get("usage"), Mapping) else {}
-    assert isinstance(usage, Mapping)
 
     def tokens(key: str) -> int | None:
-        value = usage.get(key)
+        value = attrs.get(key)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     message = dict(outputs[0])
     message.pop("finish_reason", None)
-    return message, tokens("prompt_tokens"), tokens("completion_tokens")
+    return message, tokens(A.USAGE_INPUT_TOKENS), tokens(A.USAGE_OUTPUT_TOKENS)
 
 
 @dataclasses.dataclass
@@ -214,21 +283,25 @@ class CandidateModel:
         return f"{self.provider}:{self.model}" + (f" ({said})" if said else "")
 
     def client(self) -> Any:
-        """The OpenAI SDK client, made on first use."""
+        """The provider's SDK client, made on first use."""
         if self._client is None:
             try:
-                import openai
+                sdk: Any = importlib.import_module(self.provider)
             except ImportError:
                 raise CandidateRefused(
-                    "a candidate model is asked through the OpenAI SDK: pip install openai"
+                    f"a candidate model is asked through the {self.provider} SDK: "
+                    f"pip install {self.provider}"
                 ) from None
-            key = os.environ.get("OPENAI_API_KEY")
-            if not key and self.base_url is None and not os.environ.get("OPENAI_BASE_URL"):
+            variable = PROVIDERS[self.provider]
+            key = os.environ.get(variable)
+            base = os.environ.get(f"{self.provider.upper()}_BASE_URL")
+            if not key and self.base_url is None and not base:
                 raise CandidateRefused(
-                    f"{self.label}: OPENAI_API_KEY is not set (a local server needs none: "
-                    "name it, openai:MODEL@http://127.0.0.1:PORT/v1)"
+                    f"{self.label}: {variable} is not set (a local server needs none: "
+                    f"name it, {self.provider}:MODEL@http://127.0.0.1:PORT)"
                 )
-            self._client = openai.OpenAI(
+            make = sdk.OpenAI if self.provider == "openai" else sdk.Anthropic
+            self._client = make(
                 api_key=key or "unused",
                 base_url=self.base_url,
                 timeout=self.timeout,
@@ -249,12 +322,22 @@ class CandidateModel:
         tools: Sequence[Mapping[str, Any]] | None = None,
         **params: Any,
     ) -> dict[str, Any]:
-        """The Chat Completions request body this call sends (no ``stream``)."""
-        body: dict[str, Any] = {"model": self.model, "messages": chat_messages(messages, system)}
-        functions = chat_tools(tools)
+        """The request body this call sends, in the provider's wire (no ``stream``)."""
+        given = {k: v for k, v in params.items() if k != "model"}
+        body: dict[str, Any] = {"model": self.model}
+        if self.provider == "anthropic":
+            said, body["messages"] = anthropic_messages(messages, system)
+            if said:
+                body["system"] = said
+            functions = anthropic_tools(tools)
+            body.update(api_params(given, MESSAGES_PARAMS))
+            body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+        else:
+            body["messages"] = chat_messages(messages, system)
+            functions = chat_tools(tools)
+            body.update(api_params(given, CHAT_PARAMS))
         if functions:
             body["tools"] = functions
-        body.update(chat_params({k: v for k, v in params.items() if k != "model"}))
         body.update(self.overrides)
         return body
 
@@ -269,16 +352,21 @@ class CandidateModel:
         """The candidate's answer to this request, its tokens and time taken."""
         body = self.request(messages, system=system, tools=tools, **params)
         client = self.client()
-        import openai
-
         began = time.perf_counter()
         # Parameters go as extra body fields: one the SDK does not name (a server's own,
         # given with --set) is sent as given, not refused.
         named = {k: body.pop(k) for k in ("model", "messages", "tools") if k in body}
+        sdk: Any = importlib.import_module(self.provider)
         try:
-            completion = client.chat.completions.create(**named, extra_body=body)
-            answer = completion.model_dump(mode="json", exclude_none=True)
-        except openai.APIError as exc:
+            if self.provider == "anthropic":
+                # Its SDK wants max_tokens named: the one field it requires besides those.
+                made = client.messages.create(
+                    **named, max_tokens=body.pop("max_tokens"), extra_body=body
+                )
+            else:
+                made = client.chat.completions.create(**named, extra_body=body)
+            answer = made.model_dump(mode="json", exclude_none=True)
+        except sdk.APIError as exc:
             raise CandidateFailed(f"{type(exc).__name__}: {_first_line(str(exc))}") from exc
         except (AttributeError, ValueError) as exc:  # a body the SDK could not read as one
             raise CandidateFailed(f"the candidate's answer is unreadable: {exc}") from exc
