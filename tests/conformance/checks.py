@@ -70,7 +70,17 @@ class Case:
         return [self.path / n for n in TRACE_FILES if (self.path / n).exists()]
 
     def requests(self) -> list[dict[str, Any]]:
-        """The model requests the server answered, in order, each with its body parsed."""
+        """The model requests the server answered, in order, each with its body parsed.
+
+        Not the attempts it failed on purpose (:meth:`failed_attempts`): the client
+        retried each, and the retry is the model call of the run."""
+        return [r for r in self._posts() if not r.get("failed")]
+
+    def failed_attempts(self) -> list[dict[str, Any]]:
+        """The requests the server answered with a scripted failure (HTTP 429, 500, 503)."""
+        return [r for r in self._posts() if r.get("failed")]
+
+    def _posts(self) -> list[dict[str, Any]]:
         # Split on "\n" alone: a record may hold a U+2028 as it is, where splitlines splits.
         lines = (self.path / "server.jsonl").read_text(encoding="utf-8").split("\n")
         records = [json.loads(line) for line in lines if line]
@@ -200,6 +210,13 @@ def _returned(scn: scenario.Scenario, name: str, args: Any) -> Any:
         return None
     order = str(args.get("order_id", scenario.DEFAULT_ORDER))
     return scn.error_of(order) if tool == scn.raising else scn.result(tool, order)
+
+
+def _other_kind(recorded: str | None, raised: str) -> bool:
+    """Whether a recorded error type names the other of :data:`scenario.RAISES` than the one
+    the tool raised (``TimeoutError`` for a ``RuntimeError``, or back)."""
+    name = (recorded or "").rpartition(".")[2]
+    return name in scenario.RAISES and name != raised
 
 
 def _mentions(result: Any, text: str) -> bool:
@@ -369,6 +386,12 @@ class _RunCheck:
                 # (A framework that tells the model no error text, openai-agents' default
                 # failure message, leaves none to find.)
                 self.out.append(f"{label}: error message {short(t.error.message)}")
+            if t.error is not None and _other_kind(t.error.type, self.scn.raises):
+                # (A framework may record its own wrapper's type: only the other kind of the
+                # scenario's is wrong, a timeout recorded as an error of its own or back.)
+                self.out.append(
+                    f"{label}: error type {t.error.type}, the tool raised {self.scn.raises}"
+                )
             if self.content and value(t.arguments) != args:
                 self.out.append(
                     f"{label}: arguments {short(t.arguments)}, the model's are {short(args)}"

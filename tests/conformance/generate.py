@@ -321,7 +321,8 @@ def scrub(src: Path, dst: Path) -> None:
 
 
 def check_ground_truth(log: Path, runs: int) -> None:
-    """The server's log, checked: every request answered, every run reached its answer."""
+    """The server's log, checked: every request answered, every run reached its answer, every
+    request the server failed on purpose retried."""
     if not log.exists():
         raise GenerateError("the model server got no request")
     # One record a line; split on "\n" alone (JSON text escapes it): str.splitlines would also
@@ -339,6 +340,18 @@ def check_ground_truth(log: Path, runs: int) -> None:
         turns = [r["turn"] for r in posts if r["conversation"] == order]
         if not [r for r in posts if r["conversation"] == order][-1]["final"]:
             raise GenerateError(f"the run about {order} stopped at turn {turns[-1]} ({turns})")
+    for n, failed in enumerate(posts):
+        # A request the server failed on purpose was retried: a later one at its turn got the
+        # answer (an agent that gave up, or went on without it, is not what was scripted).
+        if failed.get("failed") and not any(
+            not r.get("failed")
+            and (r["conversation"], r["turn"]) == (failed["conversation"], failed["turn"])
+            for r in posts[n + 1 :]
+        ):
+            raise GenerateError(
+                f"the agent did not retry the request the server failed with HTTP "
+                f"{failed['status']} (run about {failed['conversation']}, turn {failed['turn']})"
+            )
 
 
 def run_agent(

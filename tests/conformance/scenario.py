@@ -127,6 +127,24 @@ class Tool:
 
 
 @dataclasses.dataclass(frozen=True)
+class Retry:
+    """A model request the server fails before it answers it: the first request of ``turn``
+    in each run gets HTTP ``status`` (429 with ``retry-after: 0``, or 500 or 503), ``times``
+    times in a row, which the agent's client SDK retries (as every SDK does by default)."""
+
+    turn: int
+    status: int = 429
+    times: int = 1
+
+
+#: What the raising tool may raise: an error of its own, or the timeout Python names.
+RAISES = ("RuntimeError", "TimeoutError")
+#: The classes of :data:`RAISES`, which agents that answer the model with a tool's error
+#: catch (a replay must raise the recorded class, or the agent's handling differs).
+TOOL_ERRORS: tuple[type[Exception], ...] = (RuntimeError, TimeoutError)
+
+
+@dataclasses.dataclass(frozen=True)
 class Scenario:
     """A conversation the fake model server scripts and the agents' tools play along with.
 
@@ -134,7 +152,10 @@ class Scenario:
     one is the answer).  ``raising``: the tool that raises ``error`` (none:
     every tool returns).  ``beside``: text the model writes beside its tool
     calls on Chat Completions and Responses; ``anthropic_beside``: on
-    Anthropic Messages.  Strings may hold ``{order_id}`` and ``{digits}``.
+    Anthropic Messages.  ``raises``: the class the raising tool raises (:data:`RAISES`:
+    ``TimeoutError`` is a tool that timed out).  ``retries``: model requests the server
+    fails first (:class:`Retry`), which the client retries.  Strings may hold
+    ``{order_id}`` and ``{digits}``.
     """
 
     name: str
@@ -147,6 +168,8 @@ class Scenario:
     answer: str
     beside: str | None = None
     anthropic_beside: str | None = None
+    raises: str = "RuntimeError"
+    retries: tuple[Retry, ...] = ()
 
     # --- the model's side ---------------------------------------------------------
     def calls_of_turn(self, turn: int, order_id: str) -> list[tuple[Call, dict[str, Any]]]:
@@ -169,6 +192,11 @@ class Scenario:
             if turn and tool_results < done:
                 return turn
         return len(self.turns)
+
+    def retry_at(self, turn: int) -> Retry | None:
+        """How the server fails the first request of ``turn`` before answering it (None: it
+        does not)."""
+        return next((r for r in self.retries if r.turn == turn), None)
 
     def call_id(self, turn: int, index: int, order_id: str, prefix: str = "call") -> str:
         """The model's id of the ``index``-th call of ``turn`` (unique in its run)."""
@@ -247,6 +275,8 @@ class Scenario:
             answer=data["answer"],
             beside=data.get("beside"),
             anthropic_beside=data.get("anthropic_beside"),
+            raises=data.get("raises", "RuntimeError"),
+            retries=tuple(Retry(**r) for r in data.get("retries") or ()),
         )
 
 
@@ -446,6 +476,30 @@ NAMED: dict[str, Scenario] = {
             "le problème. Désolé pour l'attente 🙏"
         ),
     ),
+    # A tool times out (Python's TimeoutError, not an error of its own), and the model server
+    # fails two requests first, which the agent's client retries: the first (HTTP 429, rate
+    # limited, ``retry-after: 0``) and the answer (HTTP 503, overloaded).
+    "retries_and_timeouts": _same_shapes(
+        "retries_and_timeouts",
+        questions=(
+            "Bonsoir ! Ma commande ORD-6614 devait arriver hier, vous savez où elle est ? 🕰️",
+            "Hola, ¿dónde está mi pedido ORD-2047? Lo espero desde el lunes ⏳",
+        ),
+        turns=(
+            (
+                Call("lookup_order", {"order_id": "{order_id}"}),
+                Call("track_shipment", {"order_id": "{order_id}"}),
+            ),
+            (Call("open_ticket", {"order_id": "{order_id}", "reason": "suivi hors délai (30 s)"}),),
+        ),
+        raises="TimeoutError",
+        error="le suivi « Colis-Express » n'a pas répondu en 30 s (délai dépassé)",
+        retries=(Retry(0, 429), Retry(2, 503)),
+        answer=(
+            "Votre commande {order_id} (2 × câble USB-C, 24,98 €) est en préparation ; le suivi "
+            "n'a pas répondu à temps, j'ai ouvert le ticket T-{digits}. Merci ⏳"
+        ),
+    ),
 }
 
 
@@ -529,7 +583,10 @@ def scenario_for(seed: int) -> Scenario:
     turns (one call, parallel calls, one turn after another), each call's spelling,
     what each tool returns (:func:`_value`), whether one of them raises and with what
     message, the arguments' texts (non-ASCII, control characters), the text beside
-    the calls, and the answer.  Its name is ``seed-N``.
+    the calls, the answer, and last (so that the draws before them are what they were)
+    whether the raising tool times out (``TimeoutError``) and which model requests the
+    server fails first (HTTP 429, 500 or 503), for the client to retry.  Its name is
+    ``seed-N``.
     """
     rng = random.Random(seed)
     tools = list(_TOOL_SHAPES)
@@ -550,20 +607,32 @@ def scenario_for(seed: int) -> Scenario:
     raising = rng.choice([None, *tools])
     first, second = rng.sample(range(1000, 10000), 2)
     beside = _text(rng, 3) if rng.random() < 0.4 else None
+    questions = (
+        f"{_text(rng, 3)} ORD-{first} ? {_text(rng, 2)}",
+        f"{_text(rng, 3)} ORD-{second} ? {_text(rng, 2)}",
+    )
+    results = _tools({name: _value(rng) for name in _TOOL_SHAPES})
+    error = _text(rng, 4, control=rng.random() < 0.3)
+    answer = f"{{order_id}}: {_text(rng, 6)}"
+    raises = rng.choice(RAISES)
+    retries = tuple(
+        Retry(turn, rng.choice((429, 500, 503)))
+        for turn in range(len(turns) + 1)
+        if rng.random() < 0.25
+    )
     return dataclasses.replace(
         DEFAULT,
         name=f"seed-{seed}",
-        questions=(
-            f"{_text(rng, 3)} ORD-{first} ? {_text(rng, 2)}",
-            f"{_text(rng, 3)} ORD-{second} ? {_text(rng, 2)}",
-        ),
-        tools=_tools({name: _value(rng) for name in _TOOL_SHAPES}),
+        questions=questions,
+        tools=results,
         turns=tuple(turns),
         raising=raising,
-        error=_text(rng, 4, control=rng.random() < 0.3),
-        answer=f"{{order_id}}: {_text(rng, 6)}",
+        error=error,
+        answer=answer,
         beside=beside,
         anthropic_beside=beside,
+        raises=raises,
+        retries=retries,
     )
 
 
@@ -605,7 +674,7 @@ CALLS: list[str] = []
 def _run(name: str, order_id: str) -> Any:
     CALLS.append(name)
     if name == ACTIVE.raising:
-        raise RuntimeError(ACTIVE.error_of(order_id))
+        raise TOOL_ERRORS[RAISES.index(ACTIVE.raises)](ACTIVE.error_of(order_id))
     return ACTIVE.result(name, order_id)
 
 
@@ -744,6 +813,7 @@ def as_json(scn: Scenario | None = None) -> dict[str, Any]:
             for name, t in scn.tools.items()
         },
         "raising_tool": scn.raising,
+        "raises": scn.raises,
         "tracking_error": scn.error,
         "errors": {o: scn.error_of(o) for o in orders},
         "results": {

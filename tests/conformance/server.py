@@ -17,10 +17,16 @@ the first user message, so that several runs in one process each get their
 own conversation.  A request without tools gets the final answer; one that
 declares a ``final_answer`` tool gets it as a call of that tool.
 
+A scenario may script failures (:class:`scenario.Retry`): the first request of
+a turn in each run is answered with HTTP 429 (``retry-after: 0``), 500 or 503
+and an error body in the API's shape, which the client SDK retries; the
+retried request gets the turn's answer.
+
 Every request is appended to a JSON-lines log, the ground truth of a case:
 the exact request body as text (``body_raw``), the order it is about
 (``conversation``), the ``turn``, and the exact response body sent (the whole
-SSE text for a stream).
+SSE text for a stream); a request failed on purpose also has its ``status``
+and ``failed: true`` (it is an attempt, not a model call of the run).
 
     python -m tests.conformance.server --port 18100 --log server.jsonl
 """
@@ -529,6 +535,39 @@ def anthropic_sse(t: Turn) -> Iterator[str]:
     yield event("message_stop")
 
 
+# --- scripted failures -----------------------------------------------------------------
+
+#: What each scripted failure's status says, per API shape: (OpenAI type and code, Anthropic type).
+_FAILURES = {
+    429: (
+        "Rate limit reached for gpt-4o-mini: retry after 0 s.",
+        "rate_limit_exceeded",
+        "rate_limit_error",
+    ),
+    500: ("The server had an error while processing your request.", "server_error", "api_error"),
+    503: (
+        "The engine is currently overloaded, please try again.",
+        "server_error",
+        "overloaded_error",
+    ),
+}
+
+
+def failure_body(path: str, status: int) -> str:
+    """The error body a real API answers ``status`` with, in the shape of the API at ``path``."""
+    message, code, kind = _FAILURES[status]
+    if path.endswith("/messages"):
+        return compact({"type": "error", "error": {"type": kind, "message": message}})
+    error = {"message": message, "type": "requests" if status == 429 else code, "param": None}
+    return compact({"error": {**error, "code": code}})
+
+
+#: Headers of a scripted failure: retry now (``retry-after: 0``; ``retry-after-ms: 1`` for
+#: the SDKs that read it first, so that a retry waits no backoff), and ``x-should-retry``
+#: as the APIs send it.
+FAILURE_HEADERS = [("retry-after", "0"), ("retry-after-ms", "1"), ("x-should-retry", "true")]
+
+
 # --- HTTP ------------------------------------------------------------------------------
 
 Route = tuple[
@@ -552,12 +591,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def _send(self, status: int, ctype: str, body: str) -> str:
+    def _send(
+        self, status: int, ctype: str, body: str, headers: list[tuple[str, str]] | None = None
+    ) -> str:
         data = body.encode()
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("x-request-id", "req_conformance")
+        for name, val in headers or []:
+            self.send_header(name, val)
         self.end_headers()
         self.wfile.write(data)
         return body
@@ -603,7 +646,15 @@ class _Handler(BaseHTTPRequestHandler):
         results, as_json, as_sse = route
         t = Turn(body, results(body), self.server.scenario)
         record.update(conversation=t.order_id, turn=t.turn, final=t.final)
-        if body.get("stream"):
+        retry = self.server.scenario.retry_at(t.turn)
+        if retry is not None and self.server.fails(t.order_id, t.turn, retry.times):
+            # A retryable failure before the turn's answer: the client tries again.
+            text = failure_body(path, retry.status)
+            record.update(status=retry.status, failed=True, final=False)
+            record["response_raw"] = self._send(
+                retry.status, "application/json", text, FAILURE_HEADERS
+            )
+        elif body.get("stream"):
             record["response_raw"] = self._send_sse(as_sse(t))
         else:
             record["response_raw"] = self._send(200, "application/json", compact(as_json(t)))
@@ -622,6 +673,18 @@ class _Server(ThreadingHTTPServer):
         self.scenario = scn
         self.lock = threading.Lock()
         self.seq = 0
+        #: (conversation, turn) -> the scripted failures already answered.
+        self.failed: dict[tuple[str, int], int] = {}
+
+    def fails(self, conversation: str, turn: int, times: int) -> bool:
+        """Whether this request of ``conversation`` at ``turn`` gets a scripted failure: the
+        first ``times`` requests of the turn do."""
+        with self.lock:
+            done = self.failed.get((conversation, turn), 0)
+            if done >= times:
+                return False
+            self.failed[(conversation, turn)] = done + 1
+            return True
 
     def record(self, record: dict[str, Any]) -> None:
         with self.lock:

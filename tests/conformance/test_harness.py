@@ -11,6 +11,7 @@ differs when the trace or the ground truth is made to differ.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import json
 import re
@@ -192,11 +193,14 @@ def test_split_runs_are_named(tmp_path: Path) -> None:
     assert problems[0] == "split runs: 2 runs for 1 agent runs (model steps per run: 3, 3)"
 
 
-def _scripted_calls(api: str, url: str, stream: bool) -> list[tuple[str, str, Any]]:
-    """``(id, name, arguments)`` of the calls the first answer asks for, as the SDK parsed them."""
+def _scripted_calls(
+    api: str, url: str, stream: bool, retries: int = 0
+) -> list[tuple[str, str, Any]]:
+    """``(id, name, arguments)`` of the calls the first answer asks for, as the SDK parsed them
+    (its client retrying a failed request ``retries`` times at most)."""
     question = scenario.QUESTIONS[0]
     if api == "anthropic":
-        client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+        client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=retries)
         tools = [
             {"name": n, "description": d, "input_schema": scenario.TOOL_PARAMETERS[n]}
             for n, d in scenario.TOOL_DESCRIPTIONS.items()
@@ -213,7 +217,7 @@ def _scripted_calls(api: str, url: str, stream: bool) -> list[tuple[str, str, An
         else:
             blocks = client.messages.create(**request).content
         return [(b.id, b.name, b.input) for b in blocks if b.type == "tool_use"]
-    oai = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+    oai = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-test", max_retries=retries)
     if api == "responses":
         tools = [
             {"type": "function", "name": n, "parameters": scenario.TOOL_PARAMETERS[n]}
@@ -268,6 +272,40 @@ def test_the_server_answers_each_api_as_scripted_and_logs_it(
     logged["body_json"] = json.loads(logged["body_raw"])
     in_log = [item[1:] for _, item in answered(logged) if item[0] == "call"]
     assert in_log == calls
+
+
+@pytest.mark.parametrize(
+    ("api", "stream", "status", "times"),
+    [
+        ("chat", False, 429, 1),
+        ("chat", True, 500, 2),
+        ("responses", False, 503, 2),
+        ("responses", True, 429, 1),
+        ("anthropic", False, 503, 1),
+        ("anthropic", True, 429, 2),
+    ],
+)
+def test_a_scripted_failure_is_retried_by_the_real_sdk_and_logged_as_an_attempt(
+    tmp_path: Path, api: str, stream: bool, status: int, times: int
+) -> None:
+    """The server fails a turn's first requests with a retryable status; the SDK, retrying as
+    it does by default, gets the turn's answer; the log keeps the failures as attempts, which
+    are not the run's model calls."""
+    scn = dataclasses.replace(scenario.DEFAULT, retries=(scenario.Retry(0, status, times),))
+    log = tmp_path / "server.jsonl"
+    with ModelServer(log, scn=scn) as server:
+        calls = _scripted_calls(api, server.url, stream, retries=2)
+    assert [name for _, name, _ in calls] == ["lookup_order", "track_shipment"]
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(r.get("status"), r.get("failed")) for r in records] == [(status, True)] * times + [
+        (None, None)
+    ]
+    assert {r["body_raw"] for r in records} == {records[0]["body_raw"]}, "the same request again"
+    error = json.loads(records[0]["response_raw"])
+    assert error["error"]["type" if api == "anthropic" else "message"]
+    case = Case(tmp_path)
+    assert [r["seq"] for r in case.requests()] == [times + 1]
+    assert [r["seq"] for r in case.failed_attempts()] == list(range(1, times + 1))
 
 
 def test_a_conversation_kept_as_text_advances_by_its_feedback_and_ends_with_final_answer(

@@ -236,6 +236,11 @@ def test_the_generator_draws_every_dimension() -> None:
     assert any(len(s.turns) > 1 for s in drawn), "one turn after another"
     assert any(s.raising is None for s in drawn) and any(s.raising for s in drawn)
     assert any(s.beside for s in drawn)
+    assert {s.raises for s in drawn if s.raising} == set(scenario.RAISES), "a timeout too"
+    retries = [r for s in drawn for r in s.retries]
+    assert {r.status for r in retries} == {429, 500, 503}
+    assert {r.turn for r in retries} >= {0, 1, 2}, "the first request, a later one, the answer"
+    assert any(not s.retries for s in drawn)
 
 
 def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
@@ -248,9 +253,13 @@ def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
         "import json, scenario\n"
         "out = {'q': scenario.QUESTIONS[0], 'raising': scenario.RAISING_TOOL}\n"
         "out['lookup'] = scenario.lookup_order(scenario.order_in(out['q']))\n"
+        "try:\n"
+        "    scenario.track_shipment(scenario.order_in(out['q']))\n"
+        "except Exception as e:\n"
+        "    out['raised'] = type(e).__name__\n"
         "print(json.dumps(out))\n"
     )
-    for name in ("default", "plain_text", "seed-7"):
+    for name in ("default", "plain_text", "seed-7", "retries_and_timeouts"):
         env = {**os.environ, "PYTHONPATH": str(here), scenario.SCENARIO_ENV: name}
         done = subprocess.run(
             [sys.executable, "-c", code],
@@ -266,6 +275,8 @@ def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
         assert got["q"] == scn.questions[0] and got["raising"] == scn.raising
         if scn.raising != "lookup_order":
             assert got["lookup"] == scn.result("lookup_order", order)
+        if scn.raising == "track_shipment":
+            assert got["raised"] == scn.raises  # a timeout raises Python's TimeoutError
 
 
 # --- slow: a fresh scenario on real stacks ------------------------------------------------

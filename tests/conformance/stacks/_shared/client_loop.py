@@ -25,7 +25,7 @@ def run_tool(name: str, arguments: Any) -> str:
     args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
     try:
         result = scenario.TOOLS[name](**args)
-    except RuntimeError as e:
+    except scenario.TOOL_ERRORS as e:
         result = {"error": str(e)}
     return json.dumps(result, ensure_ascii=False)
 

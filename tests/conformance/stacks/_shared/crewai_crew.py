@@ -40,7 +40,6 @@ def crew(base_url: str, question: str, llm: dict[str, Any], **options: Any) -> C
         model="openai/gpt-4o-mini",
         base_url=base_url,
         api_key="sk-conformance-dummy",
-        max_retries=0,
         **llm,
     )
     agent = Agent(

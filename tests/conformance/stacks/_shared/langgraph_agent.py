@@ -76,7 +76,6 @@ def build_agent(base_url: str, api: str) -> Any:
         base_url=base_url,
         api_key="sk-conformance-dummy",
         temperature=0,
-        max_retries=0,
         use_responses_api=api == "responses",
     )
     if create_agent is None:

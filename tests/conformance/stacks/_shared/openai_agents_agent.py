@@ -53,7 +53,7 @@ def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
 
 
 def make_agent(args: Any) -> Agent[Any]:
-    client = AsyncOpenAI(base_url=args.base_url, api_key="sk-conformance-dummy", max_retries=0)
+    client = AsyncOpenAI(base_url=args.base_url, api_key="sk-conformance-dummy")
     cls = OpenAIResponsesModel if args.api == "responses" else OpenAIChatCompletionsModel
     return Agent(
         name="support",

@@ -57,7 +57,7 @@ def make_agent(args: Any) -> Agent[None, str]:
         """Track the shipment of an order with the carrier."""
         try:
             return scenario.track_shipment(order_id)
-        except RuntimeError as e:
+        except scenario.TOOL_ERRORS as e:
             raise ModelRetry(str(e)) from e
 
     @agent.tool_plain

@@ -47,7 +47,12 @@ const instrumentation = new LangChainInstrumentation({
 instrumentation.manuallyInstrument(CallbackManagerModule);
 
 function run(name, input) {
-  if (name === S.raising_tool) throw new Error(S.tracking_error);
+  if (name === S.raising_tool) {
+    // A tool that timed out throws what the platform's own timeouts throw (AbortSignal.timeout).
+    throw S.raises === 'TimeoutError'
+      ? new DOMException(S.tracking_error, 'TimeoutError')
+      : new Error(S.tracking_error);
+  }
   return JSON.stringify(S.results[name][input.order_id]);
 }
 
@@ -80,7 +85,6 @@ const model = new ChatOpenAI({
   apiKey: 'sk-conformance-dummy',
   configuration: { baseURL: args['base-url'] },
   temperature: 0,
-  maxRetries: 0,
   useResponsesApi: args.api === 'responses',
 });
 const agent = createAgent({ model, tools, systemPrompt: S.system_prompt, middleware: [toolErrors] });

@@ -52,7 +52,6 @@ def build_agent(base_url: str, api: str, stream: bool) -> FunctionAgent:
         api_base=base_url,
         api_key="sk-conformance-dummy",
         temperature=0,
-        max_retries=0,
     )
     tools = [FunctionTool.from_defaults(fn) for fn in (lookup_order, track_shipment, open_ticket)]
     return FunctionAgent(

@@ -48,7 +48,12 @@ const openai = createOpenAI({ baseURL: args['base-url'], apiKey: 'sk-conformance
 const model = args.api === 'responses' ? openai.responses('gpt-4o-mini') : openai.chat('gpt-4o-mini');
 
 function run(name, input) {
-  if (name === S.raising_tool) throw new Error(S.tracking_error);
+  if (name === S.raising_tool) {
+    // A tool that timed out throws what the platform's own timeouts throw (AbortSignal.timeout).
+    throw S.raises === 'TimeoutError'
+      ? new DOMException(S.tracking_error, 'TimeoutError')
+      : new Error(S.tracking_error);
+  }
   return S.results[name][input.order_id];
 }
 
