@@ -263,6 +263,15 @@ def test_the_table_names_every_run_and_outcome(cohort: Path) -> None:
     assert "skipped 1 run(s):" in out and "does not replay: " in out
 
 
+def test_fail_under_gates_on_the_share_of_same_runs(cohort: Path) -> None:
+    with function_model(politer) as url:
+        args = (cohort, "--model", f"openai:m@{url}", "--judge", "_cohort_agents:lenient_judge")
+        passed = cohort_cli(*args, "--fail-under", "0.75")
+        failed = cohort_cli(*args, "--fail-under", "0.76")
+    assert passed[0] == 0, passed[2]
+    assert failed[0] == 1 and "3 of 4 run(s) the same, under --fail-under 0.76" in failed[2]
+
+
 def test_a_failing_endpoint_is_an_error_and_exit_1(cohort: Path) -> None:
     with function_model(refusing) as url:
         code, out, err = cohort_cli(cohort, "--model", f"openai:gone@{url}", "--json")

@@ -161,6 +161,13 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
         ),
         click.option("--json", "as_json", is_flag=True, help="One JSON document."),
         click.option(
+            "--fail-under",
+            type=click.FloatRange(0, 1),
+            metavar="RATE",
+            help="Exit 1 when a candidate's share of same outcomes (of the runs replayed) "
+            "is below RATE, e.g. 0.95: a gate for CI.",
+        ),
+        click.option(
             "--no-cache",
             is_flag=True,
             help="Read the dump even when ls's summaries saved beside it are current.",
@@ -187,8 +194,9 @@ same tools, other answer; other path (the first divergence: step, kind,
 diff); new path (a tool call the recording cannot answer, named); error
 (the agent raised, the endpoint failed); refused (what the run lacks,
 named).  Runs that do not replay are listed as skipped, with why.  Exit 0
-when every run met every candidate, 1 when an outcome is an error, 2 on
-bad usage or unreadable input.
+when every run met every candidate, 1 when an outcome is an error or a
+candidate's share of same outcomes is under --fail-under, 2 on bad usage
+or unreadable input.
 """
 
 
@@ -212,6 +220,7 @@ def _cohort(
     seed: int | None,
     limit: int | None,
     as_json: bool,
+    fail_under: float | None,
     no_cache: bool,
     jobs: int | None,
 ) -> None:
@@ -266,6 +275,15 @@ def _cohort(
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
     _report_problems(Runs(problems=[*problems, *faults]))
     if any(o.kind == "error" for _, outcomes, _ in rows for o in outcomes):
+        sys.exit(1)
+    below = [t for t in totals if fail_under is not None and (t.rate("same") or 0) < fail_under]
+    for total in below:
+        click.echo(
+            f"otel-replay: {printable(total.candidate)}: {total.counts['same']} of {total.runs} "
+            f"run(s) the same, under --fail-under {fail_under}",
+            err=True,
+        )
+    if below:
         sys.exit(1)
 
 
