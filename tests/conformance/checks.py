@@ -8,6 +8,10 @@ compares every run with the ground truth the fake model server logged
   their conversation is about; each run asks about its own order);
 - one model step per request, whose input (system prompt included) is what
   the server received and whose output is what it answered;
+- the model calls the agent retried: the requests the server failed on purpose
+  (HTTP 429, 500, 503) are attempts, not model calls of the run; a failed attempt
+  the trace holds (a model span ended in error) is no model step, and names the
+  model step that answered its request;
 - one tool step per call the model made, with its arguments and the result
   the model was sent, or, for the tool that raised, the error (from a tool
   span; a step derived from messages can only show the error text);
@@ -265,6 +269,7 @@ class _RunCheck:
 
     def problems(self) -> list[str]:
         self._model_steps()
+        self._failed_attempts()
         self._tool_steps()
         if self.whole:
             self._verdict()
@@ -302,6 +307,28 @@ class _RunCheck:
             diff = first_difference(recorded(m.output_messages), answered(request))
             if diff:
                 self.out.append(f"{step.label()} output: {diff}")
+
+    def _failed_attempts(self) -> None:
+        """A failed attempt the trace holds (a model span ended in error, retried) names the
+        model step that answered its request, at a turn the server failed a request of."""
+        failed = [r for r in self.case.failed_attempts() if r["conversation"] == self.order]
+        attempts = [s for s in self.run.steps if s.retried_as]
+        if len(attempts) > len(failed):
+            names = ", ".join(s.label() for s in attempts)
+            self.out.append(
+                f"{len(attempts)} failed attempts ({names}) for {len(failed)} the server failed"
+            )
+        answered = {s.span_id: n for n, s in enumerate(self.models)}
+        turns = {r["turn"] for r in failed}
+        for step in attempts:
+            at = answered.get(step.retried_as or "")
+            if at is None:
+                self.out.append(f"{step.label()}: a failed attempt of no model step")
+            elif at < len(self.requests) and self.requests[at]["turn"] not in turns:
+                self.out.append(
+                    f"{step.label()}: a failed attempt of model step {at}, whose request "
+                    "the server did not fail first"
+                )
 
     def _lost_and_invented(self) -> None:
         """Model steps that do not pair with requests: which requests are lost, which invented."""

@@ -148,7 +148,9 @@ def step_line(step: Step) -> str:
     else:
         name = esc(step.name)
         body = _model_text(step) if step.model is not None else ""
-        if step.duplicate_of:
+        if step.retried_as:
+            body = f"[dim]a failed attempt, retried as span {esc(step.retried_as)}[/dim]"
+        elif step.duplicate_of:
             body = f"[dim]the same call as span {esc(step.duplicate_of)}, traced twice[/dim]"
     # A derived step has no span: say so where the duration would be.
     when = f"{step.duration_ms:.1f} ms" if step.timed else "derived from messages, untimed"

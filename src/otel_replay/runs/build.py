@@ -20,7 +20,7 @@ from .log_events import join_events
 from .model import Batch, PendingRun, Run, Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
-from .retries import fold_retried_tools
+from .retries import fold_failed_attempts, fold_retried_tools
 from .sent_errors import wrap_sent_errors
 from .steps import span_kind, to_step
 from .stitch import ConversationKeys, stitch
@@ -101,6 +101,7 @@ def _fix_trace(steps: list[Step]) -> None:
     demote_preparations(steps)
     fold_retried_tools(steps)
     merge_double_spans(steps)
+    fold_failed_attempts(steps)
 
 
 def _whole_run(spans: list[SpanRecord]) -> bool:

@@ -197,6 +197,9 @@ class Step:
     timed: bool = True
     #: The model step that records the same call, when this span is its second trace.
     duplicate_of: str | None = None
+    #: The model step that answered the request this failed attempt sent, when the call
+    #: was retried (see :mod:`.retries`).
+    retried_as: str | None = None
     #: State snapshots taken on this span, in time order.
     snapshots: list[Snapshot] = dataclasses.field(default_factory=list)
     #: The instrumentation scope that made the span.
@@ -229,6 +232,8 @@ class Step:
             out["status_message"] = self.status_message
         if self.duplicate_of:
             out["duplicate_of"] = self.duplicate_of
+        if self.retried_as:
+            out["retried_as"] = self.retried_as
         if self.snapshots:
             out["snapshots"] = [snap.to_json() for snap in self.snapshots]
         if self.model is not None:

@@ -8,16 +8,22 @@ current conventions, ``gen_ai_span_attributes_only`` for content as span
 attributes).  The agent: ``OpenAIModel`` pointed at the model server, the
 three tools as ``@tool`` functions (a tool's exception goes back to the model
 as an error result), ``agent(question)`` (``invoke_async`` under asyncio,
-``stream_async`` for the streamed modes).
+``stream_async`` for the streamed modes).  With ``CONFORMANCE_STRANDS_RETRIES=agent``
+a failed model request is retried by Strands itself, not by the OpenAI client
+(``max_retries=0``; the agent's ``retry_strategy``: its ``ModelRetryStrategy``
+without the wait, which also retries the server's 5xx errors, as its documentation
+says to widen it): each failed attempt is a model span of its own, ended with the error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
+import openai
 import scenario
-from strands import Agent, tool
+from strands import Agent, ModelRetryStrategy, tool
 from strands.models.openai import OpenAIModel
 from strands.telemetry import StrandsTelemetry
 
@@ -55,9 +61,21 @@ def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
     return scenario.open_ticket(order_id, reason)
 
 
+class Retries(ModelRetryStrategy):
+    """Strands' retries of a throttled model call, and of a server error too."""
+
+    def is_retryable(self, exception: Exception) -> bool:
+        return super().is_retryable(exception) or isinstance(exception, openai.InternalServerError)
+
+
 def make_agent(args: Any) -> Agent:
+    client_args: dict[str, Any] = {"api_key": "sk-conformance-dummy", "base_url": args.base_url}
+    options: dict[str, Any] = {}
+    if os.environ.get("CONFORMANCE_STRANDS_RETRIES") == "agent":
+        client_args["max_retries"] = 0
+        options["retry_strategy"] = Retries(initial_delay=0)
     model = OpenAIModel(
-        client_args={"api_key": "sk-conformance-dummy", "base_url": args.base_url},
+        client_args=client_args,
         model_id="gpt-4o-mini",
         params={"temperature": 0, "max_tokens": 1024},
     )
@@ -66,6 +84,7 @@ def make_agent(args: Any) -> Agent:
         tools=[lookup_order, track_shipment, open_ticket],
         system_prompt=scenario.SYSTEM_PROMPT,
         callback_handler=None,
+        **options,
     )
 
 
