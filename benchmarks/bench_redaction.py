@@ -3,11 +3,15 @@
     python benchmarks/bench_redaction.py [--kb K] [--repeats R]
 
 Each text (about ``--kb`` kilobytes, longer than the engine remembers, so
-every call scans) goes through ``Redactor.text``; the baseline, measured in
-the same run on the same text, is one simple regular expression
-(``sk-[A-Za-z0-9_-]{16,}``, an OpenAI key) through ``re.finditer``.  CPU time
-of the process, best of R rounds; printed, MB/s of each and the engine's
-cost as a multiple of the baseline's.  The texts:
+every call scans) goes through ``Redactor.text``, once with its pure-Python
+pass (``prefilter=False``: the engine as it was before the prefilter) and
+once with its Hyperscan prefilter (where the ``fast`` extra is installed);
+the baseline, measured in the same run on the same text, is one simple
+regular expression (``sk-[A-Za-z0-9_-]{16,}``, an OpenAI key) through
+``re.finditer``.  CPU time of the process, best of R rounds, the three
+interleaved in each round; printed, MB/s of each, each engine's cost as a
+multiple of the baseline's, and the prefilter's speed-up over the pure pass.
+The texts:
 
 * prose: English sentences, no trigger in them;
 * JSON: a chat request as JSON text (messages, tools, ``max_tokens``), a few
@@ -16,10 +20,11 @@ cost as a multiple of the baseline's.  The texts:
   words, a secret every line;
 * bytes: the dense text as UTF-8 bytes (``Redactor.data``).
 
-``--against REV`` also runs the engine of an earlier commit (its
-``redaction.py`` and ``secret_patterns.py``, read with ``git show`` into a
-temporary module, never written into the tree) on the same texts in the same
-process, and prints both CPU times and their ratio.
+``--against REV`` runs the engine of an earlier commit instead of the
+baseline (its ``redaction.py`` and ``secret_patterns.py``, read with ``git
+show`` into a temporary module, never written into the tree) on the same
+texts in the same process, and prints its CPU time, this engine's (pure and
+fast) and the speed-up of each over it.
 """
 
 from __future__ import annotations
@@ -144,13 +149,16 @@ def dense(size: int, rng: random.Random) -> str:
     return "\n".join(out)
 
 
-def cpu_best(fn: Callable[[], object], repeats: int, inner: int) -> float:
-    best = float("inf")
+def interleaved(fns: list[Callable[[], object]], repeats: int, inner: int) -> list[float]:
+    """CPU seconds a call of each of ``fns``, best of ``repeats`` rounds; each round runs
+    them all in turn, so that a change in the machine's load hits all alike."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeats):
-        start = time.process_time()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.process_time() - start) / inner)
+        for i, fn in enumerate(fns):
+            start = time.process_time()
+            for _ in range(inner):
+                fn()
+            best[i] = min(best[i], (time.process_time() - start) / inner)
     return best
 
 
@@ -183,16 +191,24 @@ def engine_at(rev: str, into: Path) -> Any:
 def compare(rev: str, texts: dict[str, str], repeats: int, inner: int) -> None:
     """CPU time of commit ``rev``'s engine and of this one, on the same texts."""
     with tempfile.TemporaryDirectory() as tmp:
-        engines = {rev: engine_at(rev, Path(tmp)), "this": Redactor()}
-        print(f"{'text':<8}{rev + ' ms':>14}{'this ms':>10}{'this/' + rev:>16}")
+        engines = [engine_at(rev, Path(tmp)), Redactor(prefilter=False), Redactor()]
+        print(
+            f"{'text':<8}{rev + ' ms':>14}{'pure ms':>10}{'fast ms':>10}"
+            f"{rev + '/pure':>16}{rev + '/fast':>16}"
+        )
         for name in (*texts, "bytes"):
-            times = []
-            for engine in engines.values():
-                data = texts["dense"].encode() if name == "bytes" else texts[name]
-                run = functools.partial(engine.data if name == "bytes" else engine.text, data)
+            data = texts["dense"].encode() if name == "bytes" else texts[name]
+            runs = [
+                functools.partial(engine.data if name == "bytes" else engine.text, data)
+                for engine in engines
+            ]
+            for run in runs:
                 run()
-                times.append(cpu_best(run, repeats, inner) * 1000)
-            print(f"{name:<8}{times[0]:>14.2f}{times[1]:>10.2f}{times[1] / times[0]:>16.2f}")
+            old, pure, fast = (t * 1000 for t in interleaved(runs, repeats, inner))
+            print(
+                f"{name:<8}{old:>14.2f}{pure:>10.2f}{fast:>10.2f}"
+                f"{old / pure:>16.2f}{old / fast:>16.2f}"
+            )
 
 
 def main() -> None:
@@ -212,36 +228,32 @@ def main() -> None:
     if args.against:
         compare(args.against, texts, args.repeats, inner)
         return
-    engine = Redactor()
+    pure, fast = Redactor(prefilter=False), Redactor()
     baseline = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
-    print(f"{'text':<8}{'KB':>6}{'engine MB/s':>14}{'re MB/s':>10}{'engine/re':>11}")
-    cases: list[tuple[str, int, Callable[[], object], Callable[[], object]]] = []
-    for name, text in texts.items():
-        cases.append(
-            (
-                name,
-                len(text),
-                lambda t=text: engine.text(t),
-                lambda t=text: list(baseline.finditer(t)),
-            )
-        )
-    data = texts["dense"].encode()
-    cases.append(
-        (
-            "bytes",
-            len(data),
-            lambda: engine.data(data),
-            lambda: list(baseline.finditer(texts["dense"])),
-        )
+    fast.text("warm")
+    if fast._shapes._prefilter is None:
+        print("(the fast extra is not installed: both engines run the pure pass)")
+    print(
+        f"{'text':<8}{'KB':>6}{'pure MB/s':>11}{'fast MB/s':>11}{'re MB/s':>9}"
+        f"{'pure/re':>9}{'fast/re':>9}{'speed-up':>10}"
     )
-    for name, n, run, base in cases:
-        run()  # compiled, warmed
-        t_engine = cpu_best(run, args.repeats, inner)
-        t_base = cpu_best(base, args.repeats, inner)
-        mb = n / 1e6
+    data = texts["dense"].encode()
+    for name in (*texts, "bytes"):
+        if name == "bytes":
+            runs = [functools.partial(pure.data, data), functools.partial(fast.data, data)]
+            text = texts["dense"]
+        else:
+            text = texts[name]
+            runs = [functools.partial(pure.text, text), functools.partial(fast.text, text)]
+        assert runs[0]() == runs[1](), name  # the same result, and compiled, warmed
+        t_pure, t_fast, t_base = interleaved(
+            [*runs, lambda t=text: list(baseline.finditer(t))], args.repeats, inner
+        )
+        mb = len(text) / 1e6
         print(
-            f"{name:<8}{n // 1024:>6}{mb / t_engine:>14.1f}{mb / t_base:>10.1f}"
-            f"{t_engine / t_base:>11.2f}"
+            f"{name:<8}{len(text) // 1024:>6}{mb / t_pure:>11.1f}{mb / t_fast:>11.1f}"
+            f"{mb / t_base:>9.1f}{t_pure / t_base:>9.1f}{t_fast / t_base:>9.1f}"
+            f"{t_pure / t_fast:>9.1f}x"
         )
 
 

@@ -35,12 +35,16 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from . import attributes as A
 from . import settings
 from .payload import PLAIN_DEPTH
+from .redaction_prefilter import BASE64, ESCAPE, EVERYTHING, SHAPES
+from .redaction_prefilter import Hits as _Hits
+from .redaction_prefilter import Prefilter as _Prefilter
+from .redaction_prefilter import prefilter as _prefilter
 from .secret_patterns import (
     FIELD_KEYS,
     HEADER_KEYS,
@@ -74,8 +78,11 @@ class _Shapes:
     ``accesstoken``) both are: no shape hides another.
     """
 
-    def __init__(self, shapes: Iterable[Shape], inside: Iterable[str] = ()) -> None:
+    def __init__(
+        self, shapes: Iterable[Shape], inside: Iterable[str] = (), *, prefiltered: bool = True
+    ) -> None:
         self._everywhere: list[_Compiled] = []
+        everywhere: list[Shape] = []
         words: dict[str, list[_Compiled]] = {}
         for shape in shapes:
             compiled = _Compiled(shape)
@@ -85,6 +92,7 @@ class _Shapes:
             else:
                 compiled.compile()
                 self._everywhere.append(compiled)
+                everywhere.append(shape)
         # The trie finds the longest trigger at a place: it stands for the shorter
         # triggers it starts with too.
         self._by_word = {
@@ -149,18 +157,55 @@ class _Shapes:
         # After \n in JSON text (compiled when first needed).
         self._escaped = _Compiled(Shape((), r"\\(?:[ntr]|u[0-9a-f]{4})(?=(" + _trie(alnum) + "))"))
         self._scan = re.compile(r"[^a-z0-9](?=(" + _trie({*alnum, *tails}) + "))")
+        # What the prefilter finds in one pass, where its package is installed: the places
+        # where the pass above visits a word (its character, then a trigger starting with
+        # a letter or digit; or a trigger starting with its character), and the names
+        # inside words.  (Where the pass stops and visits nothing, the prefilter may not.)
+        # (Short words stand inside many words: those only after such a character.)
+        self._words = [
+            *((w, "[^a-z0-9]" if len(w) <= 3 else "") for w in sorted(alnum)),
+            *((w, "") for w in sorted(words) if not w[0].isalnum()),
+        ]
+        #: Per word, how far before it the pass's character stands (none: it is the first
+        #: character of the word).
+        self._back = [1 if w[0].isalnum() else 0 for w, _ in self._words]
+        self._inside_words = [(w, "[a-z0-9]") for w in inside]  # (where a word goes on)
+        self._conditions = tuple(shape.prefilter for shape in everywhere)
+        self._prefilter: _Prefilter | None = None
+        self._asked = False  # whether the prefilter was made (or found missing) yet
+        #: Whether the prefilter is used where its package is installed (off: the pure
+        #: pass alone; the results are the same).
+        self.prefiltered = prefiltered
 
-    def find(self, text: str) -> tuple[list[tuple[int, int]], list[int]]:
-        """Where each match hides its secret (overlaps are left to the caller), and where
-        base64 runs in JSON strings start."""
+    def find(self, text: str) -> tuple[list[tuple[int, int]], list[int], int]:
+        """Where each match hides its secret (overlaps are left to the caller), where
+        base64 runs in JSON strings start, and what else the text may hold (the
+        prefilter's flags: all set where it did not run)."""
         spans: list[tuple[int, int]] = []
         any_ = self._any
+        maybe = EVERYTHING
         if any_ is not None:
             lower = " " + text.lower()  # the space: a word starts at 0 too
             if len(lower) != len(text) + 1:  # a character lowered to two: keep the places
                 lower = " " + "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+            prefilter = self._prefilter if self._asked else self._made()
+            hits = None if prefilter is None else prefilter.scan(lower)
+            places: Iterable[re.Match[str]]
+            inside: Iterable[int]
+            if hits is None:  # the pure pass
+                places = self._scan.finditer(lower)
+                inside = (m.start() for rx in self._inside for m in rx.finditer(lower))
+            else:  # the same places, where the prefilter found a word (most text: none)
+                maybe = hits.flags
+                places = self._places(lower, hits) if hits.starts else ()
+                n = len(self._words)
+                inside = (
+                    [at for i in range(len(self._inside)) for at in hits.starts.get(n + i, ())]
+                    if hits.starts
+                    else ()
+                )
             visit, after = self._visit, self._after
-            for m in self._scan.finditer(lower):
+            for m in places:
                 at = m.start(1)
                 anywhere, by_start = after[m.group(1)]
                 here, before = by_start.get(lower[at - 1], anywhere)
@@ -171,18 +216,37 @@ class _Shapes:
             if "\\" in text:  # JSON text: a word starts after \n and \u00e9 too
                 for m in self._escaped.compile().finditer(lower):
                     visit(text, lower, m.end(), m.group(1), spans)
-            for rx in self._inside:  # userPassword, clientsecret: a name inside a word
-                for m in rx.finditer(lower):
-                    at = m.start()
-                    if lower[at - 1] in _SMALL:
-                        found = any_.match(lower, at)
-                        if found is not None:
-                            visit(text, lower, at, found.group(), spans)
+            for at in inside:  # userPassword, clientsecret: a name inside a word
+                if lower[at - 1] in _SMALL:
+                    found = any_.match(lower, at)
+                    if found is not None:
+                        visit(text, lower, at, found.group(), spans)
         # Base64 runs in a JSON string (a quick search for '"').
-        runs = [m.start() + 1 for m in _QUOTED_BASE64.finditer(text)]
-        for shape in self._everywhere:
-            spans += (_hidden_span(m, shape.secret) for m in shape.compile().finditer(text))
-        return spans, runs
+        runs = [m.start() + 1 for m in _QUOTED_BASE64.finditer(text)] if maybe & BASE64 else []
+        for i, shape in enumerate(self._everywhere):
+            if maybe >> (SHAPES + i) & 1:
+                spans += (_hidden_span(m, shape.secret) for m in shape.compile().finditer(text))
+        return spans, runs, maybe
+
+    def _made(self) -> _Prefilter | None:
+        """The prefilter, made when first asked for (None: the pure pass, where it is
+        turned off, its package missing or failing, or a word empty)."""
+        made = None
+        if self.prefiltered and all(w for w, _ in self._words):
+            made = _prefilter([*self._words, *self._inside_words], self._conditions)
+        self._prefilter = made
+        self._asked = True
+        return made
+
+    def _places(self, lower: str, hits: _Hits) -> Iterator[re.Match[str]]:
+        """The pure pass's matches, tried only where the prefilter found a word."""
+        n, back = len(self._words), self._back
+        places = sorted({at - back[i] for i, found in hits.starts.items() if i < n for at in found})
+        match = self._scan.match
+        for at in places:
+            m = match(lower, at)
+            if m is not None:
+                yield m
 
     def _visit(
         self,
@@ -358,7 +422,11 @@ class Redactor:
         hook: Hook | None = None,
         *,
         personal_data: bool = False,
+        prefilter: bool = True,
     ) -> None:
+        """``prefilter``: find where to look with one pass of Hyperscan where the ``fast``
+        extra is installed (see :mod:`otel_replay.redaction_prefilter`); off, or without
+        it, the pure-Python pass finds the same."""
         keys = list(keys)
         self._key_re = re.compile("|".join(f"(?:{k})" for k in (*FIELD_KEYS, *keys)), re.I)
         self._header_re = re.compile(
@@ -367,7 +435,7 @@ class Redactor:
         shapes = [*VALUE_PATTERNS, *(Shape((), p) for p in patterns)]
         if personal_data:
             shapes += PERSONAL_DATA_PATTERNS
-        self._shapes = _Shapes(shapes, INSIDE_WORDS)
+        self._shapes = _Shapes(shapes, INSIDE_WORDS, prefiltered=prefilter)
         self._hook = hook
         self.personal_data = personal_data
         self._keys: dict[str, bool] = {}
@@ -444,13 +512,13 @@ class Redactor:
             decoded = _base64_decode(text)  # the whole value is base64 (lines and all)
             if decoded is not None and _is_text(decoded) and self.data(decoded) is not decoded:
                 return [(0, len(text))]
-        spans, runs = self._shapes.find(text)
-        if _has_escape(text):
+        spans, runs, maybe = self._shapes.find(text)
+        if maybe & ESCAPE and _has_escape(text):
             spans += self._unescaped(text)
         spans.sort()
         hexed: list[tuple[int, int]] = []
         if self._deeper and len(text) >= _BASE64_MIN:
-            found = _runs_of(text, _BASE64_BYTES, _RUN_BYTES)
+            found = _runs_of(text, _BASE64_BYTES, _RUN_BYTES) if maybe & BASE64 else []
             if found != []:  # (a hex run is a base64 run too: none, no hex either)
                 more = _base64_runs(text, found)  # in prose too, not only in JSON strings
                 if more:
@@ -486,8 +554,8 @@ class Redactor:
         deeper = self._deeper and depth > 1
         for escape in (_ESCAPE, _ESCAPE_IN_JSON) if deeper and "\\\\" in text else (_ESCAPE,):
             plain, marks, shifts = _unescape(text, escape)
-            found, _ = self._shapes.find(plain)
-            if deeper and _has_escape(plain):
+            found, _, maybe = self._shapes.find(plain)
+            if deeper and maybe & ESCAPE and _has_escape(plain):
                 found += self._unescaped(plain, depth - 1)
             for s, e in found:
                 if e <= s:

@@ -73,11 +73,16 @@ class Shape(NamedTuple):
     the expression is tried only where one stands, matching from there (or
     ``back`` characters before, for a shape whose literal part is not its
     start); a shape with no triggers is searched for everywhere (slower).
+    Such a shape may say what text it needs at the least: ``prefilter``, a
+    regular expression in Hyperscan's syntax that matches the lower-cased
+    text (a character that is not ASCII read as ``?``) wherever the shape
+    does; where the prefilter finds none, the shape is not searched for.
     """
 
     triggers: tuple[str, ...]
     pattern: str
     back: int = 0
+    prefilter: str | None = None
 
 
 #: A value already hidden is hidden once.
@@ -467,6 +472,7 @@ VALUE_PATTERNS: Final = (
         r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{24}\.)"
         r"|(?<=(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{25}\.))"
         r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
+        prefilter=r"[mno][a-z0-9_\-]{23,25}\.[a-z0-9_\-]{6}\.[a-z0-9_\-]{27}",
     ),
     # Authorization schemes (ApiKey: Elastic's), and a field named bearer given a value
     # (but for Bearer, a credential has a digit: "Basic configuration" is prose).
@@ -535,6 +541,7 @@ VALUE_PATTERNS: Final = (
         r"|(?P<v2>" + _HIDDEN + r"[^\s:@/\"'<>]{1,200})"
         r"@(?=[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*:[0-9]{1,5}(?![\w./-]))"
         r")",
+        prefilter=r":(?:[0-9]{1,5}|\*):|:[^ \t\n\r\f\v:@/\"'<>]{1,200}@",
     ),
     # Secret-named fields given a value in text.
     *(
