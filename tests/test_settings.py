@@ -171,6 +171,8 @@ def test_the_list_and_the_settings_have_the_same_names() -> None:
         assert getattr(settings, v.name) == v.name  # each name is a constant too
         assert v.doc.endswith(".") and "\n" not in v.doc and "|" not in v.doc
         check(v, None, v.parse(None))
+        if v.kind == "flag":
+            assert v.default_text() in ("true", "false", "unset")
 
 
 def test_secrets_are_left_out_of_the_repr() -> None:

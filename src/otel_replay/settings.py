@@ -142,7 +142,7 @@ OTEL_REPLAY_SEMCONV: Final = "OTEL_REPLAY_SEMCONV"
 OTEL_REPLAY_SEMCONV_EXCLUDE: Final = "OTEL_REPLAY_SEMCONV_EXCLUDE"
 #: ``repair`` or ``missing``: what semconv normalization may change.
 OTEL_REPLAY_SEMCONV_MODE: Final = "OTEL_REPLAY_SEMCONV_MODE"
-#: Whether bytes are recorded as base64 text rather than hex.
+#: Whether ``bytes`` attribute values are sent as base64 text.
 OTEL_REPLAY_BASE64_BYTES: Final = "OTEL_REPLAY_BASE64_BYTES"
 #: Key patterns whose values are hidden, beside the built-in ones.
 OTEL_REPLAY_REDACT_KEYS: Final = "OTEL_REPLAY_REDACT_KEYS"
@@ -373,7 +373,7 @@ class Variable:
         value = self.default
         if value is None or value == ():
             return "unset"
-        if self.kind == "bytes" or self.name.endswith("_BYTES"):
+        if self.kind == "bytes" or (self.kind == "int" and self.name.endswith("_BYTES")):
             return size_text(int(value))
         if self.kind == "flag":
             return _shown(value)
@@ -483,7 +483,11 @@ VARIABLES: Final[tuple[Variable, ...]] = (
         True,
         "Turn on pydantic-ai's own spans under `opentelemetry-instrument`.",
     ),
-    _flag(OTEL_REPLAY_BASE64_BYTES, False, "Record bytes as base64 text."),
+    _flag(
+        OTEL_REPLAY_BASE64_BYTES,
+        False,
+        "Send `bytes` attribute values as base64 text (for backends that cannot store bytes).",
+    ),
     _flag(OTEL_REPLAY_SEMCONV, True, "Add current GenAI semconv attributes to every span."),
     Variable(
         OTEL_REPLAY_SEMCONV_EXCLUDE,
@@ -653,7 +657,7 @@ VARIABLES: Final[tuple[Variable, ...]] = (
         XDG_CACHE_HOME,
         "standard",
         None,
-        "Where the key sealing the listing cache lives (`otel-replay/` in it; "
+        "Where the key sealing indexes and `ls` summaries lives (`otel-replay/key` in it; "
         "unset or relative: `~/.cache`).",
         standard=True,
     ),
