@@ -36,6 +36,8 @@ ENVIRONMENT_HANDLERS = {
     "replay/agent_call.py",
     # Hands the re-run child the whole environment.
     "replay/isolation.py",
+    # Looks for a candidate provider's own key and URL (ANTHROPIC_API_KEY, OPENAI_BASE_URL).
+    "replay/candidate_model.py",
 }
 
 WORDS = [
