@@ -14,8 +14,10 @@ with the redaction engine's pure-Python pass and with its Hyperscan prefilter
 (the ``fast`` extra; where it is missing, both run the pure pass) in turn.
 Printed: microseconds a span of each, and how many times the baseline's cost
 each export is (``>= 3`` is the goal: the export faster than the encoding by
-that much).  Exits 1 if the export hid no secret or the two engines wrote
-different files.
+that much).  The same for the GenAI spans of ``bench_encoder.py`` (a long
+conversation repeated on every span, a payload of ours with its digest).
+Exits 1 if the export hid no secret or the two engines wrote different
+files.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from bench_encoder import genai_spans
 from bench_redaction import interleaved
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -105,17 +108,11 @@ def third_party_spans(n: int) -> list[ReadableSpan]:
     return list(exporter.get_finished_spans())
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spans", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
-    spans = third_party_spans(args.spans)
+def measure(spans: list[ReadableSpan], repeats: int) -> tuple[dict[str, float], dict[str, bytes]]:
+    """CPU seconds of the baseline and of each export of ``spans`` (best of ``repeats``
+    interleaved rounds), and the file each export wrote."""
     batches = [spans[i : i + 512] for i in range(0, len(spans), 512)]
     engines = {"pure": Redactor(prefilter=False), "fast": Redactor()}
-    engines["fast"].text("warm")
-    if engines["fast"]._shapes._prefilter is None:
-        print("(the fast extra is not installed: both exports run the pure pass)")
     with tempfile.TemporaryDirectory() as tmp:
         exporters = {
             name: otel_replay.FileSpanExporter(Path(tmp) / f"{name}.otlp") for name in engines
@@ -135,22 +132,43 @@ def main() -> int:
         fns.update({f"export, {name}": export(name) for name in engines})
         for fn in fns.values():
             fn()  # compiled, warmed; both files then hold the same spans
-        times = dict(zip(fns, interleaved(list(fns.values()), args.repeats, 1), strict=True))
+        times = dict(zip(fns, interleaved(list(fns.values()), repeats, 1), strict=True))
         for exporter in exporters.values():
             exporter.shutdown()
         files = {name: (Path(tmp) / f"{name}.otlp").read_bytes() for name in engines}
-    if files["pure"] != files["fast"]:
-        print("MISMATCH: the two engines wrote different files")
-        return 1
-    if b"[REDACTED]" not in files["fast"] or b"ghp_" in files["fast"]:
-        print("the export hid no secret, or not all")
-        return 1
-    base = times["base"]
-    print(f"{len(spans)} third-party spans, {args.repeats} rounds, CPU time")
-    print(f"{'':<26}{'µs/span':>9}{'base/this':>11}")
-    for name, seconds in times.items():
-        label = "encode_spans().Serialize" if name == "base" else name
-        print(f"{label:<26}{seconds * 1e6 / len(spans):>9.1f}{base / seconds:>10.2f}x")
+    return times, files
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spans", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    if Redactor()._shapes._made() is None:
+        print("(the fast extra is not installed: both exports run the pure pass)")
+    sets = {
+        "third-party mix": third_party_spans(args.spans),
+        "GenAI spans (bench_encoder's)": genai_spans(args.spans),
+    }
+    print(f"CPU time, best of {args.repeats} interleaved rounds")
+    print(f"{'spans':<31}{'':<26}{'µs/span':>9}{'base/this':>11}")
+    for title, spans in sets.items():
+        times, files = measure(spans, args.repeats)
+        if files["pure"] != files["fast"]:
+            print(f"MISMATCH: the two engines wrote different files of the {title}")
+            return 1
+        if title == "third-party mix" and (
+            b"[REDACTED]" not in files["fast"] or b"ghp_" in files["fast"]
+        ):
+            print("the export hid no secret, or not all")
+            return 1
+        base = times["base"]
+        for name, seconds in times.items():
+            label = "encode_spans().Serialize" if name == "base" else name
+            print(
+                f"{title:<31}{label:<26}{seconds * 1e6 / len(spans):>9.1f}{base / seconds:>10.2f}x"
+            )
+            title = ""
     return 0
 
 

@@ -92,27 +92,38 @@ def attribute_changes(
     if not attrs:
         return changes
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: its dict, without the lock
-    secret = r.is_secret_key
     text = r.text
-    names = renamed_keys(attrs, text)
+    # Each name judged once a redactor (a secret? its text hiding one?): names repeat on
+    # every span, and judging each anew cost more than scrubbing most values.
+    judged_key = r.judged_key
+    judged: list[bool] = []
+    renamed = digests = False
+    for k in attrs:
+        if type(k) is str:
+            secret, shown, _ = judged_key(k)
+            renamed = renamed or shown is not None
+            digests = digests or k.startswith(A.SHA256)
+        else:
+            secret = r.is_secret_key(k)
+        judged.append(secret)
+    names = renamed_keys(attrs, text) if renamed else {}
     payloads: set[str] = set()
     companions: list[str] = []
-    for key, value in attrs.items():
-        if key.startswith(_OURS) and key.startswith(_COMPANIONS):
-            if stored:
-                payloads.add(key[key.index(".", len(_OURS)) + 1 :])
-                companions.append(key)
-            continue  # a payload's companion: the payload is scrubbed as a whole
-        if not stored:
-            if key.startswith(_OURS) and (key == A.REDACTED or key.startswith(A.FP)):
+    for (key, value), secret in zip(attrs.items(), judged, strict=True):
+        if key.startswith(_OURS):
+            if key.startswith(_COMPANIONS):
+                if stored:
+                    payloads.add(key[key.index(".", len(_OURS)) + 1 :])
+                    companions.append(key)
+                continue  # a payload's companion: the payload is scrubbed as a whole
+            if not stored and (key == A.REDACTED or key.startswith(A.FP)):
                 continue  # our bookkeeping: hidden paths, the fingerprint
-            if (A.SHA256 + key) in attrs:
-                continue  # our payload: scrubbed when captured, its digest of what was written
-        elif (A.SHA256 + key) in attrs:
-            payloads.add(key)
-            continue
+        if digests and (A.SHA256 + key) in attrs:
+            if stored:
+                payloads.add(key)
+            continue  # our payload: scrubbed when captured, its digest of what was written
         t = type(value)
-        if secret(key):
+        if secret:
             new: Any = PLACEHOLDER
         elif t is str:
             new = text(value)
@@ -490,6 +501,17 @@ def hide_in_ending(span: Span) -> None:
         _scrubbed[span.context.span_id] = r
 
 
+_SDK_ATTRIBUTES: Final = ReadableSpan.attributes
+
+
+def _attributes_of(span: ReadableSpan) -> Any:
+    """A span's attributes, read past the SDK's read-only view of them where the span is
+    the SDK's (the view costs a Python call for every key read)."""
+    if type(span).attributes is _SDK_ATTRIBUTES:
+        return span._attributes or {}
+    return span.attributes
+
+
 def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
     """``span`` itself when it holds no secret, else a copy with them hidden.
 
@@ -502,7 +524,7 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
         return span  # scrubbed as it ended, by this provider's ReplaySpanProcessor
     hidden: list[str] = []
     name = hidden_name(span.name, r, hidden)
-    changes = attribute_changes(span.attributes, r, hidden, stored=stored)
+    changes = attribute_changes(_attributes_of(span), r, hidden, stored=stored)
     events = _events(span.events, r, hidden, stored)
     links = _links(span.links, r, hidden, stored)
     status = _status(span.status, r, hidden)
