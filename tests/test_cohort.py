@@ -38,6 +38,7 @@ from otel_replay.replay.engine import ReplayEngine
 from otel_replay.runs.model import Step
 
 ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "tests" / "conformance" / "cases"
 QUESTIONS = ["Where is my order?", "Status of 4452?", "Anything about Widget Mini?", "Nothing?"]
 #: One model's reply, from the request's GenAI messages and its whole body.
 Respond = Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, Any]]
@@ -243,6 +244,28 @@ def test_candidate_models_side_by_side(cohort: Path) -> None:
     assert totals["openai:politer"]["counts"]["other_answer"] == n
     assert totals["openai:careful"]["counts"]["new_path"] == n
     assert totals["openai:hasty"]["first_divergence_steps"] == {"1": n}
+
+
+def test_a_run_known_only_from_its_model_calls_is_a_model_candidates_not_the_codes(
+    tmp_path: Path,
+) -> None:
+    """A client-only trace holds tool results only as the model was sent them: a model
+    candidate takes the run, the agent's code cannot (the run does not replay)."""
+    case = tmp_path / "traces.binpb"  # a copy: ls's summaries are saved beside it
+    case.write_bytes((CASES / "openai_otel_v2" / "sync" / "traces.binpb").read_bytes())
+    with served_recording(case) as url:
+        doc = as_json(
+            case,
+            *("--model", f"openai:gpt-4o-mini@{url}"),
+            *("--agent", "_cohort_agents:fixed_agent"),
+        )
+    (run,) = doc["runs"]
+    assert run["skipped"] is None
+    assert "tool steps taken from messages" in run["recorded"]["verdict_words"]
+    agent, model = run["outcomes"]  # agents first, then models
+    assert model["outcome"] == "same" and len(model["tool_calls"]) == 3
+    assert agent["outcome"] == "refused"
+    assert agent["detail"] == "does not replay: tool steps taken from messages"
 
 
 def test_the_table_names_every_run_and_outcome(cohort: Path) -> None:
@@ -486,6 +509,29 @@ def test_the_first_turn_whose_calls_differ_is_named(
         [_calls(t, False) for t in turns], [_calls(t, True) for t in changed], steps
     )
     assert apart is not None and apart.step == steps[at].index and apart.kind == "model"
+
+
+_words = st.lists(st.text("abcé,.!0", min_size=1, max_size=5), max_size=4)
+_gaps = st.lists(st.sampled_from([" ", "  ", "\n", "\t", " \n "]), min_size=6, max_size=6)
+
+
+@settings(deadline=None)
+@given(words=_words, gaps=_gaps)
+def test_texts_apart_only_in_whitespace_are_the_same_text_unless_exact(
+    words: list[str], gaps: list[str]
+) -> None:
+    """The class: a text and the same words with other whitespace at its ends and between
+    them, an empty text among them (a turn of tool calls that records an empty text
+    part, and one that records none)."""
+    text = " ".join(words)
+    spaced = gaps[0] + "".join(w + gaps[1 + i % 5] for i, w in enumerate(words))
+    normalized, exact = Comparator("normalized"), Comparator("exact")
+    assert normalized.same_text(text, spaced)
+    assert exact.same_text(text, spaced) == (text == spaced)
+    if not words:
+        assert normalized.same_text(None, spaced) and normalized.same_text(text, None)
+        assert exact.same_text("", None) and exact.same_text(None, "")
+    assert not normalized.same_text(text, spaced + "x") and not exact.same_text(text, text + "x")
 
 
 _space = st.sampled_from([" ", "  ", "\n", "\t "])

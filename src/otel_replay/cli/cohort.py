@@ -247,7 +247,7 @@ def _cohort(
             err=True,
         )
     picked = drawn(picked, sample, seed, limit)
-    wanted = {s.run_id for s in picked if s.replayable}
+    wanted = {s.run_id for s in picked if _skipped(s, candidates) is None}
     runs, faults = _runs_of(paths, wanted)
     rows = _replayed(picked, runs, candidates, comparator)
     totals = _totals(candidates, rows)
@@ -386,13 +386,33 @@ def _replayed(
     with working(f"replaying {len(picked)} run(s) against {len(candidates)} candidate(s)"):
         for s in picked:
             run = runs.get(s.run_id)
-            if not s.replayable:
-                rows.append((s, [], f"does not replay: {s.replay_problem or 'reason not named'}"))
-            elif run is None:
-                rows.append((s, [], "not found when read again (the source changed?)"))
-            else:
-                rows.append((s, [c.replay(run, comparator) for c in candidates], None))
+            why = _skipped(s, candidates)
+            if why is None and run is None:
+                why = "not found when read again (the source changed?)"
+            if why is not None or run is None:
+                rows.append((s, [], why))
+                continue
+            rows.append((s, [_one(c, s, run, comparator) for c in candidates], None))
     return rows
+
+
+def _skipped(s: RunSummary, candidates: Sequence[Candidate]) -> str | None:
+    """Why no candidate can take the run (its words as ls says them), or None."""
+    if s.replayable:
+        return None
+    said = f"does not replay: {s.replay_problem or 'reason not named'}"
+    if s.verdict == "inspect-only" or all(c.needs_replayable for c in candidates):
+        return said
+    return None
+
+
+def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any) -> Outcome:
+    """The run replayed against ``c``, or refused when ``c`` needs a run that replays."""
+    from ..replay.cohort import Outcome
+
+    if c.needs_replayable and not s.replayable:
+        return Outcome("refused", f"does not replay: {s.replay_problem or 'reason not named'}")
+    return c.replay(run, comparator)
 
 
 def _totals(candidates: Sequence[Candidate], rows: Sequence[Row]) -> list[Totals]:

@@ -36,7 +36,6 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from .. import messages as M
 from .. import payload
-from ..capture.hooks import ToolInvocation
 from ..runs.model import Run, Step
 from ..same_message import message_key
 from .candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused
@@ -95,11 +94,11 @@ class Comparator:
     judge: Judge | None = None
 
     def same_text(self, recorded: str | None, actual: str | None) -> bool:
-        if recorded is None or actual is None:
-            return recorded == actual
+        """No text and an empty text are the same (a stack records a turn of tool calls
+        with an empty text part, another with none)."""
         if self.how == "exact":
-            return recorded == actual
-        return _text_key(recorded) == _text_key(actual)
+            return (recorded or "") == (actual or "")
+        return _text_key(recorded or "") == _text_key(actual or "")
 
     def same_answer(self, run: Run, replayed: Replayed, recorded: str | None) -> bool:
         if self.same_text(recorded, replayed.answer):
@@ -181,6 +180,10 @@ class Candidate(Protocol):
     @property
     def label(self) -> str: ...
 
+    #: Only a run that replays (the kit's verdict) can be replayed against it; a model
+    #: candidate takes a run whose tool results are known only as its model was sent them.
+    needs_replayable: bool
+
     def replay(self, run: Run, comparator: Comparator) -> Outcome: ...
 
 
@@ -249,6 +252,7 @@ class AgentCandidate:
 
     ref: str
     kwargs: Sequence[str] = ()
+    needs_replayable: bool = dataclasses.field(default=True, init=False)
 
     @property
     def label(self) -> str:
@@ -383,6 +387,7 @@ class ModelLoop:
     model: CandidateModel
     max_turns: int = MAX_TURNS
     system_prompt: str | None = None
+    needs_replayable: bool = dataclasses.field(default=False, init=False)
 
     @property
     def label(self) -> str:
@@ -456,38 +461,29 @@ class ModelLoop:
     def _answer_call(stubs: ToolStubs, sent: Mapping[str, Any], name: str, arguments: Any) -> Any:
         """What the recording answers this call with (what its model was sent), or the
         outcome that ends the run: a new path naming the call, or a refusal."""
-        shown = f"{name}({payload.canonical(payload.plain(arguments))})"
+        shown = _line(f"{name}({payload.canonical(payload.plain(arguments))})")
         if not isinstance(arguments, dict):
-            return Outcome("new_path", f"{_line(shown)}: its arguments are not a JSON object")
-        invocation = ToolInvocation(name, None, arguments, payload.encode(arguments))
-        try:
-            resolution = stubs.resolve(invocation)
-        except ReplayDivergence as err:
+            return Outcome("new_path", f"{shown}: its arguments are not a JSON object")
+        taken = stubs.take(name, arguments)
+        if isinstance(taken, ReplayDivergence):
+            diff = _short_diff(taken.expected, taken.actual) if taken.expected is not None else ""
             return Outcome(
                 "new_path",
-                _line(shown) + " is not recorded",
-                divergence=FirstDivergence(
-                    err.index,
-                    "tool",
-                    f"{_line(shown)} is not recorded",
-                    _short_diff(err.expected, err.actual) if err.expected is not None else "",
-                ),
+                f"{shown} is not recorded",
+                divergence=FirstDivergence(taken.index, "tool", f"{shown} is not recorded", diff),
             )
-        except ReplayError as exc:
-            return Outcome("refused", _line(str(exc)))
-        step = resolution.token
-        call_id = step.tool.call_id if isinstance(step, Step) and step.tool is not None else None
-        if call_id is not None and call_id in sent:
-            return sent[call_id]
-        if resolution.action == "raise":
-            if isinstance(step, Step):
-                return Outcome(
-                    "refused",
-                    f"{step.label()}: the tool failed and the recording holds no message "
-                    "telling the model so",
-                )
-            return Outcome("refused", f"{shown}: the tool failed")
-        return payload.plain(resolution.value)
+        tool = taken.tool
+        assert tool is not None
+        if tool.call_id is not None and tool.call_id in sent:
+            return sent[tool.call_id]
+        if tool.error is not None and not tool.error.returned:
+            return Outcome(
+                "refused",
+                f"{taken.label()}: the tool failed and no recorded request tells the model so",
+            )
+        if tool.result_payload is None or not tool.result_payload.usable:
+            return Outcome("refused", f"{taken.label()}: its result was not recorded")
+        return payload.plain(tool.result)
 
 
 # --- each recorded model step sent once ----------------------------------------------
@@ -499,6 +495,7 @@ class ModelPerStep:
 
     model: CandidateModel
     system_prompt: str | None = None
+    needs_replayable: bool = dataclasses.field(default=False, init=False)
 
     @property
     def label(self) -> str:

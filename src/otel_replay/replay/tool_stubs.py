@@ -334,6 +334,19 @@ class ToolStubs(Observed):
             return step, ""
         return None, ""
 
+    def take(self, name: str, arguments: Any) -> Step | ReplayDivergence:
+        """The recorded call that a call of ``name`` with ``arguments`` (and no call id)
+        is, by the rules :meth:`resolve` matches by, now used; or, when the recording
+        holds none left, the divergence naming the call and the closest recorded ones.
+        For a caller that answers the call itself (nothing is rebuilt or run)."""
+        invocation = ToolInvocation(name, None, arguments, payload.encode(arguments))
+        key = tool_arguments_key(arguments)
+        step, problem = self._match(invocation, key)
+        if step is None:
+            return self._diverge(problem, invocation, key)
+        self.used.add(step.index)
+        return step
+
     def _expected_for(self, name: str) -> Step | None:
         queue = self.by_name.get(name)
         while queue and queue[0].index in self.used:
