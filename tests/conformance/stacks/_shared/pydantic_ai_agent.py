@@ -8,7 +8,7 @@ the data format ``version`` from ``CONFORMANCE_PYDANTIC_AI_VERSION`` (the
 library's default when unset), ``include_content=False`` when
 ``CONFORMANCE_NO_CONTENT`` is set.  The agent: ``OpenAIChatModel`` (or
 ``OpenAIResponsesModel``) pointed at the model server, the three tools as
-``@agent.tool_plain`` functions; the raising tool's error goes back to the
+``@agent.tool_plain`` functions; a raising tool's error goes back to the
 model as ``ModelRetry`` (pydantic-ai's documented way).  ``run_sync``,
 ``run`` under asyncio, ``run_stream`` for the streamed modes.
 """
@@ -16,6 +16,7 @@ model as ``ModelRetry`` (pydantic-ai's documented way).  ``run_sync``,
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import scenario
@@ -28,6 +29,15 @@ settings: dict[str, Any] = {"include_content": not os.environ.get("CONFORMANCE_N
 if os.environ.get("CONFORMANCE_PYDANTIC_AI_VERSION"):
     settings["version"] = int(os.environ["CONFORMANCE_PYDANTIC_AI_VERSION"])
 Agent.instrument_all(InstrumentationSettings(**settings))
+
+
+def _retry_on_error(tool: Callable[..., Any], *args: Any) -> Any:
+    """What ``tool`` returns; the error of a tool that raises (whichever the scenario makes
+    raise) goes back to the model as ``ModelRetry``."""
+    try:
+        return tool(*args)
+    except scenario.TOOL_ERRORS as e:
+        raise ModelRetry(str(e)) from e
 
 
 def make_agent(args: Any) -> Agent[None, str]:
@@ -50,20 +60,17 @@ def make_agent(args: Any) -> Agent[None, str]:
     @agent.tool_plain
     def lookup_order(order_id: str) -> dict[str, Any]:
         """Look up an order by its id: status, items and total."""
-        return scenario.lookup_order(order_id)
+        return _retry_on_error(scenario.lookup_order, order_id)
 
     @agent.tool_plain
     def track_shipment(order_id: str) -> dict[str, Any]:
         """Track the shipment of an order with the carrier."""
-        try:
-            return scenario.track_shipment(order_id)
-        except scenario.TOOL_ERRORS as e:
-            raise ModelRetry(str(e)) from e
+        return _retry_on_error(scenario.track_shipment, order_id)
 
     @agent.tool_plain
     def open_ticket(order_id: str, reason: str) -> dict[str, Any]:
         """Open a support ticket about an order."""
-        return scenario.open_ticket(order_id, reason)
+        return _retry_on_error(scenario.open_ticket, order_id, reason)
 
     return agent
 
