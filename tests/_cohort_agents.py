@@ -12,6 +12,11 @@ def fixed_agent(question: str, *, model: Any, user_id: str) -> str:
     return run_agent(question, model=model, user_id=user_id, fixed=True)
 
 
+def exclaiming_agent(question: str, *, model: Any, user_id: str) -> str:
+    """A change in how the answer is worded: the same tool calls, another answer."""
+    return run_agent(question, model=model, user_id=user_id) + " Anything else?"
+
+
 def crashing_agent(question: str, *, model: Any, user_id: str) -> str:
     """A change that breaks the agent before it asks the model anything."""
     raise RuntimeError(f"no answer for {user_id}")

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 
 import otel_replay
-from _cli import SRC, python_process
+from _cli import SRC, cli_process, python_process
 from _http import serving
 from otel_replay import messages as M
 from otel_replay.replay.adapters.server import BackgroundServer
@@ -295,6 +295,32 @@ def test_fail_under_gates_on_the_share_of_same_runs(cohort: Path) -> None:
     assert failed[0] == 1 and "3 of 4 run(s) the same, under --fail-under 0.76" in failed[2]
 
 
+def test_each_replay_is_written_as_a_trace_diff_compares_with_its_recording(
+    cohort: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "replays"
+    with function_model(scripted) as url:
+        doc = as_json(
+            cohort,
+            *("--agent", "_cohort_agents:fixed_agent", "--kwarg", "user_id=@user.id"),
+            *("--model", f"openai:m@{url}"),
+            *("-o", out, "--replayable"),
+        )
+    files = [o["file"] for o in doc["cohort"]["outputs"]]
+    assert files == [str(out / "candidate-1.otlp"), str(out / "candidate-2.otlp")]
+    written = [{r.run_id: r for r in otel_replay.load(f)} for f in files]
+    for run in doc["runs"]:
+        for n, outcome in enumerate(run["outcomes"]):
+            replay = written[n][outcome["replay_run_id"]]
+            assert replay.roots[0].attributes["otel_replay.replay_of"] == run["run_id"]
+            diff = cli_process(
+                "diff", f"{cohort}#{run['run_id']}", f"{files[n]}#{replay.run_id}", "--no-timing"
+            )
+            # The fix calls the lookup with the user id; the model made the recorded calls.
+            assert diff.returncode == (1 if n == 0 else 0), diff.stdout + diff.stderr
+    assert all(len(w) == len(QUESTIONS) for w in written)
+
+
 def test_a_failing_endpoint_is_an_error_and_exit_1(cohort: Path) -> None:
     with function_model(refusing) as url:
         code, out, err = cohort_cli(cohort, "--model", f"openai:gone@{url}", "--json")
@@ -383,12 +409,16 @@ def test_the_fix_as_candidate_code_diverges_at_the_lookup(cohort: Path) -> None:
         *("--agent", "examples.order_support.agent:run_agent"),
         *("--agent", "_cohort_agents:fixed_agent"),
         *("--agent", "_cohort_agents:crashing_agent"),
+        *("--agent", "_cohort_agents:exclaiming_agent"),
         *("--kwarg", "user_id=@user.id"),
     )
     replayed = [r for r in doc["runs"] if not r["skipped"]]
     assert len(replayed) == len(QUESTIONS)
     for run in replayed:
-        unchanged, fixed, crashing = run["outcomes"]
+        unchanged, fixed, crashing, exclaiming = run["outcomes"]
+        assert exclaiming["outcome"] == "other_answer"
+        assert exclaiming["answer"].endswith(" Anything else?")
+        assert [c["name"] for c in exclaiming["tool_calls"]] == ["lookup_order"]
         assert unchanged["outcome"] == "same"
         assert fixed["outcome"] == "other_path"
         assert fixed["divergence"]["kind"] == "tool" and fixed["divergence"]["step"] == 2

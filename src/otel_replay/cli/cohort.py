@@ -161,6 +161,15 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
         ),
         click.option("--json", "as_json", is_flag=True, help="One JSON document."),
         click.option(
+            "-o",
+            "--output",
+            "output",
+            metavar="DIR",
+            help="Write each replay as a trace (its root names the recorded run, "
+            "otel_replay.replay_of), appended to DIR/candidate-N.otlp, one file per candidate, "
+            "for otel-replay diff, show and report.",
+        ),
+        click.option(
             "--fail-under",
             type=click.FloatRange(0, 1),
             metavar="RATE",
@@ -220,6 +229,7 @@ def _cohort(
     seed: int | None,
     limit: int | None,
     as_json: bool,
+    output: str | None,
     fail_under: float | None,
     no_cache: bool,
     jobs: int | None,
@@ -231,6 +241,7 @@ def _cohort(
     from .main import _fail, _report_problems
 
     candidates = _candidates(agents, kwargs, models, per_step, settings, system_prompt, max_turns)
+    files = _outputs(output, candidates)
     comparator = _comparator(how, judge_ref)
     try:
         flt = run_filter(agent_name, since, errors_only, tools, replayable)
@@ -264,6 +275,7 @@ def _cohort(
                 "candidates": [c.label for c in candidates],
                 "compare": how,
                 "judge": judge_ref,
+                "outputs": [{"candidate": c, "file": f} for c, f in files],
             },
             "runs": [_row_json(s, outcomes, why) for s, outcomes, why in rows],
             "totals": [t.to_json() for t in totals],
@@ -273,6 +285,8 @@ def _cohort(
         _render(rows, candidates, totals)
         if not found and not problems:
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
+    for label, file in files:
+        click.echo(f"wrote the replays of {printable(label)} to {printable(file)}", err=True)
     _report_problems(Runs(problems=[*problems, *faults]))
     if any(o.kind == "error" for _, outcomes, _ in rows for o in outcomes):
         sys.exit(1)
@@ -327,6 +341,25 @@ def _candidates(
             _fail(f"--model {exc}")
         out.append(ModelPerStep(model, prompt) if per_step else ModelLoop(model, max_turns, prompt))
     return out
+
+
+def _outputs(output: str | None, candidates: Sequence[Candidate]) -> list[tuple[str, str]]:
+    """Each candidate's label and trace file under ``output`` (made), set on it."""
+    import os
+
+    from .main import _fail
+
+    if output is None:
+        return []
+    try:
+        os.makedirs(output, exist_ok=True)
+    except OSError as exc:
+        _fail(f"{output}: {exc.strerror or exc}")
+    files = []
+    for n, candidate in enumerate(candidates, 1):
+        candidate.record_to = os.path.join(output, f"candidate-{n}.otlp")
+        files.append((candidate.label, candidate.record_to))
+    return files
 
 
 def _comparator(how: str, judge_ref: str | None) -> Any:

@@ -237,8 +237,7 @@ def answer_message(body: Mapping[str, Any]) -> tuple[dict[str, Any], int | None,
         value = attrs.get(key)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    message = dict(outputs[0])
-    message.pop("finish_reason", None)
+    message = dict(outputs[0])  # its finish_reason kept, as a recording keeps it
     return message, tokens(A.USAGE_INPUT_TOKENS), tokens(A.USAGE_OUTPUT_TOKENS)
 
 

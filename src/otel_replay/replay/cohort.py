@@ -41,6 +41,7 @@ from ..same_message import message_key
 from .candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused
 from .divergence import ReplayDivergence, ReplayError, render_diff
 from .matchers import split_system, tool_arguments_key
+from .recorder import ModelEntry, ReplayLog, ToolEntry, now_ns
 from .tool_stubs import ToolStubs
 
 OutcomeKind = Literal["same", "other_answer", "other_path", "new_path", "error", "refused"]
@@ -144,6 +145,8 @@ class Outcome:
     latency_ms: float | None = None
     #: Per recorded model step (``--per-step``): index, same, what differs.
     steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: The replay's run (trace) id in the file it was written to, when one was asked for.
+    replay_run_id: str | None = None
 
     @property
     def tokens(self) -> int | None:
@@ -171,6 +174,7 @@ class Outcome:
             "tokens": self.tokens,
             "latency_ms": self.latency_ms,
             "steps": self.steps,
+            "replay_run_id": self.replay_run_id,
         }
 
 
@@ -183,6 +187,8 @@ class Candidate(Protocol):
     #: Only a run that replays (the kit's verdict) can be replayed against it; a model
     #: candidate takes a run whose tool results are known only as its model was sent them.
     needs_replayable: bool
+    #: A trace file each replay is appended to (None: none is written).
+    record_to: str | None
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome: ...
 
@@ -252,6 +258,7 @@ class AgentCandidate:
 
     ref: str
     kwargs: Sequence[str] = ()
+    record_to: str | None = None
     needs_replayable: bool = dataclasses.field(default=True, init=False)
 
     @property
@@ -273,6 +280,8 @@ class AgentCandidate:
         calls = done.session.tool_calls
         answer = done.answer if isinstance(done.answer, str) else None
         base = Outcome("same", answer=answer, tool_calls=calls, latency_ms=took)
+        if self.record_to is not None:
+            base.replay_run_id = done.session.write(self.record_to)
         base.model_calls = sum(1 for _, kind, _ in report.replayed if kind == "model")
         div = report.divergence
         recorded = recorded_outcome(run)
@@ -316,6 +325,25 @@ def _results_sent(run: Run) -> dict[str, Any]:
     return sent
 
 
+def _recorded_answer_of(taken: Step | ReplayDivergence, sent: Mapping[str, Any]) -> Any:
+    """What the recorded model was sent for the call ``taken`` answers, or the refusal
+    saying what the recording lacks (None for a call it does not hold)."""
+    if not isinstance(taken, Step):
+        return None
+    tool = taken.tool
+    assert tool is not None
+    if tool.call_id is not None and tool.call_id in sent:
+        return sent[tool.call_id]
+    if tool.error is not None and not tool.error.returned:
+        return Outcome(
+            "refused",
+            f"{taken.label()}: the tool failed and no recorded request tells the model so",
+        )
+    if tool.result_payload is None or not tool.result_payload.usable:
+        return Outcome("refused", f"{taken.label()}: its result was not recorded")
+    return payload.plain(tool.result)
+
+
 def _recorded_turns(steps: Sequence[Step]) -> list[list[dict[str, Any]]]:
     return [M.tool_calls(s.model.output_messages or []) for s in steps if s.model is not None]
 
@@ -326,13 +354,16 @@ def _recorded_answer(steps: Sequence[Step]) -> str | None:
 
 
 class _Tally:
-    """Model calls, tokens and time of one run's candidate requests."""
+    """Model calls, tokens and time of one run's candidate requests, and what the replay
+    did (a :class:`~.recorder.ReplayLog`), written as a trace when ``record_to`` is set."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: Run, record_to: str | None) -> None:
         self.calls = 0
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
         self.ms = 0.0
+        self.log = ReplayLog(run)
+        self.record_to = record_to
 
     def ask(
         self,
@@ -341,17 +372,37 @@ class _Tally:
         system: Any,
         tools: Sequence[Mapping[str, Any]] | None,
         params: Mapping[str, Any],
+        at: Step | None,
     ) -> Asked | Outcome:
-        """The candidate's answer, counted; or the outcome that ends the run (a request
-        that cannot be sent is refused, a failed endpoint an error)."""
+        """The candidate's answer, counted and logged in place of recorded step ``at``
+        (None: past the recording); or the outcome that ends the run (a request that
+        cannot be sent is refused, a failed endpoint an error)."""
+        recorded = _model_steps(self.log.run)
+        near = at if at is not None else (recorded[-1] if recorded else None)
+        entry = ModelEntry(at, near, M.normalize(messages), system, tools, dict(params), now_ns())
+        self.log.model(entry)
         try:
             asked = model.ask(messages, system=system, tools=tools, **params)
         except CandidateRefused as exc:
+            entry.divergence = str(exc)
             return Outcome("refused", str(exc))
         except CandidateFailed as exc:
+            entry.divergence = str(exc)
             return Outcome("error", str(exc))
+        entry.output = [asked.message]
         self.add(asked)
         return asked
+
+    def tool(self, step: Step | ReplayDivergence, name: str, arguments: Any, result: Any) -> None:
+        """A tool call the candidate made, answered from ``step`` (or not: the divergence)."""
+        taken: Step | None
+        near: Step | None
+        if isinstance(step, Step):
+            taken, near, missed = step, step, None
+        else:
+            taken, near, missed = None, step.step, step.what
+        entry = ToolEntry(taken, near, name, None, arguments, now_ns(), result, None, missed, True)
+        self.log.tool(entry)
 
     def add(self, asked: Asked) -> None:
         self.calls += 1
@@ -364,6 +415,9 @@ class _Tally:
     def put(self, out: Outcome) -> Outcome:
         out.model_calls, out.latency_ms = self.calls, round(self.ms, 3)
         out.input_tokens, out.output_tokens = self.tokens_in, self.tokens_out
+        if self.record_to is not None and self.log.entries:
+            self.log.final_answer = out.answer
+            out.replay_run_id = self.log.write(self.record_to)
         return out
 
 
@@ -387,6 +441,7 @@ class ModelLoop:
     model: CandidateModel
     max_turns: int = MAX_TURNS
     system_prompt: str | None = None
+    record_to: str | None = None
     needs_replayable: bool = dataclasses.field(default=False, init=False)
 
     @property
@@ -395,7 +450,7 @@ class ModelLoop:
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
         steps = _model_steps(run)
-        tally = _Tally()
+        tally = _Tally(run, self.record_to)
         if not steps:
             return Outcome("refused", "no model calls recorded")
         try:
@@ -409,8 +464,11 @@ class ModelLoop:
         turns: list[list[dict[str, Any]]] = []
         made: list[tuple[str, Any]] = []
         answer: str | None = None
-        for _ in range(self.max_turns):
-            asked = tally.ask(self.model, messages, system, first.tool_definitions, first.params)
+        for turn in range(self.max_turns):
+            at = steps[turn] if turn < len(steps) else None
+            asked = tally.ask(
+                self.model, messages, system, first.tool_definitions, first.params, at
+            )
             if isinstance(asked, Outcome):
                 asked.tool_calls = made
                 return tally.put(asked)
@@ -425,7 +483,7 @@ class ModelLoop:
                 arguments = M.parse_arguments(call.get("arguments"))
                 name = str(call.get("name"))
                 made.append((name, payload.plain(arguments)))
-                result = self._answer_call(stubs, sent, name, arguments)
+                result = self._answer_call(stubs, sent, name, arguments, tally)
                 if isinstance(result, Outcome):
                     result.tool_calls = made
                     return tally.put(result)
@@ -458,13 +516,17 @@ class ModelLoop:
         return out
 
     @staticmethod
-    def _answer_call(stubs: ToolStubs, sent: Mapping[str, Any], name: str, arguments: Any) -> Any:
+    def _answer_call(
+        stubs: ToolStubs, sent: Mapping[str, Any], name: str, arguments: Any, tally: _Tally
+    ) -> Any:
         """What the recording answers this call with (what its model was sent), or the
         outcome that ends the run: a new path naming the call, or a refusal."""
         shown = _line(f"{name}({payload.canonical(payload.plain(arguments))})")
         if not isinstance(arguments, dict):
             return Outcome("new_path", f"{shown}: its arguments are not a JSON object")
         taken = stubs.take(name, arguments)
+        result = _recorded_answer_of(taken, sent)
+        tally.tool(taken, name, arguments, None if isinstance(result, Outcome) else result)
         if isinstance(taken, ReplayDivergence):
             diff = _short_diff(taken.expected, taken.actual) if taken.expected is not None else ""
             return Outcome(
@@ -472,18 +534,7 @@ class ModelLoop:
                 f"{shown} is not recorded",
                 divergence=FirstDivergence(taken.index, "tool", f"{shown} is not recorded", diff),
             )
-        tool = taken.tool
-        assert tool is not None
-        if tool.call_id is not None and tool.call_id in sent:
-            return sent[tool.call_id]
-        if tool.error is not None and not tool.error.returned:
-            return Outcome(
-                "refused",
-                f"{taken.label()}: the tool failed and no recorded request tells the model so",
-            )
-        if tool.result_payload is None or not tool.result_payload.usable:
-            return Outcome("refused", f"{taken.label()}: its result was not recorded")
-        return payload.plain(tool.result)
+        return result
 
 
 # --- each recorded model step sent once ----------------------------------------------
@@ -495,6 +546,7 @@ class ModelPerStep:
 
     model: CandidateModel
     system_prompt: str | None = None
+    record_to: str | None = None
     needs_replayable: bool = dataclasses.field(default=False, init=False)
 
     @property
@@ -504,7 +556,7 @@ class ModelPerStep:
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
         steps = _model_steps(run)
-        tally = _Tally()
+        tally = _Tally(run, self.record_to)
         if not steps:
             return Outcome("refused", "no model calls recorded")
         entries: list[dict[str, Any]] = []
@@ -523,7 +575,7 @@ class ModelPerStep:
                 system, messages = _request_of(step, self.system_prompt)
             except CandidateRefused as exc:
                 return tally.put(Outcome("refused", str(exc), steps=entries))
-            asked = tally.ask(self.model, messages, system, m.tool_definitions, m.params)
+            asked = tally.ask(self.model, messages, system, m.tool_definitions, m.params, step)
             if isinstance(asked, Outcome):
                 asked.steps = entries
                 return tally.put(asked)
