@@ -161,10 +161,12 @@ class _Shapes:
         # where the pass above visits a word (its character, then a trigger starting with
         # a letter or digit; or a trigger starting with its character), and the names
         # inside words.  (Where the pass stops and visits nothing, the prefilter may not.)
-        # (Short words stand inside many words: those only after such a character.)
+        # (Short words stand inside many words: those only after such a character.  A word
+        # that starts with another word is left out: where it stands, so does that one.)
+        others = {w for w in words if not w[0].isalnum()}
         self._words = [
-            *((w, "[^a-z0-9]" if len(w) <= 3 else "") for w in sorted(alnum)),
-            *((w, "") for w in sorted(words) if not w[0].isalnum()),
+            *((w, "[^a-z0-9]" if len(w) <= 3 else "") for w in _shortest(alnum)),
+            *((w, "") for w in _shortest(others)),
         ]
         #: Per word, how far before it the pass's character stands (none: it is the first
         #: character of the word).
@@ -311,6 +313,11 @@ class _Compiled:
             self.secret = tuple(i for name, i in rx.groupindex.items() if name.startswith("v"))
             self.rx = rx
         return rx
+
+
+def _shortest(words: set[str]) -> list[str]:
+    """Those of ``words`` no other of them starts, in order."""
+    return sorted(w for w in words if not any(w[:i] in words for i in range(1, len(w))))
 
 
 def _longest(text: str, words: Iterable[str]) -> str | None:
