@@ -312,13 +312,30 @@ def test_each_replay_is_written_as_a_trace_diff_compares_with_its_recording(
     for run in doc["runs"]:
         for n, outcome in enumerate(run["outcomes"]):
             replay = written[n][outcome["replay_run_id"]]
-            assert replay.roots[0].attributes["otel_replay.replay_of"] == run["run_id"]
+            root = replay.roots[0].attributes
+            assert root["otel_replay.replay_of"] == run["run_id"]
+            assert root["otel_replay.cohort.id"] == doc["cohort"]["id"]
+            assert root["otel_replay.cohort.candidate"] == doc["cohort"]["candidates"][n]
             diff = cli_process(
                 "diff", f"{cohort}#{run['run_id']}", f"{files[n]}#{replay.run_id}", "--no-timing"
             )
             # The fix calls the lookup with the user id; the model made the recorded calls.
             assert diff.returncode == (1 if n == 0 else 0), diff.stdout + diff.stderr
     assert all(len(w) == len(QUESTIONS) for w in written)
+    # Each replay's root links to the root of the run it replays, as a backend reads it.
+    recorded = {r.run_id: r.roots[0] for r in otel_replay.load(cohort)}
+    as_lines = tmp_path / "replays.jsonl"
+    assert cli_process("convert", files[1], "-o", as_lines).returncode == 0
+    roots = [
+        span
+        for line in as_lines.read_text().splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        if not span.get("parentSpanId")
+    ]
+    linked = {(s["links"][0]["traceId"], s["links"][0]["spanId"]) for s in roots}
+    assert linked == {(r.trace_id, r.span_id) for r in recorded.values() if r.kind == "agent"}
 
 
 def test_a_failing_endpoint_is_an_error_and_exit_1(cohort: Path) -> None:

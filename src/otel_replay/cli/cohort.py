@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -166,8 +167,9 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
             "output",
             metavar="DIR",
             help="Write each replay as a trace (its root names the recorded run, "
-            "otel_replay.replay_of), appended to DIR/candidate-N.otlp, one file per candidate, "
-            "for otel-replay diff, show and report.",
+            "otel_replay.replay_of, linked to its root; the cohort's id and the candidate), "
+            "appended to DIR/candidate-N.otlp, one file per candidate, for otel-replay diff, "
+            "show, report and export.",
         ),
         click.option(
             "--fail-under",
@@ -241,7 +243,8 @@ def _cohort(
     from .main import _fail, _report_problems
 
     candidates = _candidates(agents, kwargs, models, per_step, settings, system_prompt, max_turns)
-    files = _outputs(output, candidates)
+    cohort_id = uuid.uuid4().hex[:16]
+    files = _outputs(output, candidates, cohort_id)
     comparator = _comparator(how, judge_ref)
     try:
         flt = run_filter(agent_name, since, errors_only, tools, replayable)
@@ -267,6 +270,7 @@ def _cohort(
 
         doc = {
             "cohort": {
+                "id": cohort_id,
                 "sources": list(paths),
                 "runs_kept_by_filters": kept,
                 "sample": sample,
@@ -343,8 +347,11 @@ def _candidates(
     return out
 
 
-def _outputs(output: str | None, candidates: Sequence[Candidate]) -> list[tuple[str, str]]:
-    """Each candidate's label and trace file under ``output`` (made), set on it."""
+def _outputs(
+    output: str | None, candidates: Sequence[Candidate], cohort_id: str
+) -> list[tuple[str, str]]:
+    """Each candidate's label and trace file under ``output`` (made), set on it with the
+    cohort's id."""
     import os
 
     from .main import _fail
@@ -358,6 +365,7 @@ def _outputs(output: str | None, candidates: Sequence[Candidate]) -> list[tuple[
     files = []
     for n, candidate in enumerate(candidates, 1):
         candidate.record_to = os.path.join(output, f"candidate-{n}.otlp")
+        candidate.cohort_id = cohort_id
         files.append((candidate.label, candidate.record_to))
     return files
 

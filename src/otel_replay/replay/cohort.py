@@ -67,6 +67,9 @@ WORDS: dict[str, str] = {
 DIFF_LINES = 12
 #: Model turns a candidate driving a run's loop may take before it is stopped.
 MAX_TURNS = 20
+#: On the root of a replay written by a cohort: the cohort's id, the candidate's label.
+COHORT_ID = "otel_replay.cohort.id"
+COHORT_CANDIDATE = "otel_replay.cohort.candidate"
 
 
 @dataclasses.dataclass
@@ -187,8 +190,10 @@ class Candidate(Protocol):
     #: Only a run that replays (the kit's verdict) can be replayed against it; a model
     #: candidate takes a run whose tool results are known only as its model was sent them.
     needs_replayable: bool
-    #: A trace file each replay is appended to (None: none is written).
+    #: A trace file each replay is appended to (None: none is written), and the id of the
+    #: cohort its root names.
     record_to: str | None
+    cohort_id: str | None
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome: ...
 
@@ -259,6 +264,7 @@ class AgentCandidate:
     ref: str
     kwargs: Sequence[str] = ()
     record_to: str | None = None
+    cohort_id: str | None = None
     needs_replayable: bool = dataclasses.field(default=True, init=False)
 
     @property
@@ -281,6 +287,7 @@ class AgentCandidate:
         answer = done.answer if isinstance(done.answer, str) else None
         base = Outcome("same", answer=answer, tool_calls=calls, latency_ms=took)
         if self.record_to is not None:
+            done.session.log.root_attributes.update(_written(self))
             base.replay_run_id = done.session.write(self.record_to)
         base.model_calls = sum(1 for _, kind, _ in report.replayed if kind == "model")
         div = report.divergence
@@ -302,6 +309,14 @@ class AgentCandidate:
             if div is not None:
                 base.detail = _line(div.diff.replace("\n", " ")) if div.diff else div.what
         return base
+
+
+def _written(candidate: Candidate) -> dict[str, Any]:
+    """What the root of a replay written for ``candidate`` says of the cohort."""
+    out = {COHORT_CANDIDATE: candidate.label}
+    if candidate.cohort_id is not None:
+        out[COHORT_ID] = candidate.cohort_id
+    return out
 
 
 # --- a candidate model driving the run's own loop --------------------------------------
@@ -357,12 +372,13 @@ class _Tally:
     """Model calls, tokens and time of one run's candidate requests, and what the replay
     did (a :class:`~.recorder.ReplayLog`), written as a trace when ``record_to`` is set."""
 
-    def __init__(self, run: Run, record_to: str | None) -> None:
+    def __init__(self, run: Run, record_to: str | None, root: Mapping[str, Any]) -> None:
         self.calls = 0
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
         self.ms = 0.0
         self.log = ReplayLog(run)
+        self.log.root_attributes.update(root)
         self.record_to = record_to
 
     def ask(
@@ -442,6 +458,7 @@ class ModelLoop:
     max_turns: int = MAX_TURNS
     system_prompt: str | None = None
     record_to: str | None = None
+    cohort_id: str | None = None
     needs_replayable: bool = dataclasses.field(default=False, init=False)
 
     @property
@@ -450,7 +467,7 @@ class ModelLoop:
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
         steps = _model_steps(run)
-        tally = _Tally(run, self.record_to)
+        tally = _Tally(run, self.record_to, _written(self))
         if not steps:
             return Outcome("refused", "no model calls recorded")
         try:
@@ -547,6 +564,7 @@ class ModelPerStep:
     model: CandidateModel
     system_prompt: str | None = None
     record_to: str | None = None
+    cohort_id: str | None = None
     needs_replayable: bool = dataclasses.field(default=False, init=False)
 
     @property
@@ -556,7 +574,7 @@ class ModelPerStep:
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
         steps = _model_steps(run)
-        tally = _Tally(run, self.record_to)
+        tally = _Tally(run, self.record_to, _written(self))
         if not steps:
             return Outcome("refused", "no model calls recorded")
         entries: list[dict[str, Any]] = []

@@ -27,7 +27,7 @@ from typing import Any
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from .. import __version__
 from .. import attributes as A
@@ -85,6 +85,9 @@ class ReplayLog:
         self.final_answer: str | None = None
         #: What the agent raised out of the replay (not a divergence): its run ends so.
         self.raised: BaseException | None = None
+        #: Attributes the written replay's root carries besides REPLAY_OF (the cohort it
+        #: belongs to, the candidate replayed against).
+        self.root_attributes: dict[str, Any] = {}
 
     def model(self, entry: ModelEntry) -> None:
         self.entries.append(entry)
@@ -108,6 +111,21 @@ class ReplayLog:
         finally:
             exporter.shutdown()
         return format(spans[0].context.trace_id, "032x") if spans else ""
+
+
+def _recorded(step: Step) -> tuple[Link, ...]:
+    """A link to the recorded span ``step`` is, so that a backend shows a replay's root
+    beside the root of the run it replays (none for ids a trace did not spell in hex)."""
+    try:
+        context = SpanContext(
+            int(step.trace_id, 16),
+            int(step.span_id, 16),
+            is_remote=True,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        )
+    except ValueError:
+        return ()
+    return (Link(context),) if context.is_valid else ()
 
 
 def _qualified(exc: BaseException) -> str:
@@ -146,6 +164,7 @@ class _Writer:
         kind: SpanKind = SpanKind.INTERNAL,
         status: Status | None = None,
         events: Sequence[Event] = (),
+        links: Sequence[Link] = (),
     ) -> SpanContext:
         ctx = self._context()
         self.out.append(
@@ -156,6 +175,7 @@ class _Writer:
                 resource=self.resource,
                 attributes=attrs,
                 events=events,
+                links=links,
                 kind=kind,
                 status=status or Status(StatusCode.UNSET),
                 start_time=start,
@@ -198,7 +218,14 @@ class _Writer:
                 }
                 events = (Event("exception", event, timestamp=step.end_ns),)
             self.copies[step.span_id] = self._span(
-                step.name, parent, step.start_ns, step.end_ns, attrs, status=status, events=events
+                step.name,
+                parent,
+                step.start_ns,
+                step.end_ns,
+                attrs,
+                status=status,
+                events=events,
+                links=_recorded(step) if REPLAY_OF in attrs else (),
             )
         for e in entries:
             if isinstance(e, ModelEntry):
@@ -222,6 +249,7 @@ class _Writer:
             if step.model is not None and step.model.input_messages is not None:
                 attrs.update(to_attributes(A.INPUT_MESSAGES, step.model.input_messages))
         if is_root:
+            attrs.update(self.log.root_attributes)
             attrs[REPLAY_OF] = self.run.run_id
             for key, value in self.run.fingerprint.items():
                 name = key if key in IDS else A.FP + key
