@@ -13,7 +13,9 @@ def fixed_agent(question: str, *, model: Any, user_id: str) -> str:
 
 
 def exclaiming_agent(question: str, *, model: Any, user_id: str) -> str:
-    """A change in how the answer is worded: the same tool calls, another answer."""
+    """A change in how the answer is worded: the same tool calls, another answer (and a
+    line printed, as agents do)."""
+    print("asking the model")
     return run_agent(question, model=model, user_id=user_id) + " Anything else?"
 
 

@@ -27,9 +27,11 @@ calls), their arguments as JSON values; answers by a :class:`Comparator`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import random
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar
@@ -278,7 +280,9 @@ class AgentCandidate:
 
         began = time.perf_counter()
         try:
-            done = rerun(run, self.ref, kwargs=self.kwargs)
+            # What the agent prints goes to stderr: stdout is the cohort's (its --json).
+            with contextlib.redirect_stdout(sys.stderr):
+                done = rerun(run, self.ref, kwargs=self.kwargs)
         except (RegressError, ReplayError, ValueError) as exc:
             return Outcome("refused", _line(str(exc)))
         took = (time.perf_counter() - began) * 1000
