@@ -460,13 +460,6 @@ class Redactor:
         """True when a field named ``key`` holds a secret."""
         return _verdict(self._keys, self._key_re, key)
 
-    def judged_key(self, key: str) -> tuple[bool, str | None, bool]:
-        """How a field named ``key`` is judged: whether it holds a secret (as
-        :meth:`is_secret_key` says), ``key`` with the secrets in its own text hidden
-        (None when it hides none) and whether it holds HTTP headers.  Remembered per
-        name: names repeat on every span."""
-        return self._names[False].get(key) or self._name(key, False)
-
     def is_secret_header(self, name: str) -> bool:
         """True when an HTTP header named ``name`` holds a secret."""
         return _verdict(self._headers, self._header_re, name)

@@ -93,37 +93,20 @@ def attribute_changes(
         return changes
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: its dict, without the lock
     text = r.text
-    # Each name judged once a redactor (a secret? its text hiding one?): names repeat on
-    # every span, and judging each anew cost more than scrubbing most values.
-    judged_key = r.judged_key
-    judged: list[bool] = []
-    renamed = digests = False
-    for k in attrs:
-        if type(k) is str:
-            secret, shown, _ = judged_key(k)
-            renamed = renamed or shown is not None
-            digests = digests or k.startswith(A.SHA256)
-        else:
-            secret = r.is_secret_key(k)
-        judged.append(secret)
-    names = renamed_keys(attrs, text) if renamed else {}
+    actions, names = _plan(attrs, r, stored)
     payloads: set[str] = set()
     companions: list[str] = []
-    for (key, value), secret in zip(attrs.items(), judged, strict=True):
-        if key.startswith(_OURS):
-            if key.startswith(_COMPANIONS):
-                if stored:
-                    payloads.add(key[key.index(".", len(_OURS)) + 1 :])
-                    companions.append(key)
-                continue  # a payload's companion: the payload is scrubbed as a whole
-            if not stored and (key == A.REDACTED or key.startswith(A.FP)):
-                continue  # our bookkeeping: hidden paths, the fingerprint
-        if digests and (A.SHA256 + key) in attrs:
-            if stored:
+    for (key, value), action in zip(attrs.items(), actions, strict=True):
+        if action is not _VALUE:
+            if action is _COMPANION:  # a payload's companion: the payload is scrubbed whole
+                payloads.add(key[key.index(".", len(_OURS)) + 1 :])
+                companions.append(key)
+            elif action is _PAYLOAD:
                 payloads.add(key)
-            continue  # our payload: scrubbed when captured, its digest of what was written
+            if action is not _SECRET:
+                continue
         t = type(value)
-        if secret:
+        if action is _SECRET:
             new: Any = PLACEHOLDER
         elif t is str:
             new = text(value)
@@ -155,6 +138,44 @@ def attribute_changes(
         if path + name not in hidden:
             hidden.append(path + name)
     return changes
+
+
+#: What ``attribute_changes`` does with a value, by its name (see ``_plan``).
+_VALUE, _SECRET, _SKIP, _COMPANION, _PAYLOAD = "value", "secret", "skip", "companion", "payload"
+#: Per tuple of attribute names and whether stored: the redactor that judged them, what is
+#: done with each value, and the names renamed.  An instrumentation sets the same names
+#: on every span: they are judged once, not once a span.  Cleared when full.
+_plans: dict[tuple[tuple[Any, ...], bool], tuple[Redactor, list[str], dict[str, str]]] = {}
+_PLANS_MAX = 1024
+
+
+def _plan(attrs: Mapping[str, Any], r: Redactor, stored: bool) -> tuple[list[str], dict[str, str]]:
+    """What ``attribute_changes`` does with each value of ``attrs``, in order, and the new
+    name of each key whose text hides a secret (see :func:`renamed_keys`): all told by
+    the names alone, and remembered per tuple of them."""
+    key = (tuple(attrs), stored)
+    known = _plans.get(key)
+    if known is not None and known[0] is r:
+        return known[1], known[2]
+    actions: list[str] = []
+    digests = any(type(k) is str and k.startswith(A.SHA256) for k in attrs)
+    for k in attrs:
+        secret = r.is_secret_key(k)  # (raises for a name that is no text, as before)
+        if k.startswith(_OURS) and k.startswith(_COMPANIONS):
+            actions.append(_COMPANION if stored else _SKIP)
+        elif not stored and k.startswith(_OURS) and (k == A.REDACTED or k.startswith(A.FP)):
+            actions.append(_SKIP)  # our bookkeeping: hidden paths, the fingerprint
+        elif digests and (A.SHA256 + k) in attrs:
+            # Our payload: scrubbed when captured, its digest of what was written (stored:
+            # scrubbed whole, with its companions).
+            actions.append(_PAYLOAD if stored else _SKIP)
+        else:
+            actions.append(_SECRET if secret else _VALUE)
+    names = renamed_keys(attrs, r.text)
+    if len(_plans) >= _PLANS_MAX:
+        _plans.clear()
+    _plans[key] = (r, actions, names)
+    return actions, names
 
 
 def renamed_keys(attrs: Mapping[str, Any], text: Callable[[str], str]) -> dict[str, str]:
@@ -525,8 +546,9 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
     hidden: list[str] = []
     name = hidden_name(span.name, r, hidden)
     changes = attribute_changes(_attributes_of(span), r, hidden, stored=stored)
-    events = _events(span.events, r, hidden, stored)
-    links = _links(span.links, r, hidden, stored)
+    given_events, given_links = span.events, span.links  # (each read makes a tuple)
+    events = _events(given_events, r, hidden, stored) if given_events else None
+    links = _links(given_links, r, hidden, stored) if given_links else None
     status = _status(span.status, r, hidden)
     clean_context = _trace_state(context, r, hidden, TRACE_STATE)
     resource = _resource(span.resource)
@@ -543,8 +565,8 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
         parent=span.parent,
         resource=resource,
         attributes=attrs,
-        events=span.events if events is None else events,
-        links=span.links if links is None else links,
+        events=given_events if events is None else events,
+        links=given_links if links is None else links,
         kind=span.kind,
         status=span.status if status is None else status,
         start_time=span.start_time,
