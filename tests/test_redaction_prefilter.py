@@ -23,6 +23,7 @@ import json
 import os
 import random
 import sys
+import threading
 import urllib.parse
 from typing import Any
 
@@ -160,3 +161,46 @@ def test_without_hyperscan_the_pure_pass_runs(monkeypatch: pytest.MonkeyPatch) -
     assert "hunter2x9" not in alone.text(text)
     assert alone._shapes._prefilter is None
     assert ENGINES["default"][0]._shapes._prefilter is not None
+
+
+def test_threads_scrubbing_at_once_find_what_one_finds() -> None:
+    """A Hyperscan scratch serves one scan at a time: each thread has its own, and texts
+    scrubbed from many threads at once come out as from one."""
+    rng = random.Random(7)
+    lines = [t for t, _ in HIDDEN] + KEPT
+    docs = [" ".join(rng.choice(lines) for _ in range(60)) * 3 for _ in range(40)]
+    fast, pure = Redactor(), Redactor(prefilter=False)
+    expected = [pure.text(d) for d in docs]
+    results: dict[int, list[str]] = {}
+
+    def scrub(n: int) -> None:
+        results[n] = [fast.text(d) for d in docs for _ in range(3)][::3]
+
+    threads = [threading.Thread(target=scrub, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(results[n] == expected for n in range(6))
+    prefilter = fast._shapes._prefilter
+    assert prefilter is not None and prefilter.failures == 0  # none fell back to the pure pass
+
+
+def test_a_scan_hyperscan_fails_is_made_by_the_pure_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan the library fails (an error of its own, a scratch in use) never fails the
+    scrub: that text goes through the pure pass and comes out the same."""
+    fast, pure = ENGINES["default"]
+    fast.text("password=hunter2x9 " * 20)  # this thread's scratch made
+    prefilter = fast._shapes._prefilter
+    assert prefilter is not None
+
+    class Failing:
+        def scan(self, *args: object, **kwargs: object) -> None:
+            raise RuntimeError("scratch in use")
+
+    monkeypatch.setattr(prefilter, "_db", Failing())
+    before = prefilter.failures
+    for text, _ in HIDDEN:
+        long = (text + " and then, ") * 30  # longer than the engine remembers
+        assert fast.text(long) == pure.text(long)
+    assert prefilter.failures > before

@@ -99,6 +99,8 @@ class Prefilter:
         self._db.compile(expressions=[e.encode("ascii") for e in expressions], ids=ids, flags=flags)
         self._lengths = [len(w) for w, _ in self.words]
         self._local = threading.local()
+        #: Scans Hyperscan failed (the pure pass ran instead).
+        self.failures = 0
 
     def scan(self, lower: str) -> Hits | None:
         """The words and flags of ``lower`` (None if Hyperscan failed: the caller
@@ -114,6 +116,7 @@ class Prefilter:
                 scratch = self._local.scratch = self._hs.Scratch(self._db)
             self._db.scan(data, match_event_handler=_seen, context=found, scratch=scratch)
         except Exception:  # a failing library never fails the scrub: the pure pass runs
+            self.failures += 1
             return None
         hits = Hits(self.always)
         if found:
