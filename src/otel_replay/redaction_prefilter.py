@@ -101,6 +101,8 @@ class Prefilter:
         self._local = threading.local()
         #: Scans Hyperscan failed (the pure pass ran instead).
         self.failures = 0
+        #: What a scan that found nothing says.
+        self._nothing = Hits(self.always)
 
     def scan(self, lower: str) -> Hits | None:
         """The words and flags of ``lower`` (None if Hyperscan failed: the caller
@@ -118,6 +120,8 @@ class Prefilter:
         except Exception:  # a failing library never fails the scrub: the pure pass runs
             self.failures += 1
             return None
+        if not found:
+            return self._nothing  # (most text; never changed by the caller)
         hits = Hits(self.always)
         if found:
             flags = hits.flags
