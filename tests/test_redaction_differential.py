@@ -214,8 +214,9 @@ def _in_any_bytes(text: str, codec: str) -> None:
     _agree_bytes(text.encode(codec, "surrogatepass" if codec != "latin-1" else "replace"))
 
 
+# The default tier draws 150 texts here and 100 more as bytes; the slow tier 5,000 and 1,000.
 test_the_engine_finds_what_the_reference_finds_in_any_text = settings(
-    max_examples=300, **_SETTINGS
+    max_examples=150, **_SETTINGS
 )(given(texts())(_in_any_text))
 test_the_engine_finds_what_the_reference_finds_in_any_bytes = settings(
     max_examples=100, **_SETTINGS
