@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
-from examples.order_support.agent import run_agent
+from examples.order_support.agent import lookup_order, run_agent
 
 
 def fixed_agent(question: str, *, model: Any, user_id: str) -> str:
@@ -30,3 +32,19 @@ def lenient_judge(recorded: Any, replayed: Any) -> bool:
     return any(
         f"#{n}" in said and f"#{n}" in (replayed.answer or "") for n in ("4421", "4430", "4452")
     )
+
+
+def live_lookup(query: str, user_id: str | None = None) -> list[dict[str, str]]:
+    """The order lookup as a tool run live: the fixed one when given the user id.  Each
+    call leaves a line in the file ``COHORT_TOOL_LOG`` names, so a test sees it ran."""
+    log = os.environ.get("COHORT_TOOL_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"query": query, "user_id": user_id}) + "\n")
+    found: list[dict[str, str]] = lookup_order.__wrapped__(query)  # type: ignore[attr-defined]
+    return [o for o in found if user_id is None or o["user_id"] == user_id]
+
+
+def failing_lookup(query: str, user_id: str | None = None) -> list[dict[str, str]]:
+    """A live tool that fails: the model is told so."""
+    raise LookupError(f"the order service is down (asked for {query!r})")

@@ -141,7 +141,8 @@ def function_model(
         for m in messages:  # the example's model reads its tool results as values
             for p in m["parts"]:
                 if p.get("type") == "tool_call_response" and isinstance(p["response"], str):
-                    p["response"] = json.loads(p["response"])
+                    with contextlib.suppress(ValueError):  # a failed tool's text stays text
+                        p["response"] = json.loads(p["response"])
         reply = respond(messages, body)
         if "error" in reply:
             return 400, "application/json", json.dumps(reply).encode()

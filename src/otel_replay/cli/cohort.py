@@ -53,9 +53,11 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
             "--agent",
             "agents",
             multiple=True,
-            metavar="MODULE:FUNC",
+            metavar="MODULE:FUNC[@PROVIDER:MODEL[@BASE_URL]]",
             help="A candidate: your agent, run against the pinned model on every run (as "
-            "replay --agent calls it). Repeatable.",
+            "replay --agent calls it), or, after @, against a candidate model named as "
+            "--model names one: its tool calls answered from the recording where they match. "
+            "Repeatable.",
         ),
         click.option(
             "--kwarg",
@@ -74,6 +76,15 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
             "(anthropic:) endpoint (key from OPENAI_API_KEY or ANTHROPIC_API_KEY; a local "
             "server named by BASE_URL needs none), driving each run's own loop: tool calls "
             "answered from the recording, never run. Repeatable.",
+        ),
+        click.option(
+            "--live-tool",
+            "live_tools",
+            multiple=True,
+            metavar="NAME[=MODULE:FUNC]",
+            help="Run tool NAME for real where the recording cannot answer a call of it, "
+            "instead of ending the run as a new path: an --agent's own function, FUNC for a "
+            "--model (which runs no code of yours). Repeatable.",
         ),
         click.option(
             "--per-step",
@@ -195,14 +206,16 @@ _HELP = """Replay many recorded runs against candidates; say per run what would 
 PATH is anything `ls` reads, with its filters (--agent-name, --since,
 --error, --tool, --replayable); --sample N and --limit N make the cohort
 smaller.  A candidate is your agent (--agent MODULE:FUNC, against the
-pinned model: a code change checked on every run) or a model (--model
+pinned model: a code change checked on every run; --agent
+MODULE:FUNC@openai:MODEL@BASE_URL, against that model) or a model (--model
 openai:MODEL@BASE_URL or anthropic:..., with --set and --system-prompt; --per-step sends
 each recorded model request once instead of driving the run).  Several
 candidates are compared side by side.
 
 Outcome per run and candidate: same (the same tool calls and answer),
 same tools, other answer; other path (the first divergence: step, kind,
-diff); new path (a tool call the recording cannot answer, named); error
+diff); new path (a tool call the recording cannot answer, named, unless
+--live-tool runs it); error
 (the agent raised, the endpoint failed); refused (what the run lacks,
 named).  Runs that do not replay are listed as skipped, with why.  Exit 0
 when every run met every candidate, 1 when an outcome is an error or a
@@ -216,6 +229,7 @@ def _cohort(
     agents: tuple[str, ...],
     kwargs: tuple[str, ...],
     models: tuple[str, ...],
+    live_tools: tuple[str, ...],
     per_step: bool,
     settings: tuple[str, ...],
     system_prompt: Any,
@@ -242,7 +256,9 @@ def _cohort(
     from .listing import listed, run_filter
     from .main import _fail, _report_problems
 
-    candidates = _candidates(agents, kwargs, models, per_step, settings, system_prompt, max_turns)
+    candidates = _candidates(
+        agents, kwargs, models, live_tools, per_step, settings, system_prompt, max_turns
+    )
     cohort_id = uuid.uuid4().hex[:16]
     files = _outputs(output, candidates, cohort_id)
     comparator = _comparator(how, judge_ref)
@@ -309,6 +325,7 @@ def _candidates(
     agents: tuple[str, ...],
     kwargs: tuple[str, ...],
     models: tuple[str, ...],
+    live_tools: tuple[str, ...],
     per_step: bool,
     settings: tuple[str, ...],
     system_prompt: Any,
@@ -322,28 +339,66 @@ def _candidates(
 
     if not agents and not models:
         _fail("give at least one candidate: --agent MODULE:FUNC or --model openai:MODEL@URL")
-    if not models and (settings or system_prompt is not None or per_step):
-        _fail("--set, --system-prompt and --per-step go with --model")
+    on_models = any("@" in spec for spec in agents)
+    if not (models or on_models) and settings:
+        _fail(
+            "--set goes with a model: --set and --system-prompt go with --model (--set "
+            "also with --agent MODULE:FUNC@PROVIDER:MODEL)"
+        )
+    if not models and (system_prompt is not None or per_step):
+        _fail("--system-prompt and --per-step go with --model")
     if kwargs and not agents:
         _fail("--kwarg goes with --agent")
-    out: list[Candidate] = []
-    for ref in agents:
-        try:
-            import_ref(ref)  # a name that does not import is the command's error, once
-        except RegressError as exc:
-            _fail(str(exc))
-        out.append(AgentCandidate(ref, kwargs))
     try:
         overrides = dict(map(_setting, settings))
     except click.BadParameter as exc:
         _fail(f"--set {exc.message}")
+    functions = _live_tools(live_tools, loop=bool(models) and not per_step)
+    out: list[Candidate] = []
+    for spec in agents:
+        ref, at, model_spec = spec.partition("@")
+        try:
+            import_ref(ref)  # a name that does not import is the command's error, once
+            on = CandidateModel.parse(model_spec, overrides) if at else None
+        except RegressError as exc:
+            _fail(str(exc))
+        except ValueError as exc:
+            _fail(f"--agent {ref}@: {exc}")
+        out.append(AgentCandidate(ref, kwargs, model=on, live_tools=tuple(functions)))
     prompt = system_prompt.read() if system_prompt is not None else None
     for spec in models:
         try:
             model = CandidateModel.parse(spec, overrides)
         except ValueError as exc:
             _fail(f"--model {exc}")
-        out.append(ModelPerStep(model, prompt) if per_step else ModelLoop(model, max_turns, prompt))
+        if per_step:
+            out.append(ModelPerStep(model, prompt))
+        else:
+            out.append(ModelLoop(model, max_turns, prompt, live_tools=dict(functions)))
+    return out
+
+
+def _live_tools(given: tuple[str, ...], *, loop: bool) -> dict[str, Any]:
+    """``--live-tool NAME[=MODULE:FUNC]``: tool name -> its function (None: the agent's
+    own); a --model driving the loop runs no code of the user's, so it needs FUNC."""
+    from ..workflow.regress import RegressError
+    from ..workflow.rerun import import_ref
+    from .main import _fail
+
+    out: dict[str, Any] = {}
+    for text in given:
+        name, sep, ref = (part.strip() for part in text.partition("="))
+        if not name or (sep and not ref):
+            _fail(f"--live-tool {text!r}: give it as NAME or NAME=MODULE:FUNC")
+        if not sep and loop:
+            _fail(
+                f"--live-tool {name}: a --model candidate runs none of your code: "
+                f"name the tool's function, {name}=MODULE:FUNC"
+            )
+        try:
+            out[name] = import_ref(ref) if sep else None
+        except RegressError as exc:
+            _fail(f"--live-tool {name}: {exc}")
     return out
 
 

@@ -4,14 +4,18 @@ A candidate is one of:
 
 - :class:`AgentCandidate`: the user's agent code (``MODULE:FUNC``, called as
   ``otel-replay replay --agent`` calls it) against the pinned model: a code
-  change checked on a recorded run.
+  change checked on a recorded run; or, given a candidate model, against that
+  model (every request the agent makes answered by the candidate, its tool
+  calls by the recording where they match, as for a model driving the loop).
 - :class:`ModelLoop`: a candidate model driving the run's own loop, with no
   agent code: the first recorded model request (system instructions,
   messages, tool definitions, parameters) goes to the candidate; each tool
   call it makes is answered from the recording by the tool stubs' rules
   (tool name and JSON-equal arguments, each recorded call once), with what
   the recorded model was sent for that call; a call the recording cannot
-  answer ends the run as a new path, naming the call.  No tool ever runs.
+  answer ends the run as a new path, naming the call.  No tool runs, but for
+  a tool given to run live (``live_tools``), and only where the recording
+  cannot answer its call.
 - :class:`ModelPerStep`: each recorded model request sent to the candidate
   once, as recorded, its answer compared with the recorded answer.
 
@@ -259,33 +263,70 @@ def first_turn_apart(
 # --- the user's code against the pinned model ---------------------------------------
 
 
+class _Counted:
+    """A candidate model as a session's live model, its answers' tokens counted."""
+
+    def __init__(self, model: CandidateModel) -> None:
+        self.model = model
+        self.asked: list[Asked] = []
+
+    def __call__(self, messages: Sequence[Mapping[str, Any]], **given: Any) -> dict[str, Any]:
+        asked = self.model.ask(messages, **given)
+        self.asked.append(asked)
+        return asked.message
+
+    def put(self, out: Outcome) -> Outcome:
+        out.model_calls = len(self.asked)
+        ins = [a.input_tokens for a in self.asked if a.input_tokens is not None]
+        outs = [a.output_tokens for a in self.asked if a.output_tokens is not None]
+        out.input_tokens = sum(ins) if ins else None
+        out.output_tokens = sum(outs) if outs else None
+        return out
+
+
 @dataclasses.dataclass
 class AgentCandidate:
-    """The user's agent, ``MODULE:FUNC``, against the pinned model (as ``replay --agent``)."""
+    """The user's agent, ``MODULE:FUNC``, against the pinned model (as ``replay --agent``),
+    or against ``model`` when given; ``live_tools`` run live where the recording cannot
+    answer their calls."""
 
     ref: str
     kwargs: Sequence[str] = ()
     record_to: str | None = None
     cohort_id: str | None = None
+    model: CandidateModel | None = None
+    live_tools: tuple[str, ...] = ()
     needs_replayable: bool = dataclasses.field(default=True, init=False)
 
     @property
     def label(self) -> str:
-        return f"agent {self.ref}"
+        return f"agent {self.ref}" + (f" on {self.model.label}" if self.model else "")
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
         from ..runs.verdict import outcome as recorded_outcome
         from ..workflow.regress import RegressError
         from ..workflow.rerun import raised_as_recorded, rerun
+        from .options import ReplayOptions
 
+        counted = _Counted(self.model) if self.model is not None else None
+        options = ReplayOptions(
+            model="candidate" if counted is not None else "pinned",
+            live=counted,
+            live_tools=self.live_tools,
+            require_complete=counted is None,
+        )
         began = time.perf_counter()
         try:
             # What the agent prints goes to stderr: stdout is the cohort's (its --json).
             with contextlib.redirect_stdout(sys.stderr):
-                done = rerun(run, self.ref, kwargs=self.kwargs)
+                done = rerun(run, self.ref, kwargs=self.kwargs, options=options)
         except (RegressError, ReplayError, ValueError) as exc:
             return Outcome("refused", _line(str(exc)))
         took = (time.perf_counter() - began) * 1000
+        if counted is not None:
+            out = counted.put(self._against_model(run, done, comparator))
+            out.latency_ms = took
+            return out
         report = done.report
         calls = done.session.tool_calls
         answer = done.answer if isinstance(done.answer, str) else None
@@ -313,6 +354,54 @@ class AgentCandidate:
             if div is not None:
                 base.detail = _line(div.diff.replace("\n", " ")) if div.diff else div.what
         return base
+
+    def _against_model(self, run: Run, done: Any, comparator: Comparator) -> Outcome:
+        """The outcome of the agent's run against the candidate model (``done``: its
+        :class:`~otel_replay.workflow.rerun.Rerun`), judged as a model driving the loop
+        is: a call the recording cannot answer is a new path, else the turns' tool calls
+        and the answer against the recorded ones."""
+        from ..runs.verdict import outcome as recorded_outcome
+        from ..workflow.rerun import raised_as_recorded
+
+        session = done.session
+        answer = done.answer if isinstance(done.answer, str) else None
+        out = Outcome("same", answer=answer, tool_calls=session.tool_calls)
+        if self.record_to is not None:
+            session.log.root_attributes.update(_written(self))
+            out.replay_run_id = session.write(self.record_to)
+        div = done.report.divergence
+        if div is not None and div.kind == "tool":
+            shown = _line(f"{div.name}({payload.canonical(payload.plain(_args_of(div)))})")
+            out.kind, out.detail = "new_path", f"{shown} is not recorded"
+            diff = _short_diff(div.expected, div.actual) if div.expected is not None else ""
+            out.divergence = FirstDivergence(div.index, "tool", out.detail, diff)
+            return out
+        error = done.error
+        if isinstance(error, CandidateRefused):
+            out.kind, out.detail = "refused", _line(str(error))
+            return out
+        if error is not None and not raised_as_recorded(recorded_outcome(run), error):
+            out.kind, out.detail = "error", _line(f"{type(error).__name__}: {error}")
+            return out
+        steps = _model_steps(run)
+        turns = [
+            M.tool_calls(e.output or [])
+            for e in session.log.entries
+            if isinstance(e, ModelEntry) and e.output is not None
+        ]
+        apart = first_turn_apart(_recorded_turns(steps), turns, steps)
+        if apart is not None:
+            out.kind, out.divergence = "other_path", apart
+        elif error is None:
+            replayed = Replayed(self.label, answer, out.tool_calls)
+            if not comparator.same_answer(run, replayed, run.final_output()):
+                out.kind = "other_answer"
+        return out
+
+
+def _args_of(div: ReplayDivergence) -> Any:
+    actual = div.actual
+    return actual.get("arguments") if isinstance(actual, Mapping) else None
 
 
 def _written(candidate: Candidate) -> dict[str, Any]:
@@ -463,6 +552,8 @@ class ModelLoop:
     system_prompt: str | None = None
     record_to: str | None = None
     cohort_id: str | None = None
+    #: Tool name -> the function that runs a call of it the recording cannot answer.
+    live_tools: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
     needs_replayable: bool = dataclasses.field(default=False, init=False)
 
     @property
@@ -504,7 +595,7 @@ class ModelLoop:
                 arguments = M.parse_arguments(call.get("arguments"))
                 name = str(call.get("name"))
                 made.append((name, payload.plain(arguments)))
-                result = self._answer_call(stubs, sent, name, arguments, tally)
+                result = self._answer_call(stubs, sent, name, arguments, tally, self.live_tools)
                 if isinstance(result, Outcome):
                     result.tool_calls = made
                     return tally.put(result)
@@ -538,14 +629,26 @@ class ModelLoop:
 
     @staticmethod
     def _answer_call(
-        stubs: ToolStubs, sent: Mapping[str, Any], name: str, arguments: Any, tally: _Tally
+        stubs: ToolStubs,
+        sent: Mapping[str, Any],
+        name: str,
+        arguments: Any,
+        tally: _Tally,
+        live: Mapping[str, Callable[..., Any]],
     ) -> Any:
-        """What the recording answers this call with (what its model was sent), or the
-        outcome that ends the run: a new path naming the call, or a refusal."""
+        """What the recording answers this call with (what its model was sent), what the
+        tool's live function returns where the recording cannot answer it, or the outcome
+        that ends the run: a new path naming the call, or a refusal."""
         shown = _line(f"{name}({payload.canonical(payload.plain(arguments))})")
         if not isinstance(arguments, dict):
             return Outcome("new_path", f"{shown}: its arguments are not a JSON object")
         taken = stubs.take(name, arguments)
+        if isinstance(taken, ReplayDivergence) and name in live:
+            result = _run_live(live[name], arguments)
+            tally.log.tool(
+                ToolEntry(None, taken.step, name, None, arguments, now_ns(), result, done=True)
+            )
+            return result
         result = _recorded_answer_of(taken, sent)
         tally.tool(taken, name, arguments, None if isinstance(result, Outcome) else result)
         if isinstance(taken, ReplayDivergence):
@@ -556,6 +659,17 @@ class ModelLoop:
                 divergence=FirstDivergence(taken.index, "tool", f"{shown} is not recorded", diff),
             )
         return result
+
+
+def _run_live(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+    """``fn(**arguments)`` as the model is sent it: its value as JSON values, or, when it
+    raises, the error's type and message (as agent frameworks tell a model a tool failed).
+    What it prints goes to stderr: stdout is the cohort's."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return payload.plain(fn(**arguments))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
 
 
 # --- each recorded model step sent once ----------------------------------------------

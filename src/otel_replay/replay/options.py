@@ -20,8 +20,9 @@ from ..trusted_types import TYPE_TRUSTS, TypeTrust
 ToolPolicy = Literal["stub", "live", "error"]
 #: How closely a model request must match the recorded one (loosest accepted rung).
 MatchRung = Literal["exact", "messages", "last_message", "any"]
-#: ``pinned``: the recording answers; ``live``: your model is asked too, for the drift.
-ModelMode = Literal["pinned", "live"]
+#: ``pinned``: the recording answers; ``live``: your model is asked too, for the drift;
+#: ``candidate``: your model answers every request in the recording's place.
+ModelMode = Literal["pinned", "live", "candidate"]
 #: How a stub answers a call whose result the trace holds only as the text the model was
 #: sent (a tool step derived from messages): refused when that text cannot say what the
 #: tool returned, the text itself, or the value the text spells as JSON.
@@ -52,6 +53,8 @@ class ReplayOptions:
     recorded step diverges.  ``record_to``: a trace file the replayed run is
     appended to when the session ends.  ``model`` / ``live`` / ``live_from`` /
     ``override``: selective replay (see :mod:`otel_replay.replay.selective`).
+    ``live_tools``: tools whose calls the recording cannot answer run live
+    (the real function) instead of diverging.
     ``trusted_types`` / ``type_trust``: the classes recorded objects may be
     rebuilt with (see :mod:`otel_replay.trusted_types`).
     ``results_from_messages``: how a stub answers a tool call whose result
@@ -76,6 +79,7 @@ class ReplayOptions:
     trusted_types: tuple[type, ...] = ()
     type_trust: TypeTrust = "registered"
     results_from_messages: FromMessages | Mapping[str, FromMessages] = "refuse"
+    live_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Values from outside the type checker (a marker, a config) are checked here.
@@ -88,11 +92,12 @@ class ReplayOptions:
         _one_of("model_match", self.model_match, MATCH_RUNGS)
         _one_of("model", self.model, MODEL_MODES)
         _one_of("type_trust", self.type_trust, TYPE_TRUSTS)
-        if self.model == "live" and self.live is None:
-            raise ValueError('model="live" needs live=: your model callable or client')
+        if self.model != "pinned" and self.live is None:
+            raise ValueError(f"model={self.model!r} needs live=: your model callable or client")
         # Sequences given as lists stay hashable and unshared.
         object.__setattr__(self, "allow_hosts", tuple(self.allow_hosts))
         object.__setattr__(self, "trusted_types", tuple(self.trusted_types))
+        object.__setattr__(self, "live_tools", tuple(self.live_tools))
 
     @classmethod
     def of(cls, options: ReplayOptions | None = None, **changes: Any) -> ReplayOptions:

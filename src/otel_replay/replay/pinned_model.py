@@ -103,6 +103,10 @@ class PinnedModel(Observed):
         tools: Sequence[Mapping[str, Any]] | None,
         params: Mapping[str, Any],
     ) -> dict[str, Any]:
+        if plan.model == "candidate":
+            turn, plan.asked = plan.asked, plan.asked + 1
+            near = self.steps[turn] if turn < len(self.steps) else None
+            return self._live(plan, near, messages, system, tools, params)
         expected = self.expected()
         if plan.reached(expected):
             return self._live(plan, expected, messages, system, tools, params)

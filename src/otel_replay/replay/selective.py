@@ -11,6 +11,12 @@ A :class:`LivePlan` is shared by a session's pinned model and tool stubs:
 - ``live_from=N``: steps before ``N`` replay from the recording; from the
   first model or tool call at or after step ``N`` on, the model (``live=``)
   and the tools run live, and the rest of the recording is not required.
+- ``model="candidate"`` (with ``live=``): every model request goes to the
+  live model alone, the recording answering none: the user's agent against
+  another model.  Tool calls are still answered from the recording where
+  they match it; no recorded step is required.
+- ``live_tools``: tools whose calls the recording cannot answer run live
+  instead of diverging.
 - ``override={N: value}``: step ``N`` answers ``value`` instead of what was
   recorded (a tool result, an exception instance to raise, or a model's
   output message); after it the run is a fork: a model request that still
@@ -133,15 +139,20 @@ class LivePlan:
         live: LiveModel | None = None,
         live_from: int | None = None,
         override: Mapping[int, Any] | None = None,
+        live_tools: tuple[str, ...] = (),
     ) -> None:
-        if model not in ("pinned", "live"):
-            raise ValueError(f"model must be 'pinned' or 'live', not {model!r}")
-        if model == "live" and live is None:
-            raise ValueError('model="live" needs live=: your model callable or client')
+        if model not in ("pinned", "live", "candidate"):
+            raise ValueError(f"model must be 'pinned', 'live' or 'candidate', not {model!r}")
+        if model != "pinned" and live is None:
+            raise ValueError(f"model={model!r} needs live=: your model callable or client")
         self.model = model
         self.live = live
         self.live_from = live_from
         self.override = dict(override or {})
+        self.live_tools = frozenset(live_tools)
+        #: Requests the candidate answered (``model="candidate"``): the next one stands
+        #: where the recorded model step of that number does.
+        self.asked = 0
         self.drift: list[DriftEntry] = []
         #: True once an override was served: the rest of the run is a fork.
         self.forked = False
@@ -150,7 +161,7 @@ class LivePlan:
 
     @property
     def active(self) -> bool:
-        return self.model == "live" or self.live_from is not None or bool(self.override)
+        return self.model != "pinned" or self.live_from is not None or bool(self.override)
 
     def reached(self, step: Step | None) -> bool:
         """Whether a call at ``step`` (None: past the recording) runs live under ``live_from``."""
@@ -162,6 +173,8 @@ class LivePlan:
 
     def required(self, step: Step) -> bool:
         """Whether ``step`` must be replayed for the replay to be complete."""
+        if self.model == "candidate":
+            return False  # the candidate chooses the path; how it compares is the caller's
         if self.live_from is not None and step.index >= self.live_from:
             return False
         return not (self.forked and step.index > max(self.override, default=-1))

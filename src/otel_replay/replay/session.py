@@ -123,7 +123,11 @@ class ReplaySession(ReplayObserver):
         self._guard = None if opts.allow_network else NetworkGuard(opts.allow_hosts)
         #: What runs live, and the fork's state (see :mod:`.selective`).
         self.plan = LivePlan(
-            model=opts.model, live=opts.live, live_from=opts.live_from, override=opts.override
+            model=opts.model,
+            live=opts.live,
+            live_from=opts.live_from,
+            override=opts.override,
+            live_tools=opts.live_tools,
         )
         for index in self.plan.override:
             if not 0 <= index < len(run.steps) or run.steps[index].kind not in ("model", "tool"):

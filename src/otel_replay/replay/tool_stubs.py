@@ -172,6 +172,9 @@ class ToolStubs(Observed):
                 ), None
         if step is None and plan is not None and plan.forked:
             return Resolution("live"), None  # a fork: what the recording no longer has runs live
+        if step is None and plan is not None and inv.name in plan.live_tools:
+            self.live_unmatched.append(inv.name)
+            return Resolution("live"), None
         if step is None:
             if policy == "live":
                 self.live_unmatched.append(inv.name)
