@@ -110,15 +110,21 @@ class ReplayApp:
             answer = await loop.run_in_executor(
                 self._pool, self.engine.handle, scope["method"], scope["path"], body, headers
             )
-        await send(
-            {
-                "type": "http.response.start",
-                "status": answer.status,
-                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers],
-            }
-        )
+        headers_out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers]
+        whole = answer.chunks
+        eager = isinstance(whole, (list, tuple))
+        if isinstance(whole, (list, tuple)) and len(whole) == 1 and not answer.delays:
+            # One chunk (a JSON answer): sent whole with its length, in one message, not
+            # as a chunked body and an empty last chunk (a write and a send fewer).
+            (data,) = whole
+            headers_out.append((b"content-length", str(len(data)).encode("ascii")))
+            await send(
+                {"type": "http.response.start", "status": answer.status, "headers": headers_out}
+            )
+            await send({"type": "http.response.body", "body": data})
+            return
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers_out})
         chunks = iter_chunks(answer)
-        eager = isinstance(answer.chunks, (list, tuple))
         try:
             while True:
                 item = (
@@ -147,9 +153,8 @@ class ReplayApp:
             return _too_large(limit)
         body = bytearray()
         while True:
-            try:
-                message = await asyncio.wait_for(receive(), self.limits.body_timeout)
-            except asyncio.TimeoutError:
+            message = await _within(receive, self.limits.body_timeout)
+            if message is None:
                 return error_answer(
                     408, "request_timeout", f"no body for {self.limits.body_timeout} s"
                 )
@@ -281,6 +286,37 @@ async def _send_whole(send: Send, answer: Answer) -> None:
     headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     await send({"type": "http.response.body", "body": b"".join(answer.chunks)})
+
+
+async def _within(receive: Receive, timeout: float) -> MutableMapping[str, Any] | None:
+    """The next message ``receive`` gives within ``timeout`` seconds, or None.
+
+    ``asyncio.wait_for`` would run ``receive`` as a task of its own: a task
+    made and scheduled, and a turn of the event loop, on every request, though
+    the body has nearly always come with the headers.  Here the request's own
+    task waits, and a timer cancels it if the body is too slow.
+    """
+    task = asyncio.current_task()
+    assert task is not None
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(timeout, expire)
+    try:
+        return await receive()
+    except asyncio.CancelledError:
+        if not expired:
+            raise  # cancelled from outside: not ours to answer
+        uncancel = getattr(task, "uncancel", None)  # Python 3.11+: the cancel is handled
+        if uncancel is not None:
+            uncancel()
+        return None
+    finally:
+        timer.cancel()
 
 
 def _next(chunks: Iterator[tuple[float, bytes]]) -> object:
