@@ -9,6 +9,7 @@ each outcome that is not ``same`` with its first divergence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sys
@@ -112,6 +113,15 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
             default=20,
             show_default=True,
             help="Model calls a --model may make in one run before it is stopped.",
+        ),
+        click.option(
+            "--price",
+            "prices",
+            multiple=True,
+            metavar="MODEL=IN/OUT",
+            help="What a candidate model's tokens cost, in dollars per million input and "
+            "output tokens (gpt-4.1-mini=0.4/1.6): each run's cost and the total, where "
+            "the model's price is given. Repeatable.",
         ),
         click.option(
             "--compare",
@@ -234,6 +244,7 @@ def _cohort(
     settings: tuple[str, ...],
     system_prompt: Any,
     max_turns: int,
+    prices: tuple[str, ...],
     how: str,
     judge_ref: str | None,
     agent_name: str | None,
@@ -260,6 +271,7 @@ def _cohort(
         agents, kwargs, models, live_tools, per_step, settings, system_prompt, max_turns
     )
     cohort_id = uuid.uuid4().hex[:16]
+    priced = _prices(prices)
     files = _outputs(output, candidates, cohort_id)
     comparator = _comparator(how, judge_ref)
     try:
@@ -279,7 +291,7 @@ def _cohort(
     picked = drawn(picked, sample, seed, limit)
     wanted = {s.run_id for s in picked if _skipped(s, candidates) is None}
     runs, faults = _runs_of(paths, wanted)
-    rows = _replayed(picked, runs, candidates, comparator)
+    rows = _replayed(picked, runs, candidates, comparator, priced)
     totals = _totals(candidates, rows)
     if as_json:
         from .main import _dumps
@@ -295,6 +307,7 @@ def _cohort(
                 "candidates": [c.label for c in candidates],
                 "compare": how,
                 "judge": judge_ref,
+                "prices": {m: dataclasses.asdict(p) for m, p in priced.items()},
                 "outputs": [{"candidate": c, "file": f} for c, f in files],
             },
             "runs": [_row_json(s, outcomes, why) for s, outcomes, why in rows],
@@ -402,6 +415,21 @@ def _live_tools(given: tuple[str, ...], *, loop: bool) -> dict[str, Any]:
     return out
 
 
+def _prices(given: tuple[str, ...]) -> dict[str, Any]:
+    """``--price MODEL=IN/OUT``: model -> its :class:`~otel_replay.replay.cohort.Price`."""
+    from ..replay.cohort import Price
+    from .main import _fail
+
+    out = {}
+    for text in given:
+        try:
+            model, price = Price.parse(text)
+        except ValueError as exc:
+            _fail(f"--price {exc}")
+        out[model] = price
+    return out
+
+
 def _outputs(
     output: str | None, candidates: Sequence[Candidate], cohort_id: str
 ) -> list[tuple[str, str]]:
@@ -474,6 +502,7 @@ def _replayed(
     runs: dict[str, Run],
     candidates: Sequence[Candidate],
     comparator: Any,
+    prices: dict[str, Any],
 ) -> list[Row]:
     """Each picked run with its outcome per candidate, or why it was skipped."""
     from ..store.progress import working
@@ -488,7 +517,7 @@ def _replayed(
             if why is not None or run is None:
                 rows.append((s, [], why))
                 continue
-            rows.append((s, [_one(c, s, run, comparator) for c in candidates], None))
+            rows.append((s, [_one(c, s, run, comparator, prices) for c in candidates], None))
     return rows
 
 
@@ -502,22 +531,28 @@ def _skipped(s: RunSummary, candidates: Sequence[Candidate]) -> str | None:
     return None
 
 
-def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any) -> Outcome:
-    """The run replayed against ``c``, or refused when ``c`` needs a run that replays."""
-    from ..replay.cohort import Outcome
+def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any, prices: dict[str, Any]) -> Outcome:
+    """The run replayed against ``c``, or refused when ``c`` needs a run that replays; its
+    cost where the candidate's model has a price."""
+    from ..replay.cohort import Outcome, price_of
 
     if c.needs_replayable and not s.replayable:
         return Outcome("refused", f"does not replay: {s.replay_problem or 'reason not named'}")
-    return c.replay(run, comparator)
+    out = c.replay(run, comparator)
+    model = getattr(c, "model", None)  # a candidate model's; the pinned model costs nothing
+    price = price_of(model, prices) if model is not None else None
+    if price is not None:
+        out.cost = price.cost(out.input_tokens, out.output_tokens)
+    return out
 
 
 def _totals(candidates: Sequence[Candidate], rows: Sequence[Row]) -> list[Totals]:
     from ..replay.cohort import Totals
 
     totals = [Totals(c.label) for c in candidates]
-    for _, outcomes, _ in rows:
+    for s, outcomes, _ in rows:
         for total, outcome in zip(totals, outcomes, strict=False):
-            total.add(outcome)
+            total.add(outcome, s.run_id)
     return totals
 
 
@@ -553,9 +588,15 @@ def _cell(o: Outcome) -> str:
     said = _SHORT[o.kind]
     if o.divergence is not None:
         said += f" @{o.divergence.step if o.divergence.step is not None else 'end'}"
-    if o.tokens is not None:
-        said += f" ({o.tokens} tok)"
-    return said
+    spent = [f"{o.tokens} tok"] if o.tokens is not None else []
+    if o.cost is not None:
+        spent.append(_dollars(o.cost))
+    return said + (f" ({', '.join(spent)})" if spent else "")
+
+
+def _dollars(cost: float) -> str:
+    """A cost as dollars, to the cent, or to four significant digits when under a cent."""
+    return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4g}"
 
 
 def _render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequence[Totals]) -> None:
@@ -579,12 +620,20 @@ def _render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequen
         if total.input_tokens is not None or total.output_tokens is not None:
             tokens = f"; {total.input_tokens or 0}→{total.output_tokens or 0} tok"
         took = f"; {total.latency_ms / max(total.runs, 1):.1f} ms a run" if total.runs else ""
+        cost = f"; {_dollars(total.cost)}" if total.cost is not None else ""
         click.echo(
             f"{printable(total.candidate)}: {total.runs} run(s): {counts or 'none'}"
             + (f" ({rate:.0%} same)" if rate is not None else "")
             + tokens
+            + cost
             + took
         )
+        if len(total.slowest) > 1:
+            said = ", ".join(f"{printable(r[:16])} {ms:.0f} ms" for ms, r in total.slowest)
+            click.echo(f"  slowest: {said}")
+        if len(total.costliest) > 1:
+            said = ", ".join(f"{printable(r[:16])} {_dollars(c)}" for c, r in total.costliest)
+            click.echo(f"  costliest: {said}")
         if total.diverged_at:
             steps = ", ".join(f"step {k}: {n}" for k, n in sorted(total.diverged_at.items()))
             click.echo(f"  first divergence at {steps}")

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import math
 import random
 import sys
 import time
@@ -151,7 +152,10 @@ class Outcome:
     model_calls: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: Wall time of the run's replay, the candidate's requests included.
     latency_ms: float | None = None
+    #: US dollars the candidate's tokens cost, where its price is known (:class:`Price`).
+    cost: float | None = None
     #: Per recorded model step (``--per-step``): index, same, what differs.
     steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     #: The replay's run (trace) id in the file it was written to, when one was asked for.
@@ -182,6 +186,7 @@ class Outcome:
             "output_tokens": self.output_tokens,
             "tokens": self.tokens,
             "latency_ms": self.latency_ms,
+            "cost": self.cost,
             "steps": self.steps,
             "replay_run_id": self.replay_run_id,
         }
@@ -325,12 +330,12 @@ class AgentCandidate:
         took = (time.perf_counter() - began) * 1000
         if counted is not None:
             out = counted.put(self._against_model(run, done, comparator))
-            out.latency_ms = took
+            out.latency_ms = round(took, 3)
             return out
         report = done.report
         calls = done.session.tool_calls
         answer = done.answer if isinstance(done.answer, str) else None
-        base = Outcome("same", answer=answer, tool_calls=calls, latency_ms=took)
+        base = Outcome("same", answer=answer, tool_calls=calls, latency_ms=round(took, 3))
         if self.record_to is not None:
             done.session.log.root_attributes.update(_written(self))
             base.replay_run_id = done.session.write(self.record_to)
@@ -469,7 +474,7 @@ class _Tally:
         self.calls = 0
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
-        self.ms = 0.0
+        self.began = time.perf_counter()
         self.log = ReplayLog(run)
         self.log.root_attributes.update(root)
         self.record_to = record_to
@@ -515,14 +520,14 @@ class _Tally:
 
     def add(self, asked: Asked) -> None:
         self.calls += 1
-        self.ms += asked.latency_ms
         if asked.input_tokens is not None:
             self.tokens_in = (self.tokens_in or 0) + asked.input_tokens
         if asked.output_tokens is not None:
             self.tokens_out = (self.tokens_out or 0) + asked.output_tokens
 
     def put(self, out: Outcome) -> Outcome:
-        out.model_calls, out.latency_ms = self.calls, round(self.ms, 3)
+        out.model_calls = self.calls
+        out.latency_ms = round((time.perf_counter() - self.began) * 1000, 3)
         out.input_tokens, out.output_tokens = self.tokens_in, self.tokens_out
         if self.record_to is not None and self.log.entries:
             self.log.final_answer = out.answer
@@ -749,28 +754,85 @@ def _line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+# --- cost --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Price:
+    """What a model's tokens cost: US dollars per million input and per million output
+    tokens (no price list is shipped: prices change, and each deployment has its own)."""
+
+    input: float
+    output: float
+
+    @classmethod
+    def parse(cls, text: str) -> tuple[str, Price]:
+        """``MODEL=IN/OUT`` (``gpt-4.1-mini=0.4/1.6``; MODEL as the candidate names it,
+        with or without its ``PROVIDER:``): the model and its price; ``ValueError`` naming
+        what is wrong."""
+        model, sep, rates = text.rpartition("=")
+        said_in, slash, said_out = rates.partition("/")
+        try:
+            price = cls(float(said_in), float(said_out))
+        except ValueError:
+            price = None
+        if not sep or not model.strip() or not slash or price is None:
+            raise ValueError(f"{text!r}: give it as MODEL=IN/OUT, dollars per million tokens")
+        if (
+            not all(map(math.isfinite, (price.input, price.output)))
+            or min(price.input, price.output) < 0
+        ):
+            raise ValueError(f"{text!r}: a price is a finite number, not negative")
+        return model.strip(), price
+
+    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        """The tokens' cost; None when neither count is known."""
+        if input_tokens is None and output_tokens is None:
+            return None
+        return ((input_tokens or 0) * self.input + (output_tokens or 0) * self.output) / 1e6
+
+
+def price_of(model: CandidateModel, prices: Mapping[str, Price]) -> Price | None:
+    """``model``'s price in ``prices`` (by ``PROVIDER:MODEL``, else ``MODEL``), if given."""
+    return prices.get(f"{model.provider}:{model.model}") or prices.get(model.model)
+
+
 # --- totals ----------------------------------------------------------------------------
+
+#: How many runs each candidate's totals name as its slowest and as its costliest.
+WORST = 3
 
 
 @dataclasses.dataclass
 class Totals:
-    """Per candidate: how many runs had each outcome, tokens and time where known."""
+    """Per candidate: how many runs had each outcome, tokens, time and cost where known,
+    and the slowest and costliest runs."""
 
     candidate: str
     counts: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_ms: float = 0.0
+    cost: float | None = None
     #: First-divergence steps, by recorded step index (``None``: past the recording).
     diverged_at: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: ``(latency ms, run id)`` of the slowest runs, ``(cost, run id)`` of the costliest,
+    #: the most first (a few: the totals stay the same size however many runs there are).
+    slowest: list[tuple[float, str]] = dataclasses.field(default_factory=list)
+    costliest: list[tuple[float, str]] = dataclasses.field(default_factory=list)
 
-    def add(self, out: Outcome) -> None:
+    def add(self, out: Outcome, run_id: str = "") -> None:
         self.counts[out.kind] += 1
         if out.input_tokens is not None:
             self.input_tokens = (self.input_tokens or 0) + out.input_tokens
         if out.output_tokens is not None:
             self.output_tokens = (self.output_tokens or 0) + out.output_tokens
-        self.latency_ms += out.latency_ms or 0.0
+        if out.latency_ms is not None:
+            self.latency_ms += out.latency_ms
+            _keep(self.slowest, (out.latency_ms, run_id))
+        if out.cost is not None:
+            self.cost = (self.cost or 0.0) + out.cost
+            _keep(self.costliest, (out.cost, run_id))
         if out.divergence is not None:
             key = "end" if out.divergence.step is None else str(out.divergence.step)
             self.diverged_at[key] = self.diverged_at.get(key, 0) + 1
@@ -791,8 +853,18 @@ class Totals:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "latency_ms": round(self.latency_ms, 3),
+            "latency_ms_per_run": round(self.latency_ms / self.runs, 3) if self.runs else None,
+            "cost": self.cost,
             "first_divergence_steps": dict(self.diverged_at),
+            "slowest": [{"run_id": r, "latency_ms": ms} for ms, r in self.slowest],
+            "costliest": [{"run_id": r, "cost": c} for c, r in self.costliest],
         }
+
+
+def _keep(worst: list[tuple[float, str]], one: tuple[float, str]) -> None:
+    worst.append(one)
+    worst.sort(key=lambda w: -w[0])  # the same value: the earlier run stays first
+    del worst[WORST:]
 
 
 T = TypeVar("T")
