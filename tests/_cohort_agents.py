@@ -8,6 +8,8 @@ from typing import Any
 
 from examples.order_support.agent import lookup_order, run_agent
 
+import otel_replay
+
 
 def fixed_agent(question: str, *, model: Any, user_id: str) -> str:
     """The fix of the story: the lookup is given the user id."""
@@ -48,3 +50,39 @@ def live_lookup(query: str, user_id: str | None = None) -> list[dict[str, str]]:
 def failing_lookup(query: str, user_id: str | None = None) -> list[dict[str, str]]:
     """A live tool that fails: the model is told so."""
     raise LookupError(f"the order service is down (asked for {query!r})")
+
+
+def http_agent(question: str, *, base_url: str, user_id: str) -> str:
+    """The example agent as an application on the OpenAI SDK writes it: its client made
+    from the base URL it is given, its tools the example's."""
+    import openai
+    from examples.order_support.agent import MODEL_ID, SYSTEM, TOOLS, cancel_order
+
+    tools = {"lookup_order": lookup_order, "cancel_order": cancel_order}
+    functions = [
+        {"type": "function", "function": {k: t[k] for k in ("name", "description", "parameters")}}
+        for t in TOOLS
+    ]
+    messages: list[Any] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": question},
+    ]
+    with openai.OpenAI(base_url=base_url, api_key="unused", max_retries=0) as client:
+        for _ in range(8):
+            reply = (
+                client.chat.completions.create(
+                    model=MODEL_ID, messages=messages, tools=functions, temperature=0.7, seed=7
+                )
+                .choices[0]
+                .message
+            )
+            messages.append(reply.model_dump(exclude_none=True))
+            if not reply.tool_calls:
+                return reply.content or ""
+            for call in reply.tool_calls:
+                with otel_replay.tool_call_id(call.id):
+                    result = tools[call.function.name](**json.loads(call.function.arguments))
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+                )
+    raise RuntimeError("the agent did not answer within 8 turns")

@@ -202,3 +202,25 @@ def test_a_replay_against_a_candidate_model_in_code(cohort: Path) -> None:
         assert "live tool calls with no recorded match: lookup_order" in str(fixed.report())
     with pytest.raises(ValueError, match="needs live="):
         otel_replay.replay(runs[0], model="candidate")
+
+
+def test_an_agent_that_makes_its_own_client_reaches_the_candidate(cohort: Path) -> None:
+    """An agent given a base URL makes its OpenAI client; the replay's server hands its
+    requests to the candidate, and a candidate that fails is named, not the server."""
+    with function_model(scripted) as same, function_model(refusing) as gone:
+        doc = as_json(
+            cohort,
+            *("--agent", f"_cohort_agents:http_agent@openai:same@{same}"),
+            *("--agent", f"_cohort_agents:http_agent@openai:gone@{gone}"),
+            *USER,
+            "--replayable",
+        )
+    for run in doc["runs"]:
+        good, failed = run["outcomes"]
+        assert good["outcome"] == "same" and good["model_calls"] == 2, good
+        assert [c["name"] for c in good["tool_calls"]] == ["lookup_order"]
+        assert failed["outcome"] == "error", failed
+        assert (
+            failed["detail"].startswith("CandidateFailed: ")
+            and "model not found" in failed["detail"]
+        )

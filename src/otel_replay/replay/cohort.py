@@ -274,9 +274,16 @@ class _Counted:
     def __init__(self, model: CandidateModel) -> None:
         self.model = model
         self.asked: list[Asked] = []
+        #: The candidate's first failure: an agent reaching it over HTTP sees only the
+        #: replay server's error, and its SDK's words for it.
+        self.failed: CandidateFailed | CandidateRefused | None = None
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], **given: Any) -> dict[str, Any]:
-        asked = self.model.ask(messages, **given)
+        try:
+            asked = self.model.ask(messages, **given)
+        except (CandidateFailed, CandidateRefused) as exc:
+            self.failed = self.failed or exc
+            raise
         self.asked.append(asked)
         return asked.message
 
@@ -329,6 +336,8 @@ class AgentCandidate:
             return Outcome("refused", _line(str(exc)))
         took = (time.perf_counter() - began) * 1000
         if counted is not None:
+            if counted.failed is not None:
+                done.error = counted.failed
             out = counted.put(self._against_model(run, done, comparator))
             out.latency_ms = round(took, 3)
             return out
