@@ -224,3 +224,23 @@ def test_an_agent_that_makes_its_own_client_reaches_the_candidate(cohort: Path) 
             failed["detail"].startswith("CandidateFailed: ")
             and "model not found" in failed["detail"]
         )
+
+
+def test_an_agent_the_candidate_never_lets_answer_is_stopped_at_max_turns(cohort: Path) -> None:
+    def looping(messages: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+        call = {"type": "tool_call", "id": f"c{len(messages)}", "name": "lookup_order"}
+        return {"role": "assistant", "parts": [{**call, "arguments": {"query": "again"}}]}
+
+    received: list[dict[str, Any]] = []
+    with function_model(looping, received) as url:
+        doc = as_json(
+            cohort,
+            *("--agent", f"{AGENT}@openai:m@{url}", *USER, "--replayable"),
+            *("--live-tool", "lookup_order", "--max-turns", "3"),
+        )
+    for run in doc["runs"]:
+        (out,) = run["outcomes"]
+        assert out["outcome"] == "other_path" and out["model_calls"] == 3, out
+        assert out["divergence"]["what"] == "no answer within 3 model calls"
+        assert [c["name"] for c in out["tool_calls"]] == ["lookup_order"] * 3
+    assert len(received) == 3 * len(QUESTIONS)

@@ -112,7 +112,8 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
             type=click.IntRange(min=1),
             default=20,
             show_default=True,
-            help="Model calls a --model may make in one run before it is stopped.",
+            help="Model calls a --model, or an --agent of a candidate model, may make in one "
+            "run before it is stopped.",
         ),
         click.option(
             "--price",
@@ -377,7 +378,9 @@ def _candidates(
             _fail(str(exc))
         except ValueError as exc:
             _fail(f"--agent {ref}@: {exc}")
-        out.append(AgentCandidate(ref, kwargs, model=on, live_tools=tuple(functions)))
+        out.append(
+            AgentCandidate(ref, kwargs, model=on, live_tools=tuple(functions), max_turns=max_turns)
+        )
     prompt = system_prompt.read() if system_prompt is not None else None
     for spec in models:
         try:

@@ -271,14 +271,22 @@ def first_turn_apart(
 class _Counted:
     """A candidate model as a session's live model, its answers' tokens counted."""
 
-    def __init__(self, model: CandidateModel) -> None:
+    def __init__(self, model: CandidateModel, max_turns: int) -> None:
         self.model = model
+        self.max_turns = max_turns
+        #: True once the agent asked for more than ``max_turns`` answers: refused, so that
+        #: an agent's loop the candidate never ends costs no more than that.
+        self.stopped = False
         self.asked: list[Asked] = []
         #: The candidate's first failure: an agent reaching it over HTTP sees only the
         #: replay server's error, and its SDK's words for it.
         self.failed: CandidateFailed | CandidateRefused | None = None
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], **given: Any) -> dict[str, Any]:
+        if len(self.asked) >= self.max_turns:
+            self.stopped = True
+            self.failed = CandidateFailed(f"no answer within {self.max_turns} model calls")
+            raise self.failed
         try:
             asked = self.model.ask(messages, **given)
         except (CandidateFailed, CandidateRefused) as exc:
@@ -308,6 +316,8 @@ class AgentCandidate:
     cohort_id: str | None = None
     model: CandidateModel | None = None
     live_tools: tuple[str, ...] = ()
+    #: Model calls the agent may make of ``model`` in one run before it is stopped.
+    max_turns: int = MAX_TURNS
     needs_replayable: bool = dataclasses.field(default=True, init=False)
 
     @property
@@ -320,7 +330,7 @@ class AgentCandidate:
         from ..workflow.rerun import raised_as_recorded, rerun
         from .options import ReplayOptions
 
-        counted = _Counted(self.model) if self.model is not None else None
+        counted = _Counted(self.model, self.max_turns) if self.model is not None else None
         options = ReplayOptions(
             model="candidate" if counted is not None else "pinned",
             live=counted,
@@ -339,6 +349,9 @@ class AgentCandidate:
             if counted.failed is not None:
                 done.error = counted.failed
             out = counted.put(self._against_model(run, done, comparator))
+            if counted.stopped:
+                out.kind, out.detail, out.answer = "other_path", "", None
+                out.divergence = FirstDivergence(None, "model", str(counted.failed))
             out.latency_ms = round(took, 3)
             return out
         report = done.report
