@@ -86,3 +86,14 @@ def http_agent(question: str, *, base_url: str, user_id: str) -> str:
                     {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
                 )
     raise RuntimeError("the agent did not answer within 8 turns")
+
+
+def thanking_model(messages: Any, **given: Any) -> dict[str, Any]:
+    """The example's model as a user's own: the same calls, its answers begun with thanks."""
+    from examples.order_support.scripted_model import ScriptedModel
+
+    reply = ScriptedModel().respond(messages, **given)
+    for part in reply["parts"]:
+        if part.get("type") == "text":
+            part["content"] = "Thanks! " + part["content"]
+    return reply

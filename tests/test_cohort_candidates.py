@@ -11,6 +11,7 @@ names the tool.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 import otel_replay
 from test_cohort import (
     QUESTIONS,
+    ROOT,
     as_json,
     cohort,
     cohort_cli,
@@ -244,3 +246,29 @@ def test_an_agent_the_candidate_never_lets_answer_is_stopped_at_max_turns(cohort
         assert out["divergence"]["what"] == "no answer within 3 model calls"
         assert [c["name"] for c in out["tool_calls"]] == ["lookup_order"] * 3
     assert len(received) == 3 * len(QUESTIONS)
+
+
+def test_replay_runs_the_agent_against_the_users_model_in_the_recordings_place(
+    cohort: Path,
+) -> None:
+    """``replay --model candidate --live MODULE:FUNC``: one run, the same mode."""
+    from _cli import SRC, python_process
+
+    (run,) = [r for r in otel_replay.load(cohort) if r.question() == QUESTIONS[0]]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT), str(ROOT / "tests")])}
+
+    def replay(*args: str) -> Any:
+        return python_process(
+            *("-m", "otel_replay.cli.main", "replay", str(cohort), "--run", run.run_id),
+            *("--agent", AGENT, *USER, "--model", "candidate", *args),
+            cwd=ROOT,
+            env=env,
+        )
+
+    done = replay("--live", "_cohort_agents:thanking_model", "--json")
+    doc = json.loads(done.stdout)
+    assert doc["answer"] == "Thanks! " + (run.final_output() or ""), done.stderr
+    assert doc["report"]["divergence"]["kind"] == "output"
+    assert [r["kind"] for r in doc["report"]["replayed"]] == ["tool"]  # the lookup, stubbed
+    refused = replay()
+    assert refused.returncode == 2 and "--model candidate need --live" in refused.stderr

@@ -900,7 +900,9 @@ def _report_index(
     type=click.Choice(MODEL_MODES),
     default="pinned",
     show_default=True,
-    help="live: also send each recorded request to --live, pinned, and report the drift.",
+    help="live: also send each recorded request to --live, pinned, and report the drift; "
+    "candidate: --live answers every request in the recording's place (tools still answered "
+    "from the recording).",
 )
 @click.option(
     "--from",
@@ -989,8 +991,8 @@ def replay_(
     from ..workflow.regress import RegressError
     from ..workflow.rerun import import_ref, overrides, raised_as_recorded, rerun, unapplied
 
-    if (live_from is not None or model_mode == "live") and live_ref is None:
-        _fail("--from and --model live need --live MODULE:FUNC (your model)")
+    if (live_from is not None or model_mode != "pinned") and live_ref is None:
+        _fail("--from, --model live and --model candidate need --live MODULE:FUNC (your model)")
     runs = _load((path,), run_id)
     _report_problems(runs)
     _pick(runs, run_id, path, "--run ID")
