@@ -394,7 +394,7 @@ class ReplayEngine:
             conv = self._answered(self._by_response[previous], request.messages)
             if conv is not None:
                 return conv, False
-        key, last = request_keys(request.messages)
+        key, last = self._recorded_as_sent(request.messages) or request_keys(request.messages)
         conv = _first_of(self._waiting.get(key))
         if conv is None and key in self._first:
             conv = self._start(self._first[key][0])
@@ -409,6 +409,26 @@ class ReplayEngine:
         if named:
             self._name(named, conv)
         return conv, fresh
+
+    def _recorded_as_sent(self, messages: list[dict[str, Any]]) -> tuple[str, str | None] | None:
+        """The :func:`request_keys` of ``messages`` without keying them, when they are the
+        recorded request the last conversation served expects next (a client replaying
+        its run), else None.
+
+        Those keys were made when the conversation was filed.  The same JSON values
+        have the same keys; ``==`` alone would take ``1`` for ``1.0`` or ``True``, and
+        ``repr`` tells them apart (and takes the same keys in another order for other
+        messages: keyed, then, as any other request).
+        """
+        conv = self._last
+        step = conv.model.expected() if conv is not None else None
+        if step is None or step.model is None:
+            return None
+        keys = self._recorded_keys.get(id(step))
+        recorded = step.model.input_messages
+        if keys is None or recorded != messages or repr(recorded) != repr(messages):
+            return None
+        return keys
 
     def _closest(self, request: W.WireRequest) -> tuple[Conversation, bool]:
         """Where a request that matches nothing most likely belongs, to diverge there.
