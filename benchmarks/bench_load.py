@@ -37,9 +37,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 import otel_replay
 from otel_replay import attributes as A
 from otel_replay import payload
+from otel_replay.commands import summary_cache
 from otel_replay.store.reader import RecordReader, iter_records
 from otel_replay.store.records import SpanRecord
-from otel_replay.workflow import summary_cache
 
 MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
 DIGEST = A.SHA256

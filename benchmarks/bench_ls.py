@@ -37,11 +37,11 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 def phase(what: str, dump: str, jobs: int) -> None:
     """One measured phase, in this (fresh) process; prints its numbers as JSON."""
     import otel_replay
-    from otel_replay.workflow import summary_cache
+    from otel_replay.commands import summary_cache
 
     t0 = time.perf_counter()
     if what == "load":
-        from otel_replay.workflow.summary import summarize
+        from otel_replay.commands.summary import summarize
 
         runs = len([summarize(r) for r in otel_replay.load(dump)])
     else:
@@ -83,7 +83,7 @@ def measure(what: str, dump: Path, jobs: int = 1) -> dict[str, float]:
 
 
 def bench(dump: Path, label: str) -> None:
-    from otel_replay.workflow import summary_cache
+    from otel_replay.commands import summary_cache
 
     cache = summary_cache.cache_path(str(dump))
     assert cache is not None

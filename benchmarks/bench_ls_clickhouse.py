@@ -134,11 +134,11 @@ def write_dump(path: Path, body: bytes, trace_ids: list[str], copies: int) -> No
 
 def phase(source: str, command: str) -> None:
     """One listing (or check), in this fresh process: its lines as JSON."""
+    from otel_replay.commands.summary import Filter
     from otel_replay.store.sources import is_database
-    from otel_replay.workflow.summary import Filter
 
     if command == "check":
-        from otel_replay.workflow.check import check_runs
+        from otel_replay.commands.check import check_runs
 
         checks, _, faults = check_runs([source], jobs=2)
         assert not faults, faults
@@ -156,7 +156,7 @@ def phase(source: str, command: str) -> None:
 
         found, problems = summaries(source, Filter())
     else:
-        from otel_replay.workflow.summary_cache import summaries as file_summaries
+        from otel_replay.commands.summary_cache import summaries as file_summaries
 
         found, problems = file_summaries([source], use_cache=False, jobs=2)
     assert not problems, problems

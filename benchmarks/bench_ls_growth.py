@@ -30,8 +30,8 @@ from typing import TypeVar
 
 from bench_index import template, write_dump
 
+from otel_replay.commands import summary_cache
 from otel_replay.export.convert import convert
-from otel_replay.workflow import summary_cache
 
 T = TypeVar("T")
 

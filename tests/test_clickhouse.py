@@ -286,10 +286,10 @@ def _captured() -> list[Any]:
 def test_ls_lines_clickhouse_computes_are_those_of_the_runs(tmp_path: Path) -> None:
     """Every field of every line equals what the built run says; the anomalies counted are
     the candidates ClickHouse sees, marked so."""
+    from otel_replay.commands.anomalies import find_anomalies
+    from otel_replay.commands.summary import Filter, summarize
     from otel_replay.runs.verdict import outcome
     from otel_replay.store.clickhouse_summary import sql_summaries, summaries
-    from otel_replay.workflow.anomalies import find_anomalies
-    from otel_replay.workflow.summary import Filter, summarize
 
     records = _captured()
     name = fill(tmp_path / "db", records)
@@ -432,8 +432,8 @@ def test_since_keeps_runs_that_started_since_with_or_without_the_trace_id_table(
     trace-id table narrows the read (the exporter's tables) or not (before 2024)."""
     import time
 
+    from otel_replay.commands.summary import Filter
     from otel_replay.store.clickhouse_summary import summaries
-    from otel_replay.workflow.summary import Filter
 
     records = [r for r in _captured() if hasattr(r, "kind")]
     first = min(records, key=lambda r: r.start_ns).trace_id
@@ -589,7 +589,7 @@ def _checks_agree(name: str, dump: str, config: Any = None) -> list[str]:
     """``check`` of the table says what ``check`` of the dump of the same spans says: the
     runs read, word for word; a run ClickHouse shows clean, one the dump's check finds
     full and replayable with no problem or warning.  The ids of the runs shown clean."""
-    from otel_replay.workflow.check import check_runs
+    from otel_replay.commands.check import check_runs
 
     got, _, problems = check_runs([name], config)
     want, _, _ = check_runs([dump], config)
@@ -613,7 +613,7 @@ def test_check_reads_only_the_runs_clickhouse_cannot_show_clean(seed: int, tmp_p
     status codes in results, cut-off JSON, error wording, loops, lost history, tools that
     raise...): what ClickHouse shows clean, the dump's check finds clean; the rest is
     read and checked as the dump's runs are.  With the default warnings and others."""
-    from otel_replay.workflow.anomalies import Config
+    from otel_replay.commands.anomalies import Config
 
     name = fill(tmp_path / "db", _random_runs(seed, 40))
     dump = tmp_path / "same.binpb"
@@ -709,9 +709,9 @@ def test_an_answer_holding_an_error_phrase_is_never_shown_clean(
 ) -> None:
     """Whatever the answer and however JSON spells it, when Python's check finds an error
     phrase in it, ClickHouse's condition holds."""
+    from otel_replay.commands.anomalies import error_phrase
     from otel_replay.store.clickhouse_check import wording_params
     from otel_replay.store.clickhouse_summary import WORDING
-    from otel_replay.workflow.anomalies import error_phrase
 
     phrase = data.draw(st.sampled_from(phrases))
     cased = "".join(c.upper() if data.draw(st.booleans()) else c for c in phrase)
@@ -748,8 +748,8 @@ def test_a_result_python_warns_of_is_never_shown_clean(
 ) -> None:
     """A tool result Python's check warns of (as text, or as the object it parses to),
     ClickHouse's condition flags."""
+    from otel_replay.commands.anomalies import result_warning
     from otel_replay.store.clickhouse_summary import RESULT_WARNS
-    from otel_replay.workflow.anomalies import result_warning
 
     text = prefix + result
     try:

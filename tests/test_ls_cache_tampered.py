@@ -21,7 +21,7 @@ from _agent import LOOKUP, record_run
 from _cli import cli_process
 from otel_replay import __version__, seal
 from otel_replay.cli.main import cli
-from otel_replay.workflow import summary_cache
+from otel_replay.commands import summary_cache
 
 FAKE = {
     "run_id": "f" * 32,

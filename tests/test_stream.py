@@ -19,12 +19,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 import otel_replay
 from _agent import LOOKUP, record_run
 from _data import THIRDPARTY, THIRDPARTY_FORMATS, found
+from otel_replay.commands.check import check_run, check_runs
+from otel_replay.commands.summary import RunSummary, summarize
 from otel_replay.export.convert import convert
 from otel_replay.runs import stream
 from otel_replay.runs.load import read_runs
 from otel_replay.store.reader import trace_index
-from otel_replay.workflow.check import check_run, check_runs
-from otel_replay.workflow.summary import RunSummary, summarize
 
 CASES = sorted(
     [p.parent for p in found(THIRDPARTY, "*/*/traces.otlp.jsonl")]

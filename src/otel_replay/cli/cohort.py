@@ -22,9 +22,9 @@ import click
 from .printable import printable
 
 if TYPE_CHECKING:
+    from ..commands.summary import RunSummary
     from ..replay.cohort import Candidate, Outcome, Totals
     from ..runs.model import Run
-    from ..workflow.summary import RunSummary
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -262,9 +262,9 @@ def _cohort(
     no_cache: bool,
     jobs: int | None,
 ) -> None:
+    from ..commands.summary import select
     from ..replay.cohort import drawn
     from ..runs.load import Runs
-    from ..workflow.summary import select
     from .listing import listed, run_filter
     from .main import _fail, _report_problems
 
@@ -345,10 +345,10 @@ def _candidates(
     system_prompt: Any,
     max_turns: int,
 ) -> list[Candidate]:
+    from ..commands.regress import RegressError
+    from ..commands.rerun import import_ref
     from ..replay.candidate_model import CandidateModel
     from ..replay.cohort import AgentCandidate, ModelLoop, ModelPerStep
-    from ..workflow.regress import RegressError
-    from ..workflow.rerun import import_ref
     from .main import _fail
 
     if not agents and not models:
@@ -397,8 +397,8 @@ def _candidates(
 def _live_tools(given: tuple[str, ...], *, loop: bool) -> dict[str, Any]:
     """``--live-tool NAME[=MODULE:FUNC]``: tool name -> its function (None: the agent's
     own); a --model driving the loop runs no code of the user's, so it needs FUNC."""
-    from ..workflow.regress import RegressError
-    from ..workflow.rerun import import_ref
+    from ..commands.regress import RegressError
+    from ..commands.rerun import import_ref
     from .main import _fail
 
     out: dict[str, Any] = {}
@@ -457,9 +457,9 @@ def _outputs(
 
 
 def _comparator(how: str, judge_ref: str | None) -> Any:
+    from ..commands.regress import RegressError
+    from ..commands.rerun import import_ref
     from ..replay.cohort import Comparator
-    from ..workflow.regress import RegressError
-    from ..workflow.rerun import import_ref
     from .main import _fail
 
     judge = None

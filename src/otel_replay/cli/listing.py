@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from .printable import printable
 
 if TYPE_CHECKING:
+    from ..commands.summary import Filter, RunSummary
     from ..store.errors import FormatError
-    from ..workflow.summary import Filter, RunSummary
 
 
 def listed(
@@ -26,7 +26,7 @@ def listed(
 ) -> tuple[list[RunSummary], list[FormatError]]:
     """The summary of every run of ``paths`` (those a pushed-down filter kept), and the
     problems met reading them; ``since`` is ``--since`` as given, for a backend's search.
-    The summaries are not filtered here: :func:`~otel_replay.workflow.summary.select`
+    The summaries are not filtered here: :func:`~otel_replay.commands.summary.select`
     applies ``flt``."""
     from ..store.progress import working
     from ..store.sources import is_database, is_search
@@ -51,7 +51,7 @@ def listed(
             else narrowed(p, since=since)
             for p in paths
         )
-    from ..workflow.summary_cache import summaries
+    from ..commands.summary_cache import summaries
 
     files = [p for p in paths if not is_database(p)]
     with working(f"listing {printable(', '.join(paths))}"):
@@ -75,7 +75,7 @@ def run_filter(
     replayable: bool,
 ) -> Filter:
     """The filter of ``ls``'s options; ``ValueError`` naming ``--since`` when it is no time."""
-    from ..workflow.summary import Filter, parse_since
+    from ..commands.summary import Filter, parse_since
 
     since_ns = None
     if since is not None:

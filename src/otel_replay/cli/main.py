@@ -355,7 +355,7 @@ def show(
         _show_step(runs, paths, step_ref, as_json, raw)
     elif timeline:
         if as_json:
-            from ..workflow.timeline import timeline as bars
+            from ..commands.timeline import timeline as bars
 
             doc = {
                 "runs": [
@@ -466,17 +466,17 @@ def check(
     replays, nothing to warn of) are not read: their optional missing
     fields are not listed (--run ID lists them).
     """
+    from ..commands.anomalies import DEFAULT_ERROR_PHRASES, DEFAULT_MAX_TOOL_CALLS, Config
+    from ..commands.check import check_runs
     from ..runs.kit import lost_records
     from ..runs.load import Runs
-    from ..workflow.anomalies import DEFAULT_ERROR_PHRASES, DEFAULT_MAX_TOOL_CALLS, Config
-    from ..workflow.check import check_runs
 
     config = Config(
         max_tool_calls=DEFAULT_MAX_TOOL_CALLS if max_tool_calls is None else max_tool_calls,
         error_phrases=error_phrases or DEFAULT_ERROR_PHRASES,
     )
+    from ..commands.check import totals
     from ..store.progress import working
-    from ..workflow.check import totals
 
     with _reading(paths), working(f"checking {printable(', '.join(paths))}"):
         checks, others, problems = check_runs(paths, config, run_id=run_id, jobs=jobs)
@@ -569,8 +569,8 @@ def ls_(
     table (clickhouse://, chdb://) computes the lines and applies the filters
     itself; its anomaly counts are candidates ("possible warnings").
     """
+    from ..commands.summary import select
     from ..runs.load import Runs
-    from ..workflow.summary import select
     from .listing import listed, run_filter
 
     try:
@@ -659,7 +659,7 @@ def diff(
     name and place in the tree (an inserted call shows as one added step), and
     the first step that differs is named.
     """
-    from ..workflow.diff import diff_runs
+    from ..commands.diff import diff_runs
 
     path_a, id_a = _split_spec(a)
     path_b, id_b = _split_spec(b) if b is not None else (path_a, None)
@@ -763,7 +763,7 @@ def regress(
     failed is refused with exit 1, naming what failed (--allow-failed to lock
     it in anyway).
     """
-    from ..workflow.regress import RegressError, RunFailed, write_regression
+    from ..commands.regress import RegressError, RunFailed, write_regression
 
     runs = _load((path,), run_id)
     _report_problems(runs)
@@ -852,10 +852,10 @@ def _report_index(
     import functools
     import os
 
+    from ..commands.anomalies import Config
     from ..report import render_index, require, write_run_page
     from ..runs.load import Runs
     from ..runs.stream import map_runs
-    from ..workflow.anomalies import Config
 
     require()  # before any run is read
     os.makedirs(directory, exist_ok=True)
@@ -985,11 +985,11 @@ def replay_(
     """
     if isolate:
         _isolate()
+    from ..commands.regress import RegressError
+    from ..commands.rerun import import_ref, overrides, raised_as_recorded, rerun, unapplied
     from ..replay.divergence import ReplayError
     from ..replay.options import ReplayOptions
     from ..runs.verdict import outcome
-    from ..workflow.regress import RegressError
-    from ..workflow.rerun import import_ref, overrides, raised_as_recorded, rerun, unapplied
 
     if (live_from is not None or model_mode != "pinned") and live_ref is None:
         _fail("--from, --model live and --model candidate need --live MODULE:FUNC (your model)")

@@ -10,11 +10,11 @@ from typing import Any
 from rich.console import Console
 
 from .. import payload
+from ..commands.anomalies import Finding
+from ..commands.diff import Pair, RunDiff, describe, show_change
+from ..commands.summary import RunSummary
+from ..commands.timeline import draw, timeline
 from ..runs.model import Run, Step
-from ..workflow.anomalies import Finding
-from ..workflow.diff import Pair, RunDiff, describe, show_change
-from ..workflow.summary import RunSummary
-from ..workflow.timeline import draw, timeline
 from .printable import printable
 from .render import (
     _KIND_STYLE,

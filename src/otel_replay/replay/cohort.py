@@ -325,9 +325,9 @@ class AgentCandidate:
         return f"agent {self.ref}" + (f" on {self.model.label}" if self.model else "")
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
+        from ..commands.regress import RegressError
+        from ..commands.rerun import raised_as_recorded, rerun
         from ..runs.verdict import outcome as recorded_outcome
-        from ..workflow.regress import RegressError
-        from ..workflow.rerun import raised_as_recorded, rerun
         from .options import ReplayOptions
 
         counted = _Counted(self.model, self.max_turns) if self.model is not None else None
@@ -384,11 +384,11 @@ class AgentCandidate:
 
     def _against_model(self, run: Run, done: Any, comparator: Comparator) -> Outcome:
         """The outcome of the agent's run against the candidate model (``done``: its
-        :class:`~otel_replay.workflow.rerun.Rerun`), judged as a model driving the loop
+        :class:`~otel_replay.commands.rerun.Rerun`), judged as a model driving the loop
         is: a call the recording cannot answer is a new path, else the turns' tool calls
         and the answer against the recorded ones."""
+        from ..commands.rerun import raised_as_recorded
         from ..runs.verdict import outcome as recorded_outcome
-        from ..workflow.rerun import raised_as_recorded
 
         session = done.session
         answer = done.answer if isinstance(done.answer, str) else None

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import text_diff
+from ..commands.anomalies import Config, Finding, find_anomalies
+from ..commands.diff import Change, RunDiff
+from ..commands.summary import RunSummary, answer_of, summarize
 from ..json_text import surrogates_escaped
 from ..runs.model import Run, Step
 from ..runs.pick import is_named
 from ..runs.verdict import run_verdict
-from ..workflow.anomalies import Config, Finding, find_anomalies
-from ..workflow.diff import Change, RunDiff
-from ..workflow.summary import RunSummary, answer_of, summarize
 
 #: Text longer than this is folded (a click unfolds it).
 FOLD_CHARS = 600

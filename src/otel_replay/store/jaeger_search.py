@@ -35,7 +35,7 @@ _NOTHING: Final = "No traces found"
 def search_url(name: str) -> str:
     """The FindTraces URL of the search ``name`` (ValueError for a ``since`` that is not a
     time)."""
-    from ..workflow.summary import parse_since
+    from ..commands.summary import parse_since
 
     parts = urllib.parse.urlsplit(name)
     scheme = "https" if parts.scheme == "jaegers" else "http"

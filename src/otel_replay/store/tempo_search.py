@@ -77,7 +77,7 @@ def _search_url(name: str) -> tuple[str, str]:
     ask = {"q": query.get("q") or _traceql(query), "limit": query.get("limit") or DEFAULT_LIMIT}
     since = query.get("since")
     if since:
-        from ..workflow.summary import parse_since
+        from ..commands.summary import parse_since
 
         ask["start"] = parse_since(since) // 1_000_000_000
         ask["end"] = int(time.time()) + 1

@@ -1,0 +1,6 @@
+"""What the commands do, apart from parsing options and printing: list, check, compare,
+regress, rerun.
+
+Functions over :class:`~otel_replay.runs.model.Run` and the sources runs come from;
+the CLI only parses options and prints.
+"""
