@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 import otel_replay
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 MESSAGES = json.dumps(
     [{"role": "user", "parts": [{"type": "text", "content": "Where is my order? " * 220}]}]

@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
-from otel_replay.export.encoder import encode_request
+from otel_replay.otlp.proto_writer import encode_request
 
 
 def genai_spans(n: int) -> list[ReadableSpan]:

@@ -31,9 +31,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
-from otel_replay.export.encoder import encode_request
-from otel_replay.store import index
-from otel_replay.store.reader import iter_be32, iter_records
+from otel_replay.otlp import index
+from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.sources.reader import iter_be32, iter_records
 
 
 def template(

@@ -30,8 +30,8 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 import otel_replay
-from otel_replay.export.encoder import encode_request
-from otel_replay.export.json_encoder import encode_json_request, request_to_json
+from otel_replay.otlp.json_writer import encode_json_request, request_to_json
+from otel_replay.otlp.proto_writer import encode_request
 
 
 def hexify(node: Any) -> Any:

@@ -38,8 +38,8 @@ import otel_replay
 from otel_replay import attributes as A
 from otel_replay import payload
 from otel_replay.commands import summary_cache
-from otel_replay.store.reader import RecordReader, iter_records
-from otel_replay.store.records import SpanRecord
+from otel_replay.otlp.records import SpanRecord
+from otel_replay.sources.reader import RecordReader, iter_records
 
 MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
 DIGEST = A.SHA256

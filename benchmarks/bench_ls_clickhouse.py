@@ -50,8 +50,8 @@ def template() -> list:  # type: ignore[type-arg]
     """Agent runs captured with the helpers, as OTLP carries them."""
     import otel_replay
     from _recording import in_memory
-    from otel_replay.export.encoder import encode_request
-    from otel_replay.store.otlp_proto import records_from_proto
+    from otel_replay.otlp.proto_reader import records_from_proto
+    from otel_replay.otlp.proto_writer import encode_request
 
     @otel_replay.tool
     def lookup_order(query: str) -> dict[str, str]:
@@ -135,7 +135,7 @@ def write_dump(path: Path, body: bytes, trace_ids: list[str], copies: int) -> No
 def phase(source: str, command: str) -> None:
     """One listing (or check), in this fresh process: its lines as JSON."""
     from otel_replay.commands.summary import Filter
-    from otel_replay.store.sources import is_database
+    from otel_replay.sources.files import is_database
 
     if command == "check":
         from otel_replay.commands.check import check_runs
@@ -152,7 +152,7 @@ def phase(source: str, command: str) -> None:
         )
         return
     if is_database(source):
-        from otel_replay.store.clickhouse_summary import summaries
+        from otel_replay.sources.clickhouse.summary import summaries
 
         found, problems = summaries(source, Filter())
     else:

@@ -37,7 +37,7 @@ from otel_replay.dialects.registry import genai_attributes
 from otel_replay.dialects.span import SpanView
 from otel_replay.export.readable_spans import readable_spans
 from otel_replay.export.semconv import Normalizer, attribute_value
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "thirdparty"
 BATCH = 512

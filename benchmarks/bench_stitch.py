@@ -17,8 +17,8 @@ import json
 import time
 from typing import Any
 
+from otel_replay.otlp.records import SpanRecord
 from otel_replay.runs.build import build_runs
-from otel_replay.store.records import SpanRecord
 
 
 def conversation_spans(n: int, calls: int, start: int) -> list[SpanRecord]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from otel_replay.store.records import LogRecord, Record, SpanRecord
+from otel_replay.otlp.records import LogRecord, Record, SpanRecord
 
 DDL = Path(__file__).parent / "data" / "clickhouse"
 #: The exporter's tables: as of v0.154.0, before 2024, and with ``json: true``.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from otel_replay.store.records import SpanRecord
+from otel_replay.otlp.records import SpanRecord
 
 
 def span_record(

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import otel_replay
 from _http import serving
 from otel_replay.cli.main import cli
-from otel_replay.store import download
+from otel_replay.sources import download
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples/order_support/recordings/wrong_order.otlp"
 AGENT = "examples.order_support.agent:run_agent"

@@ -26,7 +26,7 @@ from _cli import cli_process
 from _clickhouse import Schema, create, fill, insert
 from _clickhouse_http import clickhouse_http
 from _example_replay import replays_alike
-from otel_replay.store.reader import RecordReader
+from otel_replay.sources.reader import RecordReader
 
 pytestmark = pytest.mark.chdb
 
@@ -135,8 +135,8 @@ def test_the_cli_lists_shows_and_converts_a_clickhouse_table(tmp_path: Path) -> 
 
 def test_a_run_asked_for_is_read_alone_within_its_days(tmp_path: Path) -> None:
     """Only the trace asked for comes back; the exporter's trace-id table bounds its time."""
-    from otel_replay.store.clickhouse import connect
-    from otel_replay.store.clickhouse_spans import _traces
+    from otel_replay.sources.clickhouse.database import connect
+    from otel_replay.sources.clickhouse.spans import _traces
 
     case = next(c for c in CASES if c.id == "openai_agents_otel/two_runs")
     files = case.trace_files()
@@ -261,8 +261,8 @@ def _captured() -> list[Any]:
     made twice, a model call that failed, a cut-off JSON result, an HTTP 503 answer, a
     payload whose digest does not match."""
     from _recording import in_memory
-    from otel_replay.export.encoder import encode_request
-    from otel_replay.store.otlp_proto import records_from_proto
+    from otel_replay.otlp.proto_reader import records_from_proto
+    from otel_replay.otlp.proto_writer import encode_request
 
     with in_memory() as exporter:
         _run("support", "u1", ["4421"])
@@ -289,7 +289,7 @@ def test_ls_lines_clickhouse_computes_are_those_of_the_runs(tmp_path: Path) -> N
     from otel_replay.commands.anomalies import find_anomalies
     from otel_replay.commands.summary import Filter, summarize
     from otel_replay.runs.verdict import outcome
-    from otel_replay.store.clickhouse_summary import sql_summaries, summaries
+    from otel_replay.sources.clickhouse.summary import sql_summaries, summaries
 
     records = _captured()
     name = fill(tmp_path / "db", records)
@@ -399,9 +399,9 @@ def test_payloads_kept_in_a_store_beside_clickhouse_read_back_exactly(tmp_path: 
     """Spans in ClickHouse, their large bytes payloads in a payload store: exact with
     the store allowed, missing (and saying how to allow it) without."""
     from _recording import in_memory
-    from otel_replay.export.encoder import encode_request
-    from otel_replay.store import content_refs
-    from otel_replay.store.otlp_proto import records_from_proto
+    from otel_replay.otlp.proto_reader import records_from_proto
+    from otel_replay.otlp.proto_writer import encode_request
+    from otel_replay.sources import content_refs
     from test_payload_store import INVOICE, _billing_run
 
     store = tmp_path / "payloads"
@@ -433,7 +433,7 @@ def test_since_keeps_runs_that_started_since_with_or_without_the_trace_id_table(
     import time
 
     from otel_replay.commands.summary import Filter
-    from otel_replay.store.clickhouse_summary import summaries
+    from otel_replay.sources.clickhouse.summary import summaries
 
     records = [r for r in _captured() if hasattr(r, "kind")]
     first = min(records, key=lambda r: r.start_ns).trace_id
@@ -562,8 +562,8 @@ def _random_runs(seed: int, count: int) -> list[Any]:
     import random
 
     from _recording import in_memory
-    from otel_replay.export.encoder import encode_request
-    from otel_replay.store.otlp_proto import records_from_proto
+    from otel_replay.otlp.proto_reader import records_from_proto
+    from otel_replay.otlp.proto_writer import encode_request
 
     rng = random.Random(seed)
     plan: dict[str, tuple[str, str]] = {}
@@ -665,14 +665,14 @@ def _respelled(value: Any, rng: Any) -> str:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from otel_replay.store.clickhouse import connect
+    from otel_replay.sources.clickhouse.database import connect
 
     return connect(f"chdb://{tmp_path_factory.mktemp('engine')}")
 
 
 def _value_of(engine: Any, expression: str, **params: Any) -> Any:
     """``expression`` computed by ClickHouse, with the query's patterns and ``params``."""
-    from otel_replay.store.clickhouse_summary import PATTERNS
+    from otel_replay.sources.clickhouse.summary import PATTERNS
 
     given = {k: v for k, v in params.items() if k in ("said", "result_text", "t")}
     columns = "".join(f"{{{k}:String}} AS {k}, " for k in given if k != "t")
@@ -686,7 +686,7 @@ def test_two_spellings_of_one_json_value_share_their_key(engine: Any, value: Any
     """Tool calls whose arguments are one value, however spelled, are "the same call" to
     ClickHouse too (so a repeated call is never missed)."""
     from otel_replay import payload
-    from otel_replay.store.clickhouse_summary import KEY
+    from otel_replay.sources.clickhouse.summary import KEY
 
     a, b = json.dumps(value, ensure_ascii=False), _respelled(value, rng)
     assert payload.canonical(json.loads(a)) == payload.canonical(json.loads(b))
@@ -710,8 +710,8 @@ def test_an_answer_holding_an_error_phrase_is_never_shown_clean(
     """Whatever the answer and however JSON spells it, when Python's check finds an error
     phrase in it, ClickHouse's condition holds."""
     from otel_replay.commands.anomalies import error_phrase
-    from otel_replay.store.clickhouse_check import wording_params
-    from otel_replay.store.clickhouse_summary import WORDING
+    from otel_replay.sources.clickhouse.check import wording_params
+    from otel_replay.sources.clickhouse.summary import WORDING
 
     phrase = data.draw(st.sampled_from(phrases))
     cased = "".join(c.upper() if data.draw(st.booleans()) else c for c in phrase)
@@ -749,7 +749,7 @@ def test_a_result_python_warns_of_is_never_shown_clean(
     """A tool result Python's check warns of (as text, or as the object it parses to),
     ClickHouse's condition flags."""
     from otel_replay.commands.anomalies import result_warning
-    from otel_replay.store.clickhouse_summary import RESULT_WARNS
+    from otel_replay.sources.clickhouse.summary import RESULT_WARNS
 
     text = prefix + result
     try:

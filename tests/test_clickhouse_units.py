@@ -16,9 +16,13 @@ from hypothesis import strategies as st
 import otel_replay
 from _cli import cli_process
 from _clickhouse import as_string, go_float
-from otel_replay.store.clickhouse import Location
-from otel_replay.store.clickhouse_types import attribute_type, typed_attributes, typed_value
-from otel_replay.store.errors import FormatError
+from otel_replay.otlp.errors import FormatError
+from otel_replay.sources.clickhouse.column_types import (
+    attribute_type,
+    typed_attributes,
+    typed_value,
+)
+from otel_replay.sources.clickhouse.database import Location
 
 
 def test_a_server_name_gives_host_port_database_table_and_tls() -> None:

@@ -19,7 +19,7 @@ from tests.conformance.checks import find_cases
 
 from _cli import cli_process
 from _clickhouse import fill
-from otel_replay.store.reader import RecordReader
+from otel_replay.sources.reader import RecordReader
 from test_cohort import QUESTIONS, cohort, cohort_cli
 
 pytestmark = pytest.mark.chdb

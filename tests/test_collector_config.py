@@ -26,9 +26,9 @@ from tests._data import found
 from tests._recording import in_memory
 
 import otel_replay
-from otel_replay.export.encoder import encode_request
-from otel_replay.store import framing
-from otel_replay.store.sources import expand
+from otel_replay.otlp import framing
+from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.sources.files import expand
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = ROOT / "collector-config"

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_replay.export.file_exporter import FileSpanExporter
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 

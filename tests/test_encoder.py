@@ -27,8 +27,8 @@ from opentelemetry.trace import Link
 
 from otel_replay import attributes as A
 from otel_replay.blobs import BlobStore
-from otel_replay.export.encoder import encode_request
 from otel_replay.export.scrub import hidden_copy
+from otel_replay.otlp.proto_writer import encode_request
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 

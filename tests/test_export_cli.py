@@ -24,10 +24,10 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_serv
 from _http import serving
 from otel_replay.cli.main import cli
 from otel_replay.export.resend import otlp_exporter, read_stored, resend
-from otel_replay.store import framing
-from otel_replay.store.otlp_proto import records_from_proto
-from otel_replay.store.reader import SpanReader
-from otel_replay.store.records import SpanRecord
+from otel_replay.otlp import framing
+from otel_replay.otlp.proto_reader import records_from_proto
+from otel_replay.otlp.records import SpanRecord
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"

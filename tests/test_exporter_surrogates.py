@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_replay
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 _SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 _OTHERS = st.characters(exclude_categories=("Cs",))

@@ -29,7 +29,7 @@ from otel_replay import attributes as A
 from otel_replay.blobs import BlobStore
 from otel_replay.export import file_exporter
 from otel_replay.export.file_exporter import FileSpanExporter
-from otel_replay.store.reader import SpanReader, iter_records
+from otel_replay.sources.reader import SpanReader, iter_records
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

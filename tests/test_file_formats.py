@@ -19,11 +19,11 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_replay.export.encoder import encode_request
 from otel_replay.export.file_exporter import FileSpanExporter
-from otel_replay.export.json_encoder import encode_json_request
-from otel_replay.store import framing
-from otel_replay.store.reader import SpanReader, iter_be32
+from otel_replay.otlp import framing
+from otel_replay.otlp.json_writer import encode_json_request
+from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.sources.reader import SpanReader, iter_be32
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,8 +22,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from _data import COLLECTOR, THIRDPARTY_FORMATS, found
-from otel_replay.store.reader import SpanReader
-from otel_replay.store.sources import expand
+from otel_replay.sources.files import expand
+from otel_replay.sources.reader import SpanReader
 
 
 def make_spans(n: int = 4) -> list[ReadableSpan]:
@@ -208,7 +208,7 @@ def test_bad_zstd_frame_keeps_the_records_before(tmp_path: Path) -> None:
 
 def test_stdin(tmp_path: Path) -> None:
     data = variants(make_spans())["lines-zstd-whole-file.json"]
-    code = "import sys; from otel_replay.store.reader import SpanReader; r = SpanReader('-'); print(len(list(r)), r.format, r.problems)"
+    code = "import sys; from otel_replay.sources.reader import SpanReader; r = SpanReader('-'); print(len(list(r)), r.format, r.problems)"
     done = subprocess.run(
         [sys.executable, "-c", code], input=data, capture_output=True, check=False
     )
@@ -278,7 +278,7 @@ def test_reading_does_not_load_whole_files(tmp_path: Path, monkeypatch: pytest.M
             reads.append(len(data or b""))
             return data or b""
 
-    import otel_replay.store.reader as reader_module
+    import otel_replay.sources.reader as reader_module
 
     monkeypatch.setattr(
         reader_module, "open", lambda name, mode="rb": Counting(name, "r"), raising=False

@@ -46,9 +46,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 import otel_replay
 from _data import THIRDPARTY, found
 from otel_replay.cli.main import cli
-from otel_replay.export.json_encoder import request_to_json
-from otel_replay.store.otlp_json import JsonShapeError, request_from_json
-from otel_replay.store.reader import iter_records
+from otel_replay.otlp.json_reader import JsonShapeError, request_from_json
+from otel_replay.otlp.json_writer import request_to_json
+from otel_replay.sources.reader import iter_records
 
 #: Bad records are reported after the output, as the CLI does; here they are asserted.
 pytestmark = pytest.mark.filterwarnings("ignore::otel_replay.runs.load.LoadWarning")
@@ -632,7 +632,7 @@ def test_every_command_reads_many_mutated_requests(
 
 # --- the classes the fuzzer found, each drawn wide ------------------------------------------
 
-from otel_replay.store.reader import RecordReader  # noqa: E402
+from otel_replay.sources.reader import RecordReader  # noqa: E402
 
 
 def _with_good(tmp_path: Path, bad: Any, *, raw: bytes | None = None) -> tuple[Path, int]:

@@ -36,9 +36,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_replay.cli.main import cli
-from otel_replay.export.json_encoder import encode_json_request
-from otel_replay.store.errors import FormatError
-from otel_replay.store.reader import ZSTD_MAGIC, RecordReader, SpanReader
+from otel_replay.otlp.errors import FormatError
+from otel_replay.otlp.json_writer import encode_json_request
+from otel_replay.sources.reader import ZSTD_MAGIC, RecordReader, SpanReader
 
 
 def _seed_files() -> list[bytes]:

@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_replay
 from _data import COLLECTOR, THIRDPARTY, found
 from otel_replay.cli.main import cli
-from otel_replay.store import index
-from otel_replay.store.reader import RecordReader, SpanReader
+from otel_replay.otlp import index
+from otel_replay.sources.reader import RecordReader, SpanReader
 
 
 def write_dump(path: Path, traces: int, spans_per_trace: int = 3) -> list[str]:
@@ -168,7 +168,7 @@ def test_progress_bar_on_big_inputs_only() -> None:
 
     from rich.console import Console
 
-    from otel_replay.store import progress
+    from otel_replay.sources import progress
 
     frames = [(i * 1000, b"x" * 996) for i in range(100)]
     out = io.StringIO()
@@ -185,7 +185,7 @@ def test_progress_bar_over_the_windows_of_a_big_input() -> None:
 
     from rich.console import Console
 
-    from otel_replay.store import progress
+    from otel_replay.sources import progress
 
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=100)
@@ -205,7 +205,7 @@ def test_json_lines_read_by_trace_id_give_what_a_whole_read_gives(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Lines that hold only other traces' spans are passed over unparsed."""
-    from otel_replay.store import reader
+    from otel_replay.sources import reader
 
     parsed = []
     real = reader.parse_json

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import otel_replay
 from otel_replay.cli.main import cli
-from otel_replay.store import progress
+from otel_replay.sources import progress
 
 THIRDPARTY = Path(__file__).parent / "data" / "thirdparty"
 #: Real traces of third-party instrumentations, as JSON lines.

@@ -30,11 +30,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from _data import COLLECTOR, DATA, THIRDPARTY_FORMATS, found
 from otel_replay.blobs import BlobStore
-from otel_replay.export.encoder import encode_request
-from otel_replay.export.json_encoder import encode_json_request, format_double, request_to_json
 from otel_replay.export.scrub import hidden_copy
-from otel_replay.store.otlp_json import OtherSignalError, request_from_json
-from otel_replay.store.reader import RecordReader, iter_varint
+from otel_replay.otlp.json_reader import OtherSignalError, request_from_json
+from otel_replay.otlp.json_writer import encode_json_request, format_double, request_to_json
+from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.sources.reader import RecordReader, iter_varint
 
 
 def rewrite(line: bytes, legacy: bool = False) -> bytes:

@@ -11,11 +11,11 @@ import pytest
 import otel_replay
 from _records import span_record
 from otel_replay import attributes as A
+from otel_replay.otlp.records import SpanRecord
 from otel_replay.payload_attributes import to_attributes
 from otel_replay.runs.build import build_runs
 from otel_replay.runs.kit import check_kit
 from otel_replay.runs.model import Run
-from otel_replay.store.records import SpanRecord
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 ROOT, CHAT1, TOOL, CHAT2 = "a" * 16, "b" * 16, "c" * 16, "d" * 16

@@ -95,7 +95,7 @@ def test_check_of_every_third_party_trace_counts_each_verdict() -> None:
 #: Runs the command line in a fresh interpreter, progress shown at once (a small input
 #: is checked before the usual delay is up).
 _RUN = (
-    "import sys; import otel_replay.store.progress as p; p.DELAY = 0.0; "
+    "import sys; import otel_replay.sources.progress as p; p.DELAY = 0.0; "
     "from otel_replay.cli.main import main; sys.argv[0] = 'otel-replay'; main()"
 )
 

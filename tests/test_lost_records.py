@@ -21,10 +21,10 @@ import otel_replay
 from _agent import LOOKUP, Scripted, identity, support_agent
 from _recording import in_memory
 from otel_replay.cli.main import cli
-from otel_replay.export import rotation as rot
-from otel_replay.export.encoder import encode_request
 from otel_replay.export.file_exporter import FileSpanExporter
-from otel_replay.store.sources import expand
+from otel_replay.otlp import rotation as rot
+from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.sources.files import expand
 
 
 def agent_runs(n: int) -> list[list[ReadableSpan]]:

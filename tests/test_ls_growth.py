@@ -150,9 +150,9 @@ def test_a_rotating_directory_lists_as_read_whole_at_every_export(
     import time_machine
 
     from _recording import in_memory
-    from otel_replay.export.encoder import encode_request
     from otel_replay.export.file_exporter import FileSpanExporter
-    from otel_replay.export.rotation import MEGABYTE
+    from otel_replay.otlp.proto_writer import encode_request
+    from otel_replay.otlp.rotation import MEGABYTE
 
     recorded = []
     for i in range(8):

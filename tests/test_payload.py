@@ -234,7 +234,7 @@ def test_unregistered_classes_come_back_plain_and_are_named() -> None:
 def test_bytes_sent_as_base64_text_read_back_exactly(tmp_path: Path) -> None:
     """ReplaySpanProcessor(base64_bytes=True): no bytes value leaves, the payload still verifies."""
     from _recording import recording
-    from otel_replay.store.reader import SpanReader
+    from otel_replay.sources.reader import SpanReader
 
     @otel_replay.tool
     def fetch_raw(name: str) -> bytes:

@@ -25,10 +25,10 @@ import pytest
 from tests.conformance.checks import find_cases
 
 import otel_replay
+from otel_replay.otlp.records import SpanRecord
 from otel_replay.runs.load import read_runs
 from otel_replay.runs.model import Batch, PendingRun, Run
-from otel_replay.store.reader import RecordReader
-from otel_replay.store.records import SpanRecord
+from otel_replay.sources.reader import RecordReader
 
 DATA = Path(__file__).parent / "data"
 _TRACES = ("traces", "trace.", "trace_", "logs", "wrong_order")

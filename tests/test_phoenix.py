@@ -31,8 +31,8 @@ from _example_replay import replays_alike
 from _http import serving
 from _recording import recording
 from otel_replay.messages import parse_arguments
-from otel_replay.store.phoenix import spans_from_response
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.phoenix import spans_from_response
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDING = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"

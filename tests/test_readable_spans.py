@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from otel_replay.export.readable_spans import readable_spans
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 
 def _spans() -> list:

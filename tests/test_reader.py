@@ -22,9 +22,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_replay.export.encoder import encode_request
-from otel_replay.store.errors import FormatError
-from otel_replay.store.reader import SpanReader, iter_records
+from otel_replay.otlp.errors import FormatError
+from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.sources.reader import SpanReader, iter_records
 
 
 def frame(*bodies: bytes) -> bytes:

@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 import otel_replay
 from otel_replay.cli.main import cli
-from otel_replay.store.reader import HEAD, RecordReader
+from otel_replay.sources.reader import HEAD, RecordReader
 
 
 def record_agent_runs(path: Path, runs: int, spans_per_run: int, pad: int, **exporter: Any) -> None:

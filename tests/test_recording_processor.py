@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from otel_replay.export.file_exporter import FileSpanExporter
 from otel_replay.export.recording_processor import RecordingSpanProcessor
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 HISTORY = json.dumps(
     [

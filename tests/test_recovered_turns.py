@@ -83,7 +83,7 @@ def test_a_router_and_a_client_name_one_model() -> None:
 def test_a_span_that_only_prepares_a_call_is_no_model_step() -> None:
     """LlamaIndex's _prepare_chat_with_tools: an OpenInference LLM span that sends nothing."""
     from otel_replay.runs.build import build_runs
-    from otel_replay.store.reader import SpanReader
+    from otel_replay.sources.reader import SpanReader
 
     path = CASES / "llamaindex_openinference" / "async" / "traces.binpb"
     (run,) = otel_replay.load(path)

@@ -28,8 +28,8 @@ from _recording import recording
 from _records import span_record
 from otel_replay import attributes as A
 from otel_replay.cli.render import step_line
+from otel_replay.otlp.records import SpanRecord
 from otel_replay.runs.build import build_runs
-from otel_replay.store.records import SpanRecord
 
 TRACE = f"{7:032x}"
 ROOT = f"{1:016x}"

@@ -18,11 +18,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
-from otel_replay.export import rotation as rot
-from otel_replay.export.encoder import encode_request
 from otel_replay.export.file_exporter import FileSpanExporter
-from otel_replay.store.reader import SpanReader
-from otel_replay.store.sources import expand, rotated_from
+from otel_replay.otlp import rotation as rot
+from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.sources.files import expand, rotated_from
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEN = dt.datetime(2026, 5, 11, 9, 30, 12, 345678, tzinfo=dt.timezone.utc)

@@ -42,7 +42,7 @@ from otel_replay.capture import event_stream
 from otel_replay.capture import http_recorder as H
 from otel_replay.capture.body_text import shows_secret
 from otel_replay.redaction import configure_redaction, redactor
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 from test_http_recorder import recording
 from test_secret_catalogue import IN_ITS_LINE, _excused, _named, draw_secret, rules
 from test_secret_streams import StreamServer, split

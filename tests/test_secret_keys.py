@@ -36,7 +36,7 @@ from otel_replay import attributes as A
 from otel_replay.cli.main import cli
 from otel_replay.export.scrub import hidden_copy
 from otel_replay.redaction import PLACEHOLDER, configure_redaction, redactor
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 #: Each kind of attribute a key holding a secret is planted on.
 KINDS = ("span", "event", "link", "resource", "scope")

@@ -43,7 +43,7 @@ import otel_replay
 from _secrets import SECRET_SHAPES, WRITING, collector, decompressed, every_byte
 from otel_replay import attributes as A
 from otel_replay.redaction import configure_redaction, redactor
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 #: Every place of a span a secret is put.
 SITES = (

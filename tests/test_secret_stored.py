@@ -46,12 +46,12 @@ from otel_replay import payload
 from otel_replay.blobs import BlobStore
 from otel_replay.cli.main import cli
 from otel_replay.export.convert import MessageReader
+from otel_replay.otlp.json_reader import request_from_json
+from otel_replay.otlp.proto_reader import records_from_proto
+from otel_replay.otlp.records import SpanRecord
 from otel_replay.payload_attributes import from_attributes
 from otel_replay.redaction import configure_redaction
-from otel_replay.store.otlp_json import request_from_json
-from otel_replay.store.otlp_proto import records_from_proto
-from otel_replay.store.reader import SpanReader
-from otel_replay.store.records import SpanRecord
+from otel_replay.sources.reader import SpanReader
 
 #: Every place of a stored span or log record a secret is put.
 SITES = (

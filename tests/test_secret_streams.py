@@ -38,7 +38,7 @@ from otel_replay import attributes as A
 from otel_replay.capture import http_recorder as H
 from otel_replay.dialects import bodies
 from otel_replay.redaction import configure_redaction
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 from test_http_recorder import recording
 
 Framing = Callable[[list[str], str], list[bytes]]

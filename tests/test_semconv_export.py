@@ -39,8 +39,8 @@ from otel_replay.dialects.registry import genai_attributes
 from otel_replay.dialects.span import SpanView, loads
 from otel_replay.export import semconv
 from otel_replay.export.readable_spans import readable_spans
-from otel_replay.store.reader import SpanReader
-from otel_replay.store.records import SpanRecord
+from otel_replay.otlp.records import SpanRecord
+from otel_replay.sources.reader import SpanReader
 
 DATA = Path(__file__).parent / "data" / "thirdparty"
 CASES = [p.parent.relative_to(DATA).as_posix() for p in found(DATA, "*/*/traces.otlp.jsonl")]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_replay.store.reader import SpanReader
+from otel_replay.sources.reader import SpanReader
 
 #: Spans as OpenInference writes them for one chat call (no gen_ai.* at all).
 AGENT = textwrap.dedent(

@@ -21,10 +21,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from otel_replay import settings
+from otel_replay import limits, settings
 from otel_replay.capture import autoinstrument
 from otel_replay.export.file_exporter import FileSpanExporter
-from otel_replay.store import limits
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "otel_replay"
 

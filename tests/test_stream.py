@@ -24,7 +24,7 @@ from otel_replay.commands.summary import RunSummary, summarize
 from otel_replay.export.convert import convert
 from otel_replay.runs import stream
 from otel_replay.runs.load import read_runs
-from otel_replay.store.reader import trace_index
+from otel_replay.sources.reader import trace_index
 
 CASES = sorted(
     [p.parent for p in found(THIRDPARTY, "*/*/traces.otlp.jsonl")]
@@ -160,7 +160,7 @@ def test_a_trace_spread_over_files_and_windows_is_one_run(tmp_path: Path) -> Non
 
 def test_an_input_of_few_windows_is_read_whole(tmp_path: Path) -> None:
     """Loading it whole is faster, and it fits in memory: no index is made for it."""
-    from otel_replay.store import index
+    from otel_replay.otlp import index
 
     dump = tmp_path / "dump.otlp"
     for _ in range(3):
@@ -281,7 +281,7 @@ def test_a_twin_that_recorded_the_answer_lends_it_to_the_one_kept() -> None:
 
 def test_a_dump_that_grows_while_it_is_read_is_read_as_planned(tmp_path: Path) -> None:
     """The agent goes on recording during a listing: no window indexes the dump again."""
-    from otel_replay.store import index
+    from otel_replay.otlp import index
 
     dump = tmp_path / "dump.otlp"
     for user in ("u_1", "u_2", "u_3"):
@@ -322,7 +322,7 @@ def test_a_dump_whose_index_cannot_be_kept_is_read_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A read-only place: every window would index the dump again, so it is read whole."""
-    from otel_replay.store import index
+    from otel_replay.otlp import index
 
     dump = tmp_path / "dump.otlp"
     record_run(dump, LOOKUP)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from otel_replay.store.reader import SpanReader, sniff
+from otel_replay.sources.reader import SpanReader, sniff
 
 # Recorded by the openinference-openai corpus script (see tests/data/README.md).
 DUMP = (

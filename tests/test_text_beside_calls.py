@@ -19,8 +19,8 @@ from tests._records import span_record
 
 from otel_replay import attributes as A
 from otel_replay.dialects.registry import normalize
+from otel_replay.otlp.records import LogRecord, SpanRecord
 from otel_replay.runs.build import build_runs
-from otel_replay.store.records import LogRecord, SpanRecord
 
 CASES = DATA / "text_beside_calls"
 #: The scopes of opentelemetry-instrumentation-openai-v2 (through opentelemetry-util-genai)

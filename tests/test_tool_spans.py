@@ -341,8 +341,8 @@ def test_an_agents_tool_without_a_result_returned_none(
     none for None, which both bridges leave out (the model is sent "None"): a tool span
     with its arguments and no result returned None, unless it failed; without its
     arguments (content off, or hidden) nothing says so, and its result is missing."""
+    from otel_replay.otlp.records import SpanRecord
     from otel_replay.runs.steps import to_step
-    from otel_replay.store.records import SpanRecord
 
     base, args_key, result_key = _AGENTS_TOOL[scope]
     attributes: dict[str, Any] = dict(base)
@@ -394,8 +394,8 @@ def test_a_tool_that_returned_empty_text_has_that_result(shape: str, text: str) 
     """Empty text is a result: OpenInference's ``output.value`` (CrewAI, LlamaIndex...) and
     pydantic-ai 1.x's ``tool_response`` of ""; it was read as none (a missing result, the
     run model-only, the replay refused)."""
+    from otel_replay.otlp.records import SpanRecord
     from otel_replay.runs.steps import to_step
-    from otel_replay.store.records import SpanRecord
 
     if shape == "openinference":
         scope = "openinference.instrumentation.crewai"

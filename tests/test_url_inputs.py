@@ -172,7 +172,7 @@ def test_one_trace_of_a_dump_served_over_http(tmp_path: Any) -> None:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     import otel_replay
-    from otel_replay.export.encoder import encode_request
+    from otel_replay.otlp.proto_writer import encode_request
 
     memory = InMemorySpanExporter()
     provider = TracerProvider()

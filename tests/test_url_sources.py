@@ -15,7 +15,7 @@ import pytest
 import otel_replay
 from _cli import cli_process
 from _http import serving
-from otel_replay.store import download
+from otel_replay.sources import download
 
 _SECRET = "Bearer s3cr3t-token-value"
 

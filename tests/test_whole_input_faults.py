@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_replay.cli.main import cli
-from otel_replay.store.errors import FormatError
+from otel_replay.otlp.errors import FormatError
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_.-]{0,12}", fullmatch=True)
 

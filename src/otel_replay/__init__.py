@@ -40,7 +40,7 @@ _EXPORTS = {
     "iter_runs": "otel_replay.runs.stream",
     "Run": "otel_replay.runs.model",
     "Step": "otel_replay.runs.model",
-    "FormatError": "otel_replay.store.errors",
+    "FormatError": "otel_replay.otlp.errors",
     "replay": "otel_replay.replay.session",
     "ReplaySession": "otel_replay.replay.session",
     "call_agent": "otel_replay.replay.agent_call",
@@ -110,6 +110,7 @@ if TYPE_CHECKING:
     from .export.file_exporter import FileSpanExporter
     from .export.recording_processor import RecordingSpanProcessor
     from .export.semconv import GenAISemconvExporter
+    from .otlp.errors import FormatError
     from .redaction import configure_redaction
     from .replay.agent_call import call_agent
     from .replay.divergence import ReplayDivergence, ReplayError
@@ -120,7 +121,6 @@ if TYPE_CHECKING:
     from .runs.load import LoadWarning, Runs, load
     from .runs.model import Run, Step
     from .runs.stream import iter_runs
-    from .store.errors import FormatError
     from .trusted_types import RecordedBaseException, register_type
 
 

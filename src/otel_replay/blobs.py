@@ -23,10 +23,9 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final, Protocol
 
-from . import settings
+from . import limits, settings
 from .payload import sha256
 from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
-from .store import limits
 
 if TYPE_CHECKING:
     from pathlib import Path

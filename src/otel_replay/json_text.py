@@ -19,11 +19,11 @@ import json
 import re
 from typing import Any
 
-from .store.limits import MAX_NESTING
+from .limits import MAX_NESTING
 
 
 class TooDeep(ValueError):
-    """JSON text nested deeper than :data:`~otel_replay.store.limits.MAX_NESTING` levels."""
+    """JSON text nested deeper than :data:`~otel_replay.limits.MAX_NESTING` levels."""
 
 
 #: What a lone surrogate in parsed JSON can come from: an escape of half a pair, its

@@ -249,8 +249,8 @@ def from_attributes(
 
 def _by_reference(key: str, ref: str) -> Payload:
     """The content of ``key`` read where ``{key}_ref`` says it is stored, if that store is
-    allowed (see :mod:`otel_replay.store.content_refs`); else missing, naming it."""
-    from .store import content_refs
+    allowed (see :mod:`otel_replay.sources.content_refs`); else missing, naming it."""
+    from .sources import content_refs
 
     try:
         data = content_refs.as_json(content_refs.read(ref))

@@ -15,7 +15,7 @@ parser (``ast``) and keeps only what is data:
 
 Nothing is looked up or called: a name is only a string.  Text that is not
 such a repr, or nests deeper than
-:data:`~otel_replay.store.limits.MAX_NESTING`, raises :class:`ValueError`.
+:data:`~otel_replay.limits.MAX_NESTING`, raises :class:`ValueError`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import re
 import tokenize
 from typing import Any
 
-from .store.limits import MAX_NESTING
+from .limits import MAX_NESTING
 
 #: ``<Enum.MEMBER: 'value'>`` with its value a string or a number literal.
 _ENUM = re.compile(r"<[A-Za-z_][\w.]*:\s*('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|-?[\d.]+)>\Z")

@@ -476,7 +476,7 @@ def _runs_of(paths: tuple[str, ...], wanted: set[str]) -> tuple[dict[str, Run], 
     a database's read by their trace."""
     from ..runs.load import load
     from ..runs.stream import iter_runs
-    from ..store.sources import is_database
+    from ..sources.files import is_database
     from .main import _reading
 
     runs: dict[str, Run] = {}
@@ -508,7 +508,7 @@ def _replayed(
     prices: dict[str, Any],
 ) -> list[Row]:
     """Each picked run with its outcome per candidate, or why it was skipped."""
-    from ..store.progress import working
+    from ..sources.progress import working
 
     rows: list[Row] = []
     with working(f"replaying {len(picked)} run(s) against {len(candidates)} candidate(s)"):

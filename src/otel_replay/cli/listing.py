@@ -13,7 +13,7 @@ from .printable import printable
 
 if TYPE_CHECKING:
     from ..commands.summary import Filter, RunSummary
-    from ..store.errors import FormatError
+    from ..otlp.errors import FormatError
 
 
 def listed(
@@ -28,12 +28,12 @@ def listed(
     problems met reading them; ``since`` is ``--since`` as given, for a backend's search.
     The summaries are not filtered here: :func:`~otel_replay.commands.summary.select`
     applies ``flt``."""
-    from ..store.progress import working
-    from ..store.sources import is_database, is_search
+    from ..sources.files import is_database, is_search
+    from ..sources.progress import working
 
     if any(map(is_search, paths)):
-        from ..store.sources import TEMPO_SCHEMES
-        from ..store.tempo_search import narrowed
+        from ..sources.files import TEMPO_SCHEMES
+        from ..sources.tempo import narrowed
 
         # The filters go to the backend's search too: only the traces they may keep are
         # fetched (Jaeger's HTTP API searches by time, not by attribute).
@@ -57,7 +57,7 @@ def listed(
     with working(f"listing {printable(', '.join(paths))}"):
         found, problems = summaries(files, use_cache=use_cache, jobs=jobs) if files else ([], [])
         for name in (p for p in paths if is_database(p)):
-            from ..store.clickhouse_summary import summaries as database_summaries
+            from ..sources.clickhouse.summary import summaries as database_summaries
 
             # ClickHouse computes the lines, filters applied; only the traces it leaves to
             # the reader (other dialects, stitched traces) are read.

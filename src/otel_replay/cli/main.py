@@ -45,8 +45,8 @@ def _reading(paths: tuple[str, ...]) -> Iterator[None]:
     """Input that cannot be read at all: one line naming it, exit 2."""
     import warnings
 
+    from ..otlp.errors import FormatError
     from ..runs.load import LoadWarning
-    from ..store.errors import FormatError
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LoadWarning)  # reported as errors after the output
@@ -61,7 +61,7 @@ def _reading(paths: tuple[str, ...]) -> Iterator[None]:
 def _load(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = None) -> Runs:
     from ..runs.load import Runs, load
     from ..runs.stitch import is_piece
-    from ..store.sources import is_database
+    from ..sources.files import is_database
 
     with _reading(paths):
         if run_id is not None and trace_id is None and all(map(is_database, paths)):
@@ -122,7 +122,7 @@ def _no_run(paths: tuple[str, ...], run_id: str, known: list[str]) -> NoReturn:
 
 
 def _report_problems(runs: Runs, code: int = 2) -> None:
-    from ..store.errors import NoTraceData
+    from ..otlp.errors import NoTraceData
 
     passed = [p for p in runs.problems if isinstance(p, NoTraceData)]
     verbose = _verbose_inputs()
@@ -170,7 +170,7 @@ def _verbose_inputs() -> set[str] | None:
 def _list_passed_over(listed: set[str], read: Sequence[Any]) -> None:
     """``--verbose``: each file of the command's inputs passed over, with why: by its name
     (or a folder not looked into), or read and found to hold no trace data (``read``)."""
-    from ..store.sources import passed_over
+    from ..sources.files import passed_over
 
     ctx = click.get_current_context()
     given = [ctx.params.get(k) for k in ("paths", "inputs", "path", "a", "b")]
@@ -240,7 +240,7 @@ def _read_header(ctx: click.Context, param: click.Parameter, values: tuple[str, 
         return
     given = ctx.meta.setdefault("otel_replay.headers", {})  # one dict for the whole line
     given.update(headers)
-    from ..store import download  # http.client and the like: for URLs only
+    from ..sources import download  # http.client and the like: for URLs only
 
     download.use_headers(given)
 
@@ -277,7 +277,7 @@ _HEADER_HELP = (
 def cli(ref_stores: tuple[str, ...]) -> None:
     """Make LLM-agent failures reproducible from OpenTelemetry traces."""
     if ref_stores:
-        from ..store import content_refs
+        from ..sources import content_refs
 
         content_refs.use_content_refs(ref_stores)
 
@@ -476,7 +476,7 @@ def check(
         error_phrases=error_phrases or DEFAULT_ERROR_PHRASES,
     )
     from ..commands.check import totals
-    from ..store.progress import working
+    from ..sources.progress import working
 
     with _reading(paths), working(f"checking {printable(', '.join(paths))}"):
         checks, others, problems = check_runs(paths, config, run_id=run_id, jobs=jobs)
@@ -859,7 +859,7 @@ def _report_index(
 
     require()  # before any run is read
     os.makedirs(directory, exist_ok=True)
-    from ..store.progress import working
+    from ..sources.progress import working
 
     fn = functools.partial(write_run_page, directory, Config(), run_id)
     with _reading(paths), working(f"writing the pages of {printable(', '.join(paths))}"):
@@ -1143,7 +1143,7 @@ def export(
     every good span, with exit 2.
     """
     from ..export.resend import ExportFailed, otlp_exporter, read_stored, resend
-    from ..store.errors import FormatError
+    from ..otlp.errors import FormatError
 
     trace_ids = None if trace_id is None else [trace_id]
     if run_id is not None:
@@ -1216,7 +1216,7 @@ def convert(inputs: tuple[str, ...], output: str, fmt: str | None, zstd: bool) -
     reported after converting every good record, with exit 2.
     """
     from ..export.convert import convert as run
-    from ..store.errors import FormatError
+    from ..otlp.errors import FormatError
 
     problems: list[FormatError] = []
     try:

@@ -42,13 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, seal
+from ..otlp.errors import FormatError
+from ..otlp.rotation import RUNS_SUFFIX
 from ..runs.load import Runs, read_runs
 from ..runs.model import Run
 from ..runs.stream import WINDOW_BYTES, map_runs
 from ..safe_files import open_regular, read_regular, replace_atomically
-from ..store.errors import FormatError
-from ..store.reader import appended_traces
-from ..store.sources import RUNS_SUFFIX, expand, is_stream
+from ..sources.files import expand, is_stream
+from ..sources.reader import appended_traces
 from .summary import RunSummary, summarize
 
 SUFFIX = RUNS_SUFFIX

@@ -26,7 +26,7 @@ requests).  A payload that changes keeps its companions true to it (the
 digest of the bytes kept, a scrubbed blob under its own digest) and its key
 goes in ``otel_replay.redacted``, as capture writes a payload it scrubbed.
 
-Faults in the input are collected as :class:`~otel_replay.store.errors.FormatError`
+Faults in the input are collected as :class:`~otel_replay.otlp.errors.FormatError`
 (file and byte offset); every good request before a fault is converted, and
 JSON lines resume at the next line.
 """
@@ -48,18 +48,18 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from .. import attributes as A
 from .. import payload
 from ..blobs import BlobStore, BlobUnavailable
+from ..limits import MAX_NESTING
+from ..otlp.errors import FormatError
+from ..otlp.json_reader import JsonShapeError, request_from_json
+from ..otlp.json_writer import request_to_json
+from ..otlp.proto_reader import Request, any_value, bad_ids, parse_request
+from ..otlp.proto_reader import attributes as proto_attributes
+from ..otlp.records import LogRecord, Record, SpanRecord
 from ..redaction import Redactor, redactor
-from ..store import phoenix
-from ..store.errors import FormatError
-from ..store.limits import MAX_NESTING
-from ..store.otlp_json import JsonShapeError, request_from_json
-from ..store.otlp_proto import Request, any_value, bad_ids, parse_request
-from ..store.otlp_proto import attributes as proto_attributes
-from ..store.reader import ZSTD_MAGIC, Reader, _decompress_zstd
-from ..store.records import LogRecord, Record, SpanRecord
-from ..store.sources import expand, is_stream, rotated_from
+from ..sources import phoenix
+from ..sources.files import expand, is_stream, rotated_from
+from ..sources.reader import ZSTD_MAGIC, Reader, _decompress_zstd
 from .file_exporter import COMPRESSIONS, FORMATS, format_for, frame
-from .json_encoder import request_to_json
 from .scrub import (
     REMOVED,
     STATUS,
@@ -143,7 +143,7 @@ class MessageReader(Reader[Request]):
         return [request_from_json(doc)]
 
     def _from_phoenix(self, data: bytes) -> Iterator[Request]:
-        from .encoder import encode_request
+        from ..otlp.proto_writer import encode_request
         from .readable_spans import readable_spans
 
         spans = list(readable_spans(phoenix.spans_from_response(data, self.path, self._keep)))
@@ -151,7 +151,7 @@ class MessageReader(Reader[Request]):
             yield parse_request(encode_request(spans), self.path, 0)
 
     def _from_records(self, records: Iterable[Record]) -> Iterator[Request]:
-        from .encoder import encode_request
+        from ..otlp.proto_writer import encode_request
         from .readable_spans import readable_spans
 
         left = iter(records)

@@ -3,7 +3,7 @@
 Each export writes one record, in one of the Collector's layouts:
 
 ``format: proto`` (default)  a 4-byte big-endian length and the serialized
-                             ``ExportTraceServiceRequest`` (:mod:`otel_replay.store.framing`)
+                             ``ExportTraceServiceRequest`` (:mod:`otel_replay.otlp.framing`)
 ``format: json``             the request as one line of OTLP/JSON, byte for byte what
                              pdata's ``JSONMarshaler`` writes (:mod:`.json_encoder`)
 ``compression: zstd``        either one compressed as a zstd frame of its own, inside
@@ -46,14 +46,14 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import settings
 from ..blobs import Blobs, BlobStore
-from ..store import framing
-from ..store.sources import INDEX_SUFFIX
+from ..otlp import framing
+from ..otlp.rotation import INDEX_SUFFIX
 from .payload_store import PayloadStore
 from .readable_spans import copied
 from .scrub import hidden_copy
 
 if TYPE_CHECKING:
-    from . import rotation as rot
+    from ..otlp import rotation as rot
 
 __all__ = [
     "COMPRESSIONS",
@@ -111,10 +111,10 @@ def _choice(
 def _encoder(format: str) -> Callable[..., bytes]:
     """The request encoder of ``format``, imported on the first export (not with the API)."""
     if format == "json":
-        from .json_encoder import encode_json_request
+        from ..otlp.json_writer import encode_json_request
 
         return encode_json_request
-    from .encoder import encode_request
+    from ..otlp.proto_writer import encode_request
 
     return encode_request
 
@@ -231,7 +231,7 @@ class FileSpanExporter(SpanExporter):
         mb = max_megabytes if max_megabytes is not None else env.rotate_mb
         if not mb or mb <= 0:
             return None
-        from . import rotation as rot  # only a rotating exporter needs it
+        from ..otlp import rotation as rot  # only a rotating exporter needs it
 
         backups = max_backups if max_backups is not None else env.rotate_max_backups
         days = max_days if max_days is not None else env.rotate_max_days
@@ -418,7 +418,7 @@ class FileSpanExporter(SpanExporter):
                 rotation.max_bytes,
             )
             return False
-        from . import rotation as rot
+        from ..otlp import rotation as rot
 
         now = rotation.now()
         backup = rot.free_backup_name(self.path, now)

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from ..store.records import SpanRecord
+from ..otlp.records import SpanRecord
 
 __all__ = ["copied", "readable_spans"]
 

@@ -34,10 +34,10 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import settings
 from ..bytes_text import as_base64
-from ..store.errors import FormatError
-from ..store.reader import RecordReader
-from ..store.records import SpanRecord
-from ..store.sources import expand
+from ..otlp.errors import FormatError
+from ..otlp.records import SpanRecord
+from ..sources.files import expand
+from ..sources.reader import RecordReader
 from .readable_spans import readable_spans
 from .scrub import hidden_copy
 

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias
 
 from .. import attributes as A
+from ..otlp.errors import FormatError
+from ..otlp.records import LogRecord, SpanRecord
 from ..payload_attributes import BlobReader
-from ..store import content_refs
-from ..store.errors import FormatError
-from ..store.records import LogRecord, SpanRecord
+from ..sources import content_refs
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans, merge_twin_traces

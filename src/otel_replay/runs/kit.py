@@ -44,8 +44,8 @@ from .. import attributes as A
 from .. import messages as M
 from .. import payload
 from ..dialects.placeholders import left_out, placeholder_in
+from ..otlp.errors import FormatError
 from ..payload_attributes import Payload
-from ..store.errors import FormatError
 from . import verdict as V
 from .model import KitReport, Run, Step
 

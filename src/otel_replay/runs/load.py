@@ -7,11 +7,11 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
 from ..blobs import BlobStore, BlobUnavailable
+from ..otlp.errors import FormatError
+from ..otlp.records import LogRecord, SpanRecord
 from ..payload_attributes import BlobReader
-from ..store.errors import FormatError
-from ..store.reader import RecordReader
-from ..store.records import LogRecord, SpanRecord
-from ..store.sources import expand, is_stream, rotated_from, same_set
+from ..sources.files import expand, is_stream, rotated_from, same_set
+from ..sources.reader import RecordReader
 from .build import assemble, build_traces
 from .log_events import unjoined
 from .model import Run, no_cycle_collection
@@ -43,7 +43,7 @@ class Runs(list[Run]):
 
 
 def _inputs(path: str) -> tuple[list[str], FormatError | None]:
-    """The files ``path`` names (see :func:`~otel_replay.store.sources.expand`)."""
+    """The files ``path`` names (see :func:`~otel_replay.sources.files.expand`)."""
     if is_stream(path):
         return expand([path]), None  # itself, or the traces a search names
     try:
@@ -61,7 +61,7 @@ def _blob_reader(name: str) -> BlobReader:
     """The blobs beside ``name``; for a rotated file, also those beside its live name
     (a writer that rotates keeps one blob store under the live name, shared by every
     backup); then those of the payload stores the user allows (see
-    :func:`~otel_replay.store.content_refs.stored_blob`).  A URL or a database has only
+    :func:`~otel_replay.sources.content_refs.stored_blob`).  A URL or a database has only
     the latter."""
     readers: list[BlobReader] = []
     if not is_stream(name):
@@ -89,7 +89,7 @@ def _blob_reader(name: str) -> BlobReader:
 
 
 def _stored_blob(ref: str) -> bytes | None:
-    from ..store.content_refs import RefUnavailable, stored_blob
+    from ..sources.content_refs import RefUnavailable, stored_blob
 
     try:
         return stored_blob(ref)
@@ -137,10 +137,10 @@ def read_runs(
     """:func:`load` without the warnings: problems only in :attr:`Runs.problems`.
 
     ``as_of`` maps file names to the stamp of the trace index to read them
-    through, even if they have grown since (see :func:`~otel_replay.store.index.load`).
+    through, even if they have grown since (see :func:`~otel_replay.otlp.index.load`).
     ``lazy``: for runs that may not all be used, an agent's run has its steps built
     when first asked for (see :class:`~.model.PendingRun`) and its spans decoded then
-    (see :class:`~otel_replay.store.reader.RecordReader`).
+    (see :class:`~otel_replay.sources.reader.RecordReader`).
     """
     with no_cycle_collection():
         traces = read_traces(paths, wanted, as_of, lazy=lazy)

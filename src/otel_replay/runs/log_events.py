@@ -39,7 +39,7 @@ from .. import attributes as A
 from .. import json_text
 from .. import messages as M
 from ..dialects import openai_v2
-from ..store.records import LogRecord
+from ..otlp.records import LogRecord
 from .model import ModelCall, Run, Step
 from .steps import current_attributes, model_call
 from .stitch import process_key, process_key_of

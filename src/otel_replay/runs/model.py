@@ -11,8 +11,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from ..otlp.errors import FormatError
 from ..payload_attributes import Payload
-from ..store.errors import FormatError
 from ..trusted_types import TypeResolver
 
 StepKind = Literal["agent", "model", "tool", "other"]

@@ -32,8 +32,8 @@ from .. import json_text, payload
 from .. import messages as M
 from ..dialects import normalize
 from ..dialects.genai import current_attributes
+from ..otlp.records import SpanRecord
 from ..payload_attributes import BlobReader, Payload, from_attributes
-from ..store.records import SpanRecord
 from .derived_tools import unverified
 from .model import ModelCall, RawHttp, Snapshot, Step, StepKind, ToolCall, ToolError
 

@@ -2,7 +2,7 @@
 
 :func:`~otel_replay.runs.load.load` holds every run of its input at once:
 several times the dump's size for a big one.  When every input file is a
-4-byte framed dump, its trace index (see :mod:`~otel_replay.store.index`)
+4-byte framed dump, its trace index (see :mod:`~otel_replay.otlp.index`)
 says where each trace starts, so the traces can be read a window of the
 dump at a time: a window's traces are loaded through the index (all their
 spans and log records, wherever they are), built, handed over and dropped.
@@ -31,10 +31,11 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeAlias, TypeVar
 
-from ..store import index, progress
-from ..store.errors import FormatError
-from ..store.reader import trace_index
-from ..store.sources import expand, is_database, is_stream
+from ..otlp import index
+from ..otlp.errors import FormatError
+from ..sources import progress
+from ..sources.files import expand, is_database, is_stream
+from ..sources.reader import trace_index
 from .build import assemble
 from .double_spans import TwinFacts, pair_twins, twin_facts
 from .load import Runs, read_runs, read_traces
@@ -83,7 +84,7 @@ def windows(paths: Sequence[str], window_bytes: int | None = None) -> Windows | 
     smaller than :data:`MIN_WINDOWS` windows."""
     window_bytes = window_bytes or WINDOW_BYTES
     if len(paths) == 1 and is_database(paths[0]):
-        from ..store.clickhouse_spans import trace_windows
+        from ..sources.clickhouse.spans import trace_windows
 
         try:
             found = trace_windows(paths[0], max(1, int(window_bytes * SPANS_PER_BYTE)))
@@ -222,8 +223,8 @@ def map_table_runs(
     database; see :func:`map_runs`).
     When log records beside it name no span (they join runs by their time) the table is
     read whole, and every run but those of the traces in ``done`` is given."""
-    from ..store.clickhouse import Location
-    from ..store.clickhouse_spans import spanless_logs, windows_of
+    from ..sources.clickhouse.database import Location
+    from ..sources.clickhouse.spans import spanless_logs, windows_of
 
     if spanless_logs(name):
         runs = read_runs([name])

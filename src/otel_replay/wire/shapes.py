@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..json_text import TooDeep, depth
-from ..store.limits import MAX_NESTING
+from ..limits import MAX_NESTING
 
 
 class BadRequest(ValueError):

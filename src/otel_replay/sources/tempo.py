@@ -23,7 +23,7 @@ import time
 import urllib.parse
 from typing import Final
 
-from .errors import FormatError
+from ..otlp.errors import FormatError
 
 __all__ = ["failure", "narrowed", "trace_urls"]
 
@@ -44,8 +44,8 @@ def narrowed(name: str, **filters: str | None) -> str:
 def trace_urls(name: str) -> list[str]:
     """The trace-by-id URLs of the traces the search ``name`` finds (``[name]`` when the
     search fails: reading that name then reports why, see :func:`failure`)."""
+    from ..limits import MAX_RECORD_BYTES
     from . import download
-    from .limits import MAX_RECORD_BYTES
 
     try:
         base, url = _search_url(name)

@@ -13,7 +13,7 @@ messages pdata always writes: a ``resource``, a ``scope``, a span's
 Two front ends share those rules:
 
 - :func:`encode_json_request` takes SDK spans and makes the same choices as
-  :func:`~otel_replay.export.encoder.encode_request` (grouping,
+  :func:`~otel_replay.otlp.proto_writer.encode_request` (grouping,
   large payloads to the blob store, attributes skipped): its output is, byte
   for byte, :func:`request_to_json` of the message ``encode_request`` writes.
 - :func:`request_to_json` takes a protobuf request of either signal (traces
@@ -35,7 +35,7 @@ from opentelemetry.trace import SpanKind
 
 from .. import attributes as A
 from ..blobs import Blobs
-from .encoder import _Group, _skip
+from .proto_writer import _Group, _skip
 
 __all__ = ["encode_json_request", "format_double", "request_to_json"]
 
@@ -442,7 +442,7 @@ def encode_json_request(
 ) -> bytes:
     """``spans`` as one OTLP/JSON ``ExportTraceServiceRequest``, without a newline.
 
-    The same request :func:`~otel_replay.export.encoder.encode_request` writes
+    The same request :func:`~otel_replay.otlp.proto_writer.encode_request` writes
     in protobuf (see there for ``max_inline`` and ``blobs``),
     in the bytes pdata's ``JSONMarshaler`` would write for it.
     """

@@ -38,13 +38,16 @@ from typing import IO, Any, Generic, TypeVar, cast
 
 from google.protobuf.message import DecodeError
 
+from .. import limits
 from ..json_text import may_hold_surrogates, without_lone_surrogates
-from . import backends, bounded, framing, index, limits, phoenix, progress
-from .errors import FormatError, NoTraceData, OtherSignal
-from .otlp_json import JsonShapeError, NotOtlpError, OtherSignalError, records_from_json
-from .otlp_proto import records_from_proto
-from .records import LogRecord, Record, SpanRecord
-from .sources import JAEGER_SCHEMES, Found, is_database, is_search, is_stream
+from ..otlp import bounded, framing, index
+from ..otlp import envelopes as backends
+from ..otlp.errors import FormatError, NoTraceData, OtherSignal
+from ..otlp.json_reader import JsonShapeError, NotOtlpError, OtherSignalError, records_from_json
+from ..otlp.proto_reader import records_from_proto
+from ..otlp.records import LogRecord, Record, SpanRecord
+from . import phoenix, progress
+from .files import JAEGER_SCHEMES, Found, is_database, is_search, is_stream
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -424,7 +427,7 @@ class _Open:
         elif name.startswith(JAEGER_SCHEMES):  # a search that could not be asked
             raise FormatError.whole(name, "its since= is neither a time nor a span like 2h")
         elif is_search(name):  # a search that found nothing to read
-            from . import tempo_search
+            from . import tempo as tempo_search
 
             raise FormatError.whole(name, tempo_search.failure(name))
         else:
@@ -504,7 +507,7 @@ class Reader(Generic[T]):
         try:
             opened = _Open(self.path)
         except FormatError as exc:
-            from .jaeger_search import finds_nothing
+            from .jaeger import finds_nothing
 
             if not finds_nothing(self.path, exc.reason):  # else: a search that matched none
                 self.problems.append(exc)
@@ -533,7 +536,7 @@ class Reader(Generic[T]):
 
     def _database(self) -> Iterator[T]:
         """A ClickHouse table's spans (the traces asked for only, chosen by ClickHouse)."""
-        from .clickhouse_spans import read_records
+        from .clickhouse.spans import read_records
 
         try:
             yield from self._from_records(read_records(self.path, self.trace_ids, self.problems))

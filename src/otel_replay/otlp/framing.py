@@ -12,7 +12,7 @@ import os
 import struct
 from typing import Final
 
-from . import limits
+from .. import limits
 
 HEADER: Final = struct.Struct(">I")
 HEADER_SIZE: Final = 4

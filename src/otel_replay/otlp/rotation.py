@@ -20,10 +20,28 @@ import dataclasses
 import datetime as dt
 import logging
 import os
+import re
+from typing import Final
 
-from ..store.sources import _ROTATED, INDEX_SUFFIX
+__all__ = [
+    "INDEX_SUFFIX",
+    "ROTATED",
+    "RUNS_SUFFIX",
+    "Rotation",
+    "backup_name",
+    "backups",
+    "prune",
+]
 
-__all__ = ["Rotation", "backup_name", "backups", "prune"]
+#: A rotated name: the live name with the rotation time before its extension and,
+#: from timberjack, the reason (lowercase ``[a-z0-9_-]``, at most 32) after the time.
+ROTATED = re.compile(
+    r"^(?P<stem>.+)-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3})"
+    r"(?:-(?P<reason>[a-z0-9_-]{1,32}?))?(?P<ext>\.[^.]*)?$"
+)
+#: The trace-id index beside a dump (see :mod:`.index`), and the run summaries (``ls``).
+INDEX_SUFFIX: Final = ".otel-replay-index"
+RUNS_SUFFIX: Final = ".otel-replay-runs"
 
 logger = logging.getLogger("otel_replay")
 
@@ -86,7 +104,7 @@ def backups(path: str) -> list[tuple[str, str]]:
     except OSError:
         return []
     for name in names:
-        m = _ROTATED.match(name)
+        m = ROTATED.match(name)
         if m and m["stem"] + (m["ext"] or "") == filename:
             out.append((m["ts"], os.path.join(directory, name)))
     out.sort()

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..json_text import loads
-from .clickhouse import Database, hex_id, table_types, trace_filter
-from .clickhouse_types import column_attributes
-from .errors import FormatError
-from .records import LogRecord
+from ...json_text import loads
+from ...otlp.errors import FormatError
+from ...otlp.records import LogRecord
+from .column_types import column_attributes
+from .database import Database, hex_id, table_types, trace_filter
 
 __all__ = ["read_logs"]
 

@@ -33,10 +33,9 @@ import urllib.request
 from collections.abc import Mapping
 from typing import IO, Any, Final
 
-from .. import settings
+from .. import limits, settings
+from ..otlp.errors import FormatError
 from ..settings import OTEL_REPLAY_HTTP_HEADERS as OTEL_REPLAY_HTTP_HEADERS
-from . import limits
-from .errors import FormatError
 
 #: Bytes of an answer kept in memory before it spills to a temporary file.
 IN_MEMORY: Final = 16 * limits.MiB

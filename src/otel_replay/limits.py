@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
-from .. import settings
-from ..settings import GiB, KiB, MiB, size_text
+from . import settings
+from .settings import GiB, KiB, MiB, size_text
 
 __all__ = [
     "MAX_NESTING",

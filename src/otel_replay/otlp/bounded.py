@@ -12,7 +12,7 @@ import os
 import threading
 from typing import IO, Any, Final, cast
 
-from . import limits
+from .. import limits
 from .errors import FormatError
 
 #: What one read asks for while the total is unknown.

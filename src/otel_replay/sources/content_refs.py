@@ -35,9 +35,8 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
 
-from .. import settings
+from .. import limits, settings
 from ..settings import OTEL_REPLAY_CONTENT_REFS
-from . import limits
 
 __all__ = [
     "OTEL_REPLAY_CONTENT_REFS",

@@ -34,12 +34,12 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .. import limits
 from ..attributes import BYTES as _BYTES
 from ..bytes_text import from_base64
-from . import limits
-from .errors import FormatError
-from .otlp_json import deeper
-from .records import EventRecord, LinkRecord, SpanRecord
+from ..otlp.errors import FormatError
+from ..otlp.json_reader import deeper
+from ..otlp.records import EventRecord, LinkRecord, SpanRecord
 
 __all__ = ["looks_like", "spans_from_response"]
 

@@ -13,9 +13,10 @@ timestamped files come before the live one, in the order of their times.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
+
+from ..otlp.rotation import INDEX_SUFFIX, ROTATED, RUNS_SUFFIX
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,15 +27,6 @@ def _has_magic(name: str) -> bool:
     return any(c in name for c in "*?[")
 
 
-#: A rotated name: the live name with the rotation time before its extension and,
-#: from timberjack, the reason (lowercase ``[a-z0-9_-]``, at most 32) after the time.
-_ROTATED = re.compile(
-    r"^(?P<stem>.+)-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3})"
-    r"(?:-(?P<reason>[a-z0-9_-]{1,32}?))?(?P<ext>\.[^.]*)?$"
-)
-#: The trace-id index beside a dump (see :mod:`.index`), and the run summaries (``ls``).
-INDEX_SUFFIX: Final = ".otel-replay-index"
-RUNS_SUFFIX: Final = ".otel-replay-runs"
 #: Files in a dump directory that are never span data.
 _SKIP_SUFFIXES = (
     ".tmp",
@@ -134,7 +126,7 @@ def _data_files(names: Iterable[str], passed: list[tuple[str, str]] | None) -> l
 def rotation_key(path: str) -> tuple[str, str, int, str, str]:
     """Sort key: same set together, rotated files by timestamp, the live file last."""
     directory, name = os.path.split(path)
-    m = _ROTATED.match(name)
+    m = ROTATED.match(name)
     if m:
         return (directory, m["stem"] + (m["ext"] or ""), 0, m["ts"], name)
     return (directory, name, 1, "", name)
@@ -148,7 +140,7 @@ def same_set(a: str, b: str) -> bool:
 def rotated_from(path: str | os.PathLike[str]) -> str | None:
     """The live file a rotated file was renamed from (same directory), or None."""
     directory, name = os.path.split(os.fspath(path))
-    m = _ROTATED.match(name)
+    m = ROTATED.match(name)
     if m is None:
         return None
     return os.path.join(directory, m["stem"] + (m["ext"] or ""))
@@ -225,7 +217,7 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     for raw in paths:
         name = os.fspath(raw)
         if name.startswith(JAEGER_SCHEMES):
-            from .jaeger_search import search_url  # one answer holds what it finds
+            from .jaeger import search_url  # one answer holds what it finds
 
             try:
                 out.append(search_url(name))
@@ -233,7 +225,7 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
                 out.append(name)  # reading it says why
             continue
         if is_search(name):
-            from .tempo_search import trace_urls  # a search: the traces it finds
+            from .tempo import trace_urls  # a search: the traces it finds
 
             out.extend(trace_urls(name))
             continue

@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from .clickhouse import Database, Param, connect, hex_id, table_types, trace_filter
-from .clickhouse_logs import read_logs
-from .clickhouse_types import column_attributes
-from .errors import FormatError
-from .records import EventRecord, LinkRecord, Record, SpanRecord
+from ...otlp.errors import FormatError
+from ...otlp.records import EventRecord, LinkRecord, Record, SpanRecord
+from .column_types import column_attributes
+from .database import Database, Param, connect, hex_id, table_types, trace_filter
+from .logs import read_logs
 
 __all__ = [
     "Columns",

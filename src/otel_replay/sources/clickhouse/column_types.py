@@ -21,10 +21,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from .. import attributes as A
-from ..bytes_text import from_base64
-from ..json_text import loads
-from .limits import MAX_NESTING
+from ... import attributes as A
+from ...bytes_text import from_base64
+from ...json_text import loads
+from ...limits import MAX_NESTING
 
 __all__ = ["attribute_type", "column_attributes", "typed_attributes", "typed_value"]
 

@@ -18,9 +18,9 @@ from typing import Any, Final, TypeGuard
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
 from ..bytes_text import from_base64
-from .backends import EmptyAnswer
-from .backends import unwrapped as _backend_unwrapped
-from .limits import MAX_NESTING
+from ..limits import MAX_NESTING
+from .envelopes import EmptyAnswer
+from .envelopes import unwrapped as _backend_unwrapped
 from .records import EventRecord, LinkRecord, LogRecord, Record, SpanRecord
 
 _KINDS = {

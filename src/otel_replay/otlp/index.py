@@ -36,8 +36,8 @@ from .. import seal
 from ..safe_files import open_regular, replace_atomically
 from .errors import FormatError
 from .framing import HEADER as FRAME_HEADER
-from .otlp_proto import parse_request, spanless_logs, trace_ids
-from .sources import INDEX_SUFFIX
+from .proto_reader import parse_request, spanless_logs, trace_ids
+from .rotation import INDEX_SUFFIX
 
 SUFFIX = INDEX_SUFFIX
 # 02: log records are indexed too (01 indexes of log dumps were empty).

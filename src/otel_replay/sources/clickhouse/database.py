@@ -33,10 +33,9 @@ import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Protocol
 
-from .. import settings
-from ..settings import OTEL_REPLAY_CLICKHOUSE_PASSWORD, TRUE
-from . import limits
-from .errors import FormatError
+from ... import limits, settings
+from ...otlp.errors import FormatError
+from ...settings import OTEL_REPLAY_CLICKHOUSE_PASSWORD, TRUE
 
 __all__ = [
     "OTEL_REPLAY_CLICKHOUSE_PASSWORD",

@@ -1,0 +1,1 @@
+"""Spans and logs read from the OpenTelemetry Collector's ClickHouse tables."""
