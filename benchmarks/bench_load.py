@@ -36,9 +36,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 import otel_replay
 from otel_replay import attributes as A
-from otel_replay import payload
 from otel_replay.commands import summary_cache
 from otel_replay.otlp.records import SpanRecord
+from otel_replay.payload import codec as payload
 from otel_replay.sources.reader import RecordReader, iter_records
 
 MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)

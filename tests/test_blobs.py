@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 import otel_replay
 from _cli import cli_process
 from otel_replay import attributes as A
-from otel_replay.blobs import BlobStore
+from otel_replay.payload.blobs import BlobStore
 
 SECRET = b"root:x:0:0:root:/root:/bin/bash\n"  # what a link to /etc/passwd would show
 DIGEST = hashlib.sha256(SECRET).hexdigest()

@@ -15,7 +15,7 @@ from opentelemetry.trace import StatusCode
 import otel_replay
 from _recording import in_memory
 from otel_replay import attributes as A
-from otel_replay.payload_attributes import from_attributes
+from otel_replay.payload.attributes import from_attributes
 
 
 @otel_replay.tool

@@ -27,7 +27,7 @@ from _cli import cli_process
 from _contract import MODEL_KEYS, RUN_KEYS, STEP_KEYS, TOOL_KEYS
 from otel_replay import attributes as A
 from otel_replay.cli.main import cli
-from otel_replay.payload_attributes import to_attributes
+from otel_replay.payload.attributes import to_attributes
 
 ANSI = re.compile(r"\x1b\[")
 

@@ -401,7 +401,7 @@ def test_payloads_kept_in_a_store_beside_clickhouse_read_back_exactly(tmp_path: 
     from _recording import in_memory
     from otel_replay.otlp.proto_reader import records_from_proto
     from otel_replay.otlp.proto_writer import encode_request
-    from otel_replay.sources import content_refs
+    from otel_replay.payload import references as content_refs
     from test_payload_store import INVOICE, _billing_run
 
     store = tmp_path / "payloads"
@@ -685,7 +685,7 @@ def _value_of(engine: Any, expression: str, **params: Any) -> Any:
 def test_two_spellings_of_one_json_value_share_their_key(engine: Any, value: Any, rng: Any) -> None:
     """Tool calls whose arguments are one value, however spelled, are "the same call" to
     ClickHouse too (so a repeated call is never missed)."""
-    from otel_replay import payload
+    from otel_replay.payload import codec as payload
     from otel_replay.sources.clickhouse.summary import KEY
 
     a, b = json.dumps(value, ensure_ascii=False), _respelled(value, rng)

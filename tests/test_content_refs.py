@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import otel_replay
 from _cli import cli_process
+from otel_replay.payload import references as content_refs
 from otel_replay.replay.engine import ReplayEngine
-from otel_replay.sources import content_refs
 
 DATA = Path(__file__).parent / "data" / "genai_refs"
 TRACE = DATA / "trace.otlp"

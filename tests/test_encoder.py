@@ -26,9 +26,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link
 
 from otel_replay import attributes as A
-from otel_replay.blobs import BlobStore
 from otel_replay.export.scrub import hidden_copy
 from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.payload.blobs import BlobStore
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 

@@ -26,9 +26,9 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_replay import attributes as A
-from otel_replay.blobs import BlobStore
 from otel_replay.export import file_exporter
 from otel_replay.export.file_exporter import FileSpanExporter
+from otel_replay.payload.blobs import BlobStore
 from otel_replay.sources.reader import SpanReader, iter_records
 
 SRC = Path(__file__).resolve().parents[1] / "src"

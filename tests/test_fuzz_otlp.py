@@ -127,7 +127,7 @@ _DOTTED = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+\.?")
 _NAME = re.compile(r"[a-z][a-z0-9_.]*")
 #: Calls whose first argument is an attribute name: ``span.get(NAME)``, ``span.text(NAME)``...
 _READS = frozenset({"get", "text", "json", "pop", "setdefault", "_text", "_int", "_str"})
-_READERS = [SRC / "attributes.py", SRC / "payload_attributes.py"]
+_READERS = [SRC / "attributes.py", SRC / "payload" / "attributes.py"]
 _READERS += sorted((SRC / "dialects").glob("*.py")) + sorted((SRC / "runs").glob("*.py"))
 
 

@@ -29,11 +29,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from _data import COLLECTOR, DATA, THIRDPARTY_FORMATS, found
-from otel_replay.blobs import BlobStore
 from otel_replay.export.scrub import hidden_copy
 from otel_replay.otlp.json_reader import OtherSignalError, request_from_json
 from otel_replay.otlp.json_writer import encode_json_request, format_double, request_to_json
 from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.payload.blobs import BlobStore
 from otel_replay.sources.reader import RecordReader, iter_varint
 
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import otel_replay
 from otel_replay import attributes as A
-from otel_replay import payload
-from otel_replay.payload_attributes import from_attributes, to_attributes
+from otel_replay.payload import codec as payload
+from otel_replay.payload.attributes import from_attributes, to_attributes
 from otel_replay.trusted_types import TypeResolver
 
 

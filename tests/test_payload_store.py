@@ -12,7 +12,7 @@ import otel_replay
 from _billing import billing_run
 from _recording import in_memory, recording
 from otel_replay import attributes as A
-from otel_replay.sources import content_refs
+from otel_replay.payload import references as content_refs
 
 INVOICE = b"%PDF-1.7\xff\x00" + bytes(range(256)) * 4  # 1 KiB and some, not UTF-8
 

@@ -208,7 +208,7 @@ def _nested(depth: int) -> Any:
 
 def test_one_walk_tells_plain_json_as_the_payload_check_does() -> None:
     """``scrub_json`` walks once for both: its verdict is ``is_plain_json``'s, on the clean value."""
-    from otel_replay.payload import PLAIN_DEPTH, is_plain_json
+    from otel_replay.payload.codec import PLAIN_DEPTH, is_plain_json
 
     values = [
         {"a": [1, 2.5, None, True, "x"], "b": {"c": []}},

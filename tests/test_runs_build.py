@@ -23,11 +23,11 @@ from opentelemetry.trace import Status, StatusCode, Tracer
 import otel_replay
 from _records import span_record
 from otel_replay import attributes as A
-from otel_replay import payload
-from otel_replay.blobs import BlobStore
 from otel_replay.otlp.errors import FormatError
 from otel_replay.otlp.records import EventRecord, SpanRecord
-from otel_replay.payload_attributes import to_attributes
+from otel_replay.payload import codec as payload
+from otel_replay.payload.attributes import to_attributes
+from otel_replay.payload.blobs import BlobStore
 from otel_replay.runs.build import build_runs
 from otel_replay.runs.load import LoadWarning, load
 from otel_replay.runs.steps import classify, current_attributes, to_step

@@ -42,14 +42,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 import otel_replay
 from _secrets import SECRET_SHAPES, WRITING, collector, decompressed, every_byte
 from otel_replay import attributes as A
-from otel_replay import payload
-from otel_replay.blobs import BlobStore
 from otel_replay.cli.main import cli
 from otel_replay.export.convert import MessageReader
 from otel_replay.otlp.json_reader import request_from_json
 from otel_replay.otlp.proto_reader import records_from_proto
 from otel_replay.otlp.records import SpanRecord
-from otel_replay.payload_attributes import from_attributes
+from otel_replay.payload import codec as payload
+from otel_replay.payload.attributes import from_attributes
+from otel_replay.payload.blobs import BlobStore
 from otel_replay.redaction import configure_redaction
 from otel_replay.sources.reader import SpanReader
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from tests.conformance.checks import Case, find_cases
 
-from otel_replay import payload
 from otel_replay.capture.hooks import ToolInvocation
+from otel_replay.payload import codec as payload
 from otel_replay.replay.tool_stubs import ToolStubs
 from otel_replay.runs.load import read_runs
 from otel_replay.runs.model import Run, Step

@@ -12,7 +12,7 @@ from _records import span_record
 from otel_replay import attributes as A
 from otel_replay.cli.render import step_line
 from otel_replay.otlp.records import SpanRecord
-from otel_replay.payload_attributes import to_attributes
+from otel_replay.payload.attributes import to_attributes
 from otel_replay.runs.build import build_runs
 from otel_replay.runs.model import Run
 

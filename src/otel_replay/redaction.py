@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from . import attributes as A
 from . import settings
-from .payload import PLAIN_DEPTH
+from .payload.codec import PLAIN_DEPTH
 from .redaction_prefilter import BASE64, ESCAPE, EVERYTHING, SHAPES
 from .redaction_prefilter import Hits as _Hits
 from .redaction_prefilter import Prefilter as _Prefilter
@@ -657,7 +657,7 @@ class Redactor:
 
     def scrub_json(self, value: Any, path: str, hidden: list[str]) -> tuple[Any, bool]:
         """:meth:`scrub`, and whether ``value`` is plain JSON in the sense of
-        :func:`~otel_replay.payload.is_plain_json` (False also where unsure): one walk
+        :func:`~otel_replay.payload.codec.is_plain_json` (False also where unsure): one walk
         for both, on the capture hot path."""
         stack = _Path((path,))
         return self._scrub(value, stack, hidden, False), stack.plain

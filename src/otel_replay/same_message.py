@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import messages as M
-from . import payload
+from .payload import codec as payload
 from .redaction import Redactor, redactor
 
 #: How the key of an assistant message starts.

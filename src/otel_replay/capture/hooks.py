@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .. import payload
+from ..payload import codec as payload
 
 
 @dataclasses.dataclass(frozen=True)

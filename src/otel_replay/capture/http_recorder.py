@@ -55,8 +55,8 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from .. import attributes as A
-from .. import payload
 from ..dialects import bodies
+from ..payload import codec as payload
 from ..redaction import redactor
 from . import content_coding
 from .body_text import shows_secret

@@ -34,8 +34,8 @@ from .fingerprint import fingerprint
 from .spans import warn_once
 
 if TYPE_CHECKING:
-    from ..export.payload_store import Uploader
     from ..export.semconv import Normalizer
+    from ..payload.store import Uploader
 
 #: Baggage keys accepted for each id attribute.
 BAGGAGE_IDS: Mapping[str, str] = {
@@ -84,7 +84,7 @@ class ReplaySpanProcessor(SpanProcessor):
     over ``max_inline_bytes`` (``OTEL_REPLAY_MAX_INLINE_BYTES``, 256 KiB) leave
     every exporter's spans for this store (any fsspec URL, or a directory),
     uploaded from a thread of the processor's; the spans name them by digest
-    (see :mod:`otel_replay.export.payload_store`).
+    (see :mod:`otel_replay.payload.store`).
 
     ``base64_bytes`` (``OTEL_REPLAY_BASE64_BYTES``, default false) sends every
     ``bytes`` attribute value as base64 text, for backends that cannot store
@@ -118,7 +118,7 @@ class ReplaySpanProcessor(SpanProcessor):
         self._uploader: Uploader | None = None
         store = payload_store or env.payload_store
         if store:
-            from ..export.payload_store import PayloadStore, Uploader
+            from ..payload.store import PayloadStore, Uploader
 
             self._uploader = Uploader(PayloadStore(store))
         self._max_inline = (

@@ -17,7 +17,7 @@ from typing import Any
 from opentelemetry import trace
 
 from .. import attributes as A
-from ..payload_attributes import to_attributes
+from ..payload.attributes import to_attributes
 from .content import capture_content
 from .spans import length_limit, max_inline, scrubbed_payload, tracer, tracing_on, warn_once
 

@@ -10,9 +10,10 @@ from typing import Any
 from opentelemetry import context, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .. import __version__, payload, settings
+from .. import __version__, settings
 from .. import attributes as A
-from ..payload_attributes import to_attributes
+from ..payload import codec as payload
+from ..payload.attributes import to_attributes
 from ..redaction import redactor
 
 logger = logging.getLogger("otel_replay")

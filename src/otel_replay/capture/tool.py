@@ -2,7 +2,7 @@
 
 Each call becomes an ``execute_tool <name>`` span with the GenAI tool
 attributes plus exact payloads of the arguments and of the result (see
-:mod:`otel_replay.payload` for which types round-trip).  An exception is
+:mod:`otel_replay.payload.codec` for which types round-trip).  An exception is
 recorded (event, ``error.type``, ERROR status, its constructor arguments) and
 re-raised untouched.  When an agent framework already opened an
 ``execute_tool`` span for this call, that span is enriched instead of nesting

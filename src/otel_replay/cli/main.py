@@ -212,7 +212,7 @@ def _finite(value: Any) -> Any:
 def _default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         # Attribute bytes that are text read as text; others as base64, as payload.plain does.
-        from ..payload import plain
+        from ..payload.codec import plain
 
         return plain(bytes(value))
     return repr(value)
@@ -277,7 +277,7 @@ _HEADER_HELP = (
 def cli(ref_stores: tuple[str, ...]) -> None:
     """Make LLM-agent failures reproducible from OpenTelemetry traces."""
     if ref_stores:
-        from ..sources import content_refs
+        from ..payload import references as content_refs
 
         content_refs.use_content_refs(ref_stores)
 

@@ -20,8 +20,8 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from .. import messages as M
-from .. import payload
-from ..payload_attributes import Payload
+from ..payload import codec as payload
+from ..payload.attributes import Payload
 from ..runs import verdict as V
 from ..runs.model import KitReport, Run, Snapshot, Step
 from .printable import printable

@@ -9,11 +9,11 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import payload
 from ..commands.anomalies import Finding
 from ..commands.diff import Pair, RunDiff, describe, show_change
 from ..commands.summary import RunSummary
 from ..commands.timeline import draw, timeline
+from ..payload import codec as payload
 from ..runs.model import Run, Step
 from .printable import printable
 from .render import (

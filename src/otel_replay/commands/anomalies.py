@@ -34,8 +34,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .. import json_text, payload
+from .. import json_text
 from .. import messages as M
+from ..payload import codec as payload
 from ..runs.model import Run, Step
 
 #: Phrases in a final answer that usually mean the agent failed (case-insensitive, whole words).

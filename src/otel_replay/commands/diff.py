@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import messages as M
-from .. import payload, text_diff
+from .. import text_diff
+from ..payload import codec as payload
 from ..runs.model import Run, Step
 from ..runs.verdict import outcome
 from .summary import answer_of

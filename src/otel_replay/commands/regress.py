@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import payload
+from ..payload import codec as payload
 from ..runs.model import Run
 from ..runs.verdict import outcome
 from .summary import answer_of

@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
-from .. import payload
+from ..payload import codec as payload
 from . import bodies
 from . import langchain_serialized as LC
 from .flat import path, unflatten

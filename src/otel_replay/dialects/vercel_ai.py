@@ -58,8 +58,9 @@ from decimal import Decimal
 from typing import Any
 
 from .. import attributes as A
-from .. import json_text, payload
+from .. import json_text
 from .. import messages as M
+from ..payload import codec as payload
 from .span import Dialect, GenAI, SpanView, loads, put
 
 OPERATION = "ai.operationId"

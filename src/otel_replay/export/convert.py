@@ -46,8 +46,6 @@ from typing import IO, Any
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from .. import attributes as A
-from .. import payload
-from ..blobs import BlobStore, BlobUnavailable
 from ..limits import MAX_NESTING
 from ..otlp.errors import FormatError
 from ..otlp.json_reader import JsonShapeError, request_from_json
@@ -55,6 +53,8 @@ from ..otlp.json_writer import request_to_json
 from ..otlp.proto_reader import Request, any_value, bad_ids, parse_request
 from ..otlp.proto_reader import attributes as proto_attributes
 from ..otlp.records import LogRecord, Record, SpanRecord
+from ..payload import codec as payload
+from ..payload.blobs import BlobStore, BlobUnavailable
 from ..redaction import Redactor, redactor
 from ..sources import phoenix
 from ..sources.files import expand, is_stream, rotated_from
@@ -346,7 +346,7 @@ def _copy_blobs(
 ) -> int:
     """Copy the blobs of ``sources`` into ``target``, scrubbed; how many were new.
 
-    Each is read as a load reads it (see :mod:`otel_replay.blobs`): a blob
+    Each is read as a load reads it (see :mod:`otel_replay.payload.blobs`): a blob
     refused there is reported in ``problems`` and not copied.  A blob that
     held a secret is kept scrubbed, under its own digest: ``moved`` maps its
     reference to the new one (and its size) for the spans that name it.

@@ -45,10 +45,10 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import settings
-from ..blobs import Blobs, BlobStore
 from ..otlp import framing
 from ..otlp.rotation import INDEX_SUFFIX
-from .payload_store import PayloadStore
+from ..payload.blobs import Blobs, BlobStore
+from ..payload.store import PayloadStore
 from .readable_spans import copied
 from .scrub import hidden_copy
 
@@ -162,7 +162,7 @@ class FileSpanExporter(SpanExporter):
       payloads go to the blob store beside the file
     - ``payload_store`` (``OTEL_REPLAY_PAYLOAD_STORE``): a store of your own
       for them instead, any fsspec URL or a directory (see
-      :mod:`otel_replay.export.payload_store`)
+      :mod:`otel_replay.payload.store`)
     - ``fsync`` (``OTEL_REPLAY_FSYNC``): also survive a machine crash, at a
       cost per export
     - ``lock_timeout`` (``OTEL_REPLAY_LOCK_TIMEOUT``, seconds, default 1): how

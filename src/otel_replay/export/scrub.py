@@ -38,8 +38,8 @@ from opentelemetry.trace import Link, SpanContext, Status
 from opentelemetry.trace.span import TraceState
 
 from .. import attributes as A
-from .. import payload
 from ..bytes_text import from_base64, to_base64
+from ..payload import codec as payload
 from ..redaction import PLACEHOLDER, Redactor, redactor
 from .ending_span import (
     update_attributes,

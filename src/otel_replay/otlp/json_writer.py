@@ -34,7 +34,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from .. import attributes as A
-from ..blobs import Blobs
+from ..payload.blobs import Blobs
 from .proto_writer import _Group, _skip
 
 __all__ = ["encode_json_request", "format_double", "request_to_json"]

@@ -22,7 +22,7 @@ from opentelemetry.trace import SpanKind
 
 from .. import attributes as A
 from .. import settings
-from ..blobs import Blobs
+from ..payload.blobs import Blobs
 
 __all__ = ["encode_request"]
 

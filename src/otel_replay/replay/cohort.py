@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
 from .. import messages as M
-from .. import payload
+from ..payload import codec as payload
 from ..runs.model import Run, Step
 from ..same_message import message_key
 from .candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from .. import payload
+from ..payload import codec as payload
 from ..redaction import redactor
 from ..runs.model import Step
 from ..same_message import conversation_keys, message_key, turns, without_repeated_system

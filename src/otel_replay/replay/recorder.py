@@ -32,7 +32,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 from .. import __version__
 from .. import attributes as A
 from .. import messages as M
-from ..payload_attributes import to_attributes
+from ..payload.attributes import to_attributes
 from ..runs.build import IDS
 from ..runs.model import Run, Step
 

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .. import payload
 from ..capture import frameworks, hooks
+from ..payload import codec as payload
 from ..runs.model import Run, Step
 from ..runs.pick import RunNotPicked, pick_run
 from ..trusted_types import TypeResolver

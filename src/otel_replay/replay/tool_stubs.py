@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import attributes as A
-from .. import payload, payload_attributes
 from ..capture.hooks import Resolution, ToolInvocation
+from ..payload import attributes as payload_attributes
+from ..payload import codec as payload
 from ..runs.model import Run, Step, ToolError
 from ..trusted_types import RecordedBaseException, TypeResolver, declared_types, stand_in
 from .divergence import Candidate, ReplayDivergence, ReplayError

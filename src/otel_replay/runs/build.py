@@ -10,8 +10,8 @@ from typing import Any, TypeAlias
 from .. import attributes as A
 from ..otlp.errors import FormatError
 from ..otlp.records import LogRecord, SpanRecord
-from ..payload_attributes import BlobReader
-from ..sources import content_refs
+from ..payload import references as content_refs
+from ..payload.attributes import BlobReader
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans, merge_twin_traces

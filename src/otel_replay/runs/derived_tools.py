@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .. import messages as M
-from .. import payload
-from ..payload_attributes import Payload
+from ..payload import codec as payload
+from ..payload.attributes import Payload
 from ..same_message import text_blocks
 from .model import Step, ToolCall
 

@@ -42,10 +42,10 @@ from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
-from .. import payload
 from ..dialects.placeholders import left_out, placeholder_in
 from ..otlp.errors import FormatError
-from ..payload_attributes import Payload
+from ..payload import codec as payload
+from ..payload.attributes import Payload
 from . import verdict as V
 from .model import KitReport, Run, Step
 

@@ -6,10 +6,10 @@ import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
-from ..blobs import BlobStore, BlobUnavailable
 from ..otlp.errors import FormatError
 from ..otlp.records import LogRecord, SpanRecord
-from ..payload_attributes import BlobReader
+from ..payload.attributes import BlobReader
+from ..payload.blobs import BlobStore, BlobUnavailable
 from ..sources.files import expand, is_stream, rotated_from, same_set
 from ..sources.reader import RecordReader
 from .build import assemble, build_traces
@@ -61,7 +61,7 @@ def _blob_reader(name: str) -> BlobReader:
     """The blobs beside ``name``; for a rotated file, also those beside its live name
     (a writer that rotates keeps one blob store under the live name, shared by every
     backup); then those of the payload stores the user allows (see
-    :func:`~otel_replay.sources.content_refs.stored_blob`).  A URL or a database has only
+    :func:`~otel_replay.payload.references.stored_blob`).  A URL or a database has only
     the latter."""
     readers: list[BlobReader] = []
     if not is_stream(name):
@@ -89,7 +89,7 @@ def _blob_reader(name: str) -> BlobReader:
 
 
 def _stored_blob(ref: str) -> bytes | None:
-    from ..sources.content_refs import RefUnavailable, stored_blob
+    from ..payload.references import RefUnavailable, stored_blob
 
     try:
         return stored_blob(ref)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from ..otlp.errors import FormatError
-from ..payload_attributes import Payload
+from ..payload.attributes import Payload
 from ..trusted_types import TypeResolver
 
 StepKind = Literal["agent", "model", "tool", "other"]
@@ -140,7 +140,7 @@ class Snapshot:
         Objects are rebuilt only with the classes ``types`` allows (see
         :mod:`otel_replay.trusted_types`); others come back as plain JSON.
         """
-        from ..payload import PayloadError
+        from ..payload.codec import PayloadError
 
         if self.payload is None:
             raise PayloadError(f"snapshot {self.name!r}: its state was not recorded (no content)")
@@ -148,7 +148,7 @@ class Snapshot:
 
     def plain(self) -> Any:
         """The recorded state as plain JSON values, for display (no class is imported)."""
-        from ..payload import PayloadError, plain_from
+        from ..payload.codec import PayloadError, plain_from
 
         p = self.payload
         if p is None or p.data is None or not p.usable:

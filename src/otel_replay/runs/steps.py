@@ -18,7 +18,7 @@ are accepted too):
   ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``, ``error.type``,
   the ``exception`` event, ``otel_replay.exception.args``
 
-Content attributes are read through :func:`~otel_replay.payload_attributes.from_attributes`,
+Content attributes are read through :func:`~otel_replay.payload.attributes.from_attributes`,
 so the exact bytes win over a display form that may have been truncated.
 """
 
@@ -28,12 +28,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
-from .. import json_text, payload
+from .. import json_text
 from .. import messages as M
 from ..dialects import normalize
 from ..dialects.genai import current_attributes
 from ..otlp.records import SpanRecord
-from ..payload_attributes import BlobReader, Payload, from_attributes
+from ..payload import codec as payload
+from ..payload.attributes import BlobReader, Payload, from_attributes
 from .derived_tools import unverified
 from .model import ModelCall, RawHttp, Snapshot, Step, StepKind, ToolCall, ToolError
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
-from .. import payload
+from ..payload import codec as payload
 from ..same_message import (
     ASSISTANT_KEY,
     message_key,

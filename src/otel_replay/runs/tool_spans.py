@@ -46,7 +46,7 @@ from .. import attributes as A
 from .. import json_text
 from .. import messages as M
 from ..dialects.google_adk import MERGED_TOOLS
-from ..payload_attributes import Payload
+from ..payload.attributes import Payload
 from ..same_message import spelled_value
 from .derived_tools import results_by_id, unverified
 from .model import Step

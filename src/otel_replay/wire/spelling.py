@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import json_text
-from ..payload import canonical
+from ..payload.codec import canonical
 from ..runs.model import RawHttp, Step
 
 #: Words an attribute or event name holds when it records a model's answer (the

@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ... import payload
+from ...payload import codec as payload
 from ._patch import Patches
 from ._record import record_tool_call
 

@@ -21,9 +21,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ... import payload
 from ...capture.frameworks.mcp import call_result
 from ...capture.hooks import ToolInvocation
+from ...payload import codec as payload
 from ...runs.model import Run
 from ..divergence import ReplayDivergence, ReplayError
 from ..tool_stubs import ToolStubs

@@ -49,8 +49,8 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from ... import payload
 from ...capture.hooks import ToolInvocation
+from ...payload import codec as payload
 from ...runs.model import Step
 from ...wire.base import json_pieces, reply_from_step, text_pieces
 from ..pinned_model import PinnedModel

@@ -31,9 +31,9 @@ import threading
 import urllib.parse
 from typing import Final
 
-from ..payload import sha256
 from ..safe_files import replace_atomically
 from ..settings import OTEL_REPLAY_PAYLOAD_STORE, Once
+from .codec import sha256
 
 __all__ = ["OTEL_REPLAY_PAYLOAD_STORE", "PayloadStore", "Uploader"]
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from . import attributes as A
-from . import payload, settings
+from .. import attributes as A
+from .. import settings
+from ..bytes_text import from_base64
+from ..trusted_types import TypeResolver
+from . import codec as payload
 from .blobs import BlobUnavailable
-from .bytes_text import from_base64
-from .trusted_types import TypeResolver
 
 #: Payloads above this size are kept out of the display attribute (preview only);
 #: the file exporter moves their bytes into the blob store beside the trace file.
@@ -249,8 +250,8 @@ def from_attributes(
 
 def _by_reference(key: str, ref: str) -> Payload:
     """The content of ``key`` read where ``{key}_ref`` says it is stored, if that store is
-    allowed (see :mod:`otel_replay.sources.content_refs`); else missing, naming it."""
-    from .sources import content_refs
+    allowed (see :mod:`otel_replay.payload.references`); else missing, naming it."""
+    from . import references as content_refs
 
     try:
         data = content_refs.as_json(content_refs.read(ref))

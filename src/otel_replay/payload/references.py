@@ -126,11 +126,11 @@ def read(ref: str) -> bytes:
 
 def stored_blob(ref: str) -> bytes | None:
     """The payload ``sha256:<hex>`` names, from the first allowed store holding ``<hex>``
-    (otel-replay's payload stores, see :mod:`otel_replay.export.payload_store`); None
+    (otel-replay's payload stores, see :mod:`otel_replay.payload.store`); None
     when no allowed store holds it.  Raises :class:`RefUnavailable` for a blob that is
     there but whose bytes do not hash to its name."""
-    from ..blobs import digest_of
-    from ..payload import sha256
+    from .blobs import digest_of
+    from .codec import sha256
 
     digest = digest_of(ref)
     if digest is None:

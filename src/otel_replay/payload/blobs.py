@@ -23,9 +23,9 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final, Protocol
 
-from . import limits, settings
-from .payload import sha256
-from .safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
+from .. import limits, settings
+from ..safe_files import NotARegularFile, TooLarge, read_regular, replace_atomically
+from .codec import sha256
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -67,7 +67,7 @@ def digest_of(ref: str) -> str | None:
 class Blobs(Protocol):
     """Where writers keep exact payloads too large to inline: the store beside a file
     (:class:`BlobStore`) or a store of the user's
-    (:class:`~otel_replay.export.payload_store.PayloadStore`)."""
+    (:class:`~otel_replay.payload.store.PayloadStore`)."""
 
     def put(self, data: bytes) -> str:
         """Keep ``data``; the ``sha256:<hex>`` reference a span names it by."""

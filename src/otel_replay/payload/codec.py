@@ -28,9 +28,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
-from . import json_text
-from .bytes_text import to_base64
-from .trusted_types import Kind, TypeResolver, class_path
+from .. import json_text
+from ..bytes_text import to_base64
+from ..trusted_types import Kind, TypeResolver, class_path
 
 STR: Final = "str"
 BYTES: Final = "bytes"
