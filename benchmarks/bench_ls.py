@@ -41,7 +41,7 @@ def phase(what: str, dump: str, jobs: int) -> None:
 
     t0 = time.perf_counter()
     if what == "load":
-        from otel_replay.commands.summary import summarize
+        from otel_replay.runs.summary import summarize
 
         runs = len([summarize(r) for r in otel_replay.load(dump)])
     else:

@@ -134,7 +134,7 @@ def write_dump(path: Path, body: bytes, trace_ids: list[str], copies: int) -> No
 
 def phase(source: str, command: str) -> None:
     """One listing (or check), in this fresh process: its lines as JSON."""
-    from otel_replay.commands.summary import Filter
+    from otel_replay.runs.summary import Filter
     from otel_replay.sources.files import is_database
 
     if command == "check":
@@ -152,7 +152,7 @@ def phase(source: str, command: str) -> None:
         )
         return
     if is_database(source):
-        from otel_replay.sources.clickhouse.summary import summaries
+        from otel_replay.commands.clickhouse_summary import summaries
 
         found, problems = summaries(source, Filter())
     else:

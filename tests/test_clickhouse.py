@@ -286,10 +286,10 @@ def _captured() -> list[Any]:
 def test_ls_lines_clickhouse_computes_are_those_of_the_runs(tmp_path: Path) -> None:
     """Every field of every line equals what the built run says; the anomalies counted are
     the candidates ClickHouse sees, marked so."""
-    from otel_replay.commands.anomalies import find_anomalies
-    from otel_replay.commands.summary import Filter, summarize
+    from otel_replay.commands.clickhouse_summary import sql_summaries, summaries
+    from otel_replay.runs.anomalies import find_anomalies
+    from otel_replay.runs.summary import Filter, summarize
     from otel_replay.runs.verdict import outcome
-    from otel_replay.sources.clickhouse.summary import sql_summaries, summaries
 
     records = _captured()
     name = fill(tmp_path / "db", records)
@@ -432,8 +432,8 @@ def test_since_keeps_runs_that_started_since_with_or_without_the_trace_id_table(
     trace-id table narrows the read (the exporter's tables) or not (before 2024)."""
     import time
 
-    from otel_replay.commands.summary import Filter
-    from otel_replay.sources.clickhouse.summary import summaries
+    from otel_replay.commands.clickhouse_summary import summaries
+    from otel_replay.runs.summary import Filter
 
     records = [r for r in _captured() if hasattr(r, "kind")]
     first = min(records, key=lambda r: r.start_ns).trace_id
@@ -613,7 +613,7 @@ def test_check_reads_only_the_runs_clickhouse_cannot_show_clean(seed: int, tmp_p
     status codes in results, cut-off JSON, error wording, loops, lost history, tools that
     raise...): what ClickHouse shows clean, the dump's check finds clean; the rest is
     read and checked as the dump's runs are.  With the default warnings and others."""
-    from otel_replay.commands.anomalies import Config
+    from otel_replay.runs.anomalies import Config
 
     name = fill(tmp_path / "db", _random_runs(seed, 40))
     dump = tmp_path / "same.binpb"
@@ -672,7 +672,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def _value_of(engine: Any, expression: str, **params: Any) -> Any:
     """``expression`` computed by ClickHouse, with the query's patterns and ``params``."""
-    from otel_replay.sources.clickhouse.summary import PATTERNS
+    from otel_replay.commands.clickhouse_summary import PATTERNS
 
     given = {k: v for k, v in params.items() if k in ("said", "result_text", "t")}
     columns = "".join(f"{{{k}:String}} AS {k}, " for k in given if k != "t")
@@ -685,8 +685,8 @@ def _value_of(engine: Any, expression: str, **params: Any) -> Any:
 def test_two_spellings_of_one_json_value_share_their_key(engine: Any, value: Any, rng: Any) -> None:
     """Tool calls whose arguments are one value, however spelled, are "the same call" to
     ClickHouse too (so a repeated call is never missed)."""
+    from otel_replay.commands.clickhouse_summary import KEY
     from otel_replay.payload import codec as payload
-    from otel_replay.sources.clickhouse.summary import KEY
 
     a, b = json.dumps(value, ensure_ascii=False), _respelled(value, rng)
     assert payload.canonical(json.loads(a)) == payload.canonical(json.loads(b))
@@ -709,9 +709,9 @@ def test_an_answer_holding_an_error_phrase_is_never_shown_clean(
 ) -> None:
     """Whatever the answer and however JSON spells it, when Python's check finds an error
     phrase in it, ClickHouse's condition holds."""
-    from otel_replay.commands.anomalies import error_phrase
-    from otel_replay.sources.clickhouse.check import wording_params
-    from otel_replay.sources.clickhouse.summary import WORDING
+    from otel_replay.commands.clickhouse_check import wording_params
+    from otel_replay.commands.clickhouse_summary import WORDING
+    from otel_replay.runs.anomalies import error_phrase
 
     phrase = data.draw(st.sampled_from(phrases))
     cased = "".join(c.upper() if data.draw(st.booleans()) else c for c in phrase)
@@ -748,8 +748,8 @@ def test_a_result_python_warns_of_is_never_shown_clean(
 ) -> None:
     """A tool result Python's check warns of (as text, or as the object it parses to),
     ClickHouse's condition flags."""
-    from otel_replay.commands.anomalies import result_warning
-    from otel_replay.sources.clickhouse.summary import RESULT_WARNS
+    from otel_replay.commands.clickhouse_summary import RESULT_WARNS
+    from otel_replay.runs.anomalies import result_warning
 
     text = prefix + result
     try:

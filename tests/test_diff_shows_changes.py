@@ -239,7 +239,7 @@ def test_texts_of_recurring_words_show_their_first_and_last_change_in_bounded_ti
     import random
     import time
 
-    from otel_replay.commands.diff import show_change
+    from otel_replay.runs.diff import show_change
 
     rng = random.Random(seed)
     old = [f"w{rng.randrange(vocabulary)}" for _ in range(words)]
@@ -268,7 +268,7 @@ def test_a_change_inside_one_long_word_shows_around_the_change(
 ) -> None:
     """A base64 blob, a digest or minified text is one long word: the characters around
     its change are shown, not the word's ends."""
-    from otel_replay.commands.diff import show_change
+    from otel_replay.runs.diff import show_change
 
     i = int(where * (len(word) - 1))
     changed = word[:i] + by + word[i + 1 :]

@@ -21,9 +21,9 @@ from _agent import LOOKUP, WORLD, Scripted, call, identity, record_run, say, sup
 from _data import THIRDPARTY, THIRDPARTY_FORMATS, found
 from _recording import recording
 from otel_replay.commands import summary_cache
-from otel_replay.commands.summary import RunSummary, summarize
 from otel_replay.export.convert import convert
 from otel_replay.runs import stream
+from otel_replay.runs.summary import RunSummary, summarize
 from test_stream import per_trace
 
 CASES = sorted(

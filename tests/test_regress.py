@@ -24,8 +24,8 @@ from _agent import WORLD, call, record_run, say
 from _cli import cli_process
 from _weather_agent import FINAL, PROVIDERS, SHAPES, import_agent, write_agent
 from _weather_agent import record as record_weather
-from otel_replay.commands.anomalies import DEFAULT_ERROR_PHRASES
 from otel_replay.commands.regress import RunFailed, write_regression
+from otel_replay.runs.anomalies import DEFAULT_ERROR_PHRASES
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 import pytest
 
 import otel_replay
-from otel_replay.replay.adapters.limits import ServerLimits
 from otel_replay.replay.adapters.server import BackgroundServer
 from otel_replay.replay.engine import ReplayEngine
+from otel_replay.replay.server_limits import ServerLimits
 from test_serve import DATA, requests_of, without_stream
 
 CASE = "otel_openai_v2/chat_sync"

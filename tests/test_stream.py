@@ -20,10 +20,10 @@ import otel_replay
 from _agent import LOOKUP, record_run
 from _data import THIRDPARTY, THIRDPARTY_FORMATS, found
 from otel_replay.commands.check import check_run, check_runs
-from otel_replay.commands.summary import RunSummary, summarize
 from otel_replay.export.convert import convert
 from otel_replay.runs import stream
 from otel_replay.runs.load import read_runs
+from otel_replay.runs.summary import RunSummary, summarize
 from otel_replay.sources.reader import trace_index
 
 CASES = sorted(

@@ -14,8 +14,8 @@ from _agent import LOOKUP, WORLD, call, record_run, say
 from _cli import cli_process
 from _records import span_record
 from otel_replay.cli.main import cli
-from otel_replay.commands.anomalies import Config, find_anomalies
 from otel_replay.commands.timeline import ttft_ms
+from otel_replay.runs.anomalies import Config, find_anomalies
 from otel_replay.runs.build import build_runs
 
 THIRDPARTY = Path(__file__).parent / "data" / "thirdparty"

@@ -16,9 +16,9 @@ from _cli import cli_process
 from _records import span_record
 from otel_replay import attributes as A
 from otel_replay.cli.main import cli
-from otel_replay.commands.diff import diff_runs
 from otel_replay.payload.attributes import to_attributes
 from otel_replay.runs.build import build_runs
+from otel_replay.runs.diff import diff_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_FILE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"

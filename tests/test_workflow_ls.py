@@ -15,7 +15,7 @@ from _agent import LOOKUP, WORLD, call, record_run, say
 from _cli import cli_process
 from otel_replay.cli.main import cli
 from otel_replay.commands import summary_cache
-from otel_replay.commands.summary import parse_since
+from otel_replay.since import parse_since
 
 THIRDPARTY = Path(__file__).parent / "data" / "thirdparty"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 # Public name -> defining module.  Imported on first use so that ``import
 # otel_replay`` stays cheap for the traced app and the CLI.

@@ -71,3 +71,7 @@ MAX_URL_BYTES: Final = Limit(settings.OTEL_REPLAY_MAX_URL_BYTES)
 #: than a few, and protobuf parsers stop at 100 nested messages (about 48
 #: levels), so protobuf input never comes near it.
 MAX_NESTING: Final = 64
+
+#: A payload's containers nested deeper than this are not plain JSON: their value is kept
+#: another way.
+PLAIN_DEPTH: Final = 200

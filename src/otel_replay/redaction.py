@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from . import attributes as A
 from . import settings
-from .payload.codec import PLAIN_DEPTH
+from .limits import PLAIN_DEPTH
 from .redaction_prefilter import BASE64, ESCAPE, EVERYTHING, SHAPES
 from .redaction_prefilter import Hits as _Hits
 from .redaction_prefilter import Prefilter as _Prefilter

@@ -10,8 +10,9 @@ from typing import Any
 from opentelemetry import context, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .. import __version__, settings
 from .. import attributes as A
+from .. import settings
+from .._version import __version__
 from ..payload import codec as payload
 from ..payload.attributes import to_attributes
 from ..redaction import redactor

@@ -22,9 +22,9 @@ import click
 from .printable import printable
 
 if TYPE_CHECKING:
-    from ..commands.summary import RunSummary
     from ..replay.cohort import Candidate, Outcome, Totals
     from ..runs.model import Run
+    from ..runs.summary import RunSummary
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -262,9 +262,9 @@ def _cohort(
     no_cache: bool,
     jobs: int | None,
 ) -> None:
-    from ..commands.summary import select
     from ..replay.cohort import drawn
     from ..runs.load import Runs
+    from ..runs.summary import select
     from .listing import listed, run_filter
     from .main import _fail, _report_problems
 

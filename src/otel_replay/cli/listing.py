@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from .printable import printable
 
 if TYPE_CHECKING:
-    from ..commands.summary import Filter, RunSummary
     from ..otlp.errors import FormatError
+    from ..runs.summary import Filter, RunSummary
 
 
 def listed(
@@ -26,7 +26,7 @@ def listed(
 ) -> tuple[list[RunSummary], list[FormatError]]:
     """The summary of every run of ``paths`` (those a pushed-down filter kept), and the
     problems met reading them; ``since`` is ``--since`` as given, for a backend's search.
-    The summaries are not filtered here: :func:`~otel_replay.commands.summary.select`
+    The summaries are not filtered here: :func:`~otel_replay.runs.summary.select`
     applies ``flt``."""
     from ..sources.files import is_database, is_search
     from ..sources.progress import working
@@ -57,7 +57,7 @@ def listed(
     with working(f"listing {printable(', '.join(paths))}"):
         found, problems = summaries(files, use_cache=use_cache, jobs=jobs) if files else ([], [])
         for name in (p for p in paths if is_database(p)):
-            from ..sources.clickhouse.summary import summaries as database_summaries
+            from ..commands.clickhouse_summary import summaries as database_summaries
 
             # ClickHouse computes the lines, filters applied; only the traces it leaves to
             # the reader (other dialects, stitched traces) are read.
@@ -75,7 +75,8 @@ def run_filter(
     replayable: bool,
 ) -> Filter:
     """The filter of ``ls``'s options; ``ValueError`` naming ``--since`` when it is no time."""
-    from ..commands.summary import Filter, parse_since
+    from ..runs.summary import Filter
+    from ..since import parse_since
 
     since_ns = None
     if since is not None:

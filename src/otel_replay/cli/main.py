@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import click
 
-from .. import __version__, settings
+from .. import settings
+from .._version import __version__
+from ..replay.options import FROM_MESSAGES, MATCH_RUNGS, MODEL_MODES, TOOL_POLICIES
 
 # The modes' choices, written once (their Literal types); a light module.
-from ..replay.adapters.limits import DEFAULT_LIMITS
-from ..replay.options import FROM_MESSAGES, MATCH_RUNGS, MODEL_MODES, TOOL_POLICIES
+from ..replay.server_limits import DEFAULT_LIMITS
 from ..trusted_types import TYPE_TRUSTS
 from .cohort import command as _cohort_command
 from .printable import printable
@@ -466,8 +467,8 @@ def check(
     replays, nothing to warn of) are not read: their optional missing
     fields are not listed (--run ID lists them).
     """
-    from ..commands.anomalies import DEFAULT_ERROR_PHRASES, DEFAULT_MAX_TOOL_CALLS, Config
     from ..commands.check import check_runs
+    from ..runs.anomalies import DEFAULT_ERROR_PHRASES, DEFAULT_MAX_TOOL_CALLS, Config
     from ..runs.kit import lost_records
     from ..runs.load import Runs
 
@@ -569,8 +570,8 @@ def ls_(
     table (clickhouse://, chdb://) computes the lines and applies the filters
     itself; its anomaly counts are candidates ("possible warnings").
     """
-    from ..commands.summary import select
     from ..runs.load import Runs
+    from ..runs.summary import select
     from .listing import listed, run_filter
 
     try:
@@ -659,7 +660,7 @@ def diff(
     name and place in the tree (an inserted call shows as one added step), and
     the first step that differs is named.
     """
-    from ..commands.diff import diff_runs
+    from ..runs.diff import diff_runs
 
     path_a, id_a = _split_spec(a)
     path_b, id_b = _split_spec(b) if b is not None else (path_a, None)
@@ -852,8 +853,8 @@ def _report_index(
     import functools
     import os
 
-    from ..commands.anomalies import Config
     from ..report import render_index, require, write_run_page
+    from ..runs.anomalies import Config
     from ..runs.load import Runs
     from ..runs.stream import map_runs
 
@@ -1360,11 +1361,11 @@ def serve(
         _fail("--on-divergence live needs --upstream URL")
     runs = _load(paths, run_id)
     _report_problems(runs)
-    from ..replay.adapters.limits import ServerLimits
     from ..replay.adapters.server import base_url, bind, run_server
     from ..replay.adapters.server import upstream as forwarder
     from ..replay.divergence import ReplayError
     from ..replay.engine import ReplayEngine, servable
+    from ..replay.server_limits import ServerLimits
 
     good = []
     for run in runs:

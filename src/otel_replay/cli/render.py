@@ -23,7 +23,8 @@ from .. import messages as M
 from ..payload import codec as payload
 from ..payload.attributes import Payload
 from ..runs import verdict as V
-from ..runs.model import KitReport, Run, Snapshot, Step
+from ..runs.kit import KitReport
+from ..runs.model import Run, Snapshot, Step
 from .printable import printable
 
 _KIND_STYLE = {"agent": "bold magenta", "model": "bold cyan", "tool": "bold yellow", "other": "dim"}

@@ -9,12 +9,12 @@ from typing import Any
 
 from rich.console import Console
 
-from ..commands.anomalies import Finding
-from ..commands.diff import Pair, RunDiff, describe, show_change
-from ..commands.summary import RunSummary
 from ..commands.timeline import draw, timeline
 from ..payload import codec as payload
+from ..runs.anomalies import Finding
+from ..runs.diff import Pair, RunDiff, describe, show_change
 from ..runs.model import Run, Step
+from ..runs.summary import RunSummary
 from .printable import printable
 from .render import (
     _KIND_STYLE,

@@ -4,7 +4,7 @@ A :class:`RunCheck` is small and picklable, so a big dump is checked a
 window at a time (see :func:`~otel_replay.runs.stream.map_runs`) without
 holding its runs.  A ClickHouse table is checked by ClickHouse first: the runs
 it shows clean (full, replayable, nothing to warn of) are not read; the others
-are read a window at a time (see :mod:`otel_replay.sources.clickhouse.check`).
+are read a window at a time (see :mod:`otel_replay.commands.clickhouse_check`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..otlp.errors import FormatError
-from ..runs.model import KitReport, Run
+from ..runs.anomalies import Config, Finding, find_anomalies
+from ..runs.kit import KitReport
+from ..runs.model import Run
 from ..runs.pick import is_named
 from ..runs.stream import map_runs
 from ..runs.verdict import Outcome, RunVerdict, outcome
 from ..sources.files import is_database
-from .anomalies import Config, Finding, find_anomalies
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,7 +193,7 @@ def _table_checks(
     """The checks of the runs of a ClickHouse table: those ClickHouse shows clean from its
     summary, the others read a window of traces at a time by ``jobs`` processes."""
     from ..runs.stream import map_table_runs
-    from ..sources.clickhouse.check import triage
+    from .clickhouse_check import triage
 
     clean, left, problems = triage(name, config.max_tool_calls, config.error_phrases)
     found = [

@@ -41,8 +41,8 @@ from typing import Any
 
 from ..payload import codec as payload
 from ..runs.model import Run
+from ..runs.summary import answer_of
 from ..runs.verdict import outcome
-from .summary import answer_of
 
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -111,7 +111,7 @@ def agent_kwargs(run: Run, pairs: Sequence[str]) -> dict[str, Any]:
 def failures_of(run: Run) -> list[str]:
     """What went wrong in ``run``, one line each: the anomalies ``otel-replay check`` warns
     of, and each agent or model step that ended in error (empty: the run did not fail)."""
-    from .anomalies import find_anomalies
+    from ..runs.anomalies import find_anomalies
 
     found = [str(f) for f in find_anomalies(run)]
     for step in run.steps:

@@ -41,16 +41,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, seal
+from .. import seal
+from .._version import __version__
 from ..otlp.errors import FormatError
 from ..otlp.rotation import RUNS_SUFFIX
 from ..runs.load import Runs, read_runs
 from ..runs.model import Run
 from ..runs.stream import WINDOW_BYTES, map_runs
+from ..runs.summary import RunSummary, summarize
 from ..safe_files import open_regular, read_regular, replace_atomically
 from ..sources.files import expand, is_stream
 from ..sources.reader import appended_traces
-from .summary import RunSummary, summarize
 
 SUFFIX = RUNS_SUFFIX
 # 2: sealed, and the inputs are stamped with ctime and inode too.

@@ -30,6 +30,7 @@ from typing import Any, Final, NamedTuple
 
 from .. import json_text
 from ..bytes_text import to_base64
+from ..limits import PLAIN_DEPTH
 from ..trusted_types import Kind, TypeResolver, class_path
 
 STR: Final = "str"
@@ -82,8 +83,6 @@ class _NotJson(Exception):
 
 
 _SCALARS: Final = (str, int, bool, float, type(None))
-#: Containers nested deeper than this are not plain JSON: their value is kept another way.
-PLAIN_DEPTH: Final = 200
 
 
 def _is_plain_json(value: Any, depth: int = 0) -> bool:

@@ -38,10 +38,10 @@ from .. import wire as W
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
 from ..same_message import ASSISTANT_KEY, conversation_keys
-from .adapters.limits import DEFAULT_LIMITS
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import RUNGS, first_difference, messages_key, request_keys, split_system
 from .pinned_model import PinnedModel, unanswered
+from .server_limits import DEFAULT_LIMITS
 
 CONVERSATION_HEADER = "x-otel-replay-conversation"
 

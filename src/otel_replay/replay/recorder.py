@@ -29,9 +29,9 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from .. import __version__
 from .. import attributes as A
 from .. import messages as M
+from .._version import __version__
 from ..payload.attributes import to_attributes
 from ..runs.build import IDS
 from ..runs.model import Run, Step

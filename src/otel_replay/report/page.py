@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import text_diff
-from ..commands.anomalies import Config, Finding, find_anomalies
-from ..commands.diff import Change, RunDiff
-from ..commands.summary import RunSummary, answer_of, summarize
 from ..json_text import surrogates_escaped
+from ..runs.anomalies import Config, Finding, find_anomalies
+from ..runs.diff import Change, RunDiff
 from ..runs.model import Run, Step
 from ..runs.pick import is_named
+from ..runs.summary import RunSummary, answer_of, summarize
 from ..runs.verdict import run_verdict
 
 #: Text longer than this is folded (a click unfolds it).

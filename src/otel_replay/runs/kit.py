@@ -35,10 +35,11 @@ A field some model calls have and others lack is ``missing`` for the latter.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import attributes as A
 from .. import messages as M
@@ -47,7 +48,9 @@ from ..otlp.errors import FormatError
 from ..payload import codec as payload
 from ..payload.attributes import Payload
 from . import verdict as V
-from .model import KitReport, Run, Step
+
+if TYPE_CHECKING:
+    from .model import Run, Step
 
 #: Run-level fields of the replay kit (fingerprint keys), in report order.
 FINGERPRINT_FIELDS = ("commit", "packages", "flags", "user.id", "tenant.id", "session.id")
@@ -64,6 +67,31 @@ _NOT_USABLE = ("mismatch", "missing")
 def lost_records(fault: FormatError) -> str:
     """The ``missing`` entry of a run that may have lost records to ``fault``."""
     return f"records: {fault.shown_path} cut at {fault.place}"
+
+
+@dataclasses.dataclass
+class KitReport:
+    """What a run carries of the replay kit, and whether it replays."""
+
+    #: "full", "model-only" or "inspect-only".
+    verdict: str
+    replayable: bool
+    #: Replay-kit fields the run used or a replay needs that were not recorded, e.g.
+    #: ``steps[3].result``, ``steps[2].temperature`` (set on other model calls).
+    missing: list[str]
+    #: Readable reasons, one per problem, naming the step.
+    problems: list[str]
+    #: Optional fields absent from the whole run (``tenant.id``, ``commit``, ``top_p``):
+    #: not set, which is not a failure.
+    not_set: list[str] = dataclasses.field(default_factory=list)
+    #: Why the run does not replay: each reason of
+    #: :data:`~otel_replay.runs.verdict.REASONS` met, and how many times.
+    reasons: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def replay_problem(self) -> str | None:
+        """Why the run does not replay, in the words every command uses; None when it does."""
+        return None if self.replayable else V.replay_problem(self.reasons)
 
 
 def check_kit(run: Run) -> KitReport:

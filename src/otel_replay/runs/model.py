@@ -14,6 +14,8 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from ..otlp.errors import FormatError
 from ..payload.attributes import Payload
 from ..trusted_types import TypeResolver
+from .kit import KitReport, check_kit
+from .verdict import run_verdict
 
 StepKind = Literal["agent", "model", "tool", "other"]
 
@@ -275,33 +277,6 @@ class Step:
         return out
 
 
-@dataclasses.dataclass
-class KitReport:
-    """What a run carries of the replay kit, and whether it replays."""
-
-    #: "full", "model-only" or "inspect-only".
-    verdict: str
-    replayable: bool
-    #: Replay-kit fields the run used or a replay needs that were not recorded, e.g.
-    #: ``steps[3].result``, ``steps[2].temperature`` (set on other model calls).
-    missing: list[str]
-    #: Readable reasons, one per problem, naming the step.
-    problems: list[str]
-    #: Optional fields absent from the whole run (``tenant.id``, ``commit``, ``top_p``):
-    #: not set, which is not a failure.
-    not_set: list[str] = dataclasses.field(default_factory=list)
-    #: Why the run does not replay: each reason of
-    #: :data:`~otel_replay.runs.verdict.REASONS` met, and how many times.
-    reasons: dict[str, int] = dataclasses.field(default_factory=dict)
-
-    @property
-    def replay_problem(self) -> str | None:
-        """Why the run does not replay, in the words every command uses; None when it does."""
-        from .verdict import replay_problem
-
-        return None if self.replayable else replay_problem(self.reasons)
-
-
 @dataclasses.dataclass(eq=False)
 class Run:
     """One agent run: the steps of one trace (or of stitched traces), as a tree."""
@@ -382,8 +357,6 @@ class Run:
     @property
     def kit(self) -> KitReport:
         if self._kit is None:
-            from .kit import check_kit
-
             self._kit = check_kit(self)
         return self._kit
 
@@ -427,8 +400,6 @@ class Run:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        from .verdict import run_verdict
-
         kit = self.kit
         said = run_verdict(self).to_json()
         return {

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .. import attributes as A
-from .model import Run, Step
+
+if TYPE_CHECKING:
+    from .model import Run, Step
 
 #: The meanings a part of a verdict is coloured by.
 GOOD: Final = "good"

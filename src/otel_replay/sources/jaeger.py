@@ -23,6 +23,8 @@ import datetime as dt
 import urllib.parse
 from typing import Final
 
+from ..since import parse_since
+
 __all__ = ["DEFAULT_LIMIT", "DEFAULT_SINCE", "finds_nothing", "search_url"]
 
 DEFAULT_LIMIT: Final = 100
@@ -35,8 +37,6 @@ _NOTHING: Final = "No traces found"
 def search_url(name: str) -> str:
     """The FindTraces URL of the search ``name`` (ValueError for a ``since`` that is not a
     time)."""
-    from ..commands.summary import parse_since
-
     parts = urllib.parse.urlsplit(name)
     scheme = "https" if parts.scheme == "jaegers" else "http"
     query = dict(urllib.parse.parse_qsl(parts.query))

@@ -24,6 +24,7 @@ import urllib.parse
 from typing import Final
 
 from ..otlp.errors import FormatError
+from ..since import parse_since
 
 __all__ = ["failure", "narrowed", "trace_urls"]
 
@@ -77,8 +78,6 @@ def _search_url(name: str) -> tuple[str, str]:
     ask = {"q": query.get("q") or _traceql(query), "limit": query.get("limit") or DEFAULT_LIMIT}
     since = query.get("since")
     if since:
-        from ..commands.summary import parse_since
-
         ask["start"] = parse_since(since) // 1_000_000_000
         ask["end"] = int(time.time()) + 1
     return base, f"{base}/api/search?{urllib.parse.urlencode(ask)}"

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from ...redaction import redactor
 from ..engine import Answer, ReplayEngine, error_answer, iter_chunks
-from .limits import DEFAULT_LIMITS, ServerLimits
+from ..server_limits import DEFAULT_LIMITS, ServerLimits
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

@@ -33,9 +33,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ...otlp.errors import FormatError
-from .database import Param
-from .summary import sorted_out
+from ..otlp.errors import FormatError
+from ..sources.clickhouse.database import Param
+from .clickhouse_summary import sorted_out
 
 __all__ = ["triage", "wording_params"]
 
@@ -73,7 +73,7 @@ def triage(
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]], list[FormatError]]:
     """The runs of the table ``name`` ClickHouse shows clean (trace id, start), the traces
     left to read (trace id, span count), both in start order; and the problems met."""
-    from ...commands.summary import Filter
+    from ..runs.summary import Filter
 
     params: dict[str, Param] = {"every": 1, "tool_budget": budget, **wording_params(phrases)}
     return sorted_out(name, Filter(), "also", _start, _CLEAN, params)

@@ -8,16 +8,14 @@ without loading a single span.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import re
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .. import attributes as A
-from ..runs.model import Run
-from ..runs.verdict import Outcome, RunVerdict, outcome
 from .anomalies import Config, find_anomalies
+from .model import Run
+from .verdict import Outcome, RunVerdict, outcome
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,35 +208,6 @@ def summarize(run: Run) -> RunSummary:
 
 
 # --- filters and order ------------------------------------------------------------
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)\s*$", re.I)
-_UNIT_S = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_since(text: str, now: dt.datetime | None = None) -> int:
-    """``--since``: an ISO time (UTC unless it has an offset) or ``30m``/``2h``/``3d``/``1w`` ago.
-
-    Returns nanoseconds since the epoch; raises ValueError for anything else.
-    """
-    m = _RELATIVE.match(text)
-    if m:
-        now = now or dt.datetime.now(dt.timezone.utc)
-        seconds = float(m[1]) * _UNIT_S[m[2].lower()]
-        return int((now.timestamp() - seconds) * 1e9)
-    raw = text.strip()
-    if raw.endswith(("Z", "z")):
-        raw = raw[:-1] + "+00:00"
-    try:
-        when = dt.datetime.fromisoformat(raw)
-    except ValueError:
-        raise ValueError(
-            f"{text!r} is neither an ISO time nor a span like 30m, 2h, 3d, 1w"
-        ) from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    # Integer arithmetic: a float timestamp would lose the microseconds.
-    return (when - _EPOCH) // dt.timedelta(microseconds=1) * 1000
 
 
 @dataclasses.dataclass(frozen=True)

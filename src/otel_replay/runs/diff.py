@@ -25,9 +25,9 @@ from typing import Any
 from .. import messages as M
 from .. import text_diff
 from ..payload import codec as payload
-from ..runs.model import Run, Step
-from ..runs.verdict import outcome
+from .model import Run, Step
 from .summary import answer_of
+from .verdict import outcome
 
 #: Steps whose durations differ by less than this many milliseconds count as equally timed.
 DEFAULT_TIME_THRESHOLD_MS = 1000.0

@@ -37,7 +37,7 @@ from typing import Any
 from .. import json_text
 from .. import messages as M
 from ..payload import codec as payload
-from ..runs.model import Run, Step
+from .model import Run, Step
 
 #: Phrases in a final answer that usually mean the agent failed (case-insensitive, whole words).
 DEFAULT_ERROR_PHRASES: tuple[str, ...] = (

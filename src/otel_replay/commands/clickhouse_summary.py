@@ -33,15 +33,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
-from ... import attributes as A
-from ...commands.anomalies import DEFAULT_MAX_TOOL_CALLS
-from ...commands.summary import Filter, RunSummary
-from ...dialects.registry import detect
-from ...dialects.span import SpanView
-from ...limits import MAX_NESTING
-from ...otlp.errors import FormatError
-from .database import Database, Param, connect, table_types
-from .spans import table_columns
+from .. import attributes as A
+from ..dialects.registry import detect
+from ..dialects.span import SpanView
+from ..limits import MAX_NESTING
+from ..otlp.errors import FormatError
+from ..runs.anomalies import DEFAULT_MAX_TOOL_CALLS
+from ..runs.summary import Filter, RunSummary
+from ..sources.clickhouse.database import Database, Param, connect, table_types
+from ..sources.clickhouse.spans import table_columns
 
 __all__ = ["summaries"]
 
@@ -54,8 +54,8 @@ def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatErro
     ClickHouse, and for the traces it leaves to the reader, by reading those alone."""
     found, left, problems = sql_summaries(name, flt)
     if left:
-        from ...commands.summary import summarize
-        from ...runs.stream import map_table_runs
+        from ..runs.stream import map_table_runs
+        from ..runs.summary import summarize
 
         # Those traces a window at a time, client-only ones stitched as a dump's are.
         mapped = map_table_runs(name, left, summarize, done={s.run_id for s in found})
