@@ -58,6 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     if not config.getoption("replay_isolate", False):
         return None
+    # The plugin loads in every pytest run: replay only for tests that ask.
     from .replay import isolation
 
     if isolation.isolated():
@@ -101,6 +102,7 @@ def otel_replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessio
             "otel_replay_session needs @pytest.mark.otel_replay(PATH, run_id=None) on the test",
             pytrace=False,
         )
+    # The plugin loads in every pytest run: replay only for tests that ask.
     from .replay.session import replay
 
     path, *rest = marker.args
@@ -143,6 +145,7 @@ def _close(item: pytest.Item, exc: BaseException | None) -> str | None:
     if session is None or item.stash.get(_CLOSED, True):
         return None
     item.stash[_CLOSED] = True
+    # The plugin loads in every pytest run: replay only for tests that ask.
     from .replay.divergence import ReplayDivergence
 
     try:

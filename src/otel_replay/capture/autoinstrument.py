@@ -62,6 +62,7 @@ def install(*args: Any, **kwargs: Any) -> None:
             return
         if getattr(provider, "_otel_replay_installed", False):
             return
+        # Imported once enabled: the entry point loads in every instrumented app.
         from .processor import ReplaySpanProcessor
 
         processor = ReplaySpanProcessor()
@@ -78,6 +79,7 @@ def instrument_frameworks() -> list[str]:
 
     Returns the names of those wrapped already (imported before this ran).
     """
+    # The framework registry on use: the entry point loads in every instrumented app.
     from . import frameworks
 
     spans = settings.current().pydantic_ai_spans

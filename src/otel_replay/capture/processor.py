@@ -118,6 +118,7 @@ class ReplaySpanProcessor(SpanProcessor):
         self._uploader: Uploader | None = None
         store = payload_store or env.payload_store
         if store:
+            # Only a processor given a payload store starts its uploader.
             from ..payload.store import PayloadStore, Uploader
 
             self._uploader = Uploader(PayloadStore(store))

@@ -192,6 +192,7 @@ def _table_checks(
 ) -> tuple[list[RunCheck], list[FormatError]]:
     """The checks of the runs of a ClickHouse table: those ClickHouse shows clean from its
     summary, the others read a window of traces at a time by ``jobs`` processes."""
+    # ClickHouse's check only for a database (its queries, its client).
     from ..runs.stream import map_table_runs
     from .clickhouse_check import triage
 

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..otlp.errors import FormatError
+from ..runs.summary import Filter
 from ..sources.clickhouse.database import Param
 from .clickhouse_summary import sorted_out
 
@@ -73,8 +74,6 @@ def triage(
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]], list[FormatError]]:
     """The runs of the table ``name`` ClickHouse shows clean (trace id, start), the traces
     left to read (trace id, span count), both in start order; and the problems met."""
-    from ..runs.summary import Filter
-
     params: dict[str, Param] = {"every": 1, "tool_budget": budget, **wording_params(phrases)}
     return sorted_out(name, Filter(), "also", _start, _CLEAN, params)
 

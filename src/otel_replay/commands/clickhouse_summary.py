@@ -39,7 +39,8 @@ from ..dialects.span import SpanView
 from ..limits import MAX_NESTING
 from ..otlp.errors import FormatError
 from ..runs.anomalies import DEFAULT_MAX_TOOL_CALLS
-from ..runs.summary import Filter, RunSummary
+from ..runs.stream import map_table_runs
+from ..runs.summary import Filter, RunSummary, summarize
 from ..sources.clickhouse.database import Database, Param, connect, table_types
 from ..sources.clickhouse.spans import table_columns
 
@@ -54,9 +55,6 @@ def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatErro
     ClickHouse, and for the traces it leaves to the reader, by reading those alone."""
     found, left, problems = sql_summaries(name, flt)
     if left:
-        from ..runs.stream import map_table_runs
-        from ..runs.summary import summarize
-
         # Those traces a window at a time, client-only ones stitched as a dump's are.
         mapped = map_table_runs(name, left, summarize, done={s.run_id for s in found})
         found += mapped.values

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..payload import codec as payload
+from ..runs.anomalies import find_anomalies
 from ..runs.model import Run
 from ..runs.summary import answer_of
 from ..runs.verdict import outcome
@@ -111,8 +112,6 @@ def agent_kwargs(run: Run, pairs: Sequence[str]) -> dict[str, Any]:
 def failures_of(run: Run) -> list[str]:
     """What went wrong in ``run``, one line each: the anomalies ``otel-replay check`` warns
     of, and each agent or model step that ended in error (empty: the run did not fail)."""
-    from ..runs.anomalies import find_anomalies
-
     found = [str(f) for f in find_anomalies(run)]
     for step in run.steps:
         if step.kind in ("agent", "model") and step.status == "ERROR":
@@ -280,6 +279,7 @@ def write_regression(
     Raises :class:`RunFailed` for a run that failed (:func:`failures_of`) unless
     ``allow_failed``.
     """
+    # Only writing a regression needs the converter (and the SDK's span types).
     from ..export.convert import convert
 
     out = Path(output)

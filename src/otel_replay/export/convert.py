@@ -143,6 +143,7 @@ class MessageReader(Reader[Request]):
         return [request_from_json(doc)]
 
     def _from_phoenix(self, data: bytes) -> Iterator[Request]:
+        # The encoder and the SDK's spans only for input that is not OTLP already.
         from ..otlp.proto_writer import encode_request
         from .readable_spans import readable_spans
 
@@ -151,6 +152,7 @@ class MessageReader(Reader[Request]):
             yield parse_request(encode_request(spans), self.path, 0)
 
     def _from_records(self, records: Iterable[Record]) -> Iterator[Request]:
+        # The encoder and the SDK's spans only for input that is not OTLP already.
         from ..otlp.proto_writer import encode_request
         from .readable_spans import readable_spans
 

@@ -418,6 +418,7 @@ class FileSpanExporter(SpanExporter):
                 rotation.max_bytes,
             )
             return False
+        # Only a rotating exporter needs it.
         from ..otlp import rotation as rot
 
         now = rotation.now()

@@ -185,6 +185,7 @@ class RecordingSpanProcessor(SpanProcessor):
 
 def _scrubs_itself(exporter: SpanExporter) -> bool:
     """Whether ``exporter`` hides the secrets of what it is given itself (ours do)."""
+    # Asked only when an exporter is added: the processor loads without them.
     from .file_exporter import FileSpanExporter
     from .semconv import GenAISemconvExporter
 

@@ -82,6 +82,7 @@ def shown(text: str, endpoint: str) -> str:
     credentials; a message goes to a terminal or a CI log."""
     from urllib.parse import unquote, urlsplit
 
+    # The redactor (its patterns compiled) only for a message naming an endpoint.
     from ..redaction import PLACEHOLDER, redactor
 
     try:

@@ -61,6 +61,7 @@ def _shown(path: str) -> str:
     """``path`` as a message names it: a URL's password and secret query values hidden."""
     if not path.startswith(("http://", "https://", "clickhouse://", "clickhouses://")):
         return path
+    # The redactor (its patterns compiled) only for a URL in a message.
     from ..redaction import redactor
 
     return redactor().text(path)

@@ -251,6 +251,7 @@ def from_attributes(
 def _by_reference(key: str, ref: str) -> Payload:
     """The content of ``key`` read where ``{key}_ref`` says it is stored, if that store is
     allowed (see :mod:`otel_replay.payload.references`); else missing, naming it."""
+    # Only a payload stored elsewhere is read through the content references.
     from . import references as content_refs
 
     try:

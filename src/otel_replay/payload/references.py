@@ -36,7 +36,10 @@ from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
 
 from .. import limits, settings
+from ..safe_files import NotARegularFile, TooLarge, read_regular
 from ..settings import OTEL_REPLAY_CONTENT_REFS
+from .blobs import digest_of
+from .codec import sha256
 
 __all__ = [
     "OTEL_REPLAY_CONTENT_REFS",
@@ -129,9 +132,6 @@ def stored_blob(ref: str) -> bytes | None:
     (otel-replay's payload stores, see :mod:`otel_replay.payload.store`); None
     when no allowed store holds it.  Raises :class:`RefUnavailable` for a blob that is
     there but whose bytes do not hash to its name."""
-    from .blobs import digest_of
-    from .codec import sha256
-
     digest = digest_of(ref)
     if digest is None:
         return None
@@ -260,8 +260,6 @@ def _read_local(ref: str, root: str, rest: str, most: int) -> bytes:
 
 
 def _regular(ref: str, name: str, most: int, dir_fd: int | None) -> bytes:
-    from ..safe_files import NotARegularFile, TooLarge, read_regular
-
     try:
         return read_regular(name, most, dir_fd=dir_fd)
     except NotARegularFile:

@@ -15,6 +15,7 @@ from typing import Any
 
 class _CallablePackage(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The session (and what it imports) on the first call.
         from .session import replay
 
         return replay(*args, **kwargs)

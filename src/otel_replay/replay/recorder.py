@@ -102,6 +102,7 @@ class ReplayLog:
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Append the replayed run to ``path`` (our file format); returns its run (trace) id."""
+        # The file exporter only when the replayed run is written.
         from ..export.file_exporter import FileSpanExporter
 
         spans = self.spans()

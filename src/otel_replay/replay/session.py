@@ -196,6 +196,7 @@ class ReplaySession(ReplayObserver):
     def engine(self) -> ReplayEngine:
         """The wire engine over this session's pinned model (what the transports use)."""
         if self._engine is None:
+            # The wire engine only for sessions served over HTTP or a transport.
             from .engine import ReplayEngine
 
             self._engine = ReplayEngine.for_model(self.model)
@@ -211,6 +212,7 @@ class ReplaySession(ReplayObserver):
         session diverges.  Started on first use, stopped when the session ends.
         """
         if self._server is None:
+            # Started on first use; the adapters build on the session.
             from .adapters.server import BackgroundServer
             from .engine import ReplayEngine
 
@@ -228,12 +230,14 @@ class ReplaySession(ReplayObserver):
         cursor and matcher ladder), answers come back in the request's own wire
         format, a request that does not match raises :class:`ReplayDivergence`.
         """
+        # httpx's transport on first use; the adapters build on the session.
         from .adapters.transport import ReplayTransport
 
         return ReplayTransport(self.engine)
 
     def async_transport(self) -> AsyncReplayTransport:
         """:meth:`transport` for ``httpx.AsyncClient`` / ``httpx2.AsyncClient``."""
+        # httpx's transport on first use; the adapters build on the session.
         from .adapters.transport import AsyncReplayTransport
 
         return AsyncReplayTransport(self.engine)
@@ -464,6 +468,7 @@ def replay(
     if isinstance(run_or_path, Run):
         runs, source = [run_or_path], f"run {run_or_path.run_id}"
     else:
+        # The readers only for a path (a Run given needs none).
         from ..runs.load import load
 
         source = os.fspath(run_or_path)

@@ -10,6 +10,7 @@ from ..otlp.errors import FormatError
 from ..otlp.records import LogRecord, SpanRecord
 from ..payload.attributes import BlobReader
 from ..payload.blobs import BlobStore, BlobUnavailable
+from ..payload.references import RefUnavailable, stored_blob
 from ..sources.files import expand, is_stream, rotated_from, same_set
 from ..sources.reader import RecordReader
 from .build import assemble, build_traces
@@ -89,8 +90,6 @@ def _blob_reader(name: str) -> BlobReader:
 
 
 def _stored_blob(ref: str) -> bytes | None:
-    from ..payload.references import RefUnavailable, stored_blob
-
     try:
         return stored_blob(ref)
     except RefUnavailable as exc:

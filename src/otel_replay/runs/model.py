@@ -11,8 +11,10 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from ..messages import last_text
 from ..otlp.errors import FormatError
 from ..payload.attributes import Payload
+from ..payload.codec import PayloadError, plain_from
 from ..trusted_types import TypeResolver
 from .kit import KitReport, check_kit
 from .verdict import run_verdict
@@ -142,16 +144,12 @@ class Snapshot:
         Objects are rebuilt only with the classes ``types`` allows (see
         :mod:`otel_replay.trusted_types`); others come back as plain JSON.
         """
-        from ..payload.codec import PayloadError
-
         if self.payload is None:
             raise PayloadError(f"snapshot {self.name!r}: its state was not recorded (no content)")
         return self.payload.value(types)
 
     def plain(self) -> Any:
         """The recorded state as plain JSON values, for display (no class is imported)."""
-        from ..payload.codec import PayloadError, plain_from
-
         p = self.payload
         if p is None or p.data is None or not p.usable:
             raise PayloadError(p.reason if p is not None and p.reason else "no usable state")
@@ -367,8 +365,6 @@ class Run:
     def final_output(self) -> str | None:
         """The run's answer: the root agent's recorded output, else the last model text
         (of a ReAct answer, what follows its ``Final Answer:``)."""
-        from ..messages import last_text
-
         for root in self.roots:
             if root.kind == "agent" and root.model is not None and root.model.output_messages:
                 text = last_text(root.model.output_messages)
@@ -384,8 +380,6 @@ class Run:
     def question(self) -> str | None:
         """The run's input text: the root agent's recorded input, else the first user
         message of its model calls."""
-        from ..messages import last_text
-
         for root in self.roots:
             if root.model is not None and root.model.input_messages:
                 text = last_text(root.model.input_messages)

@@ -84,6 +84,7 @@ def windows(paths: Sequence[str], window_bytes: int | None = None) -> Windows | 
     smaller than :data:`MIN_WINDOWS` windows."""
     window_bytes = window_bytes or WINDOW_BYTES
     if len(paths) == 1 and is_database(paths[0]):
+        # ClickHouse's modules only for a database.
         from ..sources.clickhouse.spans import trace_windows
 
         try:
@@ -223,6 +224,7 @@ def map_table_runs(
     database; see :func:`map_runs`).
     When log records beside it name no span (they join runs by their time) the table is
     read whole, and every run but those of the traces in ``done`` is given."""
+    # ClickHouse's modules only for a database.
     from ..sources.clickhouse.database import Location
     from ..sources.clickhouse.spans import spanless_logs, windows_of
 

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import IO, Any, Final
 
 from .. import limits, settings
+from ..bytes_text import to_base64
 from ..otlp.errors import FormatError
 from ..settings import OTEL_REPLAY_HTTP_HEADERS as OTEL_REPLAY_HTTP_HEADERS
 
@@ -179,8 +180,6 @@ def _without_credentials(url: str) -> tuple[str, dict[str, str]]:
     parts = urllib.parse.urlsplit(url)
     if parts.username is None:
         return url, {}
-    from ..bytes_text import to_base64
-
     user = urllib.parse.unquote(parts.username)
     password = urllib.parse.unquote(parts.password or "")
     token = to_base64(f"{user}:{password}".encode())

@@ -427,6 +427,7 @@ class _Open:
         elif name.startswith(JAEGER_SCHEMES):  # a search that could not be asked
             raise FormatError.whole(name, "its since= is neither a time nor a span like 2h")
         elif is_search(name):  # a search that found nothing to read
+            # Each backend's module only for an input of its kind.
             from . import tempo as tempo_search
 
             raise FormatError.whole(name, tempo_search.failure(name))
@@ -507,6 +508,7 @@ class Reader(Generic[T]):
         try:
             opened = _Open(self.path)
         except FormatError as exc:
+            # Each backend's module only for an input of its kind.
             from .jaeger import finds_nothing
 
             if not finds_nothing(self.path, exc.reason):  # else: a search that matched none
@@ -536,6 +538,7 @@ class Reader(Generic[T]):
 
     def _database(self) -> Iterator[T]:
         """A ClickHouse table's spans (the traces asked for only, chosen by ClickHouse)."""
+        # Each backend's module only for an input of its kind.
         from .clickhouse.spans import read_records
 
         try:

@@ -23,6 +23,7 @@ import time
 import urllib.parse
 from typing import Final
 
+from ..limits import MAX_RECORD_BYTES
 from ..otlp.errors import FormatError
 from ..since import parse_since
 
@@ -45,7 +46,7 @@ def narrowed(name: str, **filters: str | None) -> str:
 def trace_urls(name: str) -> list[str]:
     """The trace-by-id URLs of the traces the search ``name`` finds (``[name]`` when the
     search fails: reading that name then reports why, see :func:`failure`)."""
-    from ..limits import MAX_RECORD_BYTES
+    # http.client and the like: for URLs only.
     from . import download
 
     try:
