@@ -33,7 +33,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_replay
 from otel_replay.otlp import index
 from otel_replay.otlp.proto_writer import encode_request
-from otel_replay.sources.reader import iter_be32, iter_records
+from otel_replay.otlp.sniff import iter_be32, iter_records
 
 
 def template(

@@ -38,8 +38,9 @@ import otel_replay
 from otel_replay import attributes as A
 from otel_replay.commands import summary_cache
 from otel_replay.otlp.records import SpanRecord
+from otel_replay.otlp.sniff import iter_records
 from otel_replay.payload import codec as payload
-from otel_replay.sources.reader import RecordReader, iter_records
+from otel_replay.sources.reader import RecordReader
 
 MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
 DIGEST = A.SHA256

@@ -60,7 +60,7 @@ def upb_parse(dump: Path) -> float:
     """Seconds (CPU) to parse every record of ``dump`` and reach its spans: what any reader pays."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    from otel_replay.sources.reader import iter_records
+    from otel_replay.otlp.sniff import iter_records
 
     t0 = time.process_time()
     for _, body in iter_records(dump):

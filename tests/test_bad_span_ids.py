@@ -32,7 +32,8 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from otel_replay.cli.main import cli
 from otel_replay.export.convert import MessageReader
 from otel_replay.otlp.errors import OtherSignal
-from otel_replay.sources.reader import SpanReader, iter_records
+from otel_replay.otlp.sniff import iter_records
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"

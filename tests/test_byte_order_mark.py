@@ -24,7 +24,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 import otel_replay
 from otel_replay.cli.main import cli
 from otel_replay.otlp.json_writer import request_to_json
-from otel_replay.sources.reader import SpanReader, iter_records
+from otel_replay.otlp.sniff import iter_records
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 BOM = b"\xef\xbb\xbf"

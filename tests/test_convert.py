@@ -17,7 +17,8 @@ from _data import COLLECTOR, THIRDPARTY_FORMATS
 from _recording import recording
 from otel_replay.export.convert import MessageReader, convert
 from otel_replay.otlp import framing
-from otel_replay.sources.reader import RecordReader, iter_be32
+from otel_replay.otlp.sniff import iter_be32
+from otel_replay.sources.reader import RecordReader
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_FILE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"

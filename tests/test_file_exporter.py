@@ -28,8 +28,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_replay import attributes as A
 from otel_replay.export import file_exporter
 from otel_replay.export.file_exporter import FileSpanExporter
+from otel_replay.otlp.sniff import iter_records
 from otel_replay.payload.blobs import BlobStore
-from otel_replay.sources.reader import SpanReader, iter_records
+from otel_replay.sources.reader import SpanReader
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

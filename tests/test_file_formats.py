@@ -23,7 +23,8 @@ from otel_replay.export.file_exporter import FileSpanExporter
 from otel_replay.otlp import framing
 from otel_replay.otlp.json_writer import encode_json_request
 from otel_replay.otlp.proto_writer import encode_request
-from otel_replay.sources.reader import SpanReader, iter_be32
+from otel_replay.otlp.sniff import iter_be32
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -48,7 +48,7 @@ from _data import THIRDPARTY, found
 from otel_replay.cli.main import cli
 from otel_replay.otlp.json_reader import JsonShapeError, request_from_json
 from otel_replay.otlp.json_writer import request_to_json
-from otel_replay.sources.reader import iter_records
+from otel_replay.otlp.sniff import iter_records
 
 #: Bad records are reported after the output, as the CLI does; here they are asserted.
 pytestmark = pytest.mark.filterwarnings("ignore::otel_replay.runs.load.LoadWarning")

@@ -38,7 +38,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_replay.cli.main import cli
 from otel_replay.otlp.errors import FormatError
 from otel_replay.otlp.json_writer import encode_json_request
-from otel_replay.sources.reader import ZSTD_MAGIC, RecordReader, SpanReader
+from otel_replay.otlp.sniff import ZSTD_MAGIC
+from otel_replay.sources.reader import RecordReader, SpanReader
 
 
 def _seed_files() -> list[bytes]:

@@ -23,8 +23,9 @@ import otel_replay
 from _cli import cli_process
 from otel_replay.cli.main import cli
 from otel_replay.otlp import index
+from otel_replay.otlp.sniff import iter_be32
 from otel_replay.runs import stream
-from otel_replay.sources.reader import SpanReader, iter_be32
+from otel_replay.sources.reader import SpanReader
 from test_index import write_dump
 
 

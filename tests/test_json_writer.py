@@ -33,8 +33,9 @@ from otel_replay.export.scrub import hidden_copy
 from otel_replay.otlp.json_reader import OtherSignalError, request_from_json
 from otel_replay.otlp.json_writer import encode_json_request, format_double, request_to_json
 from otel_replay.otlp.proto_writer import encode_request
+from otel_replay.otlp.sniff import iter_varint
 from otel_replay.payload.blobs import BlobStore
-from otel_replay.sources.reader import RecordReader, iter_varint
+from otel_replay.sources.reader import RecordReader
 
 
 def rewrite(line: bytes, legacy: bool = False) -> bytes:

@@ -41,9 +41,10 @@ from otel_replay import messages as M
 from otel_replay.cli.main import cli
 from otel_replay.otlp import index
 from otel_replay.otlp.records import LogRecord, SpanRecord
+from otel_replay.otlp.sniff import iter_varint
 from otel_replay.runs.build import build_runs
 from otel_replay.runs.log_events import GENAI_EVENTS
-from otel_replay.sources.reader import RecordReader, SpanReader, iter_varint
+from otel_replay.sources.reader import RecordReader, SpanReader
 from test_formats import be32, varint
 
 DATA = Path(__file__).parent / "data" / "genai_logs"

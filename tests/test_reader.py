@@ -24,7 +24,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_replay.otlp.errors import FormatError
 from otel_replay.otlp.proto_writer import encode_request
-from otel_replay.sources.reader import SpanReader, iter_records
+from otel_replay.otlp.sniff import iter_records
+from otel_replay.sources.reader import SpanReader
 
 
 def frame(*bodies: bytes) -> bytes:

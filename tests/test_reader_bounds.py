@@ -27,7 +27,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 import otel_replay
 from otel_replay.cli.main import cli
-from otel_replay.sources.reader import HEAD, RecordReader
+from otel_replay.otlp.sniff import HEAD
+from otel_replay.sources.reader import RecordReader
 
 
 def record_agent_runs(path: Path, runs: int, spans_per_run: int, pad: int, **exporter: Any) -> None:

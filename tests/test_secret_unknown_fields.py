@@ -28,7 +28,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from _secrets import SECRET_SHAPES, WRITING, every_byte
 from otel_replay.cli.main import cli
-from otel_replay.sources.reader import SpanReader, iter_records
+from otel_replay.otlp.sniff import iter_records
+from otel_replay.sources.reader import SpanReader
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"

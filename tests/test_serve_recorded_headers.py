@@ -33,9 +33,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 import otel_replay
 from otel_replay import attributes as A
 from otel_replay.otlp.json_writer import request_to_json
+from otel_replay.otlp.sniff import iter_records
 from otel_replay.replay.adapters.server import ReplayApp
 from otel_replay.replay.engine import ReplayEngine, header_text
-from otel_replay.sources.reader import iter_records
 from test_http_recorder import exchange, record_one
 
 #: (exchange recorded, path served)

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from otel_replay.sources.reader import SpanReader, sniff
+from otel_replay.otlp.sniff import sniff
+from otel_replay.sources.reader import SpanReader
 
 # Recorded by the openinference-openai corpus script (see tests/data/README.md).
 DUMP = (

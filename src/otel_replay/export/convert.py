@@ -47,18 +47,20 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 
 from .. import attributes as A
 from ..limits import MAX_NESTING
+from ..otlp.bounded import decompress_zstd
 from ..otlp.errors import FormatError
 from ..otlp.json_reader import JsonShapeError, request_from_json
 from ..otlp.json_writer import request_to_json
 from ..otlp.proto_reader import Request, any_value, bad_ids, parse_request
 from ..otlp.proto_reader import attributes as proto_attributes
 from ..otlp.records import LogRecord, Record, SpanRecord
+from ..otlp.sniff import ZSTD_MAGIC
 from ..payload import codec as payload
 from ..payload.blobs import BlobStore, BlobUnavailable
 from ..redaction import Redactor, redactor
 from ..sources import phoenix
 from ..sources.files import expand, is_stream, rotated_from
-from ..sources.reader import ZSTD_MAGIC, Reader, _decompress_zstd
+from ..sources.reader import Reader
 from .file_exporter import COMPRESSIONS, FORMATS, format_for, frame
 from .scrub import (
     REMOVED,
@@ -119,7 +121,7 @@ class MessageReader(Reader[Request]):
         self, body: bytes, offset: int, keep: Callable[[str], bool] | None
     ) -> list[Request]:
         if body[:4] == ZSTD_MAGIC:
-            body = _decompress_zstd(body, self.path, offset)
+            body = decompress_zstd(body, self.path, offset)
         if body.lstrip()[:1] == b"{":
             try:
                 doc = self._loads(body)

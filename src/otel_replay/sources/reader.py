@@ -25,7 +25,6 @@ is kept.
 
 from __future__ import annotations
 
-import codecs
 import gzip
 import io
 import json
@@ -39,375 +38,30 @@ from typing import IO, Any, Generic, TypeVar, cast
 from google.protobuf.message import DecodeError
 
 from .. import limits
-from ..json_text import may_hold_surrogates, without_lone_surrogates
-from ..otlp import bounded, framing, index
+from ..otlp import bounded, index
 from ..otlp import envelopes as backends
 from ..otlp.errors import FormatError, NoTraceData, OtherSignal
 from ..otlp.json_reader import JsonShapeError, NotOtlpError, OtherSignalError, records_from_json
 from ..otlp.proto_reader import records_from_proto
 from ..otlp.records import LogRecord, Record, SpanRecord
+from ..otlp.sniff import (
+    BINARY_KINDS,
+    HEAD,
+    UNFORESEEN,
+    UTF8_BOM,
+    ZSTD_MAGIC,
+    decode_body,
+    error_reason,
+    first_line,
+    iter_be32,
+    iter_varint,
+    looks_like_text,
+    not_json_reason,
+    parse_json,
+    sniff,
+)
 from . import phoenix, progress
 from .files import JAEGER_SCHEMES, Found, is_database, is_search, is_stream
-
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-GZIP_MAGIC = b"\x1f\x8b"
-#: The byte order mark some editors and Windows tools put before UTF-8 text: not part of
-#: the JSON after it.
-UTF8_BOM = b"\xef\xbb\xbf"
-#: What input shaped in a way no check foresaw raises while it is read: still the
-#: input's fault, so it is reported, never raised.
-_UNFORESEEN = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
-#: What the sniffer looks at (and, for JSON, on to the end of the first line).
-HEAD = 64 * 1024
-
-
-_decompress_zstd = bounded.decompress_zstd
-
-
-#: A JSON string (skipped whole) or a bracket.
-_JSON_NESTING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-
-
-class NestedTooDeep(ValueError):
-    """JSON nested deeper than the parser can follow; :attr:`pos` is where it is deepest."""
-
-    def __init__(self, data: bytes) -> None:
-        depth = deepest = self.pos = 0
-        for m in _JSON_NESTING.finditer(data):
-            c = data[m.start()]
-            if c in b"[{":
-                depth += 1
-                if depth > deepest:
-                    deepest, self.pos = depth, m.start()
-            elif c in b"]}":
-                depth -= 1
-        limit = sys.getrecursionlimit()
-        super().__init__(
-            f"JSON nested too deep: {deepest} levels, past Python's recursion limit ({limit})"
-        )
-
-
-def parse_json(data: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
-    """``loads(data)``: a ValueError for anything but JSON, :class:`NestedTooDeep` included;
-    half a surrogate pair in a string made U+FFFD (see :mod:`otel_replay.json_text`)."""
-    if data[:3] == UTF8_BOM:
-        data = data[3:]
-    try:
-        doc = loads(data)
-    except RecursionError:
-        raise NestedTooDeep(data) from None
-    return without_lone_surrogates(doc) if may_hold_surrogates(data) else doc
-
-
-def _reason(exc: Exception) -> str:
-    """Why a record is unreadable: what a check said (a ValueError), or what input no
-    check foresaw raised, named."""
-    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-
-
-def _not_json(exc: ValueError) -> str:
-    return str(exc) if isinstance(exc, NestedTooDeep) else f"not JSON ({exc})"
-
-
-def decode_body(
-    body: bytes,
-    source: str,
-    offset: int,
-    keep: Callable[[str], bool] | None = None,
-    *,
-    lazy: bool = False,
-) -> Iterator[Record]:
-    """One framed message: proto or OTLP/JSON, zstd-compressed or not, of either signal
-    (``lazy``: see :func:`~.otlp_proto.records_from_proto`)."""
-    if body[:4] == ZSTD_MAGIC:
-        body = _decompress_zstd(body, source, offset)
-    if body.lstrip()[:1] == b"{":
-        try:
-            doc = parse_json(body)
-        except ValueError as exc:
-            raise FormatError(source, offset, _not_json(exc)) from exc
-        try:
-            for record in records_from_json(doc, source):
-                if keep is None or keep(record.trace_id):
-                    yield record
-        except JsonShapeError as exc:
-            raise FormatError(source, offset, str(exc)) from exc
-        return
-    yield from records_from_proto(body, source, offset, keep, lazy=lazy)
-
-
-def _read_varint(f: IO[bytes]) -> tuple[int, int] | None:
-    """(value, bytes used) or None at a clean end of file."""
-    shift = value = used = 0
-    while True:
-        b = f.read(1)
-        if not b:
-            if used == 0:
-                return None
-            raise EOFError
-        used += 1
-        value |= (b[0] & 0x7F) << shift
-        if not b[0] & 0x80:
-            return value, used
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def _be32_header(f: IO[bytes]) -> tuple[int, int] | None:
-    header = f.read(4)
-    if not header:
-        return None
-    if len(header) < 4:
-        raise EOFError(f"truncated record: {len(header)}-byte header")
-    return framing.HEADER.unpack(header)[0], 4
-
-
-def _varint_header(f: IO[bytes]) -> tuple[int, int] | None:
-    try:
-        return _read_varint(f)
-    except (EOFError, ValueError):
-        raise EOFError("truncated or corrupt varint length") from None
-
-
-def _frames(
-    f: IO[bytes],
-    source: str,
-    header: Callable[[IO[bytes]], tuple[int, int] | None],
-    size: int | None,
-    skipped: list[FormatError] | None,
-) -> Iterator[tuple[int, bytes]]:
-    offset = 0
-    limit = limits.MAX_RECORD_BYTES.bytes()
-    while True:
-        try:
-            got = header(f)
-        except EOFError as exc:
-            raise FormatError(source, offset, str(exc)) from None
-        if got is None:
-            return
-        length, used = got
-        if length > framing.MAX_RECORD:
-            raise FormatError(source, offset, f"corrupt record length {length}")
-        # A record known to be cut short, or too big to hold, is not read into memory.
-        present = length if size is None else min(length, size - offset - used)
-        if present == length and length > limit:
-            too_big = FormatError(
-                source, offset, f"record of {length} bytes is past {limits.MAX_RECORD_BYTES.text()}"
-            )
-            if skipped is None:
-                raise too_big
-            present = bounded.skip(f, length, seekable=size is not None)
-            if present == length:
-                skipped.append(too_big)
-                offset += used + length
-                continue
-        elif present == length:
-            body = f.read(length)
-            present = len(body)
-            if present == length:
-                yield offset, body
-                offset += used + length
-                continue
-        raise FormatError(
-            source, offset, f"truncated record: header says {length} bytes, {present} present"
-        )
-
-
-def iter_be32(
-    f: IO[bytes],
-    source: str,
-    size: int | None = None,
-    skipped: list[FormatError] | None = None,
-) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of 4-byte big-endian length-prefixed records.
-
-    ``size``: the bytes left in ``f`` when known (a plain file).  A record
-    past :data:`~.limits.MAX_RECORD_BYTES` is not read: it raises
-    :class:`FormatError`, or when a ``skipped`` list is given, is reported
-    there and passed over.
-    """
-    return _frames(f, source, _be32_header, size, skipped)
-
-
-def iter_varint(
-    f: IO[bytes],
-    source: str,
-    size: int | None = None,
-    skipped: list[FormatError] | None = None,
-) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of varint length-delimited records (see :func:`iter_be32`)."""
-    return _frames(f, source, _varint_header, size, skipped)
-
-
-# Kept for callers that only know our own files.
-def iter_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    """``(offset, body)`` of a 4-byte framed file; raises :class:`FormatError`."""
-    name = os.fspath(path)
-    with open(name, "rb") as f:
-        yield from iter_be32(f, name)
-
-
-def _plausible_body(body: bytes) -> bool:
-    return body[:1] == b"\x0a" or body[:4] == ZSTD_MAGIC or body.lstrip()[:1] == b"{"
-
-
-def _chains(f: IO[bytes], size: int, varint: bool) -> bool:
-    """Whether record headers chain through the file (a torn last record allowed).
-
-    For varint framing the first bodies must also look like messages: small
-    varints are common bytes, and a bare message could chain by accident.
-    """
-    f.seek(0)
-    offset = frames = 0
-    while offset < size:
-        f.seek(offset)
-        if varint:
-            try:
-                got = _read_varint(f)
-            except (EOFError, ValueError):
-                return frames > 0
-            if got is None:
-                break
-            length, used = got
-        else:
-            header = f.read(4)
-            if len(header) < 4:
-                return frames > 0
-            (length,), used = framing.HEADER.unpack(header), 4
-        if offset + used + length > size:
-            return frames > 0
-        if varint and frames < 2 and not _plausible_body(f.read(min(length, 8))):
-            return False
-        offset += used + length
-        frames += 1
-    return frames > 0
-
-
-def _is_json(data: bytes) -> bool:
-    try:
-        json.loads(data)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-def first_line(head: bytes, f: IO[bytes]) -> bytes:
-    """``head`` read on from ``f``, when it starts a JSON value, to the end of its first line.
-
-    A JSON line may be far longer than :data:`HEAD` (an agent run exported in
-    one batch is one line): :func:`sniff` needs all of the first line and the
-    first byte of the next to tell JSON lines from a document.  Read a chunk
-    at a time, and no further than :data:`~.limits.MAX_RECORD_BYTES`.
-    """
-    text = _text(head)
-    start = len(head) - len(text)
-    if head[start : start + 1] not in (b"{", b"["):
-        return head
-    parts, total = [head], len(head)
-    newline = head.find(b"\n", start)
-    limit = limits.MAX_RECORD_BYTES.bytes()
-    while (newline < 0 or newline + 1 >= total) and total <= limit:
-        chunk = f.read(HEAD)
-        if not chunk:
-            break
-        if newline < 0 and (at := chunk.find(b"\n")) >= 0:
-            newline = total + at
-        parts.append(chunk)
-        total += len(chunk)
-    return b"".join(parts) if len(parts) > 1 else head
-
-
-def _text(head: bytes) -> bytes:
-    """``head`` from its first byte of JSON on: white space and a byte order mark left out."""
-    return (head[3:] if head[:3] == UTF8_BOM else head).lstrip()
-
-
-#: Bytes no line of text holds (tab and carriage return aside).
-_CONTROL = bytes(b for b in range(32) if b not in (9, 13)) + b"\x7f"
-
-
-def _text_then_json_lines(head: bytes) -> bool:
-    """True when ``head`` is a line of text (a shell's or a tool's words written
-    before the dump) followed by lines of JSON objects: JSON lines whose first
-    line is bad, which costs that line only.  Asked of text only (see
-    :func:`_is_text`), so protobuf (whose bytes may hold ``\\n{``) is never taken for it.
-    """
-    first, newline, rest = head.partition(b"\n")
-    second = rest.lstrip().partition(b"\n")[0]
-    if not newline or not first.strip() or second[:1] != b"{":
-        return False
-    if b'"resourceSpans"' not in second and b'"resource_spans"' not in second:
-        return False  # a text file with a brace on its second line is no trace
-    if len(first.translate(None, _CONTROL)) != len(first):
-        return False  # a control byte: binary, not a line of text
-    try:
-        first.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-#: What :func:`sniff` names a protobuf input (framed, or one bare request).
-_BINARY_KINDS = frozenset({"be32", "varint", "single"})
-#: Bytes no text file holds: control bytes but tab, line ends and form feed.
-_NOT_TEXT = bytes(b for b in range(32) if b not in (9, 10, 12, 13)) + b"\x7f"
-
-
-def _is_text(head: bytes) -> bool:
-    """True when ``head`` (a file's first bytes) is UTF-8 text with no control byte but
-    tab, line ends and form feed.  No OTLP request is: each holds a length-delimited
-    field of a message nested in another (the 0x12 tag of an attribute's value, of a
-    span's ids), a control byte."""
-    if len(head.translate(None, _NOT_TEXT)) != len(head):
-        return False
-    try:  # the head may end inside a character
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
-    """The format of a stream from its first bytes (see module docstring).
-
-    ``head`` holds the first line whole when the input starts with JSON (see
-    :func:`first_line`).
-    """
-    if head[:2] == GZIP_MAGIC:
-        return "gzip"
-    if head[:4] == ZSTD_MAGIC:
-        return "zstd"
-    text = _text(head)
-    if text[:1] in (b"{", b"["):
-        # JSON lines: the first line is a whole JSON value, or (a bad first
-        # record) an object followed by a line starting another.  A document's
-        # second line is indented, goes on with a key, or is an array's item.
-        first, _, rest = text.partition(b"\n")
-        next_object = first[:1] == rest[:1] == b"{"
-        return "jsonl" if next_object or _is_json(first) else "json"
-    if not head:
-        return "empty"
-    if _is_text(head) and _text_then_json_lines(head):
-        # Before any binary framing: a line of text's first byte reads as a varint
-        # length (``U`` is 85) that can chain through JSON lines by chance.
-        return "jsonl"
-    if f is not None and size is not None:
-        if _chains(f, size, varint=False):
-            return "be32"
-        if _chains(f, size, varint=True):
-            return "varint"
-        if head[:1] == b"\x0a":
-            return "single"
-        if head[:1] == b"\x00":  # a 4-byte framed file whose first record is torn
-            return "be32"
-        return "jsonl" if _text_then_json_lines(head) else "unknown"
-    # A stream that cannot be rewound: decide from the first bytes alone.
-    if head[:1] == b"\x00":
-        return "be32"
-    if head[:1] == b"\x0a":
-        return "single"
-    return "varint"
 
 
 class _Open:
@@ -527,7 +181,7 @@ class Reader(Generic[T]):
         except OSError as exc:
             reason = f"cannot read ({exc.strerror or exc})"
             self.problems.append(FormatError.whole(self.path, reason))
-        except _UNFORESEEN as exc:
+        except UNFORESEEN as exc:
             # Input shaped in a way no check above foresaw: still the user's data
             # that is wrong, so it is reported, never raised.
             self.problems.append(
@@ -565,7 +219,7 @@ class Reader(Generic[T]):
         name = self.path
         if kind == "empty":
             return
-        if kind in _BINARY_KINDS and isinstance(name, Found) and _is_text(head):
+        if kind in BINARY_KINDS and isinstance(name, Found) and looks_like_text(head):
             # A folder's LICENSE starts with a line end: 0x0a, protobuf field 1's tag.
             raise NoTraceData.whole(name, "text, not OTLP trace or log data")
         if kind in ("json", "jsonl") and phoenix.looks_like(head):  # a backend's REST answer
@@ -594,7 +248,7 @@ class Reader(Generic[T]):
                 doc = parse_json(data, self._loads)
             except ValueError as exc:
                 pos = getattr(exc, "pos", 0)
-                raise FormatError(name, pos, _not_json(exc)) from exc
+                raise FormatError(name, pos, not_json_reason(exc)) from exc
             docs = doc if isinstance(doc, list) else [doc]
             for i, d in enumerate(docs):  # a document that is not OTLP costs only itself
                 try:
@@ -604,10 +258,10 @@ class Reader(Generic[T]):
                 except NotOtlpError as exc:
                     if i == 0:
                         _pass_over_json(name, exc)
-                    self.problems.append(FormatError.whole(name, _reason(exc)))
+                    self.problems.append(FormatError.whole(name, error_reason(exc)))
                     continue
-                except (JsonShapeError, *_UNFORESEEN) as exc:
-                    self.problems.append(FormatError.whole(name, _reason(exc)))
+                except (JsonShapeError, *UNFORESEEN) as exc:
+                    self.problems.append(FormatError.whole(name, error_reason(exc)))
                     continue
                 yield from records
         elif kind in ("be32", "varint"):
@@ -679,7 +333,7 @@ class Reader(Generic[T]):
             raise
         except FormatError as exc:
             self.problems.append(exc)
-        except (DecodeError, *_UNFORESEEN) as exc:
+        except (DecodeError, *UNFORESEEN) as exc:
             # Shaped in a way no check foresaw: still this record's fault only.
             reason = f"unreadable record ({type(exc).__name__}: {exc})"
             self.problems.append(FormatError(self.path, offset, reason))
@@ -709,14 +363,14 @@ class Reader(Generic[T]):
             try:
                 doc: Any = parse_json(line, self._loads)
                 records = self._whole_doc(doc, start)  # all of the line or none
-            except (ValueError, JsonShapeError, *_UNFORESEEN) as exc:
+            except (ValueError, JsonShapeError, *UNFORESEEN) as exc:
                 if isinstance(exc, OtherSignalError):
                     raise OtherSignal(self.path, start, str(exc)) from exc
                 if first and isinstance(exc, NotOtlpError):
                     _pass_over_json(self.path, exc)
                 first = False
                 # One bad line costs that line only.
-                reason = f"bad JSON line ({_reason(exc)})"
+                reason = f"bad JSON line ({error_reason(exc)})"
                 self.problems.append(FormatError(self.path, start, reason))
                 continue
             first = False
@@ -839,7 +493,7 @@ def appended_traces(
         if line.strip():
             try:
                 records = list(decode_body(line, path, offset))
-            except (FormatError, DecodeError, *_UNFORESEEN):
+            except (FormatError, DecodeError, *UNFORESEEN):
                 return None
             if any(isinstance(r, LogRecord) for r in records):
                 return None
@@ -851,7 +505,7 @@ def appended_traces(
 def _index_facts(body: bytes, source: str, offset: int) -> tuple[Iterable[bytes], int]:
     """Trace ids and span-less log records of a framed body: protobuf or JSON, maybe zstd."""
     if body[:4] == ZSTD_MAGIC:
-        body = _decompress_zstd(body, source, offset)
+        body = bounded.decompress_zstd(body, source, offset)
     # A protobuf request starts with a field tag, never with "{" or whitespace.
     if body[:1] not in b"{ \t\r\n" or body.lstrip()[:1] != b"{":
         return index.proto_facts(body, source, offset)
