@@ -32,7 +32,7 @@ import anthropic
 import httpx2
 import pytest
 from botocore.eventstream import EventStreamBuffer
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import otel_replay
@@ -452,19 +452,27 @@ def _botocore(data: bytes) -> list[tuple[dict[str, Any], bytes]] | None:
 
 @settings(max_examples=250, deadline=None)
 @given(data=st.one_of(corrupt(), _valid_streams(), st.binary(max_size=200)))
+# A UUID header of 4 bytes where 16 are due, which botocore reads as 4 bytes.
+@example(
+    data=b"\x00\x00\x00\x1a\x00\x00\x00\n\xaf\xa7\xb9T\x04\xc2\x80\xc2\x80\t0\x07\x00\x00\x87\x12rl"
+)
 def test_the_frame_reader_never_raises_never_hangs_and_agrees_with_botocore(data: bytes) -> None:
     started = time.perf_counter()
+    refusal = ""
     try:
         ours: list[event_stream.Frame] | None = event_stream.frames(data)
-    except event_stream.EventStreamError:
-        ours = None
+    except event_stream.EventStreamError as exc:
+        ours, refusal = None, str(exc)
     assert time.perf_counter() - started < 0.5
     theirs = _botocore(data)
     if ours is not None:  # what we read, the client reads the same
         assert theirs is not None
         assert [(dict(f.headers), f.payload) for f in ours] == theirs
-    elif theirs is not None:  # refused only past our header bound
-        assert any(len(h) > event_stream.MAX_HEADERS for h, _ in theirs) or not data
+    elif theirs is not None:  # refused only past our header bound, or a header cut short
+        # botocore slices a header's value without checking its length: a UUID or a string
+        # running past its headers' end reads as shorter bytes there, and is refused here.
+        cut_short = refusal.startswith("a header of the message at") and "cut short" in refusal
+        assert any(len(h) > event_stream.MAX_HEADERS for h, _ in theirs) or not data or cut_short
     # Whatever the bytes, the body check answers, and a body it cannot read is left out.
     clean = redactor().data(data)
     answer = shows_secret(data, clean, EVENT_STREAM)
