@@ -127,6 +127,8 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
+        if not name.isidentifier():  # one name of the package's own, never a dotted path
+            raise AttributeError(f"module 'otel_replay' has no attribute {name!r}")
         try:  # a subpackage (otel_replay.runs, ...) reached as an attribute
             return importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError:

@@ -5,7 +5,7 @@ Each export writes one record, in one of the Collector's layouts:
 ``format: proto`` (default)  a 4-byte big-endian length and the serialized
                              ``ExportTraceServiceRequest`` (:mod:`otel_replay.otlp.framing`)
 ``format: json``             the request as one line of OTLP/JSON, byte for byte what
-                             pdata's ``JSONMarshaler`` writes (:mod:`.json_encoder`)
+                             pdata's ``JSONMarshaler`` writes (:mod:`otel_replay.otlp.json_writer`)
 ``compression: zstd``        either one compressed as a zstd frame of its own, inside
                              the 4-byte length prefix (the Collector length-prefixes
                              compressed JSON too)

@@ -97,7 +97,7 @@ def decode_body(
     lazy: bool = False,
 ) -> Iterator[Record]:
     """One framed message: proto or OTLP/JSON, zstd-compressed or not, of either signal
-    (``lazy``: see :func:`~.otlp_proto.records_from_proto`)."""
+    (``lazy``: see :func:`~otel_replay.otlp.proto_reader.records_from_proto`)."""
     if body[:4] == ZSTD_MAGIC:
         body = _decompress_zstd(body, source, offset)
     if body.lstrip()[:1] == b"{":
