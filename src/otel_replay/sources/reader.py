@@ -546,7 +546,8 @@ class RecordReader(Reader[Record]):
         lazy: bool = False,
     ) -> None:
         """``lazy``: spans read from protobuf decode their fields past ids, times,
-        resource and scope when first read (see :func:`~otel_replay.otlp.proto_reader.records_from_proto`)."""
+        resource and scope when first read (see
+        :func:`~otel_replay.otlp.proto_reader.records_from_proto`)."""
         super().__init__(path, trace_ids, index_as_of)
         self._skipped_logs = False
         self.lazy = lazy
