@@ -13,7 +13,9 @@ hidden on both sides, as capture hides them.  Two conversations are the same whe
 turns are: consecutive assistant messages are one answer (the Responses
 API's items, recorded one message each), and tool results one message each
 (Anthropic sends a turn's results in one user message, OpenAI one tool
-message each).
+message each), in any order: an agent that runs a turn's tools at once
+sends their results as they finish, which is a race in the agent's own code
+(the calls they answer keep the model's order).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from .redaction import Redactor, redactor
 
 #: How the key of an assistant message starts.
 ASSISTANT_KEY = '["assistant",'
+#: How the key of a tool result starts.
+RESULT_KEY = '["tool",'
 
 
 def turns(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -73,8 +77,22 @@ def without_repeated_system(
 
 
 def conversation_keys(messages: Sequence[Mapping[str, Any]], *, hidden: bool = False) -> list[str]:
-    """The key of each turn of ``messages`` that says something (see :func:`message_key`)."""
-    return [k for m in turns(messages) if (k := message_key(m, hidden=hidden)) is not None]
+    """The key of each turn of ``messages`` that says something (see :func:`message_key`);
+    the results that answer one turn's calls are one key, as one message of them in any
+    order would be."""
+    keys = [k for m in turns(messages) if (k := message_key(m, hidden=hidden)) is not None]
+    out: list[str] = []
+    results: list[str] = []
+    for key in [*keys, ""]:
+        if key.startswith(RESULT_KEY):
+            results.append(key[len(RESULT_KEY) + 1 : -2])  # the part: '["tool",[PART]]'
+            continue
+        if results:
+            out.append(f"{RESULT_KEY}[{','.join(sorted(results))}]]")
+            results = []
+        if key:
+            out.append(key)
+    return out
 
 
 def _is_result(part: Any) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable
 
 import httpx
 from tests.conformance.checks import Case, check, find_cases
@@ -24,8 +25,11 @@ from otel_replay.replay.adapters.transport import ReplayTransport
 from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
 
 
-def serve_case(case: Case) -> str | None:
-    """None when every recorded request of ``case`` is served; else the first refusal."""
+def serve_case(case: Case, sent: Callable[[bytes], bytes] = bytes) -> str | None:
+    """None when every recorded request of ``case`` is served; else the first refusal.
+
+    ``sent``: what is sent for each recorded body (the body itself by default).
+    """
     engine = ReplayEngine(check(case).runs)  # the runs the conformance check loaded
     with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
         for requests in case.conversations().values():
@@ -34,7 +38,7 @@ def serve_case(case: Case) -> str | None:
                 path = r["path"].split("?", 1)[0]
                 path = path if path.startswith("/v1/") else "/v1" + path
                 headers = {"content-type": "application/json", **conversation}
-                answer = http.post(path, content=r["body_raw"].encode(), headers=headers)
+                answer = http.post(path, content=sent(r["body_raw"].encode()), headers=headers)
                 if answer.status_code != 200:
                     return f"{answer.status_code} at turn {r['turn']}: {answer.text}"
                 conversation = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}

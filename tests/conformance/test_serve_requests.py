@@ -11,6 +11,7 @@ system prompt) is refused.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -49,6 +50,76 @@ def _param(case: Case) -> object:
 def test_every_recorded_request_is_served(case: Case) -> None:
     refused = serve_case(case)
     assert refused is None, refused
+
+
+def _is_result(item: Any) -> bool:
+    """A tool result as some wire carries it: an OpenAI tool message, a Responses
+    ``function_call_output`` item, an Anthropic ``tool_result`` block, a Converse
+    ``toolResult`` block, a Gemini ``functionResponse`` part."""
+    if not isinstance(item, Mapping):
+        return False
+    if item.get("role") == "tool" or item.get("type") in ("function_call_output", "tool_result"):
+        return True
+    return any(k in item for k in ("toolResult", "functionResponse", "function_response"))
+
+
+def _results_reversed(value: Any) -> tuple[Any, int]:
+    """``value`` with every run of two or more consecutive tool results in reverse order,
+    wherever in the body a list holds them, and how many runs were reversed."""
+    if isinstance(value, Mapping):
+        out, count = {}, 0
+        for key, item in value.items():
+            out[key], n = _results_reversed(item)
+            count += n
+        return out, count
+    if not isinstance(value, list):
+        return value, 0
+    items, count = [], 0
+    for item in value:
+        item, n = _results_reversed(item)
+        items.append(item)
+        count += n
+    i = 0
+    while i < len(items):
+        j = i
+        while j < len(items) and _is_result(items[j]):
+            j += 1
+        if j - i > 1 and len({json.dumps(x, sort_keys=True) for x in items[i:j]}) > 1:
+            items[i:j] = items[i:j][::-1]
+            count += 1
+        i = max(j, i + 1)
+    return items, count
+
+
+def _reversing(counted: list[int]) -> Any:
+    def sent(body: bytes) -> bytes:
+        changed, n = _results_reversed(json.loads(body))
+        counted.append(n)
+        return json.dumps(changed, ensure_ascii=False).encode() if n else body
+
+    return sent
+
+
+def _with_parallel_results(case: Case) -> bool:
+    return any(_results_reversed(r["body_json"])[1] for r in case.requests())
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        _param(c)
+        for c in find_cases()
+        if c.meta["content"] and c.id not in UNSERVABLE and _with_parallel_results(c)
+    ],
+)
+def test_results_of_one_turn_sent_in_another_order_are_served(case: Case) -> None:
+    """An agent that runs a turn's tools at once sends their results as they finish: the
+    same request with those results in another order is the same conversation, served
+    from the recording, whatever wire carries it (it was a race in the agent's code)."""
+    counted: list[int] = []
+    refused = serve_case(case, _reversing(counted))
+    assert refused is None, refused
+    assert sum(counted) > 0
 
 
 def _changed(body: dict[str, Any], old: str, new: str) -> dict[str, Any]:
