@@ -10,7 +10,9 @@ fresh drawn scenario rebuilds and replays on real stacks (slow tier).
   scenario (``CONFORMANCE_SEED``, else a random seed; printed), records it with a few
   stacks' real agents and tracing (``CONFORMANCE_SCENARIO_STACKS``, comma-separated, else
   :data:`SLOW_STACKS`), and checks each case's rebuild, its replay through ``serve`` and
-  in process against the fake server's log.  A stack whose environment is missing gets it
+  in process against the fake server's log (a replay may stop at a step naming what the
+  trace lacks, and a rebuild may lack what :data:`NOT_IN_THE_TRACE` says the stack never
+  records: both are printed).  A stack whose environment is missing gets it
   made (as the replay test does), so none is skipped; the whole test must finish within
   ``CONFORMANCE_SCENARIO_BUDGET_S`` seconds (:data:`BUDGET_S`), or it fails saying which
   stacks it did not reach.
@@ -41,6 +43,7 @@ from tests.conformance.generate import (
     stack_config,
 )
 from tests.conformance.replay_agents import inprocess_case, replay_case, stack_python
+from tests.conformance.table import REFUSAL
 
 #: Stacks the slow test records a fresh scenario with by default: the stacks that rebuild and
 #: replay every named scenario today (a framework's own telemetry, OpenInference on a
@@ -56,6 +59,17 @@ SLOW_STACKS = (
     "google_adk",
     "haystack_openinference",
 )
+#: Stack -> (a problem the rebuild of any scenario with a raising tool has, why): what the
+#: stack's trace does not hold whichever scenario it records (the corpus lists these cases
+#: one by one as not recorded; a fresh scenario draws new ones of the same class).
+NOT_IN_THE_TRACE: dict[str, tuple[str, str]] = {
+    "google_adk_v1": (
+        "the tool raised; no error recorded",
+        "ADK 1.x records the response its on_tool_error_callback made as the tool's and "
+        "leaves the span unfailed, so nothing says the tool raised",
+    ),
+}
+
 #: Seconds the slow test may take, recording and replaying included.
 BUDGET_S = float(os.environ.get("CONFORMANCE_SCENARIO_BUDGET_S", "900"))
 
@@ -317,11 +331,18 @@ def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
                 problems.append(f"{stack}/{mode}: not recorded: {e}")
                 continue
             outcome = check(case)
-            problems += [f"{stack}/{mode} rebuild: {p}" for p in outcome.problems]
+            for p in outcome.problems:
+                gap, why = NOT_IN_THE_TRACE.get(stack, ("", ""))
+                if gap and scn.raising is not None and gap in p:
+                    print(f"{stack}/{mode} rebuild: not in the trace ({why}): {p}")
+                else:
+                    problems.append(f"{stack}/{mode} rebuild: {p}")
             for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
                 result = replay(case, stack_python(stack))
                 print(f"{stack}/{mode} {how}: {result.ok} {result.detail.splitlines()[0]}")
-                if result.ok is False:
+                # A replay that stops at a step naming what the trace lacks is what it must
+                # do there (the LiteLLM loop sends a raising tool's error as text alone).
+                if result.ok is False and REFUSAL not in result.detail:
                     problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
     elapsed = time.monotonic() - start
     print(f"{len(stacks) - len(not_reached)} stacks in {elapsed:.0f} s (budget {BUDGET_S:.0f} s)")
