@@ -22,6 +22,20 @@ from opentelemetry.trace import (
 )
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Captured output written as UTF-8 can hold what some library logged as it was given (the
+    SDK's encoder logs an attribute key with a lone surrogate as it is): escaped here, since
+    parallel test workers send their reports as UTF-8."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    report.sections = [(name, _encodable(text)) for name, text in report.sections]
+
+
+def _encodable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @pytest.fixture(autouse=True)
 def _cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """The key sealing indexes and ls summaries lives under the user's cache directory:
