@@ -24,8 +24,9 @@ rather than empty.  Redaction is idempotent, and replay scrubs what the live
 app sends with the same engine before comparing it with the recording, so a
 scrubbed recording still replays.
 
-Configure with :func:`configure_redaction`, the ``ReplaySpanProcessor``
-arguments, or the environment: ``OTEL_REPLAY_REDACT_KEYS`` /
+Configure with :func:`configure_redaction` (or make one with
+:func:`redactor_from_settings` and :func:`install_redactor` it), the
+``ReplaySpanProcessor`` arguments, or the environment: ``OTEL_REPLAY_REDACT_KEYS`` /
 ``OTEL_REPLAY_REDACT_PATTERNS`` (comma-separated regular expressions) and
 ``OTEL_REPLAY_REDACT_PERSONAL_DATA=true``.
 """
@@ -1074,12 +1075,19 @@ def _hidden_span(m: re.Match[str], secret: tuple[int, ...]) -> tuple[int, int]:
     return m.span()
 
 
-def _from_env(
+def redactor_from_settings(
     keys: Iterable[str] = (),
     patterns: Iterable[str] = (),
     hook: Hook | None = None,
     personal_data: bool | None = None,
 ) -> Redactor:
+    """A new :class:`Redactor`: the ``OTEL_REPLAY_REDACT_*`` settings plus these.
+
+    ``keys`` and ``patterns`` are added to those of the environment; ``personal_data``
+    None takes ``OTEL_REPLAY_REDACT_PERSONAL_DATA``.  Nothing is installed: pass it
+    where it is to be used (``RedactionProcessor(redactor=...)``), or make it the
+    process's with :func:`install_redactor`.
+    """
     env = settings.current()
     return Redactor(
         [*env.redact_keys, *keys],
@@ -1109,9 +1117,24 @@ def configure_redaction(
     also hides e-mail addresses and phone numbers.  Settings from the
     environment are kept.
     """
+    made = redactor_from_settings(keys, patterns, hook, personal_data)
+    install_redactor(made)
+    return made
+
+
+def install_redactor(r: Redactor | None) -> Redactor | None:
+    """Make ``r`` the process's redactor; return the one it replaces.
+
+    One redactor is shared on purpose: the capture helpers hide secrets before
+    a value becomes an attribute, the exporters hide them in what they write or
+    resend, and replay hides them in what the live app sends before comparing it
+    with the recording, so all must hide the same.  ``None`` goes back to the one
+    made from the environment on next use.  Reversible: installing the returned
+    value puts back what was in force (None: nothing had been made yet).
+    """
     global _active
-    _active = _from_env(keys, patterns, hook, personal_data)
-    return _active
+    previous, _active = _active, r
+    return previous
 
 
 def redactor() -> Redactor:
@@ -1119,5 +1142,5 @@ def redactor() -> Redactor:
     global _active
     active = _active
     if active is None:
-        active = _active = _from_env()
+        active = _active = redactor_from_settings()
     return active

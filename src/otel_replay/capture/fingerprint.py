@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import attributes as A
 from .. import settings
-from ..redaction import redactor
+from ..redaction import Redactor, redactor
 
 #: Packages whose versions change what an agent does; others can be added.
 KEY_PACKAGES = (
@@ -103,8 +103,12 @@ def fingerprint(
     flags: Mapping[str, Any] | None = None,
     seed: int | None = None,
     extra_packages: Iterable[str] = (),
+    hide: Redactor | None = None,
 ) -> dict[str, Any]:
-    """Span attributes describing the environment of this process."""
+    """Span attributes describing the environment of this process.
+
+    ``hide``: the redactor that hides secrets in the flags (None: the process's).
+    """
     attrs: dict[str, Any] = {
         A.FP_PYTHON: f"{platform.python_implementation()} {platform.python_version()}",
         A.FP_PACKAGES: list(packages(tuple(extra_packages))),
@@ -119,7 +123,7 @@ def fingerprint(
     all_flags.update(flags or {})
     if all_flags:
         # A flag may carry a secret (db_password=...): hidden as any recorded value.
-        clean = redactor().scrub(all_flags, A.FP_FLAGS, [])
+        clean = (hide or redactor()).scrub(all_flags, A.FP_FLAGS, [])
         attrs[A.FP_FLAGS] = json.dumps(clean, sort_keys=True, default=str)
     if seed is None:
         seed = env.seed

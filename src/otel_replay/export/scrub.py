@@ -414,10 +414,9 @@ class _Shared:
         self._seen: dict[int, tuple[Any, Redactor, Any]] = {}
         self._lock = threading.Lock()
 
-    def clean(self, obj: Any, scrub: Callable[[Any, Redactor], Any]) -> Any:
+    def clean(self, obj: Any, scrub: Callable[[Any, Redactor], Any], r: Redactor) -> Any:
         if obj is None:
             return None
-        r = redactor()
         hit = self._seen.get(id(obj))
         if hit is not None and hit[0] is obj and hit[1] is r:
             return hit[2]
@@ -466,12 +465,12 @@ def _scope_scrubbed(scope: InstrumentationScope, r: Redactor) -> Instrumentation
     return InstrumentationScope(name, version, schema_url, attrs)
 
 
-def _resource(resource: Resource) -> Resource:
-    return cast("Resource", _shared.clean(resource, _resource_scrubbed))
+def _resource(resource: Resource, r: Redactor) -> Resource:
+    return cast("Resource", _shared.clean(resource, _resource_scrubbed, r))
 
 
-def _scope(scope: InstrumentationScope | None) -> InstrumentationScope | None:
-    return cast("InstrumentationScope | None", _shared.clean(scope, _scope_scrubbed))
+def _scope(scope: InstrumentationScope | None, r: Redactor) -> InstrumentationScope | None:
+    return cast("InstrumentationScope | None", _shared.clean(scope, _scope_scrubbed, r))
 
 
 #: Span ids scrubbed as they ended, under the redactor then in force: an exporter of
@@ -480,14 +479,16 @@ _scrubbed: dict[int, Redactor] = {}
 _SCRUBBED_MAX = 65536
 
 
-def hide_in_ending(span: Span) -> None:
+def hide_in_ending(span: Span, r: Redactor | None = None) -> None:
     """Scrub an SDK span as it ends (see :mod:`otel_replay.export.ending_span`).
 
     Its name is the one it ends with (``update_name`` may have changed it
     since it started); links added at its start or later are all there.
+    ``r``: the redactor to hide with (None: the process's, :func:`redactor`).
     """
-    r = redactor()
-    update_shared(span, _resource(span.resource), _scope(span.instrumentation_scope))
+    if r is None:
+        r = redactor()
+    update_shared(span, _resource(span.resource, r), _scope(span.instrumentation_scope, r))
     hidden: list[str] = []
     name = hidden_name(span.name, r, hidden)
     changes = attribute_changes(span.attributes, r, hidden)
@@ -551,8 +552,8 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
     links = _links(given_links, r, hidden, stored) if given_links else None
     status = _status(span.status, r, hidden)
     clean_context = _trace_state(context, r, hidden, TRACE_STATE)
-    resource = _resource(span.resource)
-    scope = _scope(span.instrumentation_scope)
+    resource = _resource(span.resource, r)
+    scope = _scope(span.instrumentation_scope, r)
     if not hidden and resource is span.resource and scope is span.instrumentation_scope:
         return span
     attrs = dict(span.attributes or {})
