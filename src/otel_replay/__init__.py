@@ -17,12 +17,20 @@ from ._version import __version__ as __version__
 # otel_replay`` stays cheap for the traced app and the CLI.
 _EXPORTS = {
     "ReplaySpanProcessor": "otel_replay.capture.processor",
+    "FingerprintProcessor": "otel_replay.capture.span_processors",
+    "BaggageIdsProcessor": "otel_replay.capture.span_processors",
+    "SemconvProcessor": "otel_replay.capture.span_processors",
+    "RedactionProcessor": "otel_replay.capture.span_processors",
+    "PayloadOffloadProcessor": "otel_replay.capture.span_processors",
+    "Base64BytesProcessor": "otel_replay.capture.span_processors",
     "tool": "otel_replay.capture.tool",
     "tool_call_id": "otel_replay.capture.tool",
     "model_call": "otel_replay.capture.model_call",
     "ModelCallRecorder": "otel_replay.capture.model_call",
     "agent_run": "otel_replay.capture.agent_run",
     "configure_redaction": "otel_replay.redaction",
+    "install_redactor": "otel_replay.redaction",
+    "redactor_from_settings": "otel_replay.redaction",
     "snapshot": "otel_replay.capture.snapshot",
     "use_tracer_provider": "otel_replay.capture.spans",
     "RecordingTransport": "otel_replay.capture.http_recorder",
@@ -56,16 +64,21 @@ _EXPORTS = {
 
 __all__ = [
     "AsyncRecordingTransport",
+    "BaggageIdsProcessor",
+    "Base64BytesProcessor",
     "FileSpanExporter",
+    "FingerprintProcessor",
     "FormatError",
     "GenAISemconvExporter",
     "LoadWarning",
     "ModelCallRecorder",
     "NetworkBlocked",
+    "PayloadOffloadProcessor",
     "PinnedModel",
     "RecordedBaseException",
     "RecordingSpanProcessor",
     "RecordingTransport",
+    "RedactionProcessor",
     "ReplayDivergence",
     "ReplayError",
     "ReplayOptions",
@@ -74,16 +87,19 @@ __all__ = [
     "ReplaySpanProcessor",
     "Run",
     "Runs",
+    "SemconvProcessor",
     "Step",
     "agent_run",
     "call_agent",
     "configure_redaction",
+    "install_redactor",
     "instrument_framework",
     "instrument_openai_agents",
     "instrument_pydantic_ai",
     "iter_runs",
     "load",
     "model_call",
+    "redactor_from_settings",
     "register_type",
     "replay",
     "snapshot",
@@ -105,13 +121,21 @@ if TYPE_CHECKING:
     from .capture.model_call import ModelCallRecorder, model_call
     from .capture.processor import ReplaySpanProcessor
     from .capture.snapshot import snapshot
+    from .capture.span_processors import (
+        BaggageIdsProcessor,
+        Base64BytesProcessor,
+        FingerprintProcessor,
+        PayloadOffloadProcessor,
+        RedactionProcessor,
+        SemconvProcessor,
+    )
     from .capture.spans import use_tracer_provider
     from .capture.tool import tool, tool_call_id
     from .export.file_exporter import FileSpanExporter
     from .export.recording_processor import RecordingSpanProcessor
     from .export.semconv import GenAISemconvExporter
     from .otlp.errors import FormatError
-    from .redaction import configure_redaction
+    from .redaction import configure_redaction, install_redactor, redactor_from_settings
     from .replay.agent_call import call_agent
     from .replay.divergence import ReplayDivergence, ReplayError
     from .replay.network import NetworkBlocked

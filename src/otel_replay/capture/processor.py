@@ -13,55 +13,36 @@ attributes), link attributes and status, and in its resource and scope
 (:mod:`otel_replay.export.scrub`), so every exporter of the provider sends
 them so: OTLP to any backend, the console, ``FileSpanExporter``, in whatever
 order they were added.
+
+It is the composition of the one-job processors of
+:mod:`otel_replay.capture.span_processors`, each usable alone.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from .. import attributes as A
 from .. import settings
-from ..bytes_text import as_base64
-from ..export.ending_span import update_attributes
-from ..export.scrub import hide_in_ending
-from ..redaction import configure_redaction
-from .fingerprint import fingerprint
-from .spans import warn_once
+from ..redaction import install_redactor, redactor_from_settings
+from .span_processors import (
+    BAGGAGE_IDS,
+    BaggageIdsProcessor,
+    Base64BytesProcessor,
+    FingerprintProcessor,
+    PayloadOffloadProcessor,
+    RedactionProcessor,
+    SemconvProcessor,
+)
 
 if TYPE_CHECKING:
     from ..export.semconv import Normalizer
-    from ..payload.store import Uploader
+    from ..redaction import Redactor
 
-#: Baggage keys accepted for each id attribute.
-BAGGAGE_IDS: Mapping[str, str] = {
-    "user.id": A.USER_ID,
-    "user_id": A.USER_ID,
-    "enduser.id": A.USER_ID,
-    "tenant.id": A.TENANT_ID,
-    "tenant_id": A.TENANT_ID,
-    "session.id": A.SESSION_ID,
-    "session_id": A.SESSION_ID,
-    "gen_ai.conversation.id": A.CONVERSATION_ID,
-}
-
-
-@functools.cache
-def _baggage() -> Any:
-    # Imported on the first span, not with the capture API.
-    from opentelemetry import baggage
-
-    return baggage
-
-
-def _has_bytes(value: Any) -> bool:
-    if isinstance(value, (list, tuple)):
-        return any(isinstance(v, (bytes, bytearray)) for v in value)
-    return isinstance(value, (bytes, bytearray))
+__all__ = ["BAGGAGE_IDS", "ReplaySpanProcessor"]
 
 
 class ReplaySpanProcessor(SpanProcessor):
@@ -71,7 +52,11 @@ class ReplaySpanProcessor(SpanProcessor):
     the run; ``seed`` (also ``OTEL_REPLAY_SEED``) the seed the app uses;
     ``packages`` more distributions whose versions to record.  The redaction
     arguments add key patterns, value patterns, a hook or personal data (e-mail
-    addresses, phone numbers) to what is hidden (see :mod:`otel_replay.redaction`).
+    addresses, phone numbers) to what is hidden (see :mod:`otel_replay.redaction`);
+    given any, the redactor they make is installed as the process's, as
+    :func:`~otel_replay.redaction.configure_redaction` does, so that the capture
+    helpers, the exporters and replay hide the same (undo with
+    :func:`~otel_replay.redaction.install_redactor` and :attr:`replaced_redactor`).
 
     ``semconv`` (``OTEL_REPLAY_SEMCONV``, default true) adds the GenAI semconv
     attributes third-party instrumentations lack to their spans as they end,
@@ -90,6 +75,12 @@ class ReplaySpanProcessor(SpanProcessor):
     ``bytes`` attribute value as base64 text, for backends that cannot store
     bytes (Arize Phoenix drops a span that carries one); otel-replay reads
     ``otel_replay.bytes.*`` back from either.
+
+    Each job is a processor of :mod:`otel_replay.capture.span_processors`
+    (:attr:`processors`, in the order they run): :class:`FingerprintProcessor`,
+    :class:`BaggageIdsProcessor`, :class:`SemconvProcessor`,
+    :class:`RedactionProcessor` (with the process's redactor),
+    :class:`PayloadOffloadProcessor`, :class:`Base64BytesProcessor`.
     """
 
     def __init__(
@@ -110,108 +101,72 @@ class ReplaySpanProcessor(SpanProcessor):
         max_inline_bytes: int | None = None,
     ) -> None:
         env = settings.current()
-        if semconv is None:
-            semconv = env.semconv
-        if base64_bytes is None:
-            base64_bytes = env.base64_bytes
-        self._base64_bytes = base64_bytes
-        self._uploader: Uploader | None = None
-        store = payload_store or env.payload_store
-        if store:
-            # Only a processor given a payload store starts its uploader.
-            from ..payload.store import PayloadStore, Uploader
-
-            self._uploader = Uploader(PayloadStore(store))
-        self._max_inline = (
-            max_inline_bytes if max_inline_bytes is not None else env.max_inline_bytes
-        )
-        self._semconv: Normalizer | None = None
-        if semconv:
-            # Imported here: the dialects it reads cost more than the SDK to import.
-            from ..export.semconv import Normalizer
-
-            self._semconv = Normalizer.from_settings(semconv_exclude, semconv_mode)
         redact_keys, redact_patterns = list(redact_keys), list(redact_patterns)
+        self._replaced_redactor: Redactor | None = None
         if redact_keys or redact_patterns or redact_hook is not None or redact_personal_data:
-            configure_redaction(
-                redact_keys, redact_patterns, redact_hook, personal_data=redact_personal_data
+            made = redactor_from_settings(
+                redact_keys, redact_patterns, redact_hook, redact_personal_data
             )
-        try:
-            self._fingerprint = fingerprint(flags, seed, packages)
-        except Exception as exc:
-            warn_once("fingerprint", "otel-replay could not compute the fingerprint: %r", exc)
-            self._fingerprint = {}
+            self._replaced_redactor = install_redactor(made)
+        # Made after the install: the flags in the fingerprint are hidden by it.
+        self._fingerprint = FingerprintProcessor(flags, seed, packages)
+        self._semconv = (
+            SemconvProcessor(semconv_exclude, semconv_mode)
+            if (env.semconv if semconv is None else semconv)
+            else None
+        )
+        store = payload_store or env.payload_store
+        parts: list[SpanProcessor] = [self._fingerprint, BaggageIdsProcessor()]
+        if self._semconv is not None:
+            parts.append(self._semconv)
+        # The process's redactor at each span: one configured later applies here too.
+        parts.append(RedactionProcessor())
+        if store:  # only a processor given a payload store starts its uploader
+            parts.append(PayloadOffloadProcessor(store, max_inline_bytes))
+        if env.base64_bytes if base64_bytes is None else base64_bytes:
+            parts.append(Base64BytesProcessor())
+        self._parts = tuple(parts)
+
+    @property
+    def processors(self) -> tuple[SpanProcessor, ...]:
+        """The one-job processors this one is made of, in the order they run."""
+        return self._parts
 
     @property
     def fingerprint(self) -> dict[str, Any]:
-        return dict(self._fingerprint)
-
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        try:
-            parent = span.parent
-            if parent is None or parent.is_remote:
-                span.set_attributes(self._fingerprint)
-            ids = _baggage().get_all(parent_context)
-            if ids:
-                found = {BAGGAGE_IDS[k]: str(v) for k, v in ids.items() if k in BAGGAGE_IDS}
-                if found:
-                    span.set_attributes(found)
-        except Exception as exc:  # tracing trouble must never reach the app
-            warn_once("processor", "otel-replay processor error: %r", exc)
-
-    def _on_ending(self, span: Span) -> None:
-        # The SDK calls this on every processor before any on_end: the attributes
-        # added here reach every exporter of the provider.
-        normalizer = self._semconv
-        if normalizer is not None:
-            normalizer.add_to(span)
-        try:  # after the semconv attributes: those derived from a secret are scrubbed too
-            hide_in_ending(span)
-        except Exception as exc:  # the span leaves as it was
-            warn_once("scrub", "otel-replay could not scrub a span: %r", exc)
-        if self._uploader is not None:
-            try:  # after scrubbing: nothing leaves unscrubbed; before base64: bytes are kept
-                self._keep_elsewhere(span, self._uploader)
-            except Exception as exc:  # the span leaves as it was
-                warn_once("payload-store", "otel-replay could not move a payload: %r", exc)
-        if self._base64_bytes:
-            try:
-                attrs = span.attributes or {}
-                text = {k: as_base64(v) for k, v in attrs.items() if _has_bytes(v)}
-                if text:
-                    update_attributes(span, text)
-            except Exception as exc:  # the span leaves as it was
-                warn_once("base64-bytes", "otel-replay could not rewrite bytes values: %r", exc)
-
-    def _keep_elsewhere(self, span: Span, uploader: Uploader) -> None:
-        """Exact bytes payloads over the inline size go to the payload store."""
-        refs: dict[str, str] = {}
-        for key, value in (span.attributes or {}).items():
-            if (
-                key.startswith(A.BYTES)
-                and isinstance(value, bytes)
-                and len(value) > self._max_inline
-            ):
-                ref = uploader.offer(value)
-                if ref is not None:  # else the queue is full: it stays on the span
-                    refs[key] = ref
-        if refs:
-            changes = {A.REF + key[len(A.BYTES) :]: ref for key, ref in refs.items()}
-            update_attributes(span, changes, removed=list(refs))
-
-    def on_end(self, span: ReadableSpan) -> None:
-        return None
+        """The attributes set on each run root (a copy)."""
+        return self._fingerprint.fingerprint
 
     @property
     def semconv(self) -> Normalizer | None:
         """The GenAI semconv settings applied to this provider's spans as they end."""
-        return self._semconv
+        return self._semconv.normalizer if self._semconv is not None else None
+
+    @property
+    def replaced_redactor(self) -> Redactor | None:
+        """The process's redactor before this processor installed its own (None: none was
+        made, or this processor installed none)."""
+        return self._replaced_redactor
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        for part in self._parts:
+            part.on_start(span, parent_context)
+
+    def _on_ending(self, span: Span) -> None:
+        # The SDK calls this on every processor before any on_end: the attributes
+        # changed here reach every exporter of the provider.
+        for part in self._parts:
+            part._on_ending(span)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        return None
 
     def shutdown(self) -> None:
-        if self._uploader is not None:
-            self._uploader.close()
+        for part in self._parts:
+            part.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        if self._uploader is not None:
-            return self._uploader.flush(timeout_millis / 1000)
-        return True
+        done = True
+        for part in self._parts:
+            done = part.force_flush(timeout_millis) and done
+        return done
