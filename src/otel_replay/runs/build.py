@@ -12,19 +12,12 @@ from ..otlp.errors import FormatError
 from ..otlp.records import LogRecord, SpanRecord
 from ..payload import references as content_refs
 from ..payload.attributes import BlobReader
-from .call_ids import repair_call_ids
-from .derived_tools import derive_tool_steps
-from .double_spans import merge_double_spans, merge_twin_traces
-from .item_references import reference_answers
+from .double_spans import merge_twin_traces
 from .log_events import join_events
 from .model import Batch, PendingRun, Run, Step
-from .preparations import demote_preparations
-from .recovered_turns import recover_turns
-from .retries import fold_failed_attempts, fold_retried_tools
-from .sent_errors import wrap_sent_errors
+from .repairs import RUN_REPAIRS, TRACE_REPAIRS, Steps, apply_repairs
 from .steps import span_kind, to_step
 from .stitch import ConversationKeys, stitch
-from .tool_spans import join_tool_spans
 
 #: Identity attributes copied into :attr:`Run.fingerprint` under their own names.
 IDS = (A.USER_ID, A.TENANT_ID, A.SESSION_ID, A.CONVERSATION_ID)
@@ -92,16 +85,13 @@ def build_traces(
     # Content from events first: stitching follows message continuity.
     join_events(built, logs)
     for trace in built:
-        _fix_trace(trace.steps)
+        _fix_trace(trace)
     return traces
 
 
-def _fix_trace(steps: list[Step]) -> None:
-    """What a trace's own steps tell of each other: preparations, retries, double spans."""
-    demote_preparations(steps)
-    fold_retried_tools(steps)
-    merge_double_spans(steps)
-    fold_failed_attempts(steps)
+def _fix_trace(trace: Run) -> None:
+    """What a trace's own steps tell of each other (:data:`~.repairs.TRACE_REPAIRS`)."""
+    apply_repairs(TRACE_REPAIRS, Steps(trace.roots, trace.steps))
 
 
 def _whole_run(spans: list[SpanRecord]) -> bool:
@@ -138,7 +128,7 @@ def _pending(
         with content_refs.allowing(stores):
             trace = _build(trace_id, spans, blobs)
             join_events([trace])
-            _fix_trace(trace.steps)
+            _fix_trace(trace)
         # What _complete does for a trace alone.
         return (*_repaired(trace.roots, trace.steps, joined=False), trace.fingerprint)
 
@@ -302,15 +292,10 @@ def _complete(traces: list[Run]) -> Run:
 def _repaired(
     roots: list[Step], steps: list[Step], *, joined: bool
 ) -> tuple[list[Step], list[Step]]:
-    """A run's roots and steps once its model calls and tool steps are set right (``joined``:
-    the steps of several traces, to be put in one order)."""
-    models = sorted((s for s in steps if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
-    recover_turns(models)
-    reference_answers(models)
-    repair_call_ids(models)
-    join_tool_spans(steps)
-    wrap_sent_errors(steps)
-    if derive_tool_steps(roots, steps) or joined:
+    """A run's roots and steps once its model calls and tool steps are set right
+    (:data:`~.repairs.RUN_REPAIRS`; ``joined``: the steps of several traces, to be put in
+    one order)."""
+    if apply_repairs(RUN_REPAIRS, Steps(roots, steps)) or joined:
         roots.sort(key=_key)
         steps = _preorder(roots)
     return roots, steps
