@@ -45,7 +45,7 @@ otherwise); the GenAI integration records the text and no item id.  Its
 Responses chat spans are marked
 (:data:`~otel_replay.attributes.ANSWERS_SENT_AS`) and the run builder writes
 such texts as the references they were sent as
-(:mod:`otel_replay.runs.item_references`).
+(:func:`answers_as_references`, from :mod:`otel_replay.runs.item_references`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping, Sequence, Set
 from decimal import Decimal
 from typing import Any
 
@@ -368,3 +368,42 @@ def _first(span: SpanView, *keys: str) -> Any:
 
 
 DIALECT = Dialect("vercel_ai", matches=_matches, fill=_fill, repair=_repair, reads_values=True)
+
+
+def answer_text(message: Mapping[str, Any]) -> str | None:
+    """The text of ``message``'s text parts, joined (empty text is text); None without any."""
+    parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
+    texts = [str(p.get("content") or "") for p in parts if p.get("type") == "text"]
+    return "".join(texts) if texts else None
+
+
+def answers_as_references(
+    input_messages: Sequence[MutableMapping[str, Any]], answered: Set[str]
+) -> int:
+    """Write in a marked call's input the earlier answers it sent back as item references.
+
+    An assistant message whose text (:func:`answer_text`) is one of the
+    ``answered`` texts (earlier answers of the run) was sent as the reference
+    ``convertToOpenAIResponsesInput`` makes of it: its text parts become one
+    ``item_reference`` part where the first was (``id`` None: the trace holds
+    no item id; ``content`` the text it stands for, for reading), its other
+    parts (its calls) kept.  Returns how many messages were written so.
+    """
+    done = 0
+    for message in input_messages:
+        text = answer_text(message)
+        if message.get("role") == "assistant" and text is not None and text in answered:
+            message["parts"] = _referenced(message["parts"], text)
+            done += 1
+    return done
+
+
+def _referenced(parts: list[Any], text: str) -> list[Any]:
+    """``parts`` with their text parts as one reference, where the first was."""
+    out: list[Any] = []
+    for part in parts:
+        if not (isinstance(part, Mapping) and part.get("type") == "text"):
+            out.append(part)
+        elif not any(isinstance(p, Mapping) and p.get("type") == M.ITEM_REFERENCE for p in out):
+            out.append({"type": M.ITEM_REFERENCE, "id": None, "content": text})
+    return out

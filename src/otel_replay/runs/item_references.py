@@ -5,22 +5,20 @@ A Responses API client may send an earlier answer's message back as
 server stored it).  The Vercel AI SDK's OpenAI Responses provider does so for
 every text part of an answer it got (unless told not to store answers), and
 its GenAI integration records the text, not the reference: its dialect marks
-such model spans (:data:`~otel_replay.attributes.ANSWERS_SENT_AS`).
+such model spans (:data:`~otel_replay.attributes.ANSWERS_SENT_AS`) and says
+how the messages were sent (:func:`otel_replay.dialects.vercel_ai.answers_as_references`).
 
-Here, in the input of a marked step, an assistant message whose text is the
-text an earlier marked step of the run answered with has that text written as
-the reference it was sent as: one ``item_reference`` part where the text was
-(``id`` None: the trace holds no item id; ``content`` the text it stands for,
-for reading), the message's other parts (its calls) kept.  The step notes it
-in :attr:`~.model.ModelCall.derived`.
+Here, in the input of a marked step, the assistant messages whose text an
+earlier marked step of the run answered with are written as the references
+they were sent as.  The step notes it in :attr:`~.model.ModelCall.derived`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from .. import messages as M
+from ..dialects.vercel_ai import answer_text, answers_as_references
 from .model import Step
 
 
@@ -33,12 +31,7 @@ def reference_answers(models: Sequence[Step]) -> int:
         m = step.model
         if m is None or m.answers_sent_as != M.ITEM_REFERENCE:
             continue
-        here = 0
-        for message in m.input_messages or []:
-            text = _text(message)
-            if message.get("role") == "assistant" and text is not None and text in answered:
-                message["parts"] = _referenced(message["parts"], text)
-                here += 1
+        here = answers_as_references(m.input_messages or [], answered)
         if here:
             m.derived.append(
                 f"input_messages: {here} earlier answer(s) as the client sent them back, a "
@@ -46,25 +39,7 @@ def reference_answers(models: Sequence[Step]) -> int:
             )
             done += here
         for message in m.output_messages or []:
-            text = _text(message)
+            text = answer_text(message)
             if message.get("role") == "assistant" and text is not None:
                 answered.add(text)
     return done
-
-
-def _text(message: Mapping[str, Any]) -> str | None:
-    """The text of ``message``'s text parts, joined (empty text is text); None without any."""
-    parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
-    texts = [str(p.get("content") or "") for p in parts if p.get("type") == "text"]
-    return "".join(texts) if texts else None
-
-
-def _referenced(parts: list[Any], text: str) -> list[Any]:
-    """``parts`` with their text parts as one reference, where the first was."""
-    out: list[Any] = []
-    for part in parts:
-        if not (isinstance(part, Mapping) and part.get("type") == "text"):
-            out.append(part)
-        elif not any(isinstance(p, Mapping) and p.get("type") == M.ITEM_REFERENCE for p in out):
-            out.append({"type": M.ITEM_REFERENCE, "id": None, "content": text})
-    return out
