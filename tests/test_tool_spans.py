@@ -433,3 +433,40 @@ def test_a_tool_that_returned_empty_text_has_that_result(shape: str, text: str) 
     assert tool is not None and tool.result_payload is not None
     if text == "":
         assert tool.result == ""
+
+
+_CONTENT = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    content=_CONTENT,
+    form=st.sampled_from(["constructor", "dict", "callback"]),
+    as_text=st.booleans(),
+)
+def test_a_langchain_tool_message_gives_its_content(content: Any, form: str, as_text: bool) -> None:
+    """Any content, in each form a LangChain ToolMessage is recorded in (serialized, as
+    ``message_to_dict`` writes it, or under a callback's ``output``), is what the model got."""
+    from otel_replay.dialects.langchain_serialized import tool_message_content
+
+    message: dict[str, Any] = (
+        {"type": "tool", "data": {"content": content, "tool_call_id": "c1"}}
+        if form == "dict"
+        else {
+            "lc": 1,
+            "type": "constructor",
+            "id": ["langchain", "schema", "messages", "ToolMessage"],
+            "kwargs": {"content": content, "tool_call_id": "c1"},
+        }
+    )
+    recorded: dict[str, Any] = {"output": message, "kwargs": {}} if form == "callback" else message
+    assert unwrap_result(json.dumps(recorded) if as_text else recorded) == content
+    if form != "callback":
+        assert tool_message_content(message) == (content,)
+    assert tool_message_content({"content": content}) is None  # no message: kept as it is

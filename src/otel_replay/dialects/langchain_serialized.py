@@ -93,3 +93,20 @@ def generations(body: Any) -> list[dict[str, Any]] | None:
         return None
     found = [g["message"] for g in first if isinstance(g, Mapping) and is_message(g.get("message"))]
     return [message(m) for m in found] or None
+
+
+def tool_message_content(value: Mapping[str, Any]) -> tuple[Any] | None:
+    """``(content,)`` of a LangChain ``ToolMessage`` as a framework's tool span records its
+    result; None for any other value.
+
+    Read: the serialized message (``{"lc": 1, "type": "constructor", ...,
+    "kwargs": {"content": ...}}``) and its ``{"type": "tool", "data":
+    {"content": ...}}`` form (``message_to_dict``).
+    """
+    kwargs = value.get("kwargs")
+    if value.get("lc") == 1 and isinstance(kwargs, Mapping) and "content" in kwargs:
+        return (kwargs["content"],)
+    data = value.get("data")
+    if value.get("type") == "tool" and isinstance(data, Mapping) and "content" in data:
+        return (data["content"],)
+    return None

@@ -46,6 +46,7 @@ from .. import attributes as A
 from .. import json_text
 from .. import messages as M
 from ..dialects.google_adk import MERGED_TOOLS
+from ..dialects.langchain_serialized import tool_message_content
 from ..payload.attributes import Payload
 from ..same_message import spelled_value
 from .derived_tools import results_by_id, unverified
@@ -290,11 +291,11 @@ def _spelled(value: Any) -> Any:
 def unwrap_result(value: Any) -> Any:
     """The content of a framework's tool-message wrapper; other values as they are.
 
-    Handled: a serialized LangChain ``ToolMessage`` (``{"lc": 1, "type":
-    "constructor", ..., "kwargs": {"content": ...}}``, also under
-    ``{"output": ...}`` as OpenLLMetry records a callback's output), its
-    ``{"type": "tool", "data": {"content": ...}}`` form, and LlamaIndex's
-    ``ToolOutput`` (``{"blocks": [{"text": ...}], "raw_output": ..., "tool_name": ...}``).
+    Handled: a LangChain ``ToolMessage``
+    (:func:`~otel_replay.dialects.langchain_serialized.tool_message_content`),
+    and LlamaIndex's ``ToolOutput`` (``{"blocks": [{"text": ...}], "raw_output":
+    ..., "tool_name": ...}``), also under ``{"output": ...}`` as OpenLLMetry
+    records a callback's output.
     """
     parsed = value
     if isinstance(value, str):
@@ -306,12 +307,9 @@ def unwrap_result(value: Any) -> Any:
         return value
     if isinstance(parsed.get("output"), Mapping) and set(parsed) <= {"output", "kwargs"}:
         parsed = parsed["output"]
-    kwargs = parsed.get("kwargs")
-    if parsed.get("lc") == 1 and isinstance(kwargs, Mapping) and "content" in kwargs:
-        return kwargs["content"]
-    data = parsed.get("data")
-    if parsed.get("type") == "tool" and isinstance(data, Mapping) and "content" in data:
-        return data["content"]
+    langchain = tool_message_content(parsed)
+    if langchain is not None:
+        return langchain[0]
     if "tool_name" in parsed and "raw_output" in parsed and isinstance(parsed.get("blocks"), list):
         texts = [b.get("text") for b in parsed["blocks"] if isinstance(b, Mapping)]
         if all(isinstance(x, str) for x in texts):
