@@ -126,6 +126,9 @@ class ReplaySpanProcessor(SpanProcessor):
         if env.base64_bytes if base64_bytes is None else base64_bytes:
             parts.append(Base64BytesProcessor())
         self._parts = tuple(parts)
+        # Bound once, and only the parts that do something at each point: on every span.
+        self._starting = tuple(p.on_start for p in parts if _overrides(p, "on_start"))
+        self._ending = tuple(p._on_ending for p in parts if _overrides(p, "_on_ending"))
 
     @property
     def processors(self) -> tuple[SpanProcessor, ...]:
@@ -149,14 +152,14 @@ class ReplaySpanProcessor(SpanProcessor):
         return self._replaced_redactor
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        for part in self._parts:
-            part.on_start(span, parent_context)
+        for start in self._starting:
+            start(span, parent_context)
 
     def _on_ending(self, span: Span) -> None:
         # The SDK calls this on every processor before any on_end: the attributes
         # changed here reach every exporter of the provider.
-        for part in self._parts:
-            part._on_ending(span)
+        for ending in self._ending:
+            ending(span)
 
     def on_end(self, span: ReadableSpan) -> None:
         return None
@@ -170,3 +173,8 @@ class ReplaySpanProcessor(SpanProcessor):
         for part in self._parts:
             done = part.force_flush(timeout_millis) and done
         return done
+
+
+def _overrides(part: SpanProcessor, name: str) -> bool:
+    """Whether ``part`` does something at ``name`` (the SDK's own does nothing)."""
+    return getattr(type(part), name) is not getattr(SpanProcessor, name)

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import Span, SpanProcessor
 
 from .. import attributes as A
 from .. import settings
@@ -89,21 +89,6 @@ class _OneJob(SpanProcessor):
     def _failed(self, key: str, message: str, exc: Exception) -> None:
         self._failures += 1
         warn_once(key, message, exc)
-
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        return None
-
-    def _on_ending(self, span: Span) -> None:
-        return None
-
-    def on_end(self, span: ReadableSpan) -> None:
-        return None
-
-    def shutdown(self) -> None:
-        return None
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
 
 
 class FingerprintProcessor(_OneJob):
