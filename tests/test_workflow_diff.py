@@ -17,6 +17,12 @@ from _records import span_record
 from otel_replay import attributes as A
 from otel_replay.cli.main import cli
 from otel_replay.payload.attributes import to_attributes
+from otel_replay.replay.recorder import (
+    DIVERGENCE_DIFF,
+    DIVERGENCE_EVENT,
+    DIVERGENCE_STEP,
+    DIVERGENCE_WHAT,
+)
 from otel_replay.runs.build import build_runs
 from otel_replay.runs.diff import diff_runs
 
@@ -100,6 +106,15 @@ def test_a_diverged_replay_names_the_step_where_it_left(tmp_path: Path) -> None:
     assert text.exit_code == 1
     assert f"first divergence: A step {lookup.index} (tool lookup_order" in text.stdout
     assert "arguments: added user_id" in text.stdout
+    # The replay's step says where and how it left, as an event a backend shows.
+    (written,) = otel_replay.load(replayed)
+    (left,) = [s for s in written.steps if any(e["name"] == DIVERGENCE_EVENT for e in s.events)]
+    (event,) = [e for e in left.events if e["name"] == DIVERGENCE_EVENT]
+    said = event["attributes"]
+    assert left.name == "execute_tool lookup_order"
+    assert said[DIVERGENCE_STEP] == lookup.index
+    assert "arguments" in said[DIVERGENCE_WHAT]
+    assert '+    "user_id": "u_7710"' in said[DIVERGENCE_DIFF].splitlines()
 
 
 def test_session_write_on_demand(tmp_path: Path) -> None:

@@ -256,7 +256,7 @@ class PinnedModel(Observed):
         try:
             step = self._next_step(messages, system, tools)
         except ReplayDivergence as err:
-            self._logged(None, err.step, messages, system, tools, params, str(err.what))
+            self._logged(None, err.step, messages, system, tools, params, err)
             raise
         self._logged(step, step, messages, system, tools, params, None)
         self._drift(step, tools, params)
@@ -270,7 +270,7 @@ class PinnedModel(Observed):
         system: Any,
         tools: Sequence[Mapping[str, Any]] | None,
         params: Mapping[str, Any] | None,
-        divergence: str | None,
+        divergence: ReplayDivergence | None,
     ) -> None:
         if self._log is None:
             return
@@ -283,7 +283,8 @@ class PinnedModel(Observed):
                 tools=tools,
                 params=dict(params or {}),
                 at_ns=now_ns(),
-                divergence=divergence,
+                divergence=str(divergence.what) if divergence is not None else None,
+                diff=divergence.diff if divergence is not None else "",
             )
         )
 

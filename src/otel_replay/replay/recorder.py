@@ -40,6 +40,12 @@ from ..runs.model import Run, Step
 REPLAY_OF = "otel_replay.replay_of"
 #: ``error.type`` of a step where the replay left the recording.
 DIVERGED = "otel_replay.ReplayDivergence"
+#: The event on that step, carrying what differs and the diff (recorded vs replay), so that a
+#: backend showing the replay beside its recording shows where and how they part.
+DIVERGENCE_EVENT = "otel_replay.divergence"
+DIVERGENCE_WHAT = "otel_replay.divergence.what"
+DIVERGENCE_DIFF = "otel_replay.divergence.diff"
+DIVERGENCE_STEP = "otel_replay.divergence.step"
 SCOPE = InstrumentationScope("otel_replay.replay", __version__)
 _PARAM_ALIASES = {
     "stop": "stop_sequences",
@@ -58,6 +64,8 @@ class ModelEntry:
     params: dict[str, Any]
     at_ns: int
     divergence: str | None = None
+    #: The diff of the recorded and the replayed request, where it diverged.
+    diff: str = ""
     #: The answer the agent got when it was not the recorded one (live model, an override).
     output: list[dict[str, Any]] | None = None
 
@@ -74,6 +82,8 @@ class ToolEntry:
     error: BaseException | None = None
     divergence: str | None = None
     done: bool = False
+    #: The diff of the recorded and the replayed call, where it diverged.
+    diff: str = ""
 
 
 class ReplayLog:
@@ -316,9 +326,11 @@ class _Writer:
                 attrs.update(to_attributes(A.OUTPUT_MESSAGES, recorded.output_messages))
         if e.output is not None:
             attrs.update(to_attributes(A.OUTPUT_MESSAGES, e.output))
+        events: list[Event] = []
         if e.divergence is not None:
             attrs[A.ERROR_TYPE] = DIVERGED
             status = Status(StatusCode.ERROR, f"replay diverged: {e.divergence}")
+            events.append(_diverged(e.divergence, e.diff, e.near, e.at_ns))
         model = (source.request_model if source is not None else None) or "model"
         start, end = self._times(e.step, e.at_ns)
         self._span(
@@ -329,6 +341,7 @@ class _Writer:
             attrs,
             kind=SpanKind.CLIENT,
             status=status,
+            events=events,
         )
 
     def _tool(self, e: ToolEntry) -> None:
@@ -345,6 +358,7 @@ class _Writer:
         if e.divergence is not None:
             attrs[A.ERROR_TYPE] = DIVERGED
             status = Status(StatusCode.ERROR, f"replay diverged: {e.divergence}")
+            events.append(_diverged(e.divergence, e.diff, e.near, e.at_ns))
         elif e.error is not None:
             qualified = _qualified(e.error)
             attrs[A.ERROR_TYPE] = qualified
@@ -369,6 +383,16 @@ class _Writer:
             status=status,
             events=events,
         )
+
+
+def _diverged(what: str, diff: str, near: Step | None, at_ns: int) -> Event:
+    """The divergence as an event: what differs, the diff, and the recorded step's index."""
+    attrs: dict[str, Any] = {DIVERGENCE_WHAT: what}
+    if diff:
+        attrs[DIVERGENCE_DIFF] = diff
+    if near is not None:
+        attrs[DIVERGENCE_STEP] = near.index
+    return Event(DIVERGENCE_EVENT, attrs, timestamp=at_ns)
 
 
 def _attr(value: Any) -> Any:

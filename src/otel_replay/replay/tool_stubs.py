@@ -113,7 +113,7 @@ class ToolStubs(Observed):
         try:
             resolution, step = self._resolve(inv)
         except ReplayDivergence as err:
-            self._logged(inv, None, err.step, divergence=str(err.what))
+            self._logged(inv, None, err.step, divergence=err)
             raise
         entry = self._logged(inv, step, step)
         if entry is not None:
@@ -125,7 +125,7 @@ class ToolStubs(Observed):
         inv: ToolInvocation,
         step: Step | None,
         near: Step | None,
-        divergence: str | None = None,
+        divergence: ReplayDivergence | None = None,
     ) -> ToolEntry | None:
         if self._log is None:
             return None
@@ -136,7 +136,8 @@ class ToolStubs(Observed):
             call_id=inv.call_id,
             arguments=inv.arguments,
             at_ns=now_ns(),
-            divergence=divergence,
+            divergence=str(divergence.what) if divergence is not None else None,
+            diff=divergence.diff if divergence is not None else "",
         )
         self._log.tool(entry)
         return entry
