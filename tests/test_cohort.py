@@ -31,9 +31,9 @@ import otel_replay
 from _cli import SRC, cli_process, python_process
 from _http import serving
 from otel_replay import messages as M
+from otel_replay.commands.cohort import Comparator, ModelLoop, drawn, first_turn_apart
 from otel_replay.replay.adapters.server import BackgroundServer
 from otel_replay.replay.candidate_model import CandidateModel
-from otel_replay.replay.cohort import Comparator, ModelLoop, drawn, first_turn_apart
 from otel_replay.replay.engine import ReplayEngine
 from otel_replay.runs.model import Step
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otel_replay.replay.cohort import Price
+from otel_replay.commands.cohort import Price
 from test_cohort import QUESTIONS, as_json, cohort, cohort_cli, function_model, scripted
 
 __all__ = ["cohort"]  # the recorded runs, a fixture shared with test_cohort

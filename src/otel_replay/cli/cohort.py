@@ -2,7 +2,7 @@
 
 The runs are those ``ls`` lists for the same filters (read through
 :func:`~otel_replay.cli.listing.listed`); a sample or the first N of them;
-each replayed against every candidate (:mod:`otel_replay.replay.cohort`), the
+each replayed against every candidate (:mod:`otel_replay.commands.cohort`), the
 outcomes printed as a table (runs by candidates), totals per candidate, and
 each outcome that is not ``same`` with its first divergence.
 """
@@ -23,7 +23,7 @@ from .printable import printable
 from .render_cohort import Row, render, row_json
 
 if TYPE_CHECKING:
-    from ..replay.cohort import Candidate, Outcome, Totals
+    from ..commands.cohort import Candidate, Outcome, Totals
     from ..runs.model import Run
     from ..runs.summary import RunSummary
 
@@ -263,7 +263,7 @@ def _cohort(
     no_cache: bool,
     jobs: int | None,
 ) -> None:
-    from ..replay.cohort import drawn
+    from ..commands.cohort import drawn
     from ..runs.load import Runs
     from ..runs.summary import select
     from .listing import listed, run_filter
@@ -346,10 +346,10 @@ def _candidates(
     system_prompt: Any,
     max_turns: int,
 ) -> list[Candidate]:
+    from ..commands.cohort import AgentCandidate, ModelLoop, ModelPerStep
     from ..commands.regress import RegressError
     from ..commands.rerun import import_ref
     from ..replay.candidate_model import CandidateModel
-    from ..replay.cohort import AgentCandidate, ModelLoop, ModelPerStep
     from .main import _fail
 
     if not agents and not models:
@@ -420,8 +420,8 @@ def _live_tools(given: tuple[str, ...], *, loop: bool) -> dict[str, Any]:
 
 
 def _prices(given: tuple[str, ...]) -> dict[str, Any]:
-    """``--price MODEL=IN/OUT``: model -> its :class:`~otel_replay.replay.cohort.Price`."""
-    from ..replay.cohort import Price
+    """``--price MODEL=IN/OUT``: model -> its :class:`~otel_replay.commands.cohort.Price`."""
+    from ..commands.cohort import Price
     from .main import _fail
 
     out = {}
@@ -458,9 +458,9 @@ def _outputs(
 
 
 def _comparator(how: str, judge_ref: str | None) -> Any:
+    from ..commands.cohort import Comparator
     from ..commands.regress import RegressError
     from ..commands.rerun import import_ref
-    from ..replay.cohort import Comparator
     from .main import _fail
 
     judge = None
@@ -535,7 +535,7 @@ def _skipped(s: RunSummary, candidates: Sequence[Candidate]) -> str | None:
 def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any, prices: dict[str, Any]) -> Outcome:
     """The run replayed against ``c``, or refused when ``c`` needs a run that replays; its
     cost where the candidate's model has a price."""
-    from ..replay.cohort import Outcome, price_of
+    from ..commands.cohort import Outcome, price_of
 
     if c.needs_replayable and not s.replayable:
         return Outcome("refused", f"does not replay: {s.replay_problem or 'reason not named'}")
@@ -548,7 +548,7 @@ def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any, prices: dict[st
 
 
 def _totals(candidates: Sequence[Candidate], rows: Sequence[Row]) -> list[Totals]:
-    from ..replay.cohort import Totals
+    from ..commands.cohort import Totals
 
     totals = [Totals(c.label) for c in candidates]
     for s, outcomes, _ in rows:

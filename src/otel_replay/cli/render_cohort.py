@@ -12,7 +12,7 @@ import click
 from .printable import printable
 
 if TYPE_CHECKING:
-    from ..replay.cohort import Candidate, Outcome, Totals
+    from ..commands.cohort import Candidate, Outcome, Totals
     from ..runs.summary import RunSummary
 
 #: One run of the cohort: its summary, each candidate's outcome, why it was skipped.
@@ -63,7 +63,7 @@ def _dollars(cost: float) -> str:
 
 
 def render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequence[Totals]) -> None:
-    from ..replay.cohort import OUTCOMES, WORDS
+    from ..commands.cohort import OUTCOMES, WORDS
     from .render_workflow import _stamp
 
     header = ["START (UTC)", "RUN", "RECORDED", *(printable(c.label) for c in candidates)]

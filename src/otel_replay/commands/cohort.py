@@ -43,13 +43,17 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from .. import messages as M
 from ..payload import codec as payload
+from ..replay.candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused
+from ..replay.divergence import ReplayDivergence, ReplayError, render_diff
+from ..replay.matchers import split_system, tool_arguments_key
+from ..replay.options import ReplayOptions
+from ..replay.recorder import ModelEntry, ReplayLog, ToolEntry, now_ns
+from ..replay.tool_stubs import ToolStubs
 from ..runs.model import Run, Step
+from ..runs.verdict import outcome as recorded_outcome
 from ..same_message import message_key
-from .candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused
-from .divergence import ReplayDivergence, ReplayError, render_diff
-from .matchers import split_system, tool_arguments_key
-from .recorder import ModelEntry, ReplayLog, ToolEntry, now_ns
-from .tool_stubs import ToolStubs
+from .regress import RegressError
+from .rerun import raised_as_recorded, rerun
 
 OutcomeKind = Literal["same", "other_answer", "other_path", "new_path", "error", "refused"]
 #: Each outcome, in the order tables count them.
@@ -325,11 +329,6 @@ class AgentCandidate:
         return f"agent {self.ref}" + (f" on {self.model.label}" if self.model else "")
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
-        from ..commands.regress import RegressError
-        from ..commands.rerun import raised_as_recorded, rerun
-        from ..runs.verdict import outcome as recorded_outcome
-        from .options import ReplayOptions
-
         counted = _Counted(self.model, self.max_turns) if self.model is not None else None
         options = ReplayOptions(
             model="candidate" if counted is not None else "pinned",
@@ -387,9 +386,6 @@ class AgentCandidate:
         :class:`~otel_replay.commands.rerun.Rerun`), judged as a model driving the loop
         is: a call the recording cannot answer is a new path, else the turns' tool calls
         and the answer against the recorded ones."""
-        from ..commands.rerun import raised_as_recorded
-        from ..runs.verdict import outcome as recorded_outcome
-
         session = done.session
         answer = done.answer if isinstance(done.answer, str) else None
         out = Outcome("same", answer=answer, tool_calls=session.tool_calls)
