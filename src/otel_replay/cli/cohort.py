@@ -1,16 +1,20 @@
 """``otel-replay cohort``: replay many recorded runs against candidates, say what would change.
 
 The runs are those ``ls`` lists for the same filters (read through
-:func:`~otel_replay.cli.listing.listed`); a sample or the first N of them;
+:func:`~otel_replay.cli.loading.list_runs`); a sample or the first N of them;
 each replayed against every candidate (:mod:`otel_replay.commands.cohort`), the
 outcomes printed as a table (runs by candidates), totals per candidate, and
 each outcome that is not ``same`` with its first divergence.
+
+The run model, its readers and the replay machinery are imported inside the
+functions (``lazy``), so that ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 import sys
 import uuid
@@ -19,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .loading import list_runs, reading, report_problems
+from .options import headers_option, jobs_option, paths_argument, verbose_option
+from .output import dumps, fail
 from .printable import printable
 from .render_cohort import Row, render, row_json
 
@@ -41,16 +48,15 @@ def _setting(text: str) -> tuple[str, Any]:
         return name.strip(), raw
 
 
-def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
-    """The ``cohort`` command; ``paths`` and ``shared`` (``-j``, ``-H``, ``--verbose``) are
-    the options every reading command takes, as the group defines them."""
+def command() -> click.Command:
+    """The ``cohort`` command, its many options given to it as one :class:`Cohort`."""
 
     def cohort(**given: Any) -> None:
-        _cohort(**given)
+        _cohort(Cohort(**given))
 
     cohort.__doc__ = _HELP
     options: list[Decorator] = [
-        paths,
+        paths_argument,
         click.option(
             "--agent",
             "agents",
@@ -206,7 +212,9 @@ def command(paths: Decorator, shared: Sequence[Decorator]) -> click.Command:
             is_flag=True,
             help="Read the dump even when ls's summaries saved beside it are current.",
         ),
-        *shared,
+        jobs_option,
+        headers_option,
+        verbose_option,
     ]
     for option in reversed(options):
         cohort = option(cohort)
@@ -236,53 +244,61 @@ or unreadable input.
 """
 
 
-def _cohort(
-    paths: tuple[str, ...],
-    agents: tuple[str, ...],
-    kwargs: tuple[str, ...],
-    models: tuple[str, ...],
-    live_tools: tuple[str, ...],
-    per_step: bool,
-    settings: tuple[str, ...],
-    system_prompt: Any,
-    max_turns: int,
-    prices: tuple[str, ...],
-    how: str,
-    judge_ref: str | None,
-    agent_name: str | None,
-    since: str | None,
-    errors_only: bool,
-    tools: tuple[str, ...],
-    replayable: bool,
-    sample: int | None,
-    seed: int | None,
-    limit: int | None,
-    as_json: bool,
-    output: str | None,
-    fail_under: float | None,
-    no_cache: bool,
-    jobs: int | None,
-) -> None:
+@dataclasses.dataclass(frozen=True)
+class Cohort:
+    """The ``cohort`` command's options, as given: the sources, the candidates and how
+    they are compared, the filters and the draw, what is written and when it fails."""
+
+    paths: tuple[str, ...]
+    agents: tuple[str, ...]
+    kwargs: tuple[str, ...]
+    models: tuple[str, ...]
+    live_tools: tuple[str, ...]
+    per_step: bool
+    settings: tuple[str, ...]
+    system_prompt: Any  # an open text file (--system-prompt FILE), or None
+    max_turns: int
+    prices: tuple[str, ...]
+    how: str
+    judge_ref: str | None
+    agent_name: str | None
+    since: str | None
+    errors_only: bool
+    tools: tuple[str, ...]
+    replayable: bool
+    sample: int | None
+    seed: int | None
+    limit: int | None
+    as_json: bool
+    output: str | None
+    fail_under: float | None
+    no_cache: bool
+    jobs: int | None
+
+
+def _cohort(opts: Cohort) -> None:
+    # The run model, the readers and the replay machinery: lazy.
     from ..commands.cohort import drawn
+    from ..commands.listing import run_filter
     from ..runs.load import Runs
     from ..runs.summary import select
-    from .listing import listed, run_filter
-    from .main import _fail, _report_problems
 
-    candidates = _candidates(
-        agents, kwargs, models, live_tools, per_step, settings, system_prompt, max_turns
-    )
+    candidates = _candidates(opts)
     cohort_id = uuid.uuid4().hex[:16]
-    priced = _prices(prices)
-    files = _outputs(output, candidates, cohort_id)
-    comparator = _comparator(how, judge_ref)
+    priced = _prices(opts.prices)
+    files = _outputs(opts.output, candidates, cohort_id)
+    comparator = _comparator(opts.how, opts.judge_ref)
     try:
-        flt = run_filter(agent_name, since, errors_only, tools, replayable)
+        flt = run_filter(opts.agent_name, opts.since, opts.errors_only, opts.tools, opts.replayable)
     except ValueError as exc:
-        _fail(str(exc))
-    found, problems = listed(paths, flt, since=since, use_cache=not no_cache, jobs=jobs)
+        fail(str(exc))
+    paths = opts.paths
+    found, problems = list_runs(
+        paths, flt, since=opts.since, use_cache=not opts.no_cache, jobs=opts.jobs
+    )
     picked = select(found, flt, "start")
     kept = len(picked)
+    sample, seed = opts.sample, opts.seed
     if sample is not None and sample < len(picked):
         seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
         click.echo(
@@ -290,14 +306,12 @@ def _cohort(
             "them again)",
             err=True,
         )
-    picked = drawn(picked, sample, seed, limit)
+    picked = drawn(picked, sample, seed, opts.limit)
     wanted = {s.run_id for s in picked if _skipped(s, candidates) is None}
     runs, faults = _runs_of(paths, wanted)
     rows = _replayed(picked, runs, candidates, comparator, priced)
     totals = _totals(candidates, rows)
-    if as_json:
-        from .main import _dumps
-
+    if opts.as_json:
         doc = {
             "cohort": {
                 "id": cohort_id,
@@ -305,26 +319,27 @@ def _cohort(
                 "runs_kept_by_filters": kept,
                 "sample": sample,
                 "seed": seed if sample is not None else None,
-                "limit": limit,
+                "limit": opts.limit,
                 "candidates": [c.label for c in candidates],
-                "compare": how,
-                "judge": judge_ref,
+                "compare": opts.how,
+                "judge": opts.judge_ref,
                 "prices": {m: dataclasses.asdict(p) for m, p in priced.items()},
                 "outputs": [{"candidate": c, "file": f} for c, f in files],
             },
             "runs": [row_json(s, outcomes, why) for s, outcomes, why in rows],
             "totals": [t.to_json() for t in totals],
         }
-        click.echo(_dumps(doc))
+        click.echo(dumps(doc))
     else:
         render(rows, candidates, totals)
         if not found and not problems:
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
     for label, file in files:
         click.echo(f"wrote the replays of {printable(label)} to {printable(file)}", err=True)
-    _report_problems(Runs(problems=[*problems, *faults]))
+    report_problems(Runs(problems=[*problems, *faults]))
     if any(o.kind == "error" for _, outcomes, _ in rows for o in outcomes):
         sys.exit(1)
+    fail_under = opts.fail_under
     below = [t for t in totals if fail_under is not None and (t.rate("same") or 0) < fail_under]
     for total in below:
         click.echo(
@@ -336,39 +351,33 @@ def _cohort(
         sys.exit(1)
 
 
-def _candidates(
-    agents: tuple[str, ...],
-    kwargs: tuple[str, ...],
-    models: tuple[str, ...],
-    live_tools: tuple[str, ...],
-    per_step: bool,
-    settings: tuple[str, ...],
-    system_prompt: Any,
-    max_turns: int,
-) -> list[Candidate]:
+def _candidates(opts: Cohort) -> list[Candidate]:
+    """Each candidate the options name: the agents first, then the models."""
+    # The replay machinery: lazy.
     from ..commands.cohort import AgentCandidate, ModelLoop, ModelPerStep
     from ..commands.regress import RegressError
     from ..commands.rerun import import_ref
     from ..replay.candidate_model import CandidateModel
-    from .main import _fail
 
+    agents, kwargs, models, settings = opts.agents, opts.kwargs, opts.models, opts.settings
+    per_step, system_prompt = opts.per_step, opts.system_prompt
     if not agents and not models:
-        _fail("give at least one candidate: --agent MODULE:FUNC or --model openai:MODEL@URL")
+        fail("give at least one candidate: --agent MODULE:FUNC or --model openai:MODEL@URL")
     on_models = any("@" in spec for spec in agents)
     if not (models or on_models) and settings:
-        _fail(
+        fail(
             "--set goes with a model: --set and --system-prompt go with --model (--set "
             "also with --agent MODULE:FUNC@PROVIDER:MODEL)"
         )
     if not models and (system_prompt is not None or per_step):
-        _fail("--system-prompt and --per-step go with --model")
+        fail("--system-prompt and --per-step go with --model")
     if kwargs and not agents:
-        _fail("--kwarg goes with --agent")
+        fail("--kwarg goes with --agent")
     try:
         overrides = dict(map(_setting, settings))
     except click.BadParameter as exc:
-        _fail(f"--set {exc.message}")
-    functions = _live_tools(live_tools, loop=bool(models) and not per_step)
+        fail(f"--set {exc.message}")
+    functions = _live_tools(opts.live_tools, loop=bool(models) and not per_step)
     out: list[Candidate] = []
     for spec in agents:
         ref, at, model_spec = spec.partition("@")
@@ -376,60 +385,61 @@ def _candidates(
             import_ref(ref)  # a name that does not import is the command's error, once
             on = CandidateModel.parse(model_spec, overrides) if at else None
         except RegressError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         except ValueError as exc:
-            _fail(f"--agent {ref}@: {exc}")
+            fail(f"--agent {ref}@: {exc}")
         out.append(
-            AgentCandidate(ref, kwargs, model=on, live_tools=tuple(functions), max_turns=max_turns)
+            AgentCandidate(
+                ref, kwargs, model=on, live_tools=tuple(functions), max_turns=opts.max_turns
+            )
         )
     prompt = system_prompt.read() if system_prompt is not None else None
     for spec in models:
         try:
             model = CandidateModel.parse(spec, overrides)
         except ValueError as exc:
-            _fail(f"--model {exc}")
+            fail(f"--model {exc}")
         if per_step:
             out.append(ModelPerStep(model, prompt))
         else:
-            out.append(ModelLoop(model, max_turns, prompt, live_tools=dict(functions)))
+            out.append(ModelLoop(model, opts.max_turns, prompt, live_tools=dict(functions)))
     return out
 
 
 def _live_tools(given: tuple[str, ...], *, loop: bool) -> dict[str, Any]:
     """``--live-tool NAME[=MODULE:FUNC]``: tool name -> its function (None: the agent's
     own); a --model driving the loop runs no code of the user's, so it needs FUNC."""
+    # lazy, as in _cohort.
     from ..commands.regress import RegressError
     from ..commands.rerun import import_ref
-    from .main import _fail
 
     out: dict[str, Any] = {}
     for text in given:
         name, sep, ref = (part.strip() for part in text.partition("="))
         if not name or (sep and not ref):
-            _fail(f"--live-tool {text!r}: give it as NAME or NAME=MODULE:FUNC")
+            fail(f"--live-tool {text!r}: give it as NAME or NAME=MODULE:FUNC")
         if not sep and loop:
-            _fail(
+            fail(
                 f"--live-tool {name}: a --model candidate runs none of your code: "
                 f"name the tool's function, {name}=MODULE:FUNC"
             )
         try:
             out[name] = import_ref(ref) if sep else None
         except RegressError as exc:
-            _fail(f"--live-tool {name}: {exc}")
+            fail(f"--live-tool {name}: {exc}")
     return out
 
 
 def _prices(given: tuple[str, ...]) -> dict[str, Any]:
     """``--price MODEL=IN/OUT``: model -> its :class:`~otel_replay.commands.cohort.Price`."""
-    from ..commands.cohort import Price
-    from .main import _fail
+    from ..commands.cohort import Price  # lazy
 
     out = {}
     for text in given:
         try:
             model, price = Price.parse(text)
         except ValueError as exc:
-            _fail(f"--price {exc}")
+            fail(f"--price {exc}")
         out[model] = price
     return out
 
@@ -439,16 +449,12 @@ def _outputs(
 ) -> list[tuple[str, str]]:
     """Each candidate's label and trace file under ``output`` (made), set on it with the
     cohort's id."""
-    import os
-
-    from .main import _fail
-
     if output is None:
         return []
     try:
         os.makedirs(output, exist_ok=True)
     except OSError as exc:
-        _fail(f"{output}: {exc.strerror or exc}")
+        fail(f"{output}: {exc.strerror or exc}")
     files = []
     for n, candidate in enumerate(candidates, 1):
         candidate.record_to = os.path.join(output, f"candidate-{n}.otlp")
@@ -458,34 +464,34 @@ def _outputs(
 
 
 def _comparator(how: str, judge_ref: str | None) -> Any:
+    # lazy, as in _cohort.
     from ..commands.cohort import Comparator
     from ..commands.regress import RegressError
     from ..commands.rerun import import_ref
-    from .main import _fail
 
     judge = None
     if judge_ref is not None:
         try:
             judge = import_ref(judge_ref)
         except RegressError as exc:
-            _fail(str(exc))
+            fail(str(exc))
     return Comparator("exact" if how == "exact" else "normalized", judge)
 
 
 def _runs_of(paths: tuple[str, ...], wanted: set[str]) -> tuple[dict[str, Run], list[Any]]:
     """The runs named in ``wanted``: a file's read a window at a time, keeping only those;
     a database's read by their trace."""
+    # lazy, as in _cohort.
     from ..runs.load import load
     from ..runs.stream import iter_runs
     from ..sources.files import is_database
-    from .main import _reading
 
     runs: dict[str, Run] = {}
     faults: list[Any] = []
     if not wanted:
         return runs, faults
     files = [p for p in paths if not is_database(p)]
-    with _reading(paths):
+    with reading(paths):
         if files:
             for batch in iter_runs(*files):
                 runs.update((r.run_id, r) for r in batch if r.run_id in wanted)
@@ -506,7 +512,7 @@ def _replayed(
     prices: dict[str, Any],
 ) -> list[Row]:
     """Each picked run with its outcome per candidate, or why it was skipped."""
-    from ..sources.progress import working
+    from ..sources.progress import working  # lazy
 
     rows: list[Row] = []
     with working(f"replaying {len(picked)} run(s) against {len(candidates)} candidate(s)"):
@@ -535,7 +541,7 @@ def _skipped(s: RunSummary, candidates: Sequence[Candidate]) -> str | None:
 def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any, prices: dict[str, Any]) -> Outcome:
     """The run replayed against ``c``, or refused when ``c`` needs a run that replays; its
     cost where the candidate's model has a price."""
-    from ..commands.cohort import Outcome, price_of
+    from ..commands.cohort import Outcome, price_of  # lazy
 
     if c.needs_replayable and not s.replayable:
         return Outcome("refused", f"does not replay: {s.replay_problem or 'reason not named'}")
@@ -548,7 +554,7 @@ def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any, prices: dict[st
 
 
 def _totals(candidates: Sequence[Candidate], rows: Sequence[Row]) -> list[Totals]:
-    from ..commands.cohort import Totals
+    from ..commands.cohort import Totals  # lazy
 
     totals = [Totals(c.label) for c in candidates]
     for s, outcomes, _ in rows:
