@@ -579,7 +579,7 @@ def _serve_loading(runs: Any) -> None:
     made an engine."""
     from otel_replay.replay.engine import ReplayEngine, servable
 
-    good = [r for r in runs if not any("inspect-only" in p for p in servable(r))]
+    good = [r for r in runs if not any(p.kind == "inspect_only" for p in servable(r))]
     ReplayEngine(good)
 
 

@@ -397,9 +397,12 @@ def test_an_empty_answer_the_run_went_on_from_is_refused_not_served() -> None:
         {"role": "assistant", "parts": [{"type": "text", "content": ""}]}
     ]
     problems = servable(run)
-    assert problems == [
-        f"run {run.run_id} {first.label()}: the recorded answer is empty, though the run went on "
-        "after it: the answer was not recorded"
+    assert [(p.kind, str(p)) for p in problems] == [
+        (
+            "unanswered",
+            f"run {run.run_id} {first.label()}: the recorded answer is empty, though the run "
+            "went on after it: the answer was not recorded",
+        )
     ]
     logged = [json.loads(line) for line in (case / "server.jsonl").read_text().splitlines()]
     requests = [json.loads(r["body_raw"]) for r in logged if r["method"] == "POST"]
@@ -411,7 +414,7 @@ def test_an_empty_answer_the_run_went_on_from_is_refused_not_served() -> None:
     # An empty last answer is what the model said, and is served as recorded.
     last.model.output_messages = [{"role": "assistant", "parts": []}]
     first.model.output_messages = None
-    assert [p for p in servable(run) if last.label() in p] == []
+    assert [p for p in servable(run) if last.label() in str(p)] == []
 
 
 def test_serve_refuses_a_recording_without_content() -> None:

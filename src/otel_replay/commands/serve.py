@@ -11,20 +11,20 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 from ..replay.adapters.server import upstream as forwarder
-from ..replay.engine import ReplayEngine, servable
+from ..replay.engine import ReplayEngine, Unservable, servable
 from ..replay.server_limits import DEFAULT_LIMITS, ServerLimits
 from ..runs.model import Run
 
 
-def served(runs: Iterable[Run]) -> tuple[list[Run], list[str]]:
+def served(runs: Iterable[Run]) -> tuple[list[Run], list[Unservable]]:
     """The runs with model answers to serve, and every reason found, run by run: those
-    of a run left out (inspect-only, no model calls) too."""
+    of a run left out (:attr:`~otel_replay.replay.engine.Unservable.whole_run`) too."""
     good: list[Run] = []
-    reasons: list[str] = []
+    reasons: list[Unservable] = []
     for run in runs:
         found = servable(run)
         reasons += found
-        if not any("inspect-only" in p or "no model calls" in p for p in found):
+        if not any(reason.whole_run for reason in found):
             good.append(run)
     return good, reasons
 
