@@ -13,46 +13,30 @@ functions (``lazy``), so that ``--help`` stays fast.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import random
 import sys
 import uuid
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import click
 
+from . import cohort_candidates
 from .loading import list_runs, reading, report_problems
 from .options import headers_option, jobs_option, paths_argument, verbose_option
 from .output import dumps, fail
 from .printable import printable
-from .render_cohort import Row, render, row_json
-
-if TYPE_CHECKING:
-    from ..commands.cohort import Candidate, Outcome, Totals
-    from ..runs.model import Run
-    from ..runs.summary import RunSummary
+from .render_cohort import render, row_json
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-def _setting(text: str) -> tuple[str, Any]:
-    """``--set NAME=VALUE``: VALUE as JSON, else text."""
-    name, sep, raw = text.partition("=")
-    if not sep or not name.strip():
-        raise click.BadParameter(f"{text!r}: give it as NAME=VALUE (VALUE as JSON)")
-    try:
-        return name.strip(), json.loads(raw)
-    except ValueError:
-        return name.strip(), raw
-
-
 def command() -> click.Command:
-    """The ``cohort`` command, its many options given to it as one :class:`Cohort`."""
+    """The ``cohort`` command, its many options given to it as one
+    :class:`~otel_replay.cli.cohort_candidates.Cohort`."""
 
     def cohort(**given: Any) -> None:
-        _cohort(Cohort(**given))
+        _cohort(cohort_candidates.Cohort(**given))
 
     cohort.__doc__ = _HELP
     options: list[Decorator] = [
@@ -244,50 +228,19 @@ or unreadable input.
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class Cohort:
-    """The ``cohort`` command's options, as given: the sources, the candidates and how
-    they are compared, the filters and the draw, what is written and when it fails."""
-
-    paths: tuple[str, ...]
-    agents: tuple[str, ...]
-    kwargs: tuple[str, ...]
-    models: tuple[str, ...]
-    live_tools: tuple[str, ...]
-    per_step: bool
-    settings: tuple[str, ...]
-    system_prompt: Any  # an open text file (--system-prompt FILE), or None
-    max_turns: int
-    prices: tuple[str, ...]
-    how: str
-    judge_ref: str | None
-    agent_name: str | None
-    since: str | None
-    errors_only: bool
-    tools: tuple[str, ...]
-    replayable: bool
-    sample: int | None
-    seed: int | None
-    limit: int | None
-    as_json: bool
-    output: str | None
-    fail_under: float | None
-    no_cache: bool
-    jobs: int | None
-
-
-def _cohort(opts: Cohort) -> None:
+def _cohort(opts: cohort_candidates.Cohort) -> None:
     # The run model, the readers and the replay machinery: lazy.
     from ..commands.cohort import drawn
+    from ..commands.cohort_runs import replayed, runs_of, skipped, totals_of
     from ..commands.listing import run_filter
     from ..runs.load import Runs
     from ..runs.summary import select
 
-    candidates = _candidates(opts)
+    candidates = cohort_candidates.candidates(opts)
     cohort_id = uuid.uuid4().hex[:16]
-    priced = _prices(opts.prices)
-    files = _outputs(opts.output, candidates, cohort_id)
-    comparator = _comparator(opts.how, opts.judge_ref)
+    priced = cohort_candidates.prices(opts.prices)
+    files = cohort_candidates.outputs(opts.output, candidates, cohort_id)
+    comparator = cohort_candidates.comparator(opts.how, opts.judge_ref)
     try:
         flt = run_filter(opts.agent_name, opts.since, opts.errors_only, opts.tools, opts.replayable)
     except ValueError as exc:
@@ -307,10 +260,11 @@ def _cohort(opts: Cohort) -> None:
             err=True,
         )
     picked = drawn(picked, sample, seed, opts.limit)
-    wanted = {s.run_id for s in picked if _skipped(s, candidates) is None}
-    runs, faults = _runs_of(paths, wanted)
-    rows = _replayed(picked, runs, candidates, comparator, priced)
-    totals = _totals(candidates, rows)
+    wanted = {s.run_id for s in picked if skipped(s, candidates) is None}
+    with reading(paths):
+        runs, faults = runs_of(paths, wanted)
+    rows = replayed(picked, runs, candidates, comparator, priced)
+    totals = totals_of(candidates, rows)
     if opts.as_json:
         doc = {
             "cohort": {
@@ -349,215 +303,3 @@ def _cohort(opts: Cohort) -> None:
         )
     if below:
         sys.exit(1)
-
-
-def _candidates(opts: Cohort) -> list[Candidate]:
-    """Each candidate the options name: the agents first, then the models."""
-    # The replay machinery: lazy.
-    from ..commands.cohort import AgentCandidate, ModelLoop, ModelPerStep
-    from ..commands.regress import RegressError
-    from ..commands.rerun import import_ref
-    from ..replay.candidate_model import CandidateModel
-
-    agents, kwargs, models, settings = opts.agents, opts.kwargs, opts.models, opts.settings
-    per_step, system_prompt = opts.per_step, opts.system_prompt
-    if not agents and not models:
-        fail("give at least one candidate: --agent MODULE:FUNC or --model openai:MODEL@URL")
-    on_models = any("@" in spec for spec in agents)
-    if not (models or on_models) and settings:
-        fail(
-            "--set goes with a model: --set and --system-prompt go with --model (--set "
-            "also with --agent MODULE:FUNC@PROVIDER:MODEL)"
-        )
-    if not models and (system_prompt is not None or per_step):
-        fail("--system-prompt and --per-step go with --model")
-    if kwargs and not agents:
-        fail("--kwarg goes with --agent")
-    try:
-        overrides = dict(map(_setting, settings))
-    except click.BadParameter as exc:
-        fail(f"--set {exc.message}")
-    functions = _live_tools(opts.live_tools, loop=bool(models) and not per_step)
-    out: list[Candidate] = []
-    for spec in agents:
-        ref, at, model_spec = spec.partition("@")
-        try:
-            import_ref(ref)  # a name that does not import is the command's error, once
-            on = CandidateModel.parse(model_spec, overrides) if at else None
-        except RegressError as exc:
-            fail(str(exc))
-        except ValueError as exc:
-            fail(f"--agent {ref}@: {exc}")
-        out.append(
-            AgentCandidate(
-                ref, kwargs, model=on, live_tools=tuple(functions), max_turns=opts.max_turns
-            )
-        )
-    prompt = system_prompt.read() if system_prompt is not None else None
-    for spec in models:
-        try:
-            model = CandidateModel.parse(spec, overrides)
-        except ValueError as exc:
-            fail(f"--model {exc}")
-        if per_step:
-            out.append(ModelPerStep(model, prompt))
-        else:
-            out.append(ModelLoop(model, opts.max_turns, prompt, live_tools=dict(functions)))
-    return out
-
-
-def _live_tools(given: tuple[str, ...], *, loop: bool) -> dict[str, Any]:
-    """``--live-tool NAME[=MODULE:FUNC]``: tool name -> its function (None: the agent's
-    own); a --model driving the loop runs no code of the user's, so it needs FUNC."""
-    # lazy, as in _cohort.
-    from ..commands.regress import RegressError
-    from ..commands.rerun import import_ref
-
-    out: dict[str, Any] = {}
-    for text in given:
-        name, sep, ref = (part.strip() for part in text.partition("="))
-        if not name or (sep and not ref):
-            fail(f"--live-tool {text!r}: give it as NAME or NAME=MODULE:FUNC")
-        if not sep and loop:
-            fail(
-                f"--live-tool {name}: a --model candidate runs none of your code: "
-                f"name the tool's function, {name}=MODULE:FUNC"
-            )
-        try:
-            out[name] = import_ref(ref) if sep else None
-        except RegressError as exc:
-            fail(f"--live-tool {name}: {exc}")
-    return out
-
-
-def _prices(given: tuple[str, ...]) -> dict[str, Any]:
-    """``--price MODEL=IN/OUT``: model -> its :class:`~otel_replay.commands.cohort.Price`."""
-    from ..commands.cohort import Price  # lazy
-
-    out = {}
-    for text in given:
-        try:
-            model, price = Price.parse(text)
-        except ValueError as exc:
-            fail(f"--price {exc}")
-        out[model] = price
-    return out
-
-
-def _outputs(
-    output: str | None, candidates: Sequence[Candidate], cohort_id: str
-) -> list[tuple[str, str]]:
-    """Each candidate's label and trace file under ``output`` (made), set on it with the
-    cohort's id."""
-    if output is None:
-        return []
-    try:
-        os.makedirs(output, exist_ok=True)
-    except OSError as exc:
-        fail(f"{output}: {exc.strerror or exc}")
-    files = []
-    for n, candidate in enumerate(candidates, 1):
-        candidate.record_to = os.path.join(output, f"candidate-{n}.otlp")
-        candidate.cohort_id = cohort_id
-        files.append((candidate.label, candidate.record_to))
-    return files
-
-
-def _comparator(how: str, judge_ref: str | None) -> Any:
-    # lazy, as in _cohort.
-    from ..commands.cohort import Comparator
-    from ..commands.regress import RegressError
-    from ..commands.rerun import import_ref
-
-    judge = None
-    if judge_ref is not None:
-        try:
-            judge = import_ref(judge_ref)
-        except RegressError as exc:
-            fail(str(exc))
-    return Comparator("exact" if how == "exact" else "normalized", judge)
-
-
-def _runs_of(paths: tuple[str, ...], wanted: set[str]) -> tuple[dict[str, Run], list[Any]]:
-    """The runs named in ``wanted``: a file's read a window at a time, keeping only those;
-    a database's read by their trace."""
-    # lazy, as in _cohort.
-    from ..runs.load import load
-    from ..runs.stream import iter_runs
-    from ..sources.files import is_database
-
-    runs: dict[str, Run] = {}
-    faults: list[Any] = []
-    if not wanted:
-        return runs, faults
-    files = [p for p in paths if not is_database(p)]
-    with reading(paths):
-        if files:
-            for batch in iter_runs(*files):
-                runs.update((r.run_id, r) for r in batch if r.run_id in wanted)
-                faults += batch.problems
-        for name in (p for p in paths if is_database(p)):
-            for run_id in sorted(wanted - set(runs)):
-                read = load(name, trace_id=run_id)
-                runs.update((r.run_id, r) for r in read if r.run_id in wanted)
-                faults += read.problems
-    return runs, faults
-
-
-def _replayed(
-    picked: Sequence[RunSummary],
-    runs: dict[str, Run],
-    candidates: Sequence[Candidate],
-    comparator: Any,
-    prices: dict[str, Any],
-) -> list[Row]:
-    """Each picked run with its outcome per candidate, or why it was skipped."""
-    from ..sources.progress import working  # lazy
-
-    rows: list[Row] = []
-    with working(f"replaying {len(picked)} run(s) against {len(candidates)} candidate(s)"):
-        for s in picked:
-            run = runs.get(s.run_id)
-            why = _skipped(s, candidates)
-            if why is None and run is None:
-                why = "not found when read again (the source changed?)"
-            if why is not None or run is None:
-                rows.append((s, [], why))
-                continue
-            rows.append((s, [_one(c, s, run, comparator, prices) for c in candidates], None))
-    return rows
-
-
-def _skipped(s: RunSummary, candidates: Sequence[Candidate]) -> str | None:
-    """Why no candidate can take the run (its words as ls says them), or None."""
-    if s.replayable:
-        return None
-    said = f"does not replay: {s.replay_problem or 'reason not named'}"
-    if s.verdict == "inspect-only" or all(c.needs_replayable for c in candidates):
-        return said
-    return None
-
-
-def _one(c: Candidate, s: RunSummary, run: Run, comparator: Any, prices: dict[str, Any]) -> Outcome:
-    """The run replayed against ``c``, or refused when ``c`` needs a run that replays; its
-    cost where the candidate's model has a price."""
-    from ..commands.cohort import Outcome, price_of  # lazy
-
-    if c.needs_replayable and not s.replayable:
-        return Outcome("refused", f"does not replay: {s.replay_problem or 'reason not named'}")
-    out = c.replay(run, comparator)
-    model = getattr(c, "model", None)  # a candidate model's; the pinned model costs nothing
-    price = price_of(model, prices) if model is not None else None
-    if price is not None:
-        out.cost = price.cost(out.input_tokens, out.output_tokens)
-    return out
-
-
-def _totals(candidates: Sequence[Candidate], rows: Sequence[Row]) -> list[Totals]:
-    from ..commands.cohort import Totals  # lazy
-
-    totals = [Totals(c.label) for c in candidates]
-    for s, outcomes, _ in rows:
-        for total, outcome in zip(totals, outcomes, strict=False):
-            total.add(outcome, s.run_id)
-    return totals

@@ -13,10 +13,8 @@ from .printable import printable
 
 if TYPE_CHECKING:
     from ..commands.cohort import Candidate, Outcome, Totals
+    from ..commands.cohort_runs import Row
     from ..runs.summary import RunSummary
-
-#: One run of the cohort: its summary, each candidate's outcome, why it was skipped.
-Row = tuple["RunSummary", "list[Outcome]", "str | None"]
 
 
 def row_json(s: RunSummary, outcomes: Sequence[Outcome], skipped: str | None) -> dict[str, Any]:
