@@ -1,5 +1,8 @@
 """How the commands read runs: a run picked by its id, input that cannot be read as one
-line and exit 2, the problems met said after the output, the runs ``ls`` lists."""
+line and exit 2, the problems met said after the output, the runs ``ls`` lists.
+
+The run readers (protobuf, the run model) are imported inside the functions, marked
+``lazy``, so that ``--help`` stays fast."""
 
 from __future__ import annotations
 
@@ -26,8 +29,7 @@ if TYPE_CHECKING:
 @contextlib.contextmanager
 def reading(paths: tuple[str, ...]) -> Iterator[None]:
     """Input that cannot be read at all: one line naming it, exit 2."""
-    # The run readers (protobuf and the run model) are imported when a command reads
-    # runs, never for --help; so in every function below.
+    # The run readers (protobuf, the run model): lazy.
     from ..otlp.errors import FormatError
     from ..runs.load import LoadWarning
 
@@ -44,6 +46,7 @@ def reading(paths: tuple[str, ...]) -> Iterator[None]:
 def load_runs(paths: tuple[str, ...], run_id: str | None, trace_id: str | None = None) -> Runs:
     """The runs of ``paths`` (only those whose id starts with ``run_id``, of the trace
     ``trace_id``); input that cannot be read at all, or no such run, is the error."""
+    # The run readers: lazy.
     from ..runs.load import Runs, load
     from ..runs.stitch import is_piece
     from ..sources.files import is_database
@@ -63,7 +66,7 @@ def load_runs(paths: tuple[str, ...], run_id: str | None, trace_id: str | None =
         fail(f"no trace {trace_id!r} in {', '.join(paths)}")
     if run_id is None:
         return runs
-    from ..runs.pick import named  # the run model: see reading()
+    from ..runs.pick import named  # the run model: lazy
 
     picked = Runs(named(runs, run_id), runs.problems)
     if not picked and not runs.problems:
@@ -74,7 +77,7 @@ def load_runs(paths: tuple[str, ...], run_id: str | None, trace_id: str | None =
 def _load_named(paths: tuple[str, ...], run_id: str) -> Runs:
     """The runs whose id starts with ``run_id``: a big dump is read a window at a time,
     keeping only those."""
-    # The run model and the windowed reader: see reading().
+    # The run model and the windowed reader: lazy.
     from ..runs.load import Runs
     from ..runs.pick import is_named
     from ..runs.stream import iter_runs, problems_of
@@ -95,7 +98,7 @@ def _load_named(paths: tuple[str, ...], run_id: str) -> Runs:
 
 def pick(runs: Sequence[Run], run_id: str | None, where: str, how: str) -> Run:
     """:func:`~otel_replay.runs.pick.pick_run`, its refusal as the command's error."""
-    from ..runs.pick import RunNotPicked, pick_run  # the run model: see reading()
+    from ..runs.pick import RunNotPicked, pick_run  # the run model: lazy
 
     try:
         return pick_run(runs, run_id, where=where, how=how)
@@ -111,7 +114,7 @@ def no_run(paths: tuple[str, ...], run_id: str, known: list[str]) -> NoReturn:
 def report_problems(runs: Runs, code: int = 2) -> None:
     """After the output: the files passed over (a count, or each under ``--verbose``),
     then each input problem, and exit ``code`` when there is one."""
-    from ..otlp.errors import NoTraceData  # the readers' errors: see reading()
+    from ..otlp.errors import NoTraceData  # the readers' errors: lazy
 
     passed = [p for p in runs.problems if isinstance(p, NoTraceData)]
     verbose = verbose_inputs()
@@ -135,7 +138,7 @@ def report_problems(runs: Runs, code: int = 2) -> None:
 def _list_passed_over(listed: set[str], read: Sequence[Any]) -> None:
     """``--verbose``: each file of the command's inputs passed over, with why: by its name
     (or a folder not looked into), or read and found to hold no trace data (``read``)."""
-    from ..sources.files import passed_over  # the file finder: see reading()
+    from ..sources.files import passed_over  # the file finder: lazy
 
     ctx = click.get_current_context()
     given = [ctx.params.get(k) for k in ("paths", "inputs", "path", "a", "b")]
@@ -169,7 +172,7 @@ def list_runs(
     """The summaries of the runs ``ls`` lists (``since``: ``--since`` as given, for a
     backend's search), with a progress line while they are read; ``ls`` and ``cohort``
     read theirs here, so that the two pick the same runs for the same filters."""
-    from ..commands.listing import listed, searched  # the run readers: see reading()
+    from ..commands.listing import listed, searched  # the run readers: lazy
     from ..sources.progress import working
 
     paths = searched(paths, flt, since)
