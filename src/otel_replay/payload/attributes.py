@@ -204,14 +204,15 @@ def from_attributes(
     attrs: Mapping[str, Any], key: str, blobs: BlobReader | None = None
 ) -> Payload | None:
     """Read the payload recorded under ``key``; ``None`` when nothing was recorded."""
+    digest_key, bytes_key, ref_key, type_key, stored_key = _companions(key)
     display = attrs.get(key)
-    digest = attrs.get(A.SHA256 + key)
-    raw = attrs.get(A.BYTES + key)
-    ref = attrs.get(A.REF + key)
-    type_ = attrs.get(A.TYPE + key)
+    digest = attrs.get(digest_key)
+    raw = attrs.get(bytes_key)
+    ref = attrs.get(ref_key)
     if display is None and digest is None and raw is None and ref is None:
-        stored = attrs.get(key + A.STORED_REF)  # content stored by reference
+        stored = attrs.get(stored_key)  # content stored by reference
         return _by_reference(key, stored) if isinstance(stored, str) else None
+    type_ = attrs.get(type_key)
     if not isinstance(type_, str) or type_ not in payload.TAGS:
         type_ = payload.STR if isinstance(display, str) or display is None else payload.JSON
     data: bytes | None = None
@@ -246,6 +247,21 @@ def from_attributes(
         except (TypeError, ValueError):
             data = payload.canonical(display).encode("utf-8")
     return Payload.read(type_, data, text, _str(digest), key)
+
+
+#: Content key -> the names of its companions: spans are read by the thousand, and the
+#: same few keys are asked for on each.
+_COMPANIONS: dict[str, tuple[str, str, str, str, str]] = {}
+
+
+def _companions(key: str) -> tuple[str, str, str, str, str]:
+    """The digest, bytes, blob-ref, type and stored-ref attribute names of ``key``."""
+    names = _COMPANIONS.get(key)
+    if names is None:
+        names = (A.SHA256 + key, A.BYTES + key, A.REF + key, A.TYPE + key, key + A.STORED_REF)
+        if len(_COMPANIONS) < 1024:  # keys come from code, a few dozen: a bound all the same
+            _COMPANIONS[key] = names
+    return names
 
 
 def _by_reference(key: str, ref: str) -> Payload:
