@@ -31,7 +31,19 @@ def placeholder_in(value: Any) -> str | None:
     while stack and seen < _MAX_VALUES:
         item = stack.pop()
         seen += 1
-        if isinstance(item, str):
+        kind = type(item)
+        # The exact types first: parsed JSON holds nothing else, and every model call's
+        # messages are searched (a subclass takes the slower tests below).
+        if kind is str:
+            if item in PLACEHOLDERS:
+                return str(item)
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is int or kind is float or kind is bool or item is None:
+            continue
+        elif isinstance(item, str):
             if item in PLACEHOLDERS:
                 return item
         elif isinstance(item, dict):
