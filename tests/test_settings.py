@@ -30,7 +30,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "otel_replay"
 #: Modules that touch ``os.environ`` for another reason than reading a setting.
 ENVIRONMENT_HANDLERS = {
     # Reads every variable for its parse, and lists the package's own for a child.
-    "settings.py",
+    "settings/environment.py",
     # Sets stand-in API keys for a replayed agent (and puts back what was there).
     "replay/agent_call.py",
     # Hands the re-run child the whole environment.
@@ -156,7 +156,7 @@ def check(v: settings.Variable, raw: str | None, value: object) -> None:
 @given(environ=environments)
 def test_every_variable_parses_without_raising_within_its_bound(environ: dict[str, str]) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(settings, "_ONCE", settings.Once())
+        mp.setattr(settings.once, "_ONCE", settings.Once())
         read = settings.Settings.from_env(environ)
     for v in settings.VARIABLES:
         check(v, environ.get(v.name), read.value(v.name))
@@ -191,7 +191,7 @@ def test_a_flag_means_the_same_to_every_reader(word: str) -> None:
     stripped = word.strip().lower()
     on = True if stripped in settings.TRUE else False if stripped in settings.FALSE else None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(settings, "_ONCE", settings.Once())
+        mp.setattr(settings.once, "_ONCE", settings.Once())
         for name in (
             settings.OTEL_REPLAY_FSYNC,
             settings.OTEL_REPLAY_PROCESSOR,
@@ -209,11 +209,11 @@ def test_a_flag_means_the_same_to_every_reader(word: str) -> None:
 @given(word=settable)
 def test_a_reading_limit_is_positive_and_usable(word: str) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(settings, "_ONCE", settings.Once())
+        mp.setattr(settings.once, "_ONCE", settings.Once())
         mp.setenv(settings.OTEL_REPLAY_MAX_RECORD_BYTES, word)
         mp.setenv(settings.OTEL_REPLAY_URL_TIMEOUT, word)
         assert limits.MAX_RECORD_BYTES.bytes() >= 1
-        assert 0 < limits.URL_TIMEOUT.get() <= settings._MAX_SECONDS
+        assert 0 < limits.URL_TIMEOUT.get() <= settings.parsing._MAX_SECONDS
         assert "limit (OTEL_REPLAY_URL_TIMEOUT)" in limits.URL_TIMEOUT.text()
 
 
@@ -233,7 +233,7 @@ def test_current_reads_again_when_a_variable_changes(monkeypatch: pytest.MonkeyP
 def test_a_bad_value_is_said_once(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(settings, "_ONCE", settings.Once())
+    monkeypatch.setattr(settings.once, "_ONCE", settings.Once())
     monkeypatch.setenv(settings.OTEL_REPLAY_FSYNC, "perhaps")
     for n in range(3):
         monkeypatch.setenv(settings.OTEL_REPLAY_MAX_QUEUE, str(n + 1))  # a change: read again
@@ -338,7 +338,7 @@ def test_no_module_but_the_settings_reads_a_setting_from_the_environment() -> No
     found = {}
     for path in sorted(SRC.rglob("*.py")):
         name = str(path.relative_to(SRC))
-        if name != "settings.py" and (
+        if name != "settings/environment.py" and (
             reads := _environment_reads(path, name in ENVIRONMENT_HANDLERS)
         ):
             found[name] = reads

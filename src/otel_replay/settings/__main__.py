@@ -1,0 +1,9 @@
+"""``python -m otel_replay.settings --markdown``: print the README's table of variables."""
+
+from __future__ import annotations
+
+import sys
+
+from .readme import main
+
+sys.exit(main())
