@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from otel_replay.commands.cohort import Comparator, ModelLoop, drawn, first_turn
 from otel_replay.replay.adapters.server import BackgroundServer
 from otel_replay.replay.candidate_model import CandidateModel
 from otel_replay.replay.engine import ReplayEngine
+from otel_replay.report.cohort_page import render_cohort
 from otel_replay.runs.model import Step
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -305,9 +307,19 @@ def test_each_replay_is_written_as_a_trace_diff_compares_with_its_recording(
             cohort,
             *("--agent", "_cohort_agents:fixed_agent", "--kwarg", "user_id=@user.id"),
             *("--model", f"openai:m@{url}"),
-            *("-o", out, "--replayable"),
+            *("-o", out, "--replayable", "--html", out / "cohort.html"),
         )
     files = [o["file"] for o in doc["cohort"]["outputs"]]
+    # The page: each candidate's totals, each run with each outcome linking to its
+    # recording and replay side by side.
+    page = _Links(out / "cohort.html")
+    assert doc["cohort"]["candidates"] == page.headers[-2:]
+    assert {r["run_id"][:16] for r in doc["runs"]} <= set(page.codes)
+    assert len(page.links) == 2 * len(doc["runs"])
+    for link in page.links:
+        side_by_side = (out / link).read_text(encoding="utf-8")
+        assert "recorded" in side_by_side and "replayed: " in side_by_side
+    assert "first divergence" in page.text and "step 2" in page.text
     assert files == [str(out / "candidate-1.otlp"), str(out / "candidate-2.otlp")]
     written = [{r.run_id: r for r in otel_replay.load(f)} for f in files]
     for run in doc["runs"]:
@@ -337,6 +349,111 @@ def test_each_replay_is_written_as_a_trace_diff_compares_with_its_recording(
     ]
     linked = {(s["links"][0]["traceId"], s["links"][0]["spanId"]) for s in roots}
     assert linked == {(r.trace_id, r.span_id) for r in recorded.values() if r.kind == "agent"}
+
+
+class _Links(HTMLParser):
+    """A page's links, table headers, code spans and text."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.headers: list[str] = []
+        self.codes: list[str] = []
+        self.text = ""
+        self._in: list[str] = []
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in.append(tag)
+        self.links += [v for k, v in attrs if tag == "a" and k == "href" and v]
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._in and self._in[-1] == tag:
+            self._in.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+        if self._in and self._in[-1] == "th":
+            self.headers.append(data)
+        if self._in and self._in[-1] == "code":
+            self.codes.append(data)
+
+
+@settings(max_examples=50, deadline=None)
+@given(said=st.text(min_size=1, max_size=40))
+def test_the_page_shows_recorded_and_candidate_text_as_text(said: str) -> None:
+    """Every string of the document is escaped: no markup from a run or a candidate."""
+    outcome = {
+        "outcome": "other_path",
+        "words": said,
+        "divergence": {"step": 2, "kind": "tool", "what": said, "diff": said},
+        "answer": said,
+        "tokens": 3,
+        "cost": 0.001,
+        "replay_run_id": said,
+    }
+    doc = {
+        "cohort": {"id": said, "sources": [said], "candidates": [said], "compare": said},
+        "runs": [
+            {"run_id": said, "start_ns": 0, "agent": said, "recorded": {}, "outcomes": [outcome]}
+        ],
+        "totals": [
+            {
+                "candidate": said,
+                "runs": 1,
+                "counts": {"other_path": 1},
+                "same_rate": 0.0,
+                "first_divergence_steps": {"2": 1},
+                "slowest": [],
+                "costliest": [],
+            }
+        ],
+    }
+    html = render_cohort(doc)
+    parsed = _Parsed()
+    parsed.feed(html)
+    assert parsed.tags <= {
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "main",
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "code",
+        "div",
+        "section",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "span",
+        "strong",
+        "details",
+        "summary",
+        "pre",
+        "a",
+    }
+    assert said.strip() == "" or " ".join(said.split()) in " ".join(parsed.data.split())
+
+
+class _Parsed(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.data = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.data += data
 
 
 def test_a_failing_endpoint_is_an_error_and_exit_1(cohort: Path) -> None:

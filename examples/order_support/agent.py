@@ -133,6 +133,11 @@ def run_agent(question: str, *, model: Model, user_id: str, fixed: bool = False)
         raise RuntimeError("the agent did not answer within 8 turns")
 
 
+def run_fixed_agent(question: str, *, model: Model, user_id: str) -> str:
+    """The agent with its fix: the lookup is given the user id."""
+    return run_agent(question, model=model, user_id=user_id, fixed=True)
+
+
 def _tokens(messages: list[dict[str, Any]]) -> int:
     """A rough token count (words), so usage is recorded like a real client's."""
     return sum(

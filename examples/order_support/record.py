@@ -42,4 +42,7 @@ def record(path: str | os.PathLike[str], question: str = QUESTION, *, fixed: boo
 
 
 if __name__ == "__main__":
-    print(record(sys.argv[1] if len(sys.argv) > 1 else "order_support.otlp"))
+    # python -m examples.order_support.record [PATH [QUESTION...]]: one run per question.
+    where = sys.argv[1] if len(sys.argv) > 1 else "order_support.otlp"
+    for asked in sys.argv[2:] or [QUESTION]:
+        print(record(where, asked))

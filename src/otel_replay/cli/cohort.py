@@ -16,17 +16,20 @@ import dataclasses
 import random
 import sys
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import cohort_candidates
 from .loading import list_runs, reading, report_problems
 from .options import headers_option, jobs_option, paths_argument, verbose_option
-from .output import dumps, fail
+from .output import dumps, fail, writing_pages
 from .printable import printable
 from .render_cohort import render, row_json
+
+if TYPE_CHECKING:
+    from ..runs.model import Run
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -185,6 +188,14 @@ def command() -> click.Command:
             "show, report and export.",
         ),
         click.option(
+            "--html",
+            "html_out",
+            metavar="FILE.html",
+            help="Also write the cohort as one HTML page: per candidate its outcomes, a "
+            "histogram of first-divergence steps, its slowest and costliest runs; every run "
+            "with each outcome, linking (with -o) to its recording and replay side by side.",
+        ),
+        click.option(
             "--fail-under",
             type=click.FloatRange(0, 1),
             metavar="RATE",
@@ -228,6 +239,16 @@ or unreadable input.
 """
 
 
+def _page(doc: dict[str, Any], path: str, runs: Mapping[str, Run], files: list[str]) -> None:
+    """The cohort's page at ``path``; with replays written, each beside its recording."""
+    from ..report.cohort_page import write_cohort_page  # Jinja2 and the diff: lazy
+    from ..runs.load import load
+
+    with writing_pages(path):
+        replays = [{r.run_id: r for r in load(f)} for f in files]
+        write_cohort_page(doc, path, runs, replays)
+
+
 def _cohort(opts: cohort_candidates.Cohort) -> None:
     # The run model, the readers and the replay machinery: lazy.
     from ..commands.cohort import drawn
@@ -265,29 +286,32 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
         runs, faults = runs_of(paths, wanted)
     rows = replayed(picked, runs, candidates, comparator, priced)
     totals = totals_of(candidates, rows)
+    doc = {
+        "cohort": {
+            "id": cohort_id,
+            "sources": list(paths),
+            "runs_kept_by_filters": kept,
+            "sample": sample,
+            "seed": seed if sample is not None else None,
+            "limit": opts.limit,
+            "candidates": [c.label for c in candidates],
+            "compare": opts.how,
+            "judge": opts.judge_ref,
+            "prices": {m: dataclasses.asdict(p) for m, p in priced.items()},
+            "outputs": [{"candidate": c, "file": f} for c, f in files],
+        },
+        "runs": [row_json(s, outcomes, why) for s, outcomes, why in rows],
+        "totals": [t.to_json() for t in totals],
+    }
     if opts.as_json:
-        doc = {
-            "cohort": {
-                "id": cohort_id,
-                "sources": list(paths),
-                "runs_kept_by_filters": kept,
-                "sample": sample,
-                "seed": seed if sample is not None else None,
-                "limit": opts.limit,
-                "candidates": [c.label for c in candidates],
-                "compare": opts.how,
-                "judge": opts.judge_ref,
-                "prices": {m: dataclasses.asdict(p) for m, p in priced.items()},
-                "outputs": [{"candidate": c, "file": f} for c, f in files],
-            },
-            "runs": [row_json(s, outcomes, why) for s, outcomes, why in rows],
-            "totals": [t.to_json() for t in totals],
-        }
         click.echo(dumps(doc))
     else:
         render(rows, candidates, totals)
         if not found and not problems:
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
+    if opts.html_out is not None:
+        _page(doc, opts.html_out, runs, [f for _, f in files])
+        click.echo(f"wrote {printable(opts.html_out)}", err=True)
     for label, file in files:
         click.echo(f"wrote the replays of {printable(label)} to {printable(file)}", err=True)
     report_problems(Runs(problems=[*problems, *faults]))

@@ -50,6 +50,7 @@ class Cohort:
     limit: int | None
     as_json: bool
     output: str | None
+    html_out: str | None
     fail_under: float | None
     no_cache: bool
     jobs: int | None

@@ -56,8 +56,9 @@ def _cell(o: Outcome) -> str:
 
 
 def _dollars(cost: float) -> str:
-    """A cost as dollars, to the cent, or to four significant digits when under a cent."""
-    return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4g}"
+    from ..report.cohort_page import dollars  # the page's module holds the one spelling
+
+    return dollars(cost)
 
 
 def render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequence[Totals]) -> None:

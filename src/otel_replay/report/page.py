@@ -48,7 +48,7 @@ class Shown:
 
 def render_run(run: Run, config: Config | None = None) -> str:
     """The self-contained HTML page of ``run`` (see the package docstring)."""
-    template = _environment().get_template("run.html.j2")
+    template = templates().get_template("run.html.j2")
     return surrogates_escaped(template.render(page=_page(run, config or Config())))
 
 
@@ -84,7 +84,7 @@ def render_index(lines: Sequence[IndexLine], title: str) -> str:
         }
         for line in lines
     ]
-    template = _environment().get_template("index.html.j2")
+    template = templates().get_template("index.html.j2")
     return surrogates_escaped(template.render(title=title, rows=rows))
 
 
@@ -105,7 +105,7 @@ def render_diff(result: RunDiff, labels: tuple[str, str]) -> str:
                 "changes": [_change(c) for c in pair.changes],
             }
         )
-    template = _environment().get_template("diff.html.j2")
+    template = templates().get_template("diff.html.j2")
     return surrogates_escaped(
         template.render(
             labels=labels,
@@ -178,11 +178,12 @@ def write_run_page(
 
 def require() -> None:
     """Raise :class:`ReportUnavailable` unless the pages can be rendered (Jinja2)."""
-    _environment()
+    templates()
 
 
 @functools.cache
-def _environment() -> Any:
+def templates() -> Any:
+    """The pages' Jinja2 environment: the package's templates, every value escaped."""
     try:
         import jinja2
     except ImportError:
