@@ -65,10 +65,12 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     )
     if not models or not tools:
         return 0
-    if _drop_merge_spans(models, tools):
+    # Each model step's calls, once: every pass below reads them, none changes them.
+    calls = [_calls(m) for m in models]
+    if _drop_merge_spans(models, tools, calls):
         tools = [s for s in tools if s.tool is not None]
     turns: dict[int, list[Step]] = collections.defaultdict(list)
-    asking = _Asking(models)
+    asking = _Asking(models, calls)
     for tool in tools:
         pos = asking.before(tool)
         if pos is not None:
@@ -76,19 +78,22 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     received = results_by_id(models)
     joined = 0
     for pos, spans in turns.items():
-        for tool, call in _pairs(spans, _calls(models[pos])):
+        for tool, call in _pairs(spans, calls[pos]):
             _fill(tool, call, received.get(str(call.get("id")), []), pos)
             joined += 1
     return joined
 
 
-def _drop_merge_spans(models: Sequence[Step], tools: Sequence[Step]) -> int:
+def _drop_merge_spans(
+    models: Sequence[Step], tools: Sequence[Step], calls: Sequence[list[dict[str, Any]]]
+) -> int:
     """Make the tool spans that only merge a turn's parallel calls ``other`` steps.
 
     ``models`` and ``tools`` (the recorded tool spans) are one run's, in start
-    order.  After a model step, a tool span whose name is no tool that step
-    offered or called, and whose id no call has, that follows two or more
-    spans of tools it did offer, runs nothing itself.  Content is not needed:
+    order; ``calls``, the tool calls of each model step.  After a model step,
+    a tool span whose name is no tool that step offered or called, and whose
+    id no call has, that follows two or more spans of tools it did offer,
+    runs nothing itself.  Content is not needed:
     the offered tools' names are recorded without it (where they are not, as
     Google ADK 1.x's spans without content, ADK's own name for the span says it).
     """
@@ -102,9 +107,8 @@ def _drop_merge_spans(models: Sequence[Step], tools: Sequence[Step]) -> int:
     for pos, spans in after.items():
         m = models[pos].model
         assert m is not None
-        calls = _calls(models[pos])
-        names = _texts([*(m.tool_definitions or []), *calls], "name")
-        ids = _texts(calls, "id")
+        names = _texts([*(m.tool_definitions or []), *calls[pos]], "name")
+        ids = _texts(calls[pos], "id")
         ran = 0
         for step in spans:
             t = step.tool
@@ -128,9 +132,9 @@ class _Asking:
     binary search: a run of thousands of turns costs no more per tool.
     """
 
-    def __init__(self, models: Sequence[Step]) -> None:
+    def __init__(self, models: Sequence[Step], calls: Sequence[list[dict[str, Any]]]) -> None:
         # ``models`` is in start order; so is this subsequence.
-        self.positions = [pos for pos, m in enumerate(models) if m.model is not None and _calls(m)]
+        self.positions = [pos for pos, m in enumerate(models) if m.model is not None and calls[pos]]
         self.starts = [models[pos].start_ns for pos in self.positions]
 
     def before(self, tool: Step) -> int | None:
