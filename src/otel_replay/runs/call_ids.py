@@ -71,6 +71,8 @@ def _pair_in_order(models: Sequence[Step]) -> int:
             continue
         for (_, call), (_, result) in pairs:
             renamed.setdefault(str(_id(call)), str(_id(result)))
+    if not renamed:
+        return 0  # most runs: every call has its result, by its own id
     fixed = 0
     for step in models:
         for part in [*_parts(_inputs(step), "tool_call"), *_parts(_outputs(step), "tool_call")]:
