@@ -36,6 +36,7 @@ A field some model calls have and others lack is ``missing`` for the latter.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Iterator
@@ -135,6 +136,11 @@ def _calls(messages: list[dict[str, Any]] | None) -> bool:
         if m.get("role") == "assistant"
         for p in m.get("parts") or []
     )
+
+
+def _answer(step: Step) -> list[dict[str, Any]]:
+    assert step.model is not None
+    return step.model.output_messages or []
 
 
 def _why(what: str, p: Payload) -> str:
@@ -459,13 +465,12 @@ class _Check:
         agent that tells the model only that a tool failed), is what it was.
         """
         ran = {s.tool.call_id for s in self.tools if s.tool is not None and s.tool.call_id}
-        ordered = sorted(self.models, key=lambda s: (s.start_ns, s.index))
-        for before, after in itertools.pairwise(ordered):
+        for (before, calls), (after, _) in itertools.pairwise(self._in_call_order):
             m, n = before.model, after.model
             assert m is not None and n is not None
             if m.input_messages is None or n.input_messages is None:
                 continue
-            asked = {c.get("id") for c in M.tool_calls(m.output_messages or [])} & ran
+            asked = {c.get("id") for c in calls} & ran
             prefix = m.input_messages[: len(n.input_messages)]
             if not asked or n.input_messages != prefix:
                 continue
@@ -485,10 +490,16 @@ class _Check:
             self.incomplete = True
             self.reasons[V.HISTORY_NOT_RECORDED] += 1
 
+    @functools.cached_property
+    def _in_call_order(self) -> list[tuple[Step, list[dict[str, Any]]]]:
+        """The model steps in call order (start, then tree order), each with the tool calls
+        of its answer: read by two checks, made once."""
+        ordered = sorted(self.models, key=lambda s: (s.start_ns, s.index))
+        return [(s, M.tool_calls(_answer(s))) for s in ordered]
+
     def _model_tool_calls(self) -> Iterator[tuple[Step, int, dict[str, Any]]]:
-        for s in sorted(self.models, key=lambda s: (s.start_ns, s.index)):
-            assert s.model is not None
-            for k, call in enumerate(M.tool_calls(s.model.output_messages or [])):
+        for s, calls in self._in_call_order:
+            for k, call in enumerate(calls):
                 yield s, k, call
 
     def _answered_ids(self) -> set[str]:
