@@ -39,7 +39,7 @@ from ..sources.reader import trace_index
 from .build import assemble
 from .double_spans import TwinFacts, pair_twins, twin_facts
 from .load import Runs, read_runs, read_traces
-from .model import Run
+from .model import Run, no_cycle_collection
 from .stitch import ConversationKeys, PieceFacts, group_pieces, is_piece, piece_facts
 
 #: Traces whose first record lies in the same window of a file are read together.
@@ -124,11 +124,12 @@ def read_window(
 
     ``as_of``: the :attr:`Windows.stamps` of the plan the window comes from.
     """
-    traces = read_traces(paths, trace_ids, as_of)
-    keys = ConversationKeys()
-    held = [(piece_facts(t, keys), twin_facts(t, keys)) for t in traces if is_piece(t)]
-    alone = [t for t in traces if not is_piece(t)]
-    return Piece(Runs(assemble(alone), traces.problems, traces.unjoined_logs), held)
+    with no_cycle_collection():  # as read_runs: building frees nothing the collector finds
+        traces = read_traces(paths, trace_ids, as_of)
+        keys = ConversationKeys()
+        held = [(piece_facts(t, keys), twin_facts(t, keys)) for t in traces if is_piece(t)]
+        alone = [t for t in traces if not is_piece(t)]
+        return Piece(Runs(assemble(alone), traces.problems, traces.unjoined_logs), held)
 
 
 def conversations(held: Sequence[Held], batch: int = 1) -> list[list[str]]:
@@ -258,7 +259,7 @@ def map_runs(
     planned = windows(paths, window_bytes)
     if planned is None:
         runs = read_runs(paths)
-        return Mapped([fn(r) for r in runs], list(runs.problems))
+        return Mapped(_values(runs, fn), list(runs.problems))
     return _map_planned(paths, fn, planned, default_jobs(paths) if jobs is None else jobs)
 
 
@@ -320,7 +321,7 @@ def _window_values(
 ) -> _Result[T]:
     piece = read_window(paths, trace_ids, as_of)
     # The runs stay here: only their values, the facts held back and the problems travel.
-    return [fn(r) for r in piece.runs], piece.held_back, list(piece.runs.problems)
+    return _values(piece.runs, fn), piece.held_back, list(piece.runs.problems)
 
 
 def _group_values(
@@ -330,7 +331,14 @@ def _group_values(
     fn: Callable[[Run], T],
 ) -> _Result[T]:
     runs = read_runs(paths, trace_ids, as_of)
-    return [fn(r) for r in runs], [], list(runs.problems)
+    return _values(runs, fn), [], list(runs.problems)
+
+
+def _values(runs: Runs, fn: Callable[[Run], T]) -> list[T]:
+    """``fn`` of each of ``runs``: a window's runs, all alive, are thousands of objects
+    that the cycle collector would walk again and again while ``fn`` makes its values."""
+    with no_cycle_collection():
+        return [fn(r) for r in runs]
 
 
 @contextlib.contextmanager
