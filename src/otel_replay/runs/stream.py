@@ -258,8 +258,7 @@ def map_runs(
     """
     planned = windows(paths, window_bytes)
     if planned is None:
-        runs = read_runs(paths)
-        return Mapped(_values(runs, fn), list(runs.problems))
+        return _values(paths, fn)
     return _map_planned(paths, fn, planned, default_jobs(paths) if jobs is None else jobs)
 
 
@@ -319,9 +318,12 @@ def _window_values(
     as_of: Mapping[str, tuple[int, int]],
     fn: Callable[[Run], T],
 ) -> _Result[T]:
-    piece = read_window(paths, trace_ids, as_of)
-    # The runs stay here: only their values, the facts held back and the problems travel.
-    return _values(piece.runs, fn), piece.held_back, list(piece.runs.problems)
+    with no_cycle_collection():  # (see _values)
+        piece = read_window(paths, trace_ids, as_of)
+        # The runs stay here: only their values, the facts held back and the problems travel.
+        out = [fn(r) for r in piece.runs], piece.held_back, list(piece.runs.problems)
+        del piece
+    return out
 
 
 def _group_values(
@@ -330,15 +332,22 @@ def _group_values(
     as_of: Mapping[str, tuple[int, int]],
     fn: Callable[[Run], T],
 ) -> _Result[T]:
-    runs = read_runs(paths, trace_ids, as_of)
-    return _values(runs, fn), [], list(runs.problems)
+    with no_cycle_collection():  # (see _values)
+        runs = read_runs(paths, trace_ids, as_of)
+        out: _Result[T] = [fn(r) for r in runs], [], list(runs.problems)
+        del runs
+    return out
 
 
-def _values(runs: Runs, fn: Callable[[Run], T]) -> list[T]:
-    """``fn`` of each of ``runs``: a window's runs, all alive, are thousands of objects
-    that the cycle collector would walk again and again while ``fn`` makes its values."""
+def _values(paths: Sequence[str], fn: Callable[[Run], T]) -> Mapped[T]:
+    """``fn`` of every run of ``paths``, read whole.  The collector waits until the values
+    are made, and the runs freed: they are many objects, all alive until then, that it
+    would walk again and again, and find nothing."""
     with no_cycle_collection():
-        return [fn(r) for r in runs]
+        runs = read_runs(paths)
+        mapped = Mapped([fn(r) for r in runs], list(runs.problems))
+        del runs  # (once freed, the collector has none of them to walk when it starts)
+    return mapped
 
 
 @contextlib.contextmanager
