@@ -182,6 +182,8 @@ def _loops(steps: Sequence[Step], repeats: int, max_period: int) -> Iterator[Fin
     while i < n:
         best: tuple[int, int] | None = None  # (period, repetitions)
         for period in range(1, min(max_period, (n - i) // max(repeats, 2)) + 1):
+            if keys[i + period] != keys[i]:
+                continue  # not repeated even once: most periods, told without slicing
             reps = 1
             while keys[i + reps * period : i + (reps + 1) * period] == keys[i : i + period]:
                 reps += 1
