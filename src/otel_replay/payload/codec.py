@@ -221,10 +221,13 @@ def display_text(value: Any) -> str:
 def canonical(value: Any) -> str:
     """Key-order-independent JSON text, for matching (not for storage)."""
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _CANONICAL.encode(value)
     except (TypeError, ValueError):
         return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), default=str)
 
+
+#: What :func:`canonical` writes with (``json.dumps`` with options builds one per call).
+_CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 #: ensure_ascii=False keeps a payload small and readable.  One encoder for every
 #: payload: ``json.dumps`` with options builds a new one per call.
