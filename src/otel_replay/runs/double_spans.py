@@ -63,21 +63,38 @@ class _Overlapping:
     """
 
     def __init__(self) -> None:
-        self._by_parent: dict[int, tuple[list[int], list[tuple[int, int, Step]], int]] = {}
+        self._by_parent: dict[
+            int, tuple[list[int], list[tuple[int, int, Step]], int, set[int] | None]
+        ] = {}
 
     def of(self, parent: Step, step: Step) -> list[Step]:
+        """The model children of ``parent`` that overlap ``step`` (itself, maybe, among them)."""
         index = self._by_parent.get(id(parent))
         if index is None:
             models = sorted(
                 (c.start_ns, i, c) for i, c in enumerate(parent.children) if c.kind == "model"
             )
             longest = max((c.end_ns - c.start_ns for _, _, c in models), default=0)
-            index = self._by_parent[id(parent)] = ([m[0] for m in models], models, longest)
-        starts, models, longest = index
+            starts = [m[0] for m in models]
+            index = self._by_parent[id(parent)] = (starts, models, longest, _apart(models))
+        starts, models, longest, apart = index
+        if apart is not None and id(step) in apart:
+            return []  # the children ran one after another: none overlaps it
         lo = bisect.bisect_left(starts, step.start_ns - longest)
         hi = bisect.bisect_left(starts, step.end_ns)
         near = [(i, c) for _, i, c in models[lo:hi] if c.end_ns > step.start_ns]
         return [c for _, c in sorted(near, key=lambda x: x[0])]
+
+
+def _apart(models: list[tuple[int, int, Step]]) -> set[int] | None:
+    """The ids of ``models`` (in start order) when each starts once every one before it
+    ended, as sequential calls do; else None."""
+    ended: int | None = None
+    for start, _, c in models:
+        if ended is not None and start < ended:
+            return None
+        ended = c.end_ns if ended is None else max(ended, c.end_ns)
+    return {id(c) for _, _, c in models}
 
 
 def merge_twin_traces(
