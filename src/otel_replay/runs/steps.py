@@ -122,7 +122,7 @@ def _snapshots(
     span_id: str, events: list[dict[str, Any]], blobs: BlobReader | None
 ) -> list[Snapshot]:
     """The ``otel_replay.snapshot`` events of a span (see :mod:`otel_replay.capture.snapshot`)."""
-    out = []
+    out: list[Snapshot] = []
     for e in events:
         if e["name"] != A.SNAPSHOT_EVENT:
             continue
@@ -136,7 +136,9 @@ def _snapshots(
                 payload=from_attributes(attrs, A.SNAPSHOT_STATE, blobs),
             )
         )
-    return sorted(out, key=lambda snap: snap.time_ns)
+    if len(out) > 1:
+        out.sort(key=lambda snap: snap.time_ns)
+    return out
 
 
 def _has_messages(attrs: Mapping[str, Any]) -> bool:
@@ -228,16 +230,14 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
     outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, blobs)
     system, _ = _content(attrs, A.SYSTEM_INSTRUCTIONS, blobs, text=True)
     tools, _ = _content(attrs, A.TOOL_DEFINITIONS, blobs)
-    params = {
-        k[len(A.REQUEST_PREFIX) :]: v
-        for k, v in attrs.items()
-        if k.startswith(A.REQUEST_PREFIX) and k != A.REQUEST_MODEL
-    }
-    usage = {
-        k[len(_USAGE) :]: v
-        for k, v in attrs.items()
-        if k.startswith(_USAGE) and k not in A.LEGACY and _is_int(v)
-    }
+    params: dict[str, Any] = {}
+    usage: dict[str, int] = {}
+    for k, v in attrs.items():  # one pass: a span's attributes are read for both
+        if k.startswith(A.REQUEST_PREFIX):
+            if k != A.REQUEST_MODEL:
+                params[k[len(A.REQUEST_PREFIX) :]] = v
+        elif k.startswith(_USAGE) and k not in A.LEGACY and _is_int(v):
+            usage[k[len(_USAGE) :]] = v
     reasons = attrs.get(A.RESPONSE_FINISH_REASONS)
     if isinstance(reasons, str):
         reasons = _json_strings(reasons) or [reasons]
