@@ -72,6 +72,10 @@ def _steps(runs: Iterable[Run]) -> dict[tuple[str, str], Step]:
 
 def join_events(runs: Iterable[Run], logs: Iterable[LogRecord] = ()) -> None:
     """Fill the model steps of ``runs`` from their GenAI span events and log records."""
+    runs = runs if isinstance(runs, list) else list(runs)
+    logs = logs if isinstance(logs, list) else list(logs)
+    if not logs and not any(s.events for run in runs for s in run.steps):
+        return  # most traces: content on attributes, no event to join
     steps = _steps(runs)
     events: dict[tuple[str, str], list[Event]] = {}
     for key, step in steps.items():
