@@ -37,7 +37,8 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
     real = [s.tool for s in steps if s.kind == "tool" and s.tool is not None]
     real_ids = {t.call_id for t in real if t.call_id}
     answers = [_answer(s, models[i + 1 :]) for i, s in enumerate(models)]
-    called = {c.get("id") for a in answers for c in M.tool_calls(a)}
+    calls_of = [M.tool_calls(a) for a in answers]  # read twice below, made once
+    called = {c.get("id") for calls in calls_of for c in calls}
     # A tool span whose id no call has (or none at all) answers a call by tool name.
     by_name = collections.Counter(t.tool_name for t in real if t.call_id not in called)
     results = results_by_id(models)
@@ -45,7 +46,7 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
     derived: list[Step] = []
     for pos, step in enumerate(models):
         assert step.model is not None
-        calls = M.tool_calls(answers[pos])
+        calls = calls_of[pos]
         if not calls:
             continue
         anonymous: Iterator[Any] | None = None
