@@ -278,10 +278,10 @@ def test_reading_does_not_load_whole_files(tmp_path: Path, monkeypatch: pytest.M
             reads.append(len(data or b""))
             return data or b""
 
-    import otel_replay.sources.reader as reader_module
+    import otel_replay.sources.files as files_module  # where a file source is opened
 
     monkeypatch.setattr(
-        reader_module, "open", lambda name, mode="rb": Counting(name, "r"), raising=False
+        files_module, "open", lambda name, mode="rb": Counting(name, "r"), raising=False
     )
     it = iter(SpanReader(path))
     for _ in range(60):

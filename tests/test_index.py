@@ -205,11 +205,11 @@ def test_json_lines_read_by_trace_id_give_what_a_whole_read_gives(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Lines that hold only other traces' spans are passed over unparsed."""
-    from otel_replay.sources import reader
+    from otel_replay.sources import formats
 
     parsed = []
-    real = reader.parse_json
-    monkeypatch.setattr(reader, "parse_json", lambda *a: parsed.append(1) or real(*a))
+    real = formats.parse_json
+    monkeypatch.setattr(formats, "parse_json", lambda *a: parsed.append(1) or real(*a))
     skipped = 0
     for path in JSON_LINES:
         whole = list(RecordReader(path))

@@ -1,10 +1,13 @@
 """What the user named -> the inputs to read, in the order to read them.
 
 A path may be a file, a directory (every data file below it, as the
-Collector's ``group_by`` writes them), a glob, ``-`` for stdin, or an http(s)
-URL.  Rotated sets are read oldest first: the Collector renames
-``name.json`` to ``name-2022-09-14T05-02-14.173.json`` when it rotates
-(lumberjack, older releases, and our ``FileSpanExporter``) or to
+Collector's ``group_by`` writes them), a glob, ``-`` for stdin, an http(s)
+URL, a Tempo or Jaeger search or a ClickHouse table: :func:`open_source`
+tells which, once, and gives its :class:`~.source.Source`.
+
+Rotated sets are read oldest first: the Collector renames ``name.json``
+to ``name-2022-09-14T05-02-14.173.json`` when it rotates (lumberjack, older
+releases, and our ``FileSpanExporter``) or to
 ``name-2022-09-14T05-02-14.173-size.json`` (timberjack, which adds why it
 rotated: ``size``, ``time`` or a reason of the caller's), so the
 timestamped files come before the live one, in the order of their times.
@@ -13,10 +16,12 @@ timestamped files come before the live one, in the order of their times.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, ClassVar, Final
 
 from ..otlp.rotation import INDEX_SUFFIX, ROTATED, RUNS_SUFFIX
+from .source import Kind, Source
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -167,80 +172,151 @@ def passed_over(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str]
     a stream or a URL is never passed over."""
     out: list[tuple[str, str]] = []
     for raw in paths:
-        name = os.fspath(raw)
-        if is_stream(name) or is_search(name):
-            continue
-        if os.path.isdir(name):
-            _walk(name, out)
-        elif not os.path.exists(name) and _has_magic(name):
-            import glob
-
-            _data_files(sorted(glob.glob(name, recursive=True)), out)
+        source = open_source(raw)
+        if isinstance(source, FolderSource):
+            _walk(source.name, out)
+        elif isinstance(source, GlobSource):
+            _data_files(sorted(source.matches()), out)
     return out
 
 
-#: A trace backend's search, standing for the traces it finds (see :mod:`.tempo_search`
-#: and :mod:`.jaeger_search`).
+#: A trace backend's search, standing for the traces it finds (see :mod:`.tempo`
+#: and :mod:`.jaeger`).
 TEMPO_SCHEMES: Final = ("tempo://", "tempos://")
 JAEGER_SCHEMES: Final = ("jaeger://", "jaegers://")
 SEARCH_SCHEMES: Final = (*TEMPO_SCHEMES, *JAEGER_SCHEMES)
+#: A ClickHouse table of spans, read with SQL (see :mod:`.clickhouse`).
+DATABASE_SCHEMES: Final = ("clickhouse://", "clickhouses://", "chdb://")
+
+
+def _named_kind(name: str) -> Kind | None:
+    """The kind of an input its name alone tells (stdin, a URL, a search, a database);
+    None for a path on disk."""
+    if name == "-":
+        return "stdin"
+    if name.startswith(("http://", "https://")):
+        return "url"
+    if name.startswith(TEMPO_SCHEMES):
+        return "tempo"
+    if name.startswith(JAEGER_SCHEMES):
+        return "jaeger"
+    if name.startswith(DATABASE_SCHEMES):
+        return "clickhouse"
+    return None
+
+
+def open_source(name: str | os.PathLike[str]) -> Source:
+    """The :class:`~.source.Source` ``name`` stands for, its kind told here once.
+
+    Nothing is read or fetched: a path on disk is looked at only to tell a
+    folder and a pattern from a file.
+    """
+    name = os.fspath(name)
+    kind = _named_kind(name)
+    # Each kind's module only for an input of its kind (http.client for URLs, say).
+    if kind == "stdin":
+        return StdinSource(name)
+    if kind == "url":
+        from .jaeger import JaegerAnswer, answers_search
+
+        if answers_search(name):
+            return JaegerAnswer(name)
+        from .url import UrlSource
+
+        return UrlSource(name)
+    if kind == "tempo":
+        from .tempo import TempoSearch
+
+        return TempoSearch(name)
+    if kind == "jaeger":
+        from .jaeger import JaegerSearch
+
+        return JaegerSearch(name)
+    if kind == "clickhouse":
+        from .clickhouse.source import ClickHouseSource
+
+        return ClickHouseSource(name)
+    if os.path.isdir(name):
+        return FolderSource(name)
+    if not os.path.exists(name) and _has_magic(name):
+        return GlobSource(name)
+    return FileSource(name)
 
 
 def is_search(name: str) -> bool:
     """Whether ``name`` is a search of a trace backend (``tempo://HOST:PORT``,
     ``jaeger://HOST:PORT?service=NAME``)."""
-    return name.startswith(SEARCH_SCHEMES)
-
-
-#: A ClickHouse table of spans, read with SQL (see :mod:`.clickhouse`).
-DATABASE_SCHEMES: Final = ("clickhouse://", "clickhouses://", "chdb://")
+    return _named_kind(name) in ("tempo", "jaeger")
 
 
 def is_database(name: str) -> bool:
     """Whether ``name`` is a ClickHouse table (``clickhouse://``, ``chdb://``), not a file."""
-    return name.startswith(DATABASE_SCHEMES)
+    return _named_kind(name) == "clickhouse"
 
 
 def is_stream(name: str) -> bool:
     """Inputs the reader opens itself: stdin, URLs, searches and databases (no file, no
     blob store beside them)."""
-    return name == "-" or name.startswith(
-        ("http://", "https://", *SEARCH_SCHEMES, *DATABASE_SCHEMES)
-    )
+    return _named_kind(name) is not None
+
+
+class FileSource(Source):
+    """A file, read as it is (a file of a rotated set is one of them)."""
+
+    kind: ClassVar[Kind] = "file"
+    local = True
+
+    @property
+    def found(self) -> bool:
+        return isinstance(self.name, Found)
+
+    def open(self) -> tuple[IO[bytes], int | None]:
+        file = open(self.name, "rb")  # noqa: SIM115 - the reader closes it
+        return file, os.fstat(file.fileno()).st_size
+
+
+class StdinSource(Source):
+    """``-``: what the standard input holds, read whole first (so that it can be sniffed
+    and sought in)."""
+
+    kind = "stdin"
+
+    def open(self) -> tuple[IO[bytes], int | None]:
+        import io
+
+        data = sys.stdin.buffer.read()
+        return io.BytesIO(data), len(data)
+
+
+class FolderSource(FileSource):
+    """A folder: every data file below it (see :func:`passed_over` for what is not),
+    rotated sets oldest first.  Opened itself, it is a file that cannot be read."""
+
+    kind = "folder"
+
+    def parts(self) -> list[Source]:
+        found = _walk(self.name)
+        return [FileSource(Found(f)) for f in sorted(found, key=rotation_key)]
+
+
+class GlobSource(FileSource):
+    """A pattern matching no file of its own name: the data files it matches, rotated
+    sets oldest first."""
+
+    kind = "glob"
+
+    def matches(self) -> list[str]:
+        """Every path the pattern matches (``**`` matching any depth)."""
+        import glob  # only for a pattern
+
+        return glob.glob(self.name, recursive=True)
+
+    def parts(self) -> list[Source]:
+        found = _data_files(self.matches(), None)
+        return [FileSource(Found(f)) for f in sorted(found, key=rotation_key)]
 
 
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """The inputs named by ``paths``; a name that matches nothing is kept (its read fails)."""
-    from pathlib import Path  # the file exporter imports this module for a suffix
-
-    out: list[str] = []
-    for raw in paths:
-        name = os.fspath(raw)
-        if name.startswith(JAEGER_SCHEMES):
-            from .jaeger import search_url  # one answer holds what it finds
-
-            try:
-                out.append(search_url(name))
-            except ValueError:
-                out.append(name)  # reading it says why
-            continue
-        if is_search(name):
-            from .tempo import trace_urls  # a search: the traces it finds
-
-            out.extend(trace_urls(name))
-            continue
-        if is_stream(name):
-            out.append(name)
-            continue
-        p = Path(name)
-        if p.is_dir():
-            found = _walk(name)
-        elif not p.exists() and _has_magic(name):
-            import glob  # only for a pattern
-
-            found = _data_files(glob.glob(name, recursive=True), None)
-        else:
-            out.append(name)
-            continue
-        out.extend(Found(f) for f in sorted(found, key=rotation_key))
+    out = [part.name for raw in paths for part in open_source(raw).parts()]
     return list(dict.fromkeys(out))

@@ -21,11 +21,22 @@ from __future__ import annotations
 
 import datetime as dt
 import urllib.parse
-from typing import Final
+from typing import IO, Final
 
+from ..otlp.errors import FormatError
 from ..since import parse_since
+from .source import SearchFilter, Source
+from .url import UrlSource
 
-__all__ = ["DEFAULT_LIMIT", "DEFAULT_SINCE", "finds_nothing", "search_url"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_SINCE",
+    "JaegerAnswer",
+    "JaegerSearch",
+    "answers_search",
+    "finds_nothing",
+    "search_url",
+]
 
 DEFAULT_LIMIT: Final = 100
 DEFAULT_SINCE: Final = "1d"
@@ -54,11 +65,45 @@ def search_url(name: str) -> str:
     return f"{base}{_FIND_PATH}?{urllib.parse.urlencode(ask)}"
 
 
+def answers_search(url: str) -> bool:
+    """Whether the http(s) URL ``url`` asks Jaeger's FindTraces (whose 404 means no match)."""
+    return urllib.parse.urlsplit(url).path.endswith(_FIND_PATH)
+
+
 def finds_nothing(url: str, reason: str) -> bool:
     """Whether the error ``reason`` of reading ``url`` is Jaeger saying its search matched
     no trace (a 404 it answers to an empty search)."""
-    path = urllib.parse.urlsplit(url).path
-    return path.endswith(_FIND_PATH) and "HTTP 404" in reason and _NOTHING in reason
+    return answers_search(url) and "HTTP 404" in reason and _NOTHING in reason
+
+
+class JaegerSearch(Source):
+    """``jaeger://HOST:PORT?service=NAME``: the one FindTraces answer holding every trace
+    found; a search whose ``since`` is no time stands for itself, whose reading says so."""
+
+    kind = "jaeger"
+
+    def parts(self) -> list[Source]:
+        try:
+            return [JaegerAnswer(search_url(self.name))]
+        except ValueError:
+            return [self]
+
+    def open(self) -> tuple[IO[bytes], int | None]:
+        raise FormatError.whole(self.name, "its since= is neither a time nor a span like 2h")
+
+    def narrowed(self, search: SearchFilter) -> Source:
+        """Jaeger's HTTP API searches by time, not by attribute: ``since`` only."""
+        from .tempo import narrowed
+
+        return JaegerSearch(narrowed(self.name, since=search.since))
+
+
+class JaegerAnswer(UrlSource):
+    """The URL of a Jaeger FindTraces search: read as any URL is, its 404 "No traces
+    found" meaning no runs rather than an error."""
+
+    def finds_nothing(self, reason: str) -> bool:
+        return finds_nothing(self.name, reason)
 
 
 def _rfc3339(ns: int) -> str:

@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
-from typing import Final
+from typing import IO, Final
 
 from ..limits import MAX_RECORD_BYTES
 from ..otlp.errors import FormatError
 from ..since import parse_since
+from .source import SearchFilter, Source
 
-__all__ = ["failure", "narrowed", "trace_urls"]
+__all__ = ["TempoSearch", "failure", "narrowed", "trace_urls"]
 
 DEFAULT_LIMIT: Final = 100
 
@@ -117,3 +118,25 @@ def _trace_id(value: object) -> str:
     except ValueError:
         return ""
     return value.lower().rjust(32, "0")
+
+
+class TempoSearch(Source):
+    """``tempo://HOST:PORT?...``: the trace-by-id URL of each trace the search finds; a
+    search that fails stands for itself, whose reading reports why."""
+
+    kind = "tempo"
+
+    def parts(self) -> list[Source]:
+        from .url import UrlSource
+
+        urls = trace_urls(self.name)
+        return [self] if urls == [self.name] else [UrlSource(url) for url in urls]
+
+    def open(self) -> tuple[IO[bytes], int | None]:
+        raise FormatError.whole(self.name, failure(self.name))
+
+    def narrowed(self, search: SearchFilter) -> Source:
+        """Tempo searches by time and attribute: every filter goes to its TraceQL."""
+        error = "1" if search.errors_only else None
+        filters = {"since": search.since, "agent": search.agent, "tool": search.tool}
+        return TempoSearch(narrowed(self.name, **filters, error=error))
