@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..otlp.errors import FormatError
@@ -21,7 +21,8 @@ from ..runs.model import Run
 from ..runs.pick import is_named
 from ..runs.stream import map_runs
 from ..runs.verdict import Outcome, RunVerdict, outcome
-from ..sources.files import is_database
+from ..sources import open_source
+from ..sources.source import CLICKHOUSE, Kind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,8 +169,8 @@ def check_runs(
     """
     config = config or Config()
     # A run asked for is read alone, wherever it is.
-    tables = [p for p in paths if is_database(p)] if run_id is None else []
-    files = [p for p in paths if p not in tables]
+    computed = [(p, None if run_id is not None else _computed(p)) for p in paths]
+    files = [p for p, check in computed if check is None]
     found: list[RunCheck] = []
     others: list[str] = []
     problems: list[FormatError] = []
@@ -179,10 +180,11 @@ def check_runs(
         found += [c for c in mapped.values if isinstance(c, RunCheck)]
         others += [c for c in mapped.values if isinstance(c, str)]
         problems += mapped.problems
-    for name in tables:
-        checked, faults = _table_checks(name, config, jobs)
-        found += checked
-        problems += faults
+    for name, check in computed:
+        if check is not None:
+            checked, faults = check(name, config, jobs)
+            found += checked
+            problems += faults
     found.sort(key=lambda c: (c.start_ns, c.run_id))
     return found, sorted(others), problems
 
@@ -207,3 +209,15 @@ def _table_checks(
         found += mapped.values
         problems += mapped.problems
     return found, problems
+
+
+#: The checks of the runs of one source, and the problems met.
+CheckSource = Callable[[str, Config, int | None], tuple[list[RunCheck], list[FormatError]]]
+#: The sources whose backend checks its runs itself (first, so that only the runs it
+#: cannot vouch for are read), by kind; the runs of the others are read and checked.
+COMPUTED_CHECKS: dict[Kind, CheckSource] = {CLICKHOUSE: _table_checks}
+
+
+def _computed(name: str) -> CheckSource | None:
+    """How the backend of the source ``name`` checks its runs itself, if it does."""
+    return COMPUTED_CHECKS.get(open_source(name).kind)

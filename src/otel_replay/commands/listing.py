@@ -7,34 +7,41 @@ so that the two commands pick the same runs for the same filters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..otlp.errors import FormatError
 from ..runs.summary import Filter, RunSummary
 from ..since import parse_since
-from ..sources.files import TEMPO_SCHEMES, is_database, is_search
-from ..sources.tempo import narrowed
+from ..sources import open_source
+from ..sources.source import CLICKHOUSE, Kind, SearchFilter
 from .summary_cache import summaries
 
 
 def searched(paths: tuple[str, ...], flt: Filter, since: str | None) -> tuple[str, ...]:
-    """``paths`` with each trace backend's search narrowed by the filters it takes, so that
-    only the traces they may keep are fetched; ``since`` is ``--since`` as given (Jaeger's
-    HTTP API searches by time, not by attribute)."""
-    if not any(map(is_search, paths)):
-        return paths
-    push = {
-        "since": since,
-        "agent": flt.agent,
-        "tool": flt.tools[0] if len(flt.tools) == 1 else None,
-        "error": "1" if flt.errors_only else None,
-    }
-    return tuple(
-        p
-        if not is_search(p)
-        else narrowed(p, **push)
-        if p.startswith(TEMPO_SCHEMES)
-        else narrowed(p, since=since)
-        for p in paths
-    )
+    """``paths`` with each trace backend's search narrowed by the filters it takes (see
+    :meth:`~otel_replay.sources.source.Source.narrowed`), so that only the traces they may
+    keep are fetched; ``since`` is ``--since`` as given."""
+    tool = flt.tools[0] if len(flt.tools) == 1 else None
+    search = SearchFilter(since, flt.agent, tool, flt.errors_only)
+    return tuple(open_source(p).narrowed(search).name for p in paths)
+
+
+#: The summaries of the runs of one source, with the filter applied, and the problems met.
+Summarize = Callable[[str, Filter], tuple[list[RunSummary], list[FormatError]]]
+
+
+def _clickhouse_summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatError]]:
+    # The ClickHouse readers, imported for a table only (files are read without them).
+    from .clickhouse_summary import summaries as database_summaries
+
+    # ClickHouse computes the lines, filters applied; only the traces it leaves to
+    # the reader (other dialects, stitched traces) are read.
+    return database_summaries(name, flt)
+
+
+#: The sources whose backend computes the summaries of its runs itself, by kind; the
+#: runs of the others are read (through the summary cache).
+COMPUTED_SUMMARIES: dict[Kind, Summarize] = {CLICKHOUSE: _clickhouse_summaries}
 
 
 def listed(
@@ -44,17 +51,14 @@ def listed(
     the summary cache; a ClickHouse table summarized by ClickHouse, ``flt`` applied there),
     and the problems met reading them.  The summaries of files are not filtered here:
     :func:`~otel_replay.runs.summary.select` applies ``flt``."""
-    files = [p for p in paths if not is_database(p)]
+    computed = [(p, COMPUTED_SUMMARIES.get(open_source(p).kind)) for p in paths]
+    files = [p for p, summarize in computed if summarize is None]
     found, problems = summaries(files, use_cache=use_cache, jobs=jobs) if files else ([], [])
-    for name in (p for p in paths if is_database(p)):
-        # The ClickHouse readers, imported for a table only (files are read without them).
-        from .clickhouse_summary import summaries as database_summaries
-
-        # ClickHouse computes the lines, filters applied; only the traces it leaves to
-        # the reader (other dialects, stitched traces) are read.
-        more, faults = database_summaries(name, flt)
-        found += more
-        problems += faults
+    for name, summarize in computed:
+        if summarize is not None:
+            more, faults = summarize(name, flt)
+            found += more
+            problems += faults
     return found, problems
 
 
