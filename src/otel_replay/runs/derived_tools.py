@@ -16,6 +16,7 @@ id, else same tool name) always wins.
 from __future__ import annotations
 
 import collections
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
         return []  # a result can only show up in a later call
     real = [s.tool for s in steps if s.kind == "tool" and s.tool is not None]
     real_ids = {t.call_id for t in real if t.call_id}
-    answers = [_answer(s, models[i + 1 :]) for i, s in enumerate(models)]
+    answers = [_answer(s, after) for s, after in itertools.zip_longest(models, models[1:])]
     calls_of = [M.tool_calls(a) for a in answers]  # read twice below, made once
     called = {c.get("id") for calls in calls_of for c in calls}
     # A tool span whose id no call has (or none at all) answers a call by tool name.
@@ -77,15 +78,16 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
 _NONE: Any = object()
 
 
-def _answer(step: Step, later: Sequence[Step]) -> list[dict[str, Any]]:
-    """The call's output; if it was not recorded, the assistant turn the next call sent back."""
+def _answer(step: Step, after: Step | None) -> list[dict[str, Any]]:
+    """The call's output; if it was not recorded, the assistant turn the next call
+    (``after``) sent back."""
     if step.model is None:
         return []
     if step.model.output_messages is not None:
         return step.model.output_messages
-    if not later or later[0].model is None:
+    if after is None or after.model is None:
         return []
-    sent = later[0].model.input_messages or []
+    sent = after.model.input_messages or []
     turn: list[dict[str, Any]] = []
     for message in sent[len(step.model.input_messages or []) :]:
         if message.get("role") != "assistant":
