@@ -12,23 +12,29 @@ functions (``lazy``), so that ``--help`` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import random
+import signal
 import sys
+import threading
+import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import cohort_candidates
 from .loading import list_runs, reading, report_problems
-from .options import headers_option, jobs_option, paths_argument, verbose_option
+from .options import headers_option, paths_argument, verbose_option
 from .output import dumps, fail, writing_pages
 from .printable import printable
-from .render_cohort import render, row_json
+from .render_cohort import Progress, render, row_json
 
 if TYPE_CHECKING:
+    from ..commands.cohort_runs import Caps, Row, Stop
     from ..runs.model import Run
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -207,13 +213,47 @@ def command() -> click.Command:
             is_flag=True,
             help="Read the dump even when ls's summaries saved beside it are current.",
         ),
-        jobs_option,
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Replay N runs at once (threads) [default: 1]: the requests to --model "
+            "candidates overlap; an --agent's replay patches the process (frozen clock, "
+            "tools, network guard), so it runs with no other beside it.  The output's order "
+            "is the same for any N.  Also the worker processes reading a big dump.",
+        ),
+        _cap("--max-requests", click.IntRange(min=1), "N", "were sent N requests"),
+        _cap("--max-tokens", click.IntRange(min=1), "N", "used N tokens (input and output)"),
+        _cap(
+            "--max-cost",
+            click.FloatRange(min=0, min_open=True),
+            "DOLLARS",
+            "cost DOLLARS (those with a --price)",
+        ),
+        click.option(
+            "--rate",
+            metavar="N/s",
+            help="At most N requests a second to each candidate model (N/m: a minute), "
+            "however many runs replay at once.",
+        ),
         headers_option,
         verbose_option,
     ]
     for option in reversed(options):
         cohort = option(cohort)
     return click.command(name="cohort")(cohort)
+
+
+def _cap(name: str, kind: click.ParamType[Any], metavar: str, when: str) -> Decorator:
+    """A cap on what the candidate models spend, over all candidates (see Caps)."""
+    return click.option(
+        name,
+        type=kind,
+        metavar=metavar,
+        help=f"Start no more runs once the candidate models {when}, over all candidates "
+        "(the runs under way finish); the rest are listed as not run (exit 3).",
+    )
 
 
 _HELP = """Replay many recorded runs against candidates; say per run what would change.
@@ -235,32 +275,82 @@ diff); new path (a tool call the recording cannot answer, named, unless
 named).  Runs that do not replay are listed as skipped, with why.  Exit 0
 when every run met every candidate, 1 when an outcome is an error or a
 candidate's share of same outcomes is under --fail-under, 2 on bad usage
-or unreadable input.
+or unreadable input, 3 when a cap (--max-requests, --max-tokens,
+--max-cost) left runs not run; stopped by Ctrl-C or SIGTERM, the runs under
+way finish, the rest are listed as not run, and the exit status is 130 or
+143.  With -o DIR, a later call into the same DIR reports each run whose
+replay for a candidate is already there from that replay and replays only
+the others: an interrupted cohort continues (another DIR starts afresh).
 """
 
 
-def _page(doc: dict[str, Any], path: str, runs: Mapping[str, Run], files: list[str]) -> None:
-    """The cohort's page at ``path``; with replays written, each beside its recording."""
+def _page(doc: dict[str, Any], path: str, paths: tuple[str, ...], files: list[str]) -> None:
+    """The cohort's page at ``path``; with replays written, each beside its recording
+    (the recordings read again, as they are shown)."""
+    from ..commands.cohort_runs import runs_of
     from ..report.cohort_page import write_cohort_page  # Jinja2 and the diff: lazy
     from ..runs.load import load
 
+    runs: Mapping[str, Run] = {}
+    if files:
+        with reading(paths):
+            runs, _ = runs_of(paths, {r["run_id"] for r in doc["runs"] if r["outcomes"]})
     with writing_pages(path):
-        replays = [{r.run_id: r for r in load(f)} for f in files]
+        replays = [{r.run_id: r for r in load(f)} for f in files if os.path.isfile(f)]
         write_cohort_page(doc, path, runs, replays)
+
+
+def _caps(opts: cohort_candidates.Cohort, priced: Mapping[str, Any]) -> Caps:
+    from ..commands.cohort_runs import Caps  # lazy, as the replay machinery
+
+    if opts.max_cost is not None and not priced:
+        fail("--max-cost counts what the candidate models cost: give their --price")
+    return Caps(opts.max_requests, opts.max_tokens, opts.max_cost)
+
+
+@contextlib.contextmanager
+def _stoppable(stop: Stop) -> Iterator[list[int]]:
+    """While the block runs, Ctrl-C and SIGTERM start no more runs (those under way
+    finish); a second one stops at once.  The signals received, in the list given."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def handle(signum: int, frame: Any) -> None:
+        if got:
+            raise KeyboardInterrupt
+        got.append(signum)
+        stop.set(f"stopped by {signal.Signals(signum).name}")
+        click.echo("\notel-replay: stopping after the runs under way (again to stop now)", err=True)
+
+    before = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield got
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def _cohort(opts: cohort_candidates.Cohort) -> None:
     # The run model, the readers and the replay machinery: lazy.
     from ..commands.cohort import drawn
-    from ..commands.cohort_runs import replayed, runs_of, skipped, totals_of
+    from ..commands.cohort_runs import Stop, replayed, totals_of, written_before
     from ..commands.listing import run_filter
     from ..runs.load import Runs
     from ..runs.summary import select
 
     candidates = cohort_candidates.candidates(opts)
-    cohort_id = uuid.uuid4().hex[:16]
     priced = cohort_candidates.prices(opts.prices)
-    files = cohort_candidates.outputs(opts.output, candidates, cohort_id)
+    caps = _caps(opts, priced)
+    files = cohort_candidates.outputs(opts.output, candidates, "")
+    with reading(tuple(f for _, f in files)):
+        earlier, cohort_id, written_faults = written_before(candidates)
+    for fault in written_faults:
+        click.echo(f"otel-replay: {printable(str(fault))} (its runs are replayed again)", err=True)
+    cohort_id = cohort_id or uuid.uuid4().hex[:16]
+    for c in candidates:
+        c.cohort_id = cohort_id if c.record_to is not None else None
     comparator = cohort_candidates.comparator(opts.how, opts.judge_ref)
     try:
         flt = run_filter(opts.agent_name, opts.since, opts.errors_only, opts.tools, opts.replayable)
@@ -281,10 +371,25 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
             err=True,
         )
     picked = drawn(picked, sample, seed, opts.limit)
-    wanted = {s.run_id for s in picked if skipped(s, candidates) is None}
-    with reading(paths):
-        runs, faults = runs_of(paths, wanted)
-    rows = replayed(picked, runs, candidates, comparator, priced)
+    stop = Stop()
+    shown = Progress(len(picked), sys.stderr.isatty() and not opts.as_json)
+    began = time.monotonic()
+    with reading(paths), _stoppable(stop) as signals:
+        try:
+            rows, faults = replayed(
+                paths,
+                picked,
+                candidates,
+                comparator,
+                priced,
+                jobs=opts.jobs or 1,
+                caps=caps,
+                earlier=earlier,
+                stop=stop,
+                done=shown,
+            )
+        finally:
+            shown.close()
     totals = totals_of(candidates, rows)
     doc = {
         "cohort": {
@@ -299,8 +404,14 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
             "judge": opts.judge_ref,
             "prices": {m: dataclasses.asdict(p) for m, p in priced.items()},
             "outputs": [{"candidate": c, "file": f} for c, f in files],
+            "jobs": opts.jobs or 1,
+            "caps": dataclasses.asdict(caps),
+            "rate": opts.rate,
+            "resumed": sum(o.resumed for r in rows for o in r.outcomes),
+            "not_run": sum(r.not_run is not None for r in rows),
+            "seconds": round(time.monotonic() - began, 3),
         },
-        "runs": [row_json(s, outcomes, why) for s, outcomes, why in rows],
+        "runs": [row_json(r) for r in rows],
         "totals": [t.to_json() for t in totals],
     }
     if opts.as_json:
@@ -310,12 +421,15 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
         if not found and not problems:
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
     if opts.html_out is not None:
-        _page(doc, opts.html_out, runs, [f for _, f in files])
+        _page(doc, opts.html_out, paths, [f for _, f in files])
         click.echo(f"wrote {printable(opts.html_out)}", err=True)
     for label, file in files:
         click.echo(f"wrote the replays of {printable(label)} to {printable(file)}", err=True)
+    _say_not_run(rows, opts.output)
     report_problems(Runs(problems=[*problems, *faults]))
-    if any(o.kind == "error" for _, outcomes, _ in rows for o in outcomes):
+    if signals:
+        sys.exit(128 + signals[0])
+    if any(o.kind == "error" for r in rows for o in r.outcomes):
         sys.exit(1)
     fail_under = opts.fail_under
     below = [t for t in totals if fail_under is not None and (t.rate("same") or 0) < fail_under]
@@ -327,3 +441,18 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
         )
     if below:
         sys.exit(1)
+    if any(r.not_run is not None for r in rows):
+        sys.exit(3)
+
+
+def _say_not_run(rows: list[Row], output: str | None) -> None:
+    """How many runs were not run and why, and how to continue."""
+    left = [r for r in rows if r.not_run is not None]
+    if not left:
+        return
+    how = (
+        f"the same command with -o {printable(output)} continues where this one stopped"
+        if output is not None
+        else "with -o DIR, the same command run again continues where it stopped"
+    )
+    click.echo(f"otel-replay: {len(left)} run(s) not run: {left[0].not_run}; {how}", err=True)

@@ -54,6 +54,10 @@ class Cohort:
     fail_under: float | None
     no_cache: bool
     jobs: int | None
+    max_requests: int | None
+    max_tokens: int | None
+    max_cost: float | None
+    rate: str | None
 
 
 def _setting(text: str) -> tuple[str, Any]:
@@ -70,7 +74,7 @@ def _setting(text: str) -> tuple[str, Any]:
 def candidates(opts: Cohort) -> list[Candidate]:
     """Each candidate the options name: the agents first, then the models."""
     # The replay machinery: lazy.
-    from ..commands.cohort import AgentCandidate, ModelLoop, ModelPerStep
+    from ..commands.cohort import AgentCandidate, ModelLoop, ModelPerStep, Pace
     from ..commands.regress import RegressError
     from ..commands.rerun import import_ref
     from ..replay.candidate_model import CandidateModel
@@ -94,6 +98,11 @@ def candidates(opts: Cohort) -> list[Candidate]:
     except click.BadParameter as exc:
         fail(f"--set {exc.message}")
     functions = _live_tools(opts.live_tools, loop=bool(models) and not per_step)
+    rate = _rate(opts.rate)
+
+    def pace() -> Pace | None:  # each candidate model its own
+        return Pace(rate) if rate is not None else None
+
     out: list[Candidate] = []
     for spec in agents:
         ref, at, model_spec = spec.partition("@")
@@ -106,7 +115,12 @@ def candidates(opts: Cohort) -> list[Candidate]:
             fail(f"--agent {ref}@: {exc}")
         out.append(
             AgentCandidate(
-                ref, kwargs, model=on, live_tools=tuple(functions), max_turns=opts.max_turns
+                ref,
+                kwargs,
+                model=on,
+                live_tools=tuple(functions),
+                max_turns=opts.max_turns,
+                pace=pace() if on is not None else None,
             )
         )
     prompt = system_prompt.read() if system_prompt is not None else None
@@ -116,10 +130,31 @@ def candidates(opts: Cohort) -> list[Candidate]:
         except ValueError as exc:
             fail(f"--model {exc}")
         if per_step:
-            out.append(ModelPerStep(model, prompt))
+            out.append(ModelPerStep(model, prompt, pace=pace()))
         else:
-            out.append(ModelLoop(model, opts.max_turns, prompt, live_tools=dict(functions)))
+            out.append(
+                ModelLoop(model, opts.max_turns, prompt, live_tools=dict(functions), pace=pace())
+            )
     return out
+
+
+#: ``--rate``'s units: seconds in each.
+_PER = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0}
+
+
+def _rate(given: str | None) -> float | None:
+    """``--rate N/s`` (or ``N/m``, ``N``: a second): requests a second."""
+    if given is None:
+        return None
+    said, _, unit = given.strip().partition("/")
+    try:
+        n = float(said)
+    except ValueError:
+        n = 0.0
+    seconds = _PER.get(unit.strip() or "s")
+    if seconds is None or not (0 < n < float("inf")):
+        fail(f"--rate {given!r}: give it as N/s or N/m, N a positive number")
+    return n / seconds
 
 
 def _live_tools(given: tuple[str, ...], *, loop: bool) -> dict[str, Any]:

@@ -1,11 +1,12 @@
-"""How ``otel-replay cohort`` prints: the table of runs by candidates, the totals per
-candidate, each outcome that is not ``same`` with its first divergence, and a run's
-line in ``--json``."""
+"""How ``otel-replay cohort`` prints: the live progress line, the table of runs by
+candidates, the totals per candidate, each outcome that is not ``same`` with its first
+divergence, and a run's line in ``--json``."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -14,10 +15,10 @@ from .printable import printable
 if TYPE_CHECKING:
     from ..commands.cohort import Candidate, Outcome, Totals
     from ..commands.cohort_runs import Row
-    from ..runs.summary import RunSummary
 
 
-def row_json(s: RunSummary, outcomes: Sequence[Outcome], skipped: str | None) -> dict[str, Any]:
+def row_json(row: Row) -> dict[str, Any]:
+    s = row.summary
     return {
         "run_id": s.run_id,
         "start_ns": s.start_ns,
@@ -30,8 +31,9 @@ def row_json(s: RunSummary, outcomes: Sequence[Outcome], skipped: str | None) ->
             "duration_ms": s.duration_ms,
             "verdict_words": s.run_verdict.to_json()["verdict_words"],
         },
-        "skipped": skipped,
-        "outcomes": [o.to_json() for o in outcomes],
+        "skipped": row.skipped,
+        "not_run": row.not_run,
+        "outcomes": [o.to_json() for o in row.outcomes],
     }
 
 
@@ -67,13 +69,16 @@ def render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequenc
 
     header = ["START (UTC)", "RUN", "RECORDED", *(printable(c.label) for c in candidates)]
     table = [header]
-    for s, outcomes, skipped in rows:
+    for row in rows:
+        s = row.summary
         recorded = f"{s.tool_calls} tools, {s.tokens} tok"
-        cells = [_cell(o) for o in outcomes] if skipped is None else ["skipped"] * len(candidates)
+        cells = [_cell(o) for o in row.outcomes] or [
+            "skipped" if row.skipped is not None else "not run"
+        ] * len(candidates)
         table.append([_stamp(s.start_ns), printable(s.run_id[:16]), recorded, *cells])
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    for row in table:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    for line in table:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
     click.echo("")
     for total in totals:
         counts = " · ".join(f"{total.counts[k]} {WORDS[k]}" for k in OUTCOMES if total.counts[k])
@@ -99,16 +104,22 @@ def render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequenc
         if total.diverged_at:
             steps = ", ".join(f"step {k}: {n}" for k, n in sorted(total.diverged_at.items()))
             click.echo(f"  first divergence at {steps}")
-    passed = [(s, why) for s, _, why in rows if why is not None]
+        if total.not_run:
+            click.echo(f"  {total.not_run} run(s) not run")
+    passed = [(r.summary, r.skipped) for r in rows if r.skipped is not None]
     if passed:
         click.echo(f"skipped {len(passed)} run(s):")
         for s, why in passed:
             click.echo(f"  {printable(s.run_id[:16])}  {printable(why)}")
+    left = [r for r in rows if r.not_run is not None]
+    if left:
+        click.echo(f"not run: {len(left)} run(s): {printable(str(left[0].not_run))}:")
+        for r in left:
+            click.echo(f"  {printable(r.summary.run_id[:16])}")
     shown = [
-        (s, c, o)
-        for s, outcomes, why in rows
-        if why is None
-        for c, o in zip(candidates, outcomes, strict=True)
+        (r.summary, c, o)
+        for r in rows
+        for c, o in zip(candidates, r.outcomes, strict=False)
         if o.kind != "same"
     ]
     if shown:
@@ -116,5 +127,69 @@ def render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequenc
     for s, c, o in shown:
         click.echo(f"{printable(s.run_id[:16])}  {printable(c.label)}: {printable(str(o))}")
         if o.divergence is not None and o.divergence.diff:
-            for line in o.divergence.diff.splitlines():
-                click.echo(f"    {printable(line)}")
+            for said in o.divergence.diff.splitlines():
+                click.echo(f"    {printable(said)}")
+
+
+class Progress:
+    """The live progress line on stderr, while the runs replay: runs done of the total,
+    the outcomes so far (over all candidates), runs skipped and not run, time elapsed.
+    Drawn only when ``shown`` (stderr is a terminal, and no ``--json``), at most
+    :data:`EVERY` seconds apart; gone when closed."""
+
+    #: Seconds between redraws: a fast cohort does not spend its time drawing.
+    EVERY = 0.1
+
+    def __init__(self, total: int, shown: bool, stream: TextIO | None = None) -> None:
+        import sys
+
+        self.total = total
+        self.shown = shown
+        self.stream = stream if stream is not None else sys.stderr
+        self.done = 0
+        self.counts: dict[str, int] = {}
+        self.began = time.monotonic()
+        self._drawn = 0.0
+        self._width = 0
+
+    def __call__(self, row: Row) -> None:
+        self.done += 1
+        kinds: list[str] = [o.kind for o in row.outcomes]
+        if row.skipped is not None:
+            kinds = ["skipped"]
+        elif row.not_run is not None:
+            kinds = ["not run"]
+        for kind in kinds:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+        now = time.monotonic()
+        if self.shown and (now - self._drawn >= self.EVERY or self.done == self.total):
+            self._drawn = now
+            self._draw(self.line(now))
+
+    def line(self, now: float | None = None) -> str:
+        from ..commands.cohort import OUTCOMES, WORDS
+
+        took = (now if now is not None else time.monotonic()) - self.began
+        order = [*OUTCOMES, "skipped", "not run"]
+        said = [f"{self.counts[k]} {WORDS.get(k, k)}" for k in order if self.counts.get(k)]
+        return " · ".join([f"cohort: {self.done}/{self.total} runs", *said, f"{took:.1f} s"])
+
+    def _draw(self, line: str) -> None:
+        import os
+
+        try:
+            columns = os.get_terminal_size(self.stream.fileno()).columns or 80  # 0: unknown
+        except (OSError, ValueError, AttributeError):
+            columns = 80
+        line = line[: max(columns - 1, 20)]  # a line wrapped would stay on the screen
+        pad = max(self._width - len(line), 0)
+        self._width = len(line)
+        self.stream.write("\r" + line + " " * pad)
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Clear the line, when one was drawn."""
+        if self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0

@@ -34,9 +34,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import json
 import math
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar
@@ -81,6 +83,10 @@ MAX_TURNS = 20
 #: On the root of a replay written by a cohort: the cohort's id, the candidate's label.
 COHORT_ID = "otel_replay.cohort.id"
 COHORT_CANDIDATE = "otel_replay.cohort.candidate"
+#: On the root of a replay written by a cohort: its outcome's kind, and the whole outcome
+#: as JSON (what a rerun of the cohort into the same directory reports it from).
+COHORT_OUTCOME = "otel_replay.cohort.outcome"
+COHORT_OUTCOME_JSON = "otel_replay.cohort.outcome_json"
 
 
 @dataclasses.dataclass
@@ -164,6 +170,13 @@ class Outcome:
     steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     #: The replay's run (trace) id in the file it was written to, when one was asked for.
     replay_run_id: str | None = None
+    #: True when the outcome was read from a replay written by an earlier run of the cohort.
+    resumed: bool = False
+    #: Writes the replay with these attributes on its root (more of the cohort's), once
+    #: the outcome is final (:meth:`write_replay`); None when none is to be written.
+    _write: Callable[[Mapping[str, Any]], str] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def tokens(self) -> int | None:
@@ -176,6 +189,36 @@ class Outcome:
         if self.divergence is not None:
             return f"{said} at {self.divergence}"
         return f"{said}: {self.detail}" if self.detail else said
+
+    def write_replay(self) -> None:
+        """Write the replay asked for, its root carrying this outcome (kind and JSON), and
+        note its run id; once (a second call writes nothing)."""
+        write, self._write = self._write, None
+        if write is not None:
+            said = json.dumps(self.to_json(), ensure_ascii=False, default=str)
+            self.replay_run_id = write({COHORT_OUTCOME: self.kind, COHORT_OUTCOME_JSON: said})
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Outcome:
+        """The outcome :meth:`to_json` wrote; ``ValueError`` when ``doc`` is not one."""
+        kind = doc.get("outcome")
+        if kind not in OUTCOMES:
+            raise ValueError(f"not an outcome: {kind!r}")
+        div = doc.get("divergence")
+        return cls(
+            kind,
+            detail=str(doc.get("detail") or ""),
+            divergence=FirstDivergence(**div) if isinstance(div, Mapping) else None,
+            answer=doc.get("answer"),
+            tool_calls=[(str(c.get("name")), c.get("arguments")) for c in doc["tool_calls"]],
+            model_calls=int(doc.get("model_calls") or 0),
+            input_tokens=doc.get("input_tokens"),
+            output_tokens=doc.get("output_tokens"),
+            latency_ms=doc.get("latency_ms"),
+            cost=doc.get("cost"),
+            steps=list(doc.get("steps") or []),
+            replay_run_id=doc.get("replay_run_id"),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -193,6 +236,7 @@ class Outcome:
             "cost": self.cost,
             "steps": self.steps,
             "replay_run_id": self.replay_run_id,
+            "resumed": self.resumed,
         }
 
 
@@ -209,8 +253,36 @@ class Candidate(Protocol):
     #: cohort its root names.
     record_to: str | None
     cohort_id: str | None
+    #: Its replay changes process-wide state (an agent's replay session: the frozen
+    #: clock, the tools' interception, the network guard): no other replay may run beside it.
+    exclusive: bool
+    #: Spaces out its requests to a candidate model (``--rate``); None: no limit.
+    pace: Pace | None
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome: ...
+
+
+class Pace:
+    """At most ``rate`` requests a second, from any number of threads: each request waits
+    for its turn, the turns ``1 / rate`` seconds apart."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1.0 / rate
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            at = max(now, self._next)
+            self._next = at + self.interval
+        if at > now:
+            time.sleep(at - now)
+
+
+def _paced(pace: Pace | None) -> None:
+    if pace is not None:
+        pace.wait()
 
 
 # --- comparing tool calls ---------------------------------------------------------
@@ -275,9 +347,10 @@ def first_turn_apart(
 class _Counted:
     """A candidate model as a session's live model, its answers' tokens counted."""
 
-    def __init__(self, model: CandidateModel, max_turns: int) -> None:
+    def __init__(self, model: CandidateModel, max_turns: int, pace: Pace | None = None) -> None:
         self.model = model
         self.max_turns = max_turns
+        self.pace = pace
         #: True once the agent asked for more than ``max_turns`` answers: refused, so that
         #: an agent's loop the candidate never ends costs no more than that.
         self.stopped = False
@@ -291,6 +364,7 @@ class _Counted:
             self.stopped = True
             self.failed = CandidateFailed(f"no answer within {self.max_turns} model calls")
             raise self.failed
+        _paced(self.pace)
         try:
             asked = self.model.ask(messages, **given)
         except (CandidateFailed, CandidateRefused) as exc:
@@ -322,14 +396,18 @@ class AgentCandidate:
     live_tools: tuple[str, ...] = ()
     #: Model calls the agent may make of ``model`` in one run before it is stopped.
     max_turns: int = MAX_TURNS
+    pace: Pace | None = None
     needs_replayable: bool = dataclasses.field(default=True, init=False)
+    exclusive: bool = dataclasses.field(default=True, init=False)
 
     @property
     def label(self) -> str:
         return f"agent {self.ref}" + (f" on {self.model.label}" if self.model else "")
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
-        counted = _Counted(self.model, self.max_turns) if self.model is not None else None
+        counted = (
+            _Counted(self.model, self.max_turns, self.pace) if self.model is not None else None
+        )
         options = ReplayOptions(
             model="candidate" if counted is not None else "pinned",
             live=counted,
@@ -357,9 +435,7 @@ class AgentCandidate:
         calls = done.session.tool_calls
         answer = done.answer if isinstance(done.answer, str) else None
         base = Outcome("same", answer=answer, tool_calls=calls, latency_ms=round(took, 3))
-        if self.record_to is not None:
-            done.session.log.root_attributes.update(_written(self))
-            base.replay_run_id = done.session.write(self.record_to)
+        base._write = self._writer(done.session)
         base.model_calls = sum(1 for _, kind, _ in report.replayed if kind == "model")
         div = report.divergence
         recorded = recorded_outcome(run)
@@ -381,6 +457,19 @@ class AgentCandidate:
                 base.detail = _line(div.diff.replace("\n", " ")) if div.diff else div.what
         return base
 
+    def _writer(self, session: Any) -> Callable[[Mapping[str, Any]], str] | None:
+        """Writes the session's replay to ``record_to`` (None when there is none)."""
+        path = self.record_to
+        if path is None:
+            return None
+
+        def write(more: Mapping[str, Any]) -> str:
+            session.log.root_attributes.update({**_written(self), **more})
+            with WRITING:
+                return str(session.write(path))
+
+        return write
+
     def _against_model(self, run: Run, done: Any, comparator: Comparator) -> Outcome:
         """The outcome of the agent's run against the candidate model (``done``: its
         :class:`~otel_replay.commands.rerun.Rerun`), judged as a model driving the loop
@@ -389,9 +478,7 @@ class AgentCandidate:
         session = done.session
         answer = done.answer if isinstance(done.answer, str) else None
         out = Outcome("same", answer=answer, tool_calls=session.tool_calls)
-        if self.record_to is not None:
-            session.log.root_attributes.update(_written(self))
-            out.replay_run_id = session.write(self.record_to)
+        out._write = self._writer(session)
         div = done.report.divergence
         if div is not None and div.kind == "tool":
             shown = _line(f"{div.name}({payload.canonical(payload.plain(_args_of(div)))})")
@@ -425,6 +512,10 @@ class AgentCandidate:
 def _args_of(div: ReplayDivergence) -> Any:
     actual = div.actual
     return actual.get("arguments") if isinstance(actual, Mapping) else None
+
+
+#: Held while a replay is appended to its file: replays run at once write one at a time.
+WRITING = threading.Lock()
 
 
 def _written(candidate: Candidate) -> dict[str, Any]:
@@ -488,7 +579,10 @@ class _Tally:
     """Model calls, tokens and time of one run's candidate requests, and what the replay
     did (a :class:`~.recorder.ReplayLog`), written as a trace when ``record_to`` is set."""
 
-    def __init__(self, run: Run, record_to: str | None, root: Mapping[str, Any]) -> None:
+    def __init__(
+        self, run: Run, record_to: str | None, root: Mapping[str, Any], pace: Pace | None
+    ) -> None:
+        self.pace = pace
         self.calls = 0
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
@@ -513,6 +607,7 @@ class _Tally:
         near = at if at is not None else (recorded[-1] if recorded else None)
         entry = ModelEntry(at, near, M.normalize(messages), system, tools, dict(params), now_ns())
         self.log.model(entry)
+        _paced(self.pace)
         try:
             asked = model.ask(messages, system=system, tools=tools, **params)
         except CandidateRefused as exc:
@@ -548,9 +643,17 @@ class _Tally:
         out.latency_ms = round((time.perf_counter() - self.began) * 1000, 3)
         out.input_tokens, out.output_tokens = self.tokens_in, self.tokens_out
         if self.record_to is not None and self.log.entries:
-            self.log.final_answer = out.answer
-            out.replay_run_id = self.log.write(self.record_to)
+            out._write = self._writer(self.record_to, out)
         return out
+
+    def _writer(self, path: str, out: Outcome) -> Callable[[Mapping[str, Any]], str]:
+        def write(more: Mapping[str, Any]) -> str:
+            self.log.final_answer = out.answer
+            self.log.root_attributes.update(more)
+            with WRITING:
+                return self.log.write(path)
+
+        return write
 
 
 def _request_of(step: Step, system_prompt: str | None) -> tuple[Any, list[dict[str, Any]]]:
@@ -577,7 +680,9 @@ class ModelLoop:
     cohort_id: str | None = None
     #: Tool name -> the function that runs a call of it the recording cannot answer.
     live_tools: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
+    pace: Pace | None = None
     needs_replayable: bool = dataclasses.field(default=False, init=False)
+    exclusive: bool = dataclasses.field(default=False, init=False)
 
     @property
     def label(self) -> str:
@@ -585,7 +690,7 @@ class ModelLoop:
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
         steps = _model_steps(run)
-        tally = _Tally(run, self.record_to, _written(self))
+        tally = _Tally(run, self.record_to, _written(self), self.pace)
         if not steps:
             return Outcome("refused", "no model calls recorded")
         try:
@@ -706,7 +811,9 @@ class ModelPerStep:
     system_prompt: str | None = None
     record_to: str | None = None
     cohort_id: str | None = None
+    pace: Pace | None = None
     needs_replayable: bool = dataclasses.field(default=False, init=False)
+    exclusive: bool = dataclasses.field(default=False, init=False)
 
     @property
     def label(self) -> str:
@@ -715,7 +822,7 @@ class ModelPerStep:
 
     def replay(self, run: Run, comparator: Comparator) -> Outcome:
         steps = _model_steps(run)
-        tally = _Tally(run, self.record_to, _written(self))
+        tally = _Tally(run, self.record_to, _written(self), self.pace)
         if not steps:
             return Outcome("refused", "no model calls recorded")
         entries: list[dict[str, Any]] = []
@@ -838,6 +945,8 @@ class Totals:
     #: the most first (a few: the totals stay the same size however many runs there are).
     slowest: list[tuple[float, str]] = dataclasses.field(default_factory=list)
     costliest: list[tuple[float, str]] = dataclasses.field(default_factory=list)
+    #: Runs not replayed against it: a cap was reached, or the command stopped, first.
+    not_run: int = 0
 
     def add(self, out: Outcome, run_id: str = "") -> None:
         self.counts[out.kind] += 1
@@ -876,6 +985,7 @@ class Totals:
             "first_divergence_steps": dict(self.diverged_at),
             "slowest": [{"run_id": r, "latency_ms": ms} for ms, r in self.slowest],
             "costliest": [{"run_id": r, "cost": c} for c, r in self.costliest],
+            "not_run": self.not_run,
         }
 
 
@@ -901,6 +1011,10 @@ def drawn(items: Sequence[T], sample: int | None, seed: int | None, limit: int |
 def replay_cohort(
     runs: Iterable[Run], candidates: Sequence[Candidate], comparator: Comparator
 ) -> Iterable[tuple[Run, list[Outcome]]]:
-    """Each run, and its outcome against each candidate, in the runs' order."""
+    """Each run, and its outcome against each candidate, in the runs' order (each replay
+    written where its candidate asks for it)."""
     for run in runs:
-        yield run, [c.replay(run, comparator) for c in candidates]
+        outcomes = [c.replay(run, comparator) for c in candidates]
+        for out in outcomes:
+            out.write_replay()
+        yield run, outcomes
