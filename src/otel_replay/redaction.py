@@ -54,6 +54,7 @@ from .secret_patterns import (
     VALUE_PATTERNS,
     Shape,
 )
+from .secret_patterns import literal_trie as _trie
 
 PLACEHOLDER: Final = A.REDACTED_VALUE
 
@@ -126,10 +127,11 @@ class _Shapes:
                 gate = frozenset(c for _, needed in inner for c in needed or ())
             self._inner[word] = (gate, inner)
         self._any = re.compile(_trie(words)) if words else None
-        #: Per trigger word, its shapes ready to try (made when the word is first found:
-        #: most never are).  The tuples save the attribute reads of a visit, which cost as
-        #: much as a failed match where a trigger stands every few words.
-        self._tries: dict[str, _Tries] = {}
+        #: Per trigger word, its shapes ready to try and the triggers inside it (made when
+        #: the word is first found: most never are).  The tuples save the attribute reads
+        #: of a visit, which cost as much as a failed match where a trigger stands every
+        #: few words.
+        self._plans: dict[str, _Plan] = {}
         # The pass is entered only at a character not a letter or digit (a quick test in C
         # everywhere else), and takes only that character: the next place is tried too.
         # There it looks ahead for one trie: of the triggers starting with a letter or
@@ -164,15 +166,14 @@ class _Shapes:
         # inside words.  (Where the pass stops and visits nothing, the prefilter may not.)
         # (Short words stand inside many words: those only after such a character.  A word
         # that starts with another word is left out: where it stands, so does that one.)
+        # Each reported where the pass's character stands: one before a word of a letter
+        # or digit, the first of the others.
         others = {w for w in words if not w[0].isalnum()}
         self._words = [
-            *((w, "[^a-z0-9]" if len(w) <= 3 else "") for w in _shortest(alnum)),
-            *((w, "") for w in _shortest(others)),
+            *((w, "[^a-z0-9]" if len(w) <= 3 else "", 1) for w in _shortest(alnum)),
+            *((w, "", 0) for w in _shortest(others)),
         ]
-        #: Per word, how far before it the pass's character stands (none: it is the first
-        #: character of the word).
-        self._back = [1 if w[0].isalnum() else 0 for w, _ in self._words]
-        self._inside_words = [(w, "[a-z0-9]") for w in inside]  # (where a word goes on)
+        self._inside_words = [(w, "[a-z0-9]", 0) for w in inside]  # (where a word goes on)
         self._conditions = tuple(shape.prefilter for shape in everywhere)
         self._prefilter: _Prefilter | None = None
         self._asked = False  # whether the prefilter was made (or found missing) yet
@@ -200,13 +201,10 @@ class _Shapes:
                 inside = (m.start() for rx in self._inside for m in rx.finditer(lower))
             else:  # the same places, where the prefilter found a word (most text: none)
                 maybe = hits.flags
-                places = self._places(lower, hits) if hits.starts else ()
+                places = self._places(lower, hits) if hits.ids else ()
                 n = len(self._words)
-                inside = (
-                    [at for i in range(len(self._inside)) for at in hits.starts.get(n + i, ())]
-                    if hits.starts
-                    else ()
-                )
+                last = n + len(self._inside)
+                inside = [at for i, at in zip(hits.ids, hits.at, strict=True) if n <= i < last]
             visit, after = self._visit, self._after
             for m in places:
                 at = m.start(1)
@@ -235,7 +233,7 @@ class _Shapes:
         """The prefilter, made when first asked for (None: the pure pass, where it is
         turned off, its package missing or failing, or a word empty)."""
         made = None
-        if self.prefiltered and all(w for w, _ in self._words):
+        if self.prefiltered and all(w for w, _, _ in self._words):
             made = _prefilter([*self._words, *self._inside_words], self._conditions)
         self._prefilter = made
         self._asked = True
@@ -243,8 +241,8 @@ class _Shapes:
 
     def _places(self, lower: str, hits: _Hits) -> Iterator[re.Match[str]]:
         """The pure pass's matches, tried only where the prefilter found a word."""
-        n, back = len(self._words), self._back
-        places = sorted({at - back[i] for i, found in hits.starts.items() if i < n for at in found})
+        n = len(self._words)
+        places = sorted({at for i, at in zip(hits.ids, hits.at, strict=True) if i < n})
         match = self._scan.match
         for at in places:
             m = match(lower, at)
@@ -261,10 +259,10 @@ class _Shapes:
     ) -> None:
         """Tries the shapes of trigger ``found`` at ``lower[at]`` (``text[at - 1]``), then
         the triggers inside it."""
-        tries = self._tries.get(found) or self._ready(found)
-        for match, back, secret in tries:
-            if back < at:
-                m = match(text, at - 1 - back)
+        tries, gate, inner = self._plans.get(found) or self._ready(found)
+        for match, before, secret in tries:
+            if before <= at:
+                m = match(text, at - before)
                 if m is not None:
                     span = m.span()
                     for group in secret:  # where the secret stands: as _hidden_span says
@@ -272,7 +270,6 @@ class _Shapes:
                             span = found_at
                             break
                     spans.append(span)
-        gate, inner = self._inner[found]
         if inner:
             end = at + len(found)
             after = lower[end : end + 1]
@@ -287,12 +284,15 @@ class _Shapes:
                 if other is not None:
                     self._visit(text, lower, at + k, other.group(), spans)
 
-    def _ready(self, word: str) -> _Tries:
-        """The shapes of trigger ``word``, compiled, as ``_visit`` tries them."""
-        tries = self._tries[word] = tuple(
-            (shape.compile().match, shape.back, shape.secret) for shape in self._by_word[word]
+    def _ready(self, word: str) -> _Plan:
+        """What ``_visit`` does where trigger ``word`` stands: its shapes, compiled (each
+        with how far before the word's place it is matched from), and the places of the
+        triggers inside the word."""
+        tries = tuple(
+            (shape.compile().match, shape.back + 1, shape.secret) for shape in self._by_word[word]
         )
-        return tries
+        plan = self._plans[word] = (tries, *self._inner[word])
+        return plan
 
 
 class _Compiled:
@@ -326,34 +326,22 @@ def _longest(text: str, words: Iterable[str]) -> str | None:
     return next((text[:i] for i in range(len(text), 0, -1) if text[:i] in words), None)
 
 
-#: A shape as ``_visit`` tries it: its ``match``, its ``back``, its secret groups.
-_Tries = tuple[tuple[Callable[[str, int], "re.Match[str] | None"], int, tuple[int, ...]], ...]
 #: Where triggers may start inside a trigger's word, each with the characters one needs
 #: right after the word (None: any, one stands whole inside it).
 _Inner = tuple[tuple[int, frozenset[str] | None], ...]
+#: What ``_visit`` does where a trigger stands: its shapes, each as its ``match``, how far
+#: before the place it matches from (its ``back`` and the character before the word),
+#: its secret groups; then the union of the characters the word's inner places need
+#: after it (None: some place needs none), and those places.
+_Plan = tuple[
+    tuple[tuple[Callable[[str, int], "re.Match[str] | None"], int, tuple[int, ...]], ...],
+    frozenset[str] | None,
+    _Inner,
+]
 #: The trigger standing at a place, and the one starting a character before (or None).
 _Pair = tuple[str | None, str | None]
 #: Before a name inside a word: a letter or a digit (lower-cased).
 _SMALL: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-
-
-def _trie(words: Iterable[str]) -> str:
-    """A regular expression matching any of ``words``, common prefixes merged (fast in ``re``)."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        alternatives = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
-        if not alternatives:
-            return ""
-        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
-        return f"(?:{body})?" if "" in node else body
-
-    return emit(root)
 
 
 #: Texts up to this length are remembered with their scrubbed form (names, ids, short
@@ -383,9 +371,16 @@ def _json_member_value(text: str, start: int, end: int) -> tuple[int, int, str]:
     value.  Such a value is hidden whole as the string ``"[REDACTED]"`` (escaped as its
     name's quotes are), its delimiters kept.  Anything else is hidden as it was found.
     """
-    member = _MEMBER_END.search(text, max(0, start - _MEMBER_LOOKBACK), start)
     first = text[start : start + 1]
-    if member is None or first in ('"', "\\", "'"):
+    if first in ('"', "\\", "'"):
+        return start, end, PLACEHOLDER
+    # Most secrets stand after no member's name: a look for the ":" it would end with
+    # spares the search (text dense with secrets has one a line).
+    lookback = max(0, start - _MEMBER_LOOKBACK)
+    if not text[lookback:start].rstrip(" \t").endswith(":"):
+        return start, end, PLACEHOLDER
+    member = _MEMBER_END.search(text, lookback, start)
+    if member is None:
         return start, end, PLACEHOLDER
     if first in "[{":
         end = _json_end(text, start, end)
@@ -893,7 +888,7 @@ def _base64_runs(text: str, found: list[tuple[int, int]] | None) -> list[int]:
     if spans is None:
         places = [m.start() for m in _BASE64_RUN.finditer(text)]
         spans = [(at, _base64_run(text, at)[1]) for at in places]
-    return [s for s, e in spans if not text[s:e].islower() and not text[s:e].isupper()]
+    return [s for s, e in spans if not (run := text[s:e]).islower() and not run.isupper()]
 
 
 def _runs_of(text: str, table: bytes, least: bytes) -> list[tuple[int, int]] | None:

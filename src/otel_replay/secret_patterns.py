@@ -36,7 +36,9 @@ extended in one place:
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+import re
+from collections.abc import Iterable
+from typing import Any, Final, NamedTuple
 
 #: A field named like this holds a secret (searched, case-insensitive).
 FIELD_KEYS: Final = (
@@ -151,17 +153,50 @@ _ASSIGNED = (
 )
 #: Words that say something about a password rather than give it ("the password is
 #: required", "Password: must have 8 chars"): participles and adverbs, and these.
-_PROSE = (
-    r"(?:[a-z]+(?:ed|ing|ly|en)|a|an|the|not|now|too|also|only|still|just|very|never|always"
-    r"|must|should|will|would|can|cannot|may|have|has|your|my|our|their|his|her|its|this"
-    r"|that|these|those|what|which|where|when|here|there|then|than|same|different|wrong"
-    r"|invalid|incorrect|correct|valid|empty|blank|missing|weak|strong|long|short|secure"
-    r"|insecure|optional|mandatory|necessary|unknown|null|none|true|false|enter|click|type"
-    r"|please|change|reset|below|above|from|with|into|sent|shown|known|case|set|for|of|to"
-    r"|in|on|at|by|and|or|but|no|yes|ok|okay|good|fine|secret|stored|safe"
+_PROSE_WORDS: Final = (
+    *("a", "an", "the", "not", "now", "too", "also", "only", "still", "just", "very", "never"),
+    *("always", "must", "should", "will", "would", "can", "cannot", "may", "have", "has"),
+    *("your", "my", "our", "their", "his", "her", "its", "this", "that", "these", "those"),
+    *("what", "which", "where", "when", "here", "there", "then", "than", "same", "different"),
+    *("wrong", "invalid", "incorrect", "correct", "valid", "empty", "blank", "missing", "weak"),
+    *("strong", "long", "short", "secure", "insecure", "optional", "mandatory", "necessary"),
+    *("unknown", "null", "none", "true", "false", "enter", "click", "type", "please", "change"),
+    *("reset", "below", "above", "from", "with", "into", "sent", "shown", "known", "case"),
+    *("set", "for", "of", "to", "in", "on", "at", "by", "and", "or", "but", "no", "yes", "ok"),
+    *("okay", "good", "fine", "secret", "stored", "safe"),
     # Code: a type, a keyword ("password: String,", "if password: return None").
-    r"|string|bytes|bool|boolean|float|number|dict|list|object|secretstr|undefined|return"
-    r"|raise|pass|yield|await|print|else|elif|continue|break|lambda|assert|import)"
+    *("string", "bytes", "bool", "boolean", "float", "number", "dict", "list", "object"),
+    *("secretstr", "undefined", "return", "raise", "pass", "yield", "await", "print", "else"),
+    *("elif", "continue", "break", "lambda", "assert", "import"),
+)
+
+
+def literal_trie(words: Iterable[str]) -> str:
+    """A regular expression matching any of ``words``, common prefixes merged: ``re``
+    tries an alternation's branches one by one, a trie's only along the text."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+#: Participles and adverbs, and those words, whole.  Only ever in a negative lookahead,
+#: where no more than whether one matches counts: the words may be a trie, which ``re``
+#: follows along the text where it tried an alternation's words one by one (some
+#: microseconds at every value a name is given).
+_PROSE = (
+    r"(?:[a-z]+(?:ed|ing|ly|en)|" + literal_trie(_PROSE_WORDS) + ")"
     # (a whole word: "In^6t..." is a password, not "in")
     r"(?=[.,;:!?)\"'`*]*(?:[\s|]|$|\\[rnt]))"
 )

@@ -1,0 +1,68 @@
+"""The catalogue's expressions written for speed match exactly where their plain form did.
+
+The differential tests compare the engine with a frozen reference, but both read
+the expressions of :mod:`otel_replay.secret_patterns`: a change to an expression
+is checked here, against the expression as it was first written (kept below),
+on many texts drawn from the very words, endings and characters it turns on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otel_replay import secret_patterns
+
+#: The words that say something about a value rather than give it, as first written:
+#: an alternation of every word, after any letters ending as a participle or adverb.
+PLAIN_PROSE = (
+    r"(?:[a-z]+(?:ed|ing|ly|en)|a|an|the|not|now|too|also|only|still|just|very|never|always"
+    r"|must|should|will|would|can|cannot|may|have|has|your|my|our|their|his|her|its|this"
+    r"|that|these|those|what|which|where|when|here|there|then|than|same|different|wrong"
+    r"|invalid|incorrect|correct|valid|empty|blank|missing|weak|strong|long|short|secure"
+    r"|insecure|optional|mandatory|necessary|unknown|null|none|true|false|enter|click|type"
+    r"|please|change|reset|below|above|from|with|into|sent|shown|known|case|set|for|of|to"
+    r"|in|on|at|by|and|or|but|no|yes|ok|okay|good|fine|secret|stored|safe"
+    r"|string|bytes|bool|boolean|float|number|dict|list|object|secretstr|undefined|return"
+    r"|raise|pass|yield|await|print|else|elif|continue|break|lambda|assert|import)"
+    r"(?=[.,;:!?)\"'`*]*(?:[\s|]|$|\\[rnt]))"
+)
+
+_WORDS = re.findall(r"[a-z]+", PLAIN_PROSE.split(")(?=")[0].split("|", 4)[-1])
+#: What the text is made of: the words, their beginnings and what runs on past them, the
+#: endings, letters that read as ASCII ones when case is ignored (the Kelvin sign, the
+#: long s, the dotless i), and every character that may follow a word, or not.
+_PIECES = st.one_of(
+    st.sampled_from(_WORDS),
+    st.sampled_from(_WORDS).flatmap(lambda w: st.integers(0, len(w)).map(lambda k: w[:k])),
+    st.sampled_from(_WORDS).map(lambda w: w + "s"),
+    st.sampled_from(["ed", "ing", "ly", "en", "d", "g", "ng", "e", "y", "n"]),
+    st.sampled_from(["\u212a", "\u017f", "\u0131", "\u0130", "\xe9", "ß"]),
+    st.sampled_from([*".,;:!?)\"'`*| \t\r\n\\", "\\n", "\\r", "\\t", "\\x", "1", "_"]),
+    st.text(alphabet="abcdeEDGILNYgilny", max_size=6),
+)
+_TEXTS = st.lists(_PIECES, max_size=12).map("".join)
+#: A word's letters in any case.
+_CASES = st.sampled_from([str, str.upper, str.title, str.swapcase])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_TEXTS, _CASES)
+def test_the_prose_words_are_found_where_their_alternation_found_them(
+    text: str, case: object
+) -> None:
+    """``_PROSE`` (its words a trie) stands only in negative
+    lookaheads: it must succeed at exactly the places its plain alternation did."""
+    text = case(text)  # type: ignore[operator]
+    for flags in (re.IGNORECASE, 0):
+        plain = re.compile(f"(?!{PLAIN_PROSE})", flags)
+        fast = re.compile(f"(?!{secret_patterns._PROSE})", flags)
+        for at in range(len(text) + 1):
+            assert (plain.match(text, at) is None) == (fast.match(text, at) is None), (text, at)
+
+
+def test_the_prose_words_are_those_first_written() -> None:
+    assert sorted(secret_patterns._PROSE_WORDS) == sorted(_WORDS)
+    assert len(_WORDS) == 124
