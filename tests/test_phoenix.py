@@ -361,3 +361,40 @@ A_INPUT = "gen_ai.input.messages"
 
 # A JSON attribute as the value it spells (a backend may re-serialize it).
 json_value = parse_arguments
+
+
+@pytest.mark.phoenix
+def test_a_cohort_replay_shows_in_phoenix_beside_its_recording(
+    phoenix: str, tmp_path: Path
+) -> None:
+    """A cohort's replays, exported as they were written, read back from Phoenix: the root
+    names the recorded run, the cohort's candidate, and the step where the replay left the
+    recording carries the divergence with its diff."""
+    out = tmp_path / "replays"
+    path = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+    done = cli_process(
+        "cohort",
+        RECORDING,
+        *("--agent", "examples.order_support.agent:run_fixed_agent"),
+        *("--kwarg", "user_id=@user.id", "-o", out, "--json"),
+        env={"PYTHONPATH": path},
+    )
+    assert done.returncode == 0, done.stderr
+    (outcome,) = json.loads(done.stdout)["runs"][0]["outcomes"]
+    assert outcome["outcome"] == "other_path"
+    (recorded,) = otel_replay.load(RECORDING)
+    _export_and_wait(phoenix, RECORDING)
+    replays = out / "candidate-1.otlp"
+    spans = [r.plain() for r in SpanReader(_export_and_wait(phoenix, replays))]
+
+    (root,) = [s for s in spans if s.parent_span_id is None]
+    assert root.attributes["otel_replay.replay_of"] == recorded.run_id
+    assert str(root.attributes["otel_replay.cohort.candidate"]).endswith("run_fixed_agent")
+    # (Phoenix keeps no span links: the root's attribute names the run it replays.)
+    (event,) = [e for s in spans for e in s.events if e.name == "otel_replay.divergence"]
+    assert event.attributes["otel_replay.divergence.step"] == 2
+    assert '+    "user_id": "u_7710"' in event.attributes["otel_replay.divergence.diff"]
+    # And read back whole, the replay diffs with its recording at that step.
+    (back,) = otel_replay.load(_export_and_wait(phoenix, replays))
+    diff = cli_process("diff", RECORDING, f"{replays}#{back.run_id}", "--json")
+    assert json.loads(diff.stdout)["first_divergence"]["a"]["index"] == 2
