@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from examples.order_support.agent import lookup_order
 from examples.order_support.record import record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -89,6 +90,15 @@ class Mixed:
                 self.now -= 1
 
 
+def printing_lookup(query: str, user_id: str | None = None) -> list[dict[str, str]]:
+    """The fixed lookup, run live; it prints (as tools do) and takes its time, so that
+    runs replayed at once print at once."""
+    print(f"looked up {query!r} for {user_id}")
+    time.sleep(0.005)
+    found: list[dict[str, str]] = lookup_order.__wrapped__(query)  # type: ignore[attr-defined]
+    return [o for o in found if o["user_id"] == user_id]
+
+
 def _seen(doc: dict[str, Any]) -> list[Any]:
     """What -j must not change: each run in order, why it has no outcome, and each
     outcome (all but its time and the id of its written replay)."""
@@ -108,13 +118,16 @@ def _seen(doc: dict[str, Any]) -> list[Any]:
 
 def test_runs_replayed_at_once_give_what_one_at_a_time_gives(many: Path) -> None:
     """Model candidates' runs overlap; an agent (which patches the process) runs alone;
-    the document is the same, in the same order."""
+    the document is the same, in the same order; what live tools print, at once, goes
+    to stderr, never into the document."""
     model = Mixed(pause=0.01)
-    with function_model(model) as url:
+    with function_model(model) as url, function_model(with_user_id) as careful:
         args = (
             many,
             *("--model", f"openai:mixed@{url}"),
+            *("--model", f"openai:careful@{careful}"),  # a call run live on every run
             *("--agent", "_cohort_agents:fixed_agent", "--kwarg", "user_id=@user.id"),
+            *("--live-tool", "lookup_order=test_cohort_scale:printing_lookup"),
             "--json",
         )
         one = cohort_cli(*args, "-j", "1")
@@ -125,8 +138,10 @@ def test_runs_replayed_at_once_give_what_one_at_a_time_gives(many: Path) -> None
     assert _seen(first) == _seen(second)
     assert first["totals"][1]["counts"] == second["totals"][1]["counts"]
     kinds = [r["outcomes"][1]["outcome"] for r in first["runs"]]
-    assert kinds == ["same", "other_answer", "other_path", "new_path"] * (MANY // 4)
+    assert kinds == ["same", "other_answer", "other_path", "other_path"] * (MANY // 4)
     assert [r["outcomes"][0]["outcome"] for r in second["runs"]] == ["other_path"] * MANY
+    assert [r["outcomes"][2]["outcome"] for r in second["runs"]] == ["other_path"] * MANY
+    assert one[2].count("looked up ") == four[2].count("looked up ") == MANY + MANY // 4
     assert second["cohort"]["jobs"] == 4
     assert most_alone == 1 and model.most > 1
     assert "cohort: " not in one[2] + four[2]  # stderr is no terminal: no progress line

@@ -417,7 +417,7 @@ class AgentCandidate:
         began = time.perf_counter()
         try:
             # What the agent prints goes to stderr: stdout is the cohort's (its --json).
-            with contextlib.redirect_stdout(sys.stderr):
+            with STDOUT, contextlib.redirect_stdout(sys.stderr):
                 done = rerun(run, self.ref, kwargs=self.kwargs, options=options)
         except (RegressError, ReplayError, ValueError) as exc:
             return Outcome("refused", _line(str(exc)))
@@ -516,6 +516,9 @@ def _args_of(div: ReplayDivergence) -> Any:
 
 #: Held while a replay is appended to its file: replays run at once write one at a time.
 WRITING = threading.Lock()
+#: Held while stdout is sent to stderr (the process's one stdout, which replays run at
+#: once would otherwise put back out of turn, leaving it on stderr).
+STDOUT = threading.Lock()
 
 
 def _written(candidate: Candidate) -> dict[str, Any]:
@@ -794,7 +797,7 @@ def _run_live(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     raises, the error's type and message (as agent frameworks tell a model a tool failed).
     What it prints goes to stderr: stdout is the cohort's."""
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with STDOUT, contextlib.redirect_stdout(sys.stderr):
             return payload.plain(fn(**arguments))
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"

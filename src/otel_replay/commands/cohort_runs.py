@@ -251,9 +251,16 @@ def replayed(
         else:
             at.setdefault(s.run_id, []).append(i)
     faults: list[FormatError] = []
+    if jobs > 1:
+        _clients_made(candidates)
+    runs = read_again(paths, list(at), faults)
     with _Pool(jobs) as pool:
-        for run in read_again(paths, list(at), faults):
-            if halted() is not None or pool.failed is not None:
+        while halted() is None and pool.failed is None:
+            # Read beside model replays, not beside an agent's (its network guard would
+            # refuse a database's connection).
+            with cohort.gate.held(False):
+                run = next(runs, None)
+            if run is None:
                 break
             for i in at.pop(run.run_id, []):
                 pool.run(functools.partial(_made, put, i, cohort, picked[i], run, halted))
@@ -267,6 +274,17 @@ def replayed(
                     i, Row(picked[i], [], skipped="not found when read again (the source changed?)")
                 )
     return [r for r in rows if r is not None], faults
+
+
+def _clients_made(candidates: Sequence[Candidate]) -> None:
+    """Each candidate model's client, made before the threads share it (made on first
+    use, it would be made by each thread asking at once); one that cannot be made is
+    each run's refusal, as without threads."""
+    for c in candidates:
+        model = getattr(c, "model", None)
+        if model is not None:
+            with contextlib.suppress(Exception):
+                model.client()
 
 
 def _made(
