@@ -191,7 +191,9 @@ def command() -> click.Command:
             help="Write each replay as a trace (its root names the recorded run, "
             "otel_replay.replay_of, linked to its root; the cohort's id and the candidate), "
             "appended to DIR/candidate-N.otlp, one file per candidate, for otel-replay diff, "
-            "show, report and export.",
+            "show, report and export.  Run again into the same DIR, the cohort reports the "
+            "runs replayed there from their replays and replays the rest (another DIR starts "
+            "afresh).",
         ),
         click.option(
             "--html",
@@ -425,6 +427,13 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
         click.echo(f"wrote {printable(opts.html_out)}", err=True)
     for label, file in files:
         click.echo(f"wrote the replays of {printable(label)} to {printable(file)}", err=True)
+    resumed = {r.summary.run_id for r in rows for o in r.outcomes if o.resumed}
+    if resumed:
+        click.echo(
+            f"otel-replay: {len(resumed)} run(s) reported from their replays already in "
+            f"{printable(str(opts.output))}, not replayed again",
+            err=True,
+        )
     _say_not_run(rows, opts.output)
     report_problems(Runs(problems=[*problems, *faults]))
     if signals:
