@@ -395,7 +395,8 @@ def test_the_page_shows_recorded_and_candidate_text_as_text(said: str) -> None:
     doc = {
         "cohort": {"id": said, "sources": [said], "candidates": [said], "compare": said},
         "runs": [
-            {"run_id": said, "start_ns": 0, "agent": said, "recorded": {}, "outcomes": [outcome]}
+            {"run_id": said, "start_ns": 0, "agent": said, "recorded": {}, "outcomes": [outcome]},
+            {"run_id": said + "2", "start_ns": 0, "recorded": {}, "outcomes": [], "not_run": said},
         ],
         "totals": [
             {

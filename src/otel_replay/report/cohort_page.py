@@ -59,6 +59,7 @@ def render_cohort(doc: Mapping[str, Any], diffs: Sequence[DiffPage] = ()) -> str
             totals=totals,
             rows=rows,
             skipped=sum(1 for r in rows if r["skipped"]),
+            not_run=sum(1 for r in rows if r["not_run"]),
             words=OUTCOME_WORDS,
         )
     )
@@ -114,6 +115,7 @@ def _total(t: Mapping[str, Any]) -> dict[str, Any]:
             if (n := int(counts.get(kind) or 0))
         ],
         "same_rate": t.get("same_rate"),
+        "not_run": t.get("not_run") or 0,
         "tokens": (t.get("input_tokens"), t.get("output_tokens")),
         "latency_ms_per_run": t.get("latency_ms_per_run"),
         "cost": _dollars(t.get("cost")),
@@ -154,6 +156,7 @@ def _row(r: Mapping[str, Any], linked: Mapping[tuple[str, int], str]) -> dict[st
         "agent": r.get("agent"),
         "recorded": recorded,
         "skipped": r.get("skipped"),
+        "not_run": r.get("not_run"),
         "outcomes": outcomes,
     }
 
