@@ -66,3 +66,55 @@ def test_the_prose_words_are_found_where_their_alternation_found_them(
 def test_the_prose_words_are_those_first_written() -> None:
     assert sorted(secret_patterns._PROSE_WORDS) == sorted(_WORDS)
     assert len(_WORDS) == 124
+
+
+#: Parts of the expressions written for speed, each with its form as first written: a
+#: quoted value's characters (one branch a character), and the rest of a value that is
+#: the last word on its line (the fewest characters, a look after each).
+REWRITES = (
+    (secret_patterns.quoted_body('"'), r"(?:[^\"\\\r\n]|\\.)+"),
+    (secret_patterns.quoted_body("'"), r"(?:[^'\\\r\n]|\\.)+"),
+    (secret_patterns._TO_LINE_END, r"[^\s\[\"]*?"),
+)
+
+
+def _as_first_written(pattern: str) -> str:
+    for fast, plain in REWRITES:
+        pattern = pattern.replace(fast, plain)
+    return pattern
+
+
+#: Every shape holding one of them, with its expression as first written beside it.
+_REWRITTEN = [
+    (re.compile(shape.pattern), re.compile(plain))
+    for shape in secret_patterns.VALUE_PATTERNS
+    if (plain := _as_first_written(shape.pattern)) != shape.pattern
+]
+#: Secret names, what joins them to a value, quotes, escapes, line ends, value characters.
+_ASSIGNMENTS = st.lists(
+    st.one_of(
+        st.sampled_from(["password", "api_key", "secret", "token", "Access-Token", "pin"]),
+        st.sampled_from([": ", ":", "=", " = ", ":=", "=>", '": ', '\\": \\"', "\t"]),
+        st.sampled_from(['"', "'", "\\", '\\"', "\\'", "\\\\", "\\n", "\\R", "\n", "\r", "\r\n"]),
+        st.sampled_from([" #", "|", ">", "[", "str", "None", "~", "[REDACTED]"]),
+        st.text(alphabet="aZ09 -_.,;#&|<>()[]{}", max_size=8),
+    ),
+    max_size=14,
+).map("".join)
+
+
+def test_every_rewritten_shape_is_compared() -> None:
+    assert len(_REWRITTEN) >= 15  # each name told in text (password, api key, secret...)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_ASSIGNMENTS)
+def test_a_value_is_matched_where_and_as_the_first_written_form_matched_it(text: str) -> None:
+    """Every shape holding a part rewritten, at every place of the text: the same match,
+    and every group (where the secret stands) the same."""
+    for fast, plain in _REWRITTEN:
+        for at in range(len(text)):
+            m, p = fast.match(text, at), plain.match(text, at)
+            assert (m is None) == (p is None), (text, at, plain.pattern[:60])
+            if m is not None and p is not None:
+                assert m.regs == p.regs, (text, at, plain.pattern[:60])

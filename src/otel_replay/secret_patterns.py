@@ -96,6 +96,24 @@ _NOT_A_TYPE = r"(?!(?:str|bytes|int|SecretStr|None|null)\b|~(?![^\s,]))"
 _SEP = r"(?::=|=>|[:=])"
 #: A line continuation and the next line's indent (``\`` then a newline; in JSON text too).
 _CONTINUED = r"(?:\\\r?\n[ \t]*|\\\\(?:\\r)?\\n(?:[ \t]|\\t)*)"
+
+
+def quoted_body(quote: str) -> str:
+    """A quoted value's characters up to its ``quote`` or its line's end, escapes (``\\"``)
+    among them: what ``(?:[^"\\\r\n]|\\.)+`` matches (for ``"``), written so that ``re``
+    runs along the plain characters in one step rather than a branch a character (some
+    microseconds a value).  Each escape starts with ``\\``, which no plain character is:
+    the value parts the same way, may end at the same places, and matches the same."""
+    plain = rf"[^{quote}\\\r\n]"
+    return rf"(?:{plain}|\\.){plain}*(?:\\.{plain}*)*"
+
+
+#: The rest of a value that must be the last word on its line: what ``[^\s\[\"]*?`` (the
+#: fewest characters) matches before ``(?=[ \t]*(?:$|[\r\n]|\\[rn]|[ \t]#|\"))``.  Among
+#: those characters that look succeeds only before a line break written ``\n`` or ``\r``
+#: in JSON text, or where they end: so the most characters up to the first such break
+#: match the same, in one step along them rather than a look at each.
+_TO_LINE_END = r"[^\s\[\"\\]*(?:\\(?![rn])[^\s\[\"\\]*)*"
 #: After a secret-named field: ``=value``, ``= value``, ``: "value"``, ``='value'``,
 #: ``\\": \\"value\\"``, ``=\\"value\\"`` (code in JSON text), ``: value`` (query
 #: strings, env and INI files, command lines, JSON, YAML, Python, PHP text).  A quoted value
@@ -109,8 +127,8 @@ _ASSIGNED = (
     # On the next line after a line continuation: api_key=\ (newline) S, export TOKEN=\,
     # also in JSON text (=\\\n).
     r"|[ \t]*=[ \t]*" + _CONTINUED + r"(?:\\?[\"'])?(?P<v17>" + _HIDDEN + r"[^\s\"'#\\]+)"
-    r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>(?:[^\"\\\r\n]|\\.)+)(?:\"|(?=[\r\n]|\Z))"
-    r"|'(?P<v3>(?:[^'\\\r\n]|\\.)+)(?:'|(?=[\r\n]|\Z)))"
+    r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>" + quoted_body('"') + r")(?:\"|(?=[\r\n]|\Z))"
+    r"|'(?P<v3>" + quoted_body("'") + r")(?:'|(?=[\r\n]|\Z)))"
     # A JSON member whose value is a number ("pin":1234, "otp": 123456), compact
     # or not, in JSON text or JSON text inside a JSON string (\"pin\":1234): tool-call
     # arguments as a model writes them.
@@ -126,7 +144,7 @@ _ASSIGNED = (
     + _HIDDEN
     + _NOT_A_TYPE
     + r"(?![|>][-+0-9]*[ \t]*(?:$|[\r\n]|\\[rn]))(?![\[{][\s\"'{}\[\]])"
-    r"[^\s\"'#,][^\s\[\"]*?)(?=[ \t]*(?:$|[\r\n]|\\[rn]|[ \t]#|\"))"
+    r"[^\s\"'#,]" + _TO_LINE_END + r")(?=[ \t]*(?:$|[\r\n]|\\[rn]|[ \t]#|\"))"
     # More on the line ("password: S, host: db1", "The password: S. Use it once."): a
     # value of six characters or more holding a digit or a sign (a digit after a sign it
     # starts with: "**required**" is markdown), not a word.
