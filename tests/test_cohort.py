@@ -187,9 +187,9 @@ def refusing(messages: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, 
 
 
 @contextlib.contextmanager
-def served_recording(path: Path) -> Iterator[str]:
+def served_recording(*paths: Path) -> Iterator[str]:
     """The recording itself as a candidate: ``serve``'s engine on 127.0.0.1."""
-    runs = [r for r in otel_replay.load(path) if r.model_steps()]
+    runs = [r for r in otel_replay.load(*paths) if r.model_steps()]
     server = BackgroundServer(ReplayEngine(runs))
     server.start()
     try:
@@ -253,22 +253,38 @@ def test_a_run_known_only_from_its_model_calls_is_a_model_candidates_not_the_cod
     tmp_path: Path,
 ) -> None:
     """A client-only trace holds tool results only as the model was sent them: a model
-    candidate takes the run, the agent's code cannot (the run does not replay)."""
-    case = tmp_path / "traces.binpb"  # a copy: ls's summaries are saved beside it
-    case.write_bytes((CASES / "openai_otel_v2" / "sync" / "traces.binpb").read_bytes())
-    with served_recording(case) as url:
+    candidate takes the run, the agent's code cannot (the run does not replay); and where
+    the trace holds no tool definitions either, the model candidate refuses it, naming
+    them: a model offered no tools calls none."""
+    cases = []
+    for stack in ("openai_openinference", "openai_otel_v2"):
+        case = tmp_path / stack / "traces.binpb"  # a copy: ls's summaries are saved beside it
+        case.parent.mkdir()
+        case.write_bytes((CASES / stack / "sync" / "traces.binpb").read_bytes())
+        cases.append(case)
+    with served_recording(*cases) as url:
         doc = as_json(
-            case,
+            *cases,
             *("--model", f"openai:gpt-4o-mini@{url}"),
             *("--agent", "_cohort_agents:fixed_agent"),
         )
-    (run,) = doc["runs"]
-    assert run["skipped"] is None
-    assert "tool steps taken from messages" in run["recorded"]["verdict_words"]
-    agent, model = run["outcomes"]  # agents first, then models
+    with_tools, without = sorted(doc["runs"], key=lambda r: r["start_ns"])
+    with_tools, without = (
+        (with_tools, without)
+        if "openai_openinference" in str(with_tools)
+        else (without, with_tools)
+    )
+    for run in (with_tools, without):
+        assert run["skipped"] is None
+        assert "tool steps taken from messages" in run["recorded"]["verdict_words"]
+        agent, model = run["outcomes"]  # agents first, then models
+        assert agent["outcome"] == "refused"
+        assert agent["detail"] == "does not replay: tool steps taken from messages"
+    model = with_tools["outcomes"][1]
     assert model["outcome"] == "same" and len(model["tool_calls"]) == 3
-    assert agent["outcome"] == "refused"
-    assert agent["detail"] == "does not replay: tool steps taken from messages"
+    model = without["outcomes"][1]
+    assert model["outcome"] == "refused" and "holds no tool definitions" in model["detail"]
+    assert model["tool_calls"] == []
 
 
 def test_the_table_names_every_run_and_outcome(cohort: Path) -> None:

@@ -702,6 +702,9 @@ class ModelLoop:
             return Outcome("refused", str(exc))
         first = steps[0].model
         assert first is not None
+        missing = _tools_not_recorded(steps)
+        if missing is not None:
+            return Outcome("refused", missing)
         stubs = ToolStubs(run)
         sent = _results_sent(run)
         turns: list[list[dict[str, Any]]] = []
@@ -831,7 +834,7 @@ class ModelPerStep:
         entries: list[dict[str, Any]] = []
         apart: FirstDivergence | None = None
         texts_same = True
-        for step in steps:
+        for at, step in enumerate(steps):
             m = step.model
             assert m is not None
             if not m.output_messages:
@@ -840,6 +843,9 @@ class ModelPerStep:
                         "refused", f"{step.label()}: its output was not recorded", steps=entries
                     )
                 )
+            missing = _tools_not_recorded(steps, at)
+            if missing is not None:
+                return tally.put(Outcome("refused", missing, steps=entries))
             try:
                 system, messages = _request_of(step, self.system_prompt)
             except CandidateRefused as exc:
@@ -875,6 +881,24 @@ class ModelPerStep:
             changed = [str(e["index"]) for e in entries if not e["same"]]
             out.kind, out.detail = "other_answer", f"text differs at step {', '.join(changed)}"
         return out
+
+
+def _tools_not_recorded(steps: Sequence[Step], at: int = 0) -> str | None:
+    """Why the model step ``steps[at]``, recorded without its tool definitions, cannot be
+    sent as it was asked when it or a later model step (``steps``: the run's) called
+    tools: a model offered no tools calls none, and its "other path" would be the
+    trace's gap, not the candidate's.  None when it has them or nothing called tools."""
+    step = steps[at].model
+    if step is None or step.tool_definitions is not None:
+        return None
+    for later in steps[at:]:
+        if later.model is not None and M.tool_calls(later.model.output_messages or []):
+            who = "it" if later is steps[at] else later.label()
+            return (
+                f"{steps[at].label()}: the trace holds no tool definitions, so the candidate "
+                f"could not be offered the tools {who} called"
+            )
+    return None
 
 
 def _line(text: str, limit: int = 200) -> str:
