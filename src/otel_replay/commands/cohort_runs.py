@@ -8,7 +8,7 @@ a window's runs and the rows, however many runs there are.  ``jobs`` runs are re
 at once, in threads: a candidate model's requests wait on the network, and overlap.  An
 agent's replay patches the process (the frozen clock, the tools' interception, the
 network guard, the random seed), so a candidate that is an agent
-(:attr:`~otel_replay.commands.cohort.Candidate.exclusive`) replays with no other replay
+(:attr:`~otel_replay.commands.cohort_outcomes.Candidate.exclusive`) replays with no other replay
 beside it.  The rows come back in the cohort's order, however many run at once.
 
 The candidates and their outcomes are :mod:`otel_replay.commands.cohort`'s; the runs are
@@ -33,17 +33,15 @@ from ..runs.model import Run
 from ..runs.stream import iter_runs
 from ..runs.summary import RunSummary
 from ..sources.files import is_database
-from .cohort import (
+from .cohort_outcomes import (
     COHORT_CANDIDATE,
     COHORT_ID,
     COHORT_OUTCOME_JSON,
     Candidate,
     Comparator,
     Outcome,
-    Price,
-    Totals,
-    price_of,
 )
+from .cohort_totals import Price, Totals, price_of
 
 
 @dataclasses.dataclass
