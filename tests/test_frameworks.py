@@ -177,15 +177,16 @@ def test_pydantic_ai_run_replays_with_stubbed_tools(tmp_path: Path) -> None:
     assert session.report() is not None
 
 
-def test_without_the_integration_tools_are_unverified(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-
-    original = FunctionToolset.call_tool
-    unwrapped = original.__wrapped__  # type: ignore[attr-defined]
-    monkeypatch.setattr(FunctionToolset, "call_tool", unwrapped)
+def test_without_the_integration_tools_are_unverified(tmp_path: Path) -> None:
+    # Put back here, not by monkeypatch: the session's monkeypatch is undone after this
+    # module's fixture takes the integration out, and would put its wrapper back.
+    original = FunctionToolset.__dict__["call_tool"]
+    FunctionToolset.call_tool = original.__wrapped__  # type: ignore[method-assign]
     path = tmp_path / "run.otlp"
-    record_pydantic(path)
+    try:
+        record_pydantic(path)
+    finally:
+        FunctionToolset.call_tool = original  # type: ignore[method-assign]
     (run,) = otel_replay.load(path)
     for t in run.tool_steps():
         assert t.tool is not None and t.tool.result_payload is not None

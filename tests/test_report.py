@@ -342,10 +342,10 @@ def test_without_jinja2_the_error_says_what_to_install(monkeypatch: pytest.Monke
     from otel_replay.report import ReportUnavailable, page
 
     monkeypatch.setitem(sys.modules, "jinja2", None)  # as when it is not installed
-    page._environment.cache_clear()
+    page.templates.cache_clear()
     try:
         (run,) = otel_replay.load(EXAMPLE)
         with pytest.raises(ReportUnavailable, match=r"otel-replay\[report\]"):
             render_run(run)
     finally:
-        page._environment.cache_clear()
+        page.templates.cache_clear()
