@@ -8,13 +8,15 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import otel_replay
 from otel_replay.otlp.records import Record
 from otel_replay.sources import Source, open_source
 from otel_replay.sources.files import expand, is_database, is_search, is_stream
@@ -159,3 +161,24 @@ def test_a_source_reads_as_its_name_does(tmp_path: Path) -> None:
     by_name, by_source = RecordReader(str(path)), RecordReader(open_source(path))
     assert _keys(list(by_name)) == _keys(list(by_source)) != []
     assert by_name.format == by_source.format == "be32"
+
+
+@given(
+    scheme=st.sampled_from(["http://", "https://", "tempo://", "jaeger://"]),
+    rest=st.text(alphabet="[]:@/?x1.", max_size=12),
+)
+@pytest.mark.filterwarnings("ignore::otel_replay.LoadWarning")
+def test_a_url_that_does_not_parse_is_a_problem_of_its_own(scheme: str, rest: str) -> None:
+    """An unclosed IPv6 bracket and the like: the input's fault, said, never a traceback."""
+    name = scheme + "[" + rest
+    try:
+        urllib.parse.urlsplit(name)
+    except ValueError:
+        pass
+    else:
+        assume(False)  # one that parses would be fetched
+    assert open_source(name).name == name
+    runs = otel_replay.load(name)
+    assert not list(runs) and len(runs.problems) == 1
+    if scheme.startswith("http"):
+        assert "not a URL" in str(runs.problems[0])

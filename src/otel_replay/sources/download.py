@@ -222,6 +222,10 @@ def download(
     for an HTTP error status or a connection that fails; 429 and 5xx answers
     are asked again first (see the module docstring).
     """
+    try:
+        urllib.parse.urlsplit(url)
+    except ValueError as exc:  # an unclosed IPv6 bracket, a port that is no number
+        raise FormatError.whole(url, f"not a URL: {exc}") from None
     pause = BACKOFF_SECONDS
     for attempt in range(RETRIES + 1):
         try:

@@ -66,8 +66,14 @@ def search_url(name: str) -> str:
 
 
 def answers_search(url: str) -> bool:
-    """Whether the http(s) URL ``url`` asks Jaeger's FindTraces (whose 404 means no match)."""
-    return urllib.parse.urlsplit(url).path.endswith(_FIND_PATH)
+    """Whether the http(s) URL ``url`` asks Jaeger's FindTraces (whose 404 means no match).
+
+    A URL that does not parse (an unclosed IPv6 bracket) asks nothing: reading it says why.
+    """
+    try:
+        return urllib.parse.urlsplit(url).path.endswith(_FIND_PATH)
+    except ValueError:
+        return False
 
 
 def finds_nothing(url: str, reason: str) -> bool:
