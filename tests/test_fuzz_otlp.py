@@ -577,7 +577,8 @@ def _regress(path: Path, run_id: str, test: Path) -> None:
 def _serve_loading(runs: Any) -> None:
     """What ``serve`` does with the runs before it listens: each checked, the good ones
     made an engine."""
-    from otel_replay.replay.engine import ReplayEngine, servable
+    from otel_replay.replay.engine import ReplayEngine
+    from otel_replay.replay.servable import servable
 
     good = [r for r in runs if not any(p.kind == "inspect_only" for p in servable(r))]
     ReplayEngine(good)

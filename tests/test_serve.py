@@ -32,7 +32,8 @@ import _http
 import otel_replay
 from _scenario import TOOLS
 from _sdk_agents import AGENTS, STREAM_KEYS, Sent, http_client
-from otel_replay.replay.engine import ReplayEngine, servable
+from otel_replay.replay.engine import ReplayEngine
+from otel_replay.replay.servable import servable
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 DATA = Path(__file__).parent / "data" / "thirdparty"

@@ -11,14 +11,15 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 from ..replay.adapters.server import upstream as forwarder
-from ..replay.engine import ReplayEngine, Unservable, servable
+from ..replay.engine import ReplayEngine
+from ..replay.servable import Unservable, servable
 from ..replay.server_limits import DEFAULT_LIMITS, ServerLimits
 from ..runs.model import Run
 
 
 def served(runs: Iterable[Run]) -> tuple[list[Run], list[Unservable]]:
     """The runs with model answers to serve, and every reason found, run by run: those
-    of a run left out (:attr:`~otel_replay.replay.engine.Unservable.whole_run`) too."""
+    of a run left out (:attr:`~otel_replay.replay.servable.Unservable.whole_run`) too."""
     good: list[Run] = []
     reasons: list[Unservable] = []
     for run in runs:

@@ -31,7 +31,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from .. import messages as M
 from .. import wire as W
@@ -40,7 +40,7 @@ from ..runs.pick import RunNotPicked, pick_run
 from ..same_message import ASSISTANT_KEY, conversation_keys
 from .divergence import Candidate, ReplayDivergence, ReplayError
 from .matchers import RUNGS, first_difference, messages_key, request_keys, split_system
-from .pinned_model import PinnedModel, unanswered
+from .pinned_model import PinnedModel
 from .server_limits import DEFAULT_LIMITS
 
 CONVERSATION_HEADER = "x-otel-replay-conversation"
@@ -103,67 +103,6 @@ class Conversation:
         self.answered: tuple[Index, str] | None = None
         #: The ``x-otel-replay-conversation`` names that route to it.
         self.names: set[str] = set()
-
-
-#: Why a run's recorded model answers cannot all be served: the whole run
-#: (``inspect_only``: no content recorded; ``no_model_calls``) or one model step
-#: (``unanswered``: no answer recorded, or an empty one the run went on after;
-#: ``unusable_output``: a damaged or unreadable payload; ``no_input``: its input
-#: messages not recorded, so no request can match it).
-UnservableKind = Literal[
-    "inspect_only", "no_model_calls", "unanswered", "unusable_output", "no_input"
-]
-
-
-@dataclasses.dataclass(frozen=True)
-class Unservable:
-    """One reason a run's recorded model answers cannot all be served.
-
-    ``kind`` says what is wrong, for a program to decide on; ``message`` says it,
-    naming the run and step, for a person (``str()`` of the reason).
-    """
-
-    kind: UnservableKind
-    message: str
-
-    @property
-    def whole_run(self) -> bool:
-        """Nothing of the run can be served: a server leaves the run out."""
-        return self.kind in ("inspect_only", "no_model_calls")
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def servable(run: Run) -> list[Unservable]:
-    """What keeps a run's model steps from being served, one reason per problem (empty:
-    fine)."""
-    if run.kit.verdict == "inspect-only":
-        missing = ", ".join(run.kit.missing) or "messages"
-        said = f"run {run.run_id} is inspect-only: content was not captured ({missing})"
-        return [Unservable("inspect_only", said)]
-    problems = []
-    steps = [s for s in run.steps if s.kind == "model" and s.model is not None]
-    if not steps:
-        problems.append(
-            Unservable("no_model_calls", f"run {run.run_id} has no model calls to serve")
-        )
-    for k, step in enumerate(steps):
-        m = step.model
-        assert m is not None
-        reason = unanswered(step, went_on=k + 1 < len(steps))
-        if reason is not None:
-            problems.append(Unservable("unanswered", f"run {run.run_id} {reason}"))
-        elif m.output_payload is not None and not m.output_payload.usable:
-            said = (
-                f"run {run.run_id} {step.label()}: recorded output cannot be replayed: "
-                f"{m.output_payload.reason}"
-            )
-            problems.append(Unservable("unusable_output", said))
-        if not m.input_messages:
-            said = f"run {run.run_id} {step.label()}: no input messages were recorded"
-            problems.append(Unservable("no_input", said))
-    return problems
 
 
 class ReplayEngine:
