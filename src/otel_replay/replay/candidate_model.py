@@ -285,6 +285,7 @@ class CandidateModel:
         """The provider's SDK client, made on first use."""
         if self._client is None:
             try:
+                # One of PROVIDERS (checked when the --model spec was parsed): a fixed name.
                 sdk: Any = importlib.import_module(self.provider)
             except ImportError:
                 raise CandidateRefused(
