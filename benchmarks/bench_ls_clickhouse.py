@@ -10,7 +10,7 @@ same spans twice: agent runs captured with otel-replay's helpers (an
 messages and payloads), copied under fresh trace ids up to ``--spans``,
 
 - in the Collector's clickhouseexporter table, written with its row mapping
-  (``tests/_clickhouse.py``) in embedded ClickHouse (the copies made by
+  (``tests/fixtures/clickhouse.py``) in embedded ClickHouse (the copies made by
   ClickHouse itself, ``INSERT ... SELECT``);
 - in a 4-byte framed protobuf dump (the Collector's file exporter format),
   the copies written by replacing the trace ids in the encoded requests.
@@ -48,8 +48,9 @@ TEMPLATE_RUNS = 200
 
 def template() -> list:  # type: ignore[type-arg]
     """Agent runs captured with the helpers, as OTLP carries them."""
+    from tests.fixtures.recording import in_memory
+
     import otel_replay
-    from _recording import in_memory
     from otel_replay.otlp.proto_reader import records_from_proto
     from otel_replay.otlp.proto_writer import encode_request
 
@@ -93,7 +94,7 @@ def copy_id(trace_id: str, n: int) -> str:
 
 
 def fill_table(directory: Path, records: list, copies: int) -> None:  # type: ignore[type-arg]
-    import _clickhouse
+    from tests.fixtures import clickhouse as _clickhouse
 
     held = _clickhouse.create(directory)
     try:

@@ -29,8 +29,9 @@ def run_of(turns: int, path: Path) -> None:
     """An agent run of ``turns`` model calls, each but the last asking for a tool."""
     import json
 
+    from tests.fixtures.recording import recording
+
     import otel_replay
-    from _recording import recording
 
     @otel_replay.tool
     def lookup(order: str) -> dict[str, str]:
@@ -58,7 +59,7 @@ def run_of(turns: int, path: Path) -> None:
 
 def opened(browser: str, page: Path, profile: Path) -> float:
     """Seconds from starting headless Chromium on ``page`` to its DOM, script run."""
-    from _browser import chromium
+    from tests.fixtures.browser import chromium
 
     t0 = time.perf_counter()
     chromium(browser, page, profile, "--dump-dom")

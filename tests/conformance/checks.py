@@ -2,7 +2,7 @@
 
 :func:`check` loads a case's trace files with :func:`otel_replay.load` and
 compares every run with the ground truth the fake model server logged
-(``server.jsonl``), through ``tests/_ground_truth.py``:
+(``server.jsonl``), through ``tests/fixtures/ground_truth.py``:
 
 - one run per agent run in the process (requests are grouped by the order
   their conversation is about; each run asks about its own order);
@@ -36,12 +36,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tests._ground_truth import Item, answered, recorded, sent, tool_calls_with_ids, value
-from tests.conformance import scenario
-from tests.conformance.receiver import TRACE_FILES
-
 import otel_replay
 from otel_replay.runs.model import Run, Step
+from tests.conformance import scenario
+from tests.conformance.receiver import TRACE_FILES
+from tests.fixtures.ground_truth import Item, answered, recorded, sent, tool_calls_with_ids, value
 
 CASES = Path(__file__).resolve().parent / "cases"
 #: Longest rendering of one value in a problem line.

@@ -19,10 +19,10 @@ from collections import Counter
 from collections.abc import Callable
 
 import httpx
-from tests.conformance.checks import Case, check, find_cases
 
 from otel_replay.replay.adapters.transport import ReplayTransport
 from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
+from tests.conformance.checks import Case, check, find_cases
 
 
 def serve_case(case: Case, sent: Callable[[bytes], bytes] = bytes) -> str | None:

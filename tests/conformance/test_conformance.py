@@ -18,6 +18,7 @@ the README's table from the same checks.
 from __future__ import annotations
 
 import pytest
+
 from tests.conformance.checks import Case, check, find_cases
 from tests.conformance.table import (
     MAIN_README,

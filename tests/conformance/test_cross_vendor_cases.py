@@ -18,12 +18,12 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from tests.conformance import scenario
-from tests.conformance.checks import Case, check, find_cases
-from tests.conformance.generate import STACKS
 
 from otel_replay.replay.adapters.server import BackgroundServer
 from otel_replay.replay.engine import ReplayEngine
+from tests.conformance import scenario
+from tests.conformance.checks import Case, check, find_cases
+from tests.conformance.generate import STACKS
 
 #: Recorded through each API (a case of each client-loop stack would do).
 SOURCES = {

@@ -27,14 +27,14 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from tests._ground_truth import answered
+
+import otel_replay
 from tests.conformance import scenario
 from tests.conformance.checks import Case, check
 from tests.conformance.generate import ROOT, scrub, write_case
 from tests.conformance.receiver import OtlpReceiver
 from tests.conformance.server import ModelServer
-
-import otel_replay
+from tests.fixtures.ground_truth import answered
 
 MODEL = "gpt-4o-mini"
 

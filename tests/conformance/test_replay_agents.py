@@ -21,6 +21,7 @@ and so are the replays that fail today (:data:`REPLAY_GAPS`, one line each).
 from __future__ import annotations
 
 import pytest
+
 from tests.conformance.checks import Case, find_cases
 from tests.conformance.replay_agents import HOWS, hows_of, sample_cases, stack_python
 from tests.conformance.scenario import scenario_named

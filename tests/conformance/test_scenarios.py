@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tests.conformance import scenario, server
 from tests.conformance.checks import Case, check, find_cases
 from tests.conformance.generate import (

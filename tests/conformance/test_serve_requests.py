@@ -15,15 +15,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from tests.conformance.checks import CASES, Case, check, find_cases
-from tests.conformance.serve_requests import serve_case
-from tests.conformance.test_conformance import KNOWN_GAPS, NOT_RECORDED
 
 import otel_replay
 from otel_replay import messages as M
 from otel_replay.replay.engine import ReplayEngine
 from otel_replay.replay.matchers import request_keys, split_system
 from otel_replay.same_message import conversation_keys
+from tests.conformance.checks import CASES, Case, check, find_cases
+from tests.conformance.serve_requests import serve_case
+from tests.conformance.test_conformance import KNOWN_GAPS, NOT_RECORDED
 
 #: Cases whose trace holds no model input to match, or no model call at all.
 UNSERVABLE = ("openai_agents_otel/responses", "openai_agents_otel/responses_stream")

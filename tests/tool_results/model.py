@@ -6,7 +6,7 @@ answered with one call of every tool it declares, all in parallel, with empty
 arguments; a request that carries results gets the final text :data:`ANSWER`.
 Every request is appended to a JSON-lines log in the conformance server's
 record shape (``body_raw``, ``response_raw``, ``turn``), so
-``tests/_ground_truth.py`` reads it.
+``tests/fixtures/ground_truth.py`` reads it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What two instrumentations record of an answer with text beside its tool calls: the
-oracle of the reader's rebuild of such answers (``tests/test_text_beside_calls.py``).
+oracle of the reader's rebuild of such answers (``tests/unit/dialects/test_text_beside_calls.py``).
 
 Run with the Python of an install of the instrumentation named first
 (``python text_beside_calls_oracle.py openai_v2|openai_agents|semantic_kernel OUT.json

@@ -1,0 +1,260 @@
+"""One trace out of a big dump: through an index beside it, rebuilt when the dump changes."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import otel_replay
+from otel_replay.cli.main import cli
+from otel_replay.otlp import index
+from otel_replay.sources.reader import RecordReader, SpanReader
+from tests.fixtures.data import COLLECTOR, THIRDPARTY, found
+
+
+def write_dump(path: Path, traces: int, spans_per_trace: int = 3) -> list[str]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("idx")
+    ids = []
+    for t in range(traces):
+        with tracer.start_as_current_span(f"invoke_agent run-{t}") as root:
+            ids.append(f"{root.get_span_context().trace_id:032x}")
+            for i in range(spans_per_trace - 1):
+                with tracer.start_as_current_span(f"step {i}"):
+                    pass
+    spans = list(exporter.get_finished_spans())
+    with open(path, "ab") as f:
+        for i in range(0, len(spans), 7):  # batches that cut across traces, as exporters do
+            body = encode_spans(spans[i : i + 7]).SerializeToString()
+            f.write(struct.pack(">I", len(body)) + body)
+    return ids
+
+
+def test_one_trace_through_the_index(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 200)
+    reader = SpanReader(dump, trace_ids=[ids[123]])
+    spans = list(reader)
+    assert reader.used_index and index.index_path(dump).exists()
+    assert {s.trace_id for s in spans} == {ids[123]} and len(spans) == 3
+    (run,) = otel_replay.load(dump, trace_id=ids[123][:12])  # a prefix works too
+    assert run.run_id == ids[123] and run.roots[0].name == "invoke_agent run-123"
+
+
+def test_index_reads_only_what_it_needs(tmp_path: Path, monkeypatch: object) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 300)
+    list(SpanReader(dump, trace_ids=[ids[0]]))  # builds the index
+    reads: list[int] = []
+    real = index.read_records
+
+    def counting(dump_path: str, records: list[tuple[int, int]]):  # type: ignore[no-untyped-def]
+        reads.extend(n for _, n in records)
+        return real(dump_path, records)
+
+    index.read_records = counting  # type: ignore[assignment]
+    try:
+        assert len(list(SpanReader(dump, trace_ids=[ids[150]]))) == 3
+    finally:
+        index.read_records = real  # type: ignore[assignment]
+    assert 0 < sum(reads) < dump.stat().st_size / 20
+
+
+def test_many_traces_through_the_index_are_read_again_not_held(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    """Traces scattered over the whole dump: every record is checked, then read again,
+    rather than every body held until all are checked."""
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 300)
+    wanted = ids[::3]
+    held = {s.span_id: s for s in SpanReader(dump, trace_ids=wanted)}
+    assert {s.trace_id for s in held.values()} == set(wanted)
+    reads: list[int] = []
+    real = index.read_records
+
+    def counting(dump_path: str, records: list[tuple[int, int]]):  # type: ignore[no-untyped-def]
+        reads.append(len(records))
+        return real(dump_path, records)
+
+    monkeypatch.setattr(index, "LOOKUP_HELD_BYTES", 1000)  # type: ignore[attr-defined]
+    monkeypatch.setattr(index, "read_records", counting)  # type: ignore[attr-defined]
+    reader = SpanReader(dump, trace_ids=wanted)
+    again = {s.span_id: s for s in reader}
+    assert reader.used_index and len(reads) == 2 and reads[0] == reads[1] > 1
+    assert again == held
+
+
+def test_index_is_rebuilt_when_the_dump_changes(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    write_dump(dump, 20)
+    first = write_dump(tmp_path / "other.otlp", 1)  # ids unknown to the dump
+    assert list(SpanReader(dump, trace_ids=first)) == []
+    stat = dump.stat()
+    more = write_dump(dump, 5)  # appended: size and mtime change
+    assert dump.stat().st_size != stat.st_size
+    assert len(list(SpanReader(dump, trace_ids=[more[-1]]))) == 3
+    loaded = index.load(dump)
+    assert loaded is not None and more[-1] in loaded.trace_ids()
+
+
+def test_an_index_taken_earlier_still_reads_the_dump_it_indexed(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 20)
+    list(SpanReader(dump, trace_ids=[ids[0]]))  # builds and saves the index
+    first = index.load(dump)
+    assert first is not None
+    stamp = first.stamp
+    assert stamp == (dump.stat().st_size, dump.stat().st_mtime_ns)
+    write_dump(dump, 5)  # appended
+    assert index.load(dump) is None  # stale for a reader wanting the dump as it is
+    kept = index.load(dump, as_of=stamp)
+    assert kept is not None and kept.stamp == stamp
+    reader = SpanReader(dump, trace_ids=[ids[3]], index_as_of=stamp)
+    assert len(list(reader)) == 3 and reader.used_index
+    assert index.load(dump, as_of=stamp) is not None  # the reader did not index it again
+    dump.write_bytes(dump.read_bytes()[: stamp[0] // 2])  # shrunk: another dump
+    assert index.load(dump, as_of=stamp) is None
+
+
+def test_torn_dump_is_scanned_and_reported(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 10)
+    with open(dump, "ab") as f:
+        f.write(b"\x00\x00\x10\x00torn")
+    reader = SpanReader(dump, trace_ids=[ids[4]])
+    assert len(list(reader)) == 3 and not reader.used_index
+    assert "truncated record" in str(reader.problems[0])
+
+
+def test_json_dumps_are_filtered_by_scanning(tmp_path: Path) -> None:
+    spans_file = COLLECTOR / "proto-examples-trace.json"
+    assert len(list(SpanReader(spans_file, trace_ids=["5b8efff7"]))) == 1
+    assert list(SpanReader(spans_file, trace_ids=["00000000"])) == []
+
+
+def test_cli_show_trace(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 50)
+    result = CliRunner().invoke(cli, ["show", "--json", "--trace", ids[7][:10], str(dump)])
+    assert result.exit_code == 0, result.output
+    assert '"run_id": "' + ids[7] in result.output.replace('"run_id":"', '"run_id": "')
+    missing = CliRunner().invoke(cli, ["show", "--trace", "ffffffffff", str(dump)])
+    assert missing.exit_code == 2 and "no trace" in missing.output
+    assert os.path.exists(index.index_path(dump))
+
+
+def test_a_directory_with_an_index_reads_the_dump_only(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 5)
+    list(SpanReader(dump, trace_ids=[ids[0]]))
+    assert index.index_path(dump).exists()
+    runs = otel_replay.load(tmp_path)
+    assert len(runs) == 5 and runs.problems == []
+
+
+def test_progress_bar_on_big_inputs_only() -> None:
+    import io
+
+    from rich.console import Console
+
+    from otel_replay.sources import progress
+
+    frames = [(i * 1000, b"x" * 996) for i in range(100)]
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    assert list(progress.track(iter(frames), 100_000, "small", console=console)) == frames
+    assert out.getvalue() == ""  # under the threshold: no bar
+    big = progress.THRESHOLD * 2
+    assert list(progress.track(iter(frames), big, "indexing dump.otlp", console=console)) == frames
+    assert "indexing dump.otlp" in out.getvalue()
+
+
+def test_progress_bar_over_the_windows_of_a_big_input() -> None:
+    import io
+
+    from rich.console import Console
+
+    from otel_replay.sources import progress
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    items = list(range(7))
+    assert list(progress.track_items(iter(items), 7, 1000, "small", console=console)) == items
+    assert out.getvalue() == ""
+    big = progress.THRESHOLD * 2
+    got = list(progress.track_items(iter(items), 7, big, "reading d.otlp", console=console))
+    assert got == items
+    assert "reading d.otlp" in out.getvalue() and "7/7" in out.getvalue()
+
+
+JSON_LINES = found(THIRDPARTY, "*/*/traces.otlp.jsonl") + found(THIRDPARTY, "*/*/logs.otlp.jsonl")
+
+
+def test_json_lines_read_by_trace_id_give_what_a_whole_read_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Lines that hold only other traces' spans are passed over unparsed."""
+    from otel_replay.sources import formats
+
+    parsed = []
+    real = formats.parse_json
+    monkeypatch.setattr(formats, "parse_json", lambda *a: parsed.append(1) or real(*a))
+    skipped = 0
+    for path in JSON_LINES:
+        whole = list(RecordReader(path))
+        lines = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+        for tid in sorted({r.trace_id for r in whole}):
+            parsed.clear()
+            assert list(RecordReader(path, [tid])) == [r for r in whole if r.trace_id == tid]
+            skipped += lines - len(parsed)
+            # By a prefix of the id: every line parsed.
+            by_prefix = [r for r in whole if r.trace_id.startswith(tid[:8])]
+            assert list(RecordReader(path, [tid[:8]])) == by_prefix
+    assert skipped > 0
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        (b'"traceId":"', b'"trace\\u0049d":"'),  # a key spelled with an escape
+        (b'"traceId":"', b'"traceId" : "'),  # spaces around the colon
+    ],
+    ids=["escaped_key", "spaced"],
+)
+def test_a_json_line_that_may_hold_the_trace_is_parsed(
+    spelled: tuple[bytes, bytes], tmp_path: Path
+) -> None:
+    source = THIRDPARTY / "openllmetry_openai" / "chat_sync" / "traces.otlp.jsonl"
+    first = next(line for line in source.read_bytes().splitlines() if line.strip())
+    tid = next(iter(RecordReader(source))).trace_id
+    (tmp_path / "t.jsonl").write_bytes(first.replace(*spelled) + b"\n")
+    assert any(r.trace_id == tid for r in RecordReader(tmp_path / "t.jsonl", [tid]))
+
+
+def test_a_json_line_with_base64_ids_is_parsed(tmp_path: Path) -> None:
+    """Protobuf's own JSON mapping writes ids in base64 (the reader takes both)."""
+    import base64
+    import re
+
+    source = THIRDPARTY / "openllmetry_openai" / "chat_sync" / "traces.otlp.jsonl"
+    first = next(line for line in source.read_bytes().splitlines() if line.strip())
+    tid = next(iter(RecordReader(source))).trace_id
+
+    def b64(m: re.Match[bytes]) -> bytes:
+        return m[1] + base64.b64encode(bytes.fromhex(m[2].decode())) + b'"'
+
+    line = re.sub(rb'("(?:traceId|spanId|parentSpanId)":")([0-9a-f]+)"', b64, first)
+    assert line != first
+    (tmp_path / "t.jsonl").write_bytes(line + b"\n")
+    assert any(r.trace_id == tid for r in RecordReader(tmp_path / "t.jsonl", [tid]))

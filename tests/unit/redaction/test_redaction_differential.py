@@ -1,0 +1,285 @@
+"""The redaction engine finds exactly what it found before it was made fast.
+
+``_redaction_reference.py`` is the engine's text scan frozen as it stood;
+every text drawn here goes through both, as text and as bytes, with the
+default settings, with personal data, and with a user's own patterns, and the
+two must agree to the character (and on whether anything changed at all).
+The engine's layers beyond the reference (escapes decoded more than once,
+base64 runs anywhere: ``Redactor._deeper``) are off for that comparison; with
+them on, every character the engine hid without them is still hidden.
+
+The texts are drawn from every class the redaction tests use (secret names in
+every wrapping, the secret families, a public scanner's catalogue, the
+look-alikes), cut and run together with the engine's own trigger words in
+any case, the characters that start and end a word, JSON escapes, UTF-16 and
+base64, so that triggers overlap, run on and stand inside one another; and
+the repository's own text files are a corpus of real code, prose and data.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_replay.redaction import Redactor
+from otel_replay.secret_patterns import INSIDE_WORDS, VALUE_PATTERNS
+from tests.fixtures.data import ROOT
+from tests.fixtures.redaction_reference import ReferenceRedactor
+from tests.fixtures.secrets import SECRET_SHAPES
+from tests.unit.redaction.test_redaction import (
+    _WORDS,
+    HIDDEN,
+    KEPT,
+    WRAPPINGS,
+    credentials,
+    secret_names,
+)
+from tests.unit.redaction.test_secret_catalogue import draw_secret, rules
+
+#: A user's own value patterns: one hiding a group, one hiding the whole match.
+USER_PATTERNS = (r"cust-[0-9]{6}", r"(?i)acct=(?P<v>\w+)")
+
+
+def _core(engine: Redactor) -> Redactor:
+    """``engine`` with its layers beyond the reference off."""
+    engine._deeper = False
+    engine._json_members = False
+    return engine
+
+
+#: (the engine, its frozen reference) per setting.
+ENGINES = {
+    "default": (_core(Redactor()), ReferenceRedactor()),
+    "personal data": (_core(Redactor(personal_data=True)), ReferenceRedactor(personal_data=True)),
+    "user patterns": (
+        _core(Redactor(keys=["custom_id"], patterns=USER_PATTERNS)),
+        ReferenceRedactor(USER_PATTERNS),
+    ),
+}
+#: The engine as it runs, with its layers beyond the reference.
+DEEPER = Redactor()
+
+TRIGGERS = sorted({t for shape in VALUE_PATTERNS for t in shape.triggers} | set(INSIDE_WORDS))
+
+#: Triggers that run on into another (``dapi`` + ``api_key``) or hold one inside them.
+OVERLAPS = sorted(
+    {
+        word[:k] + other if other.startswith(word[k:]) else word
+        for word in TRIGGERS
+        for k in range(1, len(word))
+        for other in TRIGGERS
+        if other.startswith(word[k:]) or word[k:].startswith(other)
+    }
+)
+
+#: What starts, ends and joins words and values: a trigger is looked for after them.
+JOINERS = [
+    *" \t\n\r",
+    *"\"'=:-_.,;/?&@#{}[]()<>|`~+%*!",
+    "\\n",
+    "\\r",
+    '\\"',
+    "://",
+    ": ",
+    " = ",
+    "--",
+    "[REDACTED]",
+    # Escapes: a URL's, JSON text's and HTML's.
+    "%20",
+    "%3D",
+    "%3a",
+    "%2",
+    "\\u003d",
+    "\\u0022",
+    "&quot;",
+    "&#x3A;",
+    "&amp;",
+    "\x00",
+    # Characters whose lower case is longer or shorter, or not ASCII.
+    "\u0130",
+    "\u212a",
+    "\u00e9",
+    "\u00df",
+    "\ufb03",
+]
+
+_CATALOGUE = rules()
+
+
+@st.composite
+def _cased(draw: st.DrawFn, words: st.SearchStrategy[str]) -> str:
+    word = draw(words)
+    flips = draw(st.lists(st.booleans(), min_size=len(word), max_size=len(word)))
+    return "".join(c.upper() if up else c for c, up in zip(word, flips, strict=True))
+
+
+@st.composite
+def _catalogue_secret(draw: st.DrawFn) -> str:
+    rule = draw(st.sampled_from(_CATALOGUE))
+    secret, whole = draw_secret(rule, random.Random(draw(st.integers(0, 2**32))))
+    name = rule["id"].replace("-", "_")
+    return draw(
+        st.sampled_from(
+            [whole, secret, f"{name.upper()}={secret}", f"{name}: {secret}", f"the key {secret}."]
+        )
+    )
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode("utf-8", "surrogatepass")).decode()
+
+
+_piece: st.SearchStrategy[str] = st.one_of(
+    st.builds(
+        lambda w, n, v: WRAPPINGS[w](n, v),
+        st.sampled_from(sorted(WRAPPINGS)),
+        secret_names(),
+        credentials,
+    ),
+    SECRET_SHAPES.map(lambda pair: pair[0]),
+    _catalogue_secret(),
+    st.sampled_from([text for text, _ in HIDDEN] + KEPT + _WORDS),
+    _cased(st.sampled_from(TRIGGERS)),
+    st.sampled_from(JOINERS),
+    credentials,
+    st.text(max_size=12),
+)
+#: Names made of triggers run together and around other letters (``dapi_key``,
+#: ``xaccesstoken``), given a value: a trigger inside another's word.
+_named_value = st.builds(
+    lambda words, sep, value: "".join(words) + sep + value,
+    st.lists(
+        st.one_of(
+            _cased(st.sampled_from(TRIGGERS)),
+            _cased(st.sampled_from(OVERLAPS)),
+            st.sampled_from(["x", "d", "my", *"_-."]),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from(["=", ": ", " = ", '": "', "=>", " ", "\\n", "\n"]),
+    st.one_of(credentials, st.sampled_from(_WORDS)),
+)
+#: A piece, or a piece base64-encoded (alone or as a JSON string).
+_pieces = st.one_of(
+    _piece,
+    _named_value,
+    _piece.map(_b64),
+    _piece.map(lambda p: json.dumps({"content": _b64(p * 2)})),
+)
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    """Pieces run together (a trigger inside, after or over another), maybe as JSON."""
+    text = "".join(draw(st.lists(_pieces, min_size=1, max_size=12)))
+    form = draw(st.sampled_from(["plain", "json", "base64"]))
+    if form == "json":
+        return json.dumps({"messages": [{"content": text}]}, ensure_ascii=draw(st.booleans()))
+    return _b64(text) if form == "base64" else text
+
+
+def _covered(spans: list[tuple[int, int]]) -> set[int]:
+    return {i for s, e in spans for i in range(s, e)}
+
+
+def _agree(text: str) -> None:
+    for name, (engine, reference) in ENGINES.items():
+        out, expected = engine.text(text), reference.text(text)
+        assert out == expected, (name, text, out, expected)
+        assert (out is text) == (expected is text), (name, text)
+    # With the deeper layers: at least what the reference hides.
+    wide = DEEPER._wide(text) if "\x00" in text else text
+    core = ENGINES["default"][0]
+    assert _covered(core._hidden(wide)) <= _covered(DEEPER._hidden(wide)), text
+
+
+def _agree_bytes(data: bytes) -> None:
+    for name, (engine, reference) in ENGINES.items():
+        out, expected = engine.data(data), reference.data(data)
+        assert out == expected, (name, data, out, expected)
+        assert (out is data) == (expected is data), (name, data)
+
+
+_CODECS = ["utf-8", "utf-16-le", "utf-16-be", "utf-16", "latin-1"]
+_SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+
+
+def _in_any_text(text: str) -> None:
+    _agree(text)
+
+
+def _in_any_bytes(text: str, codec: str) -> None:
+    _agree_bytes(text.encode(codec, "surrogatepass" if codec != "latin-1" else "replace"))
+
+
+# The default tier draws 150 texts here and 100 more as bytes; the slow tier 5,000 and 1,000.
+test_the_engine_finds_what_the_reference_finds_in_any_text = settings(
+    max_examples=150, **_SETTINGS
+)(given(texts())(_in_any_text))
+test_the_engine_finds_what_the_reference_finds_in_any_bytes = settings(
+    max_examples=100, **_SETTINGS
+)(given(texts(), st.sampled_from(_CODECS))(_in_any_bytes))
+test_the_engine_finds_what_the_reference_finds_where_triggers_run_together = settings(
+    max_examples=300, **_SETTINGS
+)(given(st.lists(_named_value, min_size=1, max_size=4).map(" ".join))(_in_any_text))
+test_the_engine_finds_what_the_reference_finds_in_many_texts = pytest.mark.slow(
+    settings(max_examples=5000, **_SETTINGS)(given(texts())(_in_any_text))
+)
+test_the_engine_finds_what_the_reference_finds_in_many_bytes = pytest.mark.slow(
+    settings(max_examples=1000, **_SETTINGS)(
+        given(texts(), st.sampled_from(_CODECS))(_in_any_bytes)
+    )
+)
+
+
+def _corpus(under: str = "") -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", under or "."], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    files = []
+    for name in listed.split("\0"):
+        path = ROOT / name
+        if name and path.is_file() and path.stat().st_size <= 512 * 1024:
+            files.append(path)
+    return files
+
+
+def _agree_on_files(paths: list[Path]) -> None:
+    for path in paths:
+        data = path.read_bytes()
+        if b"\x00" not in data[:1024]:
+            _agree(data.decode("utf-8", "replace"))
+        _agree_bytes(data)
+
+
+#: The engine's own modules: they name every trigger, run together in code and prose.
+_ENGINE_MODULES = ("redaction.py", "redaction_prefilter.py", "secret_patterns.py")
+
+
+def test_the_engine_finds_what_the_reference_finds_in_its_own_code_and_catalogue() -> None:
+    """The engine's own code (it names every trigger) and the scanner's catalogue.
+
+    The rest of the package (ten times the text, the same triggers) is read with
+    every other file of the repository in the slow tier.
+    """
+    engine = [p for p in _corpus("src") if p.name in _ENGINE_MODULES]
+    assert len(engine) == len(_ENGINE_MODULES), engine
+    catalogue = _corpus("tests/data/gitleaks")
+    assert any(p.name == "gitleaks.toml" for p in catalogue), catalogue
+    _agree_on_files(engine + catalogue)
+
+
+@pytest.mark.slow
+def test_the_engine_finds_what_the_reference_finds_in_the_repository_files() -> None:
+    """Every text file of the repository (code, docs, test data): a real mix of triggers."""
+    paths = _corpus()
+    assert len(paths) > 500
+    _agree_on_files(paths)

@@ -1,0 +1,26 @@
+"""The README's table of environment variables is the one the settings make."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from otel_replay import settings
+from tests.fixtures.data import ROOT
+
+START, END = "<!-- settings:start -->", "<!-- settings:end -->"
+
+
+def test_the_readme_table_is_generated_from_the_list() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert START in text and END in text, f"the README has no {START} ... {END} block"
+    block = text[text.index(START) : text.index(END) + len(END)]
+    made = subprocess.run(
+        [sys.executable, "-m", "otel_replay.settings", "--markdown"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "", "PYTHONPATH": str(ROOT / "src")},
+    ).stdout
+    assert block + "\n" == made, "run: python -m otel_replay.settings --markdown"
+    assert block == f"{START}\n{settings.markdown()}{END}"

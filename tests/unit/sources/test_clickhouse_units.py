@@ -1,0 +1,182 @@
+"""ClickHouse sources without a ClickHouse: names, types given back, what a missing client says.
+
+The tables themselves are read in the chdb tier (``tests/unit/sources/test_clickhouse.py``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import otel_replay
+from otel_replay.otlp.errors import FormatError
+from otel_replay.sources.clickhouse.column_types import (
+    attribute_type,
+    typed_attributes,
+    typed_value,
+)
+from otel_replay.sources.clickhouse.database import Location
+from tests.fixtures.cli import cli_process
+from tests.fixtures.clickhouse import as_string, go_float
+
+
+def test_a_server_name_gives_host_port_database_table_and_tls() -> None:
+    where = Location.parse("clickhouse://reader@ch.example:9440/otel?table=traces&secure=1")
+    assert (where.host, where.port, where.user, where.database) == (
+        "ch.example",
+        9440,
+        "reader",
+        "otel",
+    )
+    assert (where.table, where.lookup_table, where.secure) == ("traces", "traces_trace_id_ts", True)
+    plain = Location.parse("clickhouse://ch.example")
+    assert (plain.port, plain.user, plain.database, plain.table) == (
+        8123,
+        "default",
+        "default",
+        "otel_traces",
+    )
+    assert plain.logs == "otel_logs" and Location.parse("clickhouses://h?logs=").logs == ""
+    assert Location.parse("clickhouses://h").port == 8443
+
+
+def test_the_password_comes_from_the_environment_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Location.parse("clickhouse://u:in%20url@h").password == "in url"
+    monkeypatch.setenv("OTEL_REPLAY_CLICKHOUSE_PASSWORD", "from-env")
+    where = Location.parse("clickhouse://u:in-url@h")
+    assert where.password == "from-env" and "from-env" not in repr(where)
+
+
+def test_a_database_directory_is_named_by_its_path() -> None:
+    where = Location.parse("chdb:///var/lib/otel%20db?database=otel&table=t")
+    assert where.embedded and (where.path, where.database, where.table) == (
+        "/var/lib/otel db",
+        "otel",
+        "t",
+    )
+    assert Location.parse("chdb://relative/dir").path == "relative/dir"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "chdb://",
+        "clickhouse:///db",
+        "clickhouse://h:port",
+        "clickhouse://h/x;y",
+        "chdb:///d?table=a.b",
+    ],
+)
+def test_names_that_name_no_table_are_refused(name: str) -> None:
+    with pytest.raises(FormatError):
+        Location.parse(name)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("chdb") is not None, reason="chdb is installed here")
+def test_without_chdb_the_error_says_what_to_install(tmp_path: object) -> None:
+    shown = cli_process("show", "chdb:///nowhere")
+    assert shown.returncode == 2 and "pip install 'otel-replay[chdb]'" in shown.stderr
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("clickhouse_connect") is not None, reason="clickhouse-connect is here"
+)
+def test_without_clickhouse_connect_the_error_says_what_to_install() -> None:
+    runs = otel_replay.load("clickhouse://u:pw-789@127.0.0.1:1/otel")
+    (problem,) = runs.problems
+    assert "pip install 'otel-replay[clickhouse]'" in str(problem) and "pw-789" not in str(problem)
+
+
+# --- types given back --------------------------------------------------------------
+
+
+def test_the_conventions_types_are_known_by_name() -> None:
+    assert attribute_type("gen_ai.usage.input_tokens") == "int"
+    assert attribute_type("ai.settings.maxOutputTokens") == "int"
+    assert attribute_type("gen_ai.request.temperature") == "number"
+    assert attribute_type("gen_ai.response.finish_reasons") == "strings"
+    assert attribute_type("otel_replay.bytes.result") == "bytes"
+    assert attribute_type("llm.input_messages.3.message.content") == "strings"
+    assert attribute_type("gen_ai.input.messages") is None
+    assert attribute_type("user.id") is None
+
+
+_INTS = st.integers(-(2**63), 2**63 - 1)
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@given(_INTS)
+def test_an_int_reads_back_from_the_exporters_text(value: int) -> None:
+    assert typed_value("int", as_string(value)) == value
+
+
+@given(_FLOATS)
+def test_a_double_reads_back_from_the_exporters_text(value: float) -> None:
+    back = typed_value("number", as_string(value))
+    assert back == value
+    assert value == 0 or math.copysign(1, float(back)) == math.copysign(1, value)
+
+
+@given(st.lists(st.text()))
+def test_a_list_of_strings_reads_back_from_the_exporters_json(value: list[str]) -> None:
+    assert typed_value("strings", as_string(value)) == value
+
+
+@given(st.lists(st.one_of(st.integers(-(2**53), 2**53), _FLOATS)))
+def test_a_list_of_numbers_reads_back_from_the_exporters_json(value: list[float]) -> None:
+    # Past 2**53 an integer text is read as the double it is written from (documented).
+    assert typed_value("numbers", as_string(value)) == value
+
+
+@given(st.binary())
+def test_bytes_read_back_from_the_exporters_base64(value: bytes) -> None:
+    assert typed_value("bytes", as_string(value)) == value
+
+
+def test_go_writes_doubles_as_javascript_does() -> None:
+    # encoding/json's float format (pdata's float64AsString): 'f' unless tiny or huge.
+    cases = {1.0: "1", 0.5: "0.5", 100.0: "100", 1e-7: "1e-7", 1e21: "1e+21", -0.0: "-0"}
+    assert {v: go_float(v) for v in cases} == cases
+    assert as_string(float("nan")) == "json: unsupported value: NaN"
+
+
+def test_texts_that_are_not_the_type_stay_texts() -> None:
+    values = {
+        "gen_ai.usage.input_tokens": "12 tokens",
+        "gen_ai.request.temperature": "warm",
+        "gen_ai.response.finish_reasons": "stop",
+        "gen_ai.request.stream": "yes",
+        "otel_replay.bytes.result": "not base64!",
+        "user.id": "42",
+    }
+    assert typed_attributes(values) == values
+    assert typed_attributes({"gen_ai.usage.input_tokens": "99999999999999999999"}) == {
+        "gen_ai.usage.input_tokens": "99999999999999999999"  # past int64: not the exporter's
+    }
+
+
+_BLOCK = st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=12)})
+
+
+@given(
+    index=st.integers(0, 40),
+    side=st.sampled_from(["input", "output"]),
+    blocks=st.lists(_BLOCK, min_size=1, max_size=4),
+    strings=st.lists(st.text(max_size=8), min_size=1, max_size=4),
+)
+def test_message_content_that_reads_as_json_blocks_stays_the_string_it_was(
+    index: int, side: str, blocks: list[dict[str, str]], strings: list[str]
+) -> None:
+    """An OpenInference message content is a string (the instrumentation's JSON text of the
+    blocks an Anthropic tool result was sent as) or an array attribute of strings: the
+    table's text of a list of maps is that string, never a list (an attribute array holds
+    primitives only), while a list of strings is the array it was."""
+    name = f"llm.{side}_messages.{index}.message.content"
+    text = json.dumps(blocks, ensure_ascii=False)
+    assert typed_attributes({name: text})[name] == text
+    assert typed_attributes({name: as_string(strings)})[name] == strings
