@@ -934,7 +934,7 @@ def _is_text(data: bytes) -> bool:
 
 def _base64_decode(run: str) -> bytes | None:
     """``run`` decoded (standard or URL-safe, padding optional), or None if it is not base64."""
-    import binascii
+    import binascii  # lazy: only base64 text that may hide a key needs it
 
     if len(run) < _BASE64_MIN:
         return None

@@ -80,7 +80,8 @@ def replace_atomically(target: str | os.PathLike[str], data: bytes, mode: int = 
 
     Raises :class:`OSError`; the temporary file is removed then.
     """
-    import tempfile  # only writers need it: readers (ls from its cache) start faster
+    # lazy: only writers need them: readers (ls from its cache) start faster
+    import tempfile
     from pathlib import Path
 
     path = Path(target)

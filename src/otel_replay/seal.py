@@ -77,6 +77,7 @@ def _read_key(path: str) -> bytes | None:
 
 def _create_key(directory: Path, path: str) -> bytes | None:
     """A new key at ``path`` (unless another process made one first); None if it cannot be kept."""
+    # lazy: only making a new key needs them
     import secrets
     import tempfile
 

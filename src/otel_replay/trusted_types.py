@@ -38,6 +38,7 @@ import dataclasses
 import enum
 import functools
 import inspect
+import pathlib
 import sys
 import typing
 from collections.abc import Callable, Iterable
@@ -109,8 +110,6 @@ def is_kind(obj: object, kind: Kind) -> bool:
     if not isinstance(obj, type):
         return False
     if kind == "path":
-        import pathlib
-
         return issubclass(obj, pathlib.PurePath)
     if kind == "enum":
         return issubclass(obj, enum.Enum)

@@ -3,6 +3,7 @@ and every package and root module of the library (docs/architecture.md)."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -83,3 +84,54 @@ def test_the_tests_mirror_the_packages() -> None:
     folders = {p.name for p in (tests / "unit").iterdir() if p.is_dir() and p.name != "__pycache__"}
     assert folders - packages == set(), "a folder of tests/unit/ that names no package"
     assert [p.name for p in (tests / "fixtures").glob("test_*.py")] == []
+
+
+def _unexplained_imports(source: str) -> list[int]:
+    """The lines of imports made inside a function with no comment saying why, on their
+    line or above the block of imports they open."""
+
+    lines = source.splitlines()
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            at = node.lineno - 1
+            while "#" not in lines[at] and at > 0:
+                above = lines[at - 1].strip()
+                if not (above.startswith(("from ", "import ", ")")) or above.endswith((",", "("))):
+                    break
+                at -= 1
+            if "#" not in lines[at] and not lines[at - 1].strip().startswith("#"):
+                found.append(node.lineno)
+    return found
+
+
+def test_imports_inside_functions_say_why() -> None:
+    """An import is made inside a function only to keep a dependency or a heavy module
+    lazy, and a comment says which (the rule import-linter cannot check)."""
+    unexplained = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line in _unexplained_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert unexplained == []
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        ("def f():\n    import json\n", [2]),
+        ("def f():\n    import json  # lazy: why\n", []),
+        (
+            "def f():\n    # lazy: why\n    import json\n    from x import (\n        y,\n    )\n",
+            [],
+        ),
+        ("def f():\n    # lazy: why\n    x = 1\n    import json\n", [4]),
+        ("import json\n\ndef f():\n    return json\n", []),
+    ],
+)
+def test_the_import_rule_reads_blocks_and_comments(source: str, lines: list[int]) -> None:
+    assert _unexplained_imports(source) == lines

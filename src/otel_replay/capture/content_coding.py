@@ -49,6 +49,7 @@ class _Zstd:
     """zstd, frame after frame."""
 
     def __init__(self) -> None:
+        # lazy: only a zstd-compressed file needs it
         import zstandard
 
         self._make = zstandard.ZstdDecompressor().decompressobj

@@ -227,6 +227,7 @@ class PayloadOffloadProcessor(_OneJob):
         base = store or env.payload_store
         if not base:
             raise ValueError("PayloadOffloadProcessor needs a store (or OTEL_REPLAY_PAYLOAD_STORE)")
+        # lazy: imported on first use, not with the package
         from ..payload.store import PayloadStore, Uploader
 
         self._uploader: Uploader = Uploader(PayloadStore(base))

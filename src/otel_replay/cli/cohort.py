@@ -289,8 +289,9 @@ the others: an interrupted cohort continues (another DIR starts afresh).
 def _page(doc: dict[str, Any], path: str, paths: tuple[str, ...], files: list[str]) -> None:
     """The cohort's page at ``path``; with replays written, each beside its recording
     (the recordings read again, as they are shown)."""
+    # lazy: only --html needs the page (Jinja2, the diff) and the recordings again
     from ..commands.cohort_runs import runs_of
-    from ..report.cohort_page import write_cohort_page  # Jinja2 and the diff: lazy
+    from ..report.cohort_page import write_cohort_page
     from ..runs.load import load
 
     runs: Mapping[str, Run] = {}

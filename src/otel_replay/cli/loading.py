@@ -172,6 +172,7 @@ def list_runs(
     """The summaries of the runs ``ls`` lists (``since``: ``--since`` as given, for a
     backend's search), with a progress line while they are read; ``ls`` and ``cohort``
     read theirs here, so that the two pick the same runs for the same filters."""
+    # lazy: imported on first use, not with the package
     from ..commands.listing import listed, searched  # the run readers: lazy
     from ..sources.progress import working
 

@@ -259,6 +259,7 @@ def print_lines(lines: list[str], out: Console | None = None) -> None:
         for line in lines:
             out.print(line)
         return
+    # lazy: only a terminal draws it
     from rich.text import Text
 
     out.file.write("".join(Text.from_markup(line).plain + "\n" for line in lines))

@@ -4,6 +4,8 @@ divergence, and a run's line in ``--json``."""
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -64,6 +66,7 @@ def _dollars(cost: float) -> str:
 
 
 def render(rows: Sequence[Row], candidates: Sequence[Candidate], totals: Sequence[Totals]) -> None:
+    # lazy: `otel-replay --help` imports no command's code
     from ..commands.cohort import OUTCOMES, WORDS
     from .render_workflow import _stamp
 
@@ -141,8 +144,6 @@ class Progress:
     EVERY = 0.1
 
     def __init__(self, total: int, shown: bool, stream: TextIO | None = None) -> None:
-        import sys
-
         self.total = total
         self.shown = shown
         self.stream = stream if stream is not None else sys.stderr
@@ -167,6 +168,7 @@ class Progress:
             self._draw(self.line(now))
 
     def line(self, now: float | None = None) -> str:
+        # lazy: `otel-replay --help` imports no command's code
         from ..commands.cohort import OUTCOMES, WORDS
 
         took = (now if now is not None else time.monotonic()) - self.began
@@ -175,8 +177,6 @@ class Progress:
         return " · ".join([f"cohort: {self.done}/{self.total} runs", *said, f"{took:.1f} s"])
 
     def _draw(self, line: str) -> None:
-        import os
-
         try:
             columns = os.get_terminal_size(self.stream.fileno()).columns or 80  # 0: unknown
         except (OSError, ValueError, AttributeError):

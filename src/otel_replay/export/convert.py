@@ -422,6 +422,7 @@ def convert(
     found = problems if problems is not None else []
     compressor = None
     if compression == "zstd":
+        # lazy: only a zstd-compressed file needs it
         import zstandard
 
         compressor = zstandard.ZstdCompressor()

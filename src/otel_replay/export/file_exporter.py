@@ -111,9 +111,11 @@ def _choice(
 def _encoder(format: str) -> Callable[..., bytes]:
     """The request encoder of ``format``, imported on the first export (not with the API)."""
     if format == "json":
+        # lazy: imported on first use, not with the package
         from ..otlp.json_writer import encode_json_request
 
         return encode_json_request
+    # lazy: imported on first use, not with the package
     from ..otlp.proto_writer import encode_request
 
     return encode_request
@@ -439,6 +441,7 @@ class FileSpanExporter(SpanExporter):
         if self.compression == "zstd":
             compressor = getattr(self._local, "zstd", None)
             if compressor is None:
+                # lazy: only a zstd-compressed file needs it
                 import zstandard
 
                 compressor = self._local.zstd = zstandard.ZstdCompressor()
@@ -551,6 +554,7 @@ def frame(
             return body + b"\n"
     else:
         if compressor is None:
+            # lazy: only a zstd-compressed file needs it
             import zstandard
 
             compressor = zstandard.ZstdCompressor()

@@ -17,9 +17,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import socket
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Final
+from urllib.parse import unquote, urlsplit
 
 from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -80,8 +82,6 @@ def shown(text: str, endpoint: str) -> str:
     password wherever it stands (a gRPC error names the endpoint without its scheme), and
     what the redactor finds (an ``api_key`` in its query).  An endpoint may carry
     credentials; a message goes to a terminal or a CI log."""
-    from urllib.parse import unquote, urlsplit
-
     # The redactor (its patterns compiled) only for a message naming an endpoint.
     from ..redaction import PLACEHOLDER, redactor
 
@@ -125,6 +125,7 @@ def resolve_endpoint(protocol: str, endpoint: str | None = None) -> str:
 
 
 def _env_headers() -> dict[str, str]:
+    # lazy: only a request with headers needs it
     from opentelemetry.util.re import parse_env_headers
 
     env = settings.current()
@@ -151,6 +152,7 @@ def otlp_exporter(
     chosen = resolve_protocol(protocol)
     url = resolve_endpoint(chosen, endpoint)
     if chosen == "grpc":
+        # lazy: only a resend needs an exporter
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
             OTLPSpanExporter as GrpcExporter,
         )
@@ -159,6 +161,7 @@ def otlp_exporter(
         # ones; the http exporter adds them.  Merge, so both behave alike.
         merged = {**_env_headers(), **headers} if headers else None
         return GrpcExporter(url, insecure=insecure, headers=merged, timeout=timeout), url
+    # lazy: only a resend needs an exporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
         OTLPSpanExporter as HttpExporter,
     )
@@ -241,9 +244,6 @@ def _unreachable(endpoint: str) -> str:
     When retrying runs out of time the exporters log only that; a failed
     connect says what the user needs to know.
     """
-    import socket
-    from urllib.parse import urlsplit
-
     try:
         url = urlsplit(endpoint if "://" in endpoint else "//" + endpoint)
         host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)

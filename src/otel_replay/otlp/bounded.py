@@ -77,6 +77,7 @@ def _decompressor() -> Any:
     """This thread's zstd decompressor (making one costs more than decompressing a record)."""
     made = getattr(_local, "zstd", None)
     if made is None:
+        # lazy: only a zstd-compressed file needs it
         import zstandard
 
         made = _local.zstd = zstandard.ZstdDecompressor()
@@ -89,6 +90,7 @@ def decompress_zstd(data: bytes, source: str, offset: int) -> bytes:
     Raises :class:`FormatError` for a bad or cut-short frame, or one that
     expands past :data:`~.limits.MAX_RECORD_BYTES`.
     """
+    # lazy: only a zstd-compressed file needs it
     import zstandard
 
     limit = limits.MAX_RECORD_BYTES.bytes()

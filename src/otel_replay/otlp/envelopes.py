@@ -90,6 +90,7 @@ def tempo_v2_trace(data: bytes) -> tuple[bytes, str | None]:
 
 @functools.cache
 def _trace_by_id_response() -> Any:
+    # lazy: only a file of this kind needs the descriptors
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     proto = descriptor_pb2.FieldDescriptorProto

@@ -508,6 +508,7 @@ def request_from_json(doc: Any) -> Any:
     as strings or numbers, proto field names, ``instrumentationLibrarySpans``).
     Raises :class:`JsonShapeError` (or :class:`OtherSignalError`).
     """
+    # lazy: only a file of this kind needs these messages
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,

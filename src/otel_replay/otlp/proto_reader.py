@@ -210,6 +210,7 @@ def bad_ids(request: Request, source: str, offset: int) -> FormatError:
 def _metrics(body: bytes) -> bool:
     """Whether ``body`` reads as an OTLP metrics request whole: a metric at least, and no
     field left over (a span read as a metric leaves its kind and times over)."""
+    # lazy: only a file of this kind needs these messages
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
         ExportMetricsServiceRequest,
     )

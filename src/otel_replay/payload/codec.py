@@ -19,10 +19,12 @@ file, and the file may come from anyone (see :mod:`otel_replay.trusted_types`).
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import datetime as dt
 import enum
 import json
+import json.encoder
 import sys
 import uuid
 from collections.abc import Callable
@@ -242,8 +244,6 @@ def _text_encoder() -> Callable[[Any], str]:
     of a small payload.  The C encoder is made once here, as the encoder makes
     it; where it is missing or differs, the encoder itself is used.
     """
-    import json.encoder
-
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return _ENCODER.encode
@@ -270,8 +270,6 @@ def plain_json_bytes(value: Any) -> bytes:
 
 
 def _from_b64(text: str) -> bytes:
-    import binascii
-
     return binascii.a2b_base64(text)
 
 
@@ -377,6 +375,7 @@ def _from_tagged(node: Any, types: TypeResolver) -> Any:
         days, seconds, micros = node["v"]
         return dt.timedelta(days=days, seconds=seconds, microseconds=micros)
     if kind == "decimal":
+        # lazy: only a recorded Decimal needs it
         import decimal
 
         return decimal.Decimal(node["v"])

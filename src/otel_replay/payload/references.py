@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
 import os
 import posixpath
 import stat
@@ -149,8 +150,6 @@ def stored_blob(ref: str) -> bytes | None:
 def as_json(data: bytes) -> bytes:
     """A stored file's content as the JSON its attribute would hold: a ``json`` file as it
     is, a ``jsonl`` one (an item per line, each with its ``index``) as one array."""
-    import json
-
     try:
         json.loads(data)
     except ValueError:
@@ -287,6 +286,7 @@ def _refuse_link(ref: str, name: str, dir_fd: int | None, exc: OSError) -> None:
 
 def _read_fsspec(ref: str, where: str, rest: str, most: int) -> bytes:
     try:
+        # optional: the refs extra (fsspec)
         import fsspec
     except ImportError:
         raise RefUnavailable(
@@ -297,6 +297,7 @@ def _read_fsspec(ref: str, where: str, rest: str, most: int) -> bytes:
     if _local(fs):  # local files however spelled: read as such
         return _read_local(ref, root or "/", rest, most)
     if _wraps_local(fs):
+        # optional: the refs extra (fsspec)
         from fsspec.implementations.cached import CachingFileSystem
 
         if isinstance(fs, CachingFileSystem):

@@ -69,6 +69,7 @@ class PayloadStore:
                 os.makedirs(self.directory, exist_ok=True)
                 replace_atomically(path, data)  # a reader never sees half a payload
         else:
+            # optional: the refs extra (fsspec)
             import fsspec
 
             fs, root = fsspec.core.url_to_fs(self.base)

@@ -107,10 +107,12 @@ def provider_of(run: Run) -> str:
 
 def _client(session: ReplaySession, *, anthropic: bool, asynchronous: bool) -> Any:
     if anthropic:
+        # optional: the agent's own SDK
         import anthropic as sdk
 
         cls: Any = sdk.AsyncAnthropic if asynchronous else sdk.Anthropic
         return cls(api_key="unused", base_url=session.base_url)
+    # optional: the agent's own SDK
     import openai
 
     cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI

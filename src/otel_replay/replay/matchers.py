@@ -180,8 +180,6 @@ def first_difference(
 
 
 def _loads(text: str) -> Any:
-    import json
-
     return json.loads(text)
 
 

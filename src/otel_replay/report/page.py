@@ -185,6 +185,7 @@ def require() -> None:
 def templates() -> Any:
     """The pages' Jinja2 environment: the package's templates, every value escaped."""
     try:
+        # optional: the report extra
         import jinja2
     except ImportError:
         raise ReportUnavailable(

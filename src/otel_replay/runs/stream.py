@@ -267,6 +267,7 @@ def _map_planned(
 ) -> Mapped[T]:
     jobs = max(1, min(jobs, len(planned)))
     if jobs > 1:
+        # lazy: only a listing in worker processes needs it
         from concurrent.futures.process import BrokenProcessPool
 
         try:
@@ -352,6 +353,7 @@ def _values(paths: Sequence[str], fn: Callable[[Run], T]) -> Mapped[T]:
 
 @contextlib.contextmanager
 def _pool(jobs: int) -> Iterator[Any]:
+    # lazy: only a listing in worker processes needs them
     import concurrent.futures
     import multiprocessing
 

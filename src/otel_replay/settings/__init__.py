@@ -187,6 +187,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """The README's table (:func:`markdown`, :func:`main`), imported on first use."""
     if name in ("main", "markdown"):
+        # lazy: imported on first use, not with the package
         from . import readme
 
         return getattr(readme, name)

@@ -67,6 +67,7 @@ def use_headers(headers: Mapping[str, str] | None) -> None:
 
 def headers() -> dict[str, str]:
     """The headers a URL read sends: the environment's, then those of :func:`use_headers`."""
+    # lazy: only a request with headers needs it
     from opentelemetry.util.re import parse_env_headers
 
     found = parse_env_headers(settings.current().http_headers or "", liberal=True)

@@ -15,9 +15,11 @@ timestamped files come before the live one, in the order of their times.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, ClassVar, Final
 
 from ..otlp.rotation import INDEX_SUFFIX, ROTATED, RUNS_SUFFIX
@@ -113,8 +115,6 @@ def _walk(top: str, passed: list[tuple[str, str]] | None = None) -> list[str]:
 
 def _data_files(names: Iterable[str], passed: list[tuple[str, str]] | None) -> list[str]:
     """The files among ``names`` a walk or a pattern reads; the others go to ``passed``."""
-    from pathlib import Path
-
     found = []
     for name in names:
         path = Path(name)
@@ -217,22 +217,27 @@ def open_source(name: str | os.PathLike[str]) -> Source:
     if kind == "stdin":
         return StdinSource(name)
     if kind == "url":
+        # lazy: imported on first use, not with the package
         from .jaeger import JaegerAnswer, answers_search
 
         if answers_search(name):
             return JaegerAnswer(name)
+        # lazy: imported on first use, not with the package
         from .url import UrlSource
 
         return UrlSource(name)
     if kind == "tempo":
+        # lazy: imported on first use, not with the package
         from .tempo import TempoSearch
 
         return TempoSearch(name)
     if kind == "jaeger":
+        # lazy: imported on first use, not with the package
         from .jaeger import JaegerSearch
 
         return JaegerSearch(name)
     if kind == "clickhouse":
+        # lazy: imported on first use, not with the package
         from .clickhouse.source import ClickHouseSource
 
         return ClickHouseSource(name)
@@ -282,8 +287,6 @@ class StdinSource(Source):
     kind = "stdin"
 
     def open(self) -> tuple[IO[bytes], int | None]:
-        import io
-
         data = sys.stdin.buffer.read()
         return io.BytesIO(data), len(data)
 

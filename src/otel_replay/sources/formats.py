@@ -204,6 +204,7 @@ class Reader(Generic[T]):
                 reason = f"bad gzip stream ({exc})"
                 raise FormatError(name, _position(unzipped), reason) from exc
         elif kind == "zstd":
+            # lazy: only a zstd-compressed file needs it
             import zstandard
 
             stream = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)

@@ -99,6 +99,7 @@ class JaegerSearch(Source):
 
     def narrowed(self, search: SearchFilter) -> Source:
         """Jaeger's HTTP API searches by time, not by attribute: ``since`` only."""
+        # lazy: imported on first use, not with the package
         from .tempo import narrowed
 
         return JaegerSearch(narrowed(self.name, since=search.since))

@@ -121,6 +121,7 @@ def track_items(
 def _progress(console: Any, *, bytes_done: bool, spinner: bool = False) -> Any:
     """A rich Progress on stderr (or ``console``) that leaves nothing behind, not
     taking over stdout: what a command prints there stays its own."""
+    # lazy: only a terminal draws it
     from rich.console import Console
     from rich.progress import (
         BarColumn,

@@ -19,6 +19,7 @@ filters there itself.  A search Tempo refuses is one error naming it.
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.parse
 from typing import IO, Final
@@ -104,8 +105,6 @@ def _literal(text: str) -> str:
 
 def _regex_literal(text: str) -> str:
     """A TraceQL regular expression literal matching names that contain ``text``."""
-    import re
-
     return _literal(f".*{re.escape(text)}.*")
 
 
@@ -127,6 +126,7 @@ class TempoSearch(Source):
     kind = "tempo"
 
     def parts(self) -> list[Source]:
+        # lazy: imported on first use, not with the package
         from .url import UrlSource
 
         urls = trace_urls(self.name)

@@ -19,6 +19,7 @@ MODULE = "autogen_core.tools"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from autogen_core.tools import FunctionTool
 
     def make(original: Any) -> Any:

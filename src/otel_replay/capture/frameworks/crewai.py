@@ -23,6 +23,7 @@ MODULE = "crewai.tools.base_tool"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from crewai.tools.base_tool import BaseTool, Tool
 
     def make_entry(original: Any) -> Any:

@@ -19,6 +19,7 @@ MODULE = "google.adk.tools.function_tool"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from google.adk.tools.function_tool import FunctionTool
 
     def make(original: Any) -> Any:

@@ -18,6 +18,7 @@ MODULE = "haystack.tools"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from haystack.tools import Tool
     from haystack.tools.errors import ToolInvocationError
 

@@ -25,6 +25,7 @@ _PLUMBING = ("run_manager", "config", "callbacks")
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from langchain_core.tools import BaseTool
 
     expect = ("self", "tool_input")

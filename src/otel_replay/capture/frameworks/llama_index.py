@@ -22,6 +22,7 @@ MODULE = "llama_index.core.tools"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from llama_index.core.tools import FunctionTool
 
     def make_call(original: Any) -> Any:

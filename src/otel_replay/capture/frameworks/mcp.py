@@ -26,6 +26,7 @@ MODULE = "mcp.client.session"
 
 
 def install(patches: Patches) -> None:
+    # optional: the mcp extra
     from mcp.client.session import ClientSession
 
     def make(original: Any) -> Any:
@@ -59,6 +60,7 @@ def _as_json(result: Any) -> Any:
 
 def _result(value: Any) -> Any:
     """The ``CallToolResult`` a recorded value stands for."""
+    # optional: the mcp extra
     from mcp.types import CallToolResult
 
     return CallToolResult.model_validate(call_result(value))

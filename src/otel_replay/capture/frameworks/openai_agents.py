@@ -21,6 +21,7 @@ _NAME = "_invoke_function_tool_with_metadata"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from agents import tool as agents_tool
     from agents.run_internal import tool_execution
 

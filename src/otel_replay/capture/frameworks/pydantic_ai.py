@@ -19,6 +19,7 @@ MODULE = "pydantic_ai.toolsets.function"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from pydantic_ai.toolsets.function import FunctionToolset
 
     def make(original: Any) -> Any:
@@ -54,6 +55,7 @@ def _as_raised(error: BaseException) -> BaseException:
     """
     if type(error).__name__ != "ToolRetryError":
         return error
+    # optional: the framework's own package
     from pydantic_ai import ModelRetry
 
     # Rebuilt from the recorded message: as its argument, or (a class whose __init__
@@ -65,6 +67,7 @@ def _as_raised(error: BaseException) -> BaseException:
 
 def agent_spans() -> None:
     """Turn pydantic-ai's own instrumentation on for every agent that does not set it."""
+    # optional: the framework's own package
     from pydantic_ai import Agent
 
     Agent.instrument_all()

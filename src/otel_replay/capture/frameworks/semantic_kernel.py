@@ -20,6 +20,7 @@ MODULE = "semantic_kernel.functions.kernel_function_from_method"
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from semantic_kernel.functions.function_result import FunctionResult
     from semantic_kernel.functions.kernel_function_from_method import KernelFunctionFromMethod
 

@@ -29,6 +29,7 @@ def arguments(tool: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from smolagents.tools import Tool
 
     def make(original: Any) -> Any:

@@ -29,6 +29,7 @@ _model_input: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
 
 
 def install(patches: Patches) -> None:
+    # optional: the framework's own package
     from strands.tools.decorator import DecoratedFunctionTool
 
     def make(original: Any) -> Any:

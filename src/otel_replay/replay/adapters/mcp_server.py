@@ -97,6 +97,7 @@ def mcp_app(tools: RecordedTools, host: str, allow_hosts: Sequence[str] = ()) ->
     ``allow_hosts``: names clients may use besides the loopback ones and ``host`` (as
     ``serve --allow-host``); the MCP package's own DNS-rebinding check takes them too.
     """
+    # optional: the mcp extra
     import mcp_types as types
     from mcp.server import Server
     from mcp.server.transport_security import TransportSecuritySettings

@@ -96,6 +96,7 @@ def _instructions(
 ) -> str | None:
     """The instructions pydantic-ai's instrumentation records for this request."""
     try:
+        # optional: the framework's own package
         from pydantic_ai._instrumentation import get_instructions
     except ImportError:
         # A private helper that may move: the same text from the request's parameters,

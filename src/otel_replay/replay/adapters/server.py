@@ -426,6 +426,7 @@ MCP_PATH = "/mcp"
 
 
 def _config(app: ReplayApp, limits: ServerLimits, lifespan: Literal["on", "off"]) -> Any:
+    # lazy: only serve needs the ASGI server
     import uvicorn
 
     return uvicorn.Config(
@@ -448,6 +449,7 @@ def _guarded_protocol(header_timeout: float) -> type[asyncio.Protocol]:
     sends nothing or half its headers: a few hundred of those would hold
     the server's connections for good.
     """
+    # lazy: only serve needs the ASGI server
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -495,6 +497,7 @@ def run_server(
 ) -> None:
     """Serve until interrupted (uvicorn handles SIGINT and SIGTERM); ``mcp``, ``hosts``: see
     ReplayApp (the address ``sock`` listens on is allowed as a ``Host`` too)."""
+    # lazy: only serve needs the ASGI server
     import uvicorn
 
     app = ReplayApp(engine, mcp, limits, [sock.getsockname()[0], *hosts])
@@ -518,6 +521,7 @@ class BackgroundServer:
     def __init__(
         self, engine: ReplayEngine, host: str = "127.0.0.1", limits: ServerLimits = DEFAULT_LIMITS
     ) -> None:
+        # lazy: only serve needs the ASGI server
         import uvicorn
 
         self.sock = bind(host, 0)

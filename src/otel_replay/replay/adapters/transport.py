@@ -20,6 +20,7 @@ is built with the classes of the library the request came from.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -46,8 +47,6 @@ def _streamed(answer: Answer) -> bool:
 
 
 def _sync_body(answer: Answer) -> Iterator[bytes]:
-    import time
-
     for delay, chunk in iter_chunks(answer):
         if delay:
             time.sleep(delay)
@@ -55,6 +54,7 @@ def _sync_body(answer: Answer) -> Iterator[bytes]:
 
 
 async def _async_body(answer: Answer) -> AsyncIterator[bytes]:
+    # lazy: only an async client pays for asyncio
     import asyncio
 
     for delay, chunk in iter_chunks(answer):

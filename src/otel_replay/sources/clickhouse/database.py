@@ -248,6 +248,7 @@ class _Embedded:
     def rows(self, sql: str, params: Mapping[str, Param] | None = None) -> Iterator[dict[str, Any]]:
         name = self.location.name
         try:
+            # optional: the chdb extra
             from chdb import session
         except ImportError:
             raise FormatError.whole(name, _missing("chdb", "chdb")) from None
@@ -280,6 +281,7 @@ class _Server:
     def rows(self, sql: str, params: Mapping[str, Param] | None = None) -> Iterator[dict[str, Any]]:
         where = self.location
         try:
+            # optional: the clickhouse extra
             from clickhouse_connect.driver.exceptions import ClickHouseError
         except ImportError:
             missing = _missing("clickhouse-connect", "clickhouse")
@@ -293,6 +295,7 @@ class _Server:
 
     def _connected(self) -> Any:
         if self._client is None:
+            # optional: the clickhouse extra
             import clickhouse_connect
 
             where = self.location
