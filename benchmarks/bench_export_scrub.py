@@ -120,7 +120,7 @@ def measure(spans: list[ReadableSpan], repeats: int) -> tuple[dict[str, float], 
 
         def export(name: str) -> Callable[[], object]:
             def run() -> None:
-                redaction._active = engines[name]  # the engine every exporter uses
+                redaction.install_redactor(engines[name])  # the engine every exporter uses
                 for batch in batches:
                     exporters[name].export(batch)
 

@@ -1,7 +1,7 @@
 """The catalogue's expressions written for speed match exactly where their plain form did.
 
 The differential tests compare the engine with a frozen reference, but both read
-the expressions of :mod:`otel_replay.secret_patterns`: a change to an expression
+the expressions of :mod:`otel_replay.redaction.patterns`: a change to an expression
 is checked here, against the expression as it was first written (kept below),
 on many texts drawn from the very words, endings and characters it turns on.
 """
@@ -13,7 +13,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_replay import secret_patterns
+from otel_replay.redaction import patterns as secret_patterns
 
 #: The words that say something about a value rather than give it, as first written:
 #: an alternation of every word, after any letters ending as a participle or adverb.

@@ -31,8 +31,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from otel_replay import redaction_prefilter
 from otel_replay.redaction import Redactor
+from otel_replay.redaction import prefilter as redaction_prefilter
 from tests.unit.redaction.test_redaction import HIDDEN, KEPT
 from tests.unit.redaction.test_redaction_differential import (
     JOINERS,

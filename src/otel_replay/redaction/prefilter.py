@@ -1,6 +1,6 @@
 """Where the redaction engine need look in a text, told by one pass of Hyperscan.
 
-The engine (:mod:`otel_replay.redaction`) finds credential shapes by their
+The engine (:mod:`otel_replay.redaction.finder`) finds credential shapes by their
 trigger words, then tries each shape only where its word stands.  In pure
 Python the pass that finds the words is a regular expression entered at every
 character that is not a letter or a digit: some 1 ms per 64 KB of prose,
