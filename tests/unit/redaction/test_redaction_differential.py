@@ -8,12 +8,20 @@ The engine's layers beyond the reference (escapes decoded more than once,
 base64 runs anywhere: ``Redactor._deeper``) are off for that comparison; with
 them on, every character the engine hid without them is still hidden.
 
+The engine runs twice for each setting: with its native prefilter (where the
+``fast`` extra is installed: Hyperscan tells it where to look) and with its
+pure-Python pass alone (``prefilter=False``: the path taken where the extra is
+missing), and both must agree with the reference.
+
 The texts are drawn from every class the redaction tests use (secret names in
 every wrapping, the secret families, a public scanner's catalogue, the
 look-alikes), cut and run together with the engine's own trigger words in
 any case, the characters that start and end a word, JSON escapes, UTF-16 and
-base64, so that triggers overlap, run on and stand inside one another; and
-the repository's own text files are a corpus of real code, prose and data.
+base64, so that triggers overlap, run on and stand inside one another; text
+dense with triggers (configuration, headers, command lines and JSON, a
+trigger every few words and a secret of the catalogue on every line, as the
+redaction benchmark's); and the repository's own text files are a corpus of
+real code, prose and data.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import json
 import random
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -53,14 +62,21 @@ def _core(engine: Redactor) -> Redactor:
     return engine
 
 
-#: (the engine, its frozen reference) per setting.
-ENGINES = {
-    "default": (_core(Redactor()), ReferenceRedactor()),
-    "personal data": (_core(Redactor(personal_data=True)), ReferenceRedactor(personal_data=True)),
+#: Per setting: the engine's arguments, and its frozen reference.
+_SETTINGS_OF: dict[str, tuple[dict[str, Any], ReferenceRedactor]] = {
+    "default": ({}, ReferenceRedactor()),
+    "personal data": ({"personal_data": True}, ReferenceRedactor(personal_data=True)),
     "user patterns": (
-        _core(Redactor(keys=["custom_id"], patterns=USER_PATTERNS)),
+        {"keys": ["custom_id"], "patterns": USER_PATTERNS},
         ReferenceRedactor(USER_PATTERNS),
     ),
+}
+#: (the engine, its frozen reference) per setting and path: the native prefilter (where
+#: the fast extra is installed) and the pure-Python pass alone.
+ENGINES = {
+    f"{setting}, {path}": (_core(Redactor(**kwargs, prefilter=prefilter)), reference)
+    for setting, (kwargs, reference) in _SETTINGS_OF.items()
+    for path, prefilter in (("prefiltered", True), ("pure", False))
 }
 #: The engine as it runs, with its layers beyond the reference.
 DEEPER = Redactor()
@@ -185,6 +201,56 @@ def texts(draw: st.DrawFn) -> str:
     return _b64(text) if form == "base64" else text
 
 
+#: Lines of configuration, headers, command lines and JSON, a trigger every few words:
+#: ``{s}`` a value (a secret mostly), ``{name}`` a trigger word.
+DENSE_LINES = (
+    'api_key: "{s}"',
+    "X-Api-Key: {s}",
+    "export AWS_SECRET_ACCESS_KEY={s}",
+    '{"max_tokens": 512, "token_count": 7, "password": "{s}"}',
+    "mysql --user app --password {s} --host db",
+    "Authorization: Bearer {s}",
+    "https://x.io/v1?q=a&key={s}&n=2",
+    "postgres://app:{s}@db:5432/prod",
+    "sort(items, key=len) # the access token is refreshed hourly",
+    "aws_secret_access_key = {s}",
+    "{name}={s}",
+    "{name}: {s}",
+    '"{name}": "{s}",',
+    "the {name} is {s}.",
+    "| {name} | {s} |",
+    "--{name} {s}",
+    "{name}:\n  {s}",
+    "{s}",
+)
+
+
+@st.composite
+def _rule_secret(draw: st.DrawFn) -> str:
+    """A secret of one rule of the public scanner's catalogue, as the rule finds it."""
+    rule = draw(st.sampled_from(_CATALOGUE))
+    return draw_secret(rule, random.Random(draw(st.integers(0, 2**32))))[0]
+
+
+_value = st.one_of(_rule_secret(), _catalogue_secret(), credentials, st.sampled_from(_WORDS))
+_dense_line = st.builds(
+    lambda line, name, value: line.replace("{name}", name).replace("{s}", value),
+    st.sampled_from(DENSE_LINES),
+    st.one_of(st.sampled_from(TRIGGERS), _cased(st.sampled_from(TRIGGERS)), secret_names()),
+    _value,
+)
+
+
+@st.composite
+def dense_texts(draw: st.DrawFn) -> str:
+    """Lines dense with triggers and secrets, one after another (maybe as JSON text)."""
+    lines = draw(st.lists(_dense_line, min_size=1, max_size=40))
+    text = draw(st.sampled_from(["\n", "\r\n", "\\n", " ", "; "])).join(lines)
+    if draw(st.booleans()):
+        return json.dumps({"messages": [{"content": text}]})
+    return text
+
+
 def _covered(spans: list[tuple[int, int]]) -> set[int]:
     return {i for s, e in spans for i in range(s, e)}
 
@@ -196,7 +262,7 @@ def _agree(text: str) -> None:
         assert (out is text) == (expected is text), (name, text)
     # With the deeper layers: at least what the reference hides.
     wide = DEEPER._wide(text) if "\x00" in text else text
-    core = ENGINES["default"][0]
+    core = ENGINES["default, prefiltered"][0]
     assert _covered(core._hidden(wide)) <= _covered(DEEPER._hidden(wide)), text
 
 
@@ -219,7 +285,8 @@ def _in_any_bytes(text: str, codec: str) -> None:
     _agree_bytes(text.encode(codec, "surrogatepass" if codec != "latin-1" else "replace"))
 
 
-# The default tier draws 150 texts here and 100 more as bytes; the slow tier 5,000 and 1,000.
+# The default tier draws 150 texts here and 100 more as bytes, 100 dense texts and 50 more as
+# bytes; the slow tier 5,000, 1,000 and 1,000 dense.
 test_the_engine_finds_what_the_reference_finds_in_any_text = settings(
     max_examples=150, **_SETTINGS
 )(given(texts())(_in_any_text))
@@ -229,6 +296,15 @@ test_the_engine_finds_what_the_reference_finds_in_any_bytes = settings(
 test_the_engine_finds_what_the_reference_finds_where_triggers_run_together = settings(
     max_examples=300, **_SETTINGS
 )(given(st.lists(_named_value, min_size=1, max_size=4).map(" ".join))(_in_any_text))
+test_the_engine_finds_what_the_reference_finds_in_text_dense_with_triggers = settings(
+    max_examples=100, **_SETTINGS
+)(given(dense_texts())(_in_any_text))
+test_the_engine_finds_what_the_reference_finds_in_dense_bytes = settings(
+    max_examples=50, **_SETTINGS
+)(given(dense_texts(), st.sampled_from(_CODECS))(_in_any_bytes))
+test_the_engine_finds_what_the_reference_finds_in_much_dense_text = pytest.mark.slow(
+    settings(max_examples=1000, **_SETTINGS)(given(dense_texts())(_in_any_text))
+)
 test_the_engine_finds_what_the_reference_finds_in_many_texts = pytest.mark.slow(
     settings(max_examples=5000, **_SETTINGS)(given(texts())(_in_any_text))
 )
