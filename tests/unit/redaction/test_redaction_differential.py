@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks.bench_redaction import DENSE_LINES as BENCHMARK_LINES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -201,25 +202,18 @@ def texts(draw: st.DrawFn) -> str:
     return _b64(text) if form == "base64" else text
 
 
-#: Lines of configuration, headers, command lines and JSON, a trigger every few words:
-#: ``{s}`` a value (a secret mostly), ``{name}`` a trigger word.
+#: Lines of configuration, headers, command lines and JSON, a trigger every few words (the
+#: redaction benchmark's, and more): ``{s}`` a value (a secret mostly), ``{name}`` a
+#: trigger word (``str.format`` fields).
 DENSE_LINES = (
-    'api_key: "{s}"',
-    "X-Api-Key: {s}",
-    "export AWS_SECRET_ACCESS_KEY={s}",
-    '{"max_tokens": 512, "token_count": 7, "password": "{s}"}',
-    "mysql --user app --password {s} --host db",
-    "Authorization: Bearer {s}",
-    "https://x.io/v1?q=a&key={s}&n=2",
-    "postgres://app:{s}@db:5432/prod",
-    "sort(items, key=len) # the access token is refreshed hourly",
-    "aws_secret_access_key = {s}",
+    *BENCHMARK_LINES,
     "{name}={s}",
     "{name}: {s}",
     '"{name}": "{s}",',
     "the {name} is {s}.",
     "| {name} | {s} |",
     "--{name} {s}",
+    "{name}:\\n  {s}",
     "{name}:\n  {s}",
     "{s}",
 )
@@ -234,7 +228,7 @@ def _rule_secret(draw: st.DrawFn) -> str:
 
 _value = st.one_of(_rule_secret(), _catalogue_secret(), credentials, st.sampled_from(_WORDS))
 _dense_line = st.builds(
-    lambda line, name, value: line.replace("{name}", name).replace("{s}", value),
+    lambda line, name, value: line.format(name=name, s=value),
     st.sampled_from(DENSE_LINES),
     st.one_of(st.sampled_from(TRIGGERS), _cased(st.sampled_from(TRIGGERS)), secret_names()),
     _value,
