@@ -1,6 +1,6 @@
 """Throughput of the redaction engine on plain prose and on trigger-dense text.
 
-    python benchmarks/bench_redaction.py [--kb K] [--repeats R]
+    python benchmarks/bench_redaction.py [--kb K] [--repeats R] [--median]
 
 Each text (about ``--kb`` kilobytes, longer than the engine remembers, so
 every call scans) goes through ``Redactor.text``, once with its pure-Python
@@ -8,9 +8,10 @@ pass (``prefilter=False``: the engine as it was before the prefilter) and
 once with its Hyperscan prefilter (where the ``fast`` extra is installed);
 the baseline, measured in the same run on the same text, is one simple
 regular expression (``sk-[A-Za-z0-9_-]{16,}``, an OpenAI key) through
-``re.finditer``.  CPU time of the process, best of R rounds, the three
-interleaved in each round; printed, MB/s of each, each engine's cost as a
-multiple of the baseline's, and the prefilter's speed-up over the pure pass.
+``re.finditer``.  CPU time of the process, best of R rounds (``--median``: the
+median round, steadier on a loaded machine), the three interleaved in each
+round; printed, MB/s of each, each engine's cost as a multiple of the
+baseline's, and the prefilter's speed-up over the pure pass.
 The texts:
 
 * prose: English sentences, no trigger in them;
@@ -36,6 +37,7 @@ import io
 import json
 import random
 import re
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -151,17 +153,20 @@ def dense(size: int, rng: random.Random) -> str:
     return "\n".join(out)
 
 
-def interleaved(fns: list[Callable[[], object]], repeats: int, inner: int) -> list[float]:
-    """CPU seconds a call of each of ``fns``, best of ``repeats`` rounds; each round runs
-    them all in turn, so that a change in the machine's load hits all alike."""
-    best = [float("inf")] * len(fns)
+def interleaved(
+    fns: list[Callable[[], object]], repeats: int, inner: int, *, median: bool = False
+) -> list[float]:
+    """CPU seconds a call of each of ``fns``, best of ``repeats`` rounds (or the median
+    round); each round runs them all in turn, so that a change in the machine's load hits
+    all alike."""
+    rounds: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
         for i, fn in enumerate(fns):
             start = time.process_time()
             for _ in range(inner):
                 fn()
-            best[i] = min(best[i], (time.process_time() - start) / inner)
-    return best
+            rounds[i].append((time.process_time() - start) / inner)
+    return [statistics.median(r) if median else min(r) for r in rounds]
 
 
 def engine_at(rev: str, into: Path) -> Any:
@@ -184,7 +189,7 @@ def engine_at(rev: str, into: Path) -> Any:
     return importlib.import_module("_redaction_at.redaction").Redactor()
 
 
-def compare(rev: str, texts: dict[str, str], repeats: int, inner: int) -> None:
+def compare(rev: str, texts: dict[str, str], repeats: int, inner: int, median: bool) -> None:
     """CPU time of commit ``rev``'s engine and of this one, on the same texts."""
     with tempfile.TemporaryDirectory() as tmp:
         engines = [engine_at(rev, Path(tmp)), Redactor(prefilter=False), Redactor()]
@@ -200,7 +205,7 @@ def compare(rev: str, texts: dict[str, str], repeats: int, inner: int) -> None:
             ]
             for run in runs:
                 run()
-            old, pure, fast = (t * 1000 for t in interleaved(runs, repeats, inner))
+            old, pure, fast = (t * 1000 for t in interleaved(runs, repeats, inner, median=median))
             print(
                 f"{name:<8}{old:>14.2f}{pure:>10.2f}{fast:>10.2f}"
                 f"{old / pure:>16.2f}{old / fast:>16.2f}"
@@ -212,6 +217,7 @@ def main() -> None:
     parser.add_argument("--kb", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--against", metavar="REV", help="also time the engine of commit REV")
+    parser.add_argument("--median", action="store_true", help="the median round, not the best")
     args = parser.parse_args()
     rng = random.Random(7)
     size = args.kb * 1024
@@ -222,7 +228,7 @@ def main() -> None:
     }
     inner = max(1, 2048 // args.kb)
     if args.against:
-        compare(args.against, texts, args.repeats, inner)
+        compare(args.against, texts, args.repeats, inner, args.median)
         return
     pure, fast = Redactor(prefilter=False), Redactor()
     baseline = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
@@ -243,7 +249,10 @@ def main() -> None:
             runs = [functools.partial(pure.text, text), functools.partial(fast.text, text)]
         assert runs[0]() == runs[1](), name  # the same result, and compiled, warmed
         t_pure, t_fast, t_base = interleaved(
-            [*runs, lambda t=text: list(baseline.finditer(t))], args.repeats, inner
+            [*runs, lambda t=text: list(baseline.finditer(t))],
+            args.repeats,
+            inner,
+            median=args.median,
         )
         mb = len(text) / 1e6
         print(
