@@ -6,6 +6,7 @@ found here, decoded, and its decoding scanned by the engine.
 
 from __future__ import annotations
 
+import binascii
 import re
 from typing import Final
 
@@ -86,8 +87,6 @@ def _is_text(data: bytes) -> bool:
 
 def _base64_decode(run: str) -> bytes | None:
     """``run`` decoded (standard or URL-safe, padding optional), or None if it is not base64."""
-    import binascii
-
     if len(run) < _BASE64_MIN:
         return None
     body = "".join(run.split()).rstrip("=").replace("-", "+").replace("_", "/")
