@@ -43,7 +43,11 @@ def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Comp
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]), **(env or {})},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+            **(env or {}),
+        },
     )
 
 
