@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import random
 import signal
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -34,8 +33,9 @@ from .printable import printable
 from .render_cohort import Progress, render, row_json
 
 if TYPE_CHECKING:
+    from ..commands.cohort_outcomes import Candidate
     from ..commands.cohort_runs import Caps, Row, Stop
-    from ..runs.model import Run
+    from ..report.cohort_page import SideBySide
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -282,25 +282,39 @@ or unreadable input, 3 when a cap (--max-requests, --max-tokens,
 way finish, the rest are listed as not run, and the exit status is 130 or
 143.  With -o DIR, a later call into the same DIR reports each run whose
 replay for a candidate is already there from that replay and replays only
-the others: an interrupted cohort continues (another DIR starts afresh).
+the others: an interrupted cohort continues, even one killed while writing
+a replay (that run is replayed again); another DIR starts afresh.  With
+--html, each replay's side-by-side page is written as the run is replayed.
 """
 
 
-def _page(doc: dict[str, Any], path: str, paths: tuple[str, ...], files: list[str]) -> None:
-    """The cohort's page at ``path``; with replays written, each beside its recording
-    (the recordings read again, as they are shown)."""
-    # lazy: only --html needs the page (Jinja2, the diff) and the recordings again
-    from ..commands.cohort_runs import runs_of
+def _page(doc: dict[str, Any], path: str, paths: tuple[str, ...], sides: SideBySide) -> None:
+    """The cohort's page at ``path``, each outcome linking to its replay beside its
+    recording where the replay was written: pages ``sides`` made as the runs were
+    replayed, and those of runs reported from an earlier call's replays made now (the
+    runs read again one at a time)."""
+    # lazy: only --html needs the pages (Jinja2, the diff)
+    from ..commands.cohort_runs import pages_made
     from ..report.cohort_page import write_cohort_page
-    from ..runs.load import load
 
-    runs: Mapping[str, Run] = {}
-    if files:
-        with reading(paths):
-            runs, _ = runs_of(paths, {r["run_id"] for r in doc["runs"] if r["outcomes"]})
+    files = [str(o["file"]) for o in doc["cohort"]["outputs"]]
+    pages, wanted = sides.found(doc)
+    if wanted:
+        with reading(paths), writing_pages(path):
+            made, _ = pages_made(paths, files, wanted, sides)
+        pages += made
     with writing_pages(path):
-        replays = [{r.run_id: r for r in load(f)} for f in files if os.path.isfile(f)]
-        write_cohort_page(doc, path, runs, replays)
+        write_cohort_page(doc, path, pages)
+
+
+def _sides(html_out: str | None, candidates: Sequence[Candidate]) -> SideBySide | None:
+    """The side-by-side pages beside the cohort's page ``html_out`` (None: no page)."""
+    if html_out is None:
+        return None
+    from ..report.cohort_page import SideBySide  # Jinja2 and the diff: lazy
+
+    with writing_pages(html_out):
+        return SideBySide(html_out, [c.label for c in candidates])
 
 
 def _caps(opts: cohort_candidates.Cohort, priced: Mapping[str, Any]) -> Caps:
@@ -374,6 +388,7 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
             err=True,
         )
     picked = drawn(picked, sample, seed, opts.limit)
+    sides = _sides(opts.html_out, candidates)
     stop = Stop()
     shown = Progress(len(picked), sys.stderr.isatty() and not opts.as_json)
     began = time.monotonic()
@@ -390,6 +405,7 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
                 earlier=earlier,
                 stop=stop,
                 done=shown,
+                sides=sides,
             )
         finally:
             shown.close()
@@ -423,8 +439,8 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
         render(rows, candidates, totals)
         if not found and not problems:
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
-    if opts.html_out is not None:
-        _page(doc, opts.html_out, paths, [f for _, f in files])
+    if sides is not None and opts.html_out is not None:
+        _page(doc, opts.html_out, paths, sides)
         click.echo(f"wrote {printable(opts.html_out)}", err=True)
     for label, file in files:
         click.echo(f"wrote the replays of {printable(label)} to {printable(file)}", err=True)

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from opentelemetry.sdk.trace import ReadableSpan
+
 from .. import messages as M
 from ..payload import codec as payload
 from ..replay.candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused
@@ -158,16 +160,17 @@ class AgentCandidate:
                 base.detail = one_line(div.diff.replace("\n", " ")) if div.diff else div.what
         return base
 
-    def _writer(self, session: Any) -> Callable[[Mapping[str, Any]], str] | None:
+    def _writer(self, session: Any) -> Callable[[Mapping[str, Any]], list[ReadableSpan]] | None:
         """Writes the session's replay to ``record_to`` (None when there is none)."""
         path = self.record_to
         if path is None:
             return None
 
-        def write(more: Mapping[str, Any]) -> str:
+        def write(more: Mapping[str, Any]) -> list[ReadableSpan]:
             session.log.root_attributes.update({**written(self), **more})
             with WRITING:
-                return str(session.write(path))
+                spans: list[ReadableSpan] = session.log.export(path)
+                return spans
 
         return write
 

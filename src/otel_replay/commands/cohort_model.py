@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from opentelemetry.sdk.trace import ReadableSpan
+
 from .. import messages as M
 from ..payload import codec as payload
 from ..replay.candidate_model import Asked, CandidateFailed, CandidateModel, CandidateRefused
@@ -126,12 +128,12 @@ class _Tally:
             out._write = self._writer(self.record_to, out)
         return out
 
-    def _writer(self, path: str, out: Outcome) -> Callable[[Mapping[str, Any]], str]:
-        def write(more: Mapping[str, Any]) -> str:
+    def _writer(self, path: str, out: Outcome) -> Callable[[Mapping[str, Any]], list[ReadableSpan]]:
+        def write(more: Mapping[str, Any]) -> list[ReadableSpan]:
             self.log.final_answer = out.answer
             self.log.root_attributes.update(more)
             with WRITING:
-                return self.log.write(path)
+                return self.log.export(path)
 
         return write
 

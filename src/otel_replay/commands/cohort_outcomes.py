@@ -24,10 +24,13 @@ from .. import messages as M
 from ..payload import codec as payload
 from ..replay.divergence import render_diff
 from ..replay.matchers import tool_arguments_key
+from ..replay.recorder import run_id_of
 from ..runs.model import Run, Step
 from ..same_message import message_key
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
     from .cohort_recorded import Pace
 
 OutcomeKind = Literal["same", "other_answer", "other_path", "new_path", "error", "refused"]
@@ -144,8 +147,9 @@ class Outcome:
     #: True when the outcome was read from a replay written by an earlier run of the cohort.
     resumed: bool = False
     #: Writes the replay with these attributes on its root (more of the cohort's), once
-    #: the outcome is final (:meth:`write_replay`); None when none is to be written.
-    _write: Callable[[Mapping[str, Any]], str] | None = dataclasses.field(
+    #: the outcome is final (:meth:`write_replay`), and gives the spans written; None
+    #: when none is to be written.
+    _write: Callable[[Mapping[str, Any]], list[ReadableSpan]] | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
 
@@ -161,13 +165,18 @@ class Outcome:
             return f"{said} at {self.divergence}"
         return f"{said}: {self.detail}" if self.detail else said
 
-    def write_replay(self) -> None:
+    def write_replay(self) -> list[ReadableSpan]:
         """Write the replay asked for, its root carrying this outcome (kind and JSON), and
-        note its run id; once (a second call writes nothing)."""
+        note its run id; once (a second call writes nothing).  The spans written, for
+        whoever shows the replay now (the outcome does not keep them: a cohort keeps its
+        outcomes to the end)."""
         write, self._write = self._write, None
-        if write is not None:
-            said = json.dumps(self.to_json(), ensure_ascii=False, default=str)
-            self.replay_run_id = write({COHORT_OUTCOME: self.kind, COHORT_OUTCOME_JSON: said})
+        if write is None:
+            return []
+        said = json.dumps(self.to_json(), ensure_ascii=False, default=str)
+        spans = write({COHORT_OUTCOME: self.kind, COHORT_OUTCOME_JSON: said})
+        self.replay_run_id = run_id_of(spans)
+        return spans
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Outcome:

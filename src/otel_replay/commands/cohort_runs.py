@@ -25,6 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from ..otlp.errors import FormatError
 from ..replay.recorder import REPLAY_OF
@@ -42,6 +43,15 @@ from .cohort_outcomes import (
     Outcome,
 )
 from .cohort_totals import Price, Totals, price_of
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
+    from ..report.cohort_page import DiffPage, SideBySide, Wanted
+
+#: The window a file is read again in for the replays (bytes of the file): a replay
+#: holds far more of a run than the listing does, so a smaller window than the listing's.
+READ_AGAIN_WINDOW = 2 * 1024 * 1024
 
 
 @dataclasses.dataclass
@@ -153,7 +163,7 @@ def read_again(
     seen: set[str] = set()
     files = [p for p in paths if not is_database(p)]
     if files and keep:
-        for batch in iter_runs(*files):
+        for batch in iter_runs(*files, window_bytes=READ_AGAIN_WINDOW):
             faults += batch.problems
             for run in batch:
                 if run.run_id in keep and run.run_id not in seen:
@@ -171,11 +181,44 @@ def read_again(
                     yield run
 
 
-def runs_of(paths: tuple[str, ...], wanted: set[str]) -> tuple[dict[str, Run], list[FormatError]]:
-    """The runs named in ``wanted``, all at once (the page shows each beside its replays)."""
+def pages_made(
+    paths: Sequence[str], files: Sequence[str], wanted: Sequence[Wanted], sides: SideBySide
+) -> tuple[list[DiffPage], list[FormatError]]:
+    """The side-by-side pages ``wanted`` (of replays written by an earlier call of the
+    cohort, when no page was made of them), made one at a time: each run read again in
+    turn, each of its replays read by its id from its candidate's file (``files[n]``:
+    candidate ``n + 1``'s), so that one run and one replay are held at once."""
+    by_run: dict[str, list[Wanted]] = {}
+    for w in wanted:
+        by_run.setdefault(w.run_id, []).append(w)
     faults: list[FormatError] = []
-    runs = {r.run_id: r for r in read_again(paths, sorted(wanted), faults)}
-    return runs, faults
+    pages: list[DiffPage] = []
+    for run in read_again(paths, list(by_run), faults):
+        for w in by_run.pop(run.run_id, []):
+            if w.candidate > len(files) or not os.path.isfile(files[w.candidate - 1]):
+                continue
+            read = load(files[w.candidate - 1], trace_id=w.replay_id)
+            faults += read.problems
+            replay = next((r for r in read if r.run_id == w.replay_id), None)
+            page = sides.write(run, w.candidate, replay) if replay is not None else None
+            if page is not None:
+                pages.append(page)
+    if sides.failed is not None:
+        raise sides.failed
+    return pages, faults
+
+
+def replay_run(spans: Sequence[ReadableSpan]) -> Run | None:
+    """The replay whose ``spans`` were just written, as a run (read back from their
+    encoding, as a reader of the file would read them), or None for no spans."""
+    from ..otlp.proto_reader import records_from_proto  # only for a page of the replays
+    from ..otlp.proto_writer import encode_request
+    from ..otlp.records import SpanRecord
+    from ..runs.build import build_runs
+
+    records = records_from_proto(encode_request(spans), "replay", 0)
+    runs = build_runs(r for r in records if isinstance(r, SpanRecord))
+    return runs[0] if runs else None
 
 
 def written_before(
@@ -220,12 +263,14 @@ def replayed(
     earlier: Mapping[tuple[str, int], Outcome] | None = None,
     stop: Stop | None = None,
     done: Callable[[Row], None] | None = None,
+    sides: SideBySide | None = None,
 ) -> tuple[list[Row], list[FormatError]]:
     """Each picked run, in ``picked``'s order, with its outcome per candidate (those in
     ``earlier`` taken from it, not replayed), or why it has none; and the read problems.
     ``jobs`` runs replay at once; ``done`` is told of each row as it is made (from the
-    thread that made it, one at a time)."""
-    cohort = _Cohort(candidates, comparator, prices, Spent(caps or Caps()), earlier or {})
+    thread that made it, one at a time); each replay written is shown beside its run by
+    ``sides``, when given, while both are held."""
+    cohort = _Cohort(candidates, comparator, prices, Spent(caps or Caps()), earlier or {}, sides)
     stop = stop if stop is not None else Stop()
     rows: list[Row | None] = [None] * len(picked)
     told = threading.Lock()
@@ -308,6 +353,7 @@ class _Cohort:
     prices: Mapping[str, Price]
     spent: Spent
     earlier: Mapping[tuple[str, int], Outcome]
+    sides: SideBySide | None = None
     gate: _Gate = dataclasses.field(default_factory=_Gate)
 
     def row(self, s: RunSummary, run: Run, halted: Callable[[], str | None]) -> Row:
@@ -321,7 +367,11 @@ class _Cohort:
             if out is None:
                 with self.gate.held(c.exclusive):
                     out = _one(c, s, run, self.comparator, self.prices)
-                out.write_replay()
+                spans = out.write_replay()
+                if self.sides is not None and spans:
+                    replay = replay_run(spans)
+                    if replay is not None:
+                        self.sides.write(run, n + 1, replay)
             outcomes.append(out)
         self.spent.add(self.candidates, outcomes)
         return Row(s, outcomes)

@@ -112,6 +112,10 @@ class ReplayLog:
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Append the replayed run to ``path`` (our file format); returns its run (trace) id."""
+        return run_id_of(self.export(path))
+
+    def export(self, path: str | os.PathLike[str]) -> list[ReadableSpan]:
+        """Append the replayed run to ``path`` (our file format); returns the spans written."""
         # The file exporter only when the replayed run is written.
         from ..export.file_exporter import FileSpanExporter
 
@@ -121,7 +125,12 @@ class ReplayLog:
             exporter.export(spans)
         finally:
             exporter.shutdown()
-        return format(spans[0].context.trace_id, "032x") if spans else ""
+        return spans
+
+
+def run_id_of(spans: Sequence[ReadableSpan]) -> str:
+    """The run (trace) id of a replay's ``spans`` ("" when there are none)."""
+    return format(spans[0].context.trace_id, "032x") if spans else ""
 
 
 def _recorded(step: Step) -> tuple[Link, ...]:

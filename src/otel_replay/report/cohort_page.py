@@ -5,7 +5,9 @@ cohort's result, whichever way it is shown): per candidate its counts and
 rates, a histogram of the steps at which runs first left the recording, its
 slowest and costliest runs; then every run with each candidate's outcome, the
 first divergence and its diff folded under it, and a link to the side-by-side
-page of the recording and the replay where one was written.
+page of the recording and the replay where one was written.  Those pages are
+written as the cohort replays each run (:class:`SideBySide`), while it holds the
+recording and the replay, so that drawing the page holds no run.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from ..json_text import surrogates_escaped
 from ..runs.diff import diff_runs
 from ..runs.model import Run
+from ..safe_files import replace_atomically
 from .page import gist, page_name, render_diff, templates
 
 #: How each outcome reads, and its colour on the page (the report's: good, warn, bad).
@@ -65,39 +68,75 @@ def render_cohort(doc: Mapping[str, Any], diffs: Sequence[DiffPage] = ()) -> str
     )
 
 
-def diff_page_name(run_id: str, candidate: int) -> str:
-    """The file name of a run's side-by-side page for candidate ``candidate`` (from 1)."""
-    return f"diff-{candidate}-{page_name(run_id).removeprefix('run-')}"
+def diff_page_name(run_id: str, candidate: int, replay_id: str) -> str:
+    """The file name of the side-by-side page of a run and candidate ``candidate``'s (from
+    1) replay ``replay_id`` of it: another replay of the run is another page."""
+    run = page_name(run_id).removeprefix("run-").removesuffix(".html")
+    replay = page_name(replay_id).removeprefix("run-").removesuffix(".html")[:16]
+    return f"diff-{candidate}-{run}-{replay}.html"
 
 
-def write_cohort_page(
-    doc: Mapping[str, Any],
-    path: str,
-    recorded: Mapping[str, Run],
-    replays: Sequence[Mapping[str, Run]],
-) -> list[DiffPage]:
-    """Write the cohort's page to ``path`` and, beside it, a side-by-side page for each
-    outcome whose replay was written (``replays[i]``: candidate ``i + 1``'s replayed
-    runs by their run id) of a run in ``recorded``; the diff pages written."""
-    directory = os.path.dirname(os.path.abspath(path))
-    labels = list((doc.get("cohort") or {}).get("candidates") or [])
-    pages: list[DiffPage] = []
-    for row in doc.get("runs") or []:
-        run = recorded.get(str(row.get("run_id")))
-        for n, outcome in enumerate(row.get("outcomes") or [], start=1):
-            replay_id = outcome.get("replay_run_id")
-            replay = replays[n - 1].get(replay_id) if replay_id and n <= len(replays) else None
-            if run is None or replay is None:
-                continue
-            name = diff_page_name(run.run_id, n)
-            label = labels[n - 1] if n <= len(labels) else f"candidate {n}"
-            html = render_diff(diff_runs(run, replay), ("recorded", f"replayed: {label}"))
-            with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-                f.write(html)
-            pages.append(DiffPage(run.run_id, n, name))
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(render_cohort(doc, pages))
-    return pages
+class SideBySide:
+    """The side-by-side pages beside the cohort's page at ``path``, each of a run's
+    recording and a candidate's replay of it: written as the cohort replays the run,
+    while both are in memory, so that the page need not read them again (memory stays
+    that of one run however many there are).  Each page is written whole or not at all
+    (a cohort killed while writing one leaves none)."""
+
+    def __init__(self, path: str, labels: Sequence[str]) -> None:
+        templates()  # no Jinja2 is said before any run is replayed
+        self.directory = os.path.dirname(os.path.abspath(path))
+        self.labels = list(labels)
+        #: The first page that could not be written: written again by the page, or its error.
+        self.failed: OSError | None = None
+
+    def write(self, run: Run, candidate: int, replay: Run) -> DiffPage | None:
+        """The page of ``run`` beside candidate ``candidate``'s (from 1) ``replay``, written;
+        None when it could not be (the page tries again, and says why)."""
+        name = diff_page_name(run.run_id, candidate, replay.run_id)
+        n = candidate - 1
+        label = self.labels[n] if 0 <= n < len(self.labels) else f"candidate {candidate}"
+        html = render_diff(diff_runs(run, replay), ("recorded", f"replayed: {label}"))
+        try:
+            replace_atomically(os.path.join(self.directory, name), html.encode("utf-8"))
+        except OSError as exc:
+            self.failed = self.failed or exc
+            return None
+        return DiffPage(run.run_id, candidate, name)
+
+    def found(self, doc: Mapping[str, Any]) -> tuple[list[DiffPage], list[Wanted]]:
+        """For each outcome of ``doc`` whose replay was written: its page where it is
+        already beside the cohort's page (written as it was replayed, by this call or an
+        earlier one), else what it wants."""
+        pages: list[DiffPage] = []
+        wanted: list[Wanted] = []
+        for row in doc.get("runs") or []:
+            run_id = str(row.get("run_id"))
+            for n, outcome in enumerate(row.get("outcomes") or [], start=1):
+                replay_id = outcome.get("replay_run_id")
+                if not isinstance(replay_id, str) or not replay_id:
+                    continue
+                name = diff_page_name(run_id, n, replay_id)
+                if os.path.isfile(os.path.join(self.directory, name)):
+                    pages.append(DiffPage(run_id, n, name))
+                else:
+                    wanted.append(Wanted(run_id, n, replay_id))
+        return pages, wanted
+
+
+@dataclasses.dataclass(frozen=True)
+class Wanted:
+    """A side-by-side page not written yet: the run, the candidate (from 1), its replay."""
+
+    run_id: str
+    candidate: int
+    replay_id: str
+
+
+def write_cohort_page(doc: Mapping[str, Any], path: str, diffs: Sequence[DiffPage]) -> None:
+    """Write the cohort's page to ``path`` (whole or not at all), each outcome linking to
+    its side-by-side page in ``diffs`` where there is one."""
+    replace_atomically(path, render_cohort(doc, diffs).encode("utf-8"))
 
 
 def _total(t: Mapping[str, Any]) -> dict[str, Any]:
