@@ -226,13 +226,25 @@ def written_before(
 ) -> tuple[dict[tuple[str, int], Outcome], str | None, list[FormatError]]:
     """What earlier calls of the cohort wrote to each candidate's file: ``(run id,
     candidate index)`` -> the outcome its replay's root carries (for that candidate's
-    label), the id of the cohort they were written for, and the files' read problems."""
+    label), the id of the cohort they were written for, and the files' read problems.
+
+    A replay is one record of its file, appended whole or not at all: a cohort killed
+    while appending one leaves it torn at the file's end, cut here (and said, once)
+    before the file is read, so that its run is replayed again as if never written.
+    ``OSError`` when a file cannot be read or is not a trace file."""
+    from ..export.file_exporter import FileSpanExporter  # only for the files of -o
+
     earlier: dict[tuple[str, int], Outcome] = {}
     cohort_id: str | None = None
     faults: list[FormatError] = []
     for n, c in enumerate(candidates):
         if c.record_to is None or not os.path.isfile(c.record_to):
             continue
+        file = FileSpanExporter(c.record_to)
+        try:
+            file.cut_torn_tail()
+        finally:
+            file.shutdown()
         for batch in iter_runs(c.record_to):
             faults += batch.problems
             for replay in batch:

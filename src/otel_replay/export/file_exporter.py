@@ -362,6 +362,28 @@ class FileSpanExporter(SpanExporter):
         finally:
             self._lock.release()
 
+    def cut_torn_tail(self) -> int:
+        """Cut now, under the file's lock as an append does, a record a killed writer left
+        torn at the end of the file (said as an append says it); the bytes cut, 0 when
+        the file ends in a whole record or is not there.  Raises what an append would
+        meet (:class:`NotATraceFile`, :class:`LockTimeout`, ``OSError``)."""
+        if not os.path.isfile(self.path):
+            return 0
+        deadline = time.monotonic() + self.lock_timeout
+        if not self._lock.acquire(timeout=self.lock_timeout):
+            raise LockTimeout(f"another thread held {self.path} past {self.lock_timeout} s")
+        try:
+            fd = self._open()
+            self._flock(fd, deadline)
+            try:
+                size = os.fstat(fd).st_size
+                return size - self._tail(fd)
+            finally:
+                if self._fd == fd:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            self._lock.release()
+
     def _flock(self, fd: int, deadline: float) -> None:
         """Lock the file, waiting no later than ``deadline`` (then :class:`LockTimeout`).
 
