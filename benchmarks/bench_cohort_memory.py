@@ -30,7 +30,7 @@ from examples.order_support.record import record
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ["Where is my order?", "Status of 4452?", "Anything about Widget Mini?"]
-CANDIDATE = ("--agent", "_cohort_agents:fixed_agent", "--kwarg", "user_id=@user.id")
+CANDIDATE = ("--agent", "tests.fixtures.cohort_agents:fixed_agent", "--kwarg", "user_id=@user.id")
 
 #: Runs the command as ``otel-replay ARGS`` would, and writes its peak RSS (kB) to the
 #: file named by the first argument when the process exits (``sys.exit`` included).
@@ -51,7 +51,7 @@ main()
 
 def peak_mb(*args: str | Path) -> float:
     """Peak RSS (MB) of ``otel-replay ARGS`` in a fresh process."""
-    paths = [str(ROOT / "src"), str(ROOT), str(ROOT / "tests")]
+    paths = [str(ROOT / "src"), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     with tempfile.NamedTemporaryFile("r", suffix=".kb") as kb:
         done = subprocess.run(

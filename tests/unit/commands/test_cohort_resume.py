@@ -33,8 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from test_cohort import ROOT, SRC, cohort_cli
-from test_cohort_scale import MANY, many
+from tests.unit.commands.test_cohort import ROOT, SRC, cohort_cli
+from tests.unit.commands.test_cohort_scale import MANY, many
 
 __all__ = ["many"]  # the recorded runs, a fixture shared with test_cohort_scale
 
@@ -42,8 +42,8 @@ __all__ = ["many"]  # the recorded runs, a fixture shared with test_cohort_scale
 RUNS = MANY
 CANDIDATES = (
     *("--agent", "examples.order_support.agent:run_agent"),
-    *("--agent", "_cohort_agents:fixed_agent"),
-    *("--agent", "_cohort_agents:exclaiming_agent"),
+    *("--agent", "tests.fixtures.cohort_agents:fixed_agent"),
+    *("--agent", "tests.fixtures.cohort_agents:exclaiming_agent"),
     *("--kwarg", "user_id=@user.id"),
 )
 
@@ -161,7 +161,7 @@ def killed_again_and_again(
     delay after the call's start (while it starts, lists, reads what was written), or,
     mostly, a random delay after it first appends a replay (while it replays, writes
     replays and pages)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT), str(ROOT / "tests")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
     args = [sys.executable, "-m", "otel_replay.cli.main", "cohort", str(runs), *CANDIDATES]
     args += ["-o", str(out), "--html", str(out / "cohort.html"), "--json"]
     draw = random.Random(seed)
