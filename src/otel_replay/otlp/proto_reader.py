@@ -236,13 +236,19 @@ def _first(groups: Any, scopes: str, items: str) -> Any:
     return None
 
 
+#: A span's field numbers: read as a log record, a span leaves some of them unknown
+#: (their wire types differ), while a log record's own unknown fields (a newer OTLP's,
+#: anyone's extensions) are numbered past them.
+_SPAN_FIELDS: Final = frozenset(f.number for f in Span.DESCRIPTOR.fields)
+
+
 def parse_request(body: bytes, source: str, offset: int) -> Request:
     """One serialized request of the traces or the logs signal, told apart by its first record.
 
     The two share field numbers down to the record, so each parses the other's
     bytes (or fails on them).  A span read from a log record never has a
     16-byte trace id (field 1 of a log record is a fixed64 timestamp); a log
-    record read from a span has fields of the wrong wire type.
+    record read from a span has span fields of the wrong wire type, left unknown.
     """
     traces: ExportTraceServiceRequest | None = None
     try:
@@ -263,7 +269,9 @@ def parse_request(body: bytes, source: str, offset: int) -> Request:
             record is not None
             and len(record.trace_id) in (0, 16)
             and len(record.span_id) in (0, 8)
-            and len(unknown_fields.UnknownFieldSet(record)) == 0
+            and not any(
+                f.field_number in _SPAN_FIELDS for f in unknown_fields.UnknownFieldSet(record)
+            )
         ):
             return logs
     if traces is None:

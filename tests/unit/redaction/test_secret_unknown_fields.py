@@ -29,6 +29,7 @@ from otel_replay.cli.main import cli
 from otel_replay.otlp.sniff import iter_records
 from otel_replay.sources.reader import SpanReader
 from tests.fixtures.data import ROOT
+from tests.fixtures.protobuf import varint
 from tests.fixtures.secrets import SECRET_SHAPES, WRITING, every_byte
 
 EXAMPLE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
@@ -52,20 +53,11 @@ def _messages(message: Any) -> Iterator[Any]:
             yield from _messages(value)
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        out.append(low | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def _plant(message: Any, number: int, text: str) -> None:
     """An unknown length-delimited field ``number`` holding ``text`` on ``message``."""
     assert message.DESCRIPTOR.fields_by_number.get(number) is None
     data = text.encode()
-    message.MergeFromString(_varint(number << 3 | 2) + _varint(len(data)) + data)
+    message.MergeFromString(varint(number << 3 | 2) + varint(len(data)) + data)
 
 
 def _framed(requests: list[Any]) -> bytes:
