@@ -1,8 +1,8 @@
-"""``otel-replay ls`` (or ``check``) of millions of GenAI spans: in ClickHouse against
-the same on a file.
+"""``otel-replay ls`` (or ``check``) of millions of GenAI spans in ClickHouse, against a
+bare aggregate of the same columns, or against the same spans in a file.
 
-    .cache/chdb-venv/bin/python benchmarks/bench_ls_clickhouse.py [--spans 5000000]
-        [--command ls|check]
+    .cache/chdb-venv/bin/python benchmarks/bench_ls_clickhouse.py
+        [--spans 500000,5000000] [--command ls|check] [--baseline bare|dump]
 
 (chdb, embedded ClickHouse, is in the environment ``.ci/run`` makes.)  The
 same spans twice: agent runs captured with otel-replay's helpers (an
@@ -15,7 +15,17 @@ messages and payloads), copied under fresh trace ids up to ``--spans``,
 - in a 4-byte framed protobuf dump (the Collector's file exporter format),
   the copies written by replacing the trace ids in the encoded requests.
 
-Then, each in a fresh process, interleaved, ``--repeat`` times: ``ls`` of the
+The table of each size is built once and kept under ``.cache/bench-clickhouse``
+(keyed by this generator's version: the source of the functions that make it).
+
+Baseline ``bare`` (the default): each in a fresh process, interleaved,
+``--repeat`` times, the command on the table and the bare ``GROUP BY TraceId``
+query reading the same columns the summary query reads (its rows read back
+the same way, one JSON line each); the CPU time of each process (ClickHouse
+runs inside it) and their ratio, at each ``--spans``.  The command must
+give one line per trace the bare query counts.
+
+Baseline ``dump``: each in a fresh process, interleaved, ``--repeat`` times: ``ls`` of the
 table (the lines computed by ClickHouse) and the first ``ls`` of the dump
 (every run built, checked and summarized, a window at a time, two worker
 processes, no saved summaries).  Both must list every run with the same
@@ -30,16 +40,23 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import os
+import resource
+import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Where the tables are kept between runs, one directory per generator version and size.
+CACHE = ROOT / ".cache" / "bench-clickhouse"
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT)]
 
 #: Runs captured once; their copies fill the table and the dump.
@@ -133,11 +150,59 @@ def write_dump(path: Path, body: bytes, trace_ids: list[str], copies: int) -> No
             f.write(struct.pack(">I", len(out)) + out)
 
 
+def generator_version() -> str:
+    """What the cached tables are keyed by: the source of the functions that make them."""
+    import _clickhouse
+
+    made_by = (template, _call, copy_id, fill_table, _clickhouse)
+    text = "".join(inspect.getsource(f) for f in made_by)
+    text += (ROOT / "tests" / "data" / "clickhouse" / "traces_table.sql").read_text()
+    return hashlib.sha256(f"{TEMPLATE_RUNS}{text}".encode()).hexdigest()[:16]
+
+
+def cached_table(spans: int, records: Callable[[], list]) -> tuple[str, int]:  # type: ignore[type-arg]
+    """The name of a table of about ``spans`` spans (built once into the cache) and its
+    span count."""
+    where = CACHE / generator_version() / str(spans)
+    if not (where / "done").exists():
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        t0 = time.perf_counter()
+        template_records = records()
+        copies = max(1, -(-spans // len(template_records)))
+        fill_table(where / "db", template_records, copies)
+        (where / "done").write_text(str(len(template_records) * copies))
+        print(f"built the table of {spans:,} spans in {time.perf_counter() - t0:.0f} s")
+    return f"chdb://{where}/db?database=otel", int((where / "done").read_text())
+
+
+#: The baseline: every trace's spans grouped, reading the columns the summary query reads
+#: (each column's values hashed, so that ClickHouse reads every byte of them).
+BARE = """
+SELECT TraceId, count() AS spans, min(Timestamp) AS start,
+    max(toUnixTimestamp64Nano(Timestamp) + toInt64(Duration)) AS end,
+    sum(cityHash64(SpanId, ParentSpanId, SpanName, StatusCode, ScopeName, SpanAttributes,
+        ResourceAttributes, Events.Name)) AS digest
+FROM {table}
+WHERE TraceId != ''
+GROUP BY TraceId
+SETTINGS output_format_json_quote_64bit_integers = 0
+"""
+
+
 def phase(source: str, command: str) -> None:
-    """One listing (or check), in this fresh process: its lines as JSON."""
+    """One listing (or check, or the bare query), in this fresh process: its lines as
+    JSON (the bare query's: their count)."""
     from otel_replay.runs.summary import Filter
     from otel_replay.sources.files import is_database
 
+    if command == "bare":
+        from otel_replay.sources.clickhouse.database import connect
+
+        db = connect(source)
+        table = f"{db.location.database}.{db.location.table}"
+        print(json.dumps(sum(1 for _ in db.rows(BARE.format(table=table)))))
+        return
     if command == "check":
         from otel_replay.commands.check import check_runs
 
@@ -164,7 +229,10 @@ def phase(source: str, command: str) -> None:
     print(json.dumps(sorted((s.run_id, s.verdict, s.steps, s.tokens) for s in found)))
 
 
-def timed(source: str, command: str) -> tuple[float, list]:  # type: ignore[type-arg]
+def timed(source: str, command: str) -> tuple[float, float, Any]:
+    """The wall-clock and CPU seconds of ``command`` on ``source`` in a fresh process, and
+    what it printed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(
         [sys.executable, __file__, "--phase", source, "--command", command],
@@ -173,21 +241,45 @@ def timed(source: str, command: str) -> tuple[float, list]:  # type: ignore[type
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
         check=True,
     )
-    return time.perf_counter() - t0, json.loads(done.stdout)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, json.loads(done.stdout)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--spans", type=int, default=5_000_000)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--command", choices=["ls", "check"], default="ls")
-    parser.add_argument("--phase")
-    args = parser.parse_args()
-    if args.phase:
-        return phase(args.phase, args.command)
+def against_bare(sizes: list[int], command: str, repeat: int) -> None:
+    """``command`` on the table of each size against the bare aggregate, interleaved."""
+    held: list = []  # type: ignore[type-arg]
+
+    def records() -> list:  # type: ignore[type-arg]
+        if not held:
+            held.extend(template()[0])
+        return held
+
+    for size in sizes:
+        table, spans = cached_table(size, records)
+        best = {command: (float("inf"), float("inf")), "bare": (float("inf"), float("inf"))}
+        said = {}
+        for _ in range(repeat):
+            for what in (command, "bare"):
+                wall, cpu, said[what] = timed(table, what)
+                best[what] = min(best[what], (cpu, wall))
+                print(f"  {what} of {spans:,} spans: {cpu:.1f} s CPU, {wall:.1f} s wall")
+        assert len(said[command]) == said["bare"], "a line per trace"
+        (cpu, wall), (bare_cpu, bare_wall) = best[command], best["bare"]
+        print(
+            f"{command} of {spans:,} spans ({said['bare']:,} traces): {cpu:.1f} s CPU"
+            f" ({wall:.1f} s wall), the bare GROUP BY TraceId {bare_cpu:.1f} s CPU"
+            f" ({bare_wall:.1f} s wall), best of {repeat}: {command}/bare"
+            f" {cpu / bare_cpu:.2f}x CPU, {wall / bare_wall:.2f}x wall"
+        )
+
+
+def against_dump(spans: int, command: str, repeat: int) -> None:
+    """``command`` on the table against the same on a dump of the same spans, interleaved."""
     records, body = template()
     per_copy = len(records)
-    copies = max(1, -(-args.spans // per_copy))
+    copies = max(1, -(-spans // per_copy))
     trace_ids = sorted({r.trace_id for r in records})
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -201,18 +293,38 @@ def main() -> None:
         table = f"chdb://{tmp}/db?database=otel"
         best = {"table": float("inf"), "dump": float("inf")}
         lines = {}
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             for what, source in (("table", table), ("dump", str(dump))):
-                seconds, lines[what] = timed(source, args.command)
+                seconds, _, lines[what] = timed(source, command)
                 best[what] = min(best[what], seconds)
-                print(f"  {args.command} of the {what}: {seconds:.1f} s")
+                print(f"  {command} of the {what}: {seconds:.1f} s")
         assert lines["table"] == lines["dump"], "the two answers differ"
         print(
-            f"{args.command} of the ClickHouse table {best['table']:.1f} s, of the dump"
-            f" {best['dump']:.1f} s (best of {args.repeat}): the table takes"
+            f"{command} of the ClickHouse table {best['table']:.1f} s, of the dump"
+            f" {best['dump']:.1f} s (best of {repeat}): the table takes"
             f" {best['table'] / best['dump']:.3f}x the time"
             f" ({best['dump'] / best['table']:.0f}x faster); {len(lines['table']):,} runs"
         )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--spans",
+        default="500000,5000000",
+        help="Table sizes, comma-separated (the dump baseline takes the first).",
+    )
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--command", choices=["ls", "check", "bare"], default="ls")
+    parser.add_argument("--baseline", choices=["bare", "dump"], default="bare")
+    parser.add_argument("--phase")
+    args = parser.parse_args()
+    if args.phase:
+        return phase(args.phase, args.command)
+    sizes = [int(s) for s in args.spans.split(",")]
+    if args.baseline == "dump":
+        return against_dump(sizes[0], args.command, args.repeat)
+    return against_bare(sizes, args.command, args.repeat)
 
 
 if __name__ == "__main__":
