@@ -447,12 +447,16 @@ FROM (
         toInt64OrZero(if(mapContains(a, 'gen_ai.usage.output_tokens'),
             a['gen_ai.usage.output_tokens'], a['gen_ai.usage.completion_tokens']))
             AS output_tokens,
-        arrayExists(k -> k IN ('gen_ai.input.messages', 'otel_replay.bytes.gen_ai.input.messages',
-            'otel_replay.ref.gen_ai.input.messages', 'gen_ai.input.messages_ref')
-            AND a[k] NOT IN ('', '[]'), mapKeys(a)) AS has_input,
-        arrayExists(k -> k IN ('gen_ai.output.messages',
+        -- The lambdas below are given the names and values as arrays: one that reads
+        -- the map copies all of it (payloads too) for each name it is called on.
+        mapKeys(a) AS names,
+        mapValues(a) AS values,
+        arrayExists((k, v) -> k IN ('gen_ai.input.messages',
+            'otel_replay.bytes.gen_ai.input.messages', 'otel_replay.ref.gen_ai.input.messages',
+            'gen_ai.input.messages_ref') AND v NOT IN ('', '[]'), names, values) AS has_input,
+        arrayExists((k, v) -> k IN ('gen_ai.output.messages',
             'otel_replay.bytes.gen_ai.output.messages', 'otel_replay.ref.gen_ai.output.messages',
-            'gen_ai.output.messages_ref') AND a[k] NOT IN ('', '[]'), mapKeys(a)) AS has_output,
+            'gen_ai.output.messages_ref') AND v NOT IN ('', '[]'), names, values) AS has_output,
         arrayExists(k -> k IN ('gen_ai.tool.call.arguments',
             'otel_replay.bytes.gen_ai.tool.call.arguments',
             'otel_replay.ref.gen_ai.tool.call.arguments'), mapKeys(a)) AS has_args,
@@ -463,10 +467,16 @@ FROM (
         a['gen_ai.tool.definitions'] != '' AS offers_tools,
         arrayExists(k -> startsWith(k, 'otel_replay.ref.') OR endsWith(k, '_ref'), mapKeys(a))
             AS kept_elsewhere,
-        arrayExists(k -> startsWith(k, 'otel_replay.sha256.')
-            AND mapContains(a, substring(k, 20))
-            AND NOT mapContains(a, concat('otel_replay.bytes.', substring(k, 20)))
-            AND lower(hex(SHA256(a[substring(k, 20)]))) != a[k], mapKeys(a)) AS damaged,
+        arrayFilter(k -> startsWith(k, 'otel_replay.sha256.'), names) AS digest_names,
+        arrayFilter((v, k) -> startsWith(k, 'otel_replay.sha256.'), values, names) AS digests,
+        arrayFilter(k -> startsWith(k, 'otel_replay.bytes.'), names) AS bytes_names,
+        arrayFilter((v, k) -> has(digest_names, concat('otel_replay.sha256.', k))
+            AND NOT has(bytes_names, concat('otel_replay.bytes.', k)), values, names)
+            AS digested,
+        arrayMap(k -> digests[indexOf(digest_names, concat('otel_replay.sha256.', k))],
+            arrayFilter(k -> has(digest_names, concat('otel_replay.sha256.', k))
+            AND NOT has(bytes_names, concat('otel_replay.bytes.', k)), names)) AS expected,
+        arrayExists((v, d) -> lower(hex(SHA256(v))) != d, digested, expected) AS damaged,
         damaged AND (mapContains(a, 'otel_replay.sha256.gen_ai.output.messages')
             OR mapContains(a, 'otel_replay.sha256.gen_ai.tool.call.result')) AS damaged_output,
         countMatches(a['gen_ai.output.messages'], '"type"\\s*:\\s*"tool_call"') AS calls_made,
@@ -484,7 +494,7 @@ FROM (
             AS mute,
         damaged AS spoiled,
         a['otel_replay.content'] = 'NO_CONTENT' AS no_content,
-        arrayExists(k -> startsWith(k, 'otel_replay.type.') AND a[k] = 'repr', mapKeys(a))
+        arrayExists((k, v) -> startsWith(k, 'otel_replay.type.') AND v = 'repr', names, values)
             AS repr_kept,
         NOT (match(TraceId, '^[0-9a-f]{{32}}$') AND match(SpanId, '^[0-9a-f]{{16}}$')
             AND match(ParentSpanId, '^([0-9a-f]{{16}})?$')) AS odd_ids,
@@ -501,9 +511,9 @@ FROM (
             tryBase64Decode(a['otel_replay.bytes.gen_ai.tool.call.result']), result)
             AS result_text,
         {result_warns} AS odd_result,
-        arrayStringConcat(arrayMap(k -> if(startsWith(k, 'otel_replay.bytes.'),
-            tryBase64Decode(a[k]), a[k]), arrayFilter(k -> position(k, 'output') > 0,
-            mapKeys(a))), char(10)) AS said,
+        mapFilter((k, v) -> position(k, 'output') > 0, a) AS outputs,
+        arrayStringConcat(arrayMap((k, v) -> if(startsWith(k, 'otel_replay.bytes.'),
+            tryBase64Decode(v), v), mapKeys(outputs), mapValues(outputs)), char(10)) AS said,
         {dire} AS dire,
         {shape} AS shape
     FROM {table}
