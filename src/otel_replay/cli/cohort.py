@@ -1,7 +1,7 @@
 """``otel-replay cohort``: replay many recorded runs against candidates, say what would change.
 
 The runs are those ``ls`` lists for the same filters (read through
-:func:`~otel_replay.cli.loading.list_runs`); a sample or the first N of them;
+:func:`~otel_replay.cli.loading.drawn_runs`); a sample or the first N of them;
 each replayed against every candidate (:mod:`otel_replay.commands.cohort`), the
 outcomes printed as a table (runs by candidates), totals per candidate, and
 each outcome that is not ``same`` with its first divergence.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import cohort_candidates
-from .loading import list_runs, reading, report_problems
+from .loading import drawn_runs, reading, report_problems
 from .options import headers_option, paths_argument, verbose_option
 from .output import dumps, fail, writing_pages
 from .printable import printable
@@ -168,13 +168,15 @@ def command() -> click.Command:
             "--sample",
             type=click.IntRange(min=1),
             metavar="N",
-            help="N runs drawn at random from those the filters keep (the seed is printed).",
+            help="N runs drawn at random from those the filters keep (the seed is printed); "
+            "a ClickHouse table draws them in its query.",
         ),
         click.option(
             "--seed",
             type=int,
             metavar="S",
-            help="The seed of --sample: the same S draws the same runs.",
+            help="The seed of --sample: the same S draws the same runs, from a file or a "
+            "ClickHouse table alike (the N runs whose SHA-256 of S:RUN_ID is the smallest).",
         ),
         click.option(
             "--limit",
@@ -351,11 +353,10 @@ def _stoppable(stop: Stop) -> Iterator[list[int]]:
 
 def _cohort(opts: cohort_candidates.Cohort) -> None:
     # The run model, the readers and the replay machinery: lazy.
-    from ..commands.cohort import drawn
     from ..commands.cohort_runs import Stop, replayed, totals_of, written_before
+    from ..commands.draw import Draw
     from ..commands.listing import run_filter
     from ..runs.load import Runs
-    from ..runs.summary import select
 
     candidates = cohort_candidates.candidates(opts)
     priced = cohort_candidates.prices(opts.prices)
@@ -374,20 +375,27 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
     except ValueError as exc:
         fail(str(exc))
     paths = opts.paths
-    found, problems = list_runs(
-        paths, flt, since=opts.since, use_cache=not opts.no_cache, jobs=opts.jobs
-    )
-    picked = select(found, flt, "start")
-    kept = len(picked)
     sample, seed = opts.sample, opts.seed
-    if sample is not None and sample < len(picked):
-        seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
+    if sample is not None and seed is None:
+        seed = random.SystemRandom().randrange(2**32)
+    # A ClickHouse table draws in its query: only the runs drawn leave it.
+    listing = drawn_runs(
+        paths,
+        flt,
+        Draw(sample, seed, opts.limit),
+        since=opts.since,
+        use_cache=not opts.no_cache,
+        jobs=opts.jobs,
+    )
+    picked, kept, problems = listing
+    if sample is not None and sample < kept:
         click.echo(
             f"otel-replay: sampled {sample} of {kept} runs (seed {seed}; --seed {seed} draws "
             "them again)",
             err=True,
         )
-    picked = drawn(picked, sample, seed, opts.limit)
+    elif opts.seed is None:
+        seed = None  # nothing was drawn
     sides = _sides(opts.html_out, candidates)
     stop = Stop()
     shown = Progress(len(picked), sys.stderr.isatty() and not opts.as_json)
@@ -437,7 +445,7 @@ def _cohort(opts: cohort_candidates.Cohort) -> None:
         click.echo(dumps(doc))
     else:
         render(rows, candidates, totals)
-        if not found and not problems:
+        if not kept and not problems:
             click.echo(f"otel-replay: no runs in {', '.join(paths)}", err=True)
     if sides is not None and opts.html_out is not None:
         _page(doc, opts.html_out, paths, sides)

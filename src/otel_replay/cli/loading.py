@@ -20,6 +20,8 @@ from .output import fail
 from .printable import printable
 
 if TYPE_CHECKING:
+    from ..commands.draw import Draw
+    from ..commands.listing import Drawn
     from ..otlp.errors import FormatError
     from ..runs.load import Runs
     from ..runs.model import Run
@@ -179,3 +181,22 @@ def list_runs(
     paths = searched(paths, flt, since)
     with working(f"listing {printable(', '.join(paths))}"):
         return listed(paths, flt, use_cache=use_cache, jobs=jobs)
+
+
+def drawn_runs(
+    paths: tuple[str, ...],
+    flt: Filter,
+    draw: Draw,
+    *,
+    since: str | None = None,
+    use_cache: bool = True,
+    jobs: int | None = None,
+) -> Drawn:
+    """The runs of :func:`list_runs` that ``draw`` takes, and how many there were: drawn
+    by a ClickHouse table itself (only those leave it), else from the summaries."""
+    from ..commands.listing import drawn_listing, searched  # the run readers: lazy
+    from ..sources.progress import working
+
+    paths = searched(paths, flt, since)
+    with working(f"listing {printable(', '.join(paths))}"):
+        return drawn_listing(paths, flt, draw, use_cache=use_cache, jobs=jobs)

@@ -75,7 +75,7 @@ def triage(
     """The runs of the table ``name`` ClickHouse shows clean (trace id, start), the traces
     left to read (trace id, span count), both in start order; and the problems met."""
     params: dict[str, Param] = {"every": 1, "tool_budget": budget, **wording_params(phrases)}
-    return sorted_out(name, Filter(), "also", _start, _CLEAN, params)
+    return sorted_out(name, Filter(), "also", _start, _CLEAN, params)[:3]
 
 
 def _start(row: dict[str, Any]) -> tuple[str, int]:

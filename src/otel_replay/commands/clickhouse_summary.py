@@ -43,8 +43,9 @@ from ..runs.stream import map_table_runs
 from ..runs.summary import Filter, RunSummary, summarize
 from ..sources.clickhouse.database import Database, Param, connect, table_types
 from ..sources.clickhouse.spans import table_columns
+from .draw import Draw
 
-__all__ = ["summaries"]
+__all__ = ["drawn_summaries", "summaries"]
 
 #: Scopes whose spans another dialect reads, whatever their attribute names.
 _FOREIGN_SCOPES: Final = ("gen_ai",)
@@ -54,6 +55,42 @@ def summaries(name: str, flt: Filter) -> tuple[list[RunSummary], list[FormatErro
     """The summaries of the runs of the table ``name`` that ``flt`` may keep: computed by
     ClickHouse, and for the traces it leaves to the reader, by reading those alone."""
     found, left, problems = sql_summaries(name, flt)
+    return _with_left(name, found, left, problems)
+
+
+def drawn_summaries(
+    name: str, flt: Filter, draw: Draw
+) -> tuple[list[RunSummary], int, list[FormatError]]:
+    """The summaries of the runs of the table ``name`` that ``flt`` keeps and ``draw`` may
+    take, and how many runs ``flt`` keeps that ``draw`` does not take and are left out.
+
+    ClickHouse draws among the runs it summarizes (by the digest of the seed and the
+    trace id, or by start), and sends back only the runs drawn and those it leaves to
+    the reader (drawn among the others once read): of a table of thousands of runs,
+    about ``draw.sample`` lines leave it."""
+    if draw.sample is None and draw.limit is None:
+        found, problems = summaries(name, flt)
+        return found, 0, problems
+    # Runs joined by log records' time alone are read whole: drawn once read.
+    from ..sources.clickhouse.spans import spanless_logs
+
+    try:
+        whole = spanless_logs(name)
+    except FormatError as exc:
+        return [], 0, [exc]
+    if whole:
+        found, problems = summaries(name, flt)
+        return found, 0, problems
+    drawn, left, problems, plain = sorted_out(name, flt, "plain", _summary, draw=draw)
+    left_out = plain - len(drawn)
+    found, problems = _with_left(name, drawn, left, problems)
+    return found, left_out, problems
+
+
+def _with_left(
+    name: str, found: list[RunSummary], left: list[tuple[str, int]], problems: list[FormatError]
+) -> tuple[list[RunSummary], list[FormatError]]:
+    """``found``, and the summaries of the traces ``left`` to the reader, read alone."""
     if left:
         # Those traces a window at a time, client-only ones stitched as a dump's are.
         mapped = map_table_runs(name, left, summarize, done={s.run_id for s in found})
@@ -69,7 +106,7 @@ def sql_summaries(
     fields computed by ClickHouse), the traces ClickHouse leaves to the reader (other
     dialects, stitched traces: their ids and span counts, in start order), and the
     problems met."""
-    return sorted_out(name, flt, "plain", _summary)
+    return sorted_out(name, flt, "plain", _summary)[:3]
 
 
 T = TypeVar("T")
@@ -82,22 +119,26 @@ def sorted_out(
     make: Callable[[dict[str, Any]], T],
     also: str = "0",
     params: dict[str, Param] | None = None,
-) -> tuple[list[T], list[tuple[str, int]], list[FormatError]]:
-    """``make`` of the summary rows (see :func:`_summary_rows`) whose ``column`` holds; the
-    other traces, left to the reader (their ids and span counts, in start order); and
-    the problems met."""
+    draw: Draw | None = None,
+) -> tuple[list[T], list[tuple[str, int]], list[FormatError], int]:
+    """``make`` of the summary rows (see :func:`_summary_rows`) whose ``column`` holds (of
+    those, with a ``draw``, only the rows it takes); the other traces, left to the reader
+    (their ids and span counts, in start order); the problems met; and how many rows
+    ``column`` holds for in all."""
     taken, left = [], []
+    held = 0
     try:
-        for row in _summary_rows(name, flt, also, params):
+        for row in _summary_rows(name, flt, also, params, column if draw else None, draw):
             if int(row[column]):
                 taken.append(make(row))
+                held = int(row.get("class_runs", 0))
             else:
                 left.append((str(row["TraceId"]), int(row["steps"])))
     except _Unsummarized as whole:
-        return [], whole.traces, []
+        return [], whole.traces, [], 0
     except FormatError as exc:
-        return [], [], [exc]
-    return taken, left, []
+        return [], [], [exc], 0
+    return taken, left, [], max(held, len(taken))
 
 
 class _Unsummarized(Exception):
@@ -109,10 +150,17 @@ class _Unsummarized(Exception):
 
 
 def _summary_rows(
-    name: str, flt: Filter, also: str = "0", params: dict[str, Param] | None = None
+    name: str,
+    flt: Filter,
+    also: str = "0",
+    params: dict[str, Param] | None = None,
+    column: str | None = None,
+    draw: Draw | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The summary query's rows for the table ``name``, one per trace ``flt`` keeps, with
     the column ``also``: a condition on the trace's summary (bound with ``params``).
+    With a ``draw``, of the rows whose ``column`` holds only those it takes, each with
+    ``class_runs``: how many such rows there are in all.
     Raises :class:`_Unsummarized` for a table the query does not read."""
     since_ns = flt.since_ns
     db = connect(name)
@@ -125,7 +173,7 @@ def _summary_rows(
         where, bound = _since(db, since_ns)
         bound.update({**PATTERNS, **(params or {}), "foreign": foreign})
         scope = "ScopeName" if columns.has_scope else "SpanAttributes['otel.scope.name']"
-        sql = _SUMMARY.format(
+        summary = _SUMMARY.format(
             table=table,
             where=where,
             shape=_SHAPE.format(scope=scope),
@@ -140,6 +188,17 @@ def _summary_rows(
             also=also,
             logs=_logs(db),
         )
+        if column is None or draw is None:
+            sql = _ALL.format(output=_OUTPUT, summary=summary)
+        else:
+            sql = _DRAWN.format(
+                output=_OUTPUT,
+                summary=summary,
+                column=column,
+                order=_BY_DIGEST if draw.sample is not None else _BY_START,
+            )
+            bound["draw_seed"] = draw.seed_text
+            bound["draw_n"] = draw.sample if draw.sample is not None else draw.limit or 0
         yield from db.rows(sql, bound)
     finally:
         db.close()
@@ -521,6 +580,38 @@ FROM (
 )
 GROUP BY TraceId
 HAVING ({{every:UInt8}} OR countIf(op != 'create_agent') > 0) AND {having}
+"""
+
+#: The columns of a summary row that leave ClickHouse: what :func:`_summary` reads, and
+#: the two conditions the rows are told apart by.
+_OUTPUT: Final = (
+    "TraceId, start, end, agent, user_id, session_id, tenant_id, models, steps, model_calls,"
+    " tool_calls, tools, errors, tool_calls_failed, model_calls_failed, input_tokens,"
+    " output_tokens, content, asked_unseen, no_output, kept_elsewhere, damaged,"
+    " damaged_output, unanswered, anomalies, plain, also"
+)
+
+#: Every summary row, in start order.
+_ALL: Final = """
+SELECT {output} FROM ({summary})
 ORDER BY start, TraceId
 SETTINGS output_format_json_quote_64bit_integers = 0
 """
+
+#: The rows of a draw: of those whose ``{column}`` holds, the first ``draw_n`` in the
+#: draw's order (with how many there are in all); every other row.
+_DRAWN: Final = """
+SELECT {output}, class_runs FROM (
+    SELECT *, count() OVER (PARTITION BY {column}) AS class_runs,
+        row_number() OVER (PARTITION BY {column} ORDER BY {order}) AS class_place
+    FROM ({summary})
+)
+WHERE NOT {column} OR class_place <= {{draw_n:UInt64}}
+ORDER BY start, TraceId
+SETTINGS output_format_json_quote_64bit_integers = 0
+"""
+
+#: A draw's order: by the digest of the seed and the trace id (as :func:`.draw.draw_key`
+#: orders run ids), or, with no sample, by start.
+_BY_DIGEST: Final = "SHA256(concat({draw_seed:String}, ':', TraceId)), TraceId"
+_BY_START: Final = "start, TraceId"

@@ -40,7 +40,8 @@ from .cohort_outcomes import (
     first_turn_apart,
 )
 from .cohort_recorded import MAX_TURNS, STDOUT, WRITING, Pace
-from .cohort_totals import WORST, Price, Totals, drawn, price_of
+from .cohort_totals import WORST, Price, Totals, price_of
+from .draw import drawn
 
 __all__ = [
     "COHORT_CANDIDATE",

@@ -1,15 +1,13 @@
 """What a cohort adds up to: each candidate's :class:`Totals` (outcomes counted, tokens,
-time, cost, the slowest and costliest runs), the :class:`Price` of a model's tokens, and
-the runs :func:`drawn` for the cohort.
+time, cost, the slowest and costliest runs), and the :class:`Price` of a model's tokens.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import random
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from ..replay.candidate_model import CandidateModel
 from .cohort_outcomes import OUTCOMES, Outcome
@@ -126,16 +124,3 @@ def _keep(worst: list[tuple[float, str]], one: tuple[float, str]) -> None:
     worst.append(one)
     worst.sort(key=lambda w: -w[0])  # the same value: the earlier run stays first
     del worst[WORST:]
-
-
-T = TypeVar("T")
-
-
-def drawn(items: Sequence[T], sample: int | None, seed: int | None, limit: int | None) -> list[T]:
-    """The cohort: ``sample`` of ``items`` drawn with ``seed`` (all when there are no more),
-    kept in their order, then the first ``limit``.  The same seed draws the same items."""
-    picked = list(items)
-    if sample is not None and sample < len(picked):
-        chosen = random.Random(seed).sample(range(len(picked)), sample)
-        picked = [picked[i] for i in sorted(chosen)]
-    return picked if limit is None else picked[:limit]

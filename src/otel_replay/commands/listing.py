@@ -8,12 +8,14 @@ so that the two commands pick the same runs for the same filters.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from ..otlp.errors import FormatError
-from ..runs.summary import Filter, RunSummary
+from ..runs.summary import Filter, RunSummary, select
 from ..since import parse_since
 from ..sources import open_source
 from ..sources.source import CLICKHOUSE, Kind, SearchFilter
+from .draw import Draw, drawn
 from .summary_cache import summaries
 
 
@@ -60,6 +62,60 @@ def listed(
             found += more
             problems += faults
     return found, problems
+
+
+class Drawn(NamedTuple):
+    """The runs a cohort takes (see :func:`drawn_listing`)."""
+
+    #: Their summaries, in start order.
+    runs: list[RunSummary]
+    #: How many runs the filters keep, those drawn among them.
+    kept: int
+    problems: list[FormatError]
+
+
+#: The summaries of the runs of one source that ``flt`` keeps and a :class:`Draw` may take,
+#: how many runs ``flt`` keeps that it leaves out, and the problems met.
+DrawSummaries = Callable[[str, Filter, Draw], tuple[list[RunSummary], int, list[FormatError]]]
+
+
+def _clickhouse_draw(
+    name: str, flt: Filter, draw: Draw
+) -> tuple[list[RunSummary], int, list[FormatError]]:
+    from .clickhouse_summary import drawn_summaries  # (as _clickhouse_summaries)
+
+    # ClickHouse draws, and only the runs drawn leave it.
+    return drawn_summaries(name, flt, draw)
+
+
+#: The sources whose backend draws among its runs itself, by kind.
+COMPUTED_DRAWS: dict[Kind, DrawSummaries] = {CLICKHOUSE: _clickhouse_draw}
+
+
+def drawn_listing(
+    paths: tuple[str, ...],
+    flt: Filter,
+    draw: Draw,
+    *,
+    use_cache: bool = True,
+    jobs: int | None = None,
+) -> Drawn:
+    """The runs of ``paths`` that ``flt`` keeps and ``draw`` takes (see :mod:`.draw`): the
+    runs :func:`listed` gives, filtered and drawn, but a source that draws itself (a
+    ClickHouse table) sends only the runs that may be drawn."""
+    computed = [(p, COMPUTED_DRAWS.get(open_source(p).kind)) for p in paths]
+    rest = tuple(p for p, draws in computed if draws is None)
+    found, problems = listed(rest, flt, use_cache=use_cache, jobs=jobs) if rest else ([], [])
+    left_out = 0
+    for name, draws in computed:
+        if draws is not None:
+            more, out, faults = draws(name, flt, draw)
+            found += more
+            left_out += out
+            problems += faults
+    kept = select(found, flt, "start")
+    runs = drawn(kept, draw.sample, draw.seed, draw.limit, lambda s: s.run_id)
+    return Drawn(runs, len(kept) + left_out, problems)
 
 
 def run_filter(
