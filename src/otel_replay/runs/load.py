@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
 from ..otlp.errors import FormatError
-from ..otlp.records import LogRecord, SpanRecord
+from ..otlp.records import LogRecord, Record, SpanRecord
 from ..payload.attributes import BlobReader
 from ..payload.blobs import BlobStore, BlobUnavailable
 from ..payload.references import RefUnavailable, stored_blob
@@ -185,6 +185,23 @@ def read_traces(
     # any log record, so every reader is registered and every log read by then.
     traces = build_traces(spans(), blob_readers, logs, pending=lazy)
     _blame(traces, problems, inputs)
+    return Runs(traces, problems, unjoined(traces, logs))
+
+
+def traces_of(name: str, records: Iterable[Record], problems: list[FormatError]) -> Runs:
+    """:func:`read_traces` of the input ``name`` whose records were read already (a
+    database's, read for many windows at once), ``problems`` the faults met reading them."""
+    logs: list[LogRecord] = []
+
+    def spans() -> Iterator[SpanRecord]:
+        for record in records:
+            if isinstance(record, LogRecord):
+                logs.append(record)
+            else:
+                yield record
+
+    traces = build_traces(spans(), {name: _blob_reader(name)}, logs)
+    _blame(traces, problems, [[name]])
     return Runs(traces, problems, unjoined(traces, logs))
 
 

@@ -38,7 +38,7 @@ from ..sources.files import expand, is_database, is_stream
 from ..sources.reader import trace_index
 from .build import assemble
 from .double_spans import TwinFacts, pair_twins, twin_facts
-from .load import Runs, read_runs, read_traces
+from .load import Runs, read_runs, read_traces, traces_of
 from .model import Run, no_cycle_collection
 from .stitch import ConversationKeys, PieceFacts, group_pieces, is_piece, piece_facts
 
@@ -125,11 +125,15 @@ def read_window(
     ``as_of``: the :attr:`Windows.stamps` of the plan the window comes from.
     """
     with no_cycle_collection():  # as read_runs: building frees nothing the collector finds
-        traces = read_traces(paths, trace_ids, as_of)
-        keys = ConversationKeys()
-        held = [(piece_facts(t, keys), twin_facts(t, keys)) for t in traces if is_piece(t)]
-        alone = [t for t in traces if not is_piece(t)]
-        return Piece(Runs(assemble(alone), traces.problems, traces.unjoined_logs), held)
+        return _piece(read_traces(paths, trace_ids, as_of))
+
+
+def _piece(traces: Runs) -> Piece:
+    """The runs of a window's ``traces``; of client-only traces only their facts."""
+    keys = ConversationKeys()
+    held = [(piece_facts(t, keys), twin_facts(t, keys)) for t in traces if is_piece(t)]
+    alone = [t for t in traces if not is_piece(t)]
+    return Piece(Runs(assemble(alone), traces.problems, traces.unjoined_logs), held)
 
 
 def conversations(held: Sequence[Held], batch: int = 1) -> list[list[str]]:
@@ -227,18 +231,48 @@ def map_table_runs(
     read whole, and every run but those of the traces in ``done`` is given."""
     # ClickHouse's modules only for a database.
     from ..sources.clickhouse.database import Location
-    from ..sources.clickhouse.spans import spanless_logs, windows_of
+    from ..sources.clickhouse.spans import scannable, spanless_logs, windows_of
 
     if spanless_logs(name):
         runs = read_runs([name])
         kept = [fn(r) for r in runs if done.isdisjoint(r.trace_ids)]
         return Mapped(kept, list(runs.problems))
     planned = Windows(windows_of(traces, int(WINDOW_BYTES * SPANS_PER_BYTE)), {})
+    if scannable(planned):
+        return _scanned(name, planned, fn)
     if Location.parse(name).embedded:
         jobs = 1  # one process at a time opens an embedded database's directory
     elif jobs is None:
         jobs = (os.cpu_count() or 1) if len(planned) > 1 else 1
     return _map_planned([name], fn, planned, jobs)
+
+
+def _scanned(name: str, planned: Windows, fn: Callable[[Run], T]) -> Mapped[T]:
+    """``fn`` of the runs of the ``planned`` windows of the ClickHouse table ``name``: the
+    windows read in one scan of the table (see
+    :func:`~otel_replay.sources.clickhouse.spans.scanned_windows`), each built as it
+    comes, here; then the client-only traces held back, grouped into conversations,
+    read in one scan more."""
+    from ..sources.clickhouse.spans import scanned_windows  # (as map_table_runs)
+
+    values: list[T] = []
+    problems: list[list[FormatError]] = []
+    held: list[Held] = []
+    label = f"reading {name}"
+    with no_cycle_collection():  # (see _values)
+        scanned = scanned_windows(name, planned)
+        for records, faults in progress.track_items(scanned, len(planned), None, label):
+            piece = _piece(traces_of(name, records, faults))
+            values.extend(fn(r) for r in piece.runs)
+            held.extend(piece.held_back)
+            problems.append(list(piece.runs.problems))
+            del piece, records
+        for records, faults in scanned_windows(name, conversations(held, _batch(planned))):
+            traces = traces_of(name, records, faults)
+            values.extend(fn(r) for r in assemble(traces))
+            problems.append(list(traces.problems))
+            del traces, records
+    return Mapped(values, problems_of(problems))
 
 
 def map_runs(

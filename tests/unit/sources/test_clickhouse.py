@@ -375,6 +375,57 @@ def test_a_table_is_read_a_window_of_traces_at_a_time_into_the_same_runs(tmp_pat
     assert windowed == whole
 
 
+def _run_json(run: Any) -> Any:
+    return run.to_json()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_traces_left_to_read_are_read_in_one_scan_into_the_runs_windows_give(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The traces left to the reader (random runs of every shape check tells apart, other
+    stacks' traces with their log records, client-only traces stitched into runs), in
+    windows of a few spans: read in one scan of the table, they build the runs each
+    window's own query builds, with the same problems; the table is asked once for
+    them all, and once more for the stitched traces."""
+    import random
+
+    from otel_replay.runs import stream
+    from otel_replay.sources.clickhouse import database
+    from otel_replay.sources.clickhouse.spans import windows_of
+
+    rng = random.Random(seed)
+    _, files = _mixed(tmp_path / "cases")
+    records = [*_captured(), *_records(*map(Path, files)), *_random_runs(seed, 12)]
+    rng.shuffle(records)  # the order rows are written in
+    table = fill(tmp_path / "db", records)
+    traces = [
+        (str(row["TraceId"]), int(row["spans"]))
+        for row in database.connect(table).rows(
+            "SELECT TraceId, count() AS spans, min(Timestamp) AS first FROM otel.otel_traces"
+            " GROUP BY TraceId ORDER BY first, TraceId"
+        )
+    ]
+    per_window = rng.choice([3, 10, 25])
+    monkeypatch.setattr(stream, "WINDOW_BYTES", per_window * 1024)
+    asked: list[str] = []
+    rows = database._Embedded.rows
+
+    def counted(self: Any, sql: str, params: Any = None) -> Any:
+        asked.append(sql)
+        return rows(self, sql, params)
+
+    monkeypatch.setattr(database._Embedded, "rows", counted)
+    scanned = stream.map_table_runs(table, traces, _run_json)
+    spans_asked = [q for q in asked if "SpanId" in q and "FROM otel.otel_traces WHERE" in q]
+    planned = stream.Windows(windows_of(traces, per_window), {})
+    windowed = stream._map_planned([table], _run_json, planned, 1)
+    assert len(planned) >= 4 and 1 <= len(spans_asked) <= 2
+    key = lambda r: r["run_id"]  # noqa: E731
+    assert sorted(scanned.values, key=key) == sorted(windowed.values, key=key)
+    assert sorted(map(str, scanned.problems)) == sorted(map(str, windowed.problems))
+
+
 def test_check_and_show_of_a_stitched_run_read_from_clickhouse_as_from_files(
     tmp_path: Path,
 ) -> None:

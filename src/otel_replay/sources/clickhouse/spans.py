@@ -21,7 +21,7 @@ ClickHouse holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ...otlp.errors import FormatError
@@ -33,6 +33,8 @@ from .logs import read_logs
 __all__ = [
     "Columns",
     "read_records",
+    "scannable",
+    "scanned_windows",
     "select_spans",
     "span_record",
     "trace_windows",
@@ -139,6 +141,69 @@ def trace_windows(name: str, spans_per_window: int) -> list[list[str]] | None:
         db.close()
 
 
+#: The bytes of spans a scan of many windows sorts in memory.
+_SORT_BYTES: Final = 256 * 1024 * 1024
+
+#: Which window a row is of, for the ids of :func:`scanned_windows` (each window's number
+#: beside each of its ids).
+_WINDOW_OF: Final = (
+    "toUInt32(transform(TraceId, {scan_ids:Array(String)}, {scan_windows:Array(String)}, '0'))"
+)
+
+
+def scannable(windows: Sequence[Sequence[str]]) -> bool:
+    """Whether :func:`scanned_windows` reads ``windows``: full trace ids, each once."""
+    ids = [t.lower() for w in windows for t in w]
+    return all(len(t) == 32 for t in ids) and len(set(ids)) == len(ids)
+
+
+def scanned_windows(
+    name: str, windows: Sequence[Sequence[str]]
+) -> Iterator[tuple[list[Record], list[FormatError]]]:
+    """The records of each of ``windows`` (lists of full trace ids, see :func:`scannable`)
+    of the table ``name``, in order, and the problems met reading them: what
+    :func:`read_records` gives for each window, read in one query of the table (each
+    row tagged with its window, the rows sorted by window) instead of one per window.
+    The log records of the traces are read first, in one query too: while the spans
+    stream, the database is busy.  A table or a query ClickHouse refuses is a problem
+    of the window it stops."""
+    ids = [t.lower() for w in windows for t in w]
+    numbers = [str(n) for n, w in enumerate(windows) for _ in w]
+    window_of = {t: int(n) for t, n in zip(ids, numbers, strict=True)}
+    logs: dict[int, list[Record]] = {}
+    problems: list[FormatError] = []
+    done = 0
+    db = connect(name)
+    try:
+        columns = table_columns(db)
+        if db.location.logs:
+            for log in read_logs(db, db.location.logs, ids, problems):
+                logs.setdefault(window_of.get(log.trace_id, 0), []).append(log)
+        where, params = _traces(db, ids)
+        params |= {"scan_ids": ids, "scan_windows": numbers}
+        table = f"{db.location.database}.{db.location.table}"
+        records: list[Record] = []
+        number = 0
+        for row in db.rows(select_spans(columns, table, where, _WINDOW_OF), params):
+            while done < int(row["window"]):
+                yield records + logs.pop(done, []), problems
+                done, records, problems, number = done + 1, [], [], 0
+            try:
+                records.append(span_record(row, columns, name))
+            except (ValueError, KeyError, TypeError) as exc:
+                problems.append(FormatError(name, number, f"not a span ({exc!r})", unit="row"))
+            number += 1
+        yield records + logs.pop(done, []), problems
+        done += 1
+    except FormatError as exc:
+        yield [], [*problems, exc]
+        done += 1
+    finally:
+        db.close()
+    for rest in range(done, len(windows)):
+        yield logs.pop(rest, []), []
+
+
 def spanless_logs(name: str) -> bool:
     """Whether the logs table beside the table ``name`` holds records that name no span
     (they join a run by their time alone: its runs are not read a window at a time)."""
@@ -224,11 +289,15 @@ def _bounds(db: Database, ids: list[str]) -> tuple[int, int] | None:
     return int(rows[0]["start"]), int(rows[0]["end"]) + 1
 
 
-def select_spans(columns: Columns, table: str, where: str) -> str:
-    """The SELECT of every span ``where`` keeps, its times in integer nanoseconds."""
+def select_spans(columns: Columns, table: str, where: str, window: str = "") -> str:
+    """The SELECT of every span ``where`` keeps, its times in integer nanoseconds, in start
+    order; with a ``window`` (an expression), each row's window, and the rows in window
+    order first."""
     scope = "ScopeName, ScopeVersion," if columns.has_scope else ""
+    first = f"{window} AS window," if window else ""
     return (
-        "SELECT toUnixTimestamp64Nano(Timestamp) AS start, toInt64(Duration) AS duration,"
+        f"SELECT {first} toUnixTimestamp64Nano(Timestamp) AS start,"
+        " toInt64(Duration) AS duration,"
         " TraceId, SpanId, ParentSpanId, SpanName, SpanKind, ResourceAttributes,"
         f" {scope} SpanAttributes, StatusCode, StatusMessage,"
         " arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp) AS event_times,"
@@ -236,9 +305,11 @@ def select_spans(columns: Columns, table: str, where: str) -> str:
         " Links.TraceId AS link_traces, Links.SpanId AS link_spans,"
         " Links.Attributes AS link_attributes"
         f" FROM {table} WHERE {where}"
-        " ORDER BY start, SpanId"
+        f" ORDER BY {'window, ' if window else ''}start, SpanId"
         " SETTINGS output_format_json_validate_utf8 = 1,"
         " output_format_json_quote_64bit_integers = 0"
+        # Many windows' spans are sorted at once: past this, on disk.
+        f"{f', max_bytes_before_external_sort = {_SORT_BYTES}' if window else ''}"
     )
 
 
