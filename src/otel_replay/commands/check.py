@@ -4,7 +4,8 @@ A :class:`RunCheck` is small and picklable, so a big dump is checked a
 window at a time (see :func:`~otel_replay.runs.stream.map_runs`) without
 holding its runs.  A ClickHouse table is checked by ClickHouse first: the runs
 it shows clean (full, replayable, nothing to warn of) are not read; the others
-are read a window at a time (see :mod:`otel_replay.commands.clickhouse_check`).
+are read in one scan of the table, built a window at a time (see
+:mod:`otel_replay.commands.clickhouse_check`).
 """
 
 from __future__ import annotations
@@ -193,7 +194,8 @@ def _table_checks(
     name: str, config: Config, jobs: int | None
 ) -> tuple[list[RunCheck], list[FormatError]]:
     """The checks of the runs of a ClickHouse table: those ClickHouse shows clean from its
-    summary, the others read a window of traces at a time by ``jobs`` processes."""
+    summary, the others read in one scan of the table (see
+    :func:`~otel_replay.runs.stream.map_table_runs`)."""
     # ClickHouse's check only for a database (its queries, its client).
     from ..runs.stream import map_table_runs
     from .clickhouse_check import triage

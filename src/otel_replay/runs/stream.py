@@ -17,8 +17,8 @@ windowed (other formats, a dump that cannot be indexed or whose index
 cannot be saved beside it, log records that name no span and join one by
 time alone) is loaded whole, and so is one of fewer than
 :data:`MIN_WINDOWS` windows.  A ClickHouse table is read in windows of
-traces in start order (ClickHouse counts their spans), each window's
-traces asked for by id.
+traces in start order (ClickHouse counts their spans), every window's
+traces asked for by id in one query, the rows sorted by window.
 """
 
 from __future__ import annotations
@@ -224,9 +224,11 @@ def map_table_runs(
     jobs: int | None = None,
 ) -> Mapped[T]:
     """``fn`` of the runs of ``traces`` (ids and span counts, in start order) of the
-    ClickHouse table ``name``, read a window of traces at a time by ``jobs`` processes
-    (default: one per CPU when there is more than one window; one for an embedded
-    database; see :func:`map_runs`).
+    ClickHouse table ``name``, built a window of traces at a time, in this process, from
+    one scan of the table (see :func:`_scanned`).  Ids that are not full trace ids are
+    read a window at a time, each window a query, by ``jobs`` processes (default: one
+    per CPU when there is more than one window; one for an embedded database; see
+    :func:`map_runs`).
     When log records beside it name no span (they join runs by their time) the table is
     read whole, and every run but those of the traces in ``done`` is given."""
     # ClickHouse's modules only for a database.
