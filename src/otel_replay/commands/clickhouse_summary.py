@@ -30,7 +30,7 @@ from the same dialect detection the reader uses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
 from .. import attributes as A
@@ -39,6 +39,7 @@ from ..dialects.span import SpanView
 from ..limits import MAX_NESTING
 from ..otlp.errors import FormatError
 from ..runs.anomalies import DEFAULT_MAX_TOOL_CALLS
+from ..runs.model import no_cycle_collection
 from ..runs.stream import map_table_runs
 from ..runs.summary import Filter, RunSummary, summarize
 from ..sources.clickhouse.database import Database, Param, connect, table_types
@@ -125,20 +126,37 @@ def sorted_out(
     those, with a ``draw``, only the rows it takes); the other traces, left to the reader
     (their ids and span counts, in start order); the problems met; and how many rows
     ``column`` holds for in all."""
-    taken, left = [], []
-    held = 0
     try:
-        for row in _summary_rows(name, flt, also, params, column if draw else None, draw):
-            if int(row[column]):
-                taken.append(make(row))
-                held = int(row.get("class_runs", 0))
-            else:
-                left.append((str(row["TraceId"]), int(row["steps"])))
+        # A line per run, all kept: the collector, run again and again over them, would
+        # find nothing to free.
+        with no_cycle_collection():
+            taken, left, held = _taken(
+                _summary_rows(name, flt, also, params, column if draw else None, draw),
+                column,
+                make,
+            )
     except _Unsummarized as whole:
         return [], whole.traces, [], 0
     except FormatError as exc:
         return [], [], [exc], 0
     return taken, left, [], max(held, len(taken))
+
+
+def _taken(
+    rows: Iterable[dict[str, Any]], column: str, make: Callable[[dict[str, Any]], T]
+) -> tuple[list[T], list[tuple[str, int]], int]:
+    """``make`` of the ``rows`` whose ``column`` holds, the ids and span counts of the
+    others, and the ``class_runs`` of the first (see :func:`sorted_out`)."""
+    taken: list[T] = []
+    left: list[tuple[str, int]] = []
+    held = 0
+    for row in rows:
+        if int(row[column]):
+            taken.append(make(row))
+            held = int(row.get("class_runs", 0))
+        else:
+            left.append((str(row["TraceId"]), int(row["steps"])))
+    return taken, left, held
 
 
 class _Unsummarized(Exception):
