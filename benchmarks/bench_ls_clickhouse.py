@@ -3,6 +3,7 @@ bare aggregate of the same columns, or against the same spans in a file.
 
     .cache/chdb-venv/bin/python benchmarks/bench_ls_clickhouse.py
         [--spans 500000,5000000] [--command ls|check] [--baseline bare|dump]
+        [--against REV]
 
 (chdb, embedded ClickHouse, is in the environment ``.ci/run`` makes.)  The
 same spans twice: agent runs captured with otel-replay's helpers (an
@@ -23,7 +24,9 @@ Baseline ``bare`` (the default): each in a fresh process, interleaved,
 query reading the same columns the summary query reads (its rows read back
 the same way, one JSON line each); the CPU time of each process (ClickHouse
 runs inside it) and their ratio, at each ``--spans``.  The command must
-give one line per trace the bare query counts.
+give one line per trace the bare query counts.  ``--against REV`` also times
+the command of commit ``REV`` (its package exported with ``git archive``), which
+must give the same lines.
 
 Baseline ``dump``: each in a fresh process, interleaved, ``--repeat`` times: ``ls`` of the
 table (the lines computed by ClickHouse) and the first ``ls`` of the dump
@@ -229,16 +232,16 @@ def phase(source: str, command: str) -> None:
     print(json.dumps(sorted((s.run_id, s.verdict, s.steps, s.tokens) for s in found)))
 
 
-def timed(source: str, command: str) -> tuple[float, float, Any]:
-    """The wall-clock and CPU seconds of ``command`` on ``source`` in a fresh process, and
-    what it printed."""
+def timed(source: str, command: str, src: Path = ROOT / "src") -> tuple[float, float, Any]:
+    """The wall-clock and CPU seconds of ``command`` on ``source`` in a fresh process (the
+    package of ``src``), and what it printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, __file__, "--phase", source, "--command", command],
+        [sys.executable, __file__, "--phase", source, "--command", command, "--src", str(src)],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        env={**os.environ, "PYTHONPATH": str(src)},
         check=True,
     )
     wall = time.perf_counter() - t0
@@ -247,8 +250,27 @@ def timed(source: str, command: str) -> tuple[float, float, Any]:
     return wall, cpu, json.loads(done.stdout)
 
 
-def against_bare(sizes: list[int], command: str, repeat: int) -> None:
-    """``command`` on the table of each size against the bare aggregate, interleaved."""
+def package_at(rev: str, into: Path) -> Path:
+    """The package of commit ``rev``, exported under ``into``: its ``src`` directory."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def against_bare(sizes: list[int], command: str, repeat: int, rev: str | None) -> None:
+    """``command`` on the table of each size against the bare aggregate, interleaved; with
+    ``rev``, also the command of that commit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        srcs = {command: ROOT / "src", "bare": ROOT / "src"}
+        if rev is not None:
+            srcs[f"{command}@{rev}"] = package_at(rev, Path(tmp))
+        for size in sizes:
+            _against_bare(size, command, repeat, srcs)
+
+
+def _against_bare(size: int, command: str, repeat: int, srcs: dict[str, Path]) -> None:
     held: list = []  # type: ignore[type-arg]
 
     def records() -> list:  # type: ignore[type-arg]
@@ -256,23 +278,30 @@ def against_bare(sizes: list[int], command: str, repeat: int) -> None:
             held.extend(template()[0])
         return held
 
-    for size in sizes:
-        table, spans = cached_table(size, records)
-        best = {command: (float("inf"), float("inf")), "bare": (float("inf"), float("inf"))}
-        said = {}
-        for _ in range(repeat):
-            for what in (command, "bare"):
-                wall, cpu, said[what] = timed(table, what)
-                best[what] = min(best[what], (cpu, wall))
-                print(f"  {what} of {spans:,} spans: {cpu:.1f} s CPU, {wall:.1f} s wall")
-        assert len(said[command]) == said["bare"], "a line per trace"
-        (cpu, wall), (bare_cpu, bare_wall) = best[command], best["bare"]
-        print(
-            f"{command} of {spans:,} spans ({said['bare']:,} traces): {cpu:.1f} s CPU"
-            f" ({wall:.1f} s wall), the bare GROUP BY TraceId {bare_cpu:.1f} s CPU"
-            f" ({bare_wall:.1f} s wall), best of {repeat}: {command}/bare"
-            f" {cpu / bare_cpu:.2f}x CPU, {wall / bare_wall:.2f}x wall"
-        )
+    table, spans = cached_table(size, records)
+    best = dict.fromkeys(srcs, (float("inf"), float("inf")))
+    said = {}
+    for _ in range(repeat):
+        for what, src in srcs.items():
+            wall, cpu, said[what] = timed(table, what.split("@")[0], src)
+            best[what] = min(best[what], (cpu, wall))
+            print(f"  {what} of {spans:,} spans: {cpu:.1f} s CPU, {wall:.1f} s wall")
+    for what in srcs:
+        if what != "bare":
+            assert len(said[what]) == said["bare"], "a line per trace"
+            assert said[what] == said[command], "the commits' answers differ"
+    bare_cpu, bare_wall = best["bare"]
+    print(
+        f"{spans:,} spans ({said['bare']:,} traces), best of {repeat}: the bare GROUP BY"
+        f" TraceId {bare_cpu:.1f} s CPU ({bare_wall:.1f} s wall)"
+    )
+    for what in srcs:
+        if what != "bare":
+            cpu, wall = best[what]
+            print(
+                f"  {what}: {cpu:.1f} s CPU ({wall:.1f} s wall), {what}/bare"
+                f" {cpu / bare_cpu:.2f}x CPU, {wall / bare_wall:.2f}x wall"
+            )
 
 
 def against_dump(spans: int, command: str, repeat: int) -> None:
@@ -317,14 +346,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--command", choices=["ls", "check", "bare"], default="ls")
     parser.add_argument("--baseline", choices=["bare", "dump"], default="bare")
+    parser.add_argument(
+        "--against", metavar="REV", help="also time the command of commit REV (bare baseline)"
+    )
     parser.add_argument("--phase")
+    parser.add_argument("--src")
     args = parser.parse_args()
     if args.phase:
+        sys.path.insert(0, args.src)
         return phase(args.phase, args.command)
     sizes = [int(s) for s in args.spans.split(",")]
     if args.baseline == "dump":
         return against_dump(sizes[0], args.command, args.repeat)
-    return against_bare(sizes, args.command, args.repeat)
+    return against_bare(sizes, args.command, args.repeat, args.against)
 
 
 if __name__ == "__main__":
