@@ -60,7 +60,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the tables are kept between runs, one directory per generator version and size.
 CACHE = ROOT / ".cache" / "bench-clickhouse"
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT)]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 #: Runs captured once; their copies fill the table and the dump.
 TEMPLATE_RUNS = 200
@@ -155,7 +155,8 @@ def write_dump(path: Path, body: bytes, trace_ids: list[str], copies: int) -> No
 
 def generator_version() -> str:
     """What the cached tables are keyed by: the source of the functions that make them."""
-    import _clickhouse
+    # lazy: the test helper that fills the tables, only for a benchmark run
+    from tests.fixtures import clickhouse as _clickhouse
 
     made_by = (template, _call, copy_id, fill_table, _clickhouse)
     text = "".join(inspect.getsource(f) for f in made_by)
