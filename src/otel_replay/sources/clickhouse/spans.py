@@ -147,8 +147,11 @@ _SORT_BYTES: Final = 256 * 1024 * 1024
 #: Which window a row is of, for the ids of :func:`scanned_windows` (each window's number
 #: beside each of its ids).
 _WINDOW_OF: Final = (
-    "toUInt32(transform(TraceId, {scan_ids:Array(String)}, {scan_windows:Array(String)}, '0'))"
+    "toUInt32(transform(TraceId, {ids:Array(String)}, {scan_windows:Array(String)}, '0'))"
 )
+#: Trace ids asked for in one query: a parameter of a megabyte or more is more than
+#: ClickHouse takes (embedded, it stops answering; a server refuses a URL past 1 MiB).
+SCAN_IDS: Final = 16_000
 
 
 def scannable(windows: Sequence[Sequence[str]]) -> bool:
@@ -158,18 +161,33 @@ def scannable(windows: Sequence[Sequence[str]]) -> bool:
 
 
 def scanned_windows(
-    name: str, windows: Sequence[Sequence[str]]
+    name: str, windows: Sequence[Sequence[str]], most: int | None = None
 ) -> Iterator[tuple[list[Record], list[FormatError]]]:
     """The records of each of ``windows`` (lists of full trace ids, see :func:`scannable`)
     of the table ``name``, in order, and the problems met reading them: what
-    :func:`read_records` gives for each window, read in one query of the table (each
-    row tagged with its window, the rows sorted by window) instead of one per window.
-    The log records of the traces are read first, in one query too: while the spans
-    stream, the database is busy.  A table or a query ClickHouse refuses is a problem
-    of the window it stops."""
+    :func:`read_records` gives for each window, read in one query of the table for as
+    many windows as hold ``most`` traces (default :data:`SCAN_IDS`; each row tagged
+    with its window, the rows sorted by window), not one per window.  The log records
+    of those traces are read first, in one query too: while the spans stream, the
+    database is busy.  A table or a query ClickHouse refuses is a problem of the
+    window it stops."""
+    most = most or SCAN_IDS
+    start = 0
+    while start < len(windows):
+        end, count = start + 1, len(windows[start])
+        while end < len(windows) and count + len(windows[end]) <= most:
+            count += len(windows[end])
+            end += 1
+        yield from _scanned(name, windows[start:end])
+        start = end
+
+
+def _scanned(
+    name: str, windows: Sequence[Sequence[str]]
+) -> Iterator[tuple[list[Record], list[FormatError]]]:
+    """:func:`scanned_windows` of windows read in one query."""
     ids = [t.lower() for w in windows for t in w]
-    numbers = [str(n) for n, w in enumerate(windows) for _ in w]
-    window_of = {t: int(n) for t, n in zip(ids, numbers, strict=True)}
+    window_of = {t.lower(): n for n, w in enumerate(windows) for t in w}
     logs: dict[int, list[Record]] = {}
     problems: list[FormatError] = []
     done = 0
@@ -180,7 +198,10 @@ def scanned_windows(
             for log in read_logs(db, db.location.logs, ids, problems):
                 logs.setdefault(window_of.get(log.trace_id, 0), []).append(log)
         where, params = _traces(db, ids)
-        params |= {"scan_ids": ids, "scan_windows": numbers}
+        # Each id's window, beside the ids as the condition holds them (one list sent).
+        held = params["ids"]
+        if isinstance(held, list):
+            params["scan_windows"] = [str(window_of[t]) for t in held]
         table = f"{db.location.database}.{db.location.table}"
         records: list[Record] = []
         number = 0
