@@ -49,6 +49,7 @@ from .. import attributes as A
 from ..limits import MAX_NESTING
 from ..otlp.bounded import decompress_zstd
 from ..otlp.errors import FormatError
+from ..otlp.framing import frame
 from ..otlp.json_reader import JsonShapeError, request_from_json
 from ..otlp.json_writer import request_to_json
 from ..otlp.proto_reader import Request, any_value, bad_ids, parse_request
@@ -61,7 +62,7 @@ from ..redaction import Redactor, redactor
 from ..sources import phoenix
 from ..sources.files import expand, is_stream, rotated_from
 from ..sources.reader import Reader
-from .file_exporter import COMPRESSIONS, FORMATS, format_for, frame
+from .file_exporter import COMPRESSIONS, FORMATS, format_for
 from .scrub import (
     REMOVED,
     STATUS,

@@ -39,13 +39,14 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .. import settings
 from ..otlp import framing
+from ..otlp.framing import frame
 from ..otlp.rotation import INDEX_SUFFIX
 from ..payload.blobs import Blobs, BlobStore
 from ..payload.store import PayloadStore
@@ -302,11 +303,11 @@ class FileSpanExporter(SpanExporter):
         # like our record cut short is cut: anything else (a package.json, a
         # binary, JSON that is not OTLP) is somebody else's file, left as it is.
         if self._lines:
-            end = _last_line_end(fd, size)
+            end = framing.last_line_end(fd, size)
             ours = size == 0 or (
-                _starts_json_record(fd, 0, size)
+                framing.starts_json_record(fd, 0, size)
                 and (end == 0 or os.pread(fd, 2, end - 2) == b"}\n")
-                and (end == size or _starts_json_record(fd, end, size))
+                and (end == size or framing.starts_json_record(fd, end, size))
             )
         else:
             end = framing.walk(fd, start, size)
@@ -560,54 +561,6 @@ class FileSpanExporter(SpanExporter):
             logger.error(
                 "otel-replay: %d spans could not be written to %s", self.dropped, self.path
             )
-
-
-def frame(
-    body: bytes, format: str, compression: str | None = None, compressor: Any = None
-) -> bytes:
-    """One record of a request body, as the Collector's file exporter frames it.
-
-    ``json`` without compression: the body and a newline.  Otherwise a 4-byte
-    big-endian length and the body, zstd-compressed (as its own frame) with
-    ``compression="zstd"`` (``compressor``: a ``zstandard.ZstdCompressor`` to reuse).
-    """
-    if compression is None:
-        if format == "json":
-            return body + b"\n"
-    else:
-        if compressor is None:
-            # lazy: only a zstd-compressed file needs it
-            import zstandard
-
-            compressor = zstandard.ZstdCompressor()
-        body = compressor.compress(body)
-    return framing.HEADER.pack(len(body)) + body
-
-
-#: How every OTLP/JSON record line starts, as the Collector and our encoder write it.
-JSON_RECORD_STARTS: Final = (b'{"resourceSpans":', b'{"resourceLogs":')
-_JSON_START_MAX = max(map(len, JSON_RECORD_STARTS))
-
-
-def _starts_json_record(fd: int, offset: int, size: int) -> bool:
-    """Whether the line at ``offset`` starts as a record line does (or, running to the
-    end of the file, was cut before it could say)."""
-    line, newline, _ = os.pread(fd, _JSON_START_MAX, offset).partition(b"\n")
-    cut = not newline and offset + len(line) == size
-    return any(line.startswith(s) or (cut and s.startswith(line)) for s in JSON_RECORD_STARTS)
-
-
-def _last_line_end(fd: int, size: int, chunk: int = 1 << 16) -> int:
-    """Offset just past the last newline of the file (0 when there is none)."""
-    end = size
-    while end > 0:
-        start = max(0, end - chunk)
-        data = os.pread(fd, end - start, start)
-        i = data.rfind(b"\n")
-        if i >= 0:
-            return start + i + 1
-        end = start
-    return 0
 
 
 def _fsync_dir(directory: str) -> None:

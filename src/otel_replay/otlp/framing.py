@@ -4,13 +4,17 @@ Each record is a 4-byte big-endian length followed by a serialized OTLP
 ``ExportTraceServiceRequest``; there is no file header.  With ``compression:
 zstd`` the body is a zstd frame (of the protobuf request, or of the OTLP/JSON
 one with ``format: json``), framed the same way.
+
+:func:`frame` writes one record so; with ``format: json`` and no compression a
+record is a line, and :func:`last_line_end` / :func:`starts_json_record` find
+where the last whole line of such a file ends.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-from typing import Final
+from typing import Any, Final
 
 from .. import limits
 
@@ -62,3 +66,51 @@ def looks_torn(fd: int, offset: int, size: int) -> bool:
     if offset + HEADER_SIZE + length <= size:
         return False
     return len(head) == HEADER_SIZE or head[HEADER_SIZE] in BODY_STARTS
+
+
+def frame(
+    body: bytes, format: str, compression: str | None = None, compressor: Any = None
+) -> bytes:
+    """One record of a request body, as the Collector's file exporter frames it.
+
+    ``json`` without compression: the body and a newline.  Otherwise a 4-byte
+    big-endian length and the body, zstd-compressed (as its own frame) with
+    ``compression="zstd"`` (``compressor``: a ``zstandard.ZstdCompressor`` to reuse).
+    """
+    if compression is None:
+        if format == "json":
+            return body + b"\n"
+    else:
+        if compressor is None:
+            # lazy: only a zstd-compressed file needs it
+            import zstandard
+
+            compressor = zstandard.ZstdCompressor()
+        body = compressor.compress(body)
+    return HEADER.pack(len(body)) + body
+
+
+#: How every OTLP/JSON record line starts, as the Collector and our encoder write it.
+JSON_RECORD_STARTS: Final = (b'{"resourceSpans":', b'{"resourceLogs":')
+_JSON_START_MAX = max(map(len, JSON_RECORD_STARTS))
+
+
+def starts_json_record(fd: int, offset: int, size: int) -> bool:
+    """Whether the line at ``offset`` starts as a record line does (or, running to the
+    end of the file, was cut before it could say)."""
+    line, newline, _ = os.pread(fd, _JSON_START_MAX, offset).partition(b"\n")
+    cut = not newline and offset + len(line) == size
+    return any(line.startswith(s) or (cut and s.startswith(line)) for s in JSON_RECORD_STARTS)
+
+
+def last_line_end(fd: int, size: int, chunk: int = 1 << 16) -> int:
+    """Offset just past the last newline of the file (0 when there is none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - chunk)
+        data = os.pread(fd, end - start, start)
+        i = data.rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        end = start
+    return 0
