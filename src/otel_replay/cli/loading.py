@@ -172,9 +172,8 @@ def list_runs(
     jobs: int | None = None,
 ) -> tuple[list[RunSummary], list[FormatError]]:
     """The summaries of the runs ``ls`` lists (``since``: ``--since`` as given, for a
-    backend's search), with a progress line while they are read; ``ls`` and ``cohort``
-    read theirs here, so that the two pick the same runs for the same filters."""
-    # lazy: imported on first use, not with the package
+    backend's search), with a progress line while they are read; ``cohort`` reads its
+    runs through :func:`drawn_runs`, over the same listing."""
     from ..commands.listing import listed, searched  # the run readers: lazy
     from ..sources.progress import working
 

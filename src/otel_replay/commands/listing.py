@@ -82,9 +82,9 @@ DrawSummaries = Callable[[str, Filter, Draw], tuple[list[RunSummary], int, list[
 def _clickhouse_draw(
     name: str, flt: Filter, draw: Draw
 ) -> tuple[list[RunSummary], int, list[FormatError]]:
-    from .clickhouse_summary import drawn_summaries  # (as _clickhouse_summaries)
+    # lazy: the ClickHouse query, only for a table; it draws, and only the runs drawn leave it
+    from .clickhouse_summary import drawn_summaries
 
-    # ClickHouse draws, and only the runs drawn leave it.
     return drawn_summaries(name, flt, draw)
 
 
