@@ -5,8 +5,10 @@ record carrying a field of any number past the span's own must still be read as
 a log record (it was refused as "corrupt" when the first record of a request had
 one), and a span carrying one must still be read as a span. The class: a field of
 every wire type, of any number no span uses, planted on the first or any record of
-real requests (the GenAI log records of ``tests/data/genai_logs``, the order-support
-example's spans).
+real requests: the log records of every conformance case that sends them (Google ADK
+1.x and 2.x, Semantic Kernel, OpenLLMetry's OpenAI and Anthropic, OpenTelemetry's
+OpenAI v2) and both event schemes of ``tests/data/genai_logs``, and the order-support
+example's spans.
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from otel_replay.otlp.proto_reader import parse_request, records_from_proto
 from otel_replay.otlp.records import LogRecord, SpanRecord
 from otel_replay.otlp.sniff import iter_records
-from tests.fixtures.data import DATA, ROOT
+from tests.fixtures.data import DATA, ROOT, TESTS, found
 from tests.fixtures.protobuf import varint
 
-LOGS = (DATA / "genai_logs" / "event_only" / "logs.otlp.pb").read_bytes()
+LOGS = [p.read_bytes() for p in found(DATA / "genai_logs", "*/logs.otlp.pb")] + [
+    body
+    for p in found(TESTS / "conformance" / "cases", "*/*/logs.binpb")
+    for _, body in iter_records(p)
+]
 TRACES = [
     body for _, body in iter_records(ROOT / "examples/order_support/recordings/wrong_order.otlp")
 ]
@@ -54,7 +60,7 @@ def fields(draw: st.DrawFn) -> bytes:
 def test_a_log_record_with_fields_of_a_newer_otlp_is_read_as_a_log_record(
     planted: list[bytes], first: bool, data: st.DataObject
 ) -> None:
-    request = ExportLogsServiceRequest.FromString(LOGS)
+    request = ExportLogsServiceRequest.FromString(data.draw(st.sampled_from(LOGS)))
     records = [r for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records]
     where = records[0] if first else data.draw(st.sampled_from(records))
     for field in planted:
