@@ -1,7 +1,7 @@
 """Every environment variable otel-replay reads: one list, one way to read each kind.
 
 :data:`VARIABLES` lists them all, each with its type, default, bound and a
-line saying what it does; the README's table is made from it
+line saying what it does; the settings page's table is made from it
 (``python -m otel_replay.settings --markdown``).  Standard variables
 (OpenTelemetry's, XDG's) that the package reads itself are in the list too,
 marked ``standard``: they keep the meaning their specification gives them.
@@ -25,7 +25,7 @@ Each idea has its module, and this package offers them all under one name:
 - :mod:`.parsing`: the one rule, :class:`Variable` and :func:`parse_flag`;
 - :mod:`.environment`: :class:`Settings` and :func:`current`;
 - :mod:`.once`: :class:`Once` and :func:`warn_once`;
-- :mod:`.readme`: the README's table, :func:`markdown` (loaded when first asked for:
+- :mod:`.readme`: the settings page's table, :func:`markdown` (loaded when first asked for:
   the traced app, which imports this package, never makes the table).
 
 The package imports nothing of otel-replay: every other module may use it.
@@ -185,7 +185,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """The README's table (:func:`markdown`, :func:`main`), imported on first use."""
+    """The settings page's table (:func:`markdown`, :func:`main`), imported on first use."""
     if name in ("main", "markdown"):
         # lazy: imported on first use, not with the package
         from . import readme

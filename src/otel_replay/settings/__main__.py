@@ -1,4 +1,4 @@
-"""``python -m otel_replay.settings --markdown``: print the README's table of variables."""
+"""``python -m otel_replay.settings --markdown``: print the settings page's table of variables."""
 
 from __future__ import annotations
 

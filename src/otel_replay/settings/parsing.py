@@ -9,7 +9,7 @@ either brought within the bound or replaced by the default, as the
 :class:`Variable` says.  Reading never raises.
 
 A :class:`Variable` also says its type, default and bound in words, for the
-README's table.
+settings page's table.
 """
 
 from __future__ import annotations

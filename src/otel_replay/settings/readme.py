@@ -1,8 +1,9 @@
-"""The README's table of every variable, and ``python -m otel_replay.settings --markdown``.
+"""The documentation's table of every variable: ``python -m otel_replay.settings --markdown``.
 
-The README holds the table between ``<!-- settings:start -->`` and
-``<!-- settings:end -->``; :func:`main` prints that block, made from
-:data:`~.variables.VARIABLES`, so the README is changed by running it.
+The settings page of the documentation holds the table between
+``<!-- settings:start -->`` and ``<!-- settings:end -->``; :func:`main` prints
+that block, made from :data:`~.variables.VARIABLES`, so the page is changed by
+running it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ __all__ = ["main", "markdown"]
 
 
 def markdown() -> str:
-    """The table of :data:`VARIABLES` in Markdown, as the README holds it."""
+    """The table of :data:`VARIABLES` in Markdown, as the settings page holds it."""
     rows = [
         "| Variable | Type | Default | Bound | What it does |",
         "|---|---|---|---|---|",
@@ -36,7 +37,7 @@ def markdown() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m otel_replay.settings --markdown``: print the README's block."""
+    """``python -m otel_replay.settings --markdown``: print the settings page's block."""
     args = sys.argv[1:] if argv is None else argv
     if args != ["--markdown"]:
         print("usage: python -m otel_replay.settings --markdown", file=sys.stderr)

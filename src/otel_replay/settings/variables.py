@@ -1,7 +1,7 @@
 """Every environment variable the package reads, in one list: :data:`VARIABLES`.
 
 Each :class:`~.parsing.Variable` has its name, kind, default, bound and a
-line saying what it does; the README's table is made from the list
+line saying what it does; the settings page's table is made from the list
 (:mod:`.readme`).  Standard variables (OpenTelemetry's, XDG's) that the
 package reads itself are in the list too, marked ``standard``: they keep the
 meaning their specification gives them.
@@ -31,7 +31,7 @@ def _standard(name: str, doc: str, *, secret: bool = False) -> Variable:
     return Variable(name, "standard", None, doc, standard=True, secret=secret)
 
 
-#: Every variable the package reads, in the order of the README's table.
+#: Every variable the package reads, in the order of the settings page's table.
 VARIABLES: Final[tuple[Variable, ...]] = (
     # Recording to a file.
     Variable(
