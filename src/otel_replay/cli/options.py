@@ -108,7 +108,9 @@ agent_option = click.option(
     required=True,
     metavar="MODULE:FUNC",
     help="Your agent, called as FUNC(question, **kwargs) and given, by the names of its "
-    "parameters, model= (the pinned model), base_url= (the replay's loopback server), or "
+    "parameters, model= (the pinned model; a model= that takes a name, annotated str or "
+    "with a text default, keeps that default, else gets the recorded name), base_url= (the "
+    "replay's loopback server), or "
     "client= (an OpenAI or Anthropic client, async for an async FUNC, pointed at it); with "
     "none of them, the clients it makes itself reach the replay through OPENAI_BASE_URL and "
     "ANTHROPIC_BASE_URL. An async FUNC is run to completion.",

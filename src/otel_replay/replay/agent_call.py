@@ -5,7 +5,11 @@ and the tests ``otel-replay regress`` writes.
 ``agent(question, **kwargs)`` and gives it, by the names of its parameters,
 what it takes to reach the replay:
 
-- ``model``: the session's pinned model (``session.model``);
+- ``model``: the session's pinned model (``session.model``), unless that
+  parameter takes a model's *name* (annotated ``str`` or ``str | None``, or
+  with a text default, as in ``model="gpt-4o-mini"``): it keeps its default
+  (without one, it is given the recorded model's name), and the agent reaches
+  the replay by one of the others or the variables below;
 - ``base_url``: the session's loopback server (with ``/v1`` for an OpenAI
   recording, bare for an Anthropic one);
 - ``client``: an OpenAI or Anthropic client (the recording's provider),
@@ -29,8 +33,9 @@ import asyncio
 import contextlib
 import inspect
 import os
+import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 if TYPE_CHECKING:
     from ..runs.model import Run
@@ -56,8 +61,13 @@ def call_agent(
         params = {}  # type: ignore[assignment]
     asynchronous = inspect.iscoroutinefunction(agent)
     anthropic = provider_of(session.run) == "anthropic"
+    reach = {name for name in REACH if name in params}
     given: dict[str, Any] = {}
-    if "model" in params and "model" not in kwargs:
+    if "model" in params and takes_model_name(params["model"]):
+        reach.discard("model")  # a model's name: the pinned model would reach the SDK as one
+        if params["model"].default is inspect.Parameter.empty and "model" not in kwargs:
+            given["model"] = recorded_model(session.run)
+    if "model" in reach and "model" not in kwargs:
         given["model"] = session.model
     if "base_url" in params and "base_url" not in kwargs:
         given["base_url"] = session.base_url if anthropic else session.base_url + "/v1"
@@ -68,7 +78,7 @@ def call_agent(
     # An agent given a base URL makes its client too, and the SDKs refuse to make one
     # without a key: a placeholder where none is set (the replay needs none).
     environment = {k: "unused-by-replay" for k in _KEY_VARIABLES if not os.environ.get(k)}
-    if not set(REACH) & set(params):
+    if not reach:
         environment.update(_provider_environment(session))
     with _environ(environment):
         try:
@@ -82,6 +92,29 @@ def call_agent(
     return answer
 
 
+#: A text annotation spelling ``str`` or an optional ``str`` (``from __future__ import
+#: annotations`` leaves every annotation as its text).
+_TEXT_ANNOTATION = re.compile(
+    r"\s*(?:(?:typing\.)?Optional\[\s*str\s*\]|str\s*(?:\|\s*None\s*)?|None\s*\|\s*str)\s*"
+)
+
+
+def takes_model_name(param: inspect.Parameter) -> bool:
+    """Whether an agent's ``model`` parameter takes the name of a model (``model:
+    str``, ``model: str | None = None``, ``model="gpt-4o-mini"``) rather than a model
+    to call: given the pinned model, such an agent would send it to its SDK as a name."""
+    if isinstance(param.default, str):
+        return True
+    annotation = param.annotation
+    if isinstance(annotation, str):
+        # A quoted annotation under ``from __future__ import annotations`` keeps its quotes.
+        return _TEXT_ANNOTATION.fullmatch(annotation.strip().strip("'\"")) is not None
+    if annotation is str:
+        return True
+    args = set(get_args(annotation))
+    return str in args and args <= {str, type(None)}
+
+
 async def _awaited(awaitable: Any, client: Any) -> Any:
     """The agent's answer, and the async client given to it closed in the same loop (closed
     after the loop is gone, its connections would complain)."""
@@ -90,6 +123,14 @@ async def _awaited(awaitable: Any, client: Any) -> Any:
     finally:
         if client is not None:
             await client.close()
+
+
+def recorded_model(run: Run) -> str | None:
+    """The model the run's first model call asked for, by name (None: none recorded)."""
+    for step in run.model_steps():
+        if step.model is not None and step.model.request_model:
+            return step.model.request_model
+    return None
 
 
 def provider_of(run: Run) -> str:
