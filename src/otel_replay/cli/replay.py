@@ -259,6 +259,15 @@ def replay_(
         if recorded.raised and not same:
             did = "raised something else" if done.error is not None else "did not raise"
             click.echo(f"the recorded run raised {printable(str(recorded.error))}; the agent {did}")
+    written = done.session.recorded_as
+    if record_to is not None and written is not None:
+        # Said as every -o is, with the diff that compares the two (on stderr beside --json).
+        recording, replayed = printable(path), printable(record_to)
+        click.echo(
+            f"wrote the replayed run {written} to {replayed}; compare it with: "
+            f"otel-replay diff '{recording}#{runs[0].run_id}' '{replayed}#{written}'",
+            err=as_json,
+        )
     ignored = unapplied(done)
     for line in ignored:
         click.echo(f"otel-replay: error: {printable(line)}", err=True)

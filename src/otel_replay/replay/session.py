@@ -115,6 +115,8 @@ class ReplaySession(ReplayObserver):
         self.run = run
         self.require_complete = opts.require_complete
         self.record_to = opts.record_to
+        #: The run id of the replayed run written to ``record_to`` when the block ended.
+        self.recorded_as: str | None = None
         #: What the replay did, step by step; :meth:`write` makes it a trace file.
         self.log = ReplayLog(run)
         self.divergence: ReplayDivergence | None = None
@@ -387,7 +389,7 @@ class ReplaySession(ReplayObserver):
         if exc is not None and not isinstance(exc, ReplayDivergence):
             self.log.raised = exc  # the replayed run ended so, as the recorded one may have
         if self.record_to is not None:
-            self.write(self.record_to)  # a diverged replay most of all
+            self.recorded_as = self.write(self.record_to)  # a diverged replay most of all
         if exc is not None:
             if (
                 self.divergence is not None
