@@ -147,6 +147,8 @@ class Reader(Generic[T]):
             return
         try:
             yield from self._read(file, size)
+        except OtherSignal as exc:
+            self.problems.append(self._other_signal(exc))
         except FormatError as exc:
             self.problems.append(exc)
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
@@ -162,6 +164,16 @@ class Reader(Generic[T]):
             )
         finally:
             file.close()
+
+    def _other_signal(self, exc: OtherSignal) -> FormatError:
+        """A file whose first record is another signal (metrics) holds that signal only: a
+        fault of the file as a whole, no byte meant, and one a folder held beside the traces
+        is passed over as any file holding no trace data is.  Met past the first record, it
+        is said where."""
+        if exc.offset != 0:
+            return exc
+        fault = NoTraceData if self.source.found else FormatError
+        return fault.whole(self.path, exc.reason)
 
     def _given(self) -> Iterator[T]:
         """The records a source gives itself (a ClickHouse table: the traces asked for
@@ -226,7 +238,7 @@ class Reader(Generic[T]):
                 try:
                     records = self._whole_doc(d, 0)
                 except OtherSignalError as exc:
-                    raise FormatError.whole(name, str(exc)) from exc
+                    raise OtherSignal.whole(name, str(exc)) from exc
                 except NotOtlpError as exc:
                     if i == 0:
                         self._pass_over_json(exc)

@@ -228,8 +228,8 @@ def test_metrics_are_refused_not_converted(tmp_path: Path) -> None:
     done = cli("convert", metrics, "-o", out)
     assert done.returncode == 2
     assert done.stderr.splitlines()[0] == (
-        f"otel-replay: error: {metrics}: OTLP metrics data, not traces or logs at byte 0"
-    )
+        f"otel-replay: error: {metrics}: OTLP metrics data, not traces or logs"
+    )  # the file as a whole: no byte meant
     assert out.read_bytes() == b""
 
 
