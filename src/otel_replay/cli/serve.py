@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..extras import install_hint
 from ..replay.options import MATCH_RUNGS
 from ..replay.server_limits import DEFAULT_LIMITS, ServerLimits
 from .loading import load_runs, pick, report_problems
@@ -185,4 +186,4 @@ def _mcp_app(
     try:
         return mcp_app(RecordedTools(run, log), hosts[0], hosts[1:])
     except ImportError:
-        fail("--mcp needs the mcp package: pip install 'otel-replay[mcp]'")
+        fail(f"--mcp needs the mcp package: {install_hint('mcp')}")

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
 
 from .. import limits, settings
+from ..extras import install_hint
 from ..safe_files import NotARegularFile, TooLarge, read_regular
 from ..settings import OTEL_REPLAY_CONTENT_REFS
 from .blobs import digest_of
@@ -290,7 +291,7 @@ def _read_fsspec(ref: str, where: str, rest: str, most: int) -> bytes:
         import fsspec
     except ImportError:
         raise RefUnavailable(
-            f"{where}{rest} needs fsspec to be read (pip install 'otel-replay[refs]')"
+            f"{where}{rest} needs fsspec to be read: {install_hint('refs')}"
         ) from None
     # The store as the user named it (chained URLs and all); the rest is a path on it.
     fs, root = fsspec.core.url_to_fs(where)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import text_diff
+from ..extras import install_hint
 from ..json_text import surrogates_escaped
 from ..runs.anomalies import Config, Finding, find_anomalies
 from ..runs.diff import Change, RunDiff
@@ -188,9 +189,7 @@ def templates() -> Any:
         # optional: the report extra
         import jinja2
     except ImportError:
-        raise ReportUnavailable(
-            "an HTML report needs Jinja2: pip install 'otel-replay[report]'"
-        ) from None
+        raise ReportUnavailable(f"an HTML report needs Jinja2: {install_hint('report')}") from None
     return jinja2.Environment(
         loader=jinja2.PackageLoader("otel_replay.report", "templates"),
         autoescape=True,

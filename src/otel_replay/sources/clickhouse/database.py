@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Protocol
 
 from ... import limits, settings
+from ...extras import install_hint
 from ...otlp.errors import FormatError
 from ...settings import OTEL_REPLAY_CLICKHOUSE_PASSWORD, TRUE
 
@@ -338,4 +339,4 @@ def _refused(exc: BaseException) -> str:
 
 
 def _missing(package: str, extra: str) -> str:
-    return f"reading it needs {package}: pip install 'otel-replay[{extra}]'"
+    return f"reading it needs {package}: {install_hint(extra)}"
