@@ -82,6 +82,10 @@ def render_index(lines: Sequence[IndexLine], title: str) -> str:
             .replace("+00:00", "Z"),
             "question": gist(line.question),
             "answer": gist(line.answer),
+            # A run that raised before it answered: what it raised, in the answer's place.
+            "raised": gist(f"raised {line.summary.run_verdict.outcome.error}")
+            if line.summary.raised
+            else None,
         }
         for line in lines
     ]

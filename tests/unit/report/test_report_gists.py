@@ -59,6 +59,8 @@ class _Page(HTMLParser):
         self.tags: list[str] = []
         self.gists: dict[str, str] = {}
         self.cells: dict[str, list[str]] = {}
+        #: The index's "said" cells marked as an error, by their place among the cells.
+        self.bad: list[int] = []
         self._step = ""
         self._in: str | None = None
         self.feed(page)
@@ -69,8 +71,11 @@ class _Page(HTMLParser):
         got = dict(attrs)
         if tag == "details" and "step" in (got.get("class") or ""):
             self._step = got.get("id") or ""
-        if (got.get("class") or "") in ("gist", "said"):
-            self._in = got["class"]
+        classes = (got.get("class") or "").split()
+        if "gist" in classes or "said" in classes:
+            self._in = "gist" if "gist" in classes else "said"
+            if "bad" in classes:
+                self.bad.append(len(self.cells.get("said", [])))
             if self._in == "gist":
                 self.gists[self._step] = ""
             else:
@@ -161,6 +166,31 @@ def test_each_step_and_the_index_show_what_went_in_and_out_on_one_line(
     said_question, said_answer = index.cells["said"]
     _shortened_from(said_question, question)
     _shortened_from(said_answer, answer)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(question=TEXT, error=TEXT)
+def test_the_index_shows_what_a_run_raised_where_its_answer_would_be(
+    tmp_path_factory: Any, question: str, error: str
+) -> None:
+    """A run that raised before it answered: its answer cell says what it raised (marked
+    as an error), not "-"."""
+    trace = tmp_path_factory.mktemp("raised") / "run.otlp"
+    asked = [{"role": "user", "content": question}]
+    with contextlib.suppress(ValueError), recording(trace):
+        with otel_replay.agent_run("agent", input=question):
+            with otel_replay.model_call(provider="openai", model="gpt-4o", messages=asked) as call:
+                call.record({"role": "assistant", "content": "thinking"})
+            raise ValueError(error)
+    (recorded,) = otel_replay.load(trace)
+    index = _Page(render_index([index_line(recorded)], "runs"))
+    assert index.tags.count("script") == 1 and "img" not in index.tags
+    said_question, said_answer = index.cells["said"]
+    _shortened_from(said_question, question)
+    _shortened_from(said_answer, f"raised ValueError: {error}")
+    assert index.bad == [1]
 
 
 def test_the_newcomers_pages_show_the_tools_the_question_and_the_answer(tmp_path: Path) -> None:
