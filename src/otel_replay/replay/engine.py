@@ -202,7 +202,10 @@ class ReplayEngine(Router):
             else:
                 self._wait(conv)
             err = self._with_candidates(err, request, conv)
-            self._lines.append(f"conversation {conv.id}: {str(err).splitlines()[0]}")
+            said = str(err)
+            if len(self.runs) > 1 and self.pinned is None:  # which run, of those served
+                said = f"run {conv.run.run_id}: {said}"
+            self._lines.append(f"conversation {conv.id}: {said.splitlines()[0]}")
             if self.raise_divergence:
                 raise err from None
             if self.forward is not None:
@@ -211,7 +214,7 @@ class ReplayEngine(Router):
             return error_answer(
                 409,
                 "replay_divergence",
-                str(err),
+                said,
                 run_id=conv.run.run_id,
                 conversation=conv.id,
                 step=err.index,
