@@ -10,13 +10,22 @@ through the in-process transport.  A case passes when every request is
 answered; otherwise the first refusal is printed (``test_serve_requests.py``
 asserts it).  The agent's own code is not run: this measures the matching of
 what an unchanged agent would send again, the first half of replaying it.
+
+Each answer's tool calls are also compared with the fake server's answer as it
+went on the wire (:func:`spelling_problems`): their ids, names and argument
+texts (key order, spacing, escapes) must be the server's, or the answer must
+name the call as re-spelled (``x-otel-replay-respelled``, which the replay's
+report says too).
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -25,10 +34,15 @@ from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
 from tests.conformance.checks import Case, check, find_cases
 
 
-def serve_case(case: Case, sent: Callable[[bytes], bytes] = bytes) -> str | None:
+def serve_case(
+    case: Case,
+    sent: Callable[[bytes], bytes] = bytes,
+    answered: Callable[[dict[str, Any], httpx.Response], None] | None = None,
+) -> str | None:
     """None when every recorded request of ``case`` is served; else the first refusal.
 
-    ``sent``: what is sent for each recorded body (the body itself by default).
+    ``sent``: what is sent for each recorded body (the body itself by default);
+    ``answered``: told of each recorded request and the replay's answer to it.
     """
     engine = ReplayEngine(check(case).runs)  # the runs the conformance check loaded
     with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
@@ -41,8 +55,81 @@ def serve_case(case: Case, sent: Callable[[bytes], bytes] = bytes) -> str | None
                 answer = http.post(path, content=sent(r["body_raw"].encode()), headers=headers)
                 if answer.status_code != 200:
                     return f"{answer.status_code} at turn {r['turn']}: {answer.text}"
+                if answered is not None:
+                    answered(r, answer)
                 conversation = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}
     return None
+
+
+def _events(raw: str) -> list[dict[str, Any]]:
+    # SSE ends a line at CR, LF or CRLF only (a JSON event may hold U+2028 as it is).
+    lines = re.split(r"\r\n|\r|\n", raw)
+    return [
+        json.loads(line[5:])
+        for line in lines
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")
+    ]
+
+
+def call_texts(raw: str) -> list[tuple[str, str, str]]:
+    """``(id, name, arguments as text)`` of each tool call of a model answer as it went on the
+    wire: a JSON body, or an SSE stream's deltas joined (an Anthropic ``tool_use`` block of a
+    JSON body holds its input as an object: its text is that object's, compact, in order)."""
+    if raw.lstrip().startswith("{"):
+        body = json.loads(raw)
+        if "choices" in body:
+            calls = body["choices"][0]["message"].get("tool_calls") or []
+            return [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls]
+        if "output" in body:
+            return [
+                (i["call_id"], i["name"], i["arguments"])
+                for i in body["output"]
+                if i.get("type") == "function_call"
+            ]
+        return [
+            (b["id"], b["name"], json.dumps(b["input"], ensure_ascii=False, separators=(",", ":")))
+            for b in body.get("content") or []
+            if b.get("type") == "tool_use"
+        ]
+    joined: dict[int, list[str]] = {}
+    for e in _events(raw):
+        if e.get("type") == "response.completed":
+            return call_texts(json.dumps(e["response"]))
+        if e.get("type") == "content_block_start" and e["content_block"]["type"] == "tool_use":
+            joined[e["index"]] = [e["content_block"]["id"], e["content_block"]["name"], ""]
+        elif e.get("type") == "content_block_delta" and e["delta"]["type"] == "input_json_delta":
+            joined[e["index"]][2] += e["delta"]["partial_json"]
+        for choice in e.get("choices") or []:
+            for tc in choice["delta"].get("tool_calls") or []:
+                slot = joined.setdefault(tc["index"], ["", "", ""])
+                fn = tc.get("function") or {}
+                slot[0] = tc.get("id") or slot[0]
+                slot[1] += fn.get("name") or ""
+                slot[2] += fn.get("arguments") or ""
+    return [(i, n, a) for i, n, a in (joined[k] for k in sorted(joined))]
+
+
+def spelling_problems(case: Case) -> list[str]:
+    """Where a served answer's tool calls differ from the server's on the wire (id, name,
+    argument text) without the answer naming the call as re-spelled; empty when none."""
+    problems: list[str] = []
+
+    def compare(request: dict[str, Any], answer: httpx.Response) -> None:
+        wire, served = call_texts(request["response_raw"]), call_texts(answer.text)
+        said = {n.strip() for n in answer.headers.get("x-otel-replay-respelled", "").split(",")}
+        for i, sent in enumerate(wire):
+            got = served[i] if i < len(served) else None
+            if got == sent:
+                continue
+            if got is not None and got[:2] == sent[:2] and {got[0], got[1]} & said:
+                continue  # re-spelled, and the answer says so
+            where = f"request {request['seq']} (turn {request['turn']}), call {i + 1}"
+            problems.append(f"{where}: served {got!r}, the wire carried {sent!r}")
+        if len(served) > len(wire):
+            problems.append(f"request {request['seq']}: served calls {served[len(wire) :]!r} more")
+
+    refused = serve_case(case, answered=compare)
+    return [refused] if refused is not None else problems
 
 
 def main(argv: list[str]) -> int:

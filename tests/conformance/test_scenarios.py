@@ -9,11 +9,12 @@ fresh drawn scenario rebuilds and replays on real stacks (slow tier).
 - Slow tier: :func:`test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks` draws a
   scenario (``CONFORMANCE_SEED``, else a random seed; printed), records it with a few
   stacks' real agents and tracing (``CONFORMANCE_SCENARIO_STACKS``, comma-separated, else
-  :data:`SLOW_STACKS`), and checks each case's rebuild, its replay through ``serve`` and
-  in process against the fake server's log (a replay may stop at a step naming what the
-  trace lacks, and a rebuild may lack what :data:`NOT_IN_THE_TRACE` says the stack never
-  records: both are printed).  A stack whose environment is missing gets it
-  made (as the replay test does), so none is skipped; the whole test must finish within
+  :data:`SLOW_STACKS`), and checks each case's rebuild, its recorded requests served back
+  (each answer's tool calls spelled as on the wire, or said to be re-spelled), its replay
+  through ``serve`` and in process against the fake server's log (a replay may stop at a
+  step naming what the trace lacks, and a rebuild may lack what :data:`NOT_IN_THE_TRACE`
+  says the stack never records: both are printed).  A stack whose environment is missing
+  gets it made (as the replay test does), so none is skipped; the whole test must finish within
   ``CONFORMANCE_SCENARIO_BUDGET_S`` seconds (:data:`BUDGET_S`), or it fails saying which
   stacks it did not reach.
 """
@@ -45,6 +46,7 @@ from tests.conformance.generate import (
     stack_config,
 )
 from tests.conformance.replay_agents import inprocess_case, replay_case, stack_python
+from tests.conformance.serve_requests import spelling_problems
 from tests.conformance.table import REFUSAL
 
 #: Stacks the slow test records a fresh scenario with by default: the stacks that rebuild and
@@ -346,12 +348,18 @@ def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
                     print(f"{stack}/{mode} rebuild: not in the trace ({why}): {p}")
                 else:
                     problems.append(f"{stack}/{mode} rebuild: {p}")
+            # The recorded requests served back: each answer's calls as the wire spelled them,
+            # or the answer names those it re-spelled (as the replay's report does).
+            if case.meta["content"]:
+                problems += [f"{stack}/{mode} spelling: {p}" for p in spelling_problems(case)]
             for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
                 result = replay(case, stack_python(stack))
-                print(f"{stack}/{mode} {how}: {result.ok} {result.detail.splitlines()[0]}")
                 # A replay that stops at a step naming what the trace lacks is what it must
                 # do there (the LiteLLM loop sends a raising tool's error as text alone).
-                if result.ok is False and REFUSAL not in result.detail:
+                refused = result.ok is False and REFUSAL in result.detail
+                said = "refused, naming what the trace lacks:" if refused else result.ok
+                print(f"{stack}/{mode} {how}: {said} {result.detail.splitlines()[0]}")
+                if result.ok is False and not refused:
                     problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
     elapsed = time.monotonic() - start
     print(f"{len(stacks) - len(not_reached)} stacks in {elapsed:.0f} s (budget {BUDGET_S:.0f} s)")

@@ -262,10 +262,13 @@ class ReplayEngine(Router):
                 conv.id,
             )
         meta.append(("x-otel-replay-body", "rendered"))
-        respelled = reply.spelled.respelled if wire.spells_arguments(request) else []
-        if respelled:
-            meta.append(("x-otel-replay-respelled", header_text(", ".join(respelled))))
-            self._respelled(conv, step, respelled)
+        spells = wire.spells_arguments(request)
+        respelled = reply.spelled.respelled if spells else []
+        doubtful = reply.spelled.doubtful if spells else []
+        if respelled or doubtful:
+            named = ", ".join([*respelled, *doubtful])
+            meta.append(("x-otel-replay-respelled", header_text(named)))
+            self._respelled(conv, step, respelled, doubtful)
         if request.stream:
             chunks = list(wire.render_sse(reply, request))
             headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
@@ -277,10 +280,13 @@ class ReplayEngine(Router):
             200, headers_out, chunks, self._delays(step, len(chunks)), step, rung, conv.id
         )
 
-    def _respelled(self, conv: Conversation, step: Step, calls: list[str]) -> None:
-        """Say, once per step, that its answer's tool-call arguments were re-spelled: the
-        trace holds them as parsed values only, not as the text the model sent."""
-        note = conv.model.note_respelled(step, calls)
+    def _respelled(
+        self, conv: Conversation, step: Step, calls: list[str], doubtful: list[str]
+    ) -> None:
+        """Say, once per step, that its answer's tool-call arguments were (or may have been)
+        re-spelled: the trace holds them as parsed values only, not as the text the model
+        sent, or as a text an instrumentation may have dumped itself."""
+        note = conv.model.note_respelled(step, calls, doubtful)
         if id(step) not in self._respelled_steps:
             self._respelled_steps.add(id(step))
             self._lines.append(f"conversation {conv.id}: {note}")

@@ -229,14 +229,24 @@ class PinnedModel(Observed):
         self.observer.step_done(step, f"pinned:{rung}")
         return step, rung
 
-    def note_respelled(self, step: Step, calls: Sequence[str]) -> str:
+    def note_respelled(self, step: Step, calls: Sequence[str], doubtful: Sequence[str] = ()) -> str:
         """Note (once per step, for the report) that ``step``'s answer was served with the
-        arguments of ``calls`` re-spelled: the trace holds no text of them."""
-        note = (
-            f"{step.label()}: tool-call arguments of {', '.join(calls)} served as compact "
-            "JSON: the trace holds them as parsed values, not as the text the model sent "
-            "(spacing, escapes and key order may differ from it)"
-        )
+        arguments of ``calls`` re-spelled (the trace holds no text of them), and those of
+        ``doubtful`` with a text that may be an instrumentation's dump of their value."""
+        said = []
+        if calls:
+            said.append(
+                f"tool-call arguments of {', '.join(calls)} served as compact JSON: the trace "
+                "holds them as parsed values, not as the text the model sent (spacing, "
+                "escapes and key order may differ from it)"
+            )
+        if doubtful:
+            said.append(
+                f"tool-call arguments of {', '.join(doubtful)} served as the trace spells "
+                "them, as Python's json.dumps writes their value: the instrumentation may "
+                "have re-spelled the model's text (its spacing and escapes may differ)"
+            )
+        note = f"{step.label()}: " + "; ".join(said)
         self.respelled.setdefault(step.index, note)
         return note
 

@@ -18,6 +18,12 @@ whatever key order the value was kept in: the text is what the client read);
 each is used once, in order, the raw response's first.  A call no text
 spells (the trace holds its arguments as a parsed value only) is re-spelled
 as compact JSON, and :func:`spell` says so, for the replay to report.
+
+A text found outside a raw response that is exactly what Python's ``json.dumps``
+writes for its value by default (``", "`` and ``": "``) may be the model's, or the
+instrumentation's own dump of the value it parsed (OpenInference's LangChain,
+Haystack and Anthropic instrumentations write one): served as found, and said to
+be possibly re-spelled, as the trace cannot tell which.
 """
 
 from __future__ import annotations
@@ -55,6 +61,9 @@ class Spelled:
     respelled: list[str]
     #: Per call: its text is the recorded one (or the arguments were recorded as text).
     recorded: list[bool] = dataclasses.field(default_factory=list)
+    #: The ids (or names) of the calls served with a recorded text that may be an
+    #: instrumentation's dump of the parsed value rather than the model's (see above).
+    doubtful: list[str] = dataclasses.field(default_factory=list)
 
 
 def compact(arguments: Any) -> str:
@@ -83,8 +92,12 @@ def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
         if not isinstance(c.get("arguments"), str)
     }
     chosen: dict[int, str] = {}
+    raw: set[str] = set()  # texts of a recorded HTTP answer: the model's own
     if wanted:
         groups = [[(canonical(v), t) for v, t in group] for group in _groups(step)]
+        m = step.model
+        if m is not None and m.raw is not None and m.raw.usable and groups:
+            raw = {t for _, t in groups[0]}
         for group in groups:
             chosen = _assign(wanted, group)
             if len(chosen) == len(wanted):
@@ -94,19 +107,33 @@ def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
     texts: list[str] = []
     respelled: list[str] = []
     recorded: list[bool] = []
+    doubtful: list[str] = []
     for i, call in enumerate(calls):
         arguments = call.get("arguments")
+        named = str(call.get("id") or call.get("name") or f"call {i + 1}")
         if isinstance(arguments, str):
             texts.append(arguments)  # recorded as text (not JSON): served as it is
             recorded.append(True)
         elif i in chosen:
             texts.append(chosen[i])
             recorded.append(True)
+            if chosen[i] not in raw and _dumped(chosen[i], arguments):
+                doubtful.append(named)
         else:
             texts.append(compact(arguments))
-            respelled.append(str(call.get("id") or call.get("name") or f"call {i + 1}"))
+            respelled.append(named)
             recorded.append(False)
-    return Spelled(texts, respelled, recorded)
+    return Spelled(texts, respelled, recorded, doubtful)
+
+
+def _dumped(text: str, arguments: Any) -> bool:
+    """Whether ``text`` is what Python's ``json.dumps`` writes for ``arguments`` by default
+    (escaping non-ASCII or not), where that differs from compact JSON: the spelling an
+    instrumentation gives a value it serializes itself."""
+    value = {} if arguments is None else arguments
+    if text == compact(value):
+        return False  # no space to tell: the APIs' own spelling
+    return text in (json.dumps(value), json.dumps(value, ensure_ascii=False))
 
 
 def _assign(wanted: Mapping[int, str], found: list[tuple[str, str]]) -> dict[int, str]:

@@ -12,7 +12,10 @@ must read the very argument strings (Anthropic: the same object, keys in the
 same order, and in a stream the same ``partial_json`` text), ids and order of
 calls it read from the model, and its next request, which carries them back,
 must be served too.  Where the trace holds no text of the arguments, the
-answer is re-spelled and the replay says so, once per step.
+answer is re-spelled and the replay says so, once per step; where its only text
+of them (no raw response) is spelled as Python's ``json.dumps`` writes their
+value, which an instrumentation that dumps the value it parsed writes too, it
+is served and the replay says it may be re-spelled.
 """
 
 from __future__ import annotations
@@ -417,6 +420,14 @@ CASES = [
 ]
 
 
+def _as_python_dumps(text: str) -> bool:
+    """Whether ``text`` is what Python's ``json.dumps`` writes for its value by default, and
+    not compact JSON (an instrumentation that dumps a parsed value writes that)."""
+    value = json.loads(text)
+    compact = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text != compact and text in (json.dumps(value), json.dumps(value, ensure_ascii=False))
+
+
 def check_cases(api: str, mode: str, by: str, examples: int) -> None:
     """Draw ``examples`` answers, record each, and serve it back in both modes."""
     with model_server() as (url, model):
@@ -446,6 +457,11 @@ def check_cases(api: str, mode: str, by: str, examples: int) -> None:
                     got, log = served(path, api, serve_mode)
                     assert got == live, (serve_mode, log)
                     respelled = [line for line in log if "served as compact JSON" in line]
+                    # A text outside a raw response spelled as Python's json.dumps writes
+                    # its value may be the instrumentation's dump: served, and said so.
+                    doubtful = [line for line in log if "json.dumps writes" in line]
+                    dumped = by != "capture" and any(_as_python_dumps(a) for _, _, a in calls)
+                    assert len(doubtful) == (1 if dumped else 0), log
                     if api == MESSAGES and mode == "sync" and serve_mode == "stream":
                         # The recorded body holds each input as an object: its text in a
                         # stream is re-spelled, and the replay says so, once.

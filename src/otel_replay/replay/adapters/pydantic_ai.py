@@ -249,9 +249,10 @@ class ReplayModel(Model):
             model_settings, model_request_parameters
         )
         step = self._serve(messages, model_settings, model_request_parameters)
-        respelled = reply_from_step(step, _NO_REQUEST).spelled.respelled
-        if respelled:  # streamed as text: re-spelled where the trace holds no text
-            self.pinned.note_respelled(step, respelled)
+        spelled = reply_from_step(step, _NO_REQUEST).spelled
+        # Streamed as text: re-spelled where the trace holds no text of the model's.
+        if spelled.respelled or spelled.doubtful:
+            self.pinned.note_respelled(step, spelled.respelled, spelled.doubtful)
         yield ReplayStreamedResponse(
             model_request_parameters=model_request_parameters, step=step, system=self._system
         )
