@@ -10,7 +10,10 @@ mode: rebuilt exactly or not, and the verdict) and the part of
 rebuilt exactly or not, the verdict of each run, the known gap), the modes
 stacks skip and why, and, for each case that is not rebuilt exactly, the
 differences the check found.  With
-``--check`` it only says whether the README is current (exit 1 when not).
+``--check`` it only says whether the README is current (exit 1 when not).  With
+``--readme`` it writes the scenarios table (one row per scenario: its stacks, modes,
+cases, how many rebuild exactly or lack what the check asks for, and how many the
+stacks' own agents replay) between its markers in the project's ``README.md``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,14 @@ END = "<!-- conformance-table:end -->"
 MAIN_README = Path(__file__).resolve().parents[2] / "docs" / "instrumentations.md"
 SUMMARY_START = "<!-- conformance-summary:start (python -m tests.conformance.table) -->"
 SUMMARY_END = "<!-- conformance-summary:end -->"
+#: The project's README, with the scenarios table (scenarios x stacks x modes).
+ROOT_README = Path(__file__).resolve().parents[2] / "README.md"
+SCENARIOS_START = (
+    "<!-- conformance-scenarios:start (python -m tests.conformance.table --readme) -->"
+)
+SCENARIOS_END = "<!-- conformance-scenarios:end -->"
+#: The row all drawn scenarios (``seed-N``) share.
+DRAWN = "drawn (`seed-N`)"
 #: Span ids differ at each generation and say nothing to a reader of the table.
 _SPAN = re.compile(r", span [0-9a-f]+\)")
 #: Differences shown per case; the test shows them all.
@@ -324,6 +335,51 @@ def summary(cases: list[Case], not_recorded: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _scenario_row(name: str) -> str:
+    return DRAWN if name.startswith("seed-") else name
+
+
+def _replays(cases: list[Case], how: str, not_recorded: dict[str, str]) -> str:
+    """``X of Y`` content cases the stack's agent replays ``how`` (those it applies to), with
+    the ones refused by design or lacking in their trace what replay needs counted apart."""
+    marks = []
+    for case in cases:
+        mark = replay_mark(case, how)
+        marks.append(NOT_IN_TRACE if mark == "**no**" and case.id in not_recorded else mark)
+    applies = [m for m in marks if m not in ("n/a", NOT_IN_TRACE, REFUSED)]
+    cell = f"{applies.count('yes')} of {len(applies)}"
+    apart = [f"{marks.count(m)} {m}" for m in (REFUSED, NOT_IN_TRACE) if marks.count(m)]
+    return f"{cell} ({', '.join(apart)})" if apart else cell
+
+
+def scenarios_table(cases: list[Case], not_recorded: dict[str, str]) -> str:
+    """Scenarios x stacks x modes, one row per scenario (the drawn ones together): how many
+    stacks and modes ran it, its cases, how many rebuild exactly and how many lack in their
+    trace what the check asks for, and how many its stacks' own agents replay through
+    ``serve`` and in process (of the cases with content each way applies to)."""
+    rows: dict[str, list[Outcome]] = {}
+    for case in sorted(cases, key=_in_stack_order):
+        rows.setdefault(_scenario_row(scenario_of(case)), []).append(check(case))
+    lines = [
+        "| scenario | stacks | modes | cases | rebuilt exactly | not in the trace "
+        "| serve replays | in-process replays |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, outcomes in rows.items():
+        content = [o.case for o in outcomes if o.case.meta["content"]]
+        cells = [
+            name,
+            str(len({o.case.meta["stack"] for o in outcomes})),
+            str(len({o.case.meta["mode"] for o in outcomes})),
+            str(len(outcomes)),
+            str(sum(o.exact for o in outcomes)),
+            str(sum(not o.exact and o.case.id in not_recorded for o in outcomes)),
+            *(_replays(content, how, not_recorded) for how in HOWS),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def table_in(readme: str, start_mark: str = START, end_mark: str = END) -> str:
     """The table part of the README text (between the markers)."""
     start, end = readme.index(start_mark) + len(start_mark), readme.index(end_mark)
@@ -338,10 +394,27 @@ def _replaced(text: str, start_mark: str, end_mark: str, table: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.conformance.table", description=__doc__)
     ap.add_argument("--check", action="store_true", help="only check that the README is current")
+    ap.add_argument(
+        "--readme",
+        action="store_true",
+        help="write the scenarios table between its markers in the project's README.md",
+    )
     a = ap.parse_args(argv)
     from tests.conformance.test_conformance import KNOWN_GAPS, NOT_RECORDED
 
     cases = find_cases()
+    if a.readme:
+        block = scenarios_table(cases, NOT_RECORDED)
+        root = ROOT_README.read_text(encoding="utf-8")
+        if SCENARIOS_START not in root or SCENARIOS_END not in root:
+            print(f"README.md has no {SCENARIOS_START} ... {SCENARIOS_END}; the table:\n")
+            print(block, end="")
+            return 1
+        ROOT_README.write_text(
+            _replaced(root, SCENARIOS_START, SCENARIOS_END, block), encoding="utf-8"
+        )
+        print("wrote the scenarios table of README.md")
+        return 0
     text = README.read_text(encoding="utf-8")
     main_text = MAIN_README.read_text(encoding="utf-8")
     table, short = render(cases, KNOWN_GAPS, NOT_RECORDED), summary(cases, NOT_RECORDED)

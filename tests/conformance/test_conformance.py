@@ -23,9 +23,13 @@ from tests.conformance.checks import Case, check, find_cases
 from tests.conformance.table import (
     MAIN_README,
     README,
+    ROOT_README,
+    SCENARIOS_END,
+    SCENARIOS_START,
     SUMMARY_END,
     SUMMARY_START,
     render,
+    scenarios_table,
     summary,
     table_in,
 )
@@ -163,4 +167,20 @@ def test_the_readme_tables_are_current() -> None:
     main = MAIN_README.read_text(encoding="utf-8")
     assert table_in(main, SUMMARY_START, SUMMARY_END) == summary(CASES, NOT_RECORDED), (
         "the summary in docs/instrumentations.md is stale: run `python -m tests.conformance.table`"
+    )
+
+
+def test_the_project_readme_shows_scenarios_by_stacks_and_modes_as_the_corpus_holds_them() -> None:
+    """The README's scenarios table is the one the committed cases make, and it counts every
+    case once."""
+    table = scenarios_table(CASES, NOT_RECORDED)
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    assert sum(int(row[3]) for row in rows) == len(CASES)
+    readme = ROOT_README.read_text(encoding="utf-8")
+    assert SCENARIOS_START in readme and SCENARIOS_END in readme, (
+        "README.md has no scenarios table: put its markers in, then run "
+        "`python -m tests.conformance.table --readme`"
+    )
+    assert table_in(readme, SCENARIOS_START, SCENARIOS_END) == table, (
+        "the scenarios table in README.md is stale: run `python -m tests.conformance.table --readme`"
     )
