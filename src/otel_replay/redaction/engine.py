@@ -19,6 +19,11 @@ _Name = tuple[bool, str | None, bool]
 
 #: A mapping under a key named like this holds HTTP headers (header names use a wider net).
 _HEADERS_KEY = re.compile(r"headers?$", re.IGNORECASE)
+#: Fields that name what the field beside them holds, and those fields: an entry of a
+#: HAR file's or Postman's headers, a Kubernetes env, a CloudFormation parameter
+#: (``{"name": "x-api-key", "value": S}``).
+_NAME_FIELDS = ("name", "Name", "key", "Key", "ParameterKey", "ParameterName")
+_VALUE_FIELDS = ("value", "Value", "ParameterValue")
 
 
 class Redactor(TextRedactor):
@@ -149,6 +154,10 @@ class Redactor(TextRedactor):
         """A list's or tuple's items scrubbed; a changed one is a copy."""
         if type(value) is tuple or (len(path) > PLAIN_DEPTH and value):
             path.plain = False  # a tuple, or deeper than a payload's JSON may go
+        if len(value) == 2 and (headers or type(value) is tuple):
+            paired = self._pair(value, path, hidden)
+            if paired is not value:
+                return paired
         hooked = self._hook is not None
         memo = self._memo
         changed: list[Any] | None = None
@@ -178,6 +187,20 @@ class Redactor(TextRedactor):
                 changed[i] = new
         return value if changed is None else type(value)(changed)
 
+    def _pair(self, value: list[Any] | tuple[Any, ...], path: _Path, hidden: list[str]) -> Any:
+        """A header pair (``(b"x-api-key", b"S")``, ``["Authorization", "S"]`` under a
+        headers field) with its value hidden when its name names a secret; else ``value``."""
+        name, secret = value
+        if type(secret) not in (str, bytes) or not self._names_secret(name, True):
+            return value
+        placeholder: Any = PLACEHOLDER if type(secret) is str else PLACEHOLDER.encode()
+        if secret == placeholder:
+            return value
+        path.append(1)
+        hidden.append(_spelled(path))
+        path.pop()
+        return type(value)([self._scrub(name, path, hidden, True), placeholder])
+
     def _mapping(
         self,
         value: dict[Any, Any],
@@ -196,6 +219,7 @@ class Redactor(TextRedactor):
         memo = self._memo
         out: dict[Any, Any] | None = None
         renamed: dict[Any, str] | None = None
+        paired = self._paired(value, headers)
         for k, v in value.items():
             if type(k) is str:
                 known = names.get(k)
@@ -209,6 +233,8 @@ class Redactor(TextRedactor):
             else:
                 secret, name, holds_headers = False, str(k), False
                 path.plain = False
+            if paired is not None and k == paired:
+                secret = True
             tv = type(v)
             if secret and v is not None:
                 new: Any = v if v == PLACEHOLDER else PLACEHOLDER
@@ -237,6 +263,23 @@ class Redactor(TextRedactor):
         if renamed is not None:
             out = {renamed.get(k, k): v for k, v in (value if out is None else out).items()}
         return value if out is None else out
+
+    def _paired(self, value: dict[Any, Any], headers: bool) -> str | None:
+        """The value field of a mapping whose name field names a secret (see
+        :data:`_NAME_FIELDS`), judged as a header name under headers; None if none."""
+        held = next((f for f in _VALUE_FIELDS if f in value), None)
+        if held is None:
+            return None
+        named = next((value[f] for f in _NAME_FIELDS if f in value), None)
+        return held if self._names_secret(named, headers) else None
+
+    def _names_secret(self, named: Any, headers: bool) -> bool:
+        """Whether ``named`` (text or bytes) is the name of a secret field or header."""
+        if type(named) is bytes:
+            named = named.decode("latin-1")
+        if type(named) is not str or len(named) > _MEMO_CHARS:
+            return False
+        return self.is_secret_header(named) if headers else self.is_secret_key(named)
 
     def _name(self, key: str, header: bool) -> _Name:
         """How a mapping key is judged (see ``_names``)."""

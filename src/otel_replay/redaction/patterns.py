@@ -218,6 +218,28 @@ _ASSIGNED_CREDENTIAL = (
 )
 
 
+def _paired(value: str = r"[^\"'\\\r\n]+") -> str:
+    """A secret name given as the value of a name field, its secret in the field or item
+    beside it: ``{"name": "x-api-key", "value": "S"}`` (HAR, Kubernetes and Postman
+    entries), ``{"Key": "DB_PASSWORD", "Value": "S"}``, a header pair
+    ``(b"x-api-key", b"S")`` or ``("api_key", "S")``, ``["x-api-key", "S"]`` (in a list
+    only a credential: ``["password", "username"]`` names two fields), and in YAML
+    ``- name: API_TOKEN`` with ``value: S`` on the next line.  ``value``: what the
+    secret looks like (any text for a name that says it is one, a credential for a
+    name that only ends in ``key`` or ``token``)."""
+    line = value if value == _CREDENTIAL else r"[^\s\"'#\\]+"
+    return (  # (case-insensitive: a shape may say so only of its name)
+        r"(?i:[a-z0-9_.-]*(?:\\*[\"'](?:"
+        r"\s*,\s*\\*[\"'][a-z]*value\\*[\"']\s*:\s*\\*[\"'](?P<v40>" + _HIDDEN + value + ")"
+        r"|\s*,\s*b[\"'](?P<v42>" + _HIDDEN + value + r")[\"']\s*[)\]]"
+        r"|\s*,\s*'(?P<v43>" + _HIDDEN + value + r")'\s*\)"
+        r"|\s*,\s*\"(?P<v44>" + _HIDDEN + value + r")\"\s*\)"
+        r"|\s*,\s*(?P<q40>\\*[\"'])(?P<v45>" + _CREDENTIAL + r")(?P=q40)\s*\]"
+        r")|[\"']?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*(?:-[ \t]+)?[a-z]*value[ \t]*:[ \t]*"
+        r"(?:\"(?P<v46>" + value + r")\"|'(?P<v47>" + value + r")'|(?P<v48>" + line + "))))"
+    )
+
+
 #: An option's value: the next word, or the next item of an argument list in JSON or Python.
 _OPTION_VALUE = r"(?:=|[ \t]+|[\"']\s*,\s*[\"'])(?P<v>" + _HIDDEN + r"[^\s\"'`,=-][^\s\"'`,]*)"
 
@@ -246,7 +268,7 @@ VALUE_PATTERNS: Final = (
     Shape(
         ("token",),
         r"(?i:token)(?:\s+(?P<v>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})"
-        r"|" + _ASSIGNED_CREDENTIAL.replace("(?P<v>", "(?P<v2>") + ")",
+        r"|" + _ASSIGNED_CREDENTIAL.replace("(?P<v>", "(?P<v2>") + "|" + _paired(_CREDENTIAL) + ")",
     ),
     # user:password@ in a URL (the user stays): the password runs to the last "@" before
     # the host (p@ss and pa/ss are one), but a port and a path (:8080/users/me@x) are not.
@@ -299,9 +321,13 @@ VALUE_PATTERNS: Final = (
         r")",
         prefilter=r":(?:[0-9]{1,5}|\*):|:[^ \t\n\r\f\v:@/\"'<>]{1,200}@",
     ),
-    # Secret-named fields given a value in text.
+    # Secret-named fields given a value in text, or named by a name field with the
+    # secret beside it (_paired): one expression, tried once where the name stands.
     *(
-        Shape(triggers, r"(?i)(?P<n>" + word + ")" + _told("password" in triggers))
+        Shape(
+            triggers,
+            r"(?i)(?P<n>" + word + ")(?:" + _told("password" in triggers) + "|" + _paired() + ")",
+        )
         for triggers, word in _TEXT_KEYS
     ),
     # SQL: CREATE USER u IDENTIFIED BY 'S', IDENTIFIED WITH plugin BY 'S'.
@@ -328,7 +354,10 @@ VALUE_PATTERNS: Final = (
     ),
     # Any other name ending in "key" (or "token", above), given a value that looks like a
     # credential.
-    Shape(("key",), r"(?i)(?<=[A-Za-z0-9_.-])key" + _ASSIGNED_CREDENTIAL),
+    Shape(
+        ("key",),
+        r"(?i)(?<=[A-Za-z0-9_.-])key(?:" + _ASSIGNED_CREDENTIAL + "|" + _paired(_CREDENTIAL) + ")",
+    ),
     # "pass" and "sig" are words too: only given a credential (DB_PASS=..., sig: ...).
     Shape(("pass", "sig"), r"(?i)(?:pass|sig)" + _ASSIGNED_CREDENTIAL),
     Shape(
