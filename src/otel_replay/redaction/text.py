@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Final
 
 from .encodings import (
@@ -37,6 +38,14 @@ _MEMO_SIZE: Final = 8192
 _CLEAN_CHARS: Final = 8 * 1024 * 1024
 
 
+#: A run of UTF-16 text of Latin-1 characters (bytes read as Latin-1), long enough to hold
+#: a secret's name or shape, per byte order.
+_UTF16_RUNS: Final = (
+    ("utf-16-le", re.compile("(?:[\t\n\r\x20-\x7e\xa0-\xff]\x00){8,}")),
+    ("utf-16-be", re.compile("(?:\x00[\t\n\r\x20-\x7e\xa0-\xff]){8,}")),
+)
+
+
 class TextRedactor:
     """The text half of :class:`~otel_replay.redaction.Redactor`: ``text`` and ``data``."""
 
@@ -69,6 +78,8 @@ class TextRedactor:
     def _text(self, text: str) -> str:
         if "\x00" in text:  # maybe UTF-16 bytes read as Latin-1
             text = self._wide(text)
+            if self._deeper:
+                text = self._wide_runs(text)
         spans = self._hidden(text)
         if not spans:
             return text
@@ -170,6 +181,27 @@ class TextRedactor:
         if clean is wide:
             return text
         return (data[:start] + clean.encode(codec, "surrogatepass") + data[end:]).decode("latin-1")
+
+    def _wide_runs(self, text: str) -> str:
+        """``text`` (bytes as Latin-1) with each run of UTF-16 text inside it scrubbed,
+        wherever it starts: a UTF-16 file in a multipart upload, after a binary header,
+        at an odd offset.  (:meth:`_wide` reads the whole as UTF-16 only when it starts
+        so or mostly is.)  Read in both byte orders, one after the other: a run of one
+        read a byte early or late looks like a run of the other, a character longer."""
+        for codec, runs in _UTF16_RUNS:
+            pieces: list[str] = []
+            done = 0
+            for run in runs.finditer(text):
+                start, end = run.span()
+                wide = text[start:end].encode("latin-1").decode(codec)
+                clean = self._text(wide)
+                if clean is not wide:
+                    pieces += (text[done:start], clean.encode(codec).decode("latin-1"))
+                    done = end
+            if pieces:
+                pieces.append(text[done:])
+                text = "".join(pieces)
+        return text
 
     def _encoded(
         self, text: str, places: list[int], spans: list[tuple[int, int]]
