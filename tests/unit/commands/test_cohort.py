@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler
@@ -36,7 +35,7 @@ from otel_replay.replay.candidate_model import CandidateModel
 from otel_replay.replay.engine import ReplayEngine
 from otel_replay.report.cohort_page import render_cohort
 from otel_replay.runs.model import Step
-from tests.fixtures.cli import SRC, cli_process, python_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
 from tests.fixtures.http import serving
 
@@ -63,11 +62,10 @@ def cohort(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def cohort_cli(*args: str | Path) -> tuple[int, str, str]:
-    """``otel-replay cohort ARGS`` in a fresh process, in the checkout (its agents import)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
-    env.pop("OPENAI_API_KEY", None)
-    env.pop("OPENAI_BASE_URL", None)
-    done = python_process("-m", "otel_replay.cli.main", "cohort", *args, cwd=ROOT, env=env)
+    """``otel-replay cohort ARGS`` run in the checkout (its agents import), with no OpenAI
+    key or base URL of the environment's; in this process (what a cohort does, not its
+    process, is tested here: the tests of signals start processes of their own)."""
+    done = cli_run("cohort", *args, cwd=ROOT, env={"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None})
     return done.returncode, done.stdout, done.stderr
 
 
@@ -351,7 +349,7 @@ def test_each_replay_is_written_as_a_trace_diff_compares_with_its_recording(
             assert root["otel_replay.replay_of"] == run["run_id"]
             assert root["otel_replay.cohort.id"] == doc["cohort"]["id"]
             assert root["otel_replay.cohort.candidate"] == doc["cohort"]["candidates"][n]
-            diff = cli_process(
+            diff = cli_run(
                 "diff", f"{cohort}#{run['run_id']}", f"{files[n]}#{replay.run_id}", "--no-timing"
             )
             # The fix calls the lookup with the user id; the model made the recorded calls.
@@ -360,7 +358,7 @@ def test_each_replay_is_written_as_a_trace_diff_compares_with_its_recording(
     # Each replay's root links to the root of the run it replays, as a backend reads it.
     recorded = {r.run_id: r.roots[0] for r in otel_replay.load(cohort)}
     as_lines = tmp_path / "replays.jsonl"
-    assert cli_process("convert", files[1], "-o", as_lines).returncode == 0
+    assert cli_run("convert", files[1], "-o", as_lines).returncode == 0
     roots = [
         span
         for line in as_lines.read_text().splitlines()

@@ -33,7 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from tests.unit.commands.test_cohort import ROOT, SRC, cohort_cli
+from tests.fixtures.cli import SRC
+from tests.unit.commands.test_cohort import ROOT, cohort_cli
 from tests.unit.commands.test_cohort_scale import MANY, many
 
 __all__ = ["many"]  # the recorded runs, a fixture shared with test_cohort_scale

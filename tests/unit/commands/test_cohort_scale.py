@@ -32,10 +32,10 @@ from otel_replay.commands.cohort import OUTCOMES, Comparator, Outcome, Price
 from otel_replay.commands.cohort_runs import Caps, Row, Stop, replayed
 from otel_replay.replay.candidate_model import CandidateModel
 from otel_replay.runs.summary import summarize
+from tests.fixtures.cli import SRC
 from tests.unit.commands.test_cohort import (
     QUESTIONS,
     ROOT,
-    SRC,
     cohort,
     cohort_cli,
     function_model,
