@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.cli import python_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
 from tests.fixtures.weather_agent import (
     FINAL,
@@ -49,9 +49,9 @@ def workdir(tmp_path: Path) -> Path:
 
 
 def otel_replay(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    """The installed command as a user runs it in their project directory."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
-    return python_process("-m", "otel_replay.cli.main", *args, cwd=cwd, env=env)
+    """The command as a user runs it in their project directory (in this process: what
+    the replay does is tested here, not its process)."""
+    return cli_run(*args, cwd=cwd)
 
 
 def test_the_recorded_run_replays(workdir: Path) -> None:
