@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_replay.redaction import patterns as secret_patterns
+from tests.fixtures.tiers import tiered
 
 #: The words that say something about a value rather than give it, as first written:
 #: an alternation of every word, after any letters ending as a participle or adverb.
@@ -48,11 +48,7 @@ _TEXTS = st.lists(_PIECES, max_size=12).map("".join)
 _CASES = st.sampled_from([str, str.upper, str.title, str.swapcase])
 
 
-@settings(max_examples=3000, deadline=None)
-@given(_TEXTS, _CASES)
-def test_the_prose_words_are_found_where_their_alternation_found_them(
-    text: str, case: object
-) -> None:
+def _prose_words_found_where_their_alternation_found_them(text: str, case: object) -> None:
     """``_PROSE`` (its words a trie) stands only in negative
     lookaheads: it must succeed at exactly the places its plain alternation did."""
     text = case(text)  # type: ignore[operator]
@@ -61,6 +57,12 @@ def test_the_prose_words_are_found_where_their_alternation_found_them(
         fast = re.compile(f"(?!{secret_patterns._PROSE})", flags)
         for at in range(len(text) + 1):
             assert (plain.match(text, at) is None) == (fast.match(text, at) is None), (text, at)
+
+
+(
+    test_the_prose_words_are_found_where_their_alternation_found_them,
+    test_the_prose_words_are_found_where_their_alternation_found_them_in_many_texts,
+) = tiered(400, 3000, _TEXTS, _CASES)(_prose_words_found_where_their_alternation_found_them)
 
 
 def test_the_prose_words_are_those_first_written() -> None:
@@ -107,9 +109,7 @@ def test_every_rewritten_shape_is_compared() -> None:
     assert len(_REWRITTEN) >= 15  # each name told in text (password, api key, secret...)
 
 
-@settings(max_examples=1500, deadline=None)
-@given(_ASSIGNMENTS)
-def test_a_value_is_matched_where_and_as_the_first_written_form_matched_it(text: str) -> None:
+def _matched_where_and_as_the_first_written_form_matched_it(text: str) -> None:
     """Every shape holding a part rewritten, at every place of the text: the same match,
     and every group (where the secret stands) the same."""
     for fast, plain in _REWRITTEN:
@@ -118,3 +118,9 @@ def test_a_value_is_matched_where_and_as_the_first_written_form_matched_it(text:
             assert (m is None) == (p is None), (text, at, plain.pattern[:60])
             if m is not None and p is not None:
                 assert m.regs == p.regs, (text, at, plain.pattern[:60])
+
+
+(
+    test_a_value_is_matched_where_and_as_the_first_written_form_matched_it,
+    test_a_value_is_matched_where_and_as_the_first_written_form_matched_it_in_many_texts,
+) = tiered(300, 1500, _ASSIGNMENTS)(_matched_where_and_as_the_first_written_form_matched_it)

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from otel_replay.redaction import Redactor
 from otel_replay.redaction import prefilter as redaction_prefilter
+from tests.fixtures.tiers import tiered
 from tests.unit.redaction.test_redaction import HIDDEN, KEPT
 from tests.unit.redaction.test_redaction_differential import (
     JOINERS,
@@ -105,10 +106,16 @@ _mixed = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=300, **_SETTINGS)
-@given(_mixed, st.sampled_from(sorted(CONTEXTS)))
-def test_the_prefilter_finds_what_the_pure_pass_finds_in_any_text(text: str, context: str) -> None:
+def _found_alike_in_any_text(text: str, context: str) -> None:
     _agree(CONTEXTS[context](text))
+
+
+(
+    test_the_prefilter_finds_what_the_pure_pass_finds_in_any_text,
+    test_the_prefilter_finds_what_the_pure_pass_finds_in_many_texts,
+) = tiered(100, 300, _mixed, st.sampled_from(sorted(CONTEXTS)), **_SETTINGS)(
+    _found_alike_in_any_text
+)
 
 
 @settings(max_examples=100, **_SETTINGS)
@@ -119,9 +126,7 @@ def test_the_prefilter_finds_what_the_pure_pass_finds_in_wide_text(text: str, co
         assert fast.data(data) == pure.data(data), (name, data)
 
 
-@settings(max_examples=100, **_SETTINGS)
-@given(st.lists(st.tuples(st.sampled_from([*TRIGGERS, "note", "x"]), _mixed), max_size=5))
-def test_the_prefilter_reports_the_same_hidden_paths(members: list[tuple[str, str]]) -> None:
+def _same_hidden_paths(members: list[tuple[str, str]]) -> None:
     """Payloads as capture and the exporters walk them: names that are secrets, names that
     hold one, values that hold one; the same values out, the same paths reported."""
     payload = {
@@ -131,6 +136,17 @@ def test_the_prefilter_reports_the_same_hidden_paths(members: list[tuple[str, st
         "raw": [value.encode("utf-8", "surrogatepass") for _, value in members],
     }
     _agree_scrubbed(payload)
+
+
+(
+    test_the_prefilter_reports_the_same_hidden_paths,
+    test_the_prefilter_reports_the_same_hidden_paths_of_many_payloads,
+) = tiered(
+    35,
+    100,
+    st.lists(st.tuples(st.sampled_from([*TRIGGERS, "note", "x"]), _mixed), max_size=5),
+    **_SETTINGS,
+)(_same_hidden_paths)
 
 
 @pytest.mark.parametrize("context", sorted(CONTEXTS))

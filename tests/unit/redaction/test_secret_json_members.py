@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import otel_replay
 from otel_replay.redaction import PLACEHOLDER, configure_redaction, redactor
+from tests.fixtures.tiers import tiered
 from tests.unit.redaction.test_secret_forms import every_byte
 
 #: Names the engine hides by (as fields are spelled in JSON), in several styles.
@@ -82,9 +83,7 @@ def _hidden_as_placeholder(value: Any, names: set[str]) -> bool:
     return True
 
 
-@settings(max_examples=60, deadline=None)
-@given(drawn=documents(), compact=st.booleans(), wraps=st.integers(0, 2))
-def test_json_stays_json_and_secret_numbers_are_hidden(
+def _json_stays_json_and_secret_numbers_are_hidden(
     drawn: tuple[dict[str, Any], list[int]], compact: bool, wraps: int
 ) -> None:
     configure_redaction()
@@ -112,6 +111,14 @@ def test_json_stays_json_and_secret_numbers_are_hidden(
     assert _hidden_as_placeholder(value, names), out
     plain = {k: v for k, v in doc.items() if k not in names and not isinstance(v, list)}
     assert {k: value[k] for k in plain} == plain
+
+
+(
+    test_json_stays_json_and_secret_numbers_are_hidden,
+    test_json_stays_json_and_secret_numbers_are_hidden_in_many_documents,
+) = tiered(20, 60, drawn=documents(), compact=st.booleans(), wraps=st.integers(0, 2))(
+    _json_stays_json_and_secret_numbers_are_hidden
+)
 
 
 @settings(
