@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import otel_replay
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import THIRDPARTY_FORMATS, found
 from tests.fixtures.ground_truth import answered, recorded, sent, tool_calls_with_ids, value
 from tests.fixtures.scenario import scenario_agent
@@ -37,7 +37,7 @@ def requests_of(case: str) -> list[dict[str, Any]]:
 
 
 def show(path: Path) -> list[dict[str, Any]]:
-    done = cli_process("show", "--json", path)
+    done = cli_run("show", "--json", path)
     assert done.returncode == 0, done.stderr
     runs: list[dict[str, Any]] = json.loads(done.stdout)["runs"]
     return runs

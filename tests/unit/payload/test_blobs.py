@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 import otel_replay
 from otel_replay import attributes as A
 from otel_replay.payload.blobs import BlobStore
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 
 SECRET = b"root:x:0:0:root:/root:/bin/bash\n"  # what a link to /etc/passwd would show
 DIGEST = hashlib.sha256(SECRET).hexdigest()
@@ -58,7 +58,7 @@ def result_payload(path: Path) -> Any:
 
 
 def check_json(path: Path) -> dict[str, Any]:
-    done = cli_process("check", "--json", path, timeout=30)
+    done = cli_run("check", "--json", path)
     assert done.returncode == 1, done.stderr  # the result is missing: not replayable
     (run,) = json.loads(done.stdout)["runs"]
     return dict(run)
@@ -87,7 +87,7 @@ def test_a_blob_that_is_a_link_is_not_followed(dump: Path, tmp_path: Path) -> No
     p = result_payload(dump)
     assert p.status == "missing" and p.data is None
     assert "is a symbolic link; not followed" in p.reason
-    shown = cli_process("show", "--step", "1", dump, timeout=30)
+    shown = cli_run("show", "--step", "1", dump)
     assert "root:x:0:0" not in shown.stdout + shown.stderr
     assert "is a symbolic link; not followed" in json.dumps(check_json(dump)["problems"])
 
@@ -162,7 +162,7 @@ def test_convert_copies_only_the_blobs_it_may_read(dump: Path, tmp_path: Path) -
     good = store.put(b"a payload of the recording")
     (store.root / DIGEST).symlink_to(outside)
     out = tmp_path / "out" / "runs.otlp"
-    done = cli_process("convert", dump, "-o", out, timeout=30)
+    done = cli_run("convert", dump, "-o", out)
     assert done.returncode == 2  # an input fault: reported, after everything good was written
     assert f"{store.root / DIGEST}: blob is a symbolic link; not followed\n" in done.stderr
     copied = BlobStore(out)

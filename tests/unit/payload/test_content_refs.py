@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import otel_replay
 from otel_replay.payload import references as content_refs
 from otel_replay.replay.engine import ReplayEngine
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import TESTS
 
 DATA = TESTS / "data" / "genai_refs"
@@ -144,9 +144,9 @@ def test_a_jsonl_store_file_is_read_as_its_array() -> None:
 
 
 def test_the_cli_reads_references_under_the_stores_it_is_given() -> None:
-    refused = cli_process("check", TRACE)
+    refused = cli_run("check", TRACE)
     assert refused.returncode == 1 and "--refs" in refused.stdout
-    allowed = cli_process("--refs", f"{STORE}={HERE}", "check", TRACE)
+    allowed = cli_run("--refs", f"{STORE}={HERE}", "check", TRACE)
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     assert "full" in allowed.stdout
 
@@ -295,7 +295,7 @@ def test_the_cli_neither_shows_a_linked_file_nor_waits_on_a_fifo(tmp_path: Path,
     uploads = _hostile_store(tmp_path, kind)
     refs = ("--refs", f"{STORE}={uploads}")
     for command in (["ls", "--no-cache"], ["show"], ["check"], ["report", "-o", tmp_path / "r"]):
-        done = cli_process(*refs, *command, TRACE, timeout=30)
+        done = cli_run(*refs, *command, TRACE)
         assert "Traceback" not in done.stderr, done.stderr
         assert done.returncode in (0, 1), (command, done.stdout, done.stderr)
         page = tmp_path / "r"

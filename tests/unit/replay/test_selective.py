@@ -15,7 +15,7 @@ import pytest
 import otel_replay
 from otel_replay.messages import tool_calls
 from tests.fixtures.agent import LOOKUP, WORLD, call, record_run, say, support_agent
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 
 
 class LiveModel:
@@ -130,7 +130,7 @@ def test_replay_up_to_step_n_then_continue_live(recorded: Path, tmp_path: Path) 
     assert f"live from step {steps['tool1']}" in str(report)
     assert session.tool_calls == [("lookup_order", {"query": "my order"})]
 
-    compared = cli_process("diff", recorded, out, "--no-timing")
+    compared = cli_run("diff", recorded, out, "--no-timing")
     assert compared.returncode == 1, compared.stderr
     assert "first divergence: A step 2 (tool lookup_order" in compared.stdout, compared.stdout
     (replayed,) = otel_replay.load(out)
@@ -164,13 +164,13 @@ def test_fork_a_tool_result_and_continue_live(recorded: Path, tmp_path: Path) ->
     report = session.report()
     assert report.matched and f"forked at step {steps['tool1']}" in str(report)
 
-    compared = cli_process("diff", recorded, out, "--no-timing")
+    compared = cli_run("diff", recorded, out, "--no-timing")
     assert compared.returncode == 1
     assert "first divergence: A step 2 (tool lookup_order" in compared.stdout, compared.stdout
     (forked,) = otel_replay.load(out)
     assert forked.tool_steps()[0].tool.result == []  # type: ignore[union-attr]
     assert forked.final_output() == "I could not find your order."
-    same = cli_process("diff", out, out)
+    same = cli_run("diff", out, out)
     assert same.returncode == 0
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import otel_replay
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.recording import in_memory, recording
 
 
@@ -168,7 +168,7 @@ def test_show_lists_snapshots_in_the_tree_and_in_the_step(
     recorded: tuple[Path, AgentState],
 ) -> None:
     path, _ = recorded
-    tree = cli_process("show", path)
+    tree = cli_run("show", path)
     assert tree.returncode == 0, tree.stderr
     lines = tree.stdout.splitlines()
     where = {
@@ -182,13 +182,13 @@ def test_show_lists_snapshots_in_the_tree_and_in_the_step(
 
     (run,) = otel_replay.load(path)
     cancel = next(s for s in run.tool_steps() if s.tool and s.tool.tool_name == "cancel_order")
-    step = cli_process("show", path, "--step", str(cancel.index))
+    step = cli_run("show", path, "--step", str(cancel.index))
     assert "state before this step: snapshot before_cancel (on step 0" in step.stdout
-    root = cli_process("show", path, "--step", "0")
+    root = cli_run("show", path, "--step", "0")
     assert "snapshot after_cancel (pyjson, exact" in root.stdout
     assert '"already delivered' in root.stdout or "already delivered" in root.stdout
 
-    doc = json.loads(cli_process("show", path, "--json").stdout)
+    doc = json.loads(cli_run("show", path, "--json").stdout)
     snaps = doc["runs"][0]["steps"][0]["snapshots"]
     assert [s["name"] for s in snaps] == ["before_cancel", "after_cancel"]
     assert snaps[0]["exact"] == "exact" and snaps[0]["state"]["step"] == 1

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import otel_replay
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import TESTS
 from tests.fixtures.http import serving
 
@@ -228,7 +228,7 @@ def test_ls_of_a_tempo_search_lists_the_traces_it_finds_with_its_filters_pushed_
     seen: list[str] = []
     with _tempo(seen) as base:
         tempo = base.replace("http://", "tempo://")
-        proc = cli_process(
+        proc = cli_run(
             "ls", "--json", "--since", "2025-12-31T00:00:00Z", "--agent", "support", tempo
         )
     listed = json.loads(proc.stdout)["runs"]
@@ -249,7 +249,7 @@ def test_a_tempo_search_that_fails_is_one_error_naming_it() -> None:
 
     with serving(answer) as base:
         tempo = base.replace("http://", "tempo://") + "?q=%7B%20broken"
-        proc = cli_process("ls", tempo)
+        proc = cli_run("ls", tempo)
     assert proc.returncode == 2
     assert "the search failed" in proc.stderr and "invalid TraceQL" in proc.stderr
 
@@ -269,7 +269,7 @@ def test_ls_of_a_jaeger_search_asks_findtraces_with_since_pushed_down() -> None:
 
     with serving(answer) as base:
         jaeger = base.replace("http://", "jaeger://") + "?service=support-agent&limit=20"
-        proc = cli_process("ls", "--json", "--since", "2001-02-03T04:05:06Z", jaeger)
+        proc = cli_run("ls", "--json", "--since", "2001-02-03T04:05:06Z", jaeger)
     assert proc.returncode == 0, proc.stderr
     (path,) = seen
     url = urllib.parse.urlsplit(path)
