@@ -7,8 +7,9 @@ replaced, saved and restored in one place):
 
 - opening: ``socket.socket.connect``/``connect_ex`` (which every client, sync
   or asyncio, ends up calling; TLS sockets connect through them too) and the
-  raw C socket type (``_socket.socket`` and ``socket.SocketType``, which are
-  one class, not ``socket.socket``) as later code makes it;
+  raw C socket type (``_socket.socket``, ``_socket.SocketType`` and
+  ``socket.SocketType``, which are one class, not ``socket.socket``) as later
+  code makes it;
 - datagrams: ``sendto``/``sendmsg`` to a host that is not allowed (asyncio's
   datagram endpoints included);
 - using a connection opened *before* the session (a client's keep-alive
@@ -16,7 +17,8 @@ replaced, saved and restored in one place):
   of ``socket.socket``, ``send``/``sendall``/``write``/``sendfile``/
   ``do_handshake``/``recv``/``recv_into``/``read`` of ``ssl.SSLSocket`` (whose
   C layer reads and writes below ``socket.send``), and ``os.write``/
-  ``os.writev``/``os.sendfile`` on a descriptor that is a socket
+  ``os.writev``/``os.sendfile`` on a descriptor that is a socket (and the same
+  functions under their C module's name, ``posix.write``)
   (``socket.sendfile`` and ``socket.makefile`` go through these),
   ``os.splice``/``os.copy_file_range`` from or to one, and a file object made
   over one (``open(fd)``, ``io.open``, ``os.fdopen``, ``io.FileIO``: refused
@@ -57,6 +59,7 @@ import os
 import socket
 import ssl
 import stat
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -415,11 +418,17 @@ class NetworkGuard:
             (ssl.SSLSocket, "recv", on_peer),
             (ssl.SSLSocket, "recv_into", on_peer),
             (ssl.SSLSocket, "read", on_peer),
-            (os, "write", on_fd),
-            (os, "writev", on_fd),
-            (os, "sendfile", checking(self._check_fd, (0, "out_fd"))),
-            (os, "splice", on_moved),
-            (os, "copy_file_range", on_moved),
+            *(
+                (module, name, make)
+                for module in _os_modules()
+                for name, make in (
+                    ("write", on_fd),
+                    ("writev", on_fd),
+                    ("sendfile", checking(self._check_fd, (0, "out_fd"))),
+                    ("splice", on_moved),
+                    ("copy_file_range", on_moved),
+                )
+            ),
             # A file object over a socket's descriptor writes with the C library's write.
             (builtins, "open", on_opened(0, "file")),
             (io, "open", on_opened(0, "file")),
@@ -442,8 +451,13 @@ class NetworkGuard:
                     table.append((module, name, on_lookup(answers[name], self._check_reverse)))
                 else:
                     table.append((module, name, on_lookup(answers[name])))
-        # Code that makes the C socket type itself gets a guarded subclass.
-        table += [(_socket, "socket", raw), (socket, "SocketType", raw)]
+        # Code that makes the C socket type itself, by any of its names, gets a guarded
+        # subclass.
+        table += [
+            (_socket, "socket", raw),
+            (_socket, "SocketType", raw),
+            (socket, "SocketType", raw),
+        ]
         return table
 
     def start(self) -> None:
@@ -508,6 +522,13 @@ class NetworkGuard:
                 else:
                     setattr(owner, name, original)
             self._saved = None
+
+
+def _os_modules() -> tuple[Any, ...]:
+    """``os`` and the C module its descriptor functions come from (``posix``, ``nt``):
+    the same functions under a second name, which the guard must replace as well."""
+    native = sys.modules.get(os.name)
+    return (os,) if native is None or native is os else (os, native)
 
 
 def _guarded_subclass(
