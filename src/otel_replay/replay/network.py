@@ -34,7 +34,9 @@ replaced, saved and restored in one place):
 Each guarded function takes the original's arguments, by position or keyword.
 
 Each write checks the socket's peer: Unix sockets, loopback addresses (IPv4
-mapped into IPv6 included) and the hosts the user allows go through.
+mapped into IPv6 included) and the hosts the user allows go through; of the
+families that are no IP's, only those that stay on the machine (Unix, netlink,
+the kernel's crypto API) do.
 
 What a Python-level guard cannot stop: native code calling the C library
 (``ctypes``, extension modules with their own sockets, an event loop written in
@@ -138,6 +140,15 @@ RESOLVERS: Final = (
 )
 
 
+#: Socket families that stay on this machine: Unix sockets, the kernel's netlink (the C
+#: library asks it about interfaces) and its crypto API.  Every other family that is no
+#: IP's leaves it (raw frames, VSOCK to a hypervisor, TIPC, RDS, CAN, Bluetooth...):
+#: refused like an address that is not allowed.
+_LOCAL_FAMILIES: Final = frozenset(
+    getattr(socket, name) for name in ("AF_UNIX", "AF_NETLINK", "AF_ALG") if hasattr(socket, name)
+)
+
+
 class NetworkGuard:
     """Installed by :meth:`start`, removed by :meth:`stop`; what it refused is in ``refused``.
 
@@ -173,6 +184,7 @@ class NetworkGuard:
 
     def _check(self, sock: Any, address: Any) -> None:
         if sock.family not in (socket.AF_INET, socket.AF_INET6):
+            self._check_family(sock.family, address)
             return
         if not isinstance(address, tuple):
             return  # no IP address: the call fails by itself (TypeError)
@@ -181,6 +193,13 @@ class NetworkGuard:
             return
         target = f"{host}:{address[1]}" if isinstance(address, tuple) and len(address) > 1 else host
         raise self._refuse(target)
+
+    def _check_family(self, family: Any, address: Any) -> None:
+        """A socket of a family that is no IP's: refused unless it stays on this machine."""
+        if family in _LOCAL_FAMILIES:
+            return
+        name = getattr(family, "name", f"socket family {family}")
+        raise self._refuse(name if address is None else f"{name} {address!r}")
 
     def _address(self, sock: Any, address: Any) -> Any:
         """``address`` checked; a ``*.localhost`` name in it made the loopback address of
@@ -206,6 +225,7 @@ class NetworkGuard:
     def _check_peer(self, sock: Any) -> None:
         """A socket connected before the session: refused unless its peer is allowed."""
         if sock.family not in (socket.AF_INET, socket.AF_INET6):
+            self._check_family(sock.family, None)
             return
         try:
             peer = sock.getpeername()
