@@ -16,7 +16,7 @@ socket in ``/run`` or ``/tmp``).  So the child gets a mount namespace too, in
 which the host's sockets are hidden before the replay starts
 (:func:`hiding_plan`): every socket bound on the host when the replay starts
 (``/proc/net/unix``) is covered, under each of its names (hard links
-included), and so is every socket bound later under ``/run``, which is
+included, and the paths bind mounts of its directories show it under), and so is every socket bound later under ``/run``, which is
 replaced by an empty directory.  A path the replay needs (its working
 directory, interpreter, ``sys.path``, arguments) inside a replaced directory is
 put back into it.  Those mounts are the child's alone.
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -140,15 +141,76 @@ def socket_names(sockets: Iterable[str]) -> list[str]:
     file system (not crossing into another mount), until each of its links is found.
     """
     names: set[str] = set()
+    mounts = _mounts()
     for path in sockets:
         names.add(path)
         try:
             st = os.lstat(path)
         except OSError:
             continue
+        linked = {path}
         if stat.S_ISSOCK(st.st_mode) and st.st_nlink > 1:
-            names.update(_links(path, st))
+            linked.update(_links(path, st))
+        names.update(linked)
+        # A bind mount shows a directory again elsewhere: its sockets are there too.
+        for name in linked:
+            names.update(mount_aliases(name, st.st_dev, mounts))
     return sorted(names)
+
+
+#: A mount: its device, the directory of its file system it shows, and where.
+Mount = tuple[int, str, str]
+
+
+def _mounts(table: str = "/proc/self/mountinfo") -> list[Mount]:
+    """The mounts of this process's namespace (none where the table cannot be read)."""
+    try:
+        with open(table, encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    return parse_mountinfo(lines)
+
+
+def parse_mountinfo(lines: Iterable[str]) -> list[Mount]:
+    """``/proc/PID/mountinfo`` lines as mounts (a line that does not parse is passed over)."""
+    mounts = []
+    for line in lines:
+        fields = line.split(" ")
+        try:
+            major, minor = (int(x) for x in fields[2].split(":"))
+            root, point = _unescaped(fields[3]), _unescaped(fields[4])
+        except (IndexError, ValueError):
+            continue
+        mounts.append((os.makedev(major, minor), root, point))
+    return mounts
+
+
+def _unescaped(field: str) -> str:
+    """A mountinfo path: space, tab, newline and backslash are written as octal escapes."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def mount_aliases(path: str, device: int, mounts: Iterable[Mount]) -> set[str]:
+    """The other paths of ``path`` (on ``device``): the same file seen through every mount
+    of its file system whose directory holds it (bind mounts, a file system mounted
+    twice)."""
+    mounts = [m for m in mounts if m[0] == device]
+    path = os.path.normpath(os.path.abspath(path))
+    own = [m for m in mounts if _under(path, m[2])]
+    if not own:
+        return set()
+    _, root, point = max(own, key=lambda m: len(m[2]))
+    inside = os.path.normpath(os.path.join(root, os.path.relpath(path, point)))
+    return {
+        os.path.normpath(os.path.join(other_point, os.path.relpath(inside, other_root)))
+        for _, other_root, other_point in mounts
+        if _under(inside, other_root)
+    } - {path}
+
+
+def _under(path: str, top: str) -> bool:
+    return top == "/" or path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def _links(path: str, st: os.stat_result) -> set[str]:

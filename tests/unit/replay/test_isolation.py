@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import uuid
@@ -462,3 +463,66 @@ def test_the_hiding_script_quotes_every_path() -> None:
     script = isolation.hiding_script(["/run"], ["/tmp/a b;touch X.sock", "/tmp/$(id).sock"])
     assert "'/tmp/a b;touch X.sock'" in script and "'/tmp/$(id).sock'" in script
     assert script.splitlines()[0] == "set -e" and script.splitlines()[-1] == 'exec "$@"'
+
+
+BIND_MOUNTED = """\
+import os, socket, subprocess, sys
+from otel_replay.replay import isolation
+top = sys.argv[1]
+for d in ("host/d/e", "alt", "alt2", "fs"):
+    os.makedirs(os.path.join(top, d), exist_ok=True)
+subprocess.run(["mount", "-t", "tmpfs", "t", os.path.join(top, "fs")], check=True)
+os.makedirs(os.path.join(top, "fs", "run", "x"))
+places = {}
+for where in ("host/d/e", "fs/run/x"):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(os.path.join(top, where, "s.sock"))
+    places[where] = s
+mount = lambda a, b: subprocess.run(["mount", "--bind", os.path.join(top, a), os.path.join(top, b)], check=True)
+mount("host/d", "alt")          # the socket's directory's parent, shown again
+mount("fs/run", "alt2")         # a directory of another file system, shown again
+names = set(isolation.socket_names([os.path.join(top, w, "s.sock") for w in places]))
+print("\\n".join(sorted(os.path.relpath(n, top) for n in names)))
+"""
+
+
+UNSHARE_MOUNT = ("unshare", "--map-root-user", "--mount", "--propagation", "private")
+
+
+def test_every_name_a_bind_mount_gives_a_socket_is_found(tmp_path: Path) -> None:
+    """A host socket whose directory is shown again by a bind mount has a name there too,
+    which the kernel's socket table does not list: it is found from the mount table."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.fail("unshare and mount (util-linux) are needed")
+    script = tmp_path / "bind.py"
+    script.write_text(BIND_MOUNTED)
+    top = tmp_path / "top"
+    top.mkdir()
+    done = subprocess.run(
+        [*UNSHARE_MOUNT, sys.executable, str(script), str(top)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    if done.returncode != 0 and "unshare failed" in done.stderr:
+        pytest.skip(f"namespaces unavailable here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "alt/e/s.sock",
+        "alt2/x/s.sock",
+        "fs/run/x/s.sock",
+        "host/d/e/s.sock",
+    ]
+
+
+@given(st.lists(st.sampled_from(["a", "b c", "d\\e", "f\tg", "h\nj"]), min_size=1, max_size=4))
+@settings(max_examples=50, deadline=None)
+def test_mount_table_paths_are_read_back_as_written(parts: list[str]) -> None:
+    """The kernel writes a space, tab, newline and backslash of a mount's path as an octal
+    escape: read back, each is the path again."""
+    path = "/" + "/".join(parts)
+    escaped = "".join(f"\\{ord(c):03o}" if c in " \t\n\\" else c for c in path)
+    ((device, root, point),) = isolation.parse_mountinfo(
+        [f"36 35 8:3 {escaped} {escaped}/m rw,relatime shared:1 - ext4 /dev/sda3 rw"]
+    )
+    assert (device, root, point) == (os.makedev(8, 3), path, path + "/m")
