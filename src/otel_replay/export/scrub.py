@@ -27,6 +27,7 @@ bytes kept, its key in ``otel_replay.redacted``.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar, cast
 
@@ -473,9 +474,12 @@ def _scope(scope: InstrumentationScope | None, r: Redactor) -> InstrumentationSc
     return cast("InstrumentationScope | None", _shared.clean(scope, _scope_scrubbed, r))
 
 
-#: Span ids scrubbed as they ended, under the redactor then in force: an exporter of
-#: the same provider need not go over them again.  Bounded: cleared when full.
-_scrubbed: dict[int, Redactor] = {}
+#: Spans scrubbed as they ended, by span id: the span itself (weakly) and the redactor
+#: then in force.  An exporter of the same provider need not go over them again; a span
+#: of another provider that happens to have the same id (a process that seeds
+#: ``random``, which the SDK draws ids from, makes ids again) is not that span.
+#: Bounded: cleared when full.
+_scrubbed: dict[int, tuple[weakref.ref[Any], Redactor]] = {}
 _SCRUBBED_MAX = 65536
 
 
@@ -499,7 +503,7 @@ def hide_in_ending(span: Span, r: Redactor | None = None) -> None:
     if len(_scrubbed) >= _SCRUBBED_MAX:
         _scrubbed.clear()
     if not hidden:
-        _scrubbed[span.context.span_id] = r
+        _scrubbed[span.context.span_id] = (weakref.ref(span), r)
         return
     # Marked clean only once every change is made: a span this SDK will not let us
     # change is scrubbed again by our exporters.
@@ -520,7 +524,13 @@ def hide_in_ending(span: Span, r: Redactor | None = None) -> None:
         del changes[key]
     done &= update_attributes(span, changes, removed)
     if done:
-        _scrubbed[span.context.span_id] = r
+        _scrubbed[span.context.span_id] = (weakref.ref(span), r)
+
+
+def _marked_clean(span: ReadableSpan, span_id: int, r: Redactor) -> bool:
+    """Whether this very span was scrubbed as it ended, under ``r``."""
+    hit = _scrubbed.get(span_id)
+    return hit is not None and hit[1] is r and hit[0]() is span
 
 
 _SDK_ATTRIBUTES: Final = ReadableSpan.attributes
@@ -542,7 +552,7 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
     """
     r = redactor()
     context = span.context
-    if not stored and context is not None and _scrubbed.get(context.span_id) is r:
+    if not stored and context is not None and _marked_clean(span, context.span_id, r):
         return span  # scrubbed as it ended, by this provider's ReplaySpanProcessor
     hidden: list[str] = []
     name = hidden_name(span.name, r, hidden)
