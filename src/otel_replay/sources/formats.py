@@ -172,7 +172,7 @@ class Reader(Generic[T]):
         is said where."""
         if exc.offset != 0:
             return exc
-        fault = NoTraceData if self.source.found else FormatError
+        fault = NoTraceData if self.source.found else OtherSignal
         return fault.whole(self.path, exc.reason)
 
     def _given(self) -> Iterator[T]:
