@@ -3,11 +3,11 @@
 The class of input: a function or class the guard replaces (``os.write``,
 ``_socket.socket``...) called through another name it has in this process:
 the C module that defines it (``posix.write`` is ``os.write``,
-``_socket.SocketType`` is ``_socket.socket``) or a public name in any loaded
-module.  The names are found by walking every loaded module before the guard
+``_socket.SocketType`` is ``_socket.socket``) or another standard module
+(``os``, ``socket``, ``io``, ``builtins``, ``ssl``).  The names are found by walking every loaded module before the guard
 starts and looking at what it replaced; each must be guarded during the session
-and put back after.  A private copy kept by a module for its own use of paths
-(``tokenize._builtin_open``) is what the guard documents it cannot see.
+and put back after.  A copy another module took at its import (``tokenize._builtin_open``,
+``tarfile.bltn_open``) is what the guard documents it cannot see.
 Then each such name is used as an agent would, on a connection to a peer the
 guard refuses (a server on 127.0.0.2, told to refuse it: no packet leaves).
 """
@@ -56,9 +56,18 @@ def _home(value: Any) -> Any:
     return sys.modules.get(getattr(value, "__module__", None) or "")
 
 
+#: The modules whose names for the guarded functions an agent's code calls: the standard
+#: library's and their C modules.  A copy another module took at its import
+#: (``tarfile.bltn_open``) is a function taken before the session, which the guard
+#: documents it cannot see.
+HOMES = frozenset(
+    {"os", "posix", "nt", "socket", "_socket", "io", "_io", "builtins", "ssl", "_ssl"}
+)
+
+
 def _aliases() -> list[tuple[Any, str, Any]]:
     """(module, name, original) of each other name a replaced original has: in its
-    defining module, or public anywhere."""
+    defining module, or in the standard modules code calls it through."""
     before = _attributes()
     guard = NetworkGuard()
     guard.start()
@@ -73,7 +82,8 @@ def _aliases() -> list[tuple[Any, str, Any]]:
     return [
         (module, name, value)
         for module, name, value in before
-        if id(value) in replaced and (not name.startswith("_") or module is _home(value))
+        if id(value) in replaced
+        and (module is _home(value) or getattr(module, "__name__", "") in HOMES)
     ]
 
 
