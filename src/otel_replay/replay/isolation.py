@@ -16,8 +16,9 @@ socket in ``/run`` or ``/tmp``).  So the child gets a mount namespace too, in
 which the host's sockets are hidden before the replay starts
 (:func:`hiding_plan`): every socket bound on the host when the replay starts
 (``/proc/net/unix``) is covered, under each of its names (hard links
-included, and the paths bind mounts of its directories show it under), and so is every socket bound later under ``/run``, which is
-replaced by an empty directory.  A path the replay needs (its working
+included, and the paths bind mounts of its directories show it under), and
+so is every socket bound later under ``/run``, which is replaced by an empty
+directory.  A path the replay needs (its working
 directory, interpreter, ``sys.path``, arguments) inside a replaced directory is
 put back into it.  Those mounts are the child's alone.
 
