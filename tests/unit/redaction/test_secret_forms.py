@@ -35,6 +35,8 @@ from urllib.parse import quote
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.sdk.trace import TracerProvider
 
 import otel_replay
@@ -163,6 +165,31 @@ def base64_inside(draw: st.DrawFn) -> Drawn:
 _PREDICATE = re.compile(r"(?i)[a-z]+(?:ed|ing|ly|en)")
 
 
+def _file_words() -> frozenset[str]:
+    """The words of letters alone that any written trace holds: the OTLP/JSON keys
+    (``resourceSpans``, ``stringValue``...), which a value drawn as a secret must not
+    be, or its bytes stand in the file whatever the scrubbing."""
+    words: set[str] = set()
+    todo = [
+        trace_service_pb2.ExportTraceServiceRequest.DESCRIPTOR,
+        logs_service_pb2.ExportLogsServiceRequest.DESCRIPTOR,
+    ]
+    seen = set()
+    while todo:
+        message = todo.pop()
+        if message.full_name in seen:
+            continue
+        seen.add(message.full_name)
+        for field in message.fields:
+            words.update((field.json_name.lower(), field.name.lower()))
+            if field.message_type is not None:
+                todo.append(field.message_type)
+    return frozenset(words)
+
+
+_FILE_WORDS = _file_words()
+
+
 @st.composite
 def told_in_prose(draw: st.DrawFn) -> Drawn:
     """``the password is S and ...``: a value of letters alone, mid-line."""
@@ -177,6 +204,7 @@ def told_in_prose(draw: st.DrawFn) -> Drawn:
                 len(set(v.lower())) >= 6
                 and any(c.isupper() for c in v[1:])
                 and not _PREDICATE.fullmatch(v)
+                and v.lower() not in _FILE_WORDS
             )
         )
     )
