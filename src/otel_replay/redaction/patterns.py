@@ -45,6 +45,8 @@ from .shape import _HIDDEN, Shape, literal_trie
 #: A type hint is code, not a value (password: str, api_key: Optional[str]); nor is YAML's
 #: null, ``~`` alone (but ``~x1`` is a value).
 _NOT_A_TYPE = r"(?!(?:str|bytes|int|SecretStr|None|null)\b|~(?![^\s,]))"
+#: A YAML tag before a value (``password: !!str S``): no part of the value.
+_YAML_TAG = r"(?:!![a-z]+[ \t]+)?"
 #: Between a name and its value: ``=``, ``:``, ``:=`` (Go), ``=>`` (PHP, Ruby).
 _SEP = r"(?::=|=>|[:=])"
 #: A line continuation and the next line's indent (``\`` then a newline; in JSON text too).
@@ -80,7 +82,8 @@ _ASSIGNED = (
     # On the next line after a line continuation: api_key=\ (newline) S, export TOKEN=\,
     # also in JSON text (=\\\n).
     r"|[ \t]*=[ \t]*" + _CONTINUED + r"(?:\\?[\"'])?(?P<v17>" + _HIDDEN + r"[^\s\"'#\\]+)"
-    r"|[\"']?\s*" + _SEP + r"\s*(?:\"(?P<v2>" + quoted_body('"') + r")(?:\"|(?=[\r\n]|\Z))"
+    # (also a subscript's: os.environ["API_KEY"] = "S", headers['x-api-key'] = 'S')
+    r"|[\"']?\]?\s*" + _SEP + r"\s*(?:\"(?P<v2>" + quoted_body('"') + r")(?:\"|(?=[\r\n]|\Z))"
     r"|'(?P<v3>" + quoted_body("'") + r")(?:'|(?=[\r\n]|\Z)))"
     # A JSON member whose value is a number ("pin":1234, "otp": 123456), compact
     # or not, in JSON text or JSON text inside a JSON string (\"pin\":1234): tool-call
@@ -93,7 +96,10 @@ _ASSIGNED = (
     r"|[ \t]*" + _SEP + r"[ \t]*(?:\\\\)*\\\"(?P<v7>(?:(?!\\+\")[^\r\n])+)\\+\""
     # YAML, or "password: hunter2" in a message: one word, the last on its line (a type
     # hint such as "password: str" is code, not a value; "|" and ">" start a block).
-    r"|[\"']?[ \t]*:[ \t]+(?P<v5>"
+    # (a YAML tag before it, "password: !!str S", is no part of the value)
+    r"|[\"']?[ \t]*:[ \t]+"
+    + _YAML_TAG
+    + r"(?P<v5>"
     + _HIDDEN
     + _NOT_A_TYPE
     + r"(?![|>][-+0-9]*[ \t]*(?:$|[\r\n]|\\[rn]))(?![\[{][\s\"'{}\[\]])"
@@ -208,10 +214,16 @@ _NETRC_SEP = r"(?:[ \t\r\n]|\\[nrt])+"
 #: A word of a .netrc entry (a user, a password), not a word of prose.
 _NETRC_WORD = r"(?!" + _PROSE + ")"
 _ASSIGNED_CREDENTIAL = (
-    r"(?![a-z0-9])(?:\\*[\"'])?(?:[ \t]*" + _SEP + r"[ \t]*"
+    r"(?![a-z0-9])(?:\\*[\"'])?\]?(?:[ \t]*"
+    + _SEP
+    + r"[ \t]*"
+    + _YAML_TAG
+    +
     # YAML on the next line: "github_token:\n  S", "github_token: |\n  S"; after a line
     # continuation: "GITHUB_TOKEN=\\\n  S".
-    r"(?:(?:[|>][-+0-9]*)?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]+|" + _CONTINUED + ")?"
+    r"(?:(?:[|>][-+0-9]*)?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]+|"
+    + _CONTINUED
+    + ")?"
     # Told in prose ("the token was S"), or in a table's next cell (| github_token | S |).
     r"|" + _SAID + r"[ \t]+|[ \t]*\|[ \t]*`?)"
     r"(?:\\*[\"'])?(?P<v>" + _CREDENTIAL + ")"
@@ -257,7 +269,7 @@ VALUE_PATTERNS: Final = (
     Shape(
         ("bearer",),
         r"(?i:bearer)(?:\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"
-        r"|[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v2>" + _HIDDEN + r"[^\s\"',;&]+))",
+        r"|[\"']?\]?[ \t]*[:=][ \t]*" + _YAML_TAG + r"[\"']?(?P<v2>" + _HIDDEN + r"[^\s\"',;&]+))",
     ),
     Shape(
         ("basic", "digest", "apikey"),

@@ -386,6 +386,30 @@ def url_user_info(draw: st.DrawFn) -> Drawn:
     return f"{draw(_prose)} {form.format(d=dsn)} {draw(_prose)}", secret
 
 
+@st.composite
+def subscript(draw: st.DrawFn) -> Drawn:
+    """A value assigned to a subscript named as a credential, as code sets one:
+    ``os.environ["OPENAI_API_KEY"] = "S"``, ``headers['x-api-key'] = 'S'``."""
+    name = draw(credential_names())
+    secret = draw(_value(_ALNUM + "._~+/!@$%^*-"))
+    owner = draw(st.sampled_from(["os.environ", "headers", "config", "self.settings", "env"]))
+    quote = draw(st.sampled_from(["'", '"']))
+    space = draw(st.sampled_from(["", " "]))
+    line = f"{owner}[{quote}{name}{quote}]{space}={space}{quote}{secret}{quote}"
+    return f"{draw(_prose)}\n{line}\n{draw(_prose)}", secret
+
+
+@st.composite
+def yaml_tag(draw: st.DrawFn) -> Drawn:
+    """A YAML value after a tag: ``password: !!str S``."""
+    name = draw(credential_names())
+    secret = draw(plain_values)
+    tag = draw(
+        st.sampled_from(["!!str", "!!binary", "!!python/str"]).filter(lambda t: "/" not in t)
+    )
+    return f"{draw(_prose)}\n{name}: {tag} {secret}\n", secret
+
+
 FORMS: dict[str, st.SearchStrategy[Drawn]] = {
     "short flag": short_flag(),
     "base64 inside": base64_inside(),
@@ -396,6 +420,8 @@ FORMS: dict[str, st.SearchStrategy[Drawn]] = {
     "spaced name": spaced_name(),
     "named": named(),
     "url user-info": url_user_info(),
+    "subscript": subscript(),
+    "yaml tag": yaml_tag(),
 }
 
 
