@@ -248,8 +248,10 @@ def test_agents_that_take_a_base_url_a_client_or_nothing(tmp_path: Path, agent: 
     from examples.client_only.agent import record
 
     record(tmp_path / "run.otlp", decorate=True)  # an OpenAI SDK loop, its tool decorated
-    (tmp_path / "agents.py").write_text(AGENTS)
-    done = otel_replay(tmp_path, "replay", "run.otlp", "--agent", f"agents:{agent}", "--json")
+    (tmp_path / "replayed_agents.py").write_text(AGENTS)
+    done = otel_replay(
+        tmp_path, "replay", "run.otlp", "--agent", f"replayed_agents:{agent}", "--json"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     doc = json.loads(done.stdout)
     assert doc["report"]["matched"] and doc["answer"] == "ORD-5521 is processing."
@@ -305,9 +307,9 @@ def test_an_agent_that_asks_something_else_diverges_loudly(tmp_path: Path) -> No
     from examples.client_only.agent import record
 
     record(tmp_path / "run.otlp", decorate=True)
-    (tmp_path / "agents.py").write_text(AGENTS)
+    (tmp_path / "replayed_agents.py").write_text(AGENTS)
     done = otel_replay(
-        tmp_path, "replay", "run.otlp", "--agent", "agents:with_async_client", "--json"
+        tmp_path, "replay", "run.otlp", "--agent", "replayed_agents:with_async_client", "--json"
     )
     assert done.returncode == 1
     report = json.loads(done.stdout)["report"]
