@@ -106,7 +106,7 @@ class Turn:
         elif tool_results:
             self.turn = scn.turn_of(tool_results)
         else:
-            self.turn = min(_text_feedback(body), len(scn.turns))
+            self.turn = min(_text_feedback(body, blocks=True), len(scn.turns))
         #: (the name the request declares, arguments, their spelling, call id) per call.
         self.calls = [
             (_declared(body, c.tool), args, c.spelling, self._id(i))
@@ -160,7 +160,7 @@ def _declared_names(body: dict[str, Any]) -> list[str]:
     return declared
 
 
-def _text_feedback(body: dict[str, Any]) -> int:
+def _text_feedback(body: dict[str, Any], blocks: bool = False) -> int:
     """How many times the agent told the model, in plain text, what its tools did.
 
     Frameworks that keep the conversation as text (smolagents, ReAct prompts)
@@ -168,17 +168,25 @@ def _text_feedback(body: dict[str, Any]) -> int:
     own (or appended to the model's answer) as an ``Observation:`` (or, when
     a tool raised, ``Error:``) block.  A message counts once, whatever
     instructions it repeats; the system prompt's examples are not counted.
+
+    ``blocks``: each block counts, not each message.  An agent that declares
+    its tools (smolagents' ``ToolCallingAgent``) keeps no trace of a step whose
+    tool raised but its ``Error:`` block, which it joins to the message before
+    (the previous step's ``Observation:``): that message holds two turns.  A
+    code agent's step may end in an error after printing, which it sends as
+    ``Observation:`` (the logs) then ``Error:``, one turn: it counts messages.
     """
     items = body.get("messages", body.get("input"))
     if not isinstance(items, list):
         return 0
-    return sum(
-        1
+    texts = [
+        _texts(m.get("content"))
         for m in items
-        if isinstance(m, dict)
-        and m.get("role") not in ("system", "developer")
-        and _FEEDBACK.search(_texts(m.get("content")))
-    )
+        if isinstance(m, dict) and m.get("role") not in ("system", "developer")
+    ]
+    if blocks:
+        return sum(len(_FEEDBACK.findall(t)) for t in texts)
+    return sum(1 for t in texts if _FEEDBACK.search(t))
 
 
 def _prompt_texts(body: dict[str, Any]) -> list[str]:

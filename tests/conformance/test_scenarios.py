@@ -93,18 +93,35 @@ def _default_requests() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _answered(r: dict[str, Any], scn: scenario.Scenario) -> tuple[str, int]:
+    """What the server answers the recorded request ``r`` under ``scn``, and at which turn."""
+    route = next(rt for sfx, rt in server.ROUTES.items() if r["path"].split("?")[0].endswith(sfx))
+    results, as_json, as_sse = route
+    body = r["body_json"]
+    t = server.Turn(body, results(body), scn)
+    got = "".join(as_sse(t)) if body.get("stream") else server.compact(as_json(t))
+    return got, t.turn
+
+
 def test_the_default_scenario_answers_the_corpus_byte_for_byte() -> None:
     requests = _default_requests()
     assert len(requests) > 500
     for case_id, r in requests:
-        route = next(
-            rt for sfx, rt in server.ROUTES.items() if r["path"].split("?")[0].endswith(sfx)
-        )
-        results, as_json, as_sse = route
-        body = r["body_json"]
-        t = server.Turn(body, results(body), scenario.DEFAULT)
-        got = "".join(as_sse(t)) if body.get("stream") else server.compact(as_json(t))
-        assert (got, t.turn) == (r["response_raw"], r["turn"]), f"{case_id} request {r['seq']}"
+        got = _answered(r, scenario.DEFAULT)
+        assert got == (r["response_raw"], r["turn"]), f"{case_id} request {r['seq']}"
+
+
+def test_every_scenario_answers_its_cases_at_their_recorded_turns() -> None:
+    """Each case of a named or drawn scenario is answered as recorded, at the recorded turn:
+    the server's turn counting (tool results, text feedback joined or not) is a function of
+    the request alone, whichever agent shaped it."""
+    cases = [c for c in find_cases() if "scenario" in c.meta]
+    assert len(cases) > 100
+    for case in cases:
+        scn = scenario.scenario_named(case.meta["scenario"])
+        for r in case.requests():
+            got = _answered(r, scn)
+            assert got == (r["response_raw"], r["turn"]), f"{case.id} request {r['seq']}"
 
 
 def _scenarios() -> list[scenario.Scenario]:
