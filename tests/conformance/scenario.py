@@ -46,6 +46,7 @@ import os
 import random
 import re
 import sys
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO
 
@@ -154,8 +155,8 @@ class Scenario:
     calls on Chat Completions and Responses; ``anthropic_beside``: on
     Anthropic Messages.  ``raises``: the class the raising tool raises (:data:`RAISES`:
     ``TimeoutError`` is a tool that timed out).  ``retries``: model requests the server
-    fails first (:class:`Retry`), which the client retries.  Strings may hold
-    ``{order_id}`` and ``{digits}``.
+    fails first (:class:`Retry`), which the client retries.  ``ids``: the shape of the
+    model's call ids (:data:`ID_SHAPES`).  Strings may hold ``{order_id}`` and ``{digits}``.
     """
 
     name: str
@@ -170,6 +171,7 @@ class Scenario:
     anthropic_beside: str | None = None
     raises: str = "RuntimeError"
     retries: tuple[Retry, ...] = ()
+    ids: str = "named"
 
     # --- the model's side ---------------------------------------------------------
     def calls_of_turn(self, turn: int, order_id: str) -> list[tuple[Call, dict[str, Any]]]:
@@ -199,13 +201,21 @@ class Scenario:
         return next((r for r in self.retries if r.turn == turn), None)
 
     def call_id(self, turn: int, index: int, order_id: str, prefix: str = "call") -> str:
-        """The model's id of the ``index``-th call of ``turn`` (unique in its run)."""
+        """The model's id of the ``index``-th call of ``turn``, in this scenario's shape
+        (:data:`ID_SHAPES`; ``named`` ids, the default's, are unique in their run)."""
+        if self.ids != "named":
+            return _shaped_id(self.ids, f"{self.name}|{order_id}|{turn}|{index}", index)
         flat = [c.tool for calls in self.turns for c in calls]
         at = sum(len(calls) for calls in self.turns[:turn]) + index
         tool = flat[at]
         seen = flat[:at].count(tool)
         suffix = f"_{seen + 1}" if seen else ""
         return f"{prefix}_{tool}_{digits(order_id)}{suffix}"
+
+    @property
+    def ids_repeat(self) -> bool:
+        """Whether the same call id may come back in another model answer of a run."""
+        return self.ids in ("counter", "empty")
 
     def final_answer(self, order_id: str) -> str:
         """The model's last answer for ``order_id``."""
@@ -277,6 +287,7 @@ class Scenario:
             anthropic_beside=data.get("anthropic_beside"),
             raises=data.get("raises", "RuntimeError"),
             retries=tuple(Retry(**r) for r in data.get("retries") or ()),
+            ids=data.get("ids", "named"),
         )
 
 
@@ -503,6 +514,35 @@ NAMED: dict[str, Scenario] = {
 }
 
 
+# --- call ids ----------------------------------------------------------------------------
+
+#: The shapes of call ids a model server gives: ``named`` (the default's, readable and unique
+#: in a run), OpenAI's ``call_`` + 24 characters, Anthropic's ``toolu_01`` + 22, Bedrock's
+#: ``tooluse_`` + 22, a UUID, ``counter`` (``call_0``, ``call_1``: restarting in each answer,
+#: as Ollama's and several OpenAI-compatible servers' do, so ids repeat across a run's
+#: steps), and ``empty`` (no id at all, on the APIs that let a call go without one: Chat
+#: Completions; the others get ``counter`` ids).
+ID_SHAPES = ("named", "openai", "anthropic", "bedrock", "uuid", "counter", "empty")
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _shaped_id(shape: str, key: str, index: int) -> str:
+    """A call id of ``shape``, the same for the same ``key`` (scenario, order, turn, index)."""
+    if shape == "counter":
+        return f"call_{index}"
+    if shape == "empty":
+        return ""
+    rng = random.Random(key)
+    if shape == "uuid":
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    prefix, size, alphabet = {
+        "openai": ("call_", 24, _ALNUM),
+        "anthropic": ("toolu_01", 22, _ALNUM),
+        "bedrock": ("tooluse_", 22, _ALNUM + "-_"),
+    }[shape]
+    return prefix + "".join(rng.choice(alphabet) for _ in range(size))
+
+
 # --- the generator ---------------------------------------------------------------------
 
 #: Texts the generator draws from: accents, other scripts, emoji, quotes, slashes.
@@ -585,8 +625,8 @@ def scenario_for(seed: int) -> Scenario:
     message, the arguments' texts (non-ASCII, control characters), the text beside
     the calls, the answer, and last (so that the draws before them are what they were)
     whether the raising tool times out (``TimeoutError``) and which model requests the
-    server fails first (HTTP 429, 500 or 503), for the client to retry.  Its name is
-    ``seed-N``.
+    server fails first (HTTP 429, 500 or 503), for the client to retry, and the shape
+    of the model's call ids (:data:`ID_SHAPES`).  Its name is ``seed-N``.
     """
     rng = random.Random(seed)
     tools = list(_TOOL_SHAPES)
@@ -620,6 +660,7 @@ def scenario_for(seed: int) -> Scenario:
         for turn in range(len(turns) + 1)
         if rng.random() < 0.25
     )
+    ids = rng.choice(ID_SHAPES)
     return dataclasses.replace(
         DEFAULT,
         name=f"seed-{seed}",
@@ -633,6 +674,7 @@ def scenario_for(seed: int) -> Scenario:
         anthropic_beside=beside,
         raises=raises,
         retries=retries,
+        ids=ids,
     )
 
 

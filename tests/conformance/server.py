@@ -115,7 +115,11 @@ class Turn:
         if not self.calls and FINAL_ANSWER_TOOL in _declared_names(body):
             # A framework that takes its answer as a tool call (smolagents) gets it so.
             answer = {"answer": scn.final_answer(self.order_id)}
-            final_id = f"call_{FINAL_ANSWER_TOOL}_{scenario.digits(self.order_id)}"
+            final_id = (
+                f"call_{FINAL_ANSWER_TOOL}_{scenario.digits(self.order_id)}"
+                if scn.ids == "named"
+                else scn.call_id(self.turn, 0, self.order_id)
+            )
             self.calls = [(FINAL_ANSWER_TOOL, answer, scenario.Spelling(), final_id)]
         if self.react or self.code:
             self.calls = []
@@ -140,10 +144,24 @@ class Turn:
         """The model's id of this turn's ``index``-th call (the same in every API shape)."""
         return self.scn.call_id(self.turn, index, self.order_id)
 
-    def item_id(self, prefix: str, call_id: str) -> str:
-        """A call's id with another prefix (``fc`` items, ``toolu`` blocks), unique in its run."""
-        body = call_id.split("_", 1)[1]
-        return f"{prefix}_{body}" if prefix == "toolu" else f"{prefix}_{body}_{self.turn + 1}"
+    def call_id_on(self, api: str, index: int) -> str:
+        """The id of this turn's ``index``-th call on ``api`` (``chat``, ``responses``,
+        ``anthropic``): a ``named`` id takes Anthropic's ``toolu`` prefix there, and an
+        ``empty`` one is a ``counter`` id where the API wants an id."""
+        call_id = self.calls[index][3]
+        if api == "anthropic" and self.scn.ids == "named":
+            return f"toolu_{call_id.split('_', 1)[1]}"
+        if api != "chat" and not call_id:
+            return f"call_{index}"
+        return call_id
+
+    def item_id(self, index: int) -> str:
+        """The id of the Responses ``function_call`` item of this turn's ``index``-th call
+        (unique in its run, whatever the call ids are)."""
+        call_id = self.calls[index][3]
+        if self.scn.ids == "named":
+            return f"fc_{call_id.split('_', 1)[1]}_{self.turn + 1}"
+        return f"fc_{scenario.digits(self.order_id)}_{self.turn + 1}_{index}"
 
     @property
     def usage(self) -> tuple[int, int]:
@@ -363,13 +381,13 @@ def responses_output(t: Turn) -> list[dict[str, Any]]:
         return beside + [
             {
                 "type": "function_call",
-                "id": t.item_id("fc", call_id),
-                "call_id": call_id,
+                "id": t.item_id(i),
+                "call_id": t.call_id_on("responses", i),
                 "name": name,
                 "arguments": spelling.spell(args),
                 "status": "completed",
             }
-            for name, args, spelling, call_id in t.calls
+            for i, (name, args, spelling, _) in enumerate(t.calls)
         ]
     return [_responses_message(t, t.text)]
 
@@ -474,8 +492,8 @@ def anthropic_content(t: Turn) -> tuple[list[dict[str, Any]], str]:
         return [{"type": "text", "text": t.text}], "end_turn"
     beside = t.scn.anthropic_beside
     blocks: list[dict[str, Any]] = [] if beside is None else [{"type": "text", "text": beside}]
-    for name, args, spelling, call_id in t.calls:
-        tool_id = t.item_id("toolu", call_id)
+    for i, (name, args, spelling, _) in enumerate(t.calls):
+        tool_id = t.call_id_on("anthropic", i)
         blocks.append(
             {"type": "tool_use", "id": tool_id, "name": name, "input": spelling.ordered(args)}
         )

@@ -193,6 +193,16 @@ def _result_message(api: str, call_id: str, text: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
+#: What the ids of each shape look like (``empty`` on an API that wants an id: ``counter``).
+_ID_SHAPES = {
+    "openai": re.compile(r"call_[A-Za-z0-9]{24}"),
+    "anthropic": re.compile(r"toolu_01[A-Za-z0-9]{22}"),
+    "bedrock": re.compile(r"tooluse_[A-Za-z0-9_-]{22}"),
+    "uuid": re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"),
+    "counter": re.compile(r"call_\d"),
+}
+
+
 def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
     """An agent loop on the server's answers: the scripted calls, spelled as described, then
     the answer."""
@@ -229,7 +239,13 @@ def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
             body[key].append(_result_message(api, call_id, result))
     t = server.Turn(body, route[0](body), scn)
     assert t.final and t.text == scn.final_answer(order) and not t.calls
-    assert len(set(ids)) == len(ids), f"call ids repeat: {ids}"
+    if not scn.ids_repeat:
+        assert len(set(ids)) == len(ids), f"call ids repeat: {ids}"
+    if scn.ids == "empty" and api == "chat":
+        assert set(ids) == {""}, "no ids at all, where the API lets a call go without one"
+    elif scn.ids != "named":
+        shape = _ID_SHAPES[scn.ids if scn.ids != "empty" else "counter"]
+        assert all(shape.fullmatch(i) for i in ids), (scn.ids, ids)
 
 
 @pytest.mark.parametrize("scn", _scenarios(), ids=lambda s: s.name)
@@ -283,6 +299,7 @@ def test_the_generator_draws_every_dimension() -> None:
     assert {r.status for r in retries} == {429, 500, 503}
     assert {r.turn for r in retries} >= {0, 1, 2}, "the first request, a later one, the answer"
     assert any(not s.retries for s in drawn)
+    assert {s.ids for s in drawn} == set(scenario.ID_SHAPES), "every shape of call id"
 
 
 def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
