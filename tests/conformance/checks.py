@@ -362,7 +362,10 @@ class _RunCheck:
         if len(steps) != len(calls):
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
             self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
+        seen: dict[str, int] = {}
         for call_id, name, args, result in calls:
+            # The how-many-th call with this id: ids may repeat across a run's model steps.
+            nth = seen[call_id] = seen.get(call_id, -1) + 1
             # What the model was sent is read off the wire once (``value``: a JSON text as
             # the value it spells, content parts as their text); applying ``value`` again
             # would take a JSON text of text blocks for their joined text.
@@ -378,11 +381,17 @@ class _RunCheck:
                 continue
             steps.remove(step)
             self._tool_step(step, call_id, name, args, result, wants)
+            self._placement(step, call_id, nth)
         for step in steps:
             self.out.append(f"invented: {step.label()} answers no call the model made")
 
     @staticmethod
     def _step_of(steps: list[Step], call_id: str, name: str) -> Step | None:
+        # The first step left with the call's id (ids may repeat in a run: in order), of
+        # the call's tool first (parallel calls may share an id, the empty one).
+        for s in steps:
+            if s.tool is not None and s.tool.call_id == call_id and s.tool.tool_name == name:
+                return s
         for s in steps:
             if s.tool is not None and s.tool.call_id == call_id:
                 return s
@@ -401,7 +410,6 @@ class _RunCheck:
             self.out.append(f"{label}: call id {t.call_id!r}, the model's is {call_id!r}")
         if t.tool_name != name:
             self.out.append(f"{label}: tool name {t.tool_name!r}, the model called {name!r}")
-        self._placement(step, call_id)
         error = self.scn.error_of(self.order)
         if scenario.tool_of(name) == self.scn.raising and not t.derived:
             if t.error is None:
@@ -436,20 +444,21 @@ class _RunCheck:
                 f"{label}: result {short(t.result)}, the model was sent {short(result)}"
             )
 
-    def _placement(self, step: Step, call_id: str | None) -> None:
-        """A tool step sits after the model step that asked for it and before the next one."""
+    def _placement(self, step: Step, call_id: str | None, nth: int) -> None:
+        """A tool step sits after the model step that asked for it and before the next one.
+
+        The ``nth`` call with ``call_id`` (in the model's order) was asked for by the model
+        step that holds the ``nth`` call with that id: an id may come back in later steps."""
         if call_id is None:
             return  # a ReAct action: no id to find its model step by
         asked = [
             m
             for m in self.models
             if m.model is not None
-            and any(
-                p.get("id") == call_id
-                for msg in m.model.output_messages or []
-                for p in msg["parts"]
-            )
-        ]
+            for msg in m.model.output_messages or []
+            for p in msg["parts"]
+            if p.get("type") == "tool_call" and p.get("id") == call_id
+        ][nth:]
         if not asked:
             return  # reported with the model steps
         after = [m for m in self.models if m.index > asked[0].index]

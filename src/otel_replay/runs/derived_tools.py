@@ -25,6 +25,7 @@ from ..payload import codec as payload
 from ..payload.attributes import Payload
 from ..same_message import text_blocks
 from .model import Step, ToolCall
+from .sent_results import NOT_SENT, SentResults
 
 
 def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
@@ -42,7 +43,7 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
     called = {c.get("id") for calls in calls_of for c in calls}
     # A tool span whose id no call has (or none at all) answers a call by tool name.
     by_name = collections.Counter(t.tool_name for t in real if t.call_id not in called)
-    results = results_by_id(models)
+    results = SentResults(models)
     parents = {s.span_id: s for s in steps}
     derived: list[Step] = []
     for pos, step in enumerate(models):
@@ -60,12 +61,13 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
                 by_name[name] -= 1
                 continue
             if call_id:
-                found = next((r for p, r in results.get(call_id, ()) if p > pos), _NONE)
+                same = [c for c in calls if c.get("id") == call_id]
+                found = results.of(pos, call_id, next(i for i, c in enumerate(same) if c is call))
             else:
                 if anonymous is None:
                     anonymous = iter(_new_anonymous_results(step, answers[pos], models[pos + 1 :]))
-                found = next(anonymous, _NONE)
-            if found is _NONE:
+                found = next(anonymous, NOT_SENT)
+            if found is NOT_SENT:
                 continue  # no later input answers it: the kit reports the gap
             after = models[pos + 1] if pos + 1 < len(models) else None
             tool = _derived_step(step, after, k, name, call_id, call.get("arguments"), found)
@@ -73,9 +75,6 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
             (parent.children if parent is not None else roots).append(tool)
             derived.append(tool)
     return derived
-
-
-_NONE: Any = object()
 
 
 def _answer(step: Step, after: Step | None) -> list[dict[str, Any]]:
@@ -94,20 +93,6 @@ def _answer(step: Step, after: Step | None) -> list[dict[str, Any]]:
             break
         turn.append(message)
     return turn
-
-
-def results_by_id(models: Sequence[Step]) -> dict[str, list[tuple[int, Any]]]:
-    """Call id -> (model position, response) of every input that answers it, in order."""
-    out: dict[str, list[tuple[int, Any]]] = collections.defaultdict(list)
-    for pos, step in enumerate(models):
-        assert step.model is not None
-        for part in _responses(step.model.input_messages or []):
-            call_id = part.get("id")
-            if isinstance(call_id, str) and call_id:
-                seen = out[call_id]
-                if not seen or seen[-1][0] != pos:
-                    seen.append((pos, part.get("response")))
-    return out
 
 
 def _new_anonymous_results(

@@ -49,8 +49,9 @@ from ..dialects.google_adk import MERGED_TOOLS
 from ..dialects.langchain_serialized import tool_message_content
 from ..payload.attributes import Payload
 from ..same_message import spelled_value
-from .derived_tools import results_by_id, unverified
+from .derived_tools import unverified
 from .model import Step
+from .sent_results import NOT_SENT, SentResults
 
 
 def join_tool_spans(steps: Sequence[Step]) -> int:
@@ -75,11 +76,15 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
         pos = asking.before(tool)
         if pos is not None:
             turns[pos].append(tool)
-    received = results_by_id(models)
+    received = SentResults(models)
     joined = 0
     for pos, spans in turns.items():
         for tool, call in _pairs(spans, calls[pos]):
-            _fill(tool, call, received.get(str(call.get("id")), []), pos)
+            call_id = str(call.get("id"))
+            # The how-many-th call of the step with its id (parallel calls may share one).
+            same = [c for c in calls[pos] if str(c.get("id")) == call_id]
+            k = next(i for i, c in enumerate(same) if c is call)
+            _fill(tool, call, received.of(pos, call_id, k))
             joined += 1
     return joined
 
@@ -156,7 +161,8 @@ def _pairs(spans: list[Step], calls: list[dict[str, Any]]) -> list[tuple[Step, d
     left = list(calls)
     pairs: list[tuple[Step, dict[str, Any]]] = []
     waiting = list(spans)
-    for rule in ("id", "name and arguments", "name"):
+    # (An id shared by parallel calls, the empty one, goes to the call of the span's tool.)
+    for rule in ("id and name", "id", "name and arguments", "name"):
         for tool in list(waiting):
             call = next((c for c in left if _answers(tool, c, rule)), None)
             if call is not None:
@@ -169,21 +175,23 @@ def _pairs(spans: list[Step], calls: list[dict[str, Any]]) -> list[tuple[Step, d
 def _answers(tool: Step, call: Mapping[str, Any], rule: str) -> bool:
     t = tool.tool
     assert t is not None
-    if rule == "id":
-        return t.call_id is not None and t.call_id == call.get("id")
+    if rule.startswith("id"):
+        same = t.call_id is not None and t.call_id == call.get("id")
+        return same and (rule == "id" or t.tool_name == call.get("name"))
     if t.call_id is not None or t.tool_name != call.get("name"):
         return False  # a span with its own id answers only that call
     return rule == "name" or spelled_value(t.arguments) == spelled_value(call.get("arguments"))
 
 
-def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], pos: int) -> None:
+def _fill(tool: Step, call: Mapping[str, Any], sent: Any) -> None:
+    """Complete ``tool`` from the model's ``call`` it ran and the result the model was
+    ``sent`` for that call (:data:`NOT_SENT`: none)."""
     t = tool.tool
     assert t is not None
     call_id = call.get("id")
     if t.call_id is None and isinstance(call_id, str) and call_id:
         t.call_id = call_id
     args = call.get("arguments")
-    sent = next((r for p, r in received if p > pos), _NONE)
     # A span that keeps no content at all (Google ADK sends it in log records only) ran
     # the model's call: its arguments, and the result the model was sent, are the tool's.
     # One whose capture was turned off on purpose stays without.
@@ -202,10 +210,10 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
         t.arguments = dict(args)
         t.arguments_payload = unverified(t.arguments)
     if t.error is not None:
-        if sent is not _NONE and _type_only(t.error.type, t.error.message):
+        if sent is not NOT_SENT and _type_only(t.error.type, t.error.message):
             # Marked failed by type alone: what the model was told is the error's only text.
             t.error.message = _error_text(sent)
-        if bare and t.result is None and sent is not _NONE:
+        if bare and t.result is None and sent is not NOT_SENT:
             # A span with no content of its own marked failed (Google ADK 2.x: a response
             # its tool flagged as an error, ``{"error": ...}``, returned or made by an
             # on_tool_error_callback; the span cannot say which): the error with its
@@ -214,7 +222,7 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
             t.result = sent
             t.result_payload = unverified(sent)
         return  # otherwise the error is the tool's own record
-    if bare and t.result is None and sent is not _NONE:
+    if bare and t.result is None and sent is not NOT_SENT:
         t.result = sent
         t.result_payload = unverified(sent)
         return
@@ -231,7 +239,7 @@ def _fill(tool: Step, call: Mapping[str, Any], received: list[tuple[int, Any]], 
     if content is t.result:
         return  # the tool's own value: kept as recorded
     # A wrapper: what the model was sent for this call is the content it carried.
-    t.result = content if sent is _NONE else sent
+    t.result = content if sent is NOT_SENT else sent
     t.result_payload = unverified(t.result)
 
 
@@ -249,9 +257,6 @@ def _error_text(sent: Any) -> str:
             if isinstance(value.get(key), str):
                 return str(value[key])
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-_NONE: Any = object()
 
 
 def _exact(p: Payload | None) -> bool:

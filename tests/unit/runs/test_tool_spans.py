@@ -270,7 +270,7 @@ def test_a_failed_span_without_content_holds_the_response_the_model_was_sent(
     sent = {"error": error, **others} if error_first else {**others, "error": error}
     step = _tool_step(status="ERROR", status_message="TOOL_ERROR")
     step.tool = ToolCall(tool_name="t", call_id="c", error=ToolError("TOOL_ERROR", "TOOL_ERROR"))
-    _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, [(1, sent)], 0)
+    _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, sent)
     assert step.tool.error is not None and step.tool.error.message == error
     assert step.tool.result == sent and list(step.tool.result) == list(sent)
     assert step.tool.result_payload is not None
@@ -302,7 +302,7 @@ def test_an_empty_result_recorded_as_json_is_what_the_model_was_sent(
         arguments_payload=unverified({"k": 1}),
         result_payload=unverified(value),
     )
-    _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, [(1, sent)], 0)
+    _fill(step, {"id": "c", "name": "t", "arguments": {"k": 1}}, sent)
     assert step.tool.result == ("" if sent == "" else value)
 
 

@@ -1,0 +1,94 @@
+"""The result the model was sent for each call a model step made, read off later inputs.
+
+A tool's result comes back in a later model call's input, as a
+``tool_call_response`` part with the call's id.  An id alone does not name a
+call of a run: some model servers give ids that restart in every answer
+(``call_0`` at each step: Ollama, vLLM, llama.cpp and other OpenAI-compatible
+servers), so a later input may answer several calls with the same id.  A
+result answers a call of the nearest assistant message before it that holds
+a call with its id still unanswered (the first such call there: parallel
+calls are answered in order), as the providers read a conversation.
+
+Each input's assistant messages holding a call with a given id are that id's
+*groups*, in order.  A model step's answer is the next group of the id after
+those its own input already holds: the step whose input holds ``g`` groups
+with ``call_0`` made the ``g``-th (from 0) in every later input.  With ids
+unique in a run this is the one group there is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .model import Step
+
+#: No result was sent for a call (none yet, or never).
+NOT_SENT: Any = object()
+
+#: Call id -> its groups in one input, each the results of that group's calls with the id,
+#: in order (:data:`NOT_SENT` where none answers it).
+Groups = dict[str, list[list[Any]]]
+
+
+def groups_of(messages: Sequence[Mapping[str, Any]]) -> Groups:
+    """Each call id's groups in ``messages``, with the result each call was sent."""
+    out: Groups = {}
+    for message in messages:
+        opened: set[str] = set()
+        for part in message.get("parts") or []:
+            if not isinstance(part, Mapping):
+                continue
+            call_id = part.get("id")
+            if not isinstance(call_id, str):
+                continue
+            if part.get("type") == "tool_call":
+                groups = out.setdefault(call_id, [])
+                if call_id not in opened:
+                    opened.add(call_id)
+                    groups.append([])
+                groups[-1].append(NOT_SENT)
+            elif part.get("type") == "tool_call_response":
+                _answer(out.setdefault(call_id, []), part.get("response"))
+    return out
+
+
+def _answer(groups: list[list[Any]], response: Any) -> None:
+    """Give ``response`` to the first unanswered call of the last group that has one.
+
+    A result whose id no call of the input has (an input recorded without the assistant
+    turn) is a group of its own; one sent again for an answered call adds nothing."""
+    for group in reversed(groups):
+        for i, slot in enumerate(group):
+            if slot is NOT_SENT:
+                group[i] = response
+                return
+    if not groups:
+        groups.append([response])
+
+
+class SentResults:
+    """What the model was sent for each call of one run's model steps (in start order)."""
+
+    def __init__(self, models: Sequence[Step]) -> None:
+        self._inputs = [
+            (m.model.input_messages if m.model is not None else None) or [] for m in models
+        ]
+        self._groups: list[Groups | None] = [None] * len(models)
+
+    def _at(self, pos: int) -> Groups:
+        groups = self._groups[pos]
+        if groups is None:
+            groups = self._groups[pos] = groups_of(self._inputs[pos])
+        return groups
+
+    def of(self, pos: int, call_id: str, k: int = 0) -> Any:
+        """The result the model was sent, in the first later input that answers it, for
+        the ``k``-th call with ``call_id`` that model step ``pos`` made (:data:`NOT_SENT`:
+        none does)."""
+        g = len(self._at(pos).get(call_id, ()))
+        for p in range(pos + 1, len(self._inputs)):
+            groups = self._at(p).get(call_id, ())
+            if len(groups) > g and k < len(groups[g]) and groups[g][k] is not NOT_SENT:
+                return groups[g][k]
+        return NOT_SENT
