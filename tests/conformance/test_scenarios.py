@@ -4,7 +4,8 @@ fresh drawn scenario rebuilds and replays on real stacks (slow tier).
 - Default tier: the server answers every request of the committed default-scenario cases
   byte for byte as it did when they were recorded (the corpus stays valid); every named
   scenario and many drawn ones (hypothesis draws the seeds) round-trip as JSON and play out
-  on each API, JSON and SSE: each call's arguments spelled as described, ids unique per run,
+  on each API, JSON and SSE: each call's arguments spelled as described, ids in the drawn
+  shape (unique per run unless the shape restarts them in each answer or has none),
   the answer reached after the scripted turns.
 - Slow tier: :func:`test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks` draws a
   scenario (``CONFORMANCE_SEED``, else a random seed; printed), records it with a few
@@ -12,8 +13,9 @@ fresh drawn scenario rebuilds and replays on real stacks (slow tier).
   :data:`SLOW_STACKS`), and checks each case's rebuild, its recorded requests served back
   (each answer's tool calls spelled as on the wire, or said to be re-spelled), its replay
   through ``serve`` and in process against the fake server's log (a replay may stop at a
-  step naming what the trace lacks, and a rebuild may lack what :data:`NOT_IN_THE_TRACE`
-  says the stack never records: both are printed).  A stack whose environment is missing
+  step naming what the trace lacks, a rebuild may lack what :data:`NOT_IN_THE_TRACE`
+  says the stack never records, and a tool's result may differ from what the stack sent
+  the model where :data:`SENT_OTHER_THAN_RETURNED` says so: all are printed).  A stack whose environment is missing
   gets it made (as the replay test does), so none is skipped; the whole test must finish within
   ``CONFORMANCE_SCENARIO_BUDGET_S`` seconds (:data:`BUDGET_S`), or it fails saying which
   stacks it did not reach.
@@ -78,6 +80,17 @@ NOT_IN_THE_TRACE: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]
         "items recorded",
         "text beside tool calls: Semantic Kernel records an answer with calls as "
         "ChatMessageContent.to_dict() makes it, the calls alone",
+    ),
+}
+#: Stack -> (when, a problem its rebuild then has, why) for what a stack sends the model
+#: that is not what its tool returned, where the rebuild rightly shows both (the model step
+#: what was sent, the tool step what the tool returned).
+SENT_OTHER_THAN_RETURNED: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
+    "google_adk_v1": (
+        lambda scn: scn.ids_repeat,
+        "the model was sent",
+        "ADK 1.x answers each call with the latest response of its id: with ids that repeat "
+        "across steps, it sent the model a later step's result for an earlier call",
     ),
 }
 
@@ -346,6 +359,18 @@ def _seed() -> int:
     return int(given_seed) if given_seed else random.SystemRandom().randrange(2**31)
 
 
+def _listed(stack: str, scn: scenario.Scenario, problem: str) -> str | None:
+    """How a rebuild's ``problem`` is listed for ``stack`` under ``scn`` (None: it is not)."""
+    for listing, how in (
+        (NOT_IN_THE_TRACE, "not in the trace"),
+        (SENT_OTHER_THAN_RETURNED, "sent"),
+    ):
+        when, gap, why = listing.get(stack, (lambda _: False, "", ""))
+        if when(scn) and gap in problem:
+            return f"{how} ({why})"
+    return None
+
+
 @pytest.mark.slow
 def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
     seed = _seed()
@@ -377,9 +402,9 @@ def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
                 continue
             outcome = check(case)
             for p in outcome.problems:
-                when, gap, why = NOT_IN_THE_TRACE.get(stack, (lambda _: False, "", ""))
-                if when(scn) and gap in p:
-                    print(f"{stack}/{mode} rebuild: not in the trace ({why}): {p}")
+                said = _listed(stack, scn, p)
+                if said:
+                    print(f"{stack}/{mode} rebuild: {said}: {p}")
                 else:
                     problems.append(f"{stack}/{mode} rebuild: {p}")
             # The recorded requests served back: each answer's calls as the wire spelled them,
