@@ -26,13 +26,13 @@ from .model import Step
 #: No result was sent for a call (none yet, or never).
 NOT_SENT: Any = object()
 
-#: Call id -> its groups in one input, each the results of that group's calls with the id,
-#: in order (:data:`NOT_SENT` where none answers it).
+#: Call id -> its groups in one input, each the ``tool_call_response`` parts that answer
+#: that group's calls with the id, in order (:data:`NOT_SENT` where none answers it).
 Groups = dict[str, list[list[Any]]]
 
 
 def groups_of(messages: Sequence[Mapping[str, Any]]) -> Groups:
-    """Each call id's groups in ``messages``, with the result each call was sent."""
+    """Each call id's groups in ``messages``, with the part that answers each call."""
     out: Groups = {}
     for message in messages:
         opened: set[str] = set()
@@ -49,11 +49,11 @@ def groups_of(messages: Sequence[Mapping[str, Any]]) -> Groups:
                     groups.append([])
                 groups[-1].append(NOT_SENT)
             elif part.get("type") == "tool_call_response":
-                _answer(out.setdefault(call_id, []), part.get("response"))
+                _answer(out.setdefault(call_id, []), part)
     return out
 
 
-def _answer(groups: list[list[Any]], response: Any) -> None:
+def _answer(groups: list[list[Any]], response: Mapping[str, Any]) -> None:
     """Give ``response`` to the first unanswered call of the last group that has one.
 
     A result whose id no call of the input has (an input recorded without the assistant
@@ -86,9 +86,20 @@ class SentResults:
         """The result the model was sent, in the first later input that answers it, for
         the ``k``-th call with ``call_id`` that model step ``pos`` made (:data:`NOT_SENT`:
         none does)."""
-        g = len(self._at(pos).get(call_id, ()))
         for p in range(pos + 1, len(self._inputs)):
-            groups = self._at(p).get(call_id, ())
-            if len(groups) > g and k < len(groups[g]) and groups[g][k] is not NOT_SENT:
-                return groups[g][k]
+            part = self.part(p, pos, call_id, k)
+            if part is not None:
+                return part.get("response")
         return NOT_SENT
+
+    def part(self, p: int, pos: int, call_id: str, k: int = 0) -> Mapping[str, Any] | None:
+        """The ``tool_call_response`` part of model step ``p``'s input that answers the
+        ``k``-th call with ``call_id`` model step ``pos`` made (None: none there does)."""
+        if p <= pos:
+            return None
+        g = len(self._at(pos).get(call_id, ()))
+        groups = self._at(p).get(call_id, ())
+        if len(groups) > g and k < len(groups[g]) and groups[g][k] is not NOT_SENT:
+            found: Mapping[str, Any] = groups[g][k]
+            return found
+        return None
