@@ -395,8 +395,8 @@ class _RunCheck:
         for s in steps:
             if s.tool is not None and s.tool.call_id == call_id:
                 return s
-        for s in steps:  # a step that recorded no call id: by name
-            if s.tool is not None and s.tool.call_id is None and s.tool.tool_name == name:
+        for s in steps:  # a step that recorded no call id (or the empty one): by name
+            if s.tool is not None and not s.tool.call_id and s.tool.tool_name == name:
                 return s
         return None
 
@@ -406,7 +406,7 @@ class _RunCheck:
         t = step.tool
         assert t is not None
         label = step.label()
-        if t.call_id != call_id:
+        if (t.call_id or None) != call_id:  # (an empty id is none: see ground_truth)
             self.out.append(f"{label}: call id {t.call_id!r}, the model's is {call_id!r}")
         if t.tool_name != name:
             self.out.append(f"{label}: tool name {t.tool_name!r}, the model called {name!r}")

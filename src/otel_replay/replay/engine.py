@@ -265,10 +265,11 @@ class ReplayEngine(Router):
         spells = wire.spells_arguments(request)
         respelled = reply.spelled.respelled if spells else []
         doubtful = reply.spelled.doubtful if spells else []
-        if respelled or doubtful:
-            named = ", ".join([*respelled, *doubtful])
+        made_up = reply.spelled.made_up_ids
+        if respelled or doubtful or made_up:
+            named = ", ".join(dict.fromkeys([*respelled, *doubtful, *made_up]))
             meta.append(("x-otel-replay-respelled", header_text(named)))
-            self._respelled(conv, step, respelled, doubtful)
+            self._respelled(conv, step, respelled, doubtful, made_up)
         if request.stream:
             chunks = list(wire.render_sse(reply, request))
             headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
@@ -281,12 +282,17 @@ class ReplayEngine(Router):
         )
 
     def _respelled(
-        self, conv: Conversation, step: Step, calls: list[str], doubtful: list[str]
+        self,
+        conv: Conversation,
+        step: Step,
+        calls: list[str],
+        doubtful: list[str],
+        made_up: Sequence[str] = (),
     ) -> None:
         """Say, once per step, that its answer's tool-call arguments were (or may have been)
         re-spelled: the trace holds them as parsed values only, not as the text the model
         sent, or as a text an instrumentation may have dumped itself."""
-        note = conv.model.note_respelled(step, calls, doubtful)
+        note = conv.model.note_respelled(step, calls, doubtful, made_up)
         if id(step) not in self._respelled_steps:
             self._respelled_steps.add(id(step))
             self._lines.append(f"conversation {conv.id}: {note}")

@@ -229,11 +229,23 @@ class PinnedModel(Observed):
         self.observer.step_done(step, f"pinned:{rung}")
         return step, rung
 
-    def note_respelled(self, step: Step, calls: Sequence[str], doubtful: Sequence[str] = ()) -> str:
+    def note_respelled(
+        self,
+        step: Step,
+        calls: Sequence[str],
+        doubtful: Sequence[str] = (),
+        made_up: Sequence[str] = (),
+    ) -> str:
         """Note (once per step, for the report) that ``step``'s answer was served with the
-        arguments of ``calls`` re-spelled (the trace holds no text of them), and those of
-        ``doubtful`` with a text that may be an instrumentation's dump of their value."""
+        arguments of ``calls`` re-spelled (the trace holds no text of them), those of
+        ``doubtful`` with a text that may be an instrumentation's dump of their value, and
+        the calls of ``made_up`` with call ids made up (the trace holds none)."""
         said = []
+        if made_up:
+            said.append(
+                f"call ids of {', '.join(made_up)} made up: the trace holds none (the model "
+                "may have sent none, or an empty one, which tracers do not keep)"
+            )
         if calls:
             said.append(
                 f"tool-call arguments of {', '.join(calls)} served as compact JSON: the trace "

@@ -114,7 +114,8 @@ class Reply:
         for i, p in enumerate(p for p in self.parts if p.get("type") == "tool_call"):
             out.append(
                 {
-                    "id": str(p.get("id") or f"call_{self.span_id}_{i}"),
+                    # (An id the trace holds, the empty one too, is served as it is.)
+                    "id": f"call_{self.span_id}_{i}" if p.get("id") is None else str(p["id"]),
                     "name": str(p.get("name") or ""),
                     "arguments": texts[i] if i < len(texts) else compact(p.get("arguments")),
                 }

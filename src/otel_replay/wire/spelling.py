@@ -64,6 +64,9 @@ class Spelled:
     #: The ids (or names) of the calls served with a recorded text that may be an
     #: instrumentation's dump of the parsed value rather than the model's (see above).
     doubtful: list[str] = dataclasses.field(default_factory=list)
+    #: The names of the calls the trace holds no id for, served with one made up (the
+    #: model may have sent none, or an empty one, which tracers do not keep).
+    made_up_ids: list[str] = dataclasses.field(default_factory=list)
 
 
 def compact(arguments: Any) -> str:
@@ -123,7 +126,10 @@ def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
             texts.append(compact(arguments))
             respelled.append(named)
             recorded.append(False)
-    return Spelled(texts, respelled, recorded, doubtful)
+    made_up = [
+        str(c.get("name") or f"call {i + 1}") for i, c in enumerate(calls) if c.get("id") is None
+    ]
+    return Spelled(texts, respelled, recorded, doubtful, made_up)
 
 
 def _dumped(text: str, arguments: Any) -> bool:
