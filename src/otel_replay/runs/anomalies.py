@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import json_text
@@ -93,9 +93,15 @@ def find_anomalies(run: Run, config: Config | None = None) -> list[Finding]:
     """Every anomaly of ``run``, in step order (ties in the order of the list above)."""
     config = config or Config()
     steps = [s for s in run.steps if s.kind in ("model", "tool") and not s.duplicate_of]
+    # Both the repeats and the loops compare each tool call's arguments: encoded once.
+    arguments = {
+        id(s): payload.canonical(payload.plain(s.tool.arguments))
+        for s in steps
+        if s.tool is not None
+    }
     found: list[Finding] = []
-    found.extend(_repeats_and_retries(steps))
-    found.extend(_loops(steps, config.loop_repeats, config.loop_max_steps))
+    found.extend(_repeats_and_retries(steps, arguments))
+    found.extend(_loops(steps, config.loop_repeats, config.loop_max_steps, arguments))
     found.extend(_budget(steps, config.max_tool_calls))
     found.extend(_errors(run.steps))
     found.extend(_error_wording(run, config.error_phrases))
@@ -124,21 +130,22 @@ def _failed(step: Step) -> bool:
     return step.status == "ERROR" or (step.tool is not None and step.tool.error is not None)
 
 
-def _signature(step: Step) -> tuple[str, str, str]:
-    """What makes two steps "the same call": a tool and its arguments, a model's request."""
+def _signature(step: Step, arguments: Mapping[int, str]) -> tuple[str, str, str]:
+    """What makes two steps "the same call": a tool and its arguments (``arguments``: the
+    canonical text of each tool step's, by id), a model's request."""
     if step.tool is not None:
-        return ("tool", step.tool.tool_name, payload.canonical(payload.plain(step.tool.arguments)))
+        return ("tool", step.tool.tool_name, arguments[id(step)])
     m = step.model
     request = payload.canonical(payload.plain(M.normalize(m.input_messages or []))) if m else ""
     return ("model", (m.request_model or "") if m else "", request)
 
 
-def _answer(step: Step) -> str:
-    """What a step did, for loop detection: a tool call with its arguments, a model's output."""
+def _answer(step: Step, arguments: Mapping[int, str]) -> Hashable:
+    """What a step did, for loop detection: a tool call with its arguments (``arguments``:
+    the canonical text of each tool step's, by id), a model's output.  Only compared: two
+    steps did the same when their answers are equal."""
     if step.tool is not None:
-        return "tool " + payload.canonical(
-            [step.tool.tool_name, payload.plain(step.tool.arguments)]
-        )
+        return ("tool", step.tool.tool_name, arguments[id(step)])
     m = step.model
     if m is None or not m.output_messages:
         return f"model {step.name}"
@@ -148,7 +155,7 @@ def _answer(step: Step) -> str:
     return "model " + payload.canonical(calls or M.last_text(m.output_messages) or "")
 
 
-def _repeats_and_retries(steps: Sequence[Step]) -> Iterator[Finding]:
+def _repeats_and_retries(steps: Sequence[Step], arguments: Mapping[int, str]) -> Iterator[Finding]:
     # A model request counts only as a retry of a failed one: without a failed model
     # call, model requests (the whole conversation, each) are never compared.
     failed_models = any(s.tool is None and _failed(s) for s in steps)
@@ -156,7 +163,7 @@ def _repeats_and_retries(steps: Sequence[Step]) -> Iterator[Finding]:
     for step in steps:
         if step.tool is None and not failed_models:
             continue
-        sig = _signature(step)
+        sig = _signature(step, arguments)
         earlier = seen.get(sig)
         if earlier is not None and _failed(earlier):
             what = f"tool {sig[1]}" if step.tool is not None else "model request"
@@ -170,13 +177,15 @@ def _repeats_and_retries(steps: Sequence[Step]) -> Iterator[Finding]:
         seen[sig] = step
 
 
-def _loops(steps: Sequence[Step], repeats: int, max_period: int) -> Iterator[Finding]:
+def _loops(
+    steps: Sequence[Step], repeats: int, max_period: int, arguments: Mapping[int, str]
+) -> Iterator[Finding]:
     """Blocks of steps repeated back to back at least ``repeats`` times (reported once each).
 
     Blocks of up to ``max_period`` steps are looked for, so a long run costs
     O(steps x max_period²), not a cube of its length.
     """
-    keys = [_answer(s) for s in steps]
+    keys = [_answer(s, arguments) for s in steps]
     n = len(keys)
     i = 0
     while i < n:
