@@ -228,16 +228,29 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
     """The :class:`ModelCall` recorded on a model (or agent) span's current-name attributes."""
     inputs, in_p = _content(attrs, A.INPUT_MESSAGES, blobs)
     outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, blobs)
-    system, _ = _content(attrs, A.SYSTEM_INSTRUCTIONS, blobs, text=True)
-    tools, _ = _content(attrs, A.TOOL_DEFINITIONS, blobs)
     params: dict[str, Any] = {}
     usage: dict[str, int] = {}
-    for k, v in attrs.items():  # one pass: a span's attributes are read for both
+    ours = False  # an attribute of ours: a payload's companion, an HTTP exchange
+    for k, v in attrs.items():  # one pass: a span's attributes are read for all three
         if k.startswith(A.REQUEST_PREFIX):
             if k != A.REQUEST_MODEL:
                 params[k[len(A.REQUEST_PREFIX) :]] = v
         elif k.startswith(_USAGE) and k not in A.LEGACY and _is_int(v):
             usage[k[len(_USAGE) :]] = v
+        elif k.startswith(A.PREFIX):
+            ours = True
+    # Most model spans record neither: told from the pass above rather than by asking
+    # for each of their five companions.
+    system, _ = (
+        _content(attrs, A.SYSTEM_INSTRUCTIONS, blobs, text=True)
+        if ours or _displayed(attrs, A.SYSTEM_INSTRUCTIONS)
+        else (None, None)
+    )
+    tools, _ = (
+        _content(attrs, A.TOOL_DEFINITIONS, blobs)
+        if ours or _displayed(attrs, A.TOOL_DEFINITIONS)
+        else (None, None)
+    )
     reasons = attrs.get(A.RESPONSE_FINISH_REASONS)
     if isinstance(reasons, str):
         reasons = _json_strings(reasons) or [reasons]
@@ -259,8 +272,15 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
         usage=usage,
         input_payload=in_p,
         output_payload=out_p,
-        raw=raw_http(attrs, blobs),
+        raw=raw_http(attrs, blobs) if ours else None,  # its attributes are all ours
     )
+
+
+def _displayed(attrs: Mapping[str, Any], key: str) -> bool:
+    """Whether ``attrs`` hold content ``key`` by a name not of ours (see
+    :func:`~otel_replay.payload.attributes.from_attributes`): the value, or a reference to
+    where it is stored."""
+    return key in attrs or key + A.STORED_REF in attrs
 
 
 def _json_strings(text: str) -> list[str] | None:
