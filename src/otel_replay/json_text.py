@@ -39,13 +39,15 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 def may_hold_surrogates(text: str | bytes | bytearray) -> bool:
     """Whether JSON ``text`` may parse to a string holding a lone surrogate."""
+    # An escape starts with a backslash, which most texts lack: a search for one byte is
+    # ten times faster than the expression's (it is read for every message list).
     if isinstance(text, str):
-        if _ESCAPED_SURROGATE.search(text):
+        if "\\" in text and _ESCAPED_SURROGATE.search(text):
             return True
         # ASCII text holds no surrogate, and telling so is a hundred times faster than the
         # search (a class, which the regex engine tries at every position).
         return not text.isascii() and _LONE_SURROGATE.search(text) is not None
-    if _ESCAPED_SURROGATE_BYTES.search(text):
+    if b"\\" in text and _ESCAPED_SURROGATE_BYTES.search(text):
         return True
     return b"\xed" in text and _SURROGATE_BYTES.search(text) is not None
 
