@@ -100,6 +100,17 @@ def check_kit(run: Run) -> KitReport:
     return _Check(run).report()
 
 
+def kit_verdict(run: Run) -> tuple[str, bool, str | None]:
+    """The verdict, whether it replays and why not, as :attr:`Run.kit` says them.
+
+    Taken from the run's kit when it was checked already; else the checks the
+    three answers follow from are made, not the run-wide lists of optional
+    fields set or not (an ``ls`` line asks for no more, of every run).
+    """
+    report = run.checked_kit or _Check(run, lists=False).report()
+    return report.verdict, report.replayable, report.replay_problem
+
+
 def _damaged(p: Payload | None) -> bool:
     """True when ``p`` cannot be served back exactly."""
     return p is not None and (p.status in _NOT_USABLE or p.type == payload.REPR)
@@ -152,8 +163,11 @@ def _why(what: str, p: Payload) -> str:
 
 
 class _Check:
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, *, lists: bool = True) -> None:
         self.run = run
+        #: Make the run-wide lists too (fields not set or missing, content capture off):
+        #: they tell no verdict, reason or replay apart.
+        self.lists = lists
         self.models = [s for s in run.steps if s.kind == "model" and s.model is not None]
         self.tools = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
         self.missing: list[str] = []
@@ -168,8 +182,9 @@ class _Check:
 
     def report(self) -> KitReport:
         self._read_faults()
-        self._no_content()
-        self._run_fields()
+        if self.lists:
+            self._no_content()
+            self._run_fields()
         for step in self.run.steps:
             if step.kind == "model" and step.model is not None:
                 self._model_step(step)
@@ -195,7 +210,7 @@ class _Check:
         return KitReport(
             verdict=verdict,
             replayable=replayable,
-            missing=self._ordered_missing(),
+            missing=self._ordered_missing() if self.lists else self.missing,
             problems=self.problems,
             not_set=self.not_set,
             reasons={} if replayable else dict(self.reasons),

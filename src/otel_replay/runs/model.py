@@ -359,6 +359,11 @@ class Run:
         return self._kit
 
     @property
+    def checked_kit(self) -> KitReport | None:
+        """:attr:`kit` if it was made already, else None."""
+        return self._kit
+
+    @property
     def replayable(self) -> bool:
         return self.kit.replayable
 

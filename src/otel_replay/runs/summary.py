@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import attributes as A
 from .anomalies import Config, find_anomalies
+from .kit import kit_verdict
 from .model import Run
 from .verdict import Outcome, RunVerdict, outcome
 
@@ -176,7 +177,7 @@ def summarize(run: Run) -> RunSummary:
                 tools.append(step.tool.tool_name)
         if step.status == "ERROR" or (step.tool is not None and step.tool.error is not None):
             errors += 1
-    kit = run.kit
+    verdict, replayable, replay_problem = kit_verdict(run)
     how = outcome(run)
     return RunSummary(
         run_id=run.run_id,
@@ -195,9 +196,9 @@ def summarize(run: Run) -> RunSummary:
         errors=errors,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        verdict=kit.verdict,
-        replayable=kit.replayable,
-        replay_problem=kit.replay_problem,
+        verdict=verdict,
+        replayable=replayable,
+        replay_problem=replay_problem,
         raised=how.raised,
         error_type=how.error_type,
         error_message=how.error_message,
