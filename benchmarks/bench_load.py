@@ -18,12 +18,21 @@ digest checked (a verdict asks whether each message says something, and
 whether it is byte-exact).  CPU time, all
 alternating, best of ``--repeat``.  Peak memory: the growth of the process's
 peak RSS over one ``load()`` in a fresh process, against the file's size.
+
+``--against REV`` times the first ``ls`` of the same files and the floor, in
+fresh processes, with this tree's package and with commit ``REV``'s,
+alternating over ``--rounds`` rounds (each process: best CPU of ``--repeat``),
+checks that both list the same lines, and gives each side's first ``ls`` over
+its floor and the new first ``ls`` over the old (medians of the rounds).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -154,19 +163,75 @@ def bench(label: str, path: Path, repeat: int) -> None:
     )
 
 
+def phase(path: Path, repeat: int) -> None:
+    """In a fresh process: the best CPU of the first ``ls`` and of the floor, and a digest
+    of the lines listed."""
+    found, problems = summary_cache.summaries([str(path)], use_cache=False, jobs=1)
+    assert not problems
+    lines = json.dumps([s.to_json() for s in found], sort_keys=True).encode()
+    first = floor = float("inf")
+    for _ in range(repeat):
+        first = min(first, cpu(listed, path))
+        floor = min(floor, cpu(messages_parsed, path))
+    digest = hashlib.sha256(lines).hexdigest()
+    print(json.dumps({"first_ls": first, "floor": floor, "lines": digest}))
+
+
+def against(label: str, path: Path, rev: str, rounds: int, repeat: int) -> None:
+    """The first ``ls`` of ``path`` with this tree's package and with ``rev``'s, alternating."""
+    # Only --against reads another commit's package (and that benchmark's helpers).
+    from bench_ls_clickhouse import ROOT, package_at
+
+    sides: dict[str, list[dict[str, float]]] = {"now": [], rev: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        srcs = {"now": ROOT / "src", rev: package_at(rev, Path(tmp))}
+        for _ in range(rounds):
+            for side, src in srcs.items():
+                env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
+                done = subprocess.run(
+                    [sys.executable, __file__, "--phase", str(path), "--repeat", str(repeat)],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    check=True,
+                )
+                sides[side].append(json.loads(done.stdout))
+    digests = {r["lines"] for rs in sides.values() for r in rs}
+    assert len(digests) == 1, "the two packages list other lines"
+    print(f"{label}: first ls, CPU best of {repeat} per process, median of {rounds} rounds")
+    for side, results in sides.items():
+        first = statistics.median(r["first_ls"] for r in results)
+        over = statistics.median(r["first_ls"] / r["floor"] for r in results)
+        print(f"  {side:>12}  first ls {first:7.3f} s  {over:4.2f}x its floor")
+    pairs = [n["first_ls"] / o["first_ls"] for n, o in zip(sides["now"], sides[rev], strict=True)]
+    print(
+        f"  now / {rev}: {statistics.median(pairs):.2f}x (rounds {min(pairs):.2f}-{max(pairs):.2f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mb", type=int, default=20)
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--against", metavar="REV", help="also time REV's first ls, alternating")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --against")
+    parser.add_argument("--phase", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.phase is not None:
+        phase(args.phase, args.repeat)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "agents.otlp"
         write_dump(dump, args.size_mb << 20, agent=True)
-        bench("agent runs dump", dump, args.repeat)
         long = Path(tmp) / "long.otlp"
         record(long, args.turns)
-        bench(f"one run of {args.turns:,} turns with tools", long, args.repeat)
+        files = [("agent runs dump", dump), (f"one run of {args.turns:,} turns with tools", long)]
+        for label, path in files:
+            if args.against is not None:
+                against(label, path, args.against, args.rounds, args.repeat)
+            else:
+                bench(label, path, args.repeat)
 
 
 if __name__ == "__main__":
