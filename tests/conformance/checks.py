@@ -200,8 +200,9 @@ def _merged(runs: list[Run]) -> Run:
     return Run(run_id="+".join(r.run_id for r in runs), trace_ids=trace_ids, roots=[], steps=copies)
 
 
-def _returned(scn: scenario.Scenario, name: str, args: Any) -> Any:
-    """What the agent's tool ``name`` returned for ``args`` (its error text, if it raised).
+def _returned(scn: scenario.Scenario, name: str, args: Any, attempt: int = 0) -> Any:
+    """What the agent's tool ``name`` returned for ``args`` at its ``attempt``-th call in the
+    run (its error text, if it raised).
 
     The ground truth of a tool result when the agent sends results to the model
     as text of its own making (smolagents' "Observation: ..."), not one per call.
@@ -212,7 +213,7 @@ def _returned(scn: scenario.Scenario, name: str, args: Any) -> Any:
     if tool not in scn.tools or not isinstance(args, dict):
         return None
     order = str(args.get("order_id", scenario.DEFAULT_ORDER))
-    return scn.error_of(order) if tool == scn.raising else scn.result(tool, order)
+    return scn.error_of(order) if scn.raised(tool, attempt) else scn.result(tool, order)
 
 
 def _other_kind(recorded: str | None, raised: str) -> bool:
@@ -363,9 +364,12 @@ class _RunCheck:
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
             self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
         seen: dict[str, int] = {}
+        attempts: dict[str, int] = {}
         for call_id, name, args, result in calls:
             # The how-many-th call with this id: ids may repeat across a run's model steps.
             nth = seen[call_id] = seen.get(call_id, -1) + 1
+            # A tool the scenario retries raises at its first attempt only.
+            attempt = attempts[name] = attempts.get(name, -1) + 1
             # What the model was sent is read off the wire once (``value``: a JSON text as
             # the value it spells, content parts as their text); applying ``value`` again
             # would take a JSON text of text blocks for their joined text.
@@ -373,14 +377,15 @@ class _RunCheck:
             if result is None and self.history == "text":
                 # What the tool returned (a Python value), which the trace may hold as it
                 # is or as text that spells it.
-                result = _returned(self.scn, name, args)
+                result = _returned(self.scn, name, args, attempt)
                 wants = [result, value(result)]
             step = self._step_of(steps, call_id, name)
             if step is None:
                 self.out.append(f"lost: no tool step for {name} (call {call_id})")
                 continue
             steps.remove(step)
-            self._tool_step(step, call_id, name, args, result, wants)
+            raised = self.scn.raised(scenario.tool_of(name), attempt)
+            self._tool_step(step, call_id, name, args, result, wants, raised)
             self._placement(step, call_id, nth)
         for step in steps:
             self.out.append(f"invented: {step.label()} answers no call the model made")
@@ -401,7 +406,14 @@ class _RunCheck:
         return None
 
     def _tool_step(
-        self, step: Step, call_id: str, name: str, args: Any, result: Any, wants: list[Any]
+        self,
+        step: Step,
+        call_id: str,
+        name: str,
+        args: Any,
+        result: Any,
+        wants: list[Any],
+        raised: bool,
     ) -> None:
         t = step.tool
         assert t is not None
@@ -411,7 +423,7 @@ class _RunCheck:
         if t.tool_name != name:
             self.out.append(f"{label}: tool name {t.tool_name!r}, the model called {name!r}")
         error = self.scn.error_of(self.order)
-        if scenario.tool_of(name) == self.scn.raising and not t.derived:
+        if raised and not t.derived:
             if t.error is None:
                 self.out.append(
                     f"{label}: the tool raised; no error recorded (result {short(t.result)})"

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import itertools
 import json
 import os
 import random
@@ -138,6 +139,31 @@ class Retry:
     times: int = 1
 
 
+@dataclasses.dataclass(frozen=True)
+class Parts:
+    """How the model's answers come in parts on the wire (the default: one part, words).
+
+    ``text``: the answer and the text beside calls cut into this many parts at
+    arbitrary characters where the API has parts (Responses ``output_text``
+    parts of one message, Anthropic text blocks); ``piece``: characters per
+    streamed delta of text and of tool-call arguments (0: a text's words, and
+    7 characters of arguments), so that a delta may end inside an escape or
+    between the characters of a word; ``write``: bytes per write of a stream
+    (0: one write per event), so that a multi-byte character, or an event,
+    spans two writes.
+    """
+
+    text: int = 1
+    piece: int = 0
+    write: int = 0
+
+    def cut(self, text: str) -> list[str]:
+        """``text`` in :attr:`text` parts (fewer when it is shorter), none of them empty."""
+        n = max(1, min(self.text, len(text)))
+        bounds = [len(text) * i // n for i in range(n + 1)]
+        return [text[a:b] for a, b in itertools.pairwise(bounds)] or [text]
+
+
 #: What the raising tool may raise: an error of its own, or the timeout Python names.
 RAISES = ("RuntimeError", "TimeoutError")
 #: The classes of :data:`RAISES`, which agents that answer the model with a tool's error
@@ -156,7 +182,9 @@ class Scenario:
     Anthropic Messages.  ``raises``: the class the raising tool raises (:data:`RAISES`:
     ``TimeoutError`` is a tool that timed out).  ``retries``: model requests the server
     fails first (:class:`Retry`), which the client retries.  ``ids``: the shape of the
-    model's call ids (:data:`ID_SHAPES`).  Strings may hold ``{order_id}`` and ``{digits}``.
+    model's call ids (:data:`ID_SHAPES`).  ``parts``: how answers come in parts on the
+    wire (:class:`Parts`).  ``retried``: the raising tool fails its first attempt only,
+    and the model calls it again.  Strings may hold ``{order_id}`` and ``{digits}``.
     """
 
     name: str
@@ -172,6 +200,10 @@ class Scenario:
     raises: str = "RuntimeError"
     retries: tuple[Retry, ...] = ()
     ids: str = "named"
+    parts: Parts = Parts()
+    #: The raising tool fails only its first attempt in a run: the model, told of the error,
+    #: calls it again (same arguments) in a turn of its own, and that attempt returns.
+    retried: bool = False
 
     # --- the model's side ---------------------------------------------------------
     def calls_of_turn(self, turn: int, order_id: str) -> list[tuple[Call, dict[str, Any]]]:
@@ -252,8 +284,15 @@ class Scenario:
 
     # --- the agent's side ---------------------------------------------------------
     def result(self, tool: str, order_id: str) -> Any:
-        """What ``tool`` returns for ``order_id`` (None for the raising tool)."""
-        return None if tool == self.raising else fill(self.tools[tool].returns, order_id)
+        """What ``tool`` returns for ``order_id`` (None for the raising tool, unless it is
+        retried: then what its second attempt returns)."""
+        if tool == self.raising and not self.retried:
+            return None
+        return fill(self.tools[tool].returns, order_id)
+
+    def raised(self, tool: str, attempt: int) -> bool:
+        """Whether the ``attempt``-th call (from 0) of ``tool`` in a run raises."""
+        return tool == self.raising and (attempt == 0 or not self.retried)
 
     def error_of(self, order_id: str) -> str:
         """The raising tool's error message for ``order_id``."""
@@ -288,6 +327,8 @@ class Scenario:
             raises=data.get("raises", "RuntimeError"),
             retries=tuple(Retry(**r) for r in data.get("retries") or ()),
             ids=data.get("ids", "named"),
+            parts=Parts(**(data.get("parts") or {})),
+            retried=bool(data.get("retried")),
         )
 
 
@@ -625,8 +666,10 @@ def scenario_for(seed: int) -> Scenario:
     message, the arguments' texts (non-ASCII, control characters), the text beside
     the calls, the answer, and last (so that the draws before them are what they were)
     whether the raising tool times out (``TimeoutError``) and which model requests the
-    server fails first (HTTP 429, 500 or 503), for the client to retry, and the shape
-    of the model's call ids (:data:`ID_SHAPES`).  Its name is ``seed-N``.
+    server fails first (HTTP 429, 500 or 503), for the client to retry; then the shape
+    of the model's call ids (:data:`ID_SHAPES`), how the answers come in parts
+    (:class:`Parts`), and whether the raising tool fails once only, the model calling
+    it again (one logical call, two attempts).  Its name is ``seed-N``.
     """
     rng = random.Random(seed)
     tools = list(_TOOL_SHAPES)
@@ -661,6 +704,19 @@ def scenario_for(seed: int) -> Scenario:
         if rng.random() < 0.25
     )
     ids = rng.choice(ID_SHAPES)
+    parts = Parts(
+        text=rng.choice((1, 1, 2, 3, 5)),
+        piece=rng.choice((0, 0, 1, 2, 3, 5, 11)),
+        write=rng.choice((0, 0, 1, 3, 7, 64)),
+    )
+    if raising is not None and rng.random() < 0.35:
+        # The raising tool fails once and the model calls it again, right after.
+        at = next(i for i, group in enumerate(turns) if any(c.tool == raising for c in group))
+        again = next(c for c in turns[at] if c.tool == raising)
+        turns.insert(at + 1, (again,))
+        retried = True
+    else:
+        retried = False
     return dataclasses.replace(
         DEFAULT,
         name=f"seed-{seed}",
@@ -675,6 +731,8 @@ def scenario_for(seed: int) -> Scenario:
         raises=raises,
         retries=retries,
         ids=ids,
+        parts=parts,
+        retried=retried,
     )
 
 
@@ -711,11 +769,15 @@ TOOL_PARAMETERS: dict[str, dict[str, Any]] = {n: t.parameters for n, t in ACTIVE
 
 #: The tools that ran in this process, in order (a replay with stubbed tools runs none).
 CALLS: list[str] = []
+#: ``(tool, order id)`` of each call in :data:`CALLS`: a run's attempts of a tool are counted.
+_CALLED: list[tuple[str, str]] = []
 
 
 def _run(name: str, order_id: str) -> Any:
+    attempt = sum(1 for called, order in _CALLED if (called, order) == (name, order_id))
     CALLS.append(name)
-    if name == ACTIVE.raising:
+    _CALLED.append((name, order_id))
+    if ACTIVE.raised(name, attempt):
         raise TOOL_ERRORS[RAISES.index(ACTIVE.raises)](ACTIVE.error_of(order_id))
     return ACTIVE.result(name, order_id)
 
@@ -855,12 +917,13 @@ def as_json(scn: Scenario | None = None) -> dict[str, Any]:
             for name, t in scn.tools.items()
         },
         "raising_tool": scn.raising,
+        "retried": scn.retried,
         "raises": scn.raises,
         "tracking_error": scn.error,
         "errors": {o: scn.error_of(o) for o in orders},
         "results": {
             name: {o: scn.result(name, o) for o in orders}
             for name in scn.tools
-            if name != scn.raising
+            if name != scn.raising or scn.retried
         },
     }

@@ -80,6 +80,17 @@ def words(text: str) -> list[str]:
     return [w for w in out if w]
 
 
+def deltas(t: Turn, text: str) -> list[str]:
+    """The deltas a streamed text comes in: its words, or the scenario's pieces."""
+    piece = t.scn.parts.piece
+    return pieces(text, piece) if piece else words(text)
+
+
+def argument_deltas(t: Turn, text: str) -> list[str]:
+    """The deltas streamed tool-call arguments come in (the scenario's pieces, else 7 characters)."""
+    return pieces(text, t.scn.parts.piece or ARGUMENT_PIECE)
+
+
 def _texts(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -328,7 +339,7 @@ def chat_sse(t: Turn) -> Iterator[str]:
     if t.calls:
         if t.beside is not None:
             yield chunk({"role": "assistant", "content": "", "refusal": None})
-            for w in words(t.beside):
+            for w in deltas(t, t.beside):
                 yield chunk({"content": w})
         for i, (name, args, spelling, call_id) in enumerate(t.calls):
             start = {
@@ -340,13 +351,13 @@ def chat_sse(t: Turn) -> Iterator[str]:
             first = i == 0 and t.beside is None
             head = {"role": "assistant", "content": None, "refusal": None} if first else {}
             yield chunk({**head, "tool_calls": [start]})
-            for piece in pieces(spelling.spell(args), ARGUMENT_PIECE):
+            for piece in argument_deltas(t, spelling.spell(args)):
                 yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
         yield chunk({}, "tool_calls")
     else:
         assert t.text is not None
         yield chunk({"role": "assistant", "content": "", "refusal": None})
-        for w in words(t.text):
+        for w in deltas(t, t.text):
             yield chunk({"content": w})
         yield chunk({}, "stop")
     if include_usage:
@@ -365,13 +376,15 @@ def responses_results(body: dict[str, Any]) -> int:
 
 
 def _responses_message(t: Turn, text: str | None) -> dict[str, Any]:
-    part: dict[str, Any] = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    texts = [text] if text is None else t.scn.parts.cut(text)
     return {
         "type": "message",
         "id": f"msg_{t.suffix}",
         "status": "completed",
         "role": "assistant",
-        "content": [part],
+        "content": [
+            {"type": "output_text", "text": p, "annotations": [], "logprobs": []} for p in texts
+        ],
     }
 
 
@@ -449,27 +462,27 @@ def responses_sse(t: Turn) -> Iterator[str]:
         if item["type"] == "function_call":
             added = {**item, "arguments": "", "status": "in_progress"}
             yield event("response.output_item.added", output_index=index, item=added)
-            for piece in pieces(item["arguments"], ARGUMENT_PIECE):
+            for piece in argument_deltas(t, item["arguments"]):
                 yield event("response.function_call_arguments.delta", **at, delta=piece)
             yield event("response.function_call_arguments.done", **at, arguments=item["arguments"])
         else:
             added = {**item, "content": [], "status": "in_progress"}
             yield event("response.output_item.added", output_index=index, item=added)
-            part = item["content"][0]
-            empty = {**part, "text": ""}
-            yield event("response.content_part.added", **at, content_index=0, part=empty)
-            for w in words(part["text"]):
+            for ci, part in enumerate(item["content"]):
+                empty = {**part, "text": ""}
+                yield event("response.content_part.added", **at, content_index=ci, part=empty)
+                for w in deltas(t, part["text"]):
+                    yield event(
+                        "response.output_text.delta", **at, content_index=ci, delta=w, logprobs=[]
+                    )
                 yield event(
-                    "response.output_text.delta", **at, content_index=0, delta=w, logprobs=[]
+                    "response.output_text.done",
+                    **at,
+                    content_index=ci,
+                    text=part["text"],
+                    logprobs=[],
                 )
-            yield event(
-                "response.output_text.done",
-                **at,
-                content_index=0,
-                text=part["text"],
-                logprobs=[],
-            )
-            yield event("response.content_part.done", **at, content_index=0, part=part)
+                yield event("response.content_part.done", **at, content_index=ci, part=part)
         yield event("response.output_item.done", output_index=index, item=item)
     yield event("response.completed", response=responses_obj(t))
 
@@ -489,9 +502,12 @@ def anthropic_results(body: dict[str, Any]) -> int:
 
 def anthropic_content(t: Turn) -> tuple[list[dict[str, Any]], str]:
     if not t.calls:
-        return [{"type": "text", "text": t.text}], "end_turn"
+        assert t.text is not None
+        return [{"type": "text", "text": p} for p in t.scn.parts.cut(t.text)], "end_turn"
     beside = t.scn.anthropic_beside
-    blocks: list[dict[str, Any]] = [] if beside is None else [{"type": "text", "text": beside}]
+    blocks: list[dict[str, Any]] = (
+        [] if beside is None else [{"type": "text", "text": p} for p in t.scn.parts.cut(beside)]
+    )
     for i, (name, args, spelling, _) in enumerate(t.calls):
         tool_id = t.call_id_on("anthropic", i)
         blocks.append(
@@ -541,7 +557,7 @@ def anthropic_sse(t: Turn) -> Iterator[str]:
             )
             if index == 0:
                 yield event("ping")
-            for w in words(block["text"]):
+            for w in deltas(t, block["text"]):
                 yield event(
                     "content_block_delta", index=index, delta={"type": "text_delta", "text": w}
                 )
@@ -549,7 +565,7 @@ def anthropic_sse(t: Turn) -> Iterator[str]:
             empty = {**block, "input": {}}
             yield event("content_block_start", index=index, content_block=empty)
             _, args, spelling, _ = next(calls)
-            for piece in pieces(spelling.spell(args), ARGUMENT_PIECE):
+            for piece in argument_deltas(t, spelling.spell(args)):
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 yield event("content_block_delta", index=index, delta=delta)
         yield event("content_block_stop", index=index)
@@ -631,7 +647,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         return body
 
-    def _send_sse(self, events: Iterator[str]) -> str:
+    def _send_sse(self, events: Iterator[str], write: int = 0) -> str:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
@@ -639,8 +655,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         sent = []
         for e in events:
-            self.wfile.write(e.encode())
-            self.wfile.flush()
+            data = e.encode()
+            # ``write`` bytes at a time: a character or an event may span two writes.
+            for at in range(0, len(data), write or len(data) or 1):
+                self.wfile.write(data[at : at + (write or len(data))])
+                self.wfile.flush()
             sent.append(e)
         return "".join(sent)
 
@@ -681,7 +700,7 @@ class _Handler(BaseHTTPRequestHandler):
                 retry.status, "application/json", text, FAILURE_HEADERS
             )
         elif body.get("stream"):
-            record["response_raw"] = self._send_sse(as_sse(t))
+            record["response_raw"] = self._send_sse(as_sse(t), self.server.scenario.parts.write)
         else:
             record["response_raw"] = self._send(200, "application/json", compact(as_json(t)))
         self.server.record(record)

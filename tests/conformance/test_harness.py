@@ -274,6 +274,75 @@ def test_the_server_answers_each_api_as_scripted_and_logs_it(
     assert in_log == calls
 
 
+def _answer_parts(api: str, url: str, stream: bool) -> list[str]:
+    """The texts of the answer to a request without tools (the final answer), part by part
+    as the SDK parsed them (Chat Completions has one part: the streamed deltas joined)."""
+    question = scenario.QUESTIONS[0]
+    if api == "anthropic":
+        client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+        request: dict[str, Any] = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 256,
+            "messages": [{"role": "user", "content": question}],
+        }
+        if stream:
+            with client.messages.stream(**request) as events:
+                blocks = events.get_final_message().content
+        else:
+            blocks = client.messages.create(**request).content
+        return [b.text for b in blocks if b.type == "text"]
+    oai = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+    if api == "responses":
+        if stream:
+            events = list(oai.responses.create(model=MODEL, input=question, stream=True))
+            output = events[-1].response.output
+        else:
+            output = oai.responses.create(model=MODEL, input=question).output
+        return [p.text for o in output if o.type == "message" for p in o.content]
+    messages = [{"role": "user", "content": question}]
+    if stream:
+        chunks = oai.chat.completions.create(model=MODEL, messages=messages, stream=True)
+        return ["".join(c.choices[0].delta.content or "" for c in chunks if c.choices)]
+    return [oai.chat.completions.create(model=MODEL, messages=messages).choices[0].message.content]
+
+
+#: How answers come in parts: (text parts, characters per delta, bytes per write); one
+#: byte per write cuts every multi-byte character of the answer (an emoji, accents).
+PARTS = [
+    scenario.Parts(3, 1, 1),
+    scenario.Parts(2, 2, 3),
+    scenario.Parts(5, 3, 2),
+    scenario.Parts(1, 11, 7),
+]
+
+
+@pytest.mark.parametrize("parts", PARTS, ids=lambda p: f"{p.text}-{p.piece}-{p.write}")
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
+def test_answers_in_parts_reach_the_real_sdk_as_the_server_logged_them(
+    tmp_path: Path, api: str, stream: bool, parts: scenario.Parts
+) -> None:
+    """Text cut into parts (Responses output_text parts, Anthropic text blocks), streamed in
+    deltas that end inside words, escapes and arguments, written a few bytes at a time: the
+    real SDK gets the parts, the arguments and the text whole, and the log holds them."""
+    scn = dataclasses.replace(scenario.DEFAULT, parts=parts)
+    log = tmp_path / "server.jsonl"
+    with ModelServer(log, scn=scn) as server:
+        calls = _scripted_calls(api, server.url, stream)
+        texts = _answer_parts(api, server.url, stream)
+    args = {"order_id": "ORD-5521"}
+    assert [c[1:] for c in calls] == [("lookup_order", args), ("track_shipment", args)]
+    answer = scn.final_answer("ORD-5521")
+    assert "".join(texts) == answer
+    assert len(texts) == (1 if api == "chat" else parts.text)
+    _, last = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    last["body_json"] = json.loads(last["body_raw"])
+    if api == "chat":
+        assert answered(last) == [("assistant", ("text", answer))]
+    else:
+        assert answered(last) == [("assistant", ("text", t)) for t in texts]
+
+
 @pytest.mark.parametrize(
     ("api", "stream", "status", "times"),
     [

@@ -242,6 +242,7 @@ def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
         "stream": stream,
     }
     ids: list[str] = []
+    attempts: dict[str, int] = {}
     for turn in range(len(scn.turns)):
         t = server.Turn(body, route[0](body), scn)
         assert t.turn == turn and not t.final
@@ -255,9 +256,10 @@ def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
                 assert text == call.spelling.spell(args)
                 assert list(json.loads(text)) == list(call.spelling.ordered(args))
             ids.append(call_id)
+            attempt = attempts[call.tool] = attempts.get(call.tool, -1) + 1
             result = (
                 scn.error_of(order)
-                if call.tool == scn.raising
+                if scn.raised(call.tool, attempt)
                 else json.dumps(scn.result(call.tool, order), ensure_ascii=False)
             )
             body[key].append(_result_message(api, call_id, result))
@@ -324,6 +326,17 @@ def test_the_generator_draws_every_dimension() -> None:
     assert {r.turn for r in retries} >= {0, 1, 2}, "the first request, a later one, the answer"
     assert any(not s.retries for s in drawn)
     assert {s.ids for s in drawn} == set(scenario.ID_SHAPES), "every shape of call id"
+    assert {s.parts.text for s in drawn} >= {1, 2, 3, 5}, "text in parts"
+    assert {s.parts.piece for s in drawn} >= {0, 1, 11}, "deltas cut anywhere"
+    assert {s.parts.write for s in drawn} >= {0, 1, 64}, "a character over two writes"
+    again = [s for s in drawn if s.retried]
+    assert again and any(not s.retried and s.raising for s in drawn)
+    for s in again:
+        # The raising tool's one logical call, made twice: the same arguments, next turn.
+        at = next(i for i, g in enumerate(s.turns) if any(c.tool == s.raising for c in g))
+        first = next(c for c in s.turns[at] if c.tool == s.raising)
+        assert s.turns[at + 1] == (first,)
+        assert s.raised(first.tool, 0) and not s.raised(first.tool, 1)
 
 
 def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:

@@ -46,8 +46,13 @@ const instrumentation = new LangChainInstrumentation({
 });
 instrumentation.manuallyInstrument(CallbackManagerModule);
 
+// Each tool's calls so far per order: a retried tool raises at its first attempt only.
+const attempts = {};
+
 function run(name, input) {
-  if (name === S.raising_tool) {
+  const key = `${name} ${input.order_id}`;
+  const attempt = (attempts[key] = (attempts[key] ?? -1) + 1);
+  if (name === S.raising_tool && (attempt === 0 || !S.retried)) {
     // A tool that timed out throws what the platform's own timeouts throw (AbortSignal.timeout).
     throw S.raises === 'TimeoutError'
       ? new DOMException(S.tracking_error, 'TimeoutError')

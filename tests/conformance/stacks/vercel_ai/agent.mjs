@@ -47,8 +47,13 @@ registerTelemetry(
 const openai = createOpenAI({ baseURL: args['base-url'], apiKey: 'sk-conformance-dummy' });
 const model = args.api === 'responses' ? openai.responses('gpt-4o-mini') : openai.chat('gpt-4o-mini');
 
+// Each tool's calls so far per order: a retried tool raises at its first attempt only.
+const attempts = {};
+
 function run(name, input) {
-  if (name === S.raising_tool) {
+  const key = `${name} ${input.order_id}`;
+  const attempt = (attempts[key] = (attempts[key] ?? -1) + 1);
+  if (name === S.raising_tool && (attempt === 0 || !S.retried)) {
     // A tool that timed out throws what the platform's own timeouts throw (AbortSignal.timeout).
     throw S.raises === 'TimeoutError'
       ? new DOMException(S.tracking_error, 'TimeoutError')
