@@ -10,7 +10,8 @@ fresh drawn scenario rebuilds and replays on real stacks (slow tier).
 - Slow tier: :func:`test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks` draws a
   scenario (``CONFORMANCE_SEED``, else a random seed; printed), records it with a few
   stacks' real agents and tracing (``CONFORMANCE_SCENARIO_STACKS``, comma-separated, else
-  :data:`SLOW_STACKS`), and checks each case's rebuild, its recorded requests served back
+  :data:`SLOW_STACKS`; each in its first mode, or with ``CONFORMANCE_SCENARIO_MODES=wire``
+  in one mode per API and a streamed one: :func:`modes_of`), and checks each case's rebuild, its recorded requests served back
   (each answer's tool calls spelled as on the wire, or said to be re-spelled), its replay
   through ``serve`` and in process against the fake server's log (a replay may stop at a
   step naming what the trace lacks, a rebuild may lack what :data:`NOT_IN_THE_TRACE`
@@ -104,6 +105,25 @@ REFUSED_BY_THE_FRAMEWORK: dict[str, tuple[Callable[[scenario.Scenario], bool], s
     )
     for stack in ("openai_agents_openinference", "openai_agents_otel")
 }
+
+
+def modes_of(config: dict[str, Any], which: str) -> list[str]:
+    """The modes of a stack the slow test records: ``first`` (its ``sync`` mode, else its
+    first), or ``wire`` (one mode per API the stack speaks, and its first streamed mode: the
+    wire shapes answers in parts come in), of one run with content."""
+    modes: dict[str, dict[str, Any]] = config["modes"]
+    first = "sync" if "sync" in modes else next(iter(modes))
+    if which != "wire":
+        return [first]
+    single = [
+        name for name, m in modes.items() if m.get("content", True) and int(m.get("runs", 1)) == 1
+    ] or [first]
+    picked: dict[str, str] = {}
+    for name in single:
+        picked.setdefault(str(modes[name].get("api", "chat")), name)
+    streamed = next((n for n in single if "stream" in " ".join(modes[n].get("args", []))), None)
+    return list(dict.fromkeys([first, *picked.values(), *([streamed] if streamed else [])]))
+
 
 #: Seconds the slow test may take, recording and replaying included.
 BUDGET_S = float(os.environ.get("CONFORMANCE_SCENARIO_BUDGET_S", "900"))
@@ -378,6 +398,22 @@ def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
 # --- slow: a fresh scenario on real stacks ------------------------------------------------
 
 
+def test_the_wire_modes_of_each_stack_cover_its_apis_and_a_stream() -> None:
+    """``CONFORMANCE_SCENARIO_MODES=wire`` records each API a stack speaks, and a stream."""
+    for path in sorted(STACKS.glob("*/stack.json")):
+        config = stack_config(path.parent.name)
+        modes = config["modes"]
+        (first,) = modes_of(config, "first")
+        wire = modes_of(config, "wire")
+        assert wire[0] == first and len(set(wire)) == len(wire)
+        content = {n: m for n, m in modes.items() if m.get("content", True)}
+        assert {m.get("api", "chat") for m in content.values()} == {
+            modes[n].get("api", "chat") for n in wire
+        }, path.parent.name
+        if any("stream" in " ".join(m.get("args", [])) for m in content.values()):
+            assert any("stream" in " ".join(modes[n].get("args", [])) for n in wire)
+
+
 def _seed() -> int:
     given_seed = os.environ.get("CONFORMANCE_SEED")
     return int(given_seed) if given_seed else random.SystemRandom().randrange(2**31)
@@ -414,41 +450,51 @@ def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
                 not_reached.append(stack)
                 continue
             config = stack_config(stack)
-            mode = "sync" if "sync" in config["modes"] else next(iter(config["modes"]))
             refuses, why = REFUSED_BY_THE_FRAMEWORK.get(stack, (lambda _: False, ""))
-            if refuses(scn):
-                print(f"{stack}/{mode}: not run: {why}")
-                continue
-            # A JavaScript agent reads its scenario from the scenario.json in its node home:
-            # written for the drawn scenario, else it would record the default one.
-            python = node_dir(stack, scn) if is_node(stack) else stack_python(stack)
-            out = Path(tmp) / stack / f"{mode}@{scn.name}"
-            try:
-                case = Case(record_mode(stack, mode, config, python, scn, out))
-            except GenerateError as e:
-                problems.append(f"{stack}/{mode}: not recorded: {e}")
-                continue
-            outcome = check(case)
-            for p in outcome.problems:
-                said = _listed(stack, scn, p)
-                if said:
-                    print(f"{stack}/{mode} rebuild: {said}: {p}")
-                else:
-                    problems.append(f"{stack}/{mode} rebuild: {p}")
-            # The recorded requests served back: each answer's calls as the wire spelled them,
-            # or the answer names those it re-spelled (as the replay's report does).
-            if case.meta["content"]:
-                problems += [f"{stack}/{mode} spelling: {p}" for p in spelling_problems(case)]
-            for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
-                result = replay(case, stack_python(stack))
-                # A replay that stops at a step naming what the trace lacks is what it must
-                # do there (the LiteLLM loop sends a raising tool's error as text alone).
-                refused = result.ok is False and REFUSAL in result.detail
-                said = "refused, naming what the trace lacks:" if refused else result.ok
-                print(f"{stack}/{mode} {how}: {said} {result.detail.splitlines()[0]}")
-                if result.ok is False and not refused:
-                    problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
+            for mode in modes_of(config, os.environ.get("CONFORMANCE_SCENARIO_MODES", "first")):
+                if refuses(scn):
+                    print(f"{stack}/{mode}: not run: {why}")
+                    continue
+                problems += _record_and_replay(stack, mode, config, scn, Path(tmp))
     elapsed = time.monotonic() - start
     print(f"{len(stacks) - len(not_reached)} stacks in {elapsed:.0f} s (budget {BUDGET_S:.0f} s)")
     assert not not_reached, f"over the {BUDGET_S:.0f} s budget before {not_reached} (seed {seed})"
     assert not problems, f"seed {seed}:\n" + "\n".join(problems)
+
+
+def _record_and_replay(
+    stack: str, mode: str, config: dict[str, Any], scn: scenario.Scenario, tmp: Path
+) -> list[str]:
+    """Record ``scn`` with ``stack`` in ``mode``; the problems of its rebuild, of its requests
+    served back, and of its replays through ``serve`` and in process (each printed)."""
+    problems: list[str] = []
+    # A JavaScript agent reads its scenario from the scenario.json in its node home:
+    # written for the drawn scenario, else it would record the default one.
+    python = node_dir(stack, scn) if is_node(stack) else stack_python(stack)
+    out = tmp / stack / f"{mode}@{scn.name}"
+    try:
+        case = Case(record_mode(stack, mode, config, python, scn, out))
+    except GenerateError as e:
+        problems.append(f"{stack}/{mode}: not recorded: {e}")
+        return problems
+    outcome = check(case)
+    for p in outcome.problems:
+        said = _listed(stack, scn, p)
+        if said:
+            print(f"{stack}/{mode} rebuild: {said}: {p}")
+        else:
+            problems.append(f"{stack}/{mode} rebuild: {p}")
+    # The recorded requests served back: each answer's calls as the wire spelled them,
+    # or the answer names those it re-spelled (as the replay's report does).
+    if case.meta["content"]:
+        problems += [f"{stack}/{mode} spelling: {p}" for p in spelling_problems(case)]
+    for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
+        result = replay(case, stack_python(stack))
+        # A replay that stops at a step naming what the trace lacks is what it must
+        # do there (the LiteLLM loop sends a raising tool's error as text alone).
+        refused = result.ok is False and REFUSAL in result.detail
+        said = "refused, naming what the trace lacks:" if refused else result.ok
+        print(f"{stack}/{mode} {how}: {said} {result.detail.splitlines()[0]}")
+        if result.ok is False and not refused:
+            problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
+    return problems
