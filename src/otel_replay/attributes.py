@@ -113,6 +113,10 @@ TOOL_RETURNED_NONE: Final = "otel_replay.tool_returned_none"
 #: (Google ADK marks a returned dict with an "error" member, and records no exception):
 #: its recorded result is what the tool returned, and replay returns it.
 TOOL_ERROR_RETURNED: Final = "otel_replay.tool_error_returned"
+#: True on a tool span whose stack answered the model's call itself, without running the
+#: tool (CrewAI answers a call made again with the arguments of the one before with its
+#: own words): its result is what the model was sent; a replay expects no call of the tool.
+TOOL_NOT_RUN: Final = "otel_replay.tool_not_run"
 #: How the span's stack turned its tools' values into the text the model was sent, where no
 #: tool span records them: "str_as_is" sends a str as it is and any other value as text
 #: of its own making (Haystack), so a tool returning the very text the model was sent
@@ -132,6 +136,7 @@ READER_HINTS: Final = frozenset(
         TOOL_ERRORS_SENT_AS,
         TOOL_RETURNED_NONE,
         TOOL_ERROR_RETURNED,
+        TOOL_NOT_RUN,
         TOOL_RESULTS_SENT_AS,
         ANSWERS_SENT_AS,
         TEXT_BESIDE_CALLS,

@@ -76,6 +76,12 @@ NOT_IN_THE_TRACE: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]
         "ADK 1.x records the response its on_tool_error_callback made as the tool's and "
         "leaves the span unfailed, so nothing says the tool raised",
     ),
+    "crewai_v0": (
+        lambda scn: scn.retried,
+        "the tool raised; no error recorded",
+        "CrewAI 0.x runs a tool that raised again itself, inside the one ToolUsage span, which "
+        "records the last attempt alone",
+    ),
     "semantic_kernel": (
         lambda scn: bool(scn.beside),
         "items recorded",

@@ -18,6 +18,13 @@ CrewAI appends to the result's text its reminder of the tools and of the
 format, "You ONLY have access to the following tools, ...": the span's output
 is that text.  The tool returned what precedes it; a replay's stub gives that
 back, and CrewAI appends the reminder again at the same use.
+
+A call made again with the arguments of the one before (a model retrying a
+tool that failed, after CrewAI already ran it again itself) is not run:
+CrewAI answers it with its ``task_repeated_usage`` words, "I tried reusing
+the same input, ...", which its span records as the output.  That step is
+marked not run (:data:`~otel_replay.attributes.TOOL_NOT_RUN`): a replay,
+in which CrewAI answers it the same way, sees no call of the tool for it.
 """
 
 from __future__ import annotations
@@ -52,6 +59,9 @@ _TOOLS_SLICE = (
     "I now know the final answer\nFinal Answer: the final answer to the original input "
     "question\n```"
 )
+#: CrewAI's answer to a call made again with the same arguments (``task_repeated_usage``, the
+#: same in 0.x and 1.x), given without running the tool.
+_REPEATED_USAGE = "I tried reusing the same input, I must stop using this action input."
 _REMINDED = re.compile(
     r"(.*)\n\n"
     + ".*".join(re.escape(p) for p in re.split(r"\{tools\}|\{tool_names\}", _TOOLS_SLICE))
@@ -84,6 +94,8 @@ def _fill(span: SpanView) -> GenAI:
     if error:
         put(out, A.ERROR_TYPE, "_OTHER")
         put(out, A.EXCEPTION_MESSAGE, error.group(1))
+    if isinstance(result, str) and result.startswith(_REPEATED_USAGE):
+        out[A.TOOL_NOT_RUN] = True
     return out
 
 

@@ -388,7 +388,10 @@ class ToolStubs(Observed):
         return err
 
     def unreplayed(self) -> list[Step]:
-        return [s for s in self.steps if s.index not in self.used]
+        # A call the stack answered itself (the tool never ran) is answered so again.
+        return [
+            s for s in self.steps if s.index not in self.used and not (s.tool and s.tool.not_run)
+        ]
 
 
 def _declared_return(fn: Callable[..., Any]) -> str:

@@ -126,6 +126,9 @@ class ToolCall:
     #: For a derived call: how the stack made its tools' values into the text its result
     #: is (see :data:`~otel_replay.attributes.TOOL_RESULTS_SENT_AS`).
     sent_as: str | None = None
+    #: The stack answered the call itself, the tool never ran (see
+    #: :data:`~otel_replay.attributes.TOOL_NOT_RUN`): a replay sees no call of it.
+    not_run: bool = False
 
 
 @dataclasses.dataclass

@@ -336,6 +336,7 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
         result=_result(result_p, attrs.get(A.TOOL_CALL_RESULT)),
         arguments_payload=args_p,
         result_payload=result_p,
+        not_run=attrs.get(A.TOOL_NOT_RUN) is True,
     )
     error_type = _str(attrs.get(A.ERROR_TYPE))
     failed = step.status == "ERROR" or bool(error_type)
