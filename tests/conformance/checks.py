@@ -236,10 +236,29 @@ def short(obj: Any) -> str:
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
 
 
+def joined(items: list[Item]) -> list[Item]:
+    """``items`` with each run of texts of one role as one text.
+
+    A message the API sent in parts (Responses ``output_text`` parts, Anthropic text
+    blocks, a stream's deltas) is the text they spell; a stack may record it so (the
+    OpenAI SDK's ``output_text``, LiteLLM, Haystack).  Where the client sends the parts back
+    as it got them, the replays check that they are served as they came.
+    """
+    out: list[Item] = []
+    for role, item in items:
+        if out and item[0] == "text" and out[-1][0] == role and out[-1][1][0] == "text":
+            out[-1] = (role, ("text", out[-1][1][1] + item[1]))
+        else:
+            out.append((role, item))
+    return out
+
+
 def first_difference(got: list[Item], want: list[Item]) -> str | None:
-    """Where two message sequences part, in one line; None when equal."""
-    if got == want:
+    """Where two message sequences part, in one line; None when equal (their texts exact,
+    whether in parts or joined: :func:`joined`)."""
+    if got == want or joined(got) == joined(want):
         return None
+    got, want = joined(got), joined(want)
     at = next(
         (i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w),
         min(len(got), len(want)),
@@ -350,9 +369,11 @@ class _RunCheck:
     def _same_call(step: Step, request: dict[str, Any]) -> bool:
         m = step.model
         assert m is not None
-        return recorded(m.input_messages, m.system_instructions) == sent(request) and recorded(
-            m.output_messages
-        ) == answered(request)
+        return (
+            first_difference(recorded(m.input_messages, m.system_instructions), sent(request))
+            is None
+            and first_difference(recorded(m.output_messages), answered(request)) is None
+        )
 
     # --- tool steps ----------------------------------------------------------------
     def _tool_steps(self) -> None:

@@ -60,13 +60,6 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
     return {f"{stack}/{mode}@{scenario}": reason for mode in modes}
 
 
-#: CrewAI 0.x runs a raising tool again itself inside the one ToolUsage span, which records
-#: the last attempt only (a scenario whose tool fails once, then returns).
-_CREWAI_RERUNS = (
-    "the raising tool: CrewAI 0.x runs a tool that raised again itself, inside the one "
-    "ToolUsage span, which records the last attempt alone, so nothing says the first raised"
-)
-
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
 KNOWN_GAPS: dict[str, str] = {}
 
@@ -101,7 +94,6 @@ NOT_RECORDED: dict[str, str] = {
         for s in ("json_results", "blocks_and_errors")
     },
     "crewai/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
-    "crewai_v0/sync@seed-1767": _CREWAI_RERUNS,
     "langchain_js/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "crewai_v0/no_content": (
         "the raising tool: CrewAI tells the model of the error in the tool span's output and "

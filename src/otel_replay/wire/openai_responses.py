@@ -1,7 +1,9 @@
 """OpenAI Responses: ``POST /v1/responses``, JSON and ``stream: true`` SSE.
 
 Output items in the order of the recorded parts: a ``reasoning`` item per
-reasoning part, one ``message`` item per run of text parts, a
+reasoning part, one ``message`` item per run of text parts (an ``output_text``
+content part per text part: a message the API sent in several parts, which
+the client sends back as it got them, is served in those parts), a
 ``function_call`` item per tool call.  The stream is the API's event
 sequence (``response.created``, ``response.in_progress``, per item
 ``output_item.added`` / deltas / ``.done``, ``response.completed``), with
@@ -60,8 +62,9 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
         kind = part.get("type")
         if kind == "text":
             text = str(part.get("content") or "")
+            content = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
             if items and items[-1]["type"] == "message":
-                items[-1]["content"][0]["text"] += text
+                items[-1]["content"].append(content)
                 continue
             items.append(
                 {
@@ -69,9 +72,7 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
                     "id": f"msg_{reply.span_id}_{len(items)}",
                     "status": "completed",
                     "role": "assistant",
-                    "content": [
-                        {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-                    ],
+                    "content": [content],
                 }
             )
         elif kind == "tool_call":
@@ -161,18 +162,24 @@ def render_sse(reply: Reply, request: WireRequest) -> Iterator[bytes]:
     for index, item in enumerate(items):
         at = {"item_id": item["id"], "output_index": index}
         if item["type"] == "message":
-            part = item["content"][0]
-            text = part["text"]
             added = {**item, "status": "in_progress", "content": []}
             yield event("response.output_item.added", output_index=index, item=added)
-            empty = {**part, "text": ""}
-            yield event("response.content_part.added", **at, content_index=0, part=empty)
-            for piece in text_pieces(text) if text else []:
+            for ci, part in enumerate(item["content"]):
+                text = part["text"]
+                empty = {**part, "text": ""}
+                yield event("response.content_part.added", **at, content_index=ci, part=empty)
+                for piece in text_pieces(text) if text else []:
+                    yield event(
+                        "response.output_text.delta",
+                        **at,
+                        content_index=ci,
+                        delta=piece,
+                        logprobs=[],
+                    )
                 yield event(
-                    "response.output_text.delta", **at, content_index=0, delta=piece, logprobs=[]
+                    "response.output_text.done", **at, content_index=ci, text=text, logprobs=[]
                 )
-            yield event("response.output_text.done", **at, content_index=0, text=text, logprobs=[])
-            yield event("response.content_part.done", **at, content_index=0, part=part)
+                yield event("response.content_part.done", **at, content_index=ci, part=part)
         elif item["type"] == "function_call":
             added = {**item, "arguments": "", "status": "in_progress"}
             yield event("response.output_item.added", output_index=index, item=added)

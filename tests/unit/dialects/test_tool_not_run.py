@@ -1,7 +1,8 @@
 """A call the stack answered itself, without running the tool, is marked so and expected by no
 replay (CrewAI answers a call made again with the same arguments in its own words).
 
-The trace is the conformance case ``crewai_v0/sync@seed-1767``, recorded by running CrewAI
+The trace is ``tests/data/scenario_cases/crewai_v0_retried_tool`` (the conformance scenario
+``seed-1767`` recorded with the ``crewai_v0`` stack in its ``sync`` mode), made by running CrewAI
 0.x with OpenInference's instrumentation on a scenario whose model calls a tool again after
 it failed: CrewAI had already run the failed call again itself, so it answered the model's
 second call with its ``task_repeated_usage`` text and never ran the tool.
@@ -18,9 +19,9 @@ from otel_replay.dialects.crewai import DIALECT, SCOPE
 from otel_replay.dialects.span import SpanView
 from otel_replay.replay.tool_stubs import ToolStubs
 from otel_replay.runs.model import Step
-from tests.fixtures.data import ROOT
+from tests.fixtures.data import DATA
 
-CASE = ROOT / "tests" / "conformance" / "cases" / "crewai_v0" / "sync@seed-1767"
+CASE = DATA / "scenario_cases" / "crewai_v0_retried_tool"
 #: CrewAI's ``task_repeated_usage`` text (0.x and 1.x), as its translations hold it.
 REPEATED = (
     "I tried reusing the same input, I must stop using this action input. "
