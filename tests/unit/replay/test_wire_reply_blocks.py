@@ -12,12 +12,12 @@ import json
 from typing import Any
 
 import anthropic
-import httpx2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_replay.wire import anthropic_messages
-from otel_replay.wire.base import Reply, Spelled, parse_body
+from otel_replay.wire.base import Reply, parse_body
+from tests.fixtures.wire_reply import answering, reply_of
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 _ARGS = st.dictionaries(
@@ -47,26 +47,13 @@ def _parts(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _reply(parts: list[dict[str, Any]]) -> Reply:
-    calls = any(p["type"] == "tool_call" for p in parts)
-    return Reply(
-        message={"role": "assistant", "parts": parts},
-        finish_reason="tool_calls" if calls else "stop",
-        response_id="msg_1",
-        model="claude-x",
-        input_tokens=3,
-        output_tokens=5,
-        created=0,
-        span_id="00f067aa0ba902b7",
-        spelled=Spelled([], []),
-    )
+    return reply_of(parts, "msg_1", "claude-x")
 
 
 def _client(body: bytes, content_type: str) -> anthropic.Anthropic:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, content=body, headers={"content-type": content_type})
-
-    http = httpx2.Client(transport=httpx2.MockTransport(handler))
-    return anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9", http_client=http)
+    return anthropic.Anthropic(
+        api_key="k", base_url="http://127.0.0.1:9", http_client=answering(body, content_type)
+    )
 
 
 def _expected(parts: list[dict[str, Any]]) -> list[tuple[str, Any]]:

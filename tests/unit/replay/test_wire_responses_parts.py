@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx2
 import openai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_replay
 from otel_replay.wire import openai_responses
-from otel_replay.wire.base import Reply, Spelled, parse_body
+from otel_replay.wire.base import Reply, parse_body
 from tests.fixtures.data import DATA
+from tests.fixtures.wire_reply import answering, reply_of
 
 CASE = DATA / "scenario_cases" / "openai_responses_text_parts"
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
@@ -43,26 +43,13 @@ def _parts(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _reply(parts: list[dict[str, Any]]) -> Reply:
-    calls = any(p["type"] == "tool_call" for p in parts)
-    return Reply(
-        message={"role": "assistant", "parts": parts},
-        finish_reason="tool_calls" if calls else "stop",
-        response_id="resp_1",
-        model="gpt-x",
-        input_tokens=3,
-        output_tokens=5,
-        created=0,
-        span_id="00f067aa0ba902b7",
-        spelled=Spelled([], []),
-    )
+    return reply_of(parts, "resp_1", "gpt-x")
 
 
 def _client(body: bytes, content_type: str) -> openai.OpenAI:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, content=body, headers={"content-type": content_type})
-
-    http = httpx2.Client(transport=httpx2.MockTransport(handler))
-    return openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", http_client=http)
+    return openai.OpenAI(
+        api_key="k", base_url="http://127.0.0.1:9/v1", http_client=answering(body, content_type)
+    )
 
 
 def _texts(output: list[Any]) -> list[list[str]]:
