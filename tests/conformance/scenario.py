@@ -132,11 +132,19 @@ class Tool:
 class Retry:
     """A model request the server fails before it answers it: the first request of ``turn``
     in each run gets HTTP ``status`` (429 with ``retry-after: 0``, or 500 or 503), ``times``
-    times in a row, which the agent's client SDK retries (as every SDK does by default)."""
+    times in a row, which the agent's client SDK retries (as every SDK does by default).
+
+    ``cut``: the connection closes instead, ``before`` any answer, or partway through the
+    ``body`` it promised (a whole-JSON answer; a streamed one is closed ``before``, as no
+    SDK retries a stream that broke off), which the SDKs retry too; ``stream``: a stream
+    cut inside an event, which the SDK raises to the agent (not drawn: the run then ends
+    in an error, or in the framework's own retry).
+    """
 
     turn: int
     status: int = 429
     times: int = 1
+    cut: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -669,7 +677,8 @@ def scenario_for(seed: int) -> Scenario:
     server fails first (HTTP 429, 500 or 503), for the client to retry; then the shape
     of the model's call ids (:data:`ID_SHAPES`), how the answers come in parts
     (:class:`Parts`), and whether the raising tool fails once only, the model calling
-    it again (one logical call, two attempts).  Its name is ``seed-N``.
+    it again (one logical call, two attempts); and which of the failed requests are a
+    connection closed instead (:attr:`Retry.cut`).  Its name is ``seed-N``.
     """
     rng = random.Random(seed)
     tools = list(_TOOL_SHAPES)
@@ -717,6 +726,10 @@ def scenario_for(seed: int) -> Scenario:
         retried = True
     else:
         retried = False
+    # Some failures are a connection closed, before the answer or partway through it.
+    retries = tuple(
+        dataclasses.replace(r, cut=rng.choice(("", "", "before", "body"))) for r in retries
+    )
     return dataclasses.replace(
         DEFAULT,
         name=f"seed-{seed}",

@@ -663,6 +663,25 @@ class _Handler(BaseHTTPRequestHandler):
             sent.append(e)
         return "".join(sent)
 
+    def _send_cut(self, cut: str, whole: str, stream: bool) -> str:
+        """Close the connection ``before`` any answer, or partway through ``whole`` (``body``,
+        ``stream``: half its bytes, a character possibly cut, of the length promised); what
+        was sent."""
+        self.close_connection = True
+        if cut == "before":
+            return ""
+        data = whole.encode()
+        self.send_response(200)
+        ctype = "text/event-stream; charset=utf-8" if stream else "application/json"
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("x-request-id", "req_conformance")
+        self.end_headers()
+        sent = data[: len(data) // 2]
+        self.wfile.write(sent)
+        self.wfile.flush()
+        return sent.decode(errors="ignore")
+
     def do_GET(self) -> None:
         if self.path == "/healthz":
             self._send(200, "application/json", '{"ok":true}')
@@ -692,7 +711,15 @@ class _Handler(BaseHTTPRequestHandler):
         t = Turn(body, results(body), self.server.scenario)
         record.update(conversation=t.order_id, turn=t.turn, final=t.final)
         retry = self.server.scenario.retry_at(t.turn)
-        if retry is not None and self.server.fails(t.order_id, t.turn, retry.times):
+        failing = retry is not None and self.server.fails(t.order_id, t.turn, retry.times)
+        if retry is not None and failing and retry.cut:
+            # The connection closed before the answer, or partway through it.
+            stream = bool(body.get("stream"))
+            whole = "".join(as_sse(t)) if stream else compact(as_json(t))
+            cut = "before" if retry.cut == "body" and stream else retry.cut
+            record.update(failed=True, final=False, cut=cut)
+            record["response_raw"] = self._send_cut(cut, whole, stream)
+        elif retry is not None and failing:
             # A retryable failure before the turn's answer: the client tries again.
             text = failure_body(path, retry.status)
             record.update(status=retry.status, failed=True, final=False)

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx
+import httpx2
 import openai
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -375,6 +377,46 @@ def test_a_scripted_failure_is_retried_by_the_real_sdk_and_logged_as_an_attempt(
     case = Case(tmp_path)
     assert [r["seq"] for r in case.requests()] == [times + 1]
     assert [r["seq"] for r in case.failed_attempts()] == list(range(1, times + 1))
+
+
+@pytest.mark.parametrize(
+    ("api", "stream", "cut"),
+    [
+        (api, stream, cut)
+        for api in ("chat", "responses", "anthropic")
+        for stream, cut in ((False, "before"), (False, "body"), (True, "before"), (True, "body"))
+    ],
+)
+def test_a_connection_closed_is_retried_by_the_real_sdk_and_logged_as_an_attempt(
+    tmp_path: Path, api: str, stream: bool, cut: str
+) -> None:
+    """The server closes the connection before its answer, or halfway through the JSON it
+    promised (a streamed answer: before it); the SDK retries as it does a failed request."""
+    scn = dataclasses.replace(scenario.DEFAULT, retries=(scenario.Retry(0, cut=cut),))
+    log = tmp_path / "server.jsonl"
+    with ModelServer(log, scn=scn) as server:
+        calls = _scripted_calls(api, server.url, stream, retries=2)
+    assert [name for _, name, _ in calls] == ["lookup_order", "track_shipment"]
+    first, answer = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert first["failed"] and first["cut"] == ("before" if stream else cut)
+    assert answer["response_raw"].startswith(first["response_raw"])
+    assert len(first["response_raw"]) < len(answer["response_raw"]) / 2 + 1
+    assert [r["seq"] for r in Case(tmp_path).requests()] == [2]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
+def test_a_stream_cut_inside_an_event_reaches_the_agent_as_an_error(
+    tmp_path: Path, api: str
+) -> None:
+    """A stream broken off partway (``cut="stream"``) is not retried by the SDK: it raises."""
+    scn = dataclasses.replace(scenario.DEFAULT, retries=(scenario.Retry(0, cut="stream"),))
+    with (
+        ModelServer(tmp_path / "server.jsonl", scn=scn) as server,
+        pytest.raises((httpx.HTTPError, httpx2.HTTPError, openai.APIError, anthropic.APIError)),
+    ):
+        _scripted_calls(api, server.url, True, retries=2)
+    (logged,) = [json.loads(line) for line in (tmp_path / "server.jsonl").open(encoding="utf-8")]
+    assert logged["failed"] and logged["cut"] == "stream" and logged["response_raw"]
 
 
 def test_a_conversation_kept_as_text_advances_by_its_feedback_and_ends_with_final_answer(
