@@ -5,7 +5,10 @@ server routing a request to its conversation); stitching asks it of the
 calls of one conversation traced apart.  Two messages are the same when they
 say the same: the same role (``developer`` is ``system``; tool results are
 ``tool`` whichever role carried them) and the same parts, with call ids,
-whitespace (at the ends and repeated), empty texts and how a value was
+whitespace (at the ends and repeated), empty texts, how a text was cut into
+parts (a Responses message's ``output_text`` parts, Anthropic text blocks,
+recorded as they came or joined: consecutive texts are the text they spell)
+and how a value was
 encoded (JSON text or value, text blocks or one string) left out, and
 nothing an instrumentation keeps beside role and parts (a tool message's
 ``name``, a ``finish_reason``) counted; replay compares them with secrets
@@ -108,7 +111,7 @@ def message_key(message: Mapping[str, Any], *, hidden: bool = False) -> str | No
     (two recorded messages are compared as they were recorded).
     """
     r = redactor() if hidden else None
-    parts = [k for p in message.get("parts") or [] if (k := _part_key(p, r)) is not None]
+    parts = [k for p in _texts_joined(message.get("parts")) if (k := _part_key(p, r)) is not None]
     if not parts:
         return None
     role = message.get("role")
@@ -121,6 +124,26 @@ def message_key(message: Mapping[str, Any], *, hidden: bool = False) -> str | No
     return json.dumps(
         [role, parts], sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")
     )
+
+
+def _texts_joined(parts: Any) -> list[Any]:
+    """``parts`` with each run of consecutive text parts as one text part (their texts
+    joined as they are: the text they spell)."""
+    out: list[Any] = []
+    joined = False  # whether out[-1] is a text part this function made
+    for p in parts or []:
+        text = p if isinstance(p, str) else None
+        if isinstance(p, Mapping) and p.get("type") == "text":
+            text = str(p.get("content") if p.get("content") is not None else "")
+        if text is None:
+            out.append(p)
+            joined = False
+        elif joined:
+            out[-1] = {"type": "text", "content": out[-1]["content"] + text}
+        else:
+            out.append({"type": "text", "content": text})
+            joined = True
+    return out
 
 
 def _part_key(p: Any, r: Redactor | None) -> list[Any] | None:

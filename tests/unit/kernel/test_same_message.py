@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import otel_replay
 from otel_replay.replay.matchers import messages_key, model_rung
 from otel_replay.same_message import conversation_keys, message_key
+from tests.fixtures.data import DATA
 
 
 def text(role: str, content: str) -> dict[str, Any]:
@@ -92,3 +95,51 @@ def test_the_results_of_one_turn_count_in_any_order(results: list[str], data: An
     # ... and so is a result moved past the user's next turn.
     moved = [*replayed[:2], *replayed[3:-1], text("user", "next"), replayed[2]]
     assert conversation_keys(recorded) != conversation_keys(moved)
+
+
+def _cut(content: str, at: list[int]) -> list[dict[str, Any]]:
+    bounds = [0, *sorted({min(a, len(content)) for a in at}), len(content)]
+    return [{"type": "text", "content": content[a:b]} for a, b in itertools.pairwise(bounds)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    content=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60),
+    at=st.lists(st.integers(0, 60), max_size=6),
+    other=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60),
+)
+def test_a_text_in_parts_is_the_text_it_spells(content: str, at: list[int], other: str) -> None:
+    """A message's text cut into parts anywhere (a Responses message's output_text parts, the
+    client sending them back as it got them; the trace joined them) is the same message as the
+    joined text, beside tool calls too; a text that spells something else is not."""
+    parts = _cut(content, at)
+    assert message_key({"role": "assistant", "parts": parts}) == message_key(
+        text("assistant", content)
+    )
+    beside = {"role": "assistant", "parts": [*parts, *CALLS["parts"]]}
+    joined = {"role": "assistant", "parts": [*text("assistant", content)["parts"], *CALLS["parts"]]}
+    assert message_key(beside) == message_key(joined)
+    if " ".join(other.split()) != " ".join(content.split()):
+        assert message_key({"role": "assistant", "parts": parts}) != message_key(
+            text("assistant", other)
+        )
+
+
+def test_the_parts_a_real_responses_message_came_in_are_its_text() -> None:
+    """The assistant messages of a recorded case whose Responses messages came in five
+    output_text parts: each is the same message as its text joined."""
+    (run,) = otel_replay.load(
+        DATA / "scenario_cases" / "openai_responses_text_parts" / "traces.binpb"
+    )
+    checked = 0
+    for step in run.model_steps():
+        assert step.model is not None
+        for m in [*(step.model.input_messages or []), *(step.model.output_messages or [])]:
+            texts = [p for p in m["parts"] if p["type"] == "text"]
+            if len(texts) > 1:
+                joined = "".join(p["content"] for p in texts)
+                rest = [p for p in m["parts"] if p["type"] != "text"]
+                one = {**m, "parts": [{"type": "text", "content": joined}, *rest]}
+                assert message_key(m) == message_key(one)
+                checked += 1
+    assert checked >= 3
