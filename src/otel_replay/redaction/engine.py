@@ -60,6 +60,8 @@ class Redactor(TextRedactor):
         self._memo: dict[str, str] = {}
         self._clean: set[str] = set()
         self._clean_chars = 0
+        self._long_clean: set[str] = set()
+        self._long_chars = 0
 
     # --- names ---------------------------------------------------------------------
 

@@ -34,8 +34,11 @@ from .shape import PLACEHOLDER
 #: values repeat from span to span).
 _MEMO_CHARS: Final = 256
 _MEMO_SIZE: Final = 8192
-#: Characters of JSON text of values found to hide nothing, remembered at most.
+#: Characters of JSON text of values found to hide nothing, remembered at most (and of
+#: long texts found to hide nothing).
 _CLEAN_CHARS: Final = 8 * 1024 * 1024
+#: A text longer than this is not remembered (it would crowd out the others).
+_LONG_CHARS: Final = _CLEAN_CHARS // 16
 
 
 #: A run of UTF-16 text of Latin-1 characters (bytes read as Latin-1), long enough to hold
@@ -53,11 +56,27 @@ class TextRedactor:
     _shapes: _Shapes
     #: Texts up to ``_MEMO_CHARS`` long, each with its scrubbed form.
     _memo: dict[str, str]
+    #: Longer texts found to hide nothing (a conversation sent again with every call, on
+    #: every span), and the characters they hold (at most ``_CLEAN_CHARS``).
+    _long_clean: set[str]
+    _long_chars: int
 
     def text(self, text: str) -> str:
         """``text`` with every credential shape in it replaced (the same object if none)."""
         if len(text) > _MEMO_CHARS:
-            return self._text(text)
+            # Hashing a text costs a fraction of scanning it: a long text seen clean
+            # before is not scanned again.
+            long_clean = self._long_clean
+            if text in long_clean:
+                return text
+            scanned = self._text(text)
+            if scanned is text and len(text) <= _LONG_CHARS:
+                if self._long_chars + len(text) > _CLEAN_CHARS:
+                    long_clean.clear()
+                    self._long_chars = 0
+                long_clean.add(text)
+                self._long_chars += len(text)
+            return scanned
         memo = self._memo
         out = memo.get(text)
         if out is None:
