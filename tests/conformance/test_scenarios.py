@@ -101,6 +101,30 @@ SENT_OTHER_THAN_RETURNED: dict[str, tuple[Callable[[scenario.Scenario], bool], s
     ),
 }
 
+#: Why each stack does not yet rebuild and replay exactly a drawn scenario whose model gives
+#: calls no id (the ``empty`` id shape; seed 27 shows each): known gaps, printed, not failed.
+_OWN_IDS = (
+    "the framework gives a call without id an id of its own ({}) and records it as the "
+    "model's, where the wire had none: not yet read as no id"
+)
+NO_ID_GAPS: dict[str, str] = {
+    "google_adk": _OWN_IDS.format("adk-<uuid>"),
+    "google_adk_v1": "tool spans not joined to the model's calls without ids",
+    "langchain_js": "tool spans not joined to the model's calls without ids (each tool twice)",
+    "llamaindex_openinference": (
+        "tool spans not joined to the model's calls without ids (each tool twice)"
+    ),
+    "pydantic_ai": _OWN_IDS.format("pyd_ai_<hex>"),
+    "pydantic_ai_v1": _OWN_IDS.format("pyd_ai_<hex>"),
+    "semantic_kernel": "results derived from messages without ids are not found (null)",
+    "smolagents": "parallel calls without ids: tool steps paired with the wrong calls",
+    "strands": "Strands stops the run (its agent exits with an error) on calls without ids",
+    "vercel_ai": _OWN_IDS.format("16 random characters"),
+}
+KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
+    stack: (lambda scn: scn.ids == "empty", "", why) for stack, why in NO_ID_GAPS.items()
+}
+
 #: Stack -> (when, why) for scenarios a stack's framework refuses to run (its agent stops
 #: with an error of its own): nothing is recorded, and the test says why.
 REFUSED_BY_THE_FRAMEWORK: dict[str, tuple[Callable[[scenario.Scenario], bool], str]] = {
@@ -431,6 +455,7 @@ def _listed(stack: str, scn: scenario.Scenario, problem: str) -> str | None:
     for listing, how in (
         (NOT_IN_THE_TRACE, "not in the trace"),
         (SENT_OTHER_THAN_RETURNED, "sent"),
+        (KNOWN_UNDER_NO_IDS, "known gap"),
     ):
         when, gap, why = listing.get(stack, (lambda _: False, "", ""))
         if when(scn) and gap in problem:
@@ -482,8 +507,42 @@ def _record_and_replay(
     try:
         case = Case(record_mode(stack, mode, config, python, scn, out))
     except GenerateError as e:
-        problems.append(f"{stack}/{mode}: not recorded: {e}")
+        said = _listed(stack, scn, f"not recorded: {e}")
+        if said:
+            print(f"{stack}/{mode}: {said}: not recorded")
+        else:
+            problems.append(f"{stack}/{mode}: not recorded: {e}")
         return problems
+    outcome = check(case)
+    for p in outcome.problems:
+        said = _listed(stack, scn, p)
+        if said:
+            print(f"{stack}/{mode} rebuild: {said}: {p}")
+        else:
+            problems.append(f"{stack}/{mode} rebuild: {p}")
+    # The recorded requests served back: each answer's calls as the wire spelled them,
+    # or the answer names those it re-spelled (as the replay's report does).
+    if case.meta["content"]:
+        for p in spelling_problems(case):
+            said = _listed(stack, scn, p)
+            if said:
+                print(f"{stack}/{mode} spelling: {said}: {p}")
+            else:
+                problems.append(f"{stack}/{mode} spelling: {p}")
+    for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
+        result = replay(case, stack_python(stack))
+        listed = _listed(stack, scn, result.detail) if result.ok is False else None
+        if listed:
+            print(f"{stack}/{mode} {how}: {listed}")
+            continue
+        # A replay that stops at a step naming what the trace lacks is what it must
+        # do there (the LiteLLM loop sends a raising tool's error as text alone).
+        refused = result.ok is False and REFUSAL in result.detail
+        said = "refused, naming what the trace lacks:" if refused else result.ok
+        print(f"{stack}/{mode} {how}: {said} {result.detail.splitlines()[0]}")
+        if result.ok is False and not refused:
+            problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
+    return problems
     outcome = check(case)
     for p in outcome.problems:
         said = _listed(stack, scn, p)
