@@ -11,6 +11,12 @@ _content=[ToolCallResult(result=..., origin=ToolCall(...), error=True)])``).
 They are read with :mod:`otel_replay.python_repr` (data only, nothing
 evaluated) into GenAI messages and tool definitions, which win over the
 flattened ones.
+
+The Responses generator (``OpenAIResponsesChatGenerator``, Haystack 2 and 3)
+sends an assistant message of its input as its reasoning items, then its
+tool calls, then its texts joined with spaces as one message: its input
+messages are rebuilt in that order (what the model was sent), its replies
+as the API answered them.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from .span import Dialect, GenAI, SpanView, loads, put
 
 SCOPE = "openinference.instrumentation.haystack"
 _CLASS = "__class__"
+#: The span name of the Responses API chat generator's ``run``.
+_RESPONSES_GENERATOR = "OpenAIResponsesChatGenerator."
 
 
 def _matches(span: SpanView) -> bool:
@@ -38,12 +46,30 @@ def _fill(span: SpanView) -> GenAI:
     out: GenAI = {A.TOOL_RESULTS_SENT_AS: "str_as_is"}
     inputs = loads(span.get("input.value"))
     if isinstance(inputs, Mapping):
-        put(out, A.INPUT_MESSAGES, _messages(inputs.get("messages")))
+        messages = _messages(inputs.get("messages"))
+        if messages is not None and span.name.startswith(_RESPONSES_GENERATOR):
+            messages = [as_responses_input(m) for m in messages]
+        put(out, A.INPUT_MESSAGES, messages)
         put(out, A.TOOL_DEFINITIONS, _tools(inputs.get("tools")))
     outputs = loads(span.get("output.value"))
     if isinstance(outputs, Mapping):
         put(out, A.OUTPUT_MESSAGES, _messages(outputs.get("replies")))
     return out
+
+
+def as_responses_input(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message as Haystack's Responses generator sends it: its reasoning, its
+    tool calls, then its texts joined with spaces (one text); other messages as they are."""
+    if message.get("role") != "assistant":
+        return message
+    parts = message["parts"]
+    texts = [p for p in parts if p.get("type") == "text"]
+    order = {"reasoning": 0, "tool_call": 1}
+    rest = sorted(
+        (p for p in parts if p.get("type") != "text"), key=lambda p: order.get(p.get("type"), 2)
+    )
+    joined = [{"type": "text", "content": " ".join(str(p.get("content") or "") for p in texts)}]
+    return {**message, "parts": rest + (joined if texts else [])}
 
 
 def _objects(items: Any) -> list[dict[str, Any]] | None:
