@@ -151,6 +151,8 @@ class _Shapes:
                 inside = (m.start() for rx in self._inside for m in rx.finditer(lower))
             else:  # the same places, where the prefilter found a word (most text: none)
                 maybe = hits.flags
+                if not maybe and not hits.ids and "\\" not in text:
+                    return spans, [], 0  # nothing anywhere (most text): said at once
                 places = self._places(lower, hits) if hits.ids else ()
                 n = len(self._words)
                 last = n + len(self._inside)

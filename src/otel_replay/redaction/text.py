@@ -129,6 +129,8 @@ class TextRedactor:
             if decoded is not None and _is_text(decoded) and self.data(decoded) is not decoded:
                 return [(0, len(text))]
         spans, runs, maybe = self._shapes.find(text)
+        if not maybe and not spans and not runs:
+            return spans  # the prefilter found nothing that may be there (most text)
         if maybe & ESCAPE and _has_escape(text):
             spans += self._unescaped(text)
         spans.sort()
