@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
 import otel_replay
 from tests.fixtures.cli import SRC
+from tests.fixtures.tiers import tiered
 from tests.unit.commands.test_cohort import ROOT, cohort_cli
 from tests.unit.commands.test_cohort_scale import MANY, many
 
@@ -113,13 +114,7 @@ def records(path: Path) -> list[int]:
     return ends
 
 
-@settings(
-    max_examples=8,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(data=st.data())
-def test_a_replay_cut_short_at_any_byte_is_replayed_again(
+def a_replay_cut_short_at_any_byte_is_replayed_again(
     whole: tuple[dict[str, Any], Path], runs: Path, tmp_path: Path, data: st.DataObject
 ) -> None:
     """A candidate's file cut at any byte (as a cohort killed while appending leaves it):
@@ -152,6 +147,18 @@ def test_a_replay_cut_short_at_any_byte_is_replayed_again(
     lost = RUNS - len(whole_records)
     assert again["cohort"]["resumed"] == RUNS * len(doc["cohort"]["candidates"]) - lost
     assert sum(not r["outcomes"][n - 1]["resumed"] for r in again["runs"]) == lost
+
+
+# Each draw replays a whole cohort: a few in the default tier, many in the slow one.
+(
+    test_a_replay_cut_short_at_any_byte_is_replayed_again,
+    test_a_replay_cut_short_at_any_byte_is_replayed_again_many,
+) = tiered(
+    3,
+    24,
+    data=st.data(),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)(a_replay_cut_short_at_any_byte_is_replayed_again)
 
 
 def killed_again_and_again(
