@@ -19,6 +19,7 @@ that marks the changed words itself.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from typing import Final
 
@@ -78,6 +79,18 @@ def _trim(a: str, b: str) -> tuple[int, int]:
 def pieces(a: str, b: str) -> list[Piece]:
     """``a`` and ``b`` as aligned pieces in order: unchanged text, and each change (an old
     and a new text, either may be empty).  Equal texts give one equal piece."""
+    return list(_pieces(a, b))
+
+
+# A client that diverged sends the same request again and again (retries, a loop of its
+# own), and each answer diffs it against the same recorded one: the last few pairs are
+# kept.  Few, since a request's text may be megabytes.
+@functools.lru_cache(maxsize=16)
+def _pieces(a: str, b: str) -> tuple[Piece, ...]:
+    return tuple(_aligned_pieces(a, b))
+
+
+def _aligned_pieces(a: str, b: str) -> list[Piece]:
     if a == b:
         return [("equal", a, b)] if a else []
     p, s = _trim(a, b)
