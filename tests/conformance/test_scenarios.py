@@ -543,24 +543,3 @@ def _record_and_replay(
         if result.ok is False and not refused:
             problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
     return problems
-    outcome = check(case)
-    for p in outcome.problems:
-        said = _listed(stack, scn, p)
-        if said:
-            print(f"{stack}/{mode} rebuild: {said}: {p}")
-        else:
-            problems.append(f"{stack}/{mode} rebuild: {p}")
-    # The recorded requests served back: each answer's calls as the wire spelled them,
-    # or the answer names those it re-spelled (as the replay's report does).
-    if case.meta["content"]:
-        problems += [f"{stack}/{mode} spelling: {p}" for p in spelling_problems(case)]
-    for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
-        result = replay(case, stack_python(stack))
-        # A replay that stops at a step naming what the trace lacks is what it must
-        # do there (the LiteLLM loop sends a raising tool's error as text alone).
-        refused = result.ok is False and REFUSAL in result.detail
-        said = "refused, naming what the trace lacks:" if refused else result.ok
-        print(f"{stack}/{mode} {how}: {said} {result.detail.splitlines()[0]}")
-        if result.ok is False and not refused:
-            problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
-    return problems
