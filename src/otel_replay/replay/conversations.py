@@ -18,7 +18,7 @@ from .. import messages as M
 from .. import wire as W
 from ..runs.model import Run, Step
 from ..same_message import ASSISTANT_KEY, conversation_keys
-from .matchers import messages_key, request_keys, split_system
+from .matchers import messages_key, request_keys, same_json, split_system
 from .pinned_model import PinnedModel
 
 CONVERSATION_HEADER = "x-otel-replay-conversation"
@@ -42,6 +42,10 @@ class Conversation:
         #: is forgotten, so no index holds it twice or after it is gone.
         self.waiting: list[tuple[Index, str]] = []
         self.answered: tuple[Index, str] | None = None
+        #: The cursor it was last filed (or set to be filed) at, None before, and the
+        #: step it then expected.
+        self.filed_at: int | None = None
+        self.filed_for: Step | None = None
         #: The ``x-otel-replay-conversation`` names that route to it.
         self.names: set[str] = set()
 
@@ -78,6 +82,9 @@ class Router:
         # Routing indexes: normalized messages -> conversations waiting for them / runs.
         self._waiting: Index = {}
         self._waiting_last: Index = {}
+        # Conversations to file under the request they expect next, in the order they
+        # came to expect it: filed when an index is next read (see _wait).
+        self._pending: dict[int, Conversation] = {}
         self._first: dict[str, list[Run]] = collections.defaultdict(list)
         #: :func:`request_keys` of recorded model steps, by ``id`` (the runs hold the steps).
         self._recorded_keys: dict[int, tuple[str, str | None]] = {}
@@ -113,6 +120,12 @@ class Router:
             conv = self._answered(self._by_response[previous], request.messages)
             if conv is not None:
                 return conv, False
+        conv = self._only_continued(request.messages)
+        if conv is not None:
+            if named:
+                self._name(named, conv)
+            return conv, False
+        self._file_pending()
         key, last = self._recorded_as_sent(request.messages) or request_keys(request.messages)
         conv = _first_of(self._waiting.get(key))
         if conv is None and key in self._first:
@@ -129,6 +142,22 @@ class Router:
             self._name(named, conv)
         return conv, fresh
 
+    def _only_continued(self, messages: list[dict[str, Any]]) -> Conversation | None:
+        """The one conversation kept, when ``messages`` are, as recorded, the request it
+        waits for (a client replaying its run), else None.
+
+        Keying the request would find it alone under those keys: it is the only one
+        filed, and filed under the keys of the request it expects.  So it is not keyed,
+        nor is that request's recorded one.
+        """
+        conv = self._last
+        if conv is None or len(self.conversations) != 1 or conv.filed_at != conv.model.cursor:
+            return None
+        step = conv.model.expected()
+        if step is None or step.model is None or not step.model.input_messages:
+            return None  # not filed: keyed, the request goes elsewhere
+        return conv if same_json(step.model.input_messages, messages) else None
+
     def _recorded_as_sent(self, messages: list[dict[str, Any]]) -> tuple[str, str | None] | None:
         """The :func:`request_keys` of ``messages`` without keying them, when they are the
         recorded request the last conversation served expects next (a client replaying
@@ -144,8 +173,7 @@ class Router:
         if step is None or step.model is None:
             return None
         keys = self._recorded_keys.get(id(step))
-        recorded = step.model.input_messages
-        if keys is None or recorded != messages or repr(recorded) != repr(messages):
+        if keys is None or not same_json(step.model.input_messages, messages):
             return None
         return keys
 
@@ -242,6 +270,7 @@ class Router:
             if self._named.get(name) is conv:
                 del self._named[name]
         conv.names.clear()
+        self._pending.pop(conv.id, None)
         for index, key in conv.waiting:
             _unfile(conv, index, key)
         conv.waiting.clear()
@@ -252,20 +281,38 @@ class Router:
             self._last = None
 
     def _wait(self, conv: Conversation) -> None:
-        """File ``conv`` under the request it expects next (and nowhere it was before)."""
+        """File ``conv`` under the request it expects next (and nowhere it was before).
+
+        Filed when an index is next read: a client replaying its run alone is routed
+        without them (see :meth:`_only_continued`), and keying the recorded request
+        is most of what answering it costs.  The order conversations are filed in
+        is the order they came to wait in, as if each were filed at once.
+        """
         for index, key in conv.waiting:
             _unfile(conv, index, key)
         conv.waiting.clear()
-        step = conv.model.expected()
+        conv.filed_at, conv.filed_for = conv.model.cursor, conv.model.expected()
+        self._pending.pop(conv.id, None)  # filed last, as if filed now
+        self._pending[conv.id] = conv
+
+    def _file_pending(self) -> None:
+        """File the conversations :meth:`_wait` left to file, in the order they came."""
+        pending = list(self._pending.values())
+        self._pending.clear()
+        for conv in pending:
+            self._file_now(conv)
+
+    def _file_now(self, conv: Conversation) -> None:
+        step = conv.filed_for
         if step is None or step.model is None or not step.model.input_messages:
             return
         keys = self._recorded_keys.get(id(step))
         if keys is None:  # a recorded request's keys never change: once per step
             keys = self._recorded_keys[id(step)] = request_keys(step.model.input_messages)
         key, last = keys
-        conv.waiting.append(_file(conv, self._waiting, key))
+        conv.waiting.append(_file(conv, self._waiting, key, conv.filed_at))
         if last is not None:
-            conv.waiting.append(_file(conv, self._waiting_last, last))
+            conv.waiting.append(_file(conv, self._waiting_last, last, conv.filed_at))
 
 
 #: A conversation name past this many characters is kept as its digest.
@@ -280,9 +327,12 @@ def _name_key(name: str | None) -> str | None:
     return "sha256:" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _file(conv: Conversation, index: Index, key: str) -> tuple[Index, str]:
-    """File ``conv`` at its cursor under ``key`` (once: filing again replaces)."""
-    index.setdefault(key, {})[conv.id] = (conv, conv.model.cursor)
+def _file(
+    conv: Conversation, index: Index, key: str, cursor: int | None = None
+) -> tuple[Index, str]:
+    """File ``conv`` at ``cursor`` (None: its cursor) under ``key`` (once: filing again
+    replaces)."""
+    index.setdefault(key, {})[conv.id] = (conv, conv.model.cursor if cursor is None else cursor)
     return index, key
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from .. import messages as M
 from ..payload import codec as payload
@@ -98,6 +98,10 @@ def model_rung(
     ``messages``: the same conversation (:mod:`otel_replay.same_message`);
     ``last_message``: the same last turn; ``exact``: the same messages, as given.
     """
+    if same_json(recorded_input, actual_input) and same_json(recorded_system, actual_system):
+        # The recorded request sent as it is (a client replaying its run): the same values
+        # are the same once normalized, split and keyed.
+        return "exact"
     # Recorded steps hold messages already in the GenAI shape (runs/steps.py).
     rec_sys, rec = split_system(M.normalize(recorded_input), recorded_system)
     act_sys, act = split_system(M.normalize(actual_input), actual_system)
@@ -113,6 +117,28 @@ def model_rung(
     if rec_keys and act_keys and rec_keys[-1] == act_keys[-1]:
         return "last_message"
     return "any"
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same value, in any key order.
+
+    ``==`` alone takes ``1`` for ``1.0`` or ``True``; their canonical texts tell
+    them apart.  Two values it calls the same have the same normalized form and
+    the same keys; a value JSON cannot spell is the same as none.
+    """
+    if a is b:
+        return True
+    if a != b:
+        return False
+    try:
+        return bool(_STRICT.encode(a) == _STRICT.encode(b))
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+#: Canonical JSON of values as they are (:func:`~otel_replay.payload.codec.canonical`
+#: makes a value JSON cannot spell plain first: :func:`same_json` takes none).
+_STRICT: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _system_key(parts: list[dict[str, Any]]) -> str | None:

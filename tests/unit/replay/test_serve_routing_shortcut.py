@@ -2,7 +2,8 @@
 
 The engine takes the keys of a request that sends, as recorded, the messages
 the last conversation served expects next from when that conversation was
-filed.  Drawn sequences of requests from several clients (each replaying the
+filed; when that conversation is the only one kept, it routes the request
+there without keys at all, and files conversations only when an index is read.  Drawn sequences of requests from several clients (each replaying the
 recorded conversation of a real openai-v2 trace, going back to a request it
 sent before, sending one never recorded, naming its conversation or not) are
 sent to two engines over the same runs, one with the shortcut and one keying
@@ -11,6 +12,7 @@ every request: every answer is the same (status, conversation, step, body).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -18,20 +20,36 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
+from otel_replay.replay.engine import CONVERSATION_HEADER, Conversation, ReplayEngine
 from tests.unit.replay.test_serve_hostile import CHAT, DATA, InProcess, bodies, divergent
 
 
 class Keyed(ReplayEngine):
-    """The engine as it was: every request keyed."""
+    """The engine as it was: every request keyed, every conversation filed at once."""
+
+    def _only_continued(self, messages: list[dict[str, Any]]) -> None:
+        return None
 
     def _recorded_as_sent(self, messages: list[dict[str, Any]]) -> None:
         return None
 
+    def _wait(self, conv: Conversation) -> None:
+        super()._wait(conv)
+        self._file_pending()
 
-@pytest.fixture(scope="module")
-def runs() -> list[otel_replay.Run]:
-    return otel_replay.load(str(DATA / CHAT / "traces.otlp.jsonl"))
+
+@pytest.fixture(scope="module", params=["as recorded", "an answer lost"])
+def runs(request: pytest.FixtureRequest) -> list[otel_replay.Run]:
+    """The runs; or with the second model call's answer lost (answered 500, the
+    conversation past it without being filed again)."""
+    runs = otel_replay.load(str(DATA / CHAT / "traces.otlp.jsonl"))
+    if request.param == "an answer lost":
+        step = [s for s in runs[0].steps if s.kind == "model"][1]
+        assert step.model is not None
+        step.model = dataclasses.replace(
+            step.model, output_messages=[], output_payload=None, raw=None
+        )
+    return runs
 
 
 @pytest.fixture(scope="module")
