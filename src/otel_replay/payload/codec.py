@@ -236,31 +236,45 @@ _CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensu
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def _text_encoder() -> Callable[[Any], str]:
-    """``_ENCODER.encode`` for plain JSON values, without its per-call set-up.
+def text_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """``encoder.encode`` for plain JSON values, without its per-call set-up.
 
     The encoder builds its C encoder anew for every call, with a cycle check a
     plain value (bounded depth, no cycle) does not need: a third of the cost
     of a small payload.  The C encoder is made once here, as the encoder makes
-    it; where it is missing or differs, the encoder itself is used.
+    it; where it is missing or differs, the encoder itself is used.  (A value
+    that is not plain JSON fails as with the encoder, a cycle as a RecursionError.)
     """
     make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return _ENCODER.encode
-    made = make(None, None, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+    if make is None or encoder.indent is not None:
+        return encoder.encode
+    strings = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else None
+    made = make(
+        None,
+        None,
+        strings or json.encoder.encode_basestring,
+        None,
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
 
     def text(value: Any) -> str:
         return "".join(made(value, 0))
 
-    probe = {"a": [1, 2.5, None, True, 'é\n"', {"": []}], "n": float("inf")}
+    probe: dict[str, Any] = {"b": [1, 2.5, None, True, 'é\n"', {"": []}], "a": -0.0}
+    if encoder.allow_nan:
+        probe["n"] = float("inf")
     try:
-        same = text(probe) == _ENCODER.encode(probe)
+        same = text(probe) == encoder.encode(probe)
     except Exception:
         same = False
-    return text if same else _ENCODER.encode
+    return text if same else encoder.encode
 
 
-_plain_text: Final = _text_encoder()
+_plain_text: Final = text_encoder(_ENCODER)
 
 
 def plain_json_bytes(value: Any) -> bytes:

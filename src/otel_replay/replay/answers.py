@@ -9,9 +9,10 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from .. import wire as W
+from ..payload.codec import text_encoder
 from ..runs.model import RawHttp, Step
 
 
@@ -39,7 +40,13 @@ def _json(status: int, body: Mapping[str, Any], extra: Sequence[tuple[str, str]]
 def json_bytes(value: Any, **options: Any) -> bytes:
     """JSON as UTF-8.  A lone surrogate (a recording may hold one: JSON read from a trace
     can) is written as the escape JSON has for it, ``\\ud800``: no UTF-8 spells it."""
-    return json.dumps(value, ensure_ascii=False, **options).encode("utf-8", "backslashreplace")
+    text = _body_text(value) if not options else json.dumps(value, ensure_ascii=False, **options)
+    return text.encode("utf-8", "backslashreplace")
+
+
+#: What :func:`json_bytes` writes with, made once (``json.dumps`` with options makes
+#: an encoder per call).
+_body_text: Final = text_encoder(json.JSONEncoder(ensure_ascii=False))
 
 
 #: What the engine gives for a request to forward upstream (the engine forwards it).

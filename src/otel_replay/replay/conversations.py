@@ -156,7 +156,10 @@ class Router:
         step = conv.model.expected()
         if step is None or step.model is None or not step.model.input_messages:
             return None  # not filed: keyed, the request goes elsewhere
-        return conv if same_json(step.model.input_messages, messages) else None
+        if not same_json(step.model.input_messages, messages):
+            return None
+        conv.model.sent_as_recorded(messages, step)
+        return conv
 
     def _recorded_as_sent(self, messages: list[dict[str, Any]]) -> tuple[str, str | None] | None:
         """The :func:`request_keys` of ``messages`` without keying them, when they are the

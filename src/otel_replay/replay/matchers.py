@@ -131,14 +131,16 @@ def same_json(a: Any, b: Any) -> bool:
     if a != b:
         return False
     try:
-        return bool(_STRICT.encode(a) == _STRICT.encode(b))
+        return bool(_strict(a) == _strict(b))
     except (TypeError, ValueError, RecursionError):
         return False
 
 
 #: Canonical JSON of values as they are (:func:`~otel_replay.payload.codec.canonical`
 #: makes a value JSON cannot spell plain first: :func:`same_json` takes none).
-_STRICT: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_strict: Final = payload.text_encoder(
+    json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+)
 
 
 def _system_key(parts: list[dict[str, Any]]) -> str | None:
