@@ -139,7 +139,9 @@ def serve(
 
     def log(line: str) -> None:
         # Lines name recorded steps and tools: a trace's escape sequences shown, not obeyed.
-        click.echo(f"otel-replay: {printable(line)}", err=True)
+        # color=False: nothing is left to strip, so whether stderr is a terminal is not
+        # asked (a system call a request).
+        click.echo(f"otel-replay: {printable(line)}", err=True, color=False)
 
     limits = ServerLimits(
         max_body_bytes=int(max_body_mb * 2**20),

@@ -455,16 +455,12 @@ def _guarded_protocol(header_timeout: float) -> type[asyncio.Protocol]:
 
     class GuardedH11Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+        #: When the connection began to wait for a request's headers (loop time).
+        _idle_since = 0.0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._await_headers()
-
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            if self._header_timer is not None and self.conn.their_state is not h11.IDLE:
-                self._header_timer.cancel()  # the headers are in
-                self._header_timer = None
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -473,16 +469,25 @@ def _guarded_protocol(header_timeout: float) -> type[asyncio.Protocol]:
         def connection_lost(self, exc: Exception | None) -> None:
             if self._header_timer is not None:
                 self._header_timer.cancel()
+                self._header_timer = None
             super().connection_lost(exc)
 
         def _await_headers(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-            self._header_timer = self.loop.call_later(header_timeout, self._headers_too_slow)
+            # One timer a connection, not one a request (a timer made and cancelled on
+            # every call of a kept-alive client): when it fires, it looks again.
+            self._idle_since = self.loop.time()
+            if self._header_timer is None:
+                due = self._idle_since + header_timeout
+                self._header_timer = self.loop.call_at(due, self._headers_due)
 
-        def _headers_too_slow(self) -> None:
+        def _headers_due(self) -> None:
             self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+                return  # the headers are in: the timer is set again when it is answered
+            due = self._idle_since + header_timeout
+            if self.loop.time() < due:  # it went on waiting for a later request's
+                self._header_timer = self.loop.call_at(due, self._headers_due)
+            else:
                 self.transport.close()
 
     return GuardedH11Protocol
