@@ -18,7 +18,7 @@ from .. import messages as M
 from .. import wire as W
 from ..runs.model import Run, Step
 from ..same_message import ASSISTANT_KEY, conversation_keys
-from .matchers import messages_key, request_keys, same_json, split_system
+from .matchers import messages_key, request_keys, same_json, split_system, strict_text
 from .pinned_model import PinnedModel
 
 CONVERSATION_HEADER = "x-otel-replay-conversation"
@@ -88,6 +88,8 @@ class Router:
         self._first: dict[str, list[Run]] = collections.defaultdict(list)
         #: :func:`request_keys` of recorded model steps, by ``id`` (the runs hold the steps).
         self._recorded_keys: dict[int, tuple[str, str | None]] = {}
+        #: :func:`strict_text` of recorded model steps' messages, by ``id`` ("": none).
+        self._recorded_texts: dict[int, str] = {}
         self._first_last: dict[str, list[Run]] = collections.defaultdict(list)
         #: The conversation keys of recorded model steps, by ``id``, weighed for a request
         #: that matches nothing (see :meth:`_closest`).
@@ -156,7 +158,11 @@ class Router:
         step = conv.model.expected()
         if step is None or step.model is None or not step.model.input_messages:
             return None  # not filed: keyed, the request goes elsewhere
-        if not same_json(step.model.input_messages, messages):
+        recorded = step.model.input_messages
+        text = self._recorded_texts.get(id(step))
+        if text is None:  # a recorded request's text never changes: once per step
+            text = self._recorded_texts[id(step)] = strict_text(recorded) or ""
+        if not text or not same_json(recorded, messages, text):
             return None
         conv.model.sent_as_recorded(messages, step)
         return conv

@@ -119,21 +119,29 @@ def model_rung(
     return "any"
 
 
-def same_json(a: Any, b: Any) -> bool:
+def same_json(a: Any, b: Any, a_text: str | None = None) -> bool:
     """Whether two JSON values are the same value, in any key order.
 
     ``==`` alone takes ``1`` for ``1.0`` or ``True``; their canonical texts tell
     them apart.  Two values it calls the same have the same normalized form and
-    the same keys; a value JSON cannot spell is the same as none.
+    the same keys; a value JSON cannot spell is the same as none.  ``a_text``:
+    :func:`strict_text` of ``a``, when known.
     """
     if a is b:
         return True
     if a != b:
         return False
+    b_text = strict_text(b)
+    return b_text is not None and b_text == (a_text if a_text is not None else strict_text(a))
+
+
+def strict_text(value: Any) -> str | None:
+    """The canonical JSON text :func:`same_json` compares values by (None: JSON cannot
+    spell the value)."""
     try:
-        return bool(_strict(a) == _strict(b))
+        return _strict(value)
     except (TypeError, ValueError, RecursionError):
-        return False
+        return None
 
 
 #: Canonical JSON of values as they are (:func:`~otel_replay.payload.codec.canonical`
