@@ -28,10 +28,20 @@ import concurrent.futures
 import socket
 import threading
 import time
+import types
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+)
 from typing import Any, Literal
 
 from ...redaction import redactor
@@ -294,8 +304,16 @@ async def _within(receive: Receive, timeout: float) -> MutableMapping[str, Any] 
     ``asyncio.wait_for`` would run ``receive`` as a task of its own: a task
     made and scheduled, and a turn of the event loop, on every request, though
     the body has nearly always come with the headers.  Here the request's own
-    task waits, and a timer cancels it if the body is too slow.
+    task waits, and a timer cancels it if the body is too slow; a ``receive``
+    that has its message at once (the body came with the headers) is not timed.
     """
+    pending = receive()
+    if isinstance(pending, Coroutine):
+        try:
+            waits_on = pending.send(None)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        pending = _resume(pending, waits_on)
     task = asyncio.current_task()
     assert task is not None
     expired = False
@@ -307,7 +325,7 @@ async def _within(receive: Receive, timeout: float) -> MutableMapping[str, Any] 
 
     timer = asyncio.get_running_loop().call_later(timeout, expire)
     try:
-        return await receive()
+        return await pending
     except asyncio.CancelledError:
         if not expired:
             raise  # cancelled from outside: not ours to answer
@@ -317,6 +335,28 @@ async def _within(receive: Receive, timeout: float) -> MutableMapping[str, Any] 
         return None
     finally:
         timer.cancel()
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, Any], waits_on: Any) -> Generator[Any, Any, Any]:
+    """What ``await coro`` goes on doing once ``coro`` first waits (on ``waits_on``):
+    what the task sends or throws in goes to ``coro``, what it waits on to the task."""
+    while True:
+        try:
+            sent = yield waits_on
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # a cancel, thrown into the coroutine as await would
+            try:
+                waits_on = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                waits_on = coro.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def _next(chunks: Iterator[tuple[float, bytes]]) -> object:
