@@ -47,6 +47,7 @@ from ..otlp.errors import FormatError
 from ..otlp.rotation import RUNS_SUFFIX
 from ..runs.load import Runs, read_runs
 from ..runs.model import Run
+from ..runs.quick_summary import quick_summary
 from ..runs.stream import WINDOW_BYTES, map_runs
 from ..runs.summary import RunSummary, summarize
 from ..safe_files import open_regular, read_regular, replace_atomically
@@ -183,7 +184,12 @@ def _write(cache: Path, kept: _Kept) -> None:
 
 
 def _line(run: Run) -> tuple[RunSummary, bool]:
-    """A run's ``ls`` line, and whether it depends on its own trace alone."""
+    """A run's ``ls`` line, and whether it depends on its own trace alone: from its span
+    records when they tell it (:func:`~otel_replay.runs.quick_summary.quick_summary`: such
+    a run holds an agent's step), else from its steps."""
+    quick = quick_summary(run)
+    if quick is not None:
+        return quick, True
     return summarize(run), _alone(run)
 
 
@@ -335,7 +341,8 @@ def summaries(
             if grown is not None:
                 _write(cache, grown)
                 return grown.runs, []
-    mapped = map_runs(paths, _line, jobs=jobs)
+    # Runs unbuilt: most lines are computed from the spans alone.
+    mapped = map_runs(paths, _line, jobs=jobs, pending=True)
     lines = sorted(mapped.values, key=lambda v: (v[0].start_ns, v[0].run_id))
     result = [summary for summary, _ in lines]
     if cache is not None and stamp is not None and not mapped.problems:

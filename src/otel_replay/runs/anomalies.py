@@ -147,12 +147,16 @@ def _answer(step: Step, arguments: Mapping[int, str]) -> Hashable:
     if step.tool is not None:
         return ("tool", step.tool.tool_name, arguments[id(step)])
     m = step.model
-    if m is None or not m.output_messages:
-        return f"model {step.name}"
-    calls = [
-        [c.get("name"), payload.plain(c.get("arguments"))] for c in M.tool_calls(m.output_messages)
-    ]
-    return "model " + payload.canonical(calls or M.last_text(m.output_messages) or "")
+    return model_answer(step.name, m.output_messages if m is not None else None)
+
+
+def model_answer(name: str, output: list[dict[str, Any]] | None) -> str:
+    """What a model step named ``name`` answered with ``output``, for loop detection (see
+    :func:`_answer`): its tool calls, else its last text."""
+    if not output:
+        return f"model {name}"
+    calls = [[c.get("name"), payload.plain(c.get("arguments"))] for c in M.tool_calls(output)]
+    return "model " + payload.canonical(calls or M.last_text(output) or "")
 
 
 def _repeats_and_retries(steps: Sequence[Step], arguments: Mapping[int, str]) -> Iterator[Finding]:
@@ -186,6 +190,22 @@ def _loops(
     O(steps x max_period²), not a cube of its length.
     """
     keys = [_answer(s, arguments) for s in steps]
+    for i, period, reps in loop_blocks(keys, repeats, max_period):
+        first = steps[i + period]  # where the repetition starts
+        names = ", ".join(_short_name(s) for s in steps[i : i + period])
+        yield _finding(
+            "loop",
+            first,
+            f"the {period} step(s) from step {steps[i].index} ({names}) repeat "
+            f"{reps} times in a row",
+        )
+
+
+def loop_blocks(
+    keys: Sequence[Hashable], repeats: int, max_period: int
+) -> Iterator[tuple[int, int, int]]:
+    """Where ``keys`` (what each step did) repeat a block back to back: (first index,
+    period, repetitions) of each loop, as :func:`_loops` reports them."""
     n = len(keys)
     i = 0
     while i < n:
@@ -204,14 +224,7 @@ def _loops(
             i += 1
             continue
         period, reps = best
-        first = steps[i + period]  # where the repetition starts
-        names = ", ".join(_short_name(s) for s in steps[i : i + period])
-        yield _finding(
-            "loop",
-            first,
-            f"the {period} step(s) from step {steps[i].index} ({names}) repeat "
-            f"{reps} times in a row",
-        )
+        yield i, period, reps
         i += period * reps
 
 

@@ -53,6 +53,7 @@ def build_traces(
     logs: Iterable[LogRecord] = (),
     *,
     pending: bool = False,
+    batched: bool = True,
 ) -> list[Run]:
     """The first half of :func:`build_runs`: a tree per trace, its events joined.
 
@@ -61,7 +62,10 @@ def build_traces(
     ``pending``, a trace that holds an agent's run (that no other trace
     changes) is a :class:`~.model.PendingRun`: its steps are built when first
     asked for (runs that may not all be used); else every trace is built now,
-    the cheaper way to build them all.
+    the cheaper way to build them all.  ``batched``: once a few pending runs
+    are built, the rest are built together (see :class:`~.model.Batch`); a
+    reader that asks for the steps of a few runs only, and for their spans
+    otherwise (a listing), passes False.
     """
     by_trace: dict[str, dict[str, SpanRecord]] = {}
     for span in spans:
@@ -73,7 +77,7 @@ def build_traces(
     logs = logs if isinstance(logs, list) else list(logs)
     traces: list[Run] = []
     built: list[Run] = []
-    batch = Batch()
+    batch = Batch() if batched else None
     for tid, found in by_trace.items():
         records = list(found.values())
         if pending and not logs and _whole_run(records):
@@ -120,7 +124,7 @@ def _pending(
     trace_id: str,
     spans: list[SpanRecord],
     blobs: Callable[[str], BlobReader | None],
-    batch: Batch,
+    batch: Batch | None,
 ) -> PendingRun:
     stores = content_refs.allowed()  # payloads resolve as they would have at load
 
@@ -140,6 +144,7 @@ def _pending(
         resource=dict(first.resource),
         sources=sorted({s.source for s in spans if s.source}),
         batch=batch,
+        spans=spans,
     )
 
 

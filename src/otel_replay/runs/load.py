@@ -132,6 +132,7 @@ def read_runs(
     as_of: Mapping[str, tuple[int, int]] | None = None,
     *,
     lazy: bool = False,
+    pending: bool = False,
 ) -> Runs:
     """:func:`load` without the warnings: problems only in :attr:`Runs.problems`.
 
@@ -139,10 +140,13 @@ def read_runs(
     through, even if they have grown since (see :func:`~otel_replay.otlp.index.load`).
     ``lazy``: for runs that may not all be used, an agent's run has its steps built
     when first asked for (see :class:`~.model.PendingRun`) and its spans decoded then
-    (see :class:`~otel_replay.sources.reader.RecordReader`).
+    (see :class:`~otel_replay.sources.reader.RecordReader`).  ``pending``: spans
+    decoded now, but an agent's run is a :class:`~.model.PendingRun` of them, built
+    alone when its steps are asked for (a reader that needs less than the steps of
+    most runs).
     """
     with no_cycle_collection():
-        traces = read_traces(paths, wanted, as_of, lazy=lazy)
+        traces = read_traces(paths, wanted, as_of, lazy=lazy, pending=pending)
         return Runs(assemble(traces), traces.problems, traces.unjoined_logs)
 
 
@@ -152,6 +156,7 @@ def read_traces(
     as_of: Mapping[str, tuple[int, int]] | None = None,
     *,
     lazy: bool = False,
+    pending: bool = False,
 ) -> Runs:
     """:func:`read_runs` stopped halfway: one run per trace (see :func:`.build.build_traces`)."""
     problems: list[FormatError] = []
@@ -183,7 +188,7 @@ def read_traces(
 
     # build_traces consumes the generator before it resolves any blob or joins
     # any log record, so every reader is registered and every log read by then.
-    traces = build_traces(spans(), blob_readers, logs, pending=lazy)
+    traces = build_traces(spans(), blob_readers, logs, pending=lazy or pending, batched=lazy)
     _blame(traces, problems, inputs)
     return Runs(traces, problems, unjoined(traces, logs))
 

@@ -8,8 +8,8 @@ import gc
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, Literal, TypeAlias
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from ..messages import last_text
 from ..otlp.errors import FormatError
@@ -18,6 +18,9 @@ from ..payload.codec import PayloadError, plain_from
 from ..trusted_types import TypeResolver
 from .kit import KitReport, check_kit
 from .verdict import run_verdict
+
+if TYPE_CHECKING:
+    from ..otlp.records import SpanRecord
 
 StepKind = Literal["agent", "model", "tool", "other"]
 
@@ -517,9 +520,11 @@ class PendingRun(Run):
         resource: dict[str, Any],
         sources: list[str],
         batch: Batch | None = None,
+        spans: Sequence[SpanRecord] = (),
     ) -> PendingRun:
         """A run of trace ``run_id`` whose steps ``build`` makes; ``span``: its first start
-        and last end; ``batch``: the runs read with it (see :class:`Batch`)."""
+        and last end; ``batch``: the runs read with it (see :class:`Batch`); ``spans``:
+        the records it is built from (see :attr:`pending_spans`)."""
         run = cls.__new__(cls)
         run.__dict__.update(
             run_id=run_id,
@@ -532,6 +537,7 @@ class PendingRun(Run):
             _span=span,
             _lock=threading.Lock(),
             _batch=batch,
+            _spans=spans,
         )
         if batch is not None:
             batch.add(run)
@@ -551,9 +557,17 @@ class PendingRun(Run):
             for name, value in (("roots", roots), ("steps", steps), ("fingerprint", fingerprint)):
                 state.setdefault(name, value)
             del state["_build"]  # and with it the spans it was built from
+            state.pop("_spans", None)
             batch: Batch | None = state.pop("_batch", None)
         if batch is not None:
             batch.built_one()
+
+    @property
+    def pending_spans(self) -> Sequence[SpanRecord] | None:
+        """The span records of the trace while its steps are not built yet, else None:
+        what a reader that needs less than the steps (an ``ls`` line) reads instead."""
+        state = self.__dict__
+        return state.get("_spans") if "_build" in state else None
 
     @property
     def start_ns(self) -> int:

@@ -324,9 +324,7 @@ def raw_http(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> RawHt
 
 def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> ToolCall:
     """The :class:`ToolCall` recorded on a tool span (``step`` gives its name, status, events)."""
-    name = _str(attrs.get(A.TOOL_NAME)) or (
-        step.name.removeprefix(A.OP_EXECUTE_TOOL + " ").strip() or step.name
-    )
+    name = tool_name(step.name, attrs)
     args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, blobs)
     result_p = _semconv_object(from_attributes(attrs, A.TOOL_CALL_RESULT, blobs), attrs)
     call = ToolCall(
@@ -358,6 +356,13 @@ def tool_call(step: Step, attrs: Mapping[str, Any], blobs: BlobReader | None = N
             returned=attrs.get(A.TOOL_ERROR_RETURNED) is True,
         )
     return call
+
+
+def tool_name(span_name: str, attrs: Mapping[str, Any]) -> str:
+    """The name of the tool a tool span named ``span_name`` with ``attrs`` ran."""
+    return _str(attrs.get(A.TOOL_NAME)) or (
+        span_name.removeprefix(A.OP_EXECUTE_TOOL + " ").strip() or span_name
+    )
 
 
 def _semconv_object(p: Payload | None, attrs: Mapping[str, Any]) -> Payload | None:

@@ -119,13 +119,16 @@ def read_window(
     paths: Sequence[str],
     trace_ids: Sequence[str],
     as_of: Mapping[str, tuple[int, int]] | None = None,
+    *,
+    pending: bool = False,
 ) -> Piece:
     """The runs of one window's traces; of client-only traces only their facts are kept.
 
-    ``as_of``: the :attr:`Windows.stamps` of the plan the window comes from.
+    ``as_of``: the :attr:`Windows.stamps` of the plan the window comes from;
+    ``pending``: as :func:`~.load.read_runs` takes it.
     """
     with no_cycle_collection():  # as read_runs: building frees nothing the collector finds
-        return _piece(read_traces(paths, trace_ids, as_of))
+        return _piece(read_traces(paths, trace_ids, as_of, pending=pending))
 
 
 def _piece(traces: Runs) -> Piece:
@@ -283,9 +286,12 @@ def map_runs(
     *,
     jobs: int | None = None,
     window_bytes: int | None = None,
+    pending: bool = False,
 ) -> Mapped[T]:
     """``fn`` of every run of ``paths`` (see :func:`iter_runs`), read by ``jobs`` processes
-    (default: :func:`default_jobs`).
+    (default: :func:`default_jobs`).  ``pending``: an agent's run that no other trace
+    changes is given to ``fn`` unbuilt (a :class:`~.model.PendingRun`, its spans
+    decoded), for an ``fn`` that may need less than its steps.
 
     With more than one job ``fn`` must be a module-level function (the
     workers get it by name) returning a picklable value; when the workers
@@ -294,12 +300,17 @@ def map_runs(
     """
     planned = windows(paths, window_bytes)
     if planned is None:
-        return _values(paths, fn)
-    return _map_planned(paths, fn, planned, default_jobs(paths) if jobs is None else jobs)
+        return _values(paths, fn, pending)
+    jobs = default_jobs(paths) if jobs is None else jobs
+    return _map_planned(paths, fn, planned, jobs, pending)
 
 
 def _map_planned(
-    paths: Sequence[str], fn: Callable[[Run], T], planned: Windows, jobs: int
+    paths: Sequence[str],
+    fn: Callable[[Run], T],
+    planned: Windows,
+    jobs: int,
+    pending: bool = False,
 ) -> Mapped[T]:
     jobs = max(1, min(jobs, len(planned)))
     if jobs > 1:
@@ -308,10 +319,10 @@ def _map_planned(
 
         try:
             with _pool(jobs) as pool:
-                return _map(paths, fn, planned, pool.map, jobs)
+                return _map(paths, fn, planned, pool.map, jobs, pending)
         except BrokenProcessPool:
             pass
-    return _map(paths, fn, planned, map, 0)
+    return _map(paths, fn, planned, map, 0, pending)
 
 
 def default_jobs(paths: Sequence[str]) -> int:
@@ -325,6 +336,7 @@ def _map(
     planned: Windows,
     mapper: Callable[..., Iterator[Any]],
     workers: int,
+    pending: bool = False,
 ) -> Mapped[T]:
     values: list[T] = []
     problems: list[list[FormatError]] = []
@@ -332,14 +344,16 @@ def _map(
     n = len(planned)
     label = f"reading {', '.join(paths)}"
     stamps = [planned.stamps] * n
-    results = mapper(_window_values, [paths] * n, planned, stamps, [fn] * n)
+    results = mapper(_window_values, [paths] * n, planned, stamps, [fn] * n, [pending] * n)
     for found, back, trouble in progress.track_items(results, n, _size(paths), label):
         values.extend(found)
         held.extend(back)
         problems.append(trouble)
     groups = conversations(held, _batch(planned))
     m = len(groups)
-    again = mapper(_group_values, [paths] * m, groups, [planned.stamps] * m, [fn] * m)
+    again = mapper(
+        _group_values, [paths] * m, groups, [planned.stamps] * m, [fn] * m, [pending] * m
+    )
     for found, _, trouble in again:
         values.extend(found)
         problems.append(trouble)
@@ -354,9 +368,10 @@ def _window_values(
     trace_ids: Sequence[str],
     as_of: Mapping[str, tuple[int, int]],
     fn: Callable[[Run], T],
+    pending: bool = False,
 ) -> _Result[T]:
     with no_cycle_collection():  # (see _values)
-        piece = read_window(paths, trace_ids, as_of)
+        piece = read_window(paths, trace_ids, as_of, pending=pending)
         # The runs stay here: only their values, the facts held back and the problems travel.
         out = [fn(r) for r in piece.runs], piece.held_back, list(piece.runs.problems)
         del piece
@@ -368,20 +383,21 @@ def _group_values(
     trace_ids: Sequence[str],
     as_of: Mapping[str, tuple[int, int]],
     fn: Callable[[Run], T],
+    pending: bool = False,
 ) -> _Result[T]:
     with no_cycle_collection():  # (see _values)
-        runs = read_runs(paths, trace_ids, as_of)
+        runs = read_runs(paths, trace_ids, as_of, pending=pending)
         out: _Result[T] = [fn(r) for r in runs], [], list(runs.problems)
         del runs
     return out
 
 
-def _values(paths: Sequence[str], fn: Callable[[Run], T]) -> Mapped[T]:
+def _values(paths: Sequence[str], fn: Callable[[Run], T], pending: bool = False) -> Mapped[T]:
     """``fn`` of every run of ``paths``, read whole.  The collector waits until the values
     are made, and the runs freed: they are many objects, all alive until then, that it
     would walk again and again, and find nothing."""
     with no_cycle_collection():
-        runs = read_runs(paths)
+        runs = read_runs(paths, pending=pending)
         mapped = Mapped([fn(r) for r in runs], list(runs.problems))
         del runs  # (once freed, the collector has none of them to walk when it starts)
     return mapped

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import attributes as A
@@ -140,14 +140,19 @@ def agent_name(run: Run) -> str | None:
     """``gen_ai.agent.name`` of the first agent step, else its span name, else the service."""
     for step in run.steps:
         if step.kind == "agent":
-            name = step.attributes.get(A.AGENT_NAME)
-            if name:
-                return str(name)
-            for prefix in ("invoke_agent ", "create_agent ", "invoke_workflow "):
-                if step.name.startswith(prefix):
-                    return step.name[len(prefix) :]
-            return step.name
+            return step_agent_name(step.name, step.attributes)
     return _text(run.resource.get("service.name"))
+
+
+def step_agent_name(name: str, attributes: Mapping[str, Any]) -> str:
+    """The name of the agent a span named ``name`` with ``attributes`` ran."""
+    agent = attributes.get(A.AGENT_NAME)
+    if agent:
+        return str(agent)
+    for prefix in ("invoke_agent ", "create_agent ", "invoke_workflow "):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
 
 
 def answer_of(run: Run) -> str | None:

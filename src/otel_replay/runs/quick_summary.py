@@ -1,0 +1,424 @@
+"""A run's ``ls`` line computed from its span records, without building its steps.
+
+A first ``otel-replay ls`` of a file must decode every span, parse every
+message list and check every digest (its verdict asks whether each message
+says something and whether each payload is byte-exact).  Building a run's
+steps, repairing them and checking them costs several times that.  Most runs
+of a file need none of the repairs: for those the line follows from the
+decoded records directly, and this module computes it so.
+
+It does so for the runs of one class only, told cheaply and exactly from the
+records; for any other run :func:`quick_summary` gives None and the caller
+builds the run (:func:`~.summary.summarize`).  The class (a *plain run*):
+
+- a trace that holds an agent's run of its own, not built yet
+  (:attr:`~.model.PendingRun.pending_spans`), with no read fault blamed on it;
+- each span with no event, no error status, attribute names among
+  :data:`PLAIN_KEYS` (GenAI names and otel-replay's payload companions) and
+  nothing its stack's dialects would add or repair; an agent span records
+  no messages;
+- a tree without cycles; no tool span inside a tool span; no model span
+  inside a model span, nor two model spans of one parent that overlap in
+  time (no span recorded twice);
+- every model span records its input messages; no payload is damaged; every
+  tool span has a call id and byte-exact arguments and result;
+- nothing a run repair of :data:`~.repairs.RUN_REPAIRS` would set right:
+  no input turn that lost its calls, no tool result without its call id, no
+  answer that the next call's input could fill or complete, no call left
+  open in an input or answered under another id, every tool span named by a
+  call of the model call before it, and (with two model calls or more)
+  every call an answer makes answered by a tool span of its id.
+
+Every predicate that decides a repair, a verdict or an anomaly is the full
+path's own function where one exists; the conditions above are supersets of
+what would make a repair change anything.  A test compares the lines of both
+paths on every trace we hold, on damaged copies and on drawn runs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from .. import attributes as A
+from .. import messages as M
+from ..dialects.placeholders import placeholder_in
+from ..dialects.registry import genai_attributes
+from ..dialects.span import SpanView
+from ..otlp.records import SpanRecord
+from ..payload import codec as payload
+from ..payload.attributes import from_attributes
+from . import verdict as V
+from .anomalies import (
+    DEFAULT_ERROR_PHRASES,
+    DEFAULT_MAX_TOOL_CALLS,
+    Config,
+    error_phrase,
+    loop_blocks,
+    model_answer,
+    result_warning,
+)
+from .call_ids import _id, _parts
+from .double_spans import _apart
+from .kit import _damaged, _says_something
+from .model import PendingRun, Run, _react_answer
+from .recovered_turns import _has_calls
+from .steps import (
+    _answer,
+    _arguments,
+    _content,
+    _has_messages,
+    _is_int,
+    _messages,
+    _result,
+    _semconv_object,
+    _str,
+    classify,
+    tool_name,
+)
+from .stitch import lost_calls
+from .summary import RunSummary, _text, step_agent_name
+
+#: The content attributes a plain span may carry, each with its digest and type.
+_CONTENT = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT)
+#: The attribute names a span of a plain run may carry (and ``gen_ai.request.*``).
+PLAIN_KEYS = frozenset(
+    (
+        A.OPERATION_NAME,
+        A.AGENT_NAME,
+        A.PROVIDER_NAME,
+        A.REQUEST_MODEL,
+        A.RESPONSE_MODEL,
+        A.USAGE_INPUT_TOKENS,
+        A.USAGE_OUTPUT_TOKENS,
+        A.TOOL_NAME,
+        A.TOOL_TYPE,
+        A.TOOL_CALL_ID,
+        *_CONTENT,
+        *(A.SHA256 + k for k in _CONTENT),
+        *(A.TYPE + k for k in _CONTENT),
+    )
+)
+_ERROR = 2  # the OTLP status code of a span that ended in error
+
+
+class _Span:
+    """What the line needs of one span of a plain run."""
+
+    __slots__ = (
+        "arguments",
+        "attributes",
+        "call_id",
+        "end_ns",
+        "index",
+        "inputs",
+        "kind",
+        "model_name",
+        "name",
+        "output_payload",
+        "outputs",
+        "parent",
+        "result",
+        "span_id",
+        "start_ns",
+        "tokens",
+        "tool_name",
+    )
+
+    def __init__(self, span: SpanRecord, kind: str) -> None:
+        self.kind = kind
+        self.span_id = span.span_id
+        self.parent = span.parent_span_id
+        self.start_ns = span.start_ns
+        self.end_ns = span.end_ns
+        self.name = span.name
+        self.attributes = span.attributes
+        self.index = 0
+        self.inputs: list[dict[str, Any]] = []
+        self.outputs: list[dict[str, Any]] | None = None
+        self.output_payload: object = None
+        self.model_name: str | None = None
+        self.tokens = (0, 0)
+        self.tool_name = ""
+        self.call_id: str | None = None
+        self.arguments: Any = None
+        self.result: Any = None
+
+
+def quick_summary(run: Run) -> RunSummary | None:
+    """The ``ls`` line of ``run`` if it is a plain run (see the module doc), computed from
+    its span records; else None (its steps are to be built).  A plain run holds an
+    agent's step: it depends on its own trace alone."""
+    if not isinstance(run, PendingRun) or run.read_faults:
+        return None
+    records = run.pending_spans
+    if not records:
+        return None
+    spans: list[_Span] = []
+    for record in records:
+        span = _plain(record.plain())
+        if span is None:
+            return None
+        spans.append(span)
+    order = _preorder(spans)
+    if order is None or not _unrepaired(order):
+        return None
+    return _line(run, order)
+
+
+def _plain(span: SpanRecord) -> _Span | None:
+    """What a span of a plain run gives the line; None when it is not one."""
+    attrs = span.attributes
+    if span.events or span.status_code == _ERROR or span.parent_span_id == span.span_id:
+        return None
+    for key in attrs:
+        if key not in PLAIN_KEYS and not key.startswith(A.REQUEST_PREFIX):
+            return None
+    view = SpanView(attrs, name=span.name, scope=span.scope_name, scope_version=span.scope_version)
+    if genai_attributes(view):
+        return None  # its stack's dialect reads it otherwise
+    kind = classify(attrs)
+    out = _Span(span, kind)
+    if kind == "agent":
+        return None if _has_messages(attrs) else out
+    if kind == "model":
+        inputs, in_p = _content(attrs, A.INPUT_MESSAGES, None)
+        outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, None)
+        messages = _messages(inputs)
+        if messages is None or _damaged(in_p) or _damaged(out_p):
+            return None
+        out.inputs, out.output_payload = messages, out_p
+        out.outputs = _answer(_messages(outputs))
+        out.model_name = _str(attrs.get(A.RESPONSE_MODEL)) or _str(attrs.get(A.REQUEST_MODEL))
+        out.tokens = (_tokens(attrs, A.USAGE_INPUT_TOKENS), _tokens(attrs, A.USAGE_OUTPUT_TOKENS))
+    elif kind == "tool":
+        args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, None)
+        result_p = _semconv_object(from_attributes(attrs, A.TOOL_CALL_RESULT, None), attrs)
+        call_id = _str(attrs.get(A.TOOL_CALL_ID))
+        if args_p is None or result_p is None or call_id is None:
+            return None
+        if args_p.status != "exact" or result_p.status != "exact":
+            return None
+        out.tool_name, out.call_id = tool_name(span.name, attrs), call_id
+        out.arguments = _arguments(args_p, attrs.get(A.TOOL_CALL_ARGUMENTS))
+        out.result = _result(result_p, attrs.get(A.TOOL_CALL_RESULT))
+    return out
+
+
+def _tokens(attrs: Mapping[str, Any], key: str) -> int:
+    """A usage count as a model step keeps it (an integer, else none)."""
+    value: Any = attrs.get(key)
+    return int(value) if _is_int(value) else 0
+
+
+def _key(span: _Span) -> tuple[int, str]:
+    return (span.start_ns, span.span_id)
+
+
+def _preorder(spans: list[_Span]) -> list[_Span] | None:
+    """The spans in the order of a run's steps (see :func:`.build._preorder`), ``index``
+    set; None when parent links form a cycle, or a span is recorded twice over: a tool
+    span inside a tool span, a model span inside a model span, model spans of one parent
+    that overlap in time."""
+    by_id = {s.span_id: s for s in spans}
+    children: dict[str, list[_Span]] = {}
+    roots: list[_Span] = []
+    for span in spans:
+        parent = by_id.get(span.parent) if span.parent else None
+        if parent is None:
+            roots.append(span)
+            continue
+        if span.kind == parent.kind and span.kind in ("tool", "model"):
+            return None
+        children.setdefault(parent.span_id, []).append(span)
+    order: list[_Span] = []
+    stack = sorted(roots, key=_key, reverse=True)
+    while stack:
+        span = stack.pop()
+        span.index = len(order)
+        order.append(span)
+        below = children.get(span.span_id)
+        if below:
+            below.sort(key=_key)
+            stack.extend(reversed(below))
+    if len(order) < len(spans):
+        return None  # a cycle with no root
+    for below in children.values():
+        models = [(c.start_ns, i, c) for i, c in enumerate(below) if c.kind == "model"]
+        if len(models) > 1 and _apart(sorted(models)) is None:  # type: ignore[arg-type]
+            return None
+    return order
+
+
+def _unrepaired(order: list[_Span]) -> bool:
+    """Whether no run repair would change the steps of these spans (see the module doc)."""
+    models = sorted((s for s in order if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
+    tools = [s for s in order if s.kind == "tool"]
+    answered: set[str | None] = set()
+    for m in models:
+        inputs = m.inputs
+        if any(lost_calls(inputs, j) for j in range(len(inputs))):
+            return False
+        results = list(_parts(inputs, "tool_call_response"))
+        if any(not r.get("id") for r in results):
+            return False
+        calls = {_id(p) for p in _parts(inputs, "tool_call")}
+        if calls - {_id(r) for r in results}:
+            return False  # a call no result of its input answers
+        answered.update(_id(r) for r in results)
+    answered.discard(None)
+    for m, n in itertools.pairwise(models):
+        at = len(m.inputs)
+        if m.outputs is None and len(n.inputs) > at:
+            return False  # the next input may prove the answer
+        answers = m.outputs or []
+        if (
+            len(answers) == 1
+            and answers[0].get("role") == "assistant"
+            and not _has_calls(answers[0])
+            and len(n.inputs) > at + 1
+            and _has_calls(n.inputs[at])
+        ):
+            return False  # the next input may complete the answer
+        if any(_id(p) not in answered for p in _parts(answers, "tool_call")):
+            return False  # a call answered under another id, maybe
+    if models and tools:
+        starts = [m.start_ns for m in models]
+        calls_of = [M.tool_calls(m.outputs or []) for m in models]
+        for tool in sorted(tools, key=lambda s: (s.start_ns, s.index)):
+            pos = bisect.bisect_right(starts, tool.start_ns) - 1
+            if pos >= 0 and tool.tool_name not in {c.get("name") for c in calls_of[pos]}:
+                return False  # a span that may only merge a turn's calls
+    if len(models) > 1:
+        ran = {t.call_id for t in tools}
+        for m in models:
+            if any(c.get("id") not in ran for c in M.tool_calls(m.outputs or [])):
+                return False  # a call no tool span records: a derived tool step
+    return True
+
+
+def _line(run: Run, order: list[_Span]) -> RunSummary:
+    models = [s for s in order if s.kind == "model"]
+    tools = [s for s in order if s.kind == "tool"]
+    names: dict[str, None] = {}
+    for m in models:
+        if m.model_name:
+            names.setdefault(m.model_name)
+    verdict, replayable, problem = _verdict(models, tools)
+    agent = next((s for s in order if s.kind == "agent"), None)
+    return RunSummary(
+        run_id=run.run_id,
+        trace_ids=list(run.trace_ids),
+        start_ns=run.start_ns,
+        end_ns=run.end_ns,
+        agent=(
+            step_agent_name(agent.name, agent.attributes)
+            if agent is not None
+            else _text(run.resource.get("service.name"))
+        ),
+        user_id=None,
+        session_id=None,
+        tenant_id=None,
+        models=list(names),
+        steps=len(order),
+        model_calls=len(models),
+        tool_calls=len(tools),
+        tools=list(dict.fromkeys(t.tool_name for t in tools)),
+        errors=0,
+        input_tokens=sum(m.tokens[0] for m in models),
+        output_tokens=sum(m.tokens[1] for m in models),
+        verdict=verdict,
+        replayable=replayable,
+        replay_problem=problem,
+        raised=False,
+        error_type=None,
+        error_message=None,
+        tool_calls_failed=0,
+        model_calls_failed=0,
+        anomalies=_anomalies(order, models, tools),
+    )
+
+
+def _verdict(models: list[_Span], tools: list[_Span]) -> tuple[str, bool, str | None]:
+    """What :func:`~.kit.kit_verdict` says of a plain run (no payload of one is damaged,
+    every tool span has its result, no step is derived, every call is answered)."""
+    reasons: Counter[str] = Counter()
+    incomplete = False
+    for m in models:
+        if m.outputs is None:
+            incomplete = True
+            reasons[V.OUTPUT_NOT_RECORDED if m.output_payload is None else V.OUTPUT_UNREADABLE] += 1
+        elif m.outputs and not _says_something(m.outputs):
+            incomplete = True
+            reasons[V.OUTPUT_NOT_RECORDED] += 1
+        for value in (m.inputs, m.outputs):
+            if placeholder_in(value) is not None:
+                incomplete = True
+                reasons[V.LEFT_OUT] += 1
+    for t in tools:
+        for value in (t.arguments, t.result):
+            if placeholder_in(value) is not None:
+                incomplete = True
+                reasons[V.LEFT_OUT] += 1
+    lost = _lost_history(models, tools)
+    if lost:
+        incomplete = True
+        reasons[V.HISTORY_NOT_RECORDED] += lost
+    if models:
+        content = any(_says_something(m.inputs) or _says_something(m.outputs) for m in models)
+    else:
+        content = bool(tools)
+    if not content:
+        return "inspect-only", False, V.replay_problem({V.NO_CONTENT: 1})
+    if incomplete:
+        return "model-only", False, V.replay_problem(reasons)
+    return "full", True, None
+
+
+def _lost_history(models: list[_Span], tools: list[_Span]) -> int:
+    """How many model inputs hold no more than the call before them and none of its tool
+    calls (see :meth:`.kit._Check._lost_history`)."""
+    ran = {t.call_id for t in tools}
+    ordered = sorted(models, key=lambda s: (s.start_ns, s.index))
+    lost = 0
+    for before, after in itertools.pairwise(ordered):
+        asked = {c.get("id") for c in M.tool_calls(before.outputs or [])} & ran
+        if not asked or after.inputs != before.inputs[: len(after.inputs)]:
+            continue
+        parts = (p for msg in after.inputs for p in msg.get("parts") or [])
+        seen = {p.get("id") for p in parts if isinstance(p, dict)}
+        if not asked & seen:
+            lost += 1
+    return lost
+
+
+def _anomalies(order: list[_Span], models: list[_Span], tools: list[_Span]) -> int:
+    """How many anomalies :func:`~.anomalies.find_anomalies` finds in a plain run (no step
+    failed, no HTTP status recorded) with the default :class:`~.anomalies.Config`."""
+    config = Config()
+    found = 0
+    keys: list[Any] = []
+    seen: set[tuple[str, str]] = set()
+    for s in order:
+        if s.kind == "tool":
+            arguments = payload.canonical(payload.plain(s.arguments))
+            if (s.tool_name, arguments) in seen:
+                found += 1  # called again with the same arguments
+            seen.add((s.tool_name, arguments))
+            keys.append(("tool", s.tool_name, arguments))
+            if result_warning(s.result) is not None:
+                found += 1
+        elif s.kind == "model":
+            keys.append(model_answer(s.name, s.outputs))
+    found += sum(1 for _ in loop_blocks(keys, config.loop_repeats, config.loop_max_steps))
+    if len(tools) > DEFAULT_MAX_TOOL_CALLS:
+        found += 1
+    for m in reversed(models):
+        text = M.last_text(m.outputs) if m.outputs else None
+        if text is not None:
+            found += error_phrase(_react_answer(text), DEFAULT_ERROR_PHRASES) is not None
+            break
+    return found
