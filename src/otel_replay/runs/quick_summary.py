@@ -46,7 +46,7 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from ..dialects.placeholders import placeholder_in
-from ..dialects.registry import genai_attributes
+from ..dialects.registry import detect
 from ..dialects.span import SpanView
 from ..otlp.records import SpanRecord
 from ..payload import codec as payload
@@ -61,6 +61,7 @@ from .anomalies import (
     model_answer,
     result_warning,
 )
+from .build import IDS, _fingerprint
 from .call_ids import _id, _parts
 from .double_spans import _apart
 from .kit import _damaged, _says_something
@@ -83,8 +84,16 @@ from .stitch import lost_calls
 from .summary import RunSummary, _text, step_agent_name
 
 #: The content attributes a plain span may carry, each with its digest and type.
-_CONTENT = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT)
-#: The attribute names a span of a plain run may carry (and ``gen_ai.request.*``).
+_CONTENT = (
+    A.INPUT_MESSAGES,
+    A.OUTPUT_MESSAGES,
+    A.TOOL_CALL_ARGUMENTS,
+    A.TOOL_CALL_RESULT,
+    A.SYSTEM_INSTRUCTIONS,
+    A.TOOL_DEFINITIONS,
+)
+#: The attribute names a span of a plain run may carry (and ``gen_ai.request.*``, and
+#: the run's identity: :data:`~.build.IDS`, ``otel_replay.fingerprint.*``).
 PLAIN_KEYS = frozenset(
     (
         A.OPERATION_NAME,
@@ -92,17 +101,22 @@ PLAIN_KEYS = frozenset(
         A.PROVIDER_NAME,
         A.REQUEST_MODEL,
         A.RESPONSE_MODEL,
+        A.RESPONSE_ID,
+        A.RESPONSE_FINISH_REASONS,
         A.USAGE_INPUT_TOKENS,
         A.USAGE_OUTPUT_TOKENS,
         A.TOOL_NAME,
         A.TOOL_TYPE,
+        A.TOOL_DESCRIPTION,
         A.TOOL_CALL_ID,
         *_CONTENT,
         *(A.SHA256 + k for k in _CONTENT),
         *(A.TYPE + k for k in _CONTENT),
     )
 )
+_IDS = frozenset(IDS)
 _ERROR = 2  # the OTLP status code of a span that ended in error
+_DIGEST_OF_OUTPUT = A.SHA256 + A.OUTPUT_MESSAGES
 
 
 class _Span:
@@ -116,12 +130,14 @@ class _Span:
         "index",
         "inputs",
         "kind",
+        "marked",
         "model_name",
         "name",
         "output_payload",
         "outputs",
         "parent",
         "result",
+        "root",
         "span_id",
         "start_ns",
         "tokens",
@@ -137,6 +153,8 @@ class _Span:
         self.name = span.name
         self.attributes = span.attributes
         self.index = 0
+        self.marked = False
+        self.root = False
         self.inputs: list[dict[str, Any]] = []
         self.outputs: list[dict[str, Any]] | None = None
         self.output_payload: object = None
@@ -174,26 +192,46 @@ def _plain(span: SpanRecord) -> _Span | None:
     attrs = span.attributes
     if span.events or span.status_code == _ERROR or span.parent_span_id == span.span_id:
         return None
-    for key in attrs:
-        if key not in PLAIN_KEYS and not key.startswith(A.REQUEST_PREFIX):
-            return None
+    marked = False  # it names the run's user, session, tenant or build
+    if not PLAIN_KEYS.issuperset(attrs):
+        for k in attrs:
+            if k in _IDS or k.startswith(A.FP):
+                marked = True
+            elif k not in PLAIN_KEYS and not k.startswith(A.REQUEST_PREFIX):
+                return None
     view = SpanView(attrs, name=span.name, scope=span.scope_name, scope_version=span.scope_version)
-    if genai_attributes(view):
-        return None  # its stack's dialect reads it otherwise
+    if len(detect(view)) > 1:
+        # A dialect reads it otherwise.  (The GenAI one alone, which every span speaks,
+        # adds only current names for replaced ones: none of PLAIN_KEYS is one.)
+        return None
     kind = classify(attrs)
     out = _Span(span, kind)
+    out.marked = marked
     if kind == "agent":
-        return None if _has_messages(attrs) else out
+        if _has_messages(attrs):
+            # Its answer may be the run's (a root agent's); damaged, it is only reported.
+            outputs, _ = _content(attrs, A.OUTPUT_MESSAGES, None)
+            out.outputs = _answer(_messages(outputs))
+        return out
     if kind == "model":
         inputs, in_p = _content(attrs, A.INPUT_MESSAGES, None)
-        outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, None)
         messages = _messages(inputs)
-        if messages is None or _damaged(in_p) or _damaged(out_p):
+        if messages is None or _damaged(in_p):
             return None
-        out.inputs, out.output_payload = messages, out_p
-        out.outputs = _answer(_messages(outputs))
+        out.inputs = messages
+        if A.OUTPUT_MESSAGES in attrs or _DIGEST_OF_OUTPUT in attrs:
+            outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, None)
+            if _damaged(out_p):
+                return None
+            out.outputs, out.output_payload = _answer(_messages(outputs)), out_p
+        # (Else nothing of it was recorded: neither value nor digest, the only companions
+        # a plain span may carry, without which the payload reader finds none.)
         out.model_name = _str(attrs.get(A.RESPONSE_MODEL)) or _str(attrs.get(A.REQUEST_MODEL))
-        out.tokens = (_tokens(attrs, A.USAGE_INPUT_TOKENS), _tokens(attrs, A.USAGE_OUTPUT_TOKENS))
+        if A.USAGE_INPUT_TOKENS in attrs or A.USAGE_OUTPUT_TOKENS in attrs:
+            out.tokens = (
+                _tokens(attrs, A.USAGE_INPUT_TOKENS),
+                _tokens(attrs, A.USAGE_OUTPUT_TOKENS),
+            )
     elif kind == "tool":
         args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, None)
         result_p = _semconv_object(from_attributes(attrs, A.TOOL_CALL_RESULT, None), attrs)
@@ -236,6 +274,8 @@ def _preorder(spans: list[_Span]) -> list[_Span] | None:
         children.setdefault(parent.span_id, []).append(span)
     order: list[_Span] = []
     stack = sorted(roots, key=_key, reverse=True)
+    for root in roots:
+        root.root = True
     while stack:
         span = stack.pop()
         span.index = len(order)
@@ -260,6 +300,8 @@ def _unrepaired(order: list[_Span]) -> bool:
     answered: set[str | None] = set()
     for m in models:
         inputs = m.inputs
+        if not _calls_or_results(inputs):
+            continue  # no turn of it called a tool or answered one: nothing to set right
         if any(lost_calls(inputs, j) for j in range(len(inputs))):
             return False
         results = list(_parts(inputs, "tool_call_response"))
@@ -300,6 +342,20 @@ def _unrepaired(order: list[_Span]) -> bool:
     return True
 
 
+def _calls_or_results(messages: list[dict[str, Any]]) -> bool:
+    """Whether ``messages`` hold a tool's turn, or a part that calls a tool or answers one."""
+    for message in messages:
+        if message.get("role") == "tool":
+            return True
+        for part in message.get("parts") or ():
+            if isinstance(part, dict) and part.get("type") in _TOOL_PARTS:
+                return True
+    return False
+
+
+_TOOL_PARTS = frozenset(("tool_call", "tool_call_response"))
+
+
 def _line(run: Run, order: list[_Span]) -> RunSummary:
     models = [s for s in order if s.kind == "model"]
     tools = [s for s in order if s.kind == "tool"]
@@ -307,8 +363,11 @@ def _line(run: Run, order: list[_Span]) -> RunSummary:
     for m in models:
         if m.model_name:
             names.setdefault(m.model_name)
-    verdict, replayable, problem = _verdict(models, tools)
-    agent = next((s for s in order if s.kind == "agent"), None)
+    agents = [s for s in order if s.kind == "agent"]
+    verdict, replayable, problem = _verdict(models, tools, agents)
+    agent = agents[0] if agents else None
+    # Spans that name none of the run's identity add nothing to its fingerprint.
+    fp = _fingerprint([s for s in order if s.marked])  # type: ignore[misc]
     return RunSummary(
         run_id=run.run_id,
         trace_ids=list(run.trace_ids),
@@ -319,9 +378,9 @@ def _line(run: Run, order: list[_Span]) -> RunSummary:
             if agent is not None
             else _text(run.resource.get("service.name"))
         ),
-        user_id=None,
-        session_id=None,
-        tenant_id=None,
+        user_id=_text(fp.get(A.USER_ID)),
+        session_id=_text(fp.get(A.SESSION_ID) or fp.get(A.CONVERSATION_ID)),
+        tenant_id=_text(fp.get(A.TENANT_ID)),
         models=list(names),
         steps=len(order),
         model_calls=len(models),
@@ -342,9 +401,14 @@ def _line(run: Run, order: list[_Span]) -> RunSummary:
     )
 
 
-def _verdict(models: list[_Span], tools: list[_Span]) -> tuple[str, bool, str | None]:
+def _verdict(
+    models: list[_Span], tools: list[_Span], agents: list[_Span]
+) -> tuple[str, bool, str | None]:
     """What :func:`~.kit.kit_verdict` says of a plain run (no payload of one is damaged,
     every tool span has its result, no step is derived, every call is answered)."""
+    if not models and tools and any(a.attributes.get(A.TOOL_DEFINITIONS) for a in agents):
+        # Tools an agent offered ran, and no model call that asked for them is recorded.
+        return "inspect-only", False, V.replay_problem({V.NO_MODEL_CALLS: 1})
     reasons: Counter[str] = Counter()
     incomplete = False
     for m in models:
@@ -416,9 +480,23 @@ def _anomalies(order: list[_Span], models: list[_Span], tools: list[_Span]) -> i
     found += sum(1 for _ in loop_blocks(keys, config.loop_repeats, config.loop_max_steps))
     if len(tools) > DEFAULT_MAX_TOOL_CALLS:
         found += 1
-    for m in reversed(models):
-        text = M.last_text(m.outputs) if m.outputs else None
-        if text is not None:
-            found += error_phrase(_react_answer(text), DEFAULT_ERROR_PHRASES) is not None
-            break
+    found += _error_wording(order, models)
     return found
+
+
+def _error_wording(order: list[_Span], models: list[_Span]) -> int:
+    """1 when the run's final answer (:meth:`~.model.Run.final_output`: a root agent's
+    output, else the last model text) holds an error phrase, else 0."""
+    answer: str | None = None
+    for s in order:
+        if s.root and s.kind == "agent" and s.outputs:
+            answer = M.last_text(s.outputs)
+            if answer is not None:
+                break
+    if answer is None:
+        for m in reversed(models):
+            text = M.last_text(m.outputs) if m.outputs else None
+            if text is not None:
+                answer = _react_answer(text)
+                break
+    return int(answer is not None and error_phrase(answer, DEFAULT_ERROR_PHRASES) is not None)
