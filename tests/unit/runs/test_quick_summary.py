@@ -34,6 +34,7 @@ from otel_replay.commands import summary_cache
 from otel_replay.dialects.litellm import SCOPE as LITELLM_SCOPE
 from otel_replay.runs import quick_summary as quick
 from otel_replay.runs.load import read_runs
+from otel_replay.runs.stream import map_runs, windows
 from otel_replay.runs.summary import RunSummary, summarize
 from tests.fixtures.agent import WORLD, call, calls, record_run, say
 from tests.fixtures.data import ROOT
@@ -362,3 +363,27 @@ def test_a_run_that_lost_records_is_built(tmp_path: Path) -> None:
     assert runs.problems and all(r.read_faults for r in runs)
     assert quick_lines([str(path)]) == 0
     assert_same_lines([str(path)])
+
+
+def test_a_dump_read_in_windows_lists_as_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[str] = []
+
+    def summarize_built(run: Any) -> RunSummary:
+        built.append(run.run_id)
+        return summarize(run)
+
+    monkeypatch.setattr(summary_cache, "summarize", summarize_built)
+    path = tmp_path / "runs.otlp"
+    for k in range(8):
+        record_run(path, [call("lookup_order", f"c{k}", query=str(k)), say("Shipped.")])
+    write_run(path, base_run())
+    KINDS["a call no tool span records"](spans := base_run())
+    write_run(path, spans)  # and a run that is built
+    window = path.stat().st_size // 6
+    assert windows([str(path)], window) is not None
+    mapped = map_runs([str(path)], summary_cache._line, window_bytes=window, pending=True)
+    lines = sorted((s for s, _ in mapped.values), key=lambda s: (s.start_ns, s.run_id))
+    assert _json(lines) == full_lines([str(path)])[0]
+    assert len(lines) == 10 and len(built) == 1  # the windows' runs came unbuilt
