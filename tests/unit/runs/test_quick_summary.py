@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -387,3 +387,72 @@ def test_a_dump_read_in_windows_lists_as_built(
     lines = sorted((s for s, _ in mapped.values), key=lambda s: (s.start_ns, s.run_id))
     assert _json(lines) == full_lines([str(path)])[0]
     assert len(lines) == 10 and len(built) == 1  # the windows' runs came unbuilt
+
+
+def _drop_tool(spans: list[Spec]) -> None:
+    spans.remove(_tool(spans))
+    _set_output(spans, 0, [say("No tool needed.")])
+    _set_input(spans, 1, [_user("where?"), say("No tool needed."), _user("and?")])
+
+
+def _no_content(spans: list[Spec]) -> None:
+    _drop_tool(spans)
+    for k in (0, 1):
+        _set_input(spans, k, [{"role": "user", "parts": [{"type": "text", "content": ""}]}])
+        _set_output(spans, k, [])
+
+
+#: Runs the quick path computes, each line through another branch of the verdict or the
+#: anomalies.
+QUICK_KINDS: dict[str, Callable[[list[Spec]], None]] = {
+    "an empty answer": lambda s: _set_output(s, 1, []),
+    "an answer left out by the tracing": lambda s: _set_output(s, 1, [say("<replaced>")]),
+    "an answer that is no message list": lambda s: s[-1]["attrs"].update(
+        _exact(A.OUTPUT_MESSAGES, 5)
+    ),
+    "an answer with an error phrase": lambda s: _set_output(s, 1, [say("I'm sorry, it failed.")]),
+    "the last answer not recorded": lambda s: _set_output(s, 1, None),
+    "a result cut off": lambda s: _tool(s)["attrs"].update(
+        _exact(A.TOOL_CALL_RESULT, '{"rows": [1, 2')
+    ),
+    "a result with HTTP 503": lambda s: _tool(s)["attrs"].update(
+        _exact(A.TOOL_CALL_RESULT, {"status": 503})
+    ),
+    "no tool at all": _drop_tool,
+    "usage recorded": lambda s: _model(s, 0)["attrs"].update(
+        {A.USAGE_INPUT_TOKENS: 7, A.USAGE_OUTPUT_TOKENS: "3", A.RESPONSE_MODEL: "m-2"}
+    ),
+    "the run's user and build": lambda s: s[0]["attrs"].update(
+        {A.USER_ID: "u_1", A.CONVERSATION_ID: "s_9", A.FP + "commit": "abc"}
+    ),
+    "an agent that offered tools": lambda s: s[0]["attrs"].update({A.TOOL_DEFINITIONS: "[]"}),
+    "no content at all": _no_content,
+}
+
+
+@pytest.mark.parametrize("kind", list(QUICK_KINDS))
+def test_each_quick_kind_lists_as_built(tmp_path: Path, kind: str) -> None:
+    spans = base_run()
+    QUICK_KINDS[kind](spans)
+    path = tmp_path / "run.otlp"
+    write_run(path, spans)
+    assert quick_lines([str(path)]) == 1
+    assert_same_lines([str(path)])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kinds=st.lists(st.sampled_from([*KINDS, *QUICK_KINDS]), max_size=4, unique=True),
+)
+def test_drawn_mixtures_list_as_built(tmp_path: Path, kinds: list[str]) -> None:
+    spans = base_run()
+    for kind in kinds:
+        try:
+            {**KINDS, **QUICK_KINDS}[kind](spans)
+        except (StopIteration, IndexError, KeyError, ValueError):
+            assume(False)  # one change undid what another needs
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "run.otlp"
+    write_run(path, spans)
+    assert_same_lines([str(path)])
