@@ -151,8 +151,10 @@ class _Shapes:
                 inside = (m.start() for rx in self._inside for m in rx.finditer(lower))
             else:  # the same places, where the prefilter found a word (most text: none)
                 maybe = hits.flags
-                if not maybe and not hits.ids and "\\" not in text:
-                    return spans, [], 0  # nothing anywhere (most text): said at once
+                if not hits.ids and "\\" not in text:
+                    if not maybe:
+                        return spans, [], 0  # nothing anywhere (most text): said at once
+                    return self._everywhere_found(text, spans, maybe)  # no word to visit
                 places = self._places(lower, hits) if hits.ids else ()
                 n = len(self._words)
                 last = n + len(self._inside)
@@ -174,6 +176,14 @@ class _Shapes:
                     found = any_.match(lower, at)
                     if found is not None:
                         visit(text, lower, at, found.group(), spans)
+        return self._everywhere_found(text, spans, maybe)
+
+    def _everywhere_found(
+        self, text: str, spans: list[tuple[int, int]], maybe: int
+    ) -> tuple[list[tuple[int, int]], list[int], int]:
+        """``find``'s answer, with base64 runs in JSON strings and the shapes searched for
+        everywhere added to the ``spans`` found by their words (where ``maybe`` says they
+        may be)."""
         # Base64 runs in a JSON string (a quick search for '"').
         runs = [m.start() + 1 for m in _QUOTED_BASE64.finditer(text)] if maybe & BASE64 else []
         for i, shape in enumerate(self._everywhere):

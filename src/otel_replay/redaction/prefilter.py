@@ -60,7 +60,7 @@ class Hits:
 
     def __init__(self, flags: int, ids: list[int], at: list[int]) -> None:
         #: The words found, by index, in the order Hyperscan reported them (where they
-        #: end), and where each was found (where it starts, less its ``back``).
+        #: end), and where each was found (where it starts, less its ``back``); no flags.
         self.ids = ids
         self.at = at
         self.flags = flags
@@ -133,9 +133,14 @@ class Prefilter:
         ids = found[0::2]
         at = list(map(operator.sub, found[1::2], map(self._lengths.__getitem__, ids)))
         flags = self.always
-        for i in set(ids):
-            if i >= _FLAG_IDS:
+        if max(ids) >= _FLAG_IDS:
+            # The flags' reports taken out of the words' (each reported once): a text
+            # whose only report is a flag (an id of 16 letters and digits: a base64 run)
+            # has no words to visit.
+            for i in [i for i in set(ids) if i >= _FLAG_IDS]:
                 flags |= i ^ _FLAG_IDS
+                k = ids.index(i)
+                del ids[k], at[k]
         return Hits(flags, ids, at)
 
 
