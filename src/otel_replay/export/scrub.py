@@ -39,8 +39,6 @@ from opentelemetry.trace import Link, SpanContext, Status
 from opentelemetry.trace.span import TraceState
 
 from .. import attributes as A
-from ..bytes_text import from_base64, to_base64
-from ..payload import codec as payload
 from ..redaction import PLACEHOLDER, Redactor, redactor
 from .ending_span import (
     update_attributes,
@@ -51,6 +49,7 @@ from .ending_span import (
     update_shared,
     update_status,
 )
+from .scrub_payload import REMOVED, payload_changes
 
 T = TypeVar("T")
 
@@ -64,8 +63,6 @@ TRACE_STATE = "trace state"
 #: module docstring).
 _COMPANIONS = (A.SHA256, A.TYPE, A.BYTES, A.REF, A.SIZE)
 _OURS = A.PREFIX
-#: A change that takes its key off (a blob reference to a payload hidden whole).
-REMOVED: Final = object()
 
 
 def attribute_changes(
@@ -81,7 +78,8 @@ def attribute_changes(
 
     With ``stored`` the attributes were read from a file or backend, not made by
     this process's capture: nothing in them is trusted to be scrubbed, our own
-    bookkeeping and byte-exact payloads included (see :func:`_payload_changes`;
+    bookkeeping and byte-exact payloads included (see
+    :func:`~otel_replay.export.scrub_payload.payload_changes`;
     ``moved`` maps a blob reference to that of the blob scrubbed, and its size).
     A change of :data:`REMOVED` takes its key off.
 
@@ -93,8 +91,12 @@ def attribute_changes(
     if not attrs:
         return changes
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: its dict, without the lock
+    actions, names, plain = _plan(attrs, r, stored)
+    if plain:  # every value judged by itself alone (the common span's names)
+        changes = r.changed_values(attrs)
+        hidden += [path + key for key in changes]
+        return changes
     text = r.text
-    actions, names = _plan(attrs, r, stored)
     payloads: set[str] = set()
     companions: list[str] = []
     for (key, value), action in zip(attrs.items(), actions, strict=True):
@@ -123,7 +125,7 @@ def attribute_changes(
             changes[key] = new
             hidden.append(path + names.get(key, key))
     for key in payloads:
-        if _payload_changes(attrs, key, r, changes, moved or {}):
+        if payload_changes(attrs, key, r, changes, moved or {}):
             hidden.append(path + names.get(key, key))
     for key in companions:  # the text of a companion the payload left as it was
         value = attrs[key]
@@ -144,20 +146,24 @@ def attribute_changes(
 #: What ``attribute_changes`` does with a value, by its name (see ``_plan``).
 _VALUE, _SECRET, _SKIP, _COMPANION, _PAYLOAD = "value", "secret", "skip", "companion", "payload"
 #: Per tuple of attribute names and whether stored: the redactor that judged them, what is
-#: done with each value, and the names renamed.  An instrumentation sets the same names
-#: on every span: they are judged once, not once a span.  Cleared when full.
-_plans: dict[tuple[tuple[Any, ...], bool], tuple[Redactor, list[str], dict[str, str]]] = {}
+#: done with each value, the names renamed, and whether every value is a ``_VALUE`` and
+#: no name renamed.  An instrumentation sets the same names on every span: they are
+#: judged once, not once a span.  Cleared when full.
+_plans: dict[tuple[tuple[Any, ...], bool], tuple[Redactor, list[str], dict[str, str], bool]] = {}
 _PLANS_MAX = 1024
 
 
-def _plan(attrs: Mapping[str, Any], r: Redactor, stored: bool) -> tuple[list[str], dict[str, str]]:
-    """What ``attribute_changes`` does with each value of ``attrs``, in order, and the new
-    name of each key whose text hides a secret (see :func:`renamed_keys`): all told by
-    the names alone, and remembered per tuple of them."""
+def _plan(
+    attrs: Mapping[str, Any], r: Redactor, stored: bool
+) -> tuple[list[str], dict[str, str], bool]:
+    """What ``attribute_changes`` does with each value of ``attrs``, in order, the new
+    name of each key whose text hides a secret (see :func:`renamed_keys`), and whether
+    each value is only scrubbed where it stands (no name renamed): all told by the names
+    alone, and remembered per tuple of them."""
     key = (tuple(attrs), stored)
     known = _plans.get(key)
     if known is not None and known[0] is r:
-        return known[1], known[2]
+        return known[1], known[2], known[3]
     actions: list[str] = []
     digests = any(type(k) is str and k.startswith(A.SHA256) for k in attrs)
     for k in attrs:
@@ -173,10 +179,11 @@ def _plan(attrs: Mapping[str, Any], r: Redactor, stored: bool) -> tuple[list[str
         else:
             actions.append(_SECRET if secret else _VALUE)
     names = renamed_keys(attrs, r.text)
+    plain = not names and all(action is _VALUE for action in actions)
     if len(_plans) >= _PLANS_MAX:
         _plans.clear()
-    _plans[key] = (r, actions, names)
-    return actions, names
+    _plans[key] = (r, actions, names, plain)
+    return actions, names, plain
 
 
 def renamed_keys(attrs: Mapping[str, Any], text: Callable[[str], str]) -> dict[str, str]:
@@ -199,87 +206,6 @@ def renamed_keys(attrs: Mapping[str, Any], text: Callable[[str], str]) -> dict[s
         taken.add(name)
         out[key] = name
     return out
-
-
-def _payload_changes(
-    attrs: Mapping[str, Any],
-    key: str,
-    r: Redactor,
-    changes: dict[str, Any],
-    moved: Mapping[str, tuple[str, int]],
-) -> bool:
-    """Hide the secrets of the byte-exact payload recorded under ``key`` (its display
-    value and its exact bytes, inline or in a blob), keeping its companions true to it:
-    whatever changed, the digest is of the bytes kept and the size theirs, as capture
-    writes a payload it scrubbed; its key goes in ``otel_replay.redacted``.  Whether
-    anything changed.
-
-    A payload under a secret-named key is hidden whole: it becomes the text
-    ``[REDACTED]``.
-    """
-    display = attrs.get(key)
-    raw = attrs.get(A.BYTES + key)
-    ref = attrs.get(A.REF + key)
-    before = len(changes)
-    exact: bytes | None = None  # the payload's exact bytes, where they changed
-    size: int | None = None
-    if r.is_secret_key(key):
-        data = PLACEHOLDER.encode()
-        changes[key] = PLACEHOLDER
-        if A.TYPE + key in attrs:
-            changes[A.TYPE + key] = payload.STR
-        if raw is not None:
-            changes[A.BYTES + key] = data if type(raw) is not str else to_base64(data)
-        if ref is not None:
-            changes[A.REF + key] = REMOVED
-        exact = data
-    else:
-        if key in attrs:
-            clean = _scrubbed_value(display, key, r)
-            if clean is not display and clean != display:
-                changes[key] = clean
-        if type(raw) is bytes or type(raw) is bytearray:
-            exact = r.data(bytes(raw))
-            if exact != raw:
-                changes[A.BYTES + key] = exact
-        elif type(raw) is str:  # sent as base64 text to a backend that stores no bytes
-            decoded = from_base64(raw)
-            if decoded is None:
-                clean = r.text(raw)
-                if clean is not raw:
-                    changes[A.BYTES + key] = clean
-            else:
-                exact = r.data(decoded)
-                if exact != decoded:
-                    changes[A.BYTES + key] = to_base64(exact)
-        elif type(ref) is str:
-            if ref in moved:  # its blob held a secret: it was scrubbed into another
-                changes[A.REF + key], size = moved[ref]
-        elif key in changes:  # the display is the payload (as the reader reads it)
-            new = changes[key]
-            text = new if type(new) is str else payload.canonical(new)
-            exact = text.encode("utf-8", "surrogatepass")
-    if len(changes) == before:
-        return False
-    if type(attrs.get(A.SHA256 + key)) is str:
-        if exact is not None:
-            changes[A.SHA256 + key], size = payload.sha256(exact), len(exact)
-        elif size is not None:  # a blob's name is its digest
-            changes[A.SHA256 + key] = changes[A.REF + key].removeprefix("sha256:")
-    if size is not None and A.SIZE + key in attrs:
-        changes[A.SIZE + key] = size
-    return True
-
-
-def _scrubbed_value(value: Any, key: str, r: Redactor) -> Any:
-    t = type(value)
-    if t is str:
-        return r.text(value)
-    if t is bytes:
-        return r.data(value)
-    if t is tuple or t is list or t is dict:
-        return r.scrub(value, key, [])
-    return value
 
 
 def _links(links: Any, r: Redactor, hidden: list[str], stored: bool = False) -> list[Link] | None:
@@ -336,12 +262,15 @@ def _each(
     out: list[T] | None = None
     text = r.text
     for i, item in enumerate(items or ()):
-        where = f"{kind}[{i}]"
-        changes = attribute_changes(item.attributes, r, hidden, where + ".", stored=stored)
+        here: list[str] = []  # (spelled with the item's place only when it hides something)
+        changes = attribute_changes(item.attributes, r, here, stored=stored)
         name = getattr(item, "name", None)  # a link has none
         clean = name if type(name) is not str else text(name)
-        if clean is not name:
-            hidden.append(where + " name")
+        if here or clean is not name:
+            where = f"{kind}[{i}]"
+            hidden += [f"{where}.{h}" for h in here]
+            if clean is not name:
+                hidden.append(where + " name")
         if changes or clean is not name:
             if out is None:
                 out = list(items)
@@ -533,15 +462,55 @@ def _marked_clean(span: ReadableSpan, span_id: int, r: Redactor) -> bool:
     return hit is not None and hit[1] is r and hit[0]() is span
 
 
-_SDK_ATTRIBUTES: Final = ReadableSpan.attributes
+#: What ``hidden_copy`` reads of a span: the SDK's properties of these names.
+_READ: Final = (
+    "name",
+    "context",
+    "attributes",
+    "events",
+    "links",
+    "status",
+    "resource",
+    "instrumentation_scope",
+)
+#: Per class of span, whether it reads them as the SDK's ``ReadableSpan`` does.
+_sdk_reads: dict[type, bool] = {}
+_Read = tuple[Any, Any, Any, Any, Any, Status, Resource, Any]
 
 
-def _attributes_of(span: ReadableSpan) -> Any:
-    """A span's attributes, read past the SDK's read-only view of them where the span is
-    the SDK's (the view costs a Python call for every key read)."""
-    if type(span).attributes is _SDK_ATTRIBUTES:
-        return span._attributes or {}
-    return span.attributes
+def _read(span: ReadableSpan) -> _Read:
+    """A span's name, context, attributes, events, links, status, resource and scope,
+    read past the SDK's properties where the span's class keeps them (each is a Python
+    call; the attributes' read-only view costs one for every key read, and the events
+    and links are copied into a tuple at each read)."""
+    cls = type(span)
+    sdk = _sdk_reads.get(cls)
+    if sdk is None:
+        sdk = all(getattr(cls, n, None) is getattr(ReadableSpan, n) for n in _READ)
+        if len(_sdk_reads) > 64:
+            _sdk_reads.clear()
+        _sdk_reads[cls] = sdk
+    if sdk:
+        return (
+            span._name,
+            span._context,
+            span._attributes or {},
+            span._events,
+            span._links,
+            span._status,
+            span._resource,
+            span._instrumentation_scope,
+        )
+    return (
+        span.name,
+        span.context,
+        span.attributes or {},
+        span.events,
+        span.links,
+        span.status,
+        span.resource,
+        span.instrumentation_scope,
+    )
 
 
 def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
@@ -551,35 +520,43 @@ def hidden_copy(span: ReadableSpan, *, stored: bool = False) -> ReadableSpan:
     be scrubbed (see :func:`attribute_changes`), even a span our processor wrote.
     """
     r = redactor()
-    context = span.context
+    (
+        given_name,
+        context,
+        given_attrs,
+        given_events,
+        given_links,
+        given_status,
+        given_resource,
+        given_scope,
+    ) = _read(span)
     if not stored and context is not None and _marked_clean(span, context.span_id, r):
         return span  # scrubbed as it ended, by this provider's ReplaySpanProcessor
     hidden: list[str] = []
-    name = hidden_name(span.name, r, hidden)
-    changes = attribute_changes(_attributes_of(span), r, hidden, stored=stored)
-    given_events, given_links = span.events, span.links  # (each read makes a tuple)
+    name = hidden_name(given_name, r, hidden)
+    changes = attribute_changes(given_attrs, r, hidden, stored=stored)
     events = _events(given_events, r, hidden, stored) if given_events else None
     links = _links(given_links, r, hidden, stored) if given_links else None
-    status = _status(span.status, r, hidden)
+    status = _status(given_status, r, hidden)
     clean_context = _trace_state(context, r, hidden, TRACE_STATE)
-    resource = _resource(span.resource, r)
-    scope = _scope(span.instrumentation_scope, r)
-    if not hidden and resource is span.resource and scope is span.instrumentation_scope:
+    resource = _resource(given_resource, r)
+    scope = _scope(given_scope, r)
+    if not hidden and resource is given_resource and scope is given_scope:
         return span
-    attrs = dict(span.attributes or {})
+    attrs = dict(given_attrs)
     if hidden:
         attrs = changed(attrs, changes)
-        attrs[A.REDACTED] = redacted(span.attributes, hidden, changes)
+        attrs[A.REDACTED] = redacted(given_attrs, hidden, changes)
     return ReadableSpan(
-        name=span.name if name is None else name,
+        name=given_name if name is None else name,
         context=context if clean_context is None else clean_context,
         parent=span.parent,
         resource=resource,
         attributes=attrs,
-        events=given_events if events is None else events,
-        links=given_links if links is None else links,
+        events=tuple(given_events) if events is None else events,
+        links=tuple(given_links) if links is None else links,
         kind=span.kind,
-        status=span.status if status is None else status,
+        status=given_status if status is None else status,
         start_time=span.start_time,
         end_time=span.end_time,
         instrumentation_scope=scope,

@@ -115,6 +115,46 @@ class Redactor(TextRedactor):
         stack = _Path((path,))
         return self._scrub(value, stack, hidden, False), stack.plain
 
+    def changed_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The values of the flat mapping ``values`` (a span's attributes) that hide a
+        secret, scrubbed, by key, in order: a text as :meth:`text` scrubs it, bytes as
+        :meth:`data`, a list, tuple or mapping as :meth:`scrub` under its key, anything
+        else left.  Names are not judged here: the caller judged them.
+
+        Spans repeat most of their texts (names, models, the conversation so far): those
+        seen before are answered from memory here, without a call for each.
+        """
+        out: dict[str, Any] = {}
+        text = self.text
+        # A subclass's own text() is called for every text (its answer may differ).
+        memo = self._memo if type(self).text is TextRedactor.text else None
+        long_clean = self._long_clean
+        for key, value in values.items():
+            t = type(value)
+            new: Any
+            if t is str:
+                if memo is None:
+                    new = text(value)
+                elif len(value) > _MEMO_CHARS:
+                    if value in long_clean:
+                        continue
+                    new = text(value)
+                else:
+                    new = memo.get(value)
+                    if new is None:
+                        new = text(value)
+            elif t is bool or t is int or t is float:
+                continue
+            elif t is bytes:
+                new = self.data(value)
+            elif t is tuple or t is list or t is dict:
+                new = self.scrub(value, key, [])
+            else:
+                continue
+            if new is not value and new != value:
+                out[key] = new
+        return out
+
     def headers(self, headers: Mapping[str, Any], path: str, hidden: list[str]) -> Any:
         """HTTP ``headers`` (name -> value) with secret ones replaced."""
         return self._scrub(headers, _Path((path,)), hidden, True)
