@@ -17,8 +17,10 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.util import BoundedList
+from opentelemetry.trace import SpanKind, StatusCode
 
 from .. import attributes as A
 from .. import settings
@@ -286,11 +288,60 @@ def _remember(rule: _Rule, obj: object, data: bytes) -> None:
     rule.blocks[id(obj)] = (obj, data)
 
 
+#: What ``_span`` reads of a span (a method and properties of the SDK's).
+_READ = (
+    "get_span_context",
+    "parent",
+    "name",
+    "kind",
+    "start_time",
+    "end_time",
+    "attributes",
+    "dropped_attributes",
+    "events",
+    "dropped_events",
+    "links",
+    "dropped_links",
+    "status",
+)
+#: Per class of span, whether it reads them as the SDK's ``ReadableSpan`` does.
+_sdk_reads: dict[type, bool] = {}
+
+
+def _reads_as_sdk(cls: type) -> bool:
+    sdk = _sdk_reads.get(cls)
+    if sdk is None:
+        sdk = all(getattr(cls, n, None) is getattr(ReadableSpan, n) for n in _READ)
+        if len(_sdk_reads) > 64:
+            _sdk_reads.clear()
+        _sdk_reads[cls] = sdk
+    return sdk
+
+
+def _dropped(held: Any, bounded: type) -> int:
+    """What the SDK's ``dropped_*`` property says of ``held``."""
+    return held.dropped if isinstance(held, bounded) else 0
+
+
 def _span(span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: Blobs | None) -> bytes:
     """One ``Span`` message, without its field header."""
-    ctx = span.get_span_context()
+    if _reads_as_sdk(type(span)):
+        # Its fields read past the SDK's properties: each is a Python call, and the
+        # events and links are copied into a tuple at each read.
+        ctx, parent, name, kind = span._context, span._parent, span._name, span._kind
+        start_time, end_time, status = span._start_time, span._end_time, span._status
+        attrs, events, links = span._attributes, span._events, span._links
+        dropped_attributes = _dropped(attrs, BoundedAttributes)
+        dropped_events = _dropped(events, BoundedList)
+        dropped_links = _dropped(links, BoundedList)
+    else:
+        ctx, parent, name, kind = span.get_span_context(), span.parent, span.name, span.kind
+        start_time, end_time, status = span.start_time, span.end_time, span.status
+        attrs, events, links = span.attributes, span.events, span.links
+        dropped_attributes = span.dropped_attributes
+        dropped_events, dropped_links = span.dropped_events, span.dropped_links
     if ctx is None:
-        raise ValueError(f"span {span.name!r} has no span context")
+        raise ValueError(f"span {name!r} has no span context")
     parts = [
         b"\x0a\x10" + ctx.trace_id.to_bytes(16, "big"),
         b"\x12\x08" + ctx.span_id.to_bytes(8, "big"),
@@ -299,34 +350,35 @@ def _span(span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: Blobs 
         parts.append(
             _ld(b"\x1a", ",".join([f"{k}={v}" for k, v in ctx.trace_state.items()]).encode())
         )
-    parent = span.parent
     if parent:
         parts.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
-    if span.name:
-        parts.append(_ld(b"\x2a", span.name.encode("utf-8")))
-    parts.append(_KIND[span.kind])
-    if span.start_time:
-        parts.append(b"\x39" + _Q(span.start_time))
-    if span.end_time:
-        parts.append(b"\x41" + _Q(span.end_time))
-    # ReadableSpan.attributes wraps the same mapping in a read-only proxy.
-    attrs = getattr(span, "_attributes", None)
-    if attrs is None:
-        attrs = span.attributes
+    if name:
+        parts.append(_ld(b"\x2a", name.encode("utf-8")))
+    parts.append(_KIND[kind])
+    if start_time:
+        parts.append(b"\x39" + _Q(start_time))
+    if end_time:
+        parts.append(b"\x41" + _Q(end_time))
     _attributes(parts, _T_SPAN, attrs, rule, max_inline, blobs)
-    if span.dropped_attributes:
-        parts.append(b"\x50" + _varint(span.dropped_attributes))
-    for event in span.events:
-        body = b"\x09" + _Q(event.timestamp) if event.timestamp else b""
-        if event.name:
-            body += _ld(b"\x12", event.name.encode("utf-8"))
-        body += _attributes_bytes(_T_EVENT, event.attributes, rule, max_inline, blobs)
-        if event.dropped_attributes:
-            body += b"\x20" + _varint(event.dropped_attributes)
+    if dropped_attributes:
+        parts.append(b"\x50" + _varint(dropped_attributes))
+    for event in events:
+        if type(event) is Event:  # its fields, past its properties
+            timestamp, event_name, event_attrs = event._timestamp, event._name, event._attributes
+            dropped = _dropped(event_attrs, BoundedAttributes)
+        else:
+            timestamp, event_name, event_attrs = event.timestamp, event.name, event.attributes
+            dropped = event.dropped_attributes
+        body = b"\x09" + _Q(timestamp) if timestamp else b""
+        if event_name:
+            body += _ld(b"\x12", event_name.encode("utf-8"))
+        body += _attributes_bytes(_T_EVENT, event_attrs, rule, max_inline, blobs)
+        if dropped:
+            body += b"\x20" + _varint(dropped)
         parts.append(_ld(b"\x5a", body))
-    if span.dropped_events:
-        parts.append(b"\x60" + _varint(span.dropped_events))
-    for link in span.links:
+    if dropped_events:
+        parts.append(b"\x60" + _varint(dropped_events))
+    for link in links:
         lc = link.context
         body = (
             b"\x0a\x10"
@@ -339,16 +391,18 @@ def _span(span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: Blobs 
             body += b"\x28" + _varint(link.dropped_attributes)
         body += _LINK_FLAG_REMOTE if lc.is_remote else _LINK_FLAG_LOCAL
         parts.append(_ld(b"\x6a", body))
-    if span.dropped_links:
-        parts.append(b"\x70" + _varint(span.dropped_links))
-    status = span.status
+    if dropped_links:
+        parts.append(b"\x70" + _varint(dropped_links))
     if status is not None:
-        body = b""
-        if status.description:
-            body += _ld(b"\x12", status.description.encode("utf-8"))
-        if status.status_code.value:
-            body += b"\x18" + _VARINT[status.status_code.value]
-        parts.append(_ld(b"\x7a", body))
+        description = status.description
+        code = status.status_code
+        if not description and code is StatusCode.UNSET:  # (most spans)
+            parts.append(b"\x7a\x00")
+        else:
+            body = _ld(b"\x12", description.encode("utf-8")) if description else b""
+            if code.value:
+                body += b"\x18" + _VARINT[code.value]
+            parts.append(_ld(b"\x7a", body))
     parts.append(_FLAG_REMOTE if parent is not None and parent.is_remote else _FLAG_LOCAL)
     return b"".join(parts)
 
