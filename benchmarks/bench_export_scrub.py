@@ -20,19 +20,26 @@ that much).  The same for the GenAI spans of ``bench_encoder.py`` (a long
 conversation repeated on every span, a payload of ours with its digest).
 Exits 1 if the export hid no secret or the two engines wrote different
 files.
+
+``--against REV`` also runs the exporter of an earlier commit (its package read
+with ``git archive`` into a temporary directory, never written into the tree), with
+its Hyperscan prefilter, in the same rounds: printed as ``export at REV``, and the
+file it wrote must be the one this exporter wrote, byte for byte.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench_encoder import genai_spans
-from bench_redaction import interleaved
+from bench_redaction import interleaved, package_at
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -41,7 +48,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
-from otel_replay import redaction
 from otel_replay.redaction import Redactor
 
 QUESTIONS = [
@@ -121,21 +127,33 @@ def forget(engine: Redactor) -> None:
 
 
 def measure(
-    spans: list[ReadableSpan], repeats: int, median: bool = False
+    spans: list[ReadableSpan], repeats: int, median: bool = False, old: str | None = None
 ) -> tuple[dict[str, float], dict[str, bytes]]:
     """CPU seconds of the baseline and of each export of ``spans`` (best of ``repeats``
-    interleaved rounds, or the median round), and the file each export wrote."""
+    interleaved rounds, or the median round), and the file each export wrote.  ``old``:
+    the name of an earlier commit's package, whose exporter runs too (as ``at``)."""
     batches = [spans[i : i + 512] for i in range(0, len(spans), 512)]
-    engines = {"pure": Redactor(prefilter=False), "fast": Redactor()}
+    packages: dict[str, Any] = {"pure": otel_replay, "fast": otel_replay}
+    if old is not None:
+        packages["at"] = importlib.import_module(old)
+    redactions = {
+        name: importlib.import_module(package.__name__ + ".redaction")
+        for name, package in packages.items()
+    }
+    engines = {
+        name: module.Redactor(prefilter=name != "pure") for name, module in redactions.items()
+    }
     with tempfile.TemporaryDirectory() as tmp:
         exporters = {
-            name: otel_replay.FileSpanExporter(Path(tmp) / f"{name}.otlp") for name in engines
+            name: package.FileSpanExporter(Path(tmp) / f"{name}.otlp")
+            for name, package in packages.items()
         }
 
         def export(name: str) -> Callable[[], object]:
             def run() -> None:
                 engine = engines[name]
-                redaction.install_redactor(engine)  # the engine every exporter uses
+                # The engine every exporter of that package uses.
+                redactions[name].install_redactor(engine)
                 forget(engine)
                 for batch in batches:
                     exporters[name].export(batch)
@@ -161,7 +179,15 @@ def main() -> int:
     parser.add_argument("--spans", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--median", action="store_true", help="the median round, not the best")
+    parser.add_argument("--against", metavar="REV", help="also time the exporter of commit REV")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        old = package_at(args.against, Path(tmp)) if args.against else None
+        return report(args, old)
+
+
+def report(args: argparse.Namespace, old: str | None) -> int:
+    """Measure and print; 1 if an export hid nothing or two exports differ."""
     if Redactor()._shapes._made() is None:
         print("(the fast extra is not installed: both exports run the pure pass)")
     sets = {
@@ -172,9 +198,9 @@ def main() -> int:
     print(f"CPU time, {statistic} of {args.repeats} interleaved rounds")
     print(f"{'spans':<31}{'':<26}{'µs/span':>9}{'base/this':>11}")
     for title, spans in sets.items():
-        times, files = measure(spans, args.repeats, args.median)
-        if files["pure"] != files["fast"]:
-            print(f"MISMATCH: the two engines wrote different files of the {title}")
+        times, files = measure(spans, args.repeats, args.median, old)
+        if any(data != files["fast"] for data in files.values()):
+            print(f"MISMATCH: the exports wrote different files of the {title}")
             return 1
         if title == "third-party mix" and (
             b"[REDACTED]" not in files["fast"] or b"ghp_" in files["fast"]
@@ -184,6 +210,7 @@ def main() -> int:
         base = times["base"]
         for name, seconds in times.items():
             label = "encode_spans().Serialize" if name == "base" else name
+            label = f"export at {args.against}" if name == "export, at" else label
             print(
                 f"{title:<31}{label:<26}{seconds * 1e6 / len(spans):>9.1f}{base / seconds:>10.2f}x"
             )

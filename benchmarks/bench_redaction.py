@@ -181,6 +181,12 @@ def engine_at(rev: str, into: Path) -> Any:
     """A ``Redactor`` of commit ``rev``'s engine: its whole package, extracted under
     ``into`` as ``_redaction_at`` (its relative imports then find that commit's modules,
     wherever they lived then)."""
+    return importlib.import_module(package_at(rev, into) + ".redaction").Redactor()
+
+
+def package_at(rev: str, into: Path) -> str:
+    """The name under which commit ``rev``'s whole package is imported, extracted under
+    ``into`` as ``_redaction_at``."""
     root = Path(__file__).resolve().parent.parent
     archive = subprocess.run(
         ["git", "archive", "--format=tar", rev, "src/otel_replay"],
@@ -194,7 +200,7 @@ def engine_at(rev: str, into: Path) -> Any:
         tar.extractall(into, **safe)
     (into / "src" / "otel_replay").rename(into / "_redaction_at")
     sys.path.insert(0, str(into))
-    return importlib.import_module("_redaction_at.redaction").Redactor()
+    return "_redaction_at"
 
 
 def compare(rev: str, texts: dict[str, str], repeats: int, inner: int, median: bool) -> None:
