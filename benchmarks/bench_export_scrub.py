@@ -144,8 +144,11 @@ def measure(
         name: module.Redactor(prefilter=name != "pure") for name, module in redactions.items()
     }
     with tempfile.TemporaryDirectory() as tmp:
+        # (Each package's own module: the package's lazy names import ours by name.)
         exporters = {
-            name: package.FileSpanExporter(Path(tmp) / f"{name}.otlp")
+            name: importlib.import_module(
+                package.__name__ + ".export.file_exporter"
+            ).FileSpanExporter(Path(tmp) / f"{name}.otlp")
             for name, package in packages.items()
         }
 
