@@ -49,7 +49,8 @@ from .ending_span import (
     update_shared,
     update_status,
 )
-from .scrub_payload import REMOVED, payload_changes
+from .scrub_payload import REMOVED as REMOVED
+from .scrub_payload import payload_changes
 
 T = TypeVar("T")
 
@@ -91,39 +92,30 @@ def attribute_changes(
     if not attrs:
         return changes
     attrs = getattr(attrs, "_dict", attrs)  # BoundedAttributes: its dict, without the lock
-    actions, names, plain = _plan(attrs, r, stored)
-    if plain:  # every value judged by itself alone (the common span's names)
+    names, others, skip = _plan(attrs, r, stored)
+    if not names and not others:  # every value judged by itself alone (the common span)
         changes = r.changed_values(attrs)
         hidden += [path + key for key in changes]
         return changes
     text = r.text
+    # The values judged by their text alone in one call; then those their names say more
+    # of, each hidden path listed in the order of the attributes.
+    found = r.changed_values(attrs, skip) if len(skip) < len(attrs) else {}
     payloads: set[str] = set()
     companions: list[str] = []
-    for (key, value), action in zip(attrs.items(), actions, strict=True):
-        if action is not _VALUE:
-            if action is _COMPANION:  # a payload's companion: the payload is scrubbed whole
-                payloads.add(key[key.index(".", len(_OURS)) + 1 :])
-                companions.append(key)
-            elif action is _PAYLOAD:
-                payloads.add(key)
-            if action is not _SECRET:
-                continue
-        t = type(value)
-        if action is _SECRET:
-            new: Any = PLACEHOLDER
-        elif t is str:
-            new = text(value)
-        elif t is bool or t is int or t is float:
-            continue
-        elif t is bytes:
-            new = r.data(value)
-        elif t is tuple or t is list or t is dict:
-            new = r.scrub(value, key, [])
-        else:
-            continue
-        if new is not value and new != value:
-            changes[key] = new
-            hidden.append(path + names.get(key, key))
+    for key, action in others:
+        if action is _COMPANION:  # a payload's companion: the payload is scrubbed whole
+            payloads.add(key[key.index(".", len(_OURS)) + 1 :])
+            companions.append(key)
+        elif action is _PAYLOAD:
+            payloads.add(key)
+        elif action is _SECRET:
+            value = attrs[key]
+            if value is not PLACEHOLDER and value != PLACEHOLDER:
+                found[key] = PLACEHOLDER
+    if found:
+        changes = {key: found[key] for key in attrs if key in found}
+        hidden += [path + names.get(key, key) for key in changes]
     for key in payloads:
         if payload_changes(attrs, key, r, changes, moved or {}):
             hidden.append(path + names.get(key, key))
@@ -145,45 +137,42 @@ def attribute_changes(
 
 #: What ``attribute_changes`` does with a value, by its name (see ``_plan``).
 _VALUE, _SECRET, _SKIP, _COMPANION, _PAYLOAD = "value", "secret", "skip", "companion", "payload"
-#: Per tuple of attribute names and whether stored: the redactor that judged them, what is
-#: done with each value, the names renamed, and whether every value is a ``_VALUE`` and
-#: no name renamed.  An instrumentation sets the same names on every span: they are
-#: judged once, not once a span.  Cleared when full.
-_plans: dict[tuple[tuple[Any, ...], bool], tuple[Redactor, list[str], dict[str, str], bool]] = {}
+_Plan = tuple[dict[str, str], list[tuple[str, str]], frozenset[str]]
+#: Per tuple of attribute names and whether stored: the redactor that judged them, and
+#: the plan (see ``_plan``).  An instrumentation sets the same names on every span: they
+#: are judged once, not once a span.  Cleared when full.
+_plans: dict[tuple[tuple[Any, ...], bool], tuple[Redactor, _Plan]] = {}
 _PLANS_MAX = 1024
 
 
-def _plan(
-    attrs: Mapping[str, Any], r: Redactor, stored: bool
-) -> tuple[list[str], dict[str, str], bool]:
-    """What ``attribute_changes`` does with each value of ``attrs``, in order, the new
-    name of each key whose text hides a secret (see :func:`renamed_keys`), and whether
-    each value is only scrubbed where it stands (no name renamed): all told by the names
-    alone, and remembered per tuple of them."""
+def _plan(attrs: Mapping[str, Any], r: Redactor, stored: bool) -> _Plan:
+    """The new name of each key of ``attrs`` whose text hides a secret (see
+    :func:`renamed_keys`); each key whose value is not scrubbed where it stands as any
+    value is, with what ``attribute_changes`` does with it (in order); and those keys:
+    all told by the names alone, and remembered per tuple of them."""
     key = (tuple(attrs), stored)
     known = _plans.get(key)
     if known is not None and known[0] is r:
-        return known[1], known[2], known[3]
-    actions: list[str] = []
+        return known[1]
+    others: list[tuple[str, str]] = []
     digests = any(type(k) is str and k.startswith(A.SHA256) for k in attrs)
     for k in attrs:
         secret = r.is_secret_key(k)  # (raises for a name that is no text, as before)
         if k.startswith(_OURS) and k.startswith(_COMPANIONS):
-            actions.append(_COMPANION if stored else _SKIP)
+            others.append((k, _COMPANION if stored else _SKIP))
         elif not stored and k.startswith(_OURS) and (k == A.REDACTED or k.startswith(A.FP)):
-            actions.append(_SKIP)  # our bookkeeping: hidden paths, the fingerprint
+            others.append((k, _SKIP))  # our bookkeeping: hidden paths, the fingerprint
         elif digests and (A.SHA256 + k) in attrs:
             # Our payload: scrubbed when captured, its digest of what was written (stored:
             # scrubbed whole, with its companions).
-            actions.append(_PAYLOAD if stored else _SKIP)
-        else:
-            actions.append(_SECRET if secret else _VALUE)
-    names = renamed_keys(attrs, r.text)
-    plain = not names and all(action is _VALUE for action in actions)
+            others.append((k, _PAYLOAD if stored else _SKIP))
+        elif secret:
+            others.append((k, _SECRET))
+    plan = (renamed_keys(attrs, r.text), others, frozenset(k for k, _ in others))
     if len(_plans) >= _PLANS_MAX:
         _plans.clear()
-    _plans[key] = (r, actions, names, plain)
-    return actions, names, plain
+    _plans[key] = (r, plan)
+    return plan
 
 
 def renamed_keys(attrs: Mapping[str, Any], text: Callable[[str], str]) -> dict[str, str]:

@@ -318,9 +318,10 @@ def _reads_as_sdk(cls: type) -> bool:
     return sdk
 
 
-def _dropped(held: Any, bounded: type) -> int:
+def _dropped(held: Any, bounded: type[Any]) -> int:
     """What the SDK's ``dropped_*`` property says of ``held``."""
-    return held.dropped if isinstance(held, bounded) else 0
+    dropped: int = held.dropped if isinstance(held, bounded) else 0
+    return dropped
 
 
 def _span(span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: Blobs | None) -> bytes:

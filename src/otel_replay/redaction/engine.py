@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
 
 from ..limits import PLAIN_DEPTH
@@ -115,11 +115,14 @@ class Redactor(TextRedactor):
         stack = _Path((path,))
         return self._scrub(value, stack, hidden, False), stack.plain
 
-    def changed_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+    def changed_values(
+        self, values: Mapping[str, Any], skip: Container[str] = ()
+    ) -> dict[str, Any]:
         """The values of the flat mapping ``values`` (a span's attributes) that hide a
         secret, scrubbed, by key, in order: a text as :meth:`text` scrubs it, bytes as
         :meth:`data`, a list, tuple or mapping as :meth:`scrub` under its key, anything
-        else left.  Names are not judged here: the caller judged them.
+        else left, and those under a key of ``skip`` not looked at.  Names are not
+        judged here: the caller judged them.
 
         Spans repeat most of their texts (names, models, the conversation so far): those
         seen before are answered from memory here, without a call for each.
@@ -130,6 +133,8 @@ class Redactor(TextRedactor):
         memo = self._memo if type(self).text is TextRedactor.text else None
         long_clean = self._long_clean
         for key, value in values.items():
+            if skip and key in skip:
+                continue
             t = type(value)
             new: Any
             if t is str:

@@ -128,6 +128,8 @@ class Prefilter:
             return None
         if not found:
             return self._nothing  # (most text; never changed by the caller)
+        if len(found) == 2 and found[0] >= _FLAG_IDS:  # one flag alone (an id: base64)
+            return Hits(self.always | (found[0] ^ _FLAG_IDS), [], [])
         # Text dense with words has thousands: told apart in C (slices, maps), not in a
         # loop of Python's.
         ids = found[0::2]
