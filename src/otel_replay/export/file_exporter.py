@@ -496,9 +496,10 @@ class FileSpanExporter(SpanExporter):
     def _writable(self, span: ReadableSpan) -> ReadableSpan:
         """``span``, or a copy whose name and event names have each lone surrogate (no
         UTF-8 spelling: the whole span could not be written) replaced by U+FFFD."""
+        given = span.events  # (each read copies them)
         name = _utf8_safe(span.name)
-        events = [_utf8_safe(e.name) for e in span.events]
-        if name is span.name and all(n is e.name for n, e in zip(events, span.events, strict=True)):
+        events = [_utf8_safe(e.name) for e in given]
+        if name is span.name and all(n is e.name for n, e in zip(events, given, strict=True)):
             return span
         with self._count_lock:
             self.names_replaced += 1
@@ -513,7 +514,7 @@ class FileSpanExporter(SpanExporter):
             name=name,
             events=[
                 e if n is e.name else Event(n, e.attributes, e.timestamp)
-                for n, e in zip(events, span.events, strict=True)
+                for n, e in zip(events, given, strict=True)
             ],
         )
 

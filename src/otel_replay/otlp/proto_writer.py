@@ -99,6 +99,8 @@ def _any(value: Any) -> bytes:
         return b"\x21" + _D(value)
     if t is bytes:
         return _ld(b"\x3a", value)
+    if t is tuple or t is list:  # (a Sequence, and none of the above)
+        return _ld(b"\x2a", b"".join([_ld(b"\x0a", _any(v)) for v in value]))
     # Subclasses and containers, in encode_spans' isinstance order.
     if value is None:
         return b""
@@ -155,6 +157,11 @@ def _skip(key: str, exc: Exception) -> None:
     _skipped.warn(key, "otel-replay: attribute %r not exported: %s", key, exc)
 
 
+def _short_texts(value: tuple[Any, ...]) -> bool:
+    """Whether every item of ``value`` is a text of at most 64 characters."""
+    return all(type(v) is str and len(v) <= 64 for v in value)
+
+
 def _attributes(
     out: list[bytes],
     tag: bytes,
@@ -186,6 +193,8 @@ def _attributes(
             or t is int
             # -0.0 equals 0.0 but is encoded differently; NaN never hits.
             or (t is float and value != 0.0 and value == value)
+            # A few short texts (finish reasons): equal tuples of texts encode alike.
+            or (t is tuple and len(value) <= 4 and _short_texts(value))
         ):
             pair = (key, t, value)
             hit = pairs.get(pair)
