@@ -39,6 +39,7 @@ from opentelemetry.trace import Link, SpanContext, Status
 from opentelemetry.trace.span import TraceState
 
 from .. import attributes as A
+from ..otlp.sdk_fields import reads_as_sdk
 from ..redaction import PLACEHOLDER, Redactor, redactor
 from .ending_span import (
     update_attributes,
@@ -462,24 +463,13 @@ _READ: Final = (
     "resource",
     "instrumentation_scope",
 )
-#: Per class of span, whether it reads them as the SDK's ``ReadableSpan`` does.
-_sdk_reads: dict[type, bool] = {}
 _Read = tuple[Any, Any, Any, Any, Any, Status, Resource, Any]
 
 
 def _read(span: ReadableSpan) -> _Read:
     """A span's name, context, attributes, events, links, status, resource and scope,
-    read past the SDK's properties where the span's class keeps them (each is a Python
-    call; the attributes' read-only view costs one for every key read, and the events
-    and links are copied into a tuple at each read)."""
-    cls = type(span)
-    sdk = _sdk_reads.get(cls)
-    if sdk is None:
-        sdk = all(getattr(cls, n, None) is getattr(ReadableSpan, n) for n in _READ)
-        if len(_sdk_reads) > 64:
-            _sdk_reads.clear()
-        _sdk_reads[cls] = sdk
-    if sdk:
+    read past the SDK's properties where the span's class keeps them."""
+    if reads_as_sdk(type(span), _READ):
         return (
             span._name,
             span._context,

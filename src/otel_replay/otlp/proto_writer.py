@@ -25,6 +25,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from .. import attributes as A
 from .. import settings
 from ..payload.blobs import Blobs
+from .sdk_fields import reads_as_sdk
 
 __all__ = ["encode_request"]
 
@@ -313,18 +314,6 @@ _READ = (
     "dropped_links",
     "status",
 )
-#: Per class of span, whether it reads them as the SDK's ``ReadableSpan`` does.
-_sdk_reads: dict[type, bool] = {}
-
-
-def _reads_as_sdk(cls: type) -> bool:
-    sdk = _sdk_reads.get(cls)
-    if sdk is None:
-        sdk = all(getattr(cls, n, None) is getattr(ReadableSpan, n) for n in _READ)
-        if len(_sdk_reads) > 64:
-            _sdk_reads.clear()
-        _sdk_reads[cls] = sdk
-    return sdk
 
 
 def _dropped(held: Any, bounded: type[Any]) -> int:
@@ -335,7 +324,7 @@ def _dropped(held: Any, bounded: type[Any]) -> int:
 
 def _span(span: ReadableSpan, rule: _Rule, max_inline: int | None, blobs: Blobs | None) -> bytes:
     """One ``Span`` message, without its field header."""
-    if _reads_as_sdk(type(span)):
+    if reads_as_sdk(type(span), _READ):
         # Its fields read past the SDK's properties: each is a Python call, and the
         # events and links are copied into a tuple at each read.
         ctx, parent, name, kind = span._context, span._parent, span._name, span._kind
