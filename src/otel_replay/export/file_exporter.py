@@ -48,6 +48,7 @@ from .. import settings
 from ..otlp import framing
 from ..otlp.framing import frame
 from ..otlp.rotation import INDEX_SUFFIX
+from ..otlp.sdk_fields import reads_as_sdk
 from ..payload.blobs import Blobs, BlobStore
 from ..payload.store import PayloadStore
 from .readable_spans import copied
@@ -141,6 +142,9 @@ def _utf8_safe(text: str) -> str:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
 
+
+#: What ``_writable`` reads of a span.
+_NAMED: Final = ("name", "events")
 
 #: Seconds an export waits for another writer's lock before dropping its spans.
 DEFAULT_LOCK_TIMEOUT: Final = settings.DEFAULT_OTEL_REPLAY_LOCK_TIMEOUT
@@ -474,7 +478,10 @@ class FileSpanExporter(SpanExporter):
         """The request body, and how many spans had to be left out."""
         encoder = _encoder(self.format)
         # Spans of a provider without ReplaySpanProcessor reach us unscrubbed.
-        spans = [self._writable(hidden_copy(span)) for span in spans]
+        spans = [hidden_copy(span) for span in spans]
+        proto = self.format == "proto"
+        if not proto:
+            spans = [self._writable(span) for span in spans]
 
         def encode(batch: Sequence[ReadableSpan]) -> bytes:
             return encoder(batch, max_inline=self.max_inline, blobs=self.blobs)
@@ -482,24 +489,38 @@ class FileSpanExporter(SpanExporter):
         try:
             return encode(spans), 0
         except Exception as exc:
-            # One strange span should not cost the batch: keep those that encode alone.
-            good = []
-            for span in spans:
-                with contextlib.suppress(Exception):
-                    encode([span])
-                    good.append(span)
-            if not good:
-                raise
-            self._warn(f"{len(spans) - len(good)} spans could not be encoded ({exc!r})")
-            return encode(good), len(spans) - len(good)
+            failure = exc
+        if proto:
+            # The protobuf encoder fails on a span or event name holding a lone surrogate:
+            # names are made writable only then (looking costs every span a walk).
+            spans = [self._writable(span) for span in spans]
+            try:
+                return encode(spans), 0
+            except Exception as exc:
+                failure = exc
+        # One strange span should not cost the batch: keep those that encode alone.
+        good = []
+        for span in spans:
+            with contextlib.suppress(Exception):
+                encode([span])
+                good.append(span)
+        if not good:
+            raise failure
+        self._warn(f"{len(spans) - len(good)} spans could not be encoded ({failure!r})")
+        return encode(good), len(spans) - len(good)
 
     def _writable(self, span: ReadableSpan) -> ReadableSpan:
         """``span``, or a copy whose name and event names have each lone surrogate (no
         UTF-8 spelling: the whole span could not be written) replaced by U+FFFD."""
-        given = span.events  # (each read copies them)
-        name = _utf8_safe(span.name)
+        if reads_as_sdk(type(span), _NAMED):
+            given_name, given = span._name, span._events
+        else:
+            given_name, given = span.name, span.events
+        name = _utf8_safe(given_name)
+        if not given and name is given_name:
+            return span  # (most spans: an ASCII name, no events)
         events = [_utf8_safe(e.name) for e in given]
-        if name is span.name and all(n is e.name for n, e in zip(events, given, strict=True)):
+        if name is given_name and all(n is e.name for n, e in zip(events, given, strict=True)):
             return span
         with self._count_lock:
             self.names_replaced += 1
