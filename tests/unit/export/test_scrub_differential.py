@@ -162,7 +162,7 @@ def _spans(draw: st.DrawFn) -> list[ReadableSpan]:
 
 
 @settings(
-    max_examples=150,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
