@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO
 
 _ORDER_ID = re.compile(r"ORD-\d+")
+_AGAIN = re.compile(r"(ORD-\d+)-(\d+)")
 DEFAULT_ORDER = "ORD-5521"
 
 
@@ -59,6 +60,14 @@ def order_in(text: str) -> str:
     """The order id a question (or any text) names; the default order when none."""
     found = _ORDER_ID.search(text)
     return found.group(0) if found else DEFAULT_ORDER
+
+
+def again_of(order_id: str) -> tuple[str, str | None]:
+    """``ORD-5521-2`` -> ``("ORD-5521", "2")``: the run's order and which call again of a
+    tool this is (a tool called twice gets another ``order_id`` argument, so that its
+    result differs and pairs with its call); ``ORD-5521`` -> ``("ORD-5521", None)``."""
+    found = _AGAIN.fullmatch(order_id)
+    return (found.group(1), found.group(2)) if found else (order_id, None)
 
 
 def digits(order_id: str) -> str:
@@ -83,13 +92,18 @@ class Spelling:
 
     ``separators`` None: the wire's own (no spaces on the APIs, ``json.dumps``'
     default in a ReAct answer); ``key_order``: ``given`` (the call's), ``sorted``
-    or ``reversed``; ``escape_slash``: ``/`` written ``\\/``.
+    or ``reversed``; ``escape_slash``: ``/`` written ``\\/``; ``indent``: pretty-printed
+    (``{\\n  "order_id": ...\\n}``, as ``json.dumps(indent=...)`` does); ``around``: the
+    whitespace before and after the JSON text (models write leading spaces and trailing
+    newlines).
     """
 
     separators: tuple[str, str] | None = None
     ensure_ascii: bool = False
     key_order: str = "given"
     escape_slash: bool = False
+    indent: int | None = None
+    around: tuple[str, str] = ("", "")
 
     def ordered(self, args: dict[str, Any]) -> dict[str, Any]:
         """``args`` with its keys in this spelling's order."""
@@ -106,8 +120,10 @@ class Spelling:
             self.ordered(args),
             ensure_ascii=self.ensure_ascii,
             separators=self.separators or separators,
+            indent=self.indent,
         )
-        return text.replace("/", "\\/") if self.escape_slash else text
+        text = text.replace("/", "\\/") if self.escape_slash else text
+        return self.around[0] + text + self.around[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,7 +209,10 @@ class Scenario:
     fails first (:class:`Retry`), which the client retries.  ``ids``: the shape of the
     model's call ids (:data:`ID_SHAPES`).  ``parts``: how answers come in parts on the
     wire (:class:`Parts`).  ``retried``: the raising tool fails its first attempt only,
-    and the model calls it again.  Strings may hold ``{order_id}`` and ``{digits}``.
+    and the model calls it again.  ``again``: what a tool
+    returns when called again with other arguments (key ``<tool>-<n>``: its call whose
+    ``order_id`` argument is ``{order_id}-<n>``, see :func:`again_of`), so that each
+    result pairs with one call.  Strings may hold ``{order_id}`` and ``{digits}``.
     """
 
     name: str
@@ -213,6 +232,7 @@ class Scenario:
     #: The raising tool fails only its first attempt in a run: the model, told of the error,
     #: calls it again (same arguments) in a turn of its own, and that attempt returns.
     retried: bool = False
+    again: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     # --- the model's side ---------------------------------------------------------
     def calls_of_turn(self, turn: int, order_id: str) -> list[tuple[Call, dict[str, Any]]]:
@@ -294,9 +314,13 @@ class Scenario:
     # --- the agent's side ---------------------------------------------------------
     def result(self, tool: str, order_id: str) -> Any:
         """What ``tool`` returns for ``order_id`` (None for the raising tool, unless it is
-        retried: then what its second attempt returns)."""
+        retried: then what its second attempt returns); for ``<order>-<n>`` (a call again,
+        :func:`again_of`), its result in :attr:`again`."""
         if tool == self.raising and not self.retried:
             return None
+        order, n = again_of(order_id)
+        if n is not None and f"{tool}-{n}" in self.again:
+            return fill(self.again[f"{tool}-{n}"], order)
         return fill(self.tools[tool].returns, order_id)
 
     def raised(self, tool: str, attempt: int) -> bool:
@@ -320,6 +344,8 @@ class Scenario:
             sp = dict(c.get("spelling") or {})
             if sp.get("separators") is not None:
                 sp["separators"] = tuple(sp["separators"])
+            if sp.get("around") is not None:
+                sp["around"] = tuple(sp["around"])
             return Call(c["tool"], c["arguments"], Spelling(**sp))
 
         return Scenario(
@@ -338,6 +364,7 @@ class Scenario:
             ids=data.get("ids", "named"),
             parts=Parts(**(data.get("parts") or {})),
             retried=bool(data.get("retried")),
+            again=dict(data.get("again") or {}),
         )
 
 
@@ -657,6 +684,78 @@ def _value(rng: random.Random) -> Any:
     return {"error": _text(rng, 4), "code": rng.choice([400, 404, 503])}
 
 
+#: A 1×1 PNG (base64): the image a tool may return (kept small: traces carry it whole).
+PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def _shape(rng: random.Random) -> Any:
+    """A tool result of a shape :func:`_value` never draws: an image (an MCP or Anthropic
+    image content block with base64 data, a data URL, text and an image in one list), a
+    list that is not text blocks (of strings, numbers, objects, nested lists), an empty
+    list inside an object, a boolean, a very small or large number, unicode keys."""
+    kind = rng.choice(
+        (
+            "mcp_image",
+            "anthropic_image",
+            "data_url",
+            "text_and_image",
+            "strings",
+            "numbers",
+            "objects",
+            "nested",
+            "empty_inside",
+            "boolean",
+            "extreme",
+            "unicode_keys",
+        )
+    )
+    mcp_image = {"type": "image", "data": PNG_BASE64, "mimeType": "image/png"}
+    if kind == "mcp_image":
+        return [mcp_image]
+    if kind == "anthropic_image":
+        source = {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}
+        return [{"type": "image", "source": source}]
+    if kind == "data_url":
+        return "data:image/png;base64," + PNG_BASE64
+    if kind == "text_and_image":
+        return [{"type": "text", "text": f"{{order_id}}: {_text(rng, 3)}"}, mcp_image]
+    if kind == "strings":
+        return [_text(rng, 2) for _ in range(rng.randint(1, 4))]
+    if kind == "numbers":
+        return rng.sample([0, 1, -7, 2.5, 1e-9, 3.0e10, 12345678901], rng.randint(1, 4))
+    if kind == "objects":
+        return [{"sku": f"SKU-{i}", "qty": i, "label": _text(rng, 1)} for i in range(1, 3)]
+    if kind == "nested":
+        return [[1, 2], [[_text(rng, 1)]], [], [{"k": []}]]
+    if kind == "empty_inside":
+        return {"order_id": "{order_id}", "items": [], "notes": {}, "tags": [[]]}
+    if kind == "boolean":
+        return rng.choice([True, False])
+    if kind == "extreme":
+        return rng.choice([5e-324, 1e-300, 1.7976931348623157e308, 1e21, 2**63, -(2**53) - 1])
+    return {"clé": "{order_id}", "数量": 2, "🚚": True, "ключ": None, "a/b\tc": _text(rng, 1)}
+
+
+def _again(rng: random.Random, call: Call, n: int) -> Call:
+    """``call``'s tool called again with other arguments (``order_id`` ``{order_id}-<n>``, and
+    another ``reason``), spelled its own way."""
+    args: dict[str, Any] = {**call.arguments, "order_id": f"{{order_id}}-{n}"}
+    if "reason" in args:
+        args["reason"] = _text(rng, 3)
+    return Call(call.tool, args, _spelling(rng))
+
+
+#: Whitespace a model may write around or inside its arguments: (indent, around).
+_WHITESPACE: tuple[tuple[int | None, tuple[str, str]], ...] = (
+    (2, ("", "")),
+    (4, ("", "")),
+    (None, (" ", "")),
+    (None, ("", "\n")),
+    (None, ("\n", "\n")),
+    (2, ("  ", " \n")),
+)
+
+
 def _spelling(rng: random.Random) -> Spelling:
     return Spelling(
         separators=rng.choice([None, (",", ":"), (", ", ": "), (",", ": ")]),
@@ -679,7 +778,11 @@ def scenario_for(seed: int) -> Scenario:
     of the model's call ids (:data:`ID_SHAPES`), how the answers come in parts
     (:class:`Parts`), and whether the raising tool fails once only, the model calling
     it again (one logical call, two attempts); and which of the failed requests are a
-    connection closed instead (:attr:`Retry.cut`).  Its name is ``seed-N``.
+    connection closed instead (:attr:`Retry.cut`); then results of other shapes
+    (:func:`_shape`: images, lists, booleans, extreme numbers, unicode keys), the same
+    tool called again (in its turn with other arguments, and in a later turn, with the
+    same or other arguments), and whitespace around or inside a call's arguments
+    (leading spaces, trailing newlines, pretty-printed).  Its name is ``seed-N``.
     """
     rng = random.Random(seed)
     tools = list(_TOOL_SHAPES)
@@ -722,8 +825,8 @@ def scenario_for(seed: int) -> Scenario:
     if raising is not None and rng.random() < 0.35:
         # The raising tool fails once and the model calls it again, right after.
         at = next(i for i, group in enumerate(turns) if any(c.tool == raising for c in group))
-        again = next(c for c in turns[at] if c.tool == raising)
-        turns.insert(at + 1, (again,))
+        repeat = next(c for c in turns[at] if c.tool == raising)
+        turns.insert(at + 1, (repeat,))
         retried = True
     else:
         retried = False
@@ -731,6 +834,34 @@ def scenario_for(seed: int) -> Scenario:
     # (one closed partway through a JSON answer is not drawn: the Vercel AI SDK and LiteLLM's
     # own transport raise it to the agent, whose run then ends in an error).
     retries = tuple(dataclasses.replace(r, cut=rng.choice(("", "", "before"))) for r in retries)
+    # Drawn after all of the above, so that those draws stay what they were for every seed.
+    results = {
+        name: dataclasses.replace(t, returns=_shape(rng)) if rng.random() < 0.35 else t
+        for name, t in results.items()
+    }
+    again: dict[str, Any] = {}
+    grouped = [list(calls) for calls in turns]
+    if rng.random() < 0.35:
+        # The same tool twice in one turn, with other arguments (placed before or after).
+        group = grouped[rng.randrange(len(grouped))]
+        twice = _again(rng, rng.choice(group), 2)
+        group.insert(rng.randint(0, len(group)), twice)
+        again[f"{twice.tool}-2"] = _value(rng) if rng.random() < 0.5 else _shape(rng)
+    if rng.random() < 0.35:
+        # A tool called again in a later turn: the same arguments, or others.
+        first = rng.choice([c for calls in grouped for c in calls])
+        if rng.random() < 0.3:
+            grouped.append([Call(first.tool, first.arguments, _spelling(rng))])
+        else:
+            grouped.append([_again(rng, first, 3)])
+            again[f"{first.tool}-3"] = _value(rng) if rng.random() < 0.5 else _shape(rng)
+    for calls in grouped:
+        for i, c in enumerate(calls):
+            if rng.random() < 0.3:
+                indent, around = rng.choice(_WHITESPACE)
+                spelled = dataclasses.replace(c.spelling, indent=indent, around=around)
+                calls[i] = dataclasses.replace(c, spelling=spelled)
+    turns = [tuple(calls) for calls in grouped]
     return dataclasses.replace(
         DEFAULT,
         name=f"seed-{seed}",
@@ -747,6 +878,7 @@ def scenario_for(seed: int) -> Scenario:
         ids=ids,
         parts=parts,
         retried=retried,
+        again=again,
     )
 
 
@@ -935,8 +1067,15 @@ def as_json(scn: Scenario | None = None) -> dict[str, Any]:
         "raises": scn.raises,
         "tracking_error": scn.error,
         "errors": {o: scn.error_of(o) for o in orders},
+        # Keyed by the call's order_id argument: ``ORD-5521-2`` is a tool called again.
         "results": {
-            name: {o: scn.result(name, o) for o in orders}
+            name: {
+                o: scn.result(name, o)
+                for o in [
+                    *orders,
+                    *(f"{o}-{k.rpartition('-')[2]}" for o in orders for k in scn.again),
+                ]
+            }
             for name in scn.tools
             if name != scn.raising or scn.retried
         },

@@ -385,9 +385,54 @@ def test_the_generator_draws_every_dimension() -> None:
     for s in again:
         # The raising tool's one logical call, made twice: the same arguments, next turn.
         at = next(i for i, g in enumerate(s.turns) if any(c.tool == s.raising for c in g))
-        first = next(c for c in s.turns[at] if c.tool == s.raising)
-        assert s.turns[at + 1] == (first,)
+        # (Not a call again with other arguments, which a turn may hold beside it.)
+        first = next(
+            c
+            for c in s.turns[at]
+            if c.tool == s.raising and c.arguments["order_id"] == "{order_id}"
+        )
+        # Spelled its own way, maybe: whitespace is drawn per call.
+        assert any(c.arguments == first.arguments for c in s.turns[at + 1] if c.tool == s.raising)
         assert s.raised(first.tool, 0) and not s.raised(first.tool, 1)
+    shapes = returns + [r for s in drawn for r in s.again.values()]
+    blocks = [b for r in shapes if isinstance(r, list) for b in r if isinstance(b, dict)]
+    assert any("mimeType" in b for b in blocks) and any("source" in b for b in blocks), "images"
+    assert any(
+        isinstance(r, list) and len({b.get("type") for b in r if isinstance(b, dict)}) > 1
+        for r in shapes
+    ), "text and an image in one list"
+    assert any(isinstance(r, str) and r.startswith("data:image/") for r in shapes), "a data URL"
+    assert any(isinstance(r, list) and r and all(isinstance(v, str) for v in r) for r in shapes)
+    assert any(isinstance(r, list) and any(isinstance(v, list) for v in r) for r in shapes)
+    assert {True, False} <= {r for r in shapes if isinstance(r, bool)}
+    assert any(isinstance(r, float) and r < 1e-100 for r in shapes) and 2**63 in shapes
+    assert any(isinstance(r, dict) and any(not k.isascii() for k in r) for r in shapes)
+    assert any(isinstance(r, dict) and [] in r.values() for r in shapes), "an empty list inside"
+    tools_twice = [
+        [c.tool for c in turn]
+        for s in drawn
+        for turn in s.turns
+        if len({c.tool for c in turn}) < len(turn)
+    ]
+    assert tools_twice, "the same tool twice in one turn"
+    later = [
+        s
+        for s in drawn
+        if not s.retried
+        and any(
+            c.tool in {d.tool for t in s.turns[:i] for d in t}
+            for i, t in enumerate(s.turns)
+            for c in t
+        )
+    ]
+    assert any(f"{c.tool}-3" in s.again for s in later for c in s.turns[-1]), (
+        "again, other arguments"
+    )
+    assert any(not s.turns[-1][0].arguments["order_id"].endswith("-3") for s in later), (
+        "the same ones"
+    )
+    assert any(c.spelling.indent for c in calls), "pretty-printed arguments"
+    assert {c.spelling.around for c in calls} >= {("", ""), (" ", ""), ("", "\n"), ("\n", "\n")}
 
 
 def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
