@@ -110,3 +110,56 @@ def tool_message_content(value: Mapping[str, Any]) -> tuple[Any] | None:
     if value.get("type") == "tool" and isinstance(data, Mapping) and "content" in data:
         return (data["content"],)
     return None
+
+
+#: ``llm.invocation_parameters._type`` of langchain-openai's ``ChatOpenAI``.
+OPENAI_CHAT_TYPE = "openai-chat"
+
+
+def openai_sent_blocks(content: Any) -> Any:
+    """A LangChain message's content blocks as langchain-openai sends them.
+
+    ``ChatOpenAI`` formats a message's content list before the request
+    (``_format_message_content``): an Anthropic-style image block
+    (``{"type": "image", "source": {...}}``, which a tool may return) becomes an
+    ``image_url`` part, a data URL for base64 data (``data:<media_type>;base64,<data>``)
+    or the source's URL, and one with any other source is left out.  Other blocks
+    are sent as they are, and so is content that is not a list.
+    """
+    if not isinstance(content, list):
+        return content
+    out: list[Any] = []
+    for block in content:
+        source = block.get("source") if isinstance(block, Mapping) else None
+        if not (isinstance(block, Mapping) and block.get("type") == "image" and source):
+            out.append(block)
+            continue
+        if not isinstance(source, Mapping):
+            out.append(block)
+        elif source.get("type") == "base64" and source.get("media_type") and source.get("data"):
+            url = f"data:{source['media_type']};base64,{source['data']}"
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        elif source.get("type") == "url" and source.get("url"):
+            out.append({"type": "image_url", "image_url": {"url": source["url"]}})
+    return out
+
+
+def openai_sent_messages(messages: Any) -> Any:
+    """GenAI messages read from a ``ChatOpenAI`` call's record with their content blocks
+    (tool results' and the messages' own parts) as langchain-openai sent them
+    (:func:`openai_sent_blocks`); anything else as it is."""
+    if not isinstance(messages, list):
+        return messages
+    out: list[Any] = []
+    for m in messages:
+        parts = m.get("parts") if isinstance(m, Mapping) else None
+        if not isinstance(parts, list):
+            out.append(m)
+            continue
+        sent = []
+        for part in openai_sent_blocks(parts):
+            if isinstance(part, Mapping) and part.get("type") == "tool_call_response":
+                part = {**part, "response": openai_sent_blocks(part.get("response"))}
+            sent.append(part)
+        out.append({**m, "parts": sent})
+    return out

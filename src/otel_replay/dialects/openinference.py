@@ -126,7 +126,11 @@ def _model(span: SpanView, out: GenAI) -> None:
     flat_in = flat_messages(span, "llm.input_messages")
     flat_out = flat_messages(span, "llm.output_messages")
     sent, answer = loads(span.get("input.value")), loads(span.get("output.value"))
-    put(out, A.INPUT_MESSAGES, _fuller(flat_in, LC.prompt(sent) or _body_messages(sent, True)))
+    inputs = _fuller(flat_in, LC.prompt(sent) or _body_messages(sent, True))
+    if invocation.get("_type") == LC.OPENAI_CHAT_TYPE:
+        # LangChain's messages, recorded before ChatOpenAI formatted their content blocks.
+        inputs = LC.openai_sent_messages(inputs)
+    put(out, A.INPUT_MESSAGES, inputs)
     put(out, A.OUTPUT_MESSAGES, _fuller(flat_out, LC.generations(answer) or _body_messages(answer)))
     put(out, A.TOOL_DEFINITIONS, _tools(unflatten(span.attributes, "llm.tools")))
     # The bodies fill what the flattened attributes did not carry.
@@ -176,6 +180,15 @@ def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
         f["type"] == b["type"] == "tool_call_response"
         and f.get("response") in (None, "")
         and b.get("response") not in (None, f.get("response"))
+        for f, b in zip(flat["parts"], body["parts"], strict=False)
+    ):
+        return True
+    # Blocks of a tool's result the flattening has no attributes for (an MCP image block,
+    # ``{"type": "image", "data", "mimeType"}``, beside a text): the body holds them all.
+    if any(
+        f["type"] == b["type"] == "tool_call_response"
+        and isinstance(b.get("response"), list)
+        and f.get("response") != b.get("response")
         for f, b in zip(flat["parts"], body["parts"], strict=False)
     ):
         return True

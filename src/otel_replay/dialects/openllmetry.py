@@ -36,6 +36,7 @@ from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
+from . import langchain_serialized as LC
 from .flat import unflatten
 from .span import Dialect, GenAI, SpanView, loads, put
 
@@ -158,10 +159,14 @@ def _repair(span: SpanView) -> GenAI:
     out: GenAI = {}
     if span.scope != LANGCHAIN_SCOPE:
         return out
+    # LangChain's messages, recorded before ChatOpenAI formatted their content blocks.
+    openai = span.get("traceloop.association.properties.ls_provider") == "openai"
     for key in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES):
         messages = loads(span.get(key))
         if isinstance(messages, list):
             repaired = [_items_read(m) if isinstance(m, Mapping) else m for m in messages]
+            if openai and key == A.INPUT_MESSAGES:
+                repaired = LC.openai_sent_messages(repaired)
             if repaired != messages:
                 out[key] = repaired
     return out

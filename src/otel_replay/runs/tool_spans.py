@@ -180,7 +180,9 @@ def _answers(tool: Step, call: Mapping[str, Any], rule: str) -> bool:
         return same and (rule == "id" or t.tool_name == call.get("name"))
     if t.call_id is not None or t.tool_name != call.get("name"):
         return False  # a span with its own id answers only that call
-    return rule == "name" or spelled_value(t.arguments) == spelled_value(call.get("arguments"))
+    # Arguments recorded as JSON text or as a Python ``str()`` of the dict (OpenInference 0.1
+    # on LangChain 0.3): the same tool called twice in one turn pairs by its own arguments.
+    return rule == "name" or _spelled(t.arguments) == spelled_value(call.get("arguments"))
 
 
 def _fill(tool: Step, call: Mapping[str, Any], sent: Any) -> None:

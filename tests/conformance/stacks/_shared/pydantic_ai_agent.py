@@ -55,6 +55,9 @@ def make_agent(args: Any) -> Agent[None, str]:
         name="support",
         instructions=scenario.SYSTEM_PROMPT,
         model_settings={"temperature": 0, "max_tokens": 1024},
+        # A scenario may call the raising tool again (in its turn or a later one): each
+        # failure is a retry the model is told of, past pydantic-ai's default of one.
+        retries=3,
     )
 
     @agent.tool_plain
