@@ -385,12 +385,15 @@ class _RunCheck:
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
             self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
         seen: dict[str, int] = {}
-        attempts: dict[str, int] = {}
+        attempts: dict[tuple[str, str], int] = {}
         for call_id, name, args, result in calls:
             # The how-many-th call with this id: ids may repeat across a run's model steps.
             nth = seen[call_id] = seen.get(call_id, -1) + 1
-            # A tool the scenario retries raises at its first attempt only.
-            attempt = attempts[name] = attempts.get(name, -1) + 1
+            # A tool the scenario retries raises at its first attempt only: attempts are
+            # counted per tool and order, as the agent's tools count them (a call again with
+            # other arguments is another order's first).
+            order = str(args.get("order_id")) if isinstance(args, dict) else ""
+            attempt = attempts[name, order] = attempts.get((name, order), -1) + 1
             # What the model was sent is read off the wire once (``value``: a JSON text as
             # the value it spells, content parts as their text); applying ``value`` again
             # would take a JSON text of text blocks for their joined text.

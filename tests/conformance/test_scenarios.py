@@ -292,7 +292,7 @@ def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
         "stream": stream,
     }
     ids: list[str] = []
-    attempts: dict[str, int] = {}
+    attempts: dict[tuple[str, str], int] = {}
     for turn in range(len(scn.turns)):
         t = server.Turn(body, route[0](body), scn)
         assert t.turn == turn and not t.final
@@ -306,11 +306,13 @@ def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
                 assert text == call.spelling.spell(args)
                 assert list(json.loads(text)) == list(call.spelling.ordered(args))
             ids.append(call_id)
-            attempt = attempts[call.tool] = attempts.get(call.tool, -1) + 1
+            # (Counted per tool and order, as the agent's tools count attempts.)
+            called = (call.tool, args["order_id"])
+            attempt = attempts[called] = attempts.get(called, -1) + 1
             result = (
-                scn.error_of(order)
+                scn.error_of(args["order_id"])
                 if scn.raised(call.tool, attempt)
-                else json.dumps(scn.result(call.tool, order), ensure_ascii=False)
+                else json.dumps(scn.result(*called), ensure_ascii=False)
             )
             body[key].append(_result_message(api, call_id, result))
     t = server.Turn(body, route[0](body), scn)
