@@ -112,6 +112,24 @@ def tool_message_content(value: Mapping[str, Any]) -> tuple[Any] | None:
     return None
 
 
+def tool_message_call_id(value: Any) -> str | None:
+    """The ``tool_call_id`` of a LangChain ``ToolMessage`` (either form
+    :func:`tool_message_content` reads): the model's id of the call the tool ran
+    for, which LangGraph's ``ToolNode`` copies from the call.  None for any other
+    value, and for an empty id (a call that came without one)."""
+    if not isinstance(value, Mapping):
+        return None
+    kwargs = value.get("kwargs")
+    data = value.get("data")
+    if value.get("lc") == 1 and isinstance(kwargs, Mapping):
+        found = kwargs.get("tool_call_id")
+    elif value.get("type") == "tool" and isinstance(data, Mapping):
+        found = data.get("tool_call_id")
+    else:
+        return None
+    return found if isinstance(found, str) and found else None
+
+
 #: ``llm.invocation_parameters._type`` of langchain-openai's ``ChatOpenAI``.
 OPENAI_CHAT_TYPE = "openai-chat"
 

@@ -73,9 +73,13 @@ def _fill(span: SpanView) -> GenAI:
 def _tool(span: SpanView, out: GenAI) -> None:
     put(out, A.TOOL_NAME, span.text("tool.name") or span.name)
     put(out, A.TOOL_DESCRIPTION, span.text("tool.description"))
-    put(out, A.TOOL_CALL_ID, span.text("tool_call.id") or span.text("tool.id"))
     put(out, A.TOOL_CALL_ARGUMENTS, _shown(span.get("input.value")))
     result = _shown(span.get("output.value"))
+    # A LangChain tool span has no id attribute, but the ToolMessage it returned names the
+    # call it ran for: parallel calls of one tool (whose input may be a bare argument
+    # value, not their arguments) pair with their own calls by it, not by start order.
+    call_id = span.text("tool_call.id") or span.text("tool.id")
+    put(out, A.TOOL_CALL_ID, call_id or LC.tool_message_call_id(loads(result)))
     if result == "":
         out[A.TOOL_CALL_RESULT] = result  # a tool that returned empty text has that result
     put(out, A.TOOL_CALL_RESULT, result)

@@ -1,12 +1,16 @@
 """LangChain content blocks read as langchain-openai sent them, and a tool called twice in a turn.
 
-The cases ``cases/langgraph*/sync@seed-7`` were recorded by running LangGraph's
+The cases ``cases/langgraph*/sync@seed-125`` were recorded by running LangGraph's
 agent (LangChain 1.x and 0.3, ``ChatOpenAI``) with OpenInference and OpenLLMetry
-tracing on the drawn scenario ``seed-7``: ``lookup_order`` returns an
+tracing on the drawn scenario ``seed-125``: ``lookup_order`` returns an
 Anthropic-style image block (base64 data), which the traces record as LangChain
-holds it and which ``ChatOpenAI`` sent as an ``image_url`` data URL; and
-``open_ticket`` is called twice in one turn with other arguments, which
-OpenInference 0.1 records as Python ``str()`` of the dict, with no call id.
+holds it and which ``ChatOpenAI`` sent as an ``image_url`` data URL; it is called
+twice in one turn, in parallel, with other arguments (the second call returns an
+MCP image block); and ``open_ticket`` is called again in a later turn.
+OpenInference 0.1 records a tool's arguments as Python ``str()`` of the dict,
+OpenInference on LangChain 1.x records a one-argument tool's input as the bare
+value, and neither records a call id on the tool span: each span pairs with its
+own call all the same (by its arguments, or by the ``ToolMessage`` it returned).
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import otel_replay
-from otel_replay.dialects.langchain_serialized import openai_sent_blocks
+from otel_replay.dialects.langchain_serialized import openai_sent_blocks, tool_message_call_id
 from otel_replay.runs.model import Step
-from tests.conformance.scenario import PNG_BASE64
+from tests.conformance.scenario import PNG_BASE64, scenario_for
 from tests.fixtures.data import TESTS
 
 CASES = TESTS / "conformance" / "cases"
@@ -32,16 +38,34 @@ STACKS = (
     "langgraph_v0_openinference",
     "langgraph_v0_openllmetry",
 )
+SEED = 125
 DATA_URL = f"data:image/png;base64,{PNG_BASE64}"
 
 
 def _run(stack: str) -> Any:
-    (run,) = otel_replay.load(CASES / stack / "sync@seed-7" / "traces.binpb")
+    (run,) = otel_replay.load(CASES / stack / f"sync@seed-{SEED}" / "traces.binpb")
     return run
 
 
-def _tool(run: Any, call_id: str) -> Step:
-    return next(s for s in run.tool_steps() if s.tool is not None and s.tool.call_id == call_id)
+def _calls(run: Any) -> dict[str, dict[str, Any]]:
+    """The model's calls of ``run`` by id."""
+    return {
+        p["id"]: p
+        for s in run.model_steps()
+        for m in s.model.output_messages or []
+        for p in m.get("parts") or []
+        if p.get("type") == "tool_call"
+    }
+
+
+def _value(v: Any) -> Any:
+    """JSON text parsed (LangChain sends a list of numbers or an object as its JSON text)."""
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -50,28 +74,59 @@ def test_an_image_a_langchain_tool_returned_reads_as_the_image_url_chatopenai_se
 ) -> None:
     run = _run(stack)
     sent = [{"type": "image_url", "image_url": {"url": DATA_URL}}]
-    assert _tool(run, "call_lookup_order_4657").tool.result == sent  # type: ignore[union-attr]
+    (step,) = [
+        s
+        for s in run.tool_steps()
+        if s.tool.tool_name == "lookup_order" and s.tool.arguments == {"order_id": "ORD-5551"}
+    ]
+    assert step.tool.result == sent
     responses = [
         p["response"]
         for s in run.model_steps()
         for m in s.model.input_messages or []
         for p in m.get("parts") or []
-        if p.get("type") == "tool_call_response" and p.get("id") == "call_lookup_order_4657"
+        if p.get("type") == "tool_call_response" and p.get("id") == step.tool.call_id
     ]
     assert responses and all(r == sent for r in responses)
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_the_same_tool_twice_in_a_turn_pairs_each_span_with_its_own_call(stack: str) -> None:
+def test_a_tool_called_twice_pairs_each_span_with_its_own_call(stack: str) -> None:
+    """Every tool step holds the id of the call whose arguments it ran, and the result the
+    tool returned for those arguments (the scenario's, as ``ChatOpenAI`` sent it)."""
     run = _run(stack)
-    first = _tool(run, "call_open_ticket_4657").tool
-    second = _tool(run, "call_open_ticket_4657_2").tool
-    assert first is not None and second is not None
-    assert first.arguments["order_id"] == "ORD-4657-2"
-    assert second.arguments["order_id"] == "ORD-4657"
-    # Each result is the one the tool returned for those arguments.
-    assert first.result != second.result
-    assert "paquete" in str(first.result) and "a/b" in str(second.result)
+    scn = scenario_for(SEED)
+    calls = _calls(run)
+    steps: list[Step] = run.tool_steps()
+    assert len(steps) == 5 and len({s.tool.call_id for s in steps}) == 5
+    names = [s.tool.tool_name for s in steps]
+    assert names.count("lookup_order") == 2 and names.count("open_ticket") == 2
+    for step in steps:
+        t = step.tool
+        assert t is not None and t.call_id in calls
+        assert calls[t.call_id]["arguments"] == t.arguments, (t.call_id, t.arguments)
+        want = openai_sent_blocks(scn.result(t.tool_name, t.arguments["order_id"]))
+        assert _value(t.result) == want, (t.call_id, t.result)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    call_id=st.none() | st.integers() | st.text(max_size=30),
+    form=st.sampled_from(["constructor", "dict", "other"]),
+    content=st.none() | st.text(max_size=10) | st.lists(st.text(max_size=5), max_size=3),
+)
+def test_a_tool_message_names_the_call_it_answers(call_id: Any, form: str, content: Any) -> None:
+    """A ToolMessage in either recorded form names its call by ``tool_call_id`` (any non-empty
+    text); no id, an empty one, one that is not text, or another value: none."""
+    fields = {"content": content, "tool_call_id": call_id, "name": "t"}
+    value: dict[str, Any] = {
+        "constructor": {"lc": 1, "type": "constructor", "id": ["ToolMessage"], "kwargs": fields},
+        "dict": {"type": "tool", "data": fields},
+        "other": {"type": "ai", "data": fields, **fields},
+    }[form]
+    want = call_id if form != "other" and isinstance(call_id, str) and call_id else None
+    assert tool_message_call_id(value) == want
+    assert tool_message_call_id(json.dumps(value)) is None  # text is read by the caller
 
 
 def _block(rng: random.Random) -> Any:
