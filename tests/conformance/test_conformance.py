@@ -99,6 +99,10 @@ NOT_RECORDED: dict[str, str] = {
         "the raising tool: CrewAI tells the model of the error in the tool span's output and "
         "leaves the span OK, so without content nothing says it raised"
     ),
+    "crewai_v0/sync@seed-1411261800": (
+        "the raising tool: CrewAI 0.x runs a tool that raised again itself, inside the one "
+        "ToolUsage span, which records the last attempt alone"
+    ),
     **_modes(
         "openai_agents_otel",
         "model input: with a Responses model the bridge records the first user message "

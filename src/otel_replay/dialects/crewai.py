@@ -25,12 +25,23 @@ CrewAI answers it with its ``task_repeated_usage`` words, "I tried reusing
 the same input, ...", which its span records as the output.  That step is
 marked not run (:data:`~otel_replay.attributes.TOOL_NOT_RUN`): a replay,
 in which CrewAI answers it the same way, sees no call of the tool for it.
+
+A call of a tool with the arguments of an earlier call that returned (not the
+one just before) is answered from CrewAI's tool cache, on unless the agent
+turns it off (``cache=True`` in the agent's repr, which its ``_execute_core``
+span records): the tool does not run, and the span records the cached result.
+:func:`cache_key` reads the key CrewAI caches a call by (the tool's name and
+``json.dumps`` of the arguments), :func:`tools_cached` whether an agent's cache is
+on; a repair (:func:`otel_replay.runs.cached_tools.mark_cached_tools`) marks such
+a call not run.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
@@ -75,6 +86,35 @@ def tool_result(output: str) -> str:
     span: without the reminder of the tools CrewAI appends to every third result."""
     reminded = _REMINDED.match(output)
     return reminded.group(1) if reminded else output
+
+
+#: How an agent's repr (``input.value`` of its ``_execute_core`` span) says its tool cache is
+#: on or off.
+_AGENT_CACHE = re.compile(r"\) role=.*? cache=(True|False) ", re.DOTALL)
+
+
+def cache_key(attributes: Mapping[str, Any]) -> str | None:
+    """The key CrewAI's tool cache keeps a ``ToolUsage._use`` span's call by (its
+    ``CacheHandler``'s: the tool's name, ``-``, ``json.dumps`` of the arguments the model
+    wrote); None for a span without both."""
+    used = loads(attributes.get("input.value"))
+    name = attributes.get("tool.name")
+    if not isinstance(used, Mapping) or not isinstance(used.get("tool_string"), str):
+        return None
+    found = _ACTION_INPUT.search(used["tool_string"])
+    args = M.parse_arguments(found.group(1)) if found else None
+    if not isinstance(name, str) or not isinstance(args, Mapping) or not args:
+        return None
+    return f"{name}-{json.dumps(args)}"
+
+
+def tools_cached(attributes: Mapping[str, Any]) -> bool | None:
+    """Whether the agent whose ``_execute_core`` span has ``attributes`` keeps its tools'
+    results in a cache (``cache=True`` in its repr); None for a span that does not say."""
+    agent = loads(attributes.get("input.value"))
+    text = agent.get("agent") if isinstance(agent, Mapping) else None
+    cached = _AGENT_CACHE.search(text) if isinstance(text, str) else None
+    return cached.group(1) == "True" if cached else None
 
 
 def _fill(span: SpanView) -> GenAI:

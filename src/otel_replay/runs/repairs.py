@@ -20,6 +20,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 
+from .cached_tools import mark_cached_tools
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans
@@ -80,6 +81,11 @@ TRACE_REPAIRS: tuple[Repair, ...] = (
         "retried_tools",
         "a tool a framework retried from inside its first attempt ran once for the model",
         _on_steps(fold_retried_tools),
+    ),
+    Repair(
+        "cached_tools",
+        "a call a framework answered from its tool cache did not run the tool",
+        _on_steps(mark_cached_tools),
     ),
     Repair(
         "double_spans",
