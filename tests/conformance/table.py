@@ -198,7 +198,7 @@ def scenario_matrix(outcomes: list[Outcome], not_recorded: dict[str, str]) -> li
         key = (o.case.meta["stack"], scenario_of(o.case))
         cells.setdefault(key, {})[o.case.meta["mode"]] = f"{_exact(o, not_recorded)}; {replays}"
     lines = [
-        "Scenarios × stacks × modes (`scenario.py`: the default story and the named ones; "
+        "Scenarios × stacks × modes (`scenario/`: the default story and the named ones; "
         "cases of a scenario other than the default are `cases/<stack>/<mode>@<scenario>/`). "
         "Each cell: rebuilt exactly; replayed by serve / in-process.",
         "",
