@@ -36,6 +36,7 @@ from typing import Any
 from ..otlp.errors import FormatError
 from ..runs.summary import Filter
 from ..sources.clickhouse.database import Param
+from .clickhouse_sql import BRIEF
 from .clickhouse_summary import sorted_out
 
 __all__ = ["triage", "wording_params"]
@@ -75,11 +76,12 @@ def triage(
     """The runs of the table ``name`` ClickHouse shows clean (trace id, start), the traces
     left to read (trace id, span count), both in start order; and the problems met."""
     params: dict[str, Param] = {"every": 1, "tool_budget": budget, **wording_params(phrases)}
-    return sorted_out(name, Filter(), "also", _start, _CLEAN, params)[:3]
+    return sorted_out(name, Filter(), "also", _start, _CLEAN, params, output=BRIEF)[:3]
 
 
-def _start(row: dict[str, Any]) -> tuple[str, int]:
-    return str(row["TraceId"]), int(row["start"])
+def _start(row: list[Any]) -> tuple[str, int]:
+    """The trace id and start of a row of the columns :data:`.clickhouse_sql.BRIEF` names."""
+    return str(row[0]), int(row[1])
 
 
 def wording_params(phrases: Sequence[str]) -> dict[str, Param]:

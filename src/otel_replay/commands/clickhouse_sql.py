@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from .. import attributes as A
 from ..limits import MAX_NESTING
 from ..sources.clickhouse.database import Param
 
@@ -77,11 +78,52 @@ PATTERNS: Final[dict[str, Param]] = {
     "tool_budget": 0,
 }
 
+#: The payloads whose digests are checked by name: those a span of the GenAI
+#: conventions carries.
+_DIGESTED: Final = (
+    A.INPUT_MESSAGES,
+    A.OUTPUT_MESSAGES,
+    A.TOOL_CALL_ARGUMENTS,
+    A.TOOL_CALL_RESULT,
+    A.SYSTEM_INSTRUCTIONS,
+)
+
+
+def _damaged() -> str:
+    """Whether a span's payload does not match its digest (a value whose
+    ``otel_replay.sha256.`` companion is there and whose ``otel_replay.bytes.`` one is
+    not), given its attribute names ``names`` and the names of its digests
+    ``digest_names``.
+
+    A span whose digests are all of :data:`_DIGESTED` looks each payload up by name;
+    another pairs every attribute with its digest, which costs twice the time (the arrays
+    of its lambdas are copied for every attribute)."""
+    named = " OR ".join(
+        f"(mapContains(a, '{A.SHA256}{key}') AND mapContains(a, '{key}')"
+        f" AND NOT mapContains(a, '{A.BYTES}{key}')"
+        f" AND lower(hex(SHA256(a['{key}']))) != a['{A.SHA256}{key}'])"
+        for key in _DIGESTED
+    )
+    known = ", ".join(f"'{A.SHA256}{key}'" for key in _DIGESTED)
+    return f"""if(arrayAll(k -> k IN ({known}), digest_names), {named},
+            arrayExists((v, d) -> lower(hex(SHA256(v))) != d,
+                arrayFilter((v, k) -> has(digest_names, concat('{A.SHA256}', k))
+                    AND NOT has(bytes_names, concat('{A.BYTES}', k)), values, names),
+                arrayMap(k -> digests[indexOf(digest_names, concat('{A.SHA256}', k))],
+                    arrayFilter(k -> has(digest_names, concat('{A.SHA256}', k))
+                    AND NOT has(bytes_names, concat('{A.BYTES}', k)), names))))"""
+
+
+#: Whether a span's payload does not match its digest (see :func:`_damaged`), for a
+#: span of attributes ``a``, their names ``names`` and values ``values``.
+DAMAGED: Final = f"""
+        arrayFilter(k -> startsWith(k, '{A.SHA256}'), names) AS digest_names,
+        arrayFilter((v, k) -> startsWith(k, '{A.SHA256}'), values, names) AS digests,
+        arrayFilter(k -> startsWith(k, '{A.BYTES}'), names) AS bytes_names,
+        {_damaged()}"""
+
 #: A span's shape: its scope and attribute names.
 SHAPE = "cityHash64({scope}, arrayStringConcat(arraySort(mapKeys(SpanAttributes)), ','))"
-
-#: What makes a run "model-only".
-INCOMPLETE: Final = ("no_output", "kept_elsewhere", "damaged_output", "unanswered")
 
 #: Per span: its kind and what the summary reads of it; per trace: the summary.
 SUMMARY: Final = """
@@ -131,8 +173,10 @@ SELECT TraceId,
         AND model_seq[i + 1].3 <= model_seq[i].3 + 1 AND (model_seq[i + 1].4 = model_seq[i].4
             OR model_seq[i].4 = 0 OR model_seq[i + 1].4 = 0)),
         arrayEnumerate(arrayPopBack(model_seq))) AS lost_history,
-    content AND NOT asked_unseen AND no_output + kept_elsewhere + damaged_output + unanswered = 0
-        AND damaged = 0 AS replayable,
+    multiIf(NOT content OR asked_unseen, 'inspect-only',
+        no_output + kept_elsewhere + damaged_output + unanswered > 0, 'model-only',
+        'full') AS verdict,
+    verdict = 'full' AND damaged = 0 AS replayable,
     countIf(has({{foreign:Array(String)}}, toString(shape))) = 0
         AND NOT derived
         AND NOT (countIf(kind IN ('agent', 'tool')) = 0 AND model_calls > 0)
@@ -204,16 +248,7 @@ FROM (
         a['gen_ai.tool.definitions'] != '' AS offers_tools,
         arrayExists(k -> startsWith(k, 'otel_replay.ref.') OR endsWith(k, '_ref'), mapKeys(a))
             AS kept_elsewhere,
-        arrayFilter(k -> startsWith(k, 'otel_replay.sha256.'), names) AS digest_names,
-        arrayFilter((v, k) -> startsWith(k, 'otel_replay.sha256.'), values, names) AS digests,
-        arrayFilter(k -> startsWith(k, 'otel_replay.bytes.'), names) AS bytes_names,
-        arrayFilter((v, k) -> has(digest_names, concat('otel_replay.sha256.', k))
-            AND NOT has(bytes_names, concat('otel_replay.bytes.', k)), values, names)
-            AS digested,
-        arrayMap(k -> digests[indexOf(digest_names, concat('otel_replay.sha256.', k))],
-            arrayFilter(k -> has(digest_names, concat('otel_replay.sha256.', k))
-            AND NOT has(bytes_names, concat('otel_replay.bytes.', k)), names)) AS expected,
-        arrayExists((v, d) -> lower(hex(SHA256(v))) != d, digested, expected) AS damaged,
+        {damaged} AS damaged,
         damaged AND (mapContains(a, 'otel_replay.sha256.gen_ai.output.messages')
             OR mapContains(a, 'otel_replay.sha256.gen_ai.tool.call.result')) AS damaged_output,
         countMatches(a['gen_ai.output.messages'], '"type"\\s*:\\s*"tool_call"') AS calls_made,
@@ -260,14 +295,36 @@ GROUP BY TraceId
 HAVING ({{every:UInt8}} OR countIf(op != 'create_agent') > 0) AND {having}
 """
 
-#: The columns of a summary row that leave ClickHouse: what :func:`_summary` reads, and
-#: the two conditions the rows are told apart by.
-OUTPUT: Final = (
-    "TraceId, start, end, agent, user_id, session_id, tenant_id, models, steps, model_calls,"
-    " tool_calls, tools, errors, tool_calls_failed, model_calls_failed, input_tokens,"
-    " output_tokens, content, asked_unseen, no_output, kept_elsewhere, damaged,"
-    " damaged_output, unanswered, anomalies, plain, also"
+#: The columns of a summary row that leave ClickHouse for a line of ``ls``: what
+#: :func:`.clickhouse_summary._summary` reads, in this order, and the two conditions the
+#: rows are told apart by.
+LINE: Final = (
+    "TraceId",
+    "start",
+    "end",
+    "agent",
+    "user_id",
+    "session_id",
+    "tenant_id",
+    "models",
+    "steps",
+    "model_calls",
+    "tool_calls",
+    "tools",
+    "errors",
+    "tool_calls_failed",
+    "model_calls_failed",
+    "input_tokens",
+    "output_tokens",
+    "verdict",
+    "replayable",
+    "anomalies",
+    "plain",
+    "also",
 )
+#: What leaves ClickHouse of a row that is not made a line (``check``'s triage): the
+#: trace, its start and span count, and the two conditions.
+BRIEF: Final = ("TraceId", "start", "steps", "plain", "also")
 
 #: Every summary row, in start order.
 ALL: Final = """

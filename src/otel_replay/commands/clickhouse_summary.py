@@ -47,10 +47,10 @@ from .clickhouse_sql import (
     ALL,
     BY_DIGEST,
     BY_START,
+    DAMAGED,
     DRAWN,
-    INCOMPLETE,
     KEY,
-    OUTPUT,
+    LINE,
     PATTERNS,
     RESULT_WARNS,
     SHAPE,
@@ -130,23 +130,24 @@ def sorted_out(
     name: str,
     flt: Filter,
     column: str,
-    make: Callable[[dict[str, Any]], T],
+    make: Callable[[list[Any]], T],
     also: str = "0",
     params: dict[str, Param] | None = None,
     draw: Draw | None = None,
+    output: Sequence[str] = LINE,
 ) -> tuple[list[T], list[tuple[str, int]], list[FormatError], int]:
-    """``make`` of the summary rows (see :func:`_summary_rows`) whose ``column`` holds (of
-    those, with a ``draw``, only the rows it takes); the other traces, left to the reader
-    (their ids and span counts, in start order); the problems met; and how many rows
-    ``column`` holds for in all."""
+    """``make`` of the summary rows (see :func:`_summary_rows`: the values of the columns
+    ``output`` names, the trace id first) whose ``column`` holds (of those, with a
+    ``draw``, only the rows it takes); the other traces, left to the reader (their ids and
+    span counts, in start order); the problems met; and how many rows ``column`` holds
+    for in all."""
+    rows = _summary_rows(name, flt, also, params, column if draw else None, draw, output)
     try:
         # A line per run, all kept: the collector, run again and again over them, would
         # find nothing to free.
         with no_cycle_collection():
             taken, left, held = _taken(
-                _summary_rows(name, flt, also, params, column if draw else None, draw),
-                column,
-                make,
+                rows, output.index(column), output.index("steps"), make, draw is not None
             )
     except _Unsummarized as whole:
         return [], whole.traces, [], 0
@@ -156,19 +157,25 @@ def sorted_out(
 
 
 def _taken(
-    rows: Iterable[dict[str, Any]], column: str, make: Callable[[dict[str, Any]], T]
+    rows: Iterable[list[Any]],
+    column: int,
+    steps: int,
+    make: Callable[[list[Any]], T],
+    drawn: bool,
 ) -> tuple[list[T], list[tuple[str, int]], int]:
-    """``make`` of the ``rows`` whose ``column`` holds, the ids and span counts of the
-    others, and the ``class_runs`` of the first (see :func:`sorted_out`)."""
+    """``make`` of the ``rows`` whose value ``column`` holds, the ids and span counts (value
+    ``steps``) of the others, and, ``drawn``, the ``class_runs`` of the first (their last
+    value; see :func:`sorted_out`)."""
     taken: list[T] = []
     left: list[tuple[str, int]] = []
     held = 0
     for row in rows:
-        if int(row[column]):
+        if row[column]:
             taken.append(make(row))
-            held = int(row.get("class_runs", 0))
+            if drawn:
+                held = int(row[-1])
         else:
-            left.append((str(row["TraceId"]), int(row["steps"])))
+            left.append((str(row[0]), int(row[steps])))
     return taken, left, held
 
 
@@ -187,11 +194,13 @@ def _summary_rows(
     params: dict[str, Param] | None = None,
     column: str | None = None,
     draw: Draw | None = None,
-) -> Iterator[dict[str, Any]]:
-    """The summary query's rows for the table ``name``, one per trace ``flt`` keeps, with
-    the column ``also``: a condition on the trace's summary (bound with ``params``).
+    output: Sequence[str] = LINE,
+) -> Iterator[list[Any]]:
+    """The summary query's rows for the table ``name``, one per trace ``flt`` keeps: the
+    values of the columns ``output`` names, the column ``also`` a condition on the trace's
+    summary (bound with ``params``).
     With a ``draw``, of the rows whose ``column`` holds only those it takes, each with
-    ``class_runs``: how many such rows there are in all.
+    ``class_runs`` last: how many such rows there are in all.
     Raises :class:`_Unsummarized` for a table the query does not read."""
     since_ns = flt.since_ns
     db = connect(name)
@@ -210,6 +219,7 @@ def _summary_rows(
             shape=SHAPE.format(scope=scope),
             key=KEY.format(text="JSONExtractRaw(input, 1)"),
             call_key=KEY.format(text="arguments_text"),
+            damaged=DAMAGED,
             dire=WORDING,
             result_warns=RESULT_WARNS,
             model_ops=_list(A.MODEL_OPERATIONS),
@@ -220,17 +230,17 @@ def _summary_rows(
             logs=_logs(db),
         )
         if column is None or draw is None:
-            sql = ALL.format(output=OUTPUT, summary=summary)
+            sql = ALL.format(output=", ".join(output), summary=summary)
         else:
             sql = DRAWN.format(
-                output=OUTPUT,
+                output=", ".join(output),
                 summary=summary,
                 column=column,
                 order=BY_DIGEST if draw.sample is not None else BY_START,
             )
             bound["draw_seed"] = draw.seed_text
             bound["draw_n"] = draw.sample if draw.sample is not None else draw.limit or 0
-        yield from db.rows(sql, bound)
+        yield from db.lists(sql, bound)
     finally:
         db.close()
 
@@ -325,41 +335,38 @@ def _having(flt: Filter, since_ns: int | None, params: dict[str, Param]) -> str:
     return " AND ".join(conditions) or "1"
 
 
-def _summary(row: dict[str, Any]) -> RunSummary:
-    incomplete = any(int(row[k]) for k in INCOMPLETE)
-    if not int(row["content"]) or int(row["asked_unseen"]):
-        verdict = "inspect-only"
-    elif incomplete:
-        verdict = "model-only"
-    else:
-        verdict = "full"
+def _summary(row: list[Any]) -> RunSummary:
+    """The summary of a row of the columns :data:`.clickhouse_sql.LINE` names."""
+    (trace_id, start, end, agent, user_id, session_id, tenant_id, models, steps) = row[:9]
+    (model_calls, tool_calls, tools, errors, tool_failed, model_failed) = row[9:15]
+    (input_tokens, output_tokens, verdict, replayable, anomalies) = row[15:20]
     return RunSummary(
-        run_id=str(row["TraceId"]),
-        trace_ids=[str(row["TraceId"])],
-        start_ns=int(row["start"]),
-        end_ns=int(row["end"]),
-        agent=str(row["agent"]) or None,
-        user_id=str(row["user_id"]) or None,
-        session_id=str(row["session_id"]) or None,
-        tenant_id=str(row["tenant_id"]) or None,
-        models=[str(m) for m in row["models"]],
-        steps=int(row["steps"]),
-        model_calls=int(row["model_calls"]),
-        tool_calls=int(row["tool_calls"]),
-        tools=[str(t) for t in row["tools"]],
-        errors=int(row["errors"]),
-        input_tokens=int(row["input_tokens"]),
-        output_tokens=int(row["output_tokens"]),
-        verdict=verdict,
-        replayable=verdict == "full" and not int(row["damaged"]),
+        run_id=str(trace_id),
+        trace_ids=[str(trace_id)],
+        start_ns=int(start),
+        end_ns=int(end),
+        agent=str(agent) or None,
+        user_id=str(user_id) or None,
+        session_id=str(session_id) or None,
+        tenant_id=str(tenant_id) or None,
+        models=[str(m) for m in models],
+        steps=int(steps),
+        model_calls=int(model_calls),
+        tool_calls=int(tool_calls),
+        tools=[str(t) for t in tools],
+        errors=int(errors),
+        input_tokens=int(input_tokens),
+        output_tokens=int(output_tokens),
+        verdict=str(verdict),
+        replayable=bool(replayable),
         # A plain run replays and no agent or other span of it failed: the runs that do
         # not, or raised, are read (their reasons and error are the reader's words).
         replay_problem=None,
         raised=False,
         error_type=None,
         error_message=None,
-        tool_calls_failed=int(row["tool_calls_failed"]),
-        model_calls_failed=int(row["model_calls_failed"]),
-        anomalies=int(row["anomalies"]),
+        tool_calls_failed=int(tool_failed),
+        model_calls_failed=int(model_failed),
+        anomalies=int(anomalies),
         candidates=True,
     )
