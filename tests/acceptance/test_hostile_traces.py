@@ -5,7 +5,10 @@ Each hostile value is planted where a real recording keeps it (the payload compa
 tool span, a snapshot, the recorded exception type, the final answer) and tries to create a
 marker file: by naming ``os:system`` or ``builtins:exec`` as the class to rebuild a value
 with, or a module whose import creates the marker.  The tests assert the marker never
-appears, and that reading still shows the recorded data.
+appears, and that reading still shows the recorded data.  The commands run in this
+process (every module a fresh one would lack already imported, which makes rebuilding easier,
+not harder, and a stack already deep with the test runner's frames, which makes nesting
+harder to survive).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from opentelemetry import trace
 
 import otel_replay
 from otel_replay import attributes as A
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_process, cli_run
 from tests.fixtures.recording import recording
 
 MODULE = "otel_replay_hostile_module"
@@ -128,15 +131,15 @@ def test_load_and_show_read_the_values_without_rebuilding_them(hostile: Path) ->
 )
 def test_cli_commands_run_none_of_the_file_s_code(hostile: Path, command: list[str]) -> None:
     (run,) = otel_replay.load(hostile)
-    proc = cli_process(*command, hostile)
+    proc = cli_run(*command, hostile)
     assert proc.returncode in (0, 1), proc.stderr
     assert run.run_id[:8] in proc.stdout  # the run was read and printed
 
 
 def test_diff_and_convert_run_none_of_the_file_s_code(hostile: Path, tmp_path: Path) -> None:
-    assert cli_process("diff", hostile, hostile).returncode in (0, 1)
+    assert cli_run("diff", hostile, hostile).returncode in (0, 1)
     converted = tmp_path / "converted.jsonl"
-    proc = cli_process("convert", hostile, "-o", converted, "--format", "json")
+    proc = cli_run("convert", hostile, "-o", converted, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert converted.stat().st_size > 0
 
@@ -158,7 +161,7 @@ def test_a_url_is_read_the_same_safe_way(hostile: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/hostile.otlp"
-        proc = cli_process("show", "--json", url)
+        proc = cli_run("show", "--json", url)
         assert proc.returncode == 0, proc.stderr
         assert "system_path" in proc.stdout
     finally:
@@ -272,6 +275,6 @@ def test_json_attributes_nested_too_deep_cost_only_their_value(tmp_path: Path, d
     assert len(loaded.model_steps()) == 4 and len(loaded.tool_steps()) == 1
     assert loaded.kit.verdict != "full"
     for command in (["show"], ["show", "--json"], ["ls"], ["check"], ["diff", path]):
-        proc = cli_process(*command, path)
+        proc = cli_run(*command, path)
         assert proc.returncode in (0, 1), (command, proc.stderr[-2000:])
         assert "Traceback" not in proc.stderr, command

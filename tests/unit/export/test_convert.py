@@ -17,6 +17,7 @@ from otel_replay.export.convert import MessageReader, convert
 from otel_replay.otlp import framing
 from otel_replay.otlp.sniff import iter_be32
 from otel_replay.sources.reader import RecordReader
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import COLLECTOR, ROOT, THIRDPARTY_FORMATS
 from tests.fixtures.recording import recording
 
@@ -24,17 +25,10 @@ CASE_FILE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.ot
 LOGS = ROOT / "tests" / "data" / "genai_logs" / "event_only"
 
 
-def cli(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    """The real command, in a process of its own."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "otel_replay.cli.main", *map(str, args)],
-        input=stdin.decode("latin-1") if stdin is not None else None,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The real command, run in this process (what it says, writes and exits with is what
+    these tests read; reading standard input in a process of its own is tested below)."""
+    return cli_run(*args)
 
 
 def runs_json(*paths: Path) -> list[dict[str, Any]]:

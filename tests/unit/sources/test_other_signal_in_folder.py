@@ -26,7 +26,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from otel_replay.otlp.framing import frame
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
 
 CASE = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
@@ -84,13 +84,13 @@ def test_a_metrics_dump_beside_traces(
     if fmt == "gzip":
         metrics = metrics.rename(folder / "metrics.json.gz")
 
-    listed = cli_process("ls", folder)
+    listed = cli_run("ls", folder)
     assert listed.returncode == 0, listed.stderr
     assert "b382e3968cbdccfb" in listed.stdout
     assert "error" not in listed.stderr
     assert f"passed over 1 file(s) holding no trace data: {metrics}" in listed.stderr
 
-    named = cli_process("ls", metrics)
+    named = cli_run("ls", metrics)
     assert named.returncode == 2
     assert "metrics" in named.stderr and "at byte" not in named.stderr, named.stderr
 
@@ -101,10 +101,10 @@ def test_metrics_after_traces_are_said_where() -> None:
     with tempfile.TemporaryDirectory() as directory:
         mixed = Path(directory) / "mixed.json"
         converted = Path(directory) / "runs.json"
-        assert cli_process("convert", CASE, "-o", converted).returncode == 0
+        assert cli_run("convert", CASE, "-o", converted).returncode == 0
         body = metrics_request(["cpu"], [1.0], False)
         mixed.write_bytes(converted.read_bytes() + metrics_file(body, "jsonl"))
-        done = cli_process("ls", mixed)
+        done = cli_run("ls", mixed)
         assert done.returncode == 2
         assert f"at byte {os.path.getsize(converted)}" in done.stderr, done.stderr
         assert "b382e3968cbdccfb" in done.stdout
