@@ -23,7 +23,7 @@ import otel_replay
 from otel_replay.commands.regress import RunFailed, write_regression
 from otel_replay.runs.anomalies import DEFAULT_ERROR_PHRASES
 from tests.fixtures.agent import WORLD, call, record_run, say
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
 from tests.fixtures.weather_agent import FINAL, PROVIDERS, SHAPES, import_agent, write_agent
 from tests.fixtures.weather_agent import record as record_weather
@@ -79,7 +79,7 @@ def fixed_run(tmp_path: Path) -> Path:
 
 
 def regress(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return cli_process(
+    return cli_run(
         "regress",
         path,
         "-o",
@@ -157,7 +157,7 @@ def test_the_recording_travels_with_its_blobs(tmp_path: Path) -> None:
     blobs = sorted(p.name for p in (tmp_path / "src.otlp.blobs").iterdir())
     assert blobs
     test = tmp_path / "out" / "test_big.py"
-    done = cli_process("regress", src, "-o", test, "--agent", "bigagent:run")
+    done = cli_run("regress", src, "-o", test, "--agent", "bigagent:run")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (tmp_path / "out" / "test_big.otlp.blobs").iterdir()) == blobs
     # The copy alone replays: the source and its blobs are gone.
@@ -168,7 +168,7 @@ def test_the_recording_travels_with_its_blobs(tmp_path: Path) -> None:
 
 
 def test_bad_usage_is_named(fixed_run: Path, tmp_path: Path) -> None:
-    bad_ref = cli_process("regress", fixed_run, "-o", tmp_path / "t.py", "--agent", "nocolon")
+    bad_ref = cli_run("regress", fixed_run, "-o", tmp_path / "t.py", "--agent", "nocolon")
     assert bad_ref.returncode == 2 and "'nocolon' is not MODULE:NAME" in bad_ref.stderr
     no_field = regress(fixed_run, tmp_path / "t.py", "--kwarg", "tenant=@nope")
     assert no_field.returncode == 2 and "the run recorded no nope" in no_field.stderr
@@ -185,7 +185,7 @@ def _regress_shape(tmp_path: Path, provider: str, entry: str) -> subprocess.Comp
     recorded = tmp_path / "runs.otlp"
     assert record_weather(recorded, module, provider) == FINAL
     test = tmp_path / "tests" / "test_weather.py"
-    done = cli_process("regress", recorded, "-o", test, "--agent", f"weather_agent:{entry}")
+    done = cli_run("regress", recorded, "-o", test, "--agent", f"weather_agent:{entry}")
     assert done.returncode == 0, done.stderr
     assert "otel_replay.call_agent(agent, session, QUESTION, **AGENT_KWARGS)" in test.read_text()
     # No provider key: the replay needs none.
@@ -291,14 +291,12 @@ def test_regress_refuses_a_failed_run_with_exit_1(tmp_path: Path) -> None:
     path = tmp_path / "sorry.otlp"
     record_run(path, [say("I'm sorry, I cannot find your order.")])
     test = tmp_path / "test_sorry.py"
-    refused = cli_process("regress", path, "-o", test, "--agent", "myagent:run_agent")
+    refused = cli_run("regress", path, "-o", test, "--agent", "myagent:run_agent")
     assert refused.returncode == 1, refused.stderr
     assert "failed, so a test locking it in would keep the failure" in refused.stderr
     assert 'error_wording: the final answer says "I\'m sorry"' in refused.stderr
     assert "--allow-failed" in refused.stderr
     assert not test.exists()
-    allowed = cli_process(
-        "regress", path, "-o", test, "--agent", "myagent:run_agent", "--allow-failed"
-    )
+    allowed = cli_run("regress", path, "-o", test, "--agent", "myagent:run_agent", "--allow-failed")
     assert allowed.returncode == 0, allowed.stderr
     assert "FAILED" in test.read_text()

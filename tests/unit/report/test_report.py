@@ -24,7 +24,7 @@ import otel_replay
 from otel_replay.report import index_line, page_name, render_index, render_run
 from tests.conformance.checks import find_cases
 from tests.fixtures.browser import chromium
-from tests.fixtures.cli import cli_process
+from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
 from tests.fixtures.recording import recording
 
@@ -171,16 +171,16 @@ SEVERAL = next(c for c in find_cases() if c.id == "autogen/two_runs")
 
 def test_the_cli_writes_a_page_and_asks_which_run_of_several(tmp_path: Path) -> None:
     out = tmp_path / "case.html"
-    written = cli_process("report", str(EXAMPLE), "-o", str(out))
+    written = cli_run("report", str(EXAMPLE), "-o", str(out))
     assert written.returncode == 0, written.stderr
     assert "<!DOCTYPE html>" in out.read_text(encoding="utf-8")
-    asked = cli_process("report", *map(str, SEVERAL.trace_files()), "-o", str(out))
+    asked = cli_run("report", *map(str, SEVERAL.trace_files()), "-o", str(out))
     assert asked.returncode == 2 and "--run" in asked.stderr and "-o DIR" in asked.stderr
 
 
 def test_the_cli_writes_an_index_of_every_run_and_a_page_each(tmp_path: Path) -> None:
     files = [str(f) for f in [*SEVERAL.trace_files(), EXAMPLE]]
-    written = cli_process("report", *files, "-o", str(tmp_path / "runs"))
+    written = cli_run("report", *files, "-o", str(tmp_path / "runs"))
     assert written.returncode == 0, written.stderr
     runs = otel_replay.load(*files)
     index = _Parsed((tmp_path / "runs" / "index.html").read_text(encoding="utf-8"))
@@ -189,7 +189,7 @@ def test_the_cli_writes_an_index_of_every_run_and_a_page_each(tmp_path: Path) ->
     for run in runs:
         page = _Parsed((tmp_path / "runs" / page_name(run.run_id)).read_text(encoding="utf-8"))
         assert f"step-{len(run.steps) - 1}" in page.ids()
-    one = cli_process("report", *files, "--run", runs[0].run_id[:10], "-o", str(tmp_path / "one"))
+    one = cli_run("report", *files, "--run", runs[0].run_id[:10], "-o", str(tmp_path / "one"))
     assert one.returncode == 0 and len(list((tmp_path / "one").iterdir())) == 2
 
 
@@ -219,7 +219,7 @@ def test_the_diff_page_shows_the_runs_side_by_side_and_the_first_divergence(
 ) -> None:
     a, b = _two_runs(tmp_path, HOSTILE)
     out = tmp_path / "diff.html"
-    compared = cli_process("diff", str(a), str(b), "--html", str(out))
+    compared = cli_run("diff", str(a), str(b), "--html", str(out))
     assert compared.returncode == 1, compared.stderr  # they differ
     page = _Parsed(out.read_text(encoding="utf-8"))
     first = [dict(attrs) for tag, attrs in page.tags if tag == "tr"]
@@ -232,7 +232,7 @@ def test_the_diff_page_shows_the_runs_side_by_side_and_the_first_divergence(
     assert {k for _, attrs in page.tags for k, _ in attrs} <= ATTRIBUTES
     assert [tag for tag, _ in page.tags].count("script") == 1
     assert any(HOSTILE in t for t in page.text)  # the changed result, as text
-    same = cli_process("diff", str(a), str(a), "--html", str(out))
+    same = cli_run("diff", str(a), str(a), "--html", str(out))
     assert same.returncode == 0 and "equal" in out.read_text(encoding="utf-8")
 
 
@@ -307,7 +307,7 @@ def test_chromium_renders_the_index_with_a_row_per_run(tmp_path: Path) -> None:
 def test_chromium_renders_the_diff_page_with_its_first_divergence(tmp_path: Path) -> None:
     a, b = _two_runs(tmp_path, "Where is my order?")
     page = tmp_path / "diff.html"
-    assert cli_process("diff", str(a), str(b), "--html", str(page)).returncode == 1
+    assert cli_run("diff", str(a), str(b), "--html", str(page)).returncode == 1
     parsed = _Parsed(_chromium(page, tmp_path, "--dump-dom").stdout)
     assert "they differ" in parsed.text and "first divergence" in parsed.text
     tools = next(attrs for tag, attrs in parsed.tags if ("class", "tools") in attrs)
