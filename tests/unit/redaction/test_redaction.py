@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import otel_replay
 from otel_replay.redaction import PLACEHOLDER, Redactor, configure_redaction, redactor
 from tests.fixtures.recording import in_memory
+from tests.fixtures.tiers import tiered
 
 
 @pytest.fixture(autouse=True)
@@ -290,9 +291,7 @@ WRAPPINGS = {
 }
 
 
-@settings(max_examples=300, deadline=None)
-@given(secret_names(), credentials, st.sampled_from(sorted(WRAPPINGS)))
-def test_a_secret_named_any_way_is_hidden_in_every_wrapping(
+def _a_secret_named_any_way_is_hidden_in_every_wrapping(
     name: str, value: str, wrapping: str
 ) -> None:
     """Names with any separator and case (the longer trigger never hides the shorter)."""
@@ -303,21 +302,34 @@ def test_a_secret_named_any_way_is_hidden_in_every_wrapping(
     assert redactor().text(out) == out  # idempotent
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    secret_names(separators="-_"),
-    credentials,
-    st.sampled_from(["--{n} {v}", "--{n}={v}", "-{n} {v}", '["--{n}", "{v}"]', "['--{n}', '{v}']"]),
-)
-def test_command_line_options_named_like_secrets_are_hidden(
-    name: str, value: str, form: str
-) -> None:
+(
+    test_a_secret_named_any_way_is_hidden_in_every_wrapping,
+    test_a_secret_named_any_way_is_hidden_in_every_wrapping_many,
+) = tiered(
+    100, 300, secret_names(), credentials, st.sampled_from(sorted(WRAPPINGS)), deadline=None
+)(_a_secret_named_any_way_is_hidden_in_every_wrapping)
+
+
+def _command_line_options_named_like_secrets_are_hidden(name: str, value: str, form: str) -> None:
     if form.startswith("-{"):  # one dash (-password x): the name starts with the word
         assume(re.match(r"(?i)(password|passwd|secret|token|api[-_]?key)", name))
     text = "tool " + form.format(n=name, v=value) + " --verbose"
     out = redactor().text(text)
     assert value not in out, out
     assert out.endswith(" --verbose")  # the options after it stay
+
+
+(
+    test_command_line_options_named_like_secrets_are_hidden,
+    test_command_line_options_named_like_secrets_are_hidden_many,
+) = tiered(
+    100,
+    200,
+    secret_names(separators="-_"),
+    credentials,
+    st.sampled_from(["--{n} {v}", "--{n}={v}", "-{n} {v}", '["--{n}", "{v}"]', "['--{n}', '{v}']"]),
+    deadline=None,
+)(_command_line_options_named_like_secrets_are_hidden)
 
 
 @settings(max_examples=100, deadline=None)
@@ -370,8 +382,15 @@ _WORDS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+def _look_alikes_stay_in_any_mix(pieces: list[str]) -> None:
+    """Token counts, digests, ids, logprob tokens, code and harmless base64 are not secrets."""
+    text = " ".join(pieces)
+    assert redactor().text(text) == text
+
+
+test_look_alikes_stay_in_any_mix, test_look_alikes_stay_in_any_mix_many = tiered(
+    100,
+    300,
     st.lists(
         st.one_of(
             st.sampled_from(_WORDS),
@@ -395,12 +414,9 @@ _WORDS = [
         ),
         min_size=1,
         max_size=30,
-    )
-)
-def test_look_alikes_stay_in_any_mix(pieces: list[str]) -> None:
-    """Token counts, digests, ids, logprob tokens, code and harmless base64 are not secrets."""
-    text = " ".join(pieces)
-    assert redactor().text(text) == text
+    ),
+    deadline=None,
+)(_look_alikes_stay_in_any_mix)
 
 
 @settings(max_examples=100, deadline=None)
@@ -477,16 +493,7 @@ _ESCAPED_IN = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    st.sampled_from(sorted(_PLANTED)),
-    _BODY,
-    st.sampled_from(sorted(_ESCAPINGS)),
-    st.lists(st.booleans(), min_size=80, max_size=80),
-    st.sampled_from(_ESCAPED_IN),
-    st.booleans(),
-)
-def test_a_secret_written_with_escapes_is_hidden(
+def _a_secret_written_with_escapes_is_hidden(
     kind: str, body: str, escaping: str, which: list[bool], where: str, lower: bool
 ) -> None:
     """Escapes before a token or a name, or standing for its ``=``, ``:`` or quote, hide
@@ -501,6 +508,21 @@ def test_a_secret_written_with_escapes_is_hidden(
     assert secret not in out, (text, out)
     assert PLACEHOLDER in out
     assert redactor().text(out) == out  # idempotent
+
+
+test_a_secret_written_with_escapes_is_hidden, test_a_secret_written_with_escapes_is_hidden_many = (
+    tiered(
+        100,
+        300,
+        st.sampled_from(sorted(_PLANTED)),
+        _BODY,
+        st.sampled_from(sorted(_ESCAPINGS)),
+        st.lists(st.booleans(), min_size=80, max_size=80),
+        st.sampled_from(_ESCAPED_IN),
+        st.booleans(),
+        deadline=None,
+    )(_a_secret_written_with_escapes_is_hidden)
+)
 
 
 @settings(max_examples=100, deadline=None)
@@ -537,9 +559,7 @@ _LINE_FORMS = {
 _MID_LINE = {"list of pairs", "sentence", "words after", "in parentheses"}
 
 
-@settings(max_examples=300, deadline=None)
-@given(secret_names("_"), _YAML_VALUES, st.sampled_from(sorted(_LINE_FORMS)), st.booleans())
-def test_a_secret_value_anywhere_on_its_line_or_the_next_is_hidden(
+def _a_secret_value_anywhere_on_its_line_or_the_next_is_hidden(
     name: str, value: str, form: str, in_json: bool
 ) -> None:
     """Mid-line values, YAML values starting with a sign or on the next line, quoted code
@@ -554,6 +574,20 @@ def test_a_secret_value_anywhere_on_its_line_or_the_next_is_hidden(
     out = redactor().text(text)
     assert value not in out and value[1:] not in out, (text, out)
     assert redactor().text(out) == out  # idempotent
+
+
+(
+    test_a_secret_value_anywhere_on_its_line_or_the_next_is_hidden,
+    test_a_secret_value_anywhere_on_its_line_or_the_next_is_hidden_many,
+) = tiered(
+    100,
+    300,
+    secret_names("_"),
+    _YAML_VALUES,
+    st.sampled_from(sorted(_LINE_FORMS)),
+    st.booleans(),
+    deadline=None,
+)(_a_secret_value_anywhere_on_its_line_or_the_next_is_hidden)
 
 
 #: Names that are words too, hidden in text given a credential: (name, the form).
@@ -573,11 +607,17 @@ _SHORT_NAMES = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.sampled_from(_SHORT_NAMES), credentials)
-def test_short_secret_names_given_a_credential_are_hidden(form: str, value: str) -> None:
+def _short_secret_names_given_a_credential_are_hidden(form: str, value: str) -> None:
     out = redactor().text(form.format(v=value))
     assert value not in out and PLACEHOLDER in out, out
+
+
+(
+    test_short_secret_names_given_a_credential_are_hidden,
+    test_short_secret_names_given_a_credential_are_hidden_many,
+) = tiered(100, 200, st.sampled_from(_SHORT_NAMES), credentials, deadline=None)(
+    _short_secret_names_given_a_credential_are_hidden
+)
 
 
 def test_short_names_and_headers_named_like_secrets_are_hidden_by_key() -> None:
@@ -646,14 +686,22 @@ def provider_tokens(draw: st.DrawFn) -> tuple[str, str]:
     return token, secret
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    provider_tokens(), st.sampled_from(["{}", "key {} ok", '{{"k": "{}"}}', "x={}&n=1", "a%20{}"])
-)
-def test_model_and_tool_provider_tokens_are_hidden(token: tuple[str, str], where: str) -> None:
+def _model_and_tool_provider_tokens_are_hidden(token: tuple[str, str], where: str) -> None:
     text, secret = token
     out = redactor().text(where.format(text))
     assert secret not in out and PLACEHOLDER in out, (text, out)
+
+
+(
+    test_model_and_tool_provider_tokens_are_hidden,
+    test_model_and_tool_provider_tokens_are_hidden_many,
+) = tiered(
+    100,
+    300,
+    provider_tokens(),
+    st.sampled_from(["{}", "key {} ok", '{{"k": "{}"}}', "x={}&n=1", "a%20{}"]),
+    deadline=None,
+)(_model_and_tool_provider_tokens_are_hidden)
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ from otel_replay.redaction import INSIDE_WORDS, VALUE_PATTERNS, Redactor
 from tests.fixtures.data import ROOT
 from tests.fixtures.redaction_reference import ReferenceRedactor
 from tests.fixtures.secrets import SECRET_SHAPES
+from tests.fixtures.tiers import tiered
 from tests.unit.redaction.test_redaction import (
     _WORDS,
     HIDDEN,
@@ -279,17 +280,20 @@ def _in_any_bytes(text: str, codec: str) -> None:
     _agree_bytes(text.encode(codec, "surrogatepass" if codec != "latin-1" else "replace"))
 
 
-# The default tier draws 150 texts here and 100 more as bytes, 100 dense texts and 50 more as
-# bytes; the slow tier 5,000, 1,000 and 1,000 dense.
+# The default tier draws 150 texts here and 100 more as bytes, 100 of named values run together,
+# 100 dense texts and 50 more as bytes; the slow tier 5,000, 1,000, 1,000 and 1,000 dense.
 test_the_engine_finds_what_the_reference_finds_in_any_text = settings(
     max_examples=150, **_SETTINGS
 )(given(texts())(_in_any_text))
 test_the_engine_finds_what_the_reference_finds_in_any_bytes = settings(
     max_examples=100, **_SETTINGS
 )(given(texts(), st.sampled_from(_CODECS))(_in_any_bytes))
-test_the_engine_finds_what_the_reference_finds_where_triggers_run_together = settings(
-    max_examples=300, **_SETTINGS
-)(given(st.lists(_named_value, min_size=1, max_size=4).map(" ".join))(_in_any_text))
+(
+    test_the_engine_finds_what_the_reference_finds_where_triggers_run_together,
+    test_the_engine_finds_what_the_reference_finds_where_many_triggers_run_together,
+) = tiered(100, 1000, st.lists(_named_value, min_size=1, max_size=4).map(" ".join), **_SETTINGS)(
+    _in_any_text
+)
 test_the_engine_finds_what_the_reference_finds_in_text_dense_with_triggers = settings(
     max_examples=100, **_SETTINGS
 )(given(dense_texts())(_in_any_text))
