@@ -13,10 +13,10 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_replay.payload.codec import text_encoder
+from tests.fixtures.tiers import tiered
 
 SCALARS = (
     st.none()
@@ -50,11 +50,14 @@ def written(encode: Any, value: Any) -> tuple[str, str]:
         return "refused", type(exc).__name__
 
 
-@pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: repr(vars(e)))
-@settings(max_examples=300)
-@given(value=VALUES)
-def test_the_text_is_the_encoders(encoder: json.JSONEncoder, value: Any) -> None:
+def _the_text_is_the_encoders(encoder: json.JSONEncoder, value: Any) -> None:
     assert written(text_encoder(encoder), value) == written(encoder.encode, value)
+
+
+_each_encoder = pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: repr(vars(e)))
+_quick, _many = tiered(100, 300, value=VALUES)(_the_text_is_the_encoders)
+test_the_text_is_the_encoders = _each_encoder(_quick)
+test_the_text_is_the_encoders_of_many_values = _each_encoder(_many)
 
 
 @pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: repr(vars(e)))

@@ -25,6 +25,7 @@ from otel_replay import limits, settings
 from otel_replay.capture import autoinstrument
 from otel_replay.export.file_exporter import FileSpanExporter
 from tests.fixtures.data import ROOT
+from tests.fixtures.tiers import tiered
 
 SRC = ROOT / "src" / "otel_replay"
 
@@ -153,14 +154,20 @@ def check(v: settings.Variable, raw: str | None, value: object) -> None:
             assert value == v.default or _within(v, value)  # type: ignore[arg-type]
 
 
-@hsettings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(environ=environments)
-def test_every_variable_parses_without_raising_within_its_bound(environ: dict[str, str]) -> None:
+def _every_variable_parses_without_raising_within_its_bound(environ: dict[str, str]) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(settings.once, "_ONCE", settings.Once())
         read = settings.Settings.from_env(environ)
     for v in settings.VARIABLES:
         check(v, environ.get(v.name), read.value(v.name))
+
+
+(
+    test_every_variable_parses_without_raising_within_its_bound,
+    test_every_variable_parses_without_raising_within_its_bound_in_many_environments,
+) = tiered(100, 400, environ=environments, suppress_health_check=[HealthCheck.too_slow])(
+    _every_variable_parses_without_raising_within_its_bound
+)
 
 
 def test_the_list_and_the_settings_have_the_same_names() -> None:
