@@ -13,6 +13,9 @@ in ``gcp.vertex.agent.tool_call_args`` / ``gcp.vertex.agent.tool_response``.
 With span content off, ADK writes ``{}`` in all of them: an empty request,
 or empty arguments with an empty response, is no record.  The current
 schema writes GenAI attributes and log records, read as every stack's are.
+
+In both, a tool call the model sent without an id has an id ADK made
+(:data:`~otel_replay.attributes.CALL_IDS_MADE_AS`).
 """
 
 from __future__ import annotations
@@ -37,10 +40,13 @@ MERGED_TOOLS = "(merged tools)"
 def _fill(span: SpanView) -> GenAI:
     if span.get(A.OPERATION_NAME) == A.OP_EXECUTE_TOOL:
         return _tool(span)
+    # ADK gives a call the model sent without an id one of its own (``adk-<uuid4>``),
+    # in every schema: a model span's output then shows it as the model's.
+    made: GenAI = {A.CALL_IDS_MADE_AS: "adk"}
     request = loads(span.get(REQUEST))
     if not isinstance(request, Mapping) or not request:
-        return {}
-    out: GenAI = {A.OPERATION_NAME: A.OP_CHAT}
+        return made
+    out: GenAI = {A.OPERATION_NAME: A.OP_CHAT, **made}
     config = request.get("config")
     if not isinstance(config, Mapping):
         config = {}

@@ -21,6 +21,8 @@
   (or an empty list) as empty text; the messages keep the value
   (:func:`sent_text`), so a list of text blocks the tool returned was read as
   content parts, joined
+- every version: a tool call the model sent without an id has one pydantic-ai made
+  (:data:`~otel_replay.attributes.CALL_IDS_MADE_AS`)
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def _matches(span: SpanView) -> bool:
 
 
 def _fill(span: SpanView) -> GenAI:
-    out: GenAI = {}
+    # pydantic-ai gives a call the model sent without an id one of its own, ``pyd_ai_<hex>``.
+    out: GenAI = {A.CALL_IDS_MADE_AS: "pyd_ai"}
     if A.TOOL_NAME in span.attributes or "tool_arguments" in span.attributes:
         put(out, A.OPERATION_NAME, A.OP_EXECUTE_TOOL)
         put(out, A.TOOL_CALL_ARGUMENTS, span.get("tool_arguments"))

@@ -66,6 +66,9 @@ from .span import Dialect, GenAI, SpanView, loads, put
 OPERATION = "ai.operationId"
 #: The GenAI integration's default tracer name.
 GENAI_SCOPE = "gen_ai"
+#: The form of the ids the SDK's providers give a call the model sent without one
+#: (``generateId()``: 16 letters and digits), every release and integration.
+CALL_IDS_MADE_AS = "ai_sdk"
 _MODEL_CALLS = ("ai.generateText.doGenerate", "ai.streamText.doStream")
 _RUNS = ("ai.generateText", "ai.streamText")
 #: The SDK's release in the ``user-agent`` it sends (and records): ``ai/7.0.173``.
@@ -85,7 +88,7 @@ def _matches(span: SpanView) -> bool:
 def _fill(span: SpanView) -> GenAI:
     operation = span.get(OPERATION)
     if operation is None:  # the GenAI integration: how its provider sends a tool's error
-        out: GenAI = {}
+        out: GenAI = {A.CALL_IDS_MADE_AS: CALL_IDS_MADE_AS}
         if _openai(span.text(A.PROVIDER_NAME)):
             out[A.TOOL_ERRORS_SENT_AS] = "error_object_text"
             if (span.text(A.RESPONSE_ID) or "").startswith("resp_"):
@@ -128,7 +131,7 @@ def _error_string(value: Any) -> bool:
 
 def _model_call(span: SpanView) -> GenAI:
     provider = span.text("ai.model.provider")
-    out: GenAI = {A.OPERATION_NAME: A.OP_CHAT}
+    out: GenAI = {A.OPERATION_NAME: A.OP_CHAT, A.CALL_IDS_MADE_AS: CALL_IDS_MADE_AS}
     put(out, A.PROVIDER_NAME, provider.split(".")[0] if provider else None)
     put(out, A.REQUEST_MODEL, span.text("ai.model.id"))
     prompt = span.json("ai.prompt.messages")

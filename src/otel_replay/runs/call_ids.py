@@ -6,7 +6,8 @@ the call id the tool result refers to (``call_...``) belongs.  The client
 sends the call back in the next request, so a later model call's input shows
 the id the conversation really used.  A call in an output whose id no later
 input answers takes the id of the call with the same name and arguments in
-the next input, when that id is answered and not taken by another call.
+the next input, when that id is answered and not taken by another call, nor by a
+call the step's own input holds (one made before, maybe with the same arguments).
 
 Newer releases write the item id in the inputs too, so only the results
 carry the call id: within one input, the calls no result answers and the
@@ -33,7 +34,9 @@ def repair_call_ids(models: Sequence[Step]) -> int:
         wrong = [p for p in _parts(_outputs(step), "tool_call") if _id(p) not in answered]
         if not wrong:
             continue
-        mine = {_id(p) for p in _parts(_outputs(step), "tool_call")}
+        # A call this step's own input holds was made before: the model may make it again
+        # with the same arguments, and the next input then holds both.
+        mine = {_id(p) for p in _parts([*_inputs(step), *_outputs(step)], "tool_call")}
         offered = [
             p
             for p in _parts(_inputs(after), "tool_call")

@@ -25,6 +25,7 @@ from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans
 from .item_references import reference_answers
+from .made_ids import in_tree, unmake_call_ids
 from .model import Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
@@ -132,6 +133,13 @@ RUN_REPAIRS: tuple[Repair, ...] = (
         "tool calls no tool span records become tool steps, last: a tool span always wins",
         lambda given: len(derive_tool_steps(given.roots, given.steps)),
         adds_steps=True,
+    ),
+    Repair(
+        "made_ids",
+        "a call id the framework made for a call the model sent without one is no id of the "
+        "model's: last, once tools are joined by it",
+        # (From the roots: the tool steps derived just before are in the tree only.)
+        lambda given: unmake_call_ids(in_tree(given.roots)),
     ),
 )
 

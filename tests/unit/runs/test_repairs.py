@@ -16,8 +16,14 @@ def test_each_repair_is_listed_once_with_its_why() -> None:
     assert len({r.name for r in listed}) == len(listed)
     for repair in listed:
         assert repair.why and "\n" not in repair.why
-    # Only the last repair of a run adds steps: the order is then made once.
-    assert [r.name for r in RUN_REPAIRS if r.adds_steps] == [RUN_REPAIRS[-1].name]
+    # One repair of a run adds steps, the tool steps derived from messages: the order is
+    # then made once.  Those after it read them from the tree (the given steps are
+    # the ones before), and only rename ids.
+    assert [r.name for r in RUN_REPAIRS if r.adds_steps] == ["derived_tools"]
+    after = [r.name for r in RUN_REPAIRS][
+        [r.name for r in RUN_REPAIRS].index("derived_tools") + 1 :
+    ]
+    assert after == ["made_ids"]
 
 
 @given(changed=st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=6))
