@@ -40,9 +40,12 @@ def derive_tool_steps(roots: list[Step], steps: Sequence[Step]) -> list[Step]:
     real_ids = {t.call_id for t in real if t.call_id}
     answers = [_answer(s, after) for s, after in itertools.zip_longest(models, models[1:])]
     calls_of = [M.tool_calls(a) for a in answers]  # read twice below, made once
-    called = {c.get("id") for calls in calls_of for c in calls}
-    # A tool span whose id no call has (or none at all) answers a call by tool name.
-    by_name = collections.Counter(t.tool_name for t in real if t.call_id not in called)
+    called = {c.get("id") for calls in calls_of for c in calls} - {None, ""}
+    # A tool span whose id no call has, or with none at all (even where the model's calls
+    # have none either), answers a call by tool name.
+    by_name = collections.Counter(
+        t.tool_name for t in real if not t.call_id or t.call_id not in called
+    )
     results = SentResults(models)
     parents = {s.span_id: s for s in steps}
     derived: list[Step] = []
