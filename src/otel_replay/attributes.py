@@ -131,7 +131,7 @@ ANSWERS_SENT_AS: Final = "otel_replay.answers_sent_as"
 TEXT_BESIDE_CALLS: Final = "otel_replay.text_beside_calls"
 #: On a model span whose stack gives a tool call the model sent without an id one of its
 #: own and records it as the model's: the form of those ids ("pyd_ai": pydantic-ai's
-#: ``pyd_ai_<32 hex>``, "adk": Google ADK's ``adk-<uuid4>``, "ai_sdk": the Vercel AI SDK's
+#: ``pyd_ai_<32 hex>``, "adk": Google ADK's ``adk-<uuid4>`` or index, "ai_sdk": the Vercel AI SDK's
 #: 16 letters and digits), which no model writes, so a call with one came with no id on
 #: the wire (see :mod:`otel_replay.runs.made_ids`).
 CALL_IDS_MADE_AS: Final = "otel_replay.call_ids_made_as"

@@ -91,7 +91,7 @@ NOT_RECORDED: dict[str, str] = {
             "the raising tool: ADK 1.x records the response its on_tool_error_callback made as "
             "the tool's and leaves the span unfailed, so nothing says the tool raised"
         )
-        for s in ("json_results", "blocks_and_errors")
+        for s in ("json_results", "blocks_and_errors", "seed-27")
     },
     "crewai/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,
     "langchain_js/no_content": _NO_CALL_IDS_WITHOUT_CONTENT,

@@ -3,7 +3,8 @@
 A model may send a tool call with no id, or an empty one (Chat Completions
 lets a server leave it out: Ollama and other OpenAI-compatible servers do).
 Some frameworks then give the call an id of their own and record it as the
-model's: pydantic-ai ``pyd_ai_<32 hex>``, Google ADK ``adk-<uuid4>``, the
+model's: pydantic-ai ``pyd_ai_<32 hex>``, Google ADK ``adk-<uuid4>`` (streamed
+through LiteLLM, the call's index), the
 Vercel AI SDK 16 letters and digits.  Their
 dialects mark the model spans with the form
 (:data:`~otel_replay.attributes.CALL_IDS_MADE_AS`); an id of that form is the
@@ -15,7 +16,11 @@ it).  Then each such call in a model step's output reads as the model sent
 it, with an empty id, and the tool steps that ran it have none: ``serve``
 answers as the model did, and an in-process replay, where the framework
 makes a new id, finds each tool step by its tool and arguments.  Later
-inputs keep the made id where they hold it: the framework sent it.
+inputs keep the made id where they hold it: the framework sent it.  A tool
+step with a made id no output holds (Google ADK 1.x records the answer as the
+model gave it, and the tool run under the id it made) loses it before tool
+spans are joined, and is joined by its tool and arguments
+(:func:`forget_unmatched_ids`).
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 FORMS: dict[str, re.Pattern[str]] = {
     # pydantic-ai's ``_utils.generate_tool_call_id``: ``pyd_ai_`` and a uuid4's hex.
     "pyd_ai": re.compile(r"pyd_ai_[0-9a-f]{32}"),
-    # Google ADK's ``generate_client_function_call_id``: ``adk-`` and a uuid4.
-    "adk": re.compile(f"adk-{_UUID4}"),
+    # Google ADK's ``generate_client_function_call_id``: ``adk-`` and a uuid4; streamed
+    # through LiteLLM, the call's index in the answer (``str(index)``).  A model's own id
+    # of digits alone would read as none too: its answer is then served with an empty id.
+    "adk": re.compile(f"adk-{_UUID4}|[0-9]+"),
     # The Vercel AI SDK's ``generateId()``: 16 letters and digits.  A provider's own ids
     # have a prefix (``call_``, ``toolu_``, ``tooluse_``) or another length (Mistral's 9).
     "ai_sdk": re.compile(r"[0-9A-Za-z]{16}"),
@@ -60,6 +67,26 @@ def unmake_call_ids(steps: Sequence[Step]) -> int:
     for step in steps:
         if step.tool is not None and step.tool.call_id in made:
             step.tool.call_id = None
+            changed += 1
+    return changed
+
+
+def forget_unmatched_ids(steps: Sequence[Step]) -> int:
+    """Take from ``steps``' tool steps the made id that no model output of the run holds
+    (the outputs hold the model's empty id: Google ADK 1.x records the answer as the
+    model gave it and the tool run under the id it made), so that they are joined to the
+    model's calls by tool and arguments; return how many changed."""
+    forms = {f for s in steps if (f := _form(s)) is not None}
+    if not forms:
+        return 0  # most runs: no stack that makes ids
+    held = {p.get("id") for s in steps for p in _calls(_outputs(s))}
+    changed = 0
+    for step in steps:
+        t = step.tool
+        if t is None or not t.call_id or t.call_id in held:
+            continue
+        if any(f.fullmatch(t.call_id) for f in forms):
+            t.call_id = None
             changed += 1
     return changed
 

@@ -25,7 +25,7 @@ from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans
 from .item_references import reference_answers
-from .made_ids import in_tree, unmake_call_ids
+from .made_ids import forget_unmatched_ids, in_tree, unmake_call_ids
 from .model import Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
@@ -117,6 +117,12 @@ RUN_REPAIRS: tuple[Repair, ...] = (
         "call_ids",
         "tool-call ids recorded wrongly take the ids the conversation answers",
         _on_models(repair_call_ids),
+    ),
+    Repair(
+        "unmatched_made_ids",
+        "a tool span under an id its framework made that no call of the model's has is "
+        "joined by its tool and arguments",
+        _on_steps(forget_unmatched_ids),
     ),
     Repair(
         "tool_spans",

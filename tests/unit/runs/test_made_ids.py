@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from otel_replay.runs.made_ids import FORMS, unmake_call_ids
+from otel_replay.runs.made_ids import FORMS, forget_unmatched_ids, unmake_call_ids
 from otel_replay.runs.model import ModelCall, Step, ToolCall
 from tests.conformance.checks import Case
 from tests.fixtures.data import ROOT
@@ -27,13 +27,15 @@ from tests.fixtures.data import ROOT
 _ALNUM = string.ascii_letters + string.digits
 
 
-def _made(form: str, rng: random.Random) -> str:
-    """An id as the framework makes it (its own generator's recipe)."""
+def _made(form: str, rng: random.Random, index: int) -> str:
+    """An id as the framework makes it (its own generator's recipe) for the ``index``-th
+    call of a run."""
     u = uuid.UUID(int=rng.getrandbits(128), version=4)
     if form == "pyd_ai":
         return f"pyd_ai_{u.hex}"
     if form == "adk":
-        return f"adk-{u}"
+        # Streamed through LiteLLM, ADK gives the call's index in its answer.
+        return rng.choice([f"adk-{u}", str(index)])
     return "".join(rng.choice(_ALNUM) for _ in range(16))
 
 
@@ -98,7 +100,7 @@ def test_ids_the_framework_made_are_none_and_the_models_own_are_kept(
         calls = [
             {
                 "type": "tool_call",
-                "id": _made(form, rng) if shape is None else _given(shape, rng),
+                "id": _made(form, rng, len(want) + i) if shape is None else _given(shape, rng),
                 "name": f"tool{i}",
                 "arguments": {},
             }
@@ -127,14 +129,15 @@ def _run(case: Path) -> Any:
 
 
 def test_real_stacks_under_a_model_that_gives_no_ids() -> None:
-    """pydantic-ai, Google ADK and the Vercel AI SDK, recorded against a model that sent
-    every call with an empty id: each output call has that id, and each tool step none
-    and the result its tool gave (joined by the framework's id first)."""
+    """pydantic-ai, Google ADK (1.x too; streamed: the index ids) and the Vercel AI SDK,
+    recorded against a model that sent every call with an empty id: each output call has
+    that id, and each tool step none and a result or error (joined by the framework's id
+    first, or by tool and arguments where ADK 1.x records the model's answer as it came)."""
     cases = sorted(CASES.glob("*/*@seed-27"))
     stacks = {c.parent.name for c in cases}
     assert {"pydantic_ai", "google_adk", "vercel_ai"} <= stacks
     for case in cases:
-        if case.parent.name not in ("pydantic_ai", "pydantic_ai_v1", "google_adk", "vercel_ai"):
+        if case.parent.name not in ("pydantic_ai", "google_adk", "google_adk_v1", "vercel_ai"):
             continue
         run = _run(case)
         calls = [
@@ -150,3 +153,32 @@ def test_real_stacks_under_a_model_that_gives_no_ids() -> None:
         assert len(tools) == len(calls), case
         assert all(t.call_id is None for t in tools), case
         assert all(t.result is not None or t.error is not None for t in tools), case
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    form=st.sampled_from(sorted(FORMS)),
+    marked=st.booleans(),
+    # Per tool step: made by the framework and held by an output, made and held by none
+    # (the output keeps the model's empty id), or the model's own id of a shape.
+    kinds=st.lists(st.sampled_from(["held", "unheld", *GIVEN]), min_size=1, max_size=6),
+    seed=st.integers(0, 2**32),
+)
+def test_a_made_id_no_call_holds_is_taken_from_its_tool_step_before_joining(
+    form: str, marked: bool, kinds: list[str], seed: int
+) -> None:
+    """Google ADK 1.x records the model's answer as it came (no id) and the tool run under
+    the id ADK made: such a tool step loses the id, to be joined by tool and arguments.
+    A made id an output holds, and the model's own ids, stay; unmarked, nothing changes."""
+    rng = random.Random(seed)
+    calls, tools, want = [], [], []
+    for i, kind in enumerate(kinds):
+        call_id = _made(form, rng, i) if kind in ("held", "unheld") else _given(kind, rng)
+        output_id = "" if kind == "unheld" else call_id
+        calls.append({"type": "tool_call", "id": output_id, "name": f"tool{i}", "arguments": {}})
+        tools.append(_tool(0, i, {"name": f"tool{i}", "id": call_id}))
+        want.append(None if kind == "unheld" and marked else (call_id or None))
+    steps = [_model(0, calls, form if marked else None), *tools]
+    changed = forget_unmatched_ids(steps)
+    assert changed == (kinds.count("unheld") if marked else 0)
+    assert [t.tool.call_id for t in tools if t.tool is not None] == want
