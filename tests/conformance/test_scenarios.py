@@ -134,7 +134,6 @@ NOT_REPEATABLE: dict[str, tuple[Callable[[scenario.Scenario], bool], str]] = {
 #: calls no id (the ``empty`` id shape; seed 27 shows each): known gaps, printed, not failed.
 NO_ID_GAPS: dict[str, str] = {
     "langchain_js": "streamed, the LangChain.js agent's run ends after the first answer",
-    "semantic_kernel": "results derived from messages without ids are not found (null)",
     "smolagents": "parallel calls without ids: tool steps paired with the wrong calls",
     "strands": "Strands stops the run (its agent exits with an error) on calls without ids",
 }
