@@ -130,12 +130,20 @@ NOT_REPEATABLE: dict[str, tuple[Callable[[scenario.Scenario], bool], str]] = {
     ),
 }
 
-#: Why each stack does not yet rebuild and replay exactly a drawn scenario whose model gives
-#: calls no id (the ``empty`` id shape; seed 27 shows each): known gaps, printed, not failed.
+#: Why each stack does not rebuild and replay exactly a drawn scenario whose model gives
+#: calls no id (the ``empty`` id shape; seed 27 shows each): printed, not failed.  What is
+#: left is the frameworks' own behaviour, which a trace reader cannot change.
 NO_ID_GAPS: dict[str, str] = {
     "langchain_js": "streamed, the LangChain.js agent's run ends after the first answer",
-    "smolagents": "parallel calls without ids: tool steps paired with the wrong calls",
-    "strands": "Strands stops the run (its agent exits with an error) on calls without ids",
+    "smolagents": (
+        "the framework's own: smolagents keys a turn's calls by id (parallel_calls[tool_call.id]), "
+        "so of parallel calls without ids it runs the last alone and tells the model of it "
+        "alone; the rebuild shows the calls the model made and the one tool run"
+    ),
+    "strands": (
+        "the framework's own: Strands sends the first request again and again on an answer "
+        "whose calls have no id (hundreds of times) until its run is stopped: nothing recorded"
+    ),
 }
 KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
     stack: (lambda scn: scn.ids == "empty", "", why) for stack, why in NO_ID_GAPS.items()
