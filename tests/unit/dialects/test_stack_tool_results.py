@@ -47,6 +47,33 @@ def _sent(run: Run, call_id: str) -> Any:
     raise AssertionError(f"no model input answers {call_id}")
 
 
+def _sent_to(run: Run, step: Step) -> Any:
+    """The result the model was next sent for the call ``step`` ran: by its call id, or,
+    for a call the model gave no id, by its place among the tool steps of its turn and
+    the results that answer that turn in the next model input."""
+    assert step.tool is not None
+    if step.tool.call_id:
+        return _sent(run, step.tool.call_id)
+    models = [s for s in run.steps if s.kind == "model" and s.model is not None]
+    before = max(s.index for s in models if s.index < step.index)
+    after = next(s for s in models if s.index > step.index)
+    turn = [s for s in run.steps if s.kind == "tool" and before < s.index < after.index]
+    assert after.model is not None
+    messages = after.model.input_messages or []
+    asked = max(
+        i
+        for i, m in enumerate(messages)
+        if any(p.get("type") == "tool_call" for p in m.get("parts") or [])
+    )
+    results = [
+        p.get("response")
+        for m in messages[asked + 1 :]
+        for p in m.get("parts") or []
+        if p.get("type") == "tool_call_response"
+    ]
+    return results[turn.index(step)]
+
+
 def _resolve(stubs: ToolStubs, step: Step) -> Any:
     tool = step.tool
     assert tool is not None
@@ -75,7 +102,7 @@ def test_an_adk_tool_that_returned_an_error_returns_it(case: Case) -> None:
             if not raised:
                 failed += 1
                 assert res.action == "return", (step.label(), res.error)
-                assert res.value == _sent(run, str(tool.call_id))
+                assert res.value == _sent_to(run, step)
     if case.scenario.raising is not None or "errors" in case.id:
         assert failed > 0, "the case's failing tools were not found"
 
