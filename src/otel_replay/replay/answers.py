@@ -29,6 +29,10 @@ class Answer:
     rung: str | None = None
     #: The conversation that served (or refused) the request.
     conversation: int | None = None
+    #: The connection is closed after ``chunks`` (none: right after the headers), the body
+    #: left unfinished: a recorded call that failed so (see
+    #: :class:`~otel_replay.replay.divergence.RecordedFailure`), for the client to raise.
+    cut: bool = False
 
 
 def _json(status: int, body: Mapping[str, Any], extra: Sequence[tuple[str, str]] = ()) -> Answer:

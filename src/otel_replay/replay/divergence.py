@@ -17,6 +17,18 @@ class ReplayError(Exception):
     """A recording cannot be replayed as asked (nothing to serve, value not restorable)."""
 
 
+class RecordedFailure(ReplayError):
+    """The request matched a recorded model call that failed and ended the run (the client
+    raised, an answer cut partway through, and the agent with it): the replay fails it
+    again.  The wire adapters close the connection after the answer's headers, so that the
+    client raises as it did; a model object called directly raises this."""
+
+    def __init__(self, step: Step) -> None:
+        self.step = step
+        why = step.status_message or "ERROR"
+        super().__init__(f"{step.label()}: the recorded call failed here ({why}); failed again")
+
+
 @dataclasses.dataclass(frozen=True)
 class Candidate:
     """A recorded step that came close, and why it did not match."""

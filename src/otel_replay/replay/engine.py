@@ -45,7 +45,7 @@ from .answers import (
     json_bytes,
 )
 from .conversations import CONVERSATION_HEADER, Conversation, Router, _file, _unfile
-from .divergence import Candidate, ReplayDivergence, ReplayError
+from .divergence import Candidate, RecordedFailure, ReplayDivergence, ReplayError
 from .matchers import RUNGS, first_difference
 from .pinned_model import PinnedModel
 from .server_limits import DEFAULT_LIMITS
@@ -220,6 +220,22 @@ class ReplayEngine(Router):
                 step=err.index,
                 divergence=err.to_json(),
             )
+        except RecordedFailure as err:
+            # Failed again as it failed: the headers of an answer, then the connection
+            # closed (the trace keeps no byte of what came before the cut).
+            self._last = conv
+            self._used(conv)
+            self._wait(conv)
+            self._lines.append(f"conversation {conv.id}: {err}")
+            ctype = "text/event-stream; charset=utf-8" if request.stream else "application/json"
+            meta = [
+                ("content-type", ctype),
+                ("x-otel-replay-run", conv.run.run_id),
+                ("x-otel-replay-step", str(err.step.index)),
+                ("x-otel-replay-failed", "recorded"),
+                (CONVERSATION_HEADER, str(conv.id)),
+            ]
+            return Answer(200, meta, [], None, err.step, None, conv.id, cut=True)
         except ReplayError as err:
             if self.raise_divergence:
                 raise

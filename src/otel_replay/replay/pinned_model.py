@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
+from ..runs.kit import failed_end
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
-from .divergence import ReplayDivergence, ReplayError
+from .divergence import RecordedFailure, ReplayDivergence, ReplayError
 from .matchers import (
     RUNGS,
     accepts,
@@ -239,6 +240,9 @@ class PinnedModel(Observed):
         """Check the request against the recording, advance, and give the recorded step
         whose output answers it, and the rung (the step has output messages)."""
         step = self.next_step(messages, system=system, tools=tools, params=params)
+        if failed_end(self.run, step):
+            self.observer.step_done(step, f"pinned:{self.served[-1][1]}")
+            raise RecordedFailure(step)
         reason = unanswered(step, went_on=self.cursor < len(self.steps))
         if reason is not None:
             raise ReplayError(reason)
@@ -335,6 +339,9 @@ class PinnedModel(Observed):
     ) -> Step:
         if self.cursor >= len(self.steps):
             last = self.steps[-1] if self.steps else None
+            again = self._failed_again(last, messages, system)
+            if again is not None:
+                return again
             err = ReplayDivergence(
                 f"model call {self.cursor + 1} was not recorded "
                 f"(the run has {len(self.steps)} model calls)",
@@ -377,6 +384,24 @@ class PinnedModel(Observed):
         self.cursor += 1
         self.served.append((step, rung))
         return step
+
+    def _failed_again(
+        self, last: Step | None, messages: Sequence[Mapping[str, Any]], system: Any
+    ) -> Step | None:
+        """The run's last call, failed and served so, asked again: a client that retries a
+        failure sent the recorded call more than once (the trace holds one call, each try
+        inside it), so it fails as often as the client asks.  None: not that."""
+        if last is None or not self.served or self.served[-1][0] is not last:
+            return None
+        if not failed_end(self.run, last):
+            return None
+        m = last.model
+        assert m is not None
+        rung = model_rung(m.input_messages, m.system_instructions, messages, system)
+        if not accepts(self.match, rung):
+            return None
+        self.served.append((last, rung))
+        return last
 
     def _drift(
         self,

@@ -162,6 +162,23 @@ def _why(what: str, p: Payload) -> str:
     return f"{what} recorded as repr() only; it cannot be restored"
 
 
+def failed_end(run: Run, step: Step) -> bool:
+    """Whether ``step`` is a model call that failed and so ended ``run``: marked failed, no
+    retry of it (``retried_as``), no model call after it, and the run raised (a root ended
+    in error: the agent's span, or this very call where nothing traced around it).  Its
+    client raised (an answer cut partway through, a failure it did not retry) and the run
+    with it: what a replay does again, not an answer the trace lacks.  What it holds of
+    the answer is what came before the failure (none, or a stream's first deltas, which
+    some instrumentations keep).  A run that went on to end well after a failed last
+    call is not one."""
+    if step.kind != "model" or step.status != "ERROR" or step.model is None:
+        return False
+    if step.retried_as is not None or not any(r.status == "ERROR" for r in run.roots):
+        return False
+    last = next(s for s in reversed(run.steps) if s.kind == "model" and s.model is not None)
+    return last is step
+
+
 class _Check:
     def __init__(self, run: Run, *, lists: bool = True) -> None:
         self.run = run
@@ -330,7 +347,9 @@ class _Check:
             # The structure without a value (content capture off, pydantic-ai): not recorded.
             self.missing.append(f"steps[{step.index}].input_messages")
         self._payload(step, "input messages", inp, blocking=True)
-        if m.output_messages is None:
+        if m.output_messages is None and out is None and failed_end(self.run, step):
+            pass  # how the run ended (its client raised): a replay fails it again
+        elif m.output_messages is None:
             self.incomplete = True
             if step.status == "ERROR" and out is None:
                 self.problems.append(

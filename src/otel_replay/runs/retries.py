@@ -20,7 +20,9 @@ names the model step; their error stays on them).  A replay serves the
 answer to the request the agent sends and does not fail it first: the trace
 holds the client's exception, not the response that failed.  A failed call
 that nothing retries (the last one, or one followed by another request)
-stays a failed model step.
+stays a failed model step.  The last one, with no model call after it, is
+how the run ended (:func:`~.kit.failed_end`: its client raised, an answer cut
+partway through, and the agent with it): a replay fails that call again.
 """
 
 from __future__ import annotations

@@ -123,6 +123,15 @@ class ReplayApp:
         headers_out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers]
         whole = answer.chunks
         eager = isinstance(whole, (list, tuple))
+        if answer.cut:
+            # A recorded call that failed so: the answer begun, then the connection closed
+            # (an ASGI app that returns with the body unfinished has its connection closed).
+            await send(
+                {"type": "http.response.start", "status": answer.status, "headers": headers_out}
+            )
+            for chunk in answer.chunks:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            return
         if isinstance(whole, (list, tuple)) and len(whole) == 1 and not answer.delays:
             # One chunk (a JSON answer): sent whole with its length, in one message, not
             # as a chunked body and an empty last chunk (a write and a send fewer).

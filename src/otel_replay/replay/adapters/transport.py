@@ -38,22 +38,35 @@ def _request_parts(request: Any) -> tuple[str, str, dict[str, str]]:
 
 
 def _streamed(answer: Answer) -> bool:
-    """Chunk by chunk (recorded timing, or recorded bytes whose chunking is part of them)."""
-    if answer.delays is not None:
+    """Chunk by chunk (recorded timing, or recorded bytes whose chunking is part of them, or
+    a body cut short)."""
+    if answer.delays is not None or answer.cut:
         return True
     if not isinstance(answer.chunks, list):
         answer.chunks = list(answer.chunks)
     return len(answer.chunks) > 1 and ("x-otel-replay-body", "recorded") in answer.headers
 
 
-def _sync_body(answer: Answer) -> Iterator[bytes]:
+def _cut(answer: Answer, library: Any) -> Exception:
+    """What the client's library raises where a connection closes inside a body: what an
+    answer cut short (a recorded call that failed so) reads as."""
+    error: Exception = library.RemoteProtocolError(
+        "peer closed connection without sending complete message body (a recorded call "
+        f"that failed so: {answer.step.label() if answer.step else 'a model call'})"
+    )
+    return error
+
+
+def _sync_body(answer: Answer, library: Any) -> Iterator[bytes]:
     for delay, chunk in iter_chunks(answer):
         if delay:
             time.sleep(delay)
         yield chunk
+    if answer.cut:
+        raise _cut(answer, library)
 
 
-async def _async_body(answer: Answer) -> AsyncIterator[bytes]:
+async def _async_body(answer: Answer, library: Any) -> AsyncIterator[bytes]:
     # lazy: only an async client pays for asyncio
     import asyncio
 
@@ -61,6 +74,8 @@ async def _async_body(answer: Answer) -> AsyncIterator[bytes]:
         if delay:
             await asyncio.sleep(delay)
         yield chunk
+    if answer.cut:
+        raise _cut(answer, library)
 
 
 class ReplayTransport:
@@ -72,8 +87,9 @@ class ReplayTransport:
     def handle_request(self, request: Any) -> Any:
         method, path, headers = _request_parts(request)
         answer = self.engine.handle(method, path, request.read(), headers)
-        content = _sync_body(answer) if _streamed(answer) else b"".join(answer.chunks)
-        return _library(request).Response(
+        library = _library(request)
+        content = _sync_body(answer, library) if _streamed(answer) else b"".join(answer.chunks)
+        return library.Response(
             answer.status, headers=answer.headers, content=content, request=request
         )
 
@@ -97,8 +113,9 @@ class AsyncReplayTransport:
         method, path, headers = _request_parts(request)
         body = await request.aread()
         answer = self.engine.handle(method, path, body, headers)
-        content = _async_body(answer) if _streamed(answer) else b"".join(answer.chunks)
-        return _library(request).Response(
+        library = _library(request)
+        content = _async_body(answer, library) if _streamed(answer) else b"".join(answer.chunks)
+        return library.Response(
             answer.status, headers=answer.headers, content=content, request=request
         )
 
