@@ -19,7 +19,11 @@ compares every run with the ground truth the fake model server logged
   tools (``model-only`` when it does not: tool steps are then derived);
   with content off, not ``full``, and ``missing`` names the content of
   every step;
-- the run's final output is the answer the agent printed (edge whitespace aside).
+- the run's final output is the answer the agent printed (edge whitespace aside);
+  a run that ended at an answer the server cut partway through (``raised`` in
+  ``case.json``: the client raised it, and the agent with it) holds that
+  request as its last model step, failed, and the run raised (or, where the
+  trace holds no span around the model call, that failed call is the run's end).
 
 Every difference becomes one line of :attr:`Outcome.problems`, so that a
 case's gaps (split runs, lost or invented steps, wrong messages) are all
@@ -38,6 +42,7 @@ from typing import Any
 
 import otel_replay
 from otel_replay.runs.model import Run, Step
+from otel_replay.runs.verdict import outcome
 from tests.conformance import scenario
 from tests.conformance.receiver import TRACE_FILES
 from tests.fixtures.ground_truth import Item, answered, recorded, sent, tool_calls_with_ids, value
@@ -106,11 +111,27 @@ class Case:
         return found
 
     def conversations(self) -> dict[str, list[dict[str, Any]]]:
-        """Requests per agent run (keyed by the order it is about), runs in order of start."""
+        """Requests per agent run (keyed by the order it is about), runs in order of start
+        (a run that raised at its first request, which was cut, has none answered)."""
         out: dict[str, list[dict[str, Any]]] = {}
-        for r in self.requests():
-            out.setdefault(r["conversation"], []).append(r)
+        for r in self._posts():
+            if not r.get("failed") or r["conversation"] in self.raised:
+                out.setdefault(r["conversation"], [])
+            if not r.get("failed"):
+                out[r["conversation"]].append(r)
         return out
+
+    @property
+    def raised(self) -> list[str]:
+        """The orders of the runs that ended in an error: the server cut an answer partway
+        through and the client raised it (``generate`` wrote them in ``case.json``)."""
+        return list(self.meta.get("raised", []))
+
+    def cut(self, order: str) -> dict[str, Any] | None:
+        """The request whose cut answer ended the run about ``order`` (None: it did not)."""
+        if order not in self.raised:
+            return None
+        return [r for r in self._posts() if r["conversation"] == order][-1]
 
 
 def find_cases(root: Path = CASES) -> list[Case]:
@@ -284,21 +305,61 @@ class _RunCheck:
         #: "text": the agent sends its tools' results as text, not as tool messages.
         self.history = str(case.meta.get("history", "messages"))
         self.models = [s for s in run.model_steps() if not s.duplicate_of]
+        #: The request whose answer was cut and raised, ending the run (None: it did not).
+        self.cut = case.cut(order)
+        #: The model step of that request: failed, no output.
+        self.cut_step: Step | None = None
         self.out: list[str] = []
 
     def problems(self) -> list[str]:
+        if self.cut is not None:
+            self._cut_step()
         self._model_steps()
         self._failed_attempts()
         self._tool_steps()
         if self.whole:
             self._verdict()
-        if self.content:
+        if self.cut is not None:
+            self._raised()
+        elif self.content:
             final = self.run.final_output()
             # Edge whitespace is the framework's presentation (Strands ends its answer
             # with a newline), not the answer.
             if (final or "").strip() != self.scn.final_answer(self.order):
                 self.out.append(f"final output is {short(final)}, not the agent's answer")
         return self.out
+
+    # --- a run that raised ----------------------------------------------------------
+    def _cut_step(self) -> None:
+        """The run's last model step is the request whose answer was cut: failed, without
+        output, its input what was sent; it is taken out of the steps that answered."""
+        assert self.cut is not None
+        last = self.models[-1] if self.models else None
+        if last is None or last.status != "ERROR" or (last.model and last.model.output_messages):
+            got = last.label() if last else "none"
+            self.out.append(
+                f"the answer cut at turn {self.cut['turn']} is no failed model step "
+                f"(the last model step: {got})"
+            )
+            return
+        self.cut_step = last
+        self.models = self.models[:-1]
+        if self.content and last.model is not None:
+            diff = first_difference(
+                recorded(last.model.input_messages, last.model.system_instructions),
+                sent(self.cut),
+            )
+            if diff:
+                self.out.append(f"{last.label()} input (the cut answer's request): {diff}")
+
+    def _raised(self) -> None:
+        """The run ended in an error: its root raised, or, where the trace holds no span
+        around the failed model call (a client instrumentation), that call ended it."""
+        if outcome(self.run).raised:
+            return
+        if self.cut_step is not None and any(self.cut_step is r for r in self.run.roots):
+            return
+        self.out.append("the run raised, but the rebuilt run did not")
 
     # --- model steps ---------------------------------------------------------------
     def _model_steps(self) -> None:
@@ -330,7 +391,11 @@ class _RunCheck:
     def _failed_attempts(self) -> None:
         """A failed attempt the trace holds (a model span ended in error, retried) names the
         model step that answered its request, at a turn the server failed a request of."""
-        failed = [r for r in self.case.failed_attempts() if r["conversation"] == self.order]
+        failed = [
+            r
+            for r in self.case.failed_attempts()
+            if r["conversation"] == self.order and r is not self.cut and r != self.cut
+        ]
         attempts = [s for s in self.run.steps if s.retried_as]
         if len(attempts) > len(failed):
             names = ", ".join(s.label() for s in attempts)
@@ -378,7 +443,7 @@ class _RunCheck:
     # --- tool steps ----------------------------------------------------------------
     def _tool_steps(self) -> None:
         calls = tool_calls_with_ids(
-            self.requests, lambda name: scenario.tool_of(name) == self.scn.raising
+            self.requests, lambda name: scenario.tool_of(name) == self.scn.raising, self.cut
         )
         steps = list(self.run.tool_steps())
         if len(steps) != len(calls):

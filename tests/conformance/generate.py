@@ -42,6 +42,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -320,9 +321,10 @@ def scrub(src: Path, dst: Path) -> None:
     dst.write_bytes(bytes(out))
 
 
-def check_ground_truth(log: Path, runs: int) -> None:
-    """The server's log, checked: every request answered, every run reached its answer, every
-    request the server failed on purpose retried."""
+def check_ground_truth(log: Path, runs: int) -> list[str]:
+    """The server's log, checked: every request answered, every run reached its answer or
+    ended at an answer the server cut partway through (the client raised it: those runs'
+    order ids are returned), every other request the server failed on purpose retried."""
     if not log.exists():
         raise GenerateError("the model server got no request")
     # One record a line; split on "\n" alone (JSON text escapes it): str.splitlines would also
@@ -336,22 +338,32 @@ def check_ground_truth(log: Path, runs: int) -> None:
     conversations = list(dict.fromkeys(r["conversation"] for r in posts))
     if len(conversations) != runs:
         raise GenerateError(f"{runs} runs expected, the server saw {conversations}")
+    raised: list[str] = []
     for order in conversations:
         turns = [r["turn"] for r in posts if r["conversation"] == order]
-        if not [r for r in posts if r["conversation"] == order][-1]["final"]:
+        last = [r for r in posts if r["conversation"] == order][-1]
+        if last.get("cut") == "stream":
+            raised.append(order)  # an answer cut partway through, not retried: the run raised
+        elif not last["final"]:
             raise GenerateError(f"the run about {order} stopped at turn {turns[-1]} ({turns})")
     for n, failed in enumerate(posts):
         # A request the server failed on purpose was retried: a later one at its turn got the
         # answer (an agent that gave up, or went on without it, is not what was scripted).
+        if failed.get("conversation") in raised and n == max(
+            i for i, r in enumerate(posts) if r["conversation"] == failed["conversation"]
+        ):
+            continue  # the cut that ended the run
         if failed.get("failed") and not any(
             not r.get("failed")
             and (r["conversation"], r["turn"]) == (failed["conversation"], failed["turn"])
             for r in posts[n + 1 :]
         ):
+            how = f"cut ({failed['cut']})" if failed.get("cut") else f"HTTP {failed['status']}"
             raise GenerateError(
-                f"the agent did not retry the request the server failed with HTTP "
-                f"{failed['status']} (run about {failed['conversation']}, turn {failed['turn']})"
+                f"the agent did not retry the request the server failed with {how} "
+                f"(run about {failed['conversation']}, turn {failed['turn']})"
             )
+    return raised
 
 
 def run_agent(
@@ -408,9 +420,14 @@ def run_agent(
     return done
 
 
-def expected_answers(runs: int, scn: scenario.Scenario = scenario.DEFAULT) -> list[str]:
-    """The final answers of the scenario's first ``runs`` questions, sorted."""
-    return sorted(scn.final_answer(scenario.order_in(q)) for q in scn.questions[:runs])
+def expected_answers(
+    runs: int, scn: scenario.Scenario = scenario.DEFAULT, raised: Sequence[str] = ()
+) -> list[str]:
+    """The final answers of the scenario's first ``runs`` questions, sorted; a run about an
+    order of ``raised`` ended in an error instead (its line starts :data:`scenario.RAISED_LINE`,
+    compared without the class, which is the client's)."""
+    orders = [scenario.order_in(q) for q in scn.questions[:runs]]
+    return sorted(scenario.RAISED_LINE if o in raised else scn.final_answer(o) for o in orders)
 
 
 def record_mode(
@@ -432,12 +449,13 @@ def record_mode(
             places = {"model_server": server.url, "otlp_receiver": receiver.url}
             done = run_agent(stack, mode, config, python, places)
             exports = receiver.requests
-        check_ground_truth(log, runs)
+        raised = check_ground_truth(log, runs)
         if not exports:
             raise GenerateError("the stack exported nothing to the OTLP receiver")
         answers = done.stdout.splitlines()
-        if sorted(answers) != expected_answers(runs, scn):
-            want = expected_answers(runs, scn)
+        said = [scenario.RAISED_LINE if a.startswith(scenario.RAISED_LINE) else a for a in answers]
+        want = expected_answers(runs, scn, raised)
+        if sorted(said) != want:
             raise GenerateError(f"the agent answered {answers!r}, not {want!r}")
         case = {
             "stack": stack,
@@ -448,6 +466,8 @@ def record_mode(
             "content": mode.get("content", True),
             "tool_spans": config.get("tool_spans", True),
             "history": config.get("history", "messages"),
+            # Runs that ended in an error (an answer cut partway through): their order ids.
+            **({"raised": raised} if raised else {}),
             "command": command_of(stack, mode),
             "env": env_of(stack, config, mode, scn.name),
             "python": platform.python_version(),

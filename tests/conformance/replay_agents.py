@@ -49,7 +49,7 @@ from tests.conformance.generate import (
     venv_python,
 )
 from tests.conformance.receiver import OtlpReceiver
-from tests.conformance.scenario import scenario_named
+from tests.conformance.scenario import Scenario, scenario_named
 
 #: Where a case keeps how it replayed.
 RESULT_FILE = "replay.json"
@@ -136,6 +136,16 @@ def case_mode(case: Case, python: Path) -> tuple[dict[str, Any], Path]:
     return mode, python
 
 
+def recorded_answers(case: Case, runs: int, scn: Scenario) -> list[str]:
+    """The output a replay must print, sorted: the scenario's answers, and for a run that
+    raised (an answer cut partway through) the very line the recording printed, the class
+    raised included (the replay must raise it again)."""
+    if not case.raised:
+        return expected_answers(runs, scn)
+    lines = (case.path / "answer.txt").read_text(encoding="utf-8").splitlines()
+    return sorted(lines)
+
+
 def replay_case(case: Case, python: Path) -> Replayed:
     """Run the case's agent against a replay server of its trace; did it answer as recorded?"""
     meta = case.meta
@@ -151,7 +161,7 @@ def replay_case(case: Case, python: Path) -> Replayed:
                 except GenerateError as e:
                     return Replayed(case.id, "serve", False, f"{e}\nserver:\n{server.log()}")
                 answers = sorted(done.stdout.splitlines())
-                if answers != expected_answers(int(meta["runs"]), scn):
+                if answers != recorded_answers(case, int(meta["runs"]), scn):
                     why = f"the agent answered {answers!r}\nserver:\n{server.log()}"
                     return Replayed(case.id, "serve", False, why)
     except GenerateError as e:
@@ -231,7 +241,7 @@ def _inprocess(case: Case, python: Path, how: str) -> Replayed:
         problems.append(result.get("report", ""))
         problems.append(f"tool calls: {result.get('tool_calls')}")
     answers = sorted(done.stdout.splitlines()) if done is not None else []
-    if done is not None and answers != expected_answers(1, scenario_named(mode["scenario"])):
+    if done is not None and answers != recorded_answers(case, 1, scenario_named(mode["scenario"])):
         problems.append(f"the agent answered {answers!r}")
     if problems:
         return Replayed(case.id, how, False, "\n".join(problems))

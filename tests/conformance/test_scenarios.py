@@ -418,7 +418,7 @@ def test_the_generator_draws_every_dimension() -> None:
     assert {r.turn for r in retries} >= {0, 1, 2}, "the first request, a later one, the answer"
     assert any(not s.retries for s in drawn)
     assert {s.ids for s in drawn} == set(scenario.ID_SHAPES), "every shape of call id"
-    assert {r.cut for r in retries} == {"", "before"}, "connections closed too"
+    assert {r.cut for r in retries} == {"", "before", "stream"}, "connections closed too"
     assert {s.parts.text for s in drawn} >= {1, 2, 3, 5}, "text in parts"
     assert {s.parts.piece for s in drawn} >= {0, 1, 11}, "deltas cut anywhere"
     assert {s.parts.write for s in drawn} >= {0, 1, 64}, "a character over two writes"

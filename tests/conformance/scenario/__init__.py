@@ -47,6 +47,7 @@ import argparse
 import asyncio
 import os
 import sys
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO
 
@@ -263,6 +264,18 @@ async def answer_all(
     return [await ask(q) for q in questions]
 
 
+#: How an agent's output says a run ended in an error instead of an answer (the class of
+#: the exception follows; ``generate`` records such a run as one that raised).
+RAISED_LINE = "raised: "
+
+
+def raised_line(e: BaseException) -> str:
+    """The output line of a run that raised ``e`` (its traceback goes to standard error: the
+    process goes on, and its tracing still exports)."""
+    traceback.print_exception(e, file=sys.stderr)
+    return f"{RAISED_LINE}{type(e).__name__}"
+
+
 def print_answers(
     description: str | None,
     ask: Callable[[argparse.Namespace, str, bool], str],
@@ -279,12 +292,23 @@ def print_answers(
     args = agent_arguments(description)
     questions = QUESTIONS[: args.runs]
     stream = args.mode in ("stream", "async_stream")
+
+    def answered(q: str) -> str:
+        try:
+            return ask(args, q, stream)
+        except Exception as e:  # the run ended in an error: said, and the next run goes on
+            return raised_line(e)
+
+    async def aanswered(q: str) -> str:
+        try:
+            return await aask(args, q, stream)
+        except Exception as e:  # as in ``answered``
+            return raised_line(e)
+
     if args.mode in ("sync", "stream"):
-        answers = [ask(args, q, stream) for q in questions]
+        answers = [answered(q) for q in questions]
     else:
-        answers = asyncio.run(
-            answer_all(lambda q: aask(args, q, stream), questions, args.concurrent)
-        )
+        answers = asyncio.run(answer_all(aanswered, questions, args.concurrent))
     out = out or sys.stdout
     for answer in answers:
         print(answer, file=out)

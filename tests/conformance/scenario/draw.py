@@ -175,7 +175,8 @@ def scenario_for(seed: int) -> Scenario:
     (:func:`_shape`: images, lists, booleans, extreme numbers, unicode keys), the same
     tool called again (in its turn with other arguments, and in a later turn, with the
     same or other arguments), and whitespace around or inside a call's arguments
-    (leading spaces, trailing newlines, pretty-printed).  Its name is ``seed-N``.
+    (leading spaces, trailing newlines, pretty-printed); and whether one answer is cut
+    partway through (``cut="stream"``).  Its name is ``seed-N``.
     """
     rng = random.Random(seed)
     tools = list(_TOOL_SHAPES)
@@ -223,9 +224,7 @@ def scenario_for(seed: int) -> Scenario:
         retried = True
     else:
         retried = False
-    # Some failures are a connection closed before the answer, which every client retries
-    # (one closed partway through a JSON answer is not drawn: the Vercel AI SDK and LiteLLM's
-    # own transport raise it to the agent, whose run then ends in an error).
+    # Some failures are a connection closed before the answer, which every client retries.
     retries = tuple(dataclasses.replace(r, cut=rng.choice(("", "", "before"))) for r in retries)
     # Drawn after all of the above, so that those draws stay what they were for every seed.
     results = {
@@ -255,6 +254,13 @@ def scenario_for(seed: int) -> Scenario:
                 spelled = dataclasses.replace(c.spelling, indent=indent, around=around)
                 calls[i] = dataclasses.replace(c, spelling=spelled)
     turns = [tuple(calls) for calls in grouped]
+    if rng.random() < 0.15:
+        # An answer cut partway through (a stream inside an event, a JSON body half sent),
+        # once, at one turn: the clients that do not retry it raise it to the agent, whose
+        # run then ends in that error.
+        turn = rng.randrange(len(turns) + 1)
+        cut = Retry(turn, cut="stream")
+        retries = (*(r for r in retries if r.turn != turn), cut)
     return dataclasses.replace(
         DEFAULT,
         name=f"seed-{seed}",

@@ -117,9 +117,10 @@ class Retry:
     ``cut``: the connection closes instead, ``before`` any answer (every client retries
     it), or partway through the ``body`` it promised (a whole-JSON answer, which the OpenAI
     and Anthropic Python SDKs retry; a streamed one is closed ``before``), or ``stream``: a
-    stream cut inside an event, which the SDKs raise to the agent.  Only ``before`` is
-    drawn: with the others some stacks' runs end in an error, which ``generate`` does not
-    record yet.
+    stream cut inside an event, which the SDKs raise to the agent (on a whole-JSON answer:
+    half the body, as ``body``).  ``before`` and ``stream`` are drawn: with ``stream`` a
+    run whose client does not retry ends in an error (the agent prints ``RAISED_LINE``
+    for it, and ``generate`` records that run as one that raised).
     """
 
     turn: int

@@ -91,13 +91,24 @@ async function ask(question) {
   return (await generateText(options)).text.trim();
 }
 
+// A run that ends in an error is said as such (the harness's "raised: <class>" line), and
+// the other runs and the export go on.
+async function answered(question) {
+  try {
+    return await ask(question);
+  } catch (error) {
+    console.error(error);
+    return `raised: ${error?.constructor?.name ?? typeof error}`;
+  }
+}
+
 const questions = S.questions.slice(0, Number(args.runs));
 let answers;
 if (args.concurrent) {
-  answers = await Promise.all(questions.map(ask));
+  answers = await Promise.all(questions.map(answered));
 } else {
   answers = [];
-  for (const q of questions) answers.push(await ask(q));
+  for (const q of questions) answers.push(await answered(q));
 }
 for (const a of answers) console.log(a);
 await provider.shutdown();
