@@ -149,6 +149,31 @@ KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, st
     stack: (lambda scn: scn.ids == "empty", "", why) for stack, why in NO_ID_GAPS.items()
 }
 
+#: Why each stack does not yet rebuild and replay exactly a drawn scenario with an answer cut
+#: partway through (``Retry.cut == "stream"``; seed 39 in the wire modes shows each; the
+#: Python SDKs retry a JSON answer cut short, so these are the streamed modes): known gaps,
+#: printed, not failed.
+CUT_GAPS: dict[str, str] = {
+    "anthropic_openllmetry": (
+        "OpenLLMetry's Anthropic instrumentation exports no span for a stream cut partway "
+        "(the cut request is in no record; the SDK's own metadata span of it is a run of its "
+        "own): not in the trace"
+    ),
+    "autogen": (
+        "OpenLLMetry's OpenAI instrumentation ends a stream cut partway unfailed, with the "
+        "first deltas as its answer and no finish reason (the agent span failed): not yet "
+        "read as the call that failed"
+    ),
+    "crewai": (
+        "CrewAI calls the model again after a stream cut partway, and OpenInference records "
+        "that call's input as one message: the retry is not folded with the failed call"
+    ),
+}
+KNOWN_UNDER_A_CUT: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
+    stack: (lambda scn: any(r.cut == "stream" for r in scn.retries), "", why)
+    for stack, why in CUT_GAPS.items()
+}
+
 #: Stack -> (when, why) for scenarios a stack's framework refuses to run, or ends before the
 #: scripted answer, by design (its agent stops with an error of its own, or gives another
 #: answer): nothing is recorded, and the test says why.  ``when`` takes the scenario and the
@@ -546,6 +571,7 @@ def _listed(stack: str, scn: scenario.Scenario, problem: str) -> str | None:
         (NOT_IN_THE_TRACE, "not in the trace"),
         (SENT_OTHER_THAN_RETURNED, "sent"),
         (KNOWN_UNDER_NO_IDS, "known gap"),
+        (KNOWN_UNDER_A_CUT, "known gap"),
     ):
         when, gap, why = listing.get(stack, (lambda _: False, "", ""))
         if when(scn) and gap in problem:
