@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import otel_replay
+from otel_replay.runs.kit import failed_end
 from otel_replay.runs.model import Run, Step
 from otel_replay.runs.verdict import outcome
 from tests.conformance import scenario
@@ -331,11 +332,12 @@ class _RunCheck:
 
     # --- a run that raised ----------------------------------------------------------
     def _cut_step(self) -> None:
-        """The run's last model step is the request whose answer was cut: failed, without
-        output, its input what was sent; it is taken out of the steps that answered."""
+        """The run's last model step is the request whose answer was cut: read as the call
+        that failed and ended the run (``failed_end``: what a replay fails again), its
+        input what was sent; it is taken out of the steps that answered."""
         assert self.cut is not None
         last = self.models[-1] if self.models else None
-        if last is None or last.status != "ERROR" or (last.model and last.model.output_messages):
+        if last is None or not failed_end(self.run, last):
             got = last.label() if last else "none"
             self.out.append(
                 f"the answer cut at turn {self.cut['turn']} is no failed model step "
@@ -353,12 +355,19 @@ class _RunCheck:
                 self.out.append(f"{last.label()} input (the cut answer's request): {diff}")
 
     def _raised(self) -> None:
-        """The run ended in an error: its root raised, or, where the trace holds no span
-        around the failed model call (a client instrumentation), that call ended it."""
+        """The run ended in an error: its root raised, or a span around the failed model
+        call did (the OpenAI Agents SDK fails the agent's span and not the workflow's), or,
+        where the trace holds none around it (a client instrumentation), that call ended it."""
         if outcome(self.run).raised:
             return
-        if self.cut_step is not None and any(self.cut_step is r for r in self.run.roots):
+        by_id = {s.span_id: s for s in self.run.steps}
+        at = by_id.get(self.cut_step.parent_span_id or "") if self.cut_step else None
+        if self.cut_step is not None and at is None:
             return
+        while at is not None:
+            if at.status == "ERROR":
+                return
+            at = by_id.get(at.parent_span_id or "")
         self.out.append("the run raised, but the rebuilt run did not")
 
     # --- model steps ---------------------------------------------------------------

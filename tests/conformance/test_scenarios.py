@@ -153,17 +153,19 @@ KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, st
 #: partway through (``Retry.cut == "stream"``; seed 39 in the wire modes shows each; the
 #: Python SDKs retry a JSON answer cut short, so these are the streamed modes): known gaps,
 #: printed, not failed.
+_UNFAILED_CUT = (
+    "OpenLLMetry's OpenAI instrumentation ends a stream cut partway unfailed, with the "
+    "first deltas as its answer and no finish reason: not yet read as the call that failed "
+    "(served, the cut arguments do not parse)"
+)
 CUT_GAPS: dict[str, str] = {
     "anthropic_openllmetry": (
         "OpenLLMetry's Anthropic instrumentation exports no span for a stream cut partway "
         "(the cut request is in no record; the SDK's own metadata span of it is a run of its "
         "own): not in the trace"
     ),
-    "autogen": (
-        "OpenLLMetry's OpenAI instrumentation ends a stream cut partway unfailed, with the "
-        "first deltas as its answer and no finish reason (the agent span failed): not yet "
-        "read as the call that failed"
-    ),
+    "autogen": _UNFAILED_CUT + " (AutoGen's agent span failed)",
+    "openai_openllmetry": _UNFAILED_CUT + " (nothing traced around the call says it raised)",
     "crewai": (
         "CrewAI calls the model again after a stream cut partway, and OpenInference records "
         "that call's input as one message: the retry is not folded with the failed call"
