@@ -155,8 +155,9 @@ KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, st
 #: printed, not failed.
 _UNFAILED_CUT = (
     "OpenLLMetry's OpenAI instrumentation ends a stream cut partway unfailed, with the "
-    "first deltas as its answer and no finish reason: not yet read as the call that failed "
-    "(served, the cut arguments do not parse)"
+    "first deltas as its answer and no finish reason, and on a client loop nothing traced "
+    "around it says the run raised: not read as the call that failed (served, the cut "
+    "arguments do not parse)"
 )
 CUT_GAPS: dict[str, str] = {
     "anthropic_openllmetry": (
@@ -164,8 +165,12 @@ CUT_GAPS: dict[str, str] = {
         "(the cut request is in no record; the SDK's own metadata span of it is a run of its "
         "own): not in the trace"
     ),
-    "autogen": _UNFAILED_CUT + " (AutoGen's agent span failed)",
     "openai_openllmetry": _UNFAILED_CUT + " (nothing traced around the call says it raised)",
+    "vercel_ai": (
+        "the AI SDK retries a cut answer itself, and its trace reads as a run that ended at "
+        "the failed attempt (a model span without output, a span around it failed): the "
+        "replay fails the retried request too, and the SDK raises RetryError"
+    ),
     "crewai": (
         "CrewAI calls the model again after a stream cut partway, and OpenInference records "
         "that call's input as one message: the retry is not folded with the failed call"
