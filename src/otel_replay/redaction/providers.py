@@ -3,6 +3,7 @@ public secret scanners list (see :mod:`otel_replay.redaction.patterns`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from .shape import _HIDDEN, _NOT_AFTER_WORD, Shape
@@ -127,6 +128,20 @@ _PROVIDER_TOKENS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("secret_",), r"secret_" + _MIXED + r"[A-Za-z0-9]{43}\b"),  # Notion
 )
 
+#: A token body of a set length (``[...]{42}``, ``[...]{35,38}``) at a pattern's end.
+_SET_LENGTH_END = re.compile(r"\]\{\d+(?:,\d+)?\}$")
+
+
+def _bounded(pattern: str) -> str:
+    """``pattern``, ending where the letters and digits do when its body has a set length.
+
+    The catalogues bound such tokens at a word's end: a longer run of letters and digits
+    that only begins like one (a SHA-256 digest starting ``4b1d``, a stretch of base64
+    after a ``/``) is not that token, and hiding its first characters would corrupt it.
+    """
+    return pattern + r"(?![A-Za-z0-9])" if _SET_LENGTH_END.search(pattern) else pattern
+
+
 #: The provider shapes, in the catalogue's order (``VALUE_PATTERNS`` holds them after
 #: private keys).
 PROVIDER_SHAPES: Final = (
@@ -149,7 +164,7 @@ PROVIDER_SHAPES: Final = (
         r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
     ),
     # Google API keys and OAuth access tokens.
-    Shape(("aiza",), _NOT_AFTER_WORD + r"AIza[0-9A-Za-z_-]{35}"),
+    Shape(("aiza",), _NOT_AFTER_WORD + _bounded(r"AIza[0-9A-Za-z_-]{35}")),
     Shape(("ya29.",), _NOT_AFTER_WORD + r"ya29\.[0-9A-Za-z_-]{20,}"),
     # Stripe, Hugging Face.
     Shape(
@@ -161,7 +176,10 @@ PROVIDER_SHAPES: Final = (
     Shape(
         ("eyj",), _NOT_AFTER_WORD + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     ),
-    *(Shape(triggers, _NOT_AFTER_WORD + pattern) for triggers, pattern in _PROVIDER_TOKENS),
+    *(
+        Shape(triggers, _NOT_AFTER_WORD + _bounded(pattern))
+        for triggers, pattern in _PROVIDER_TOKENS
+    ),
     # Shapes known by a literal inside them, not at their start.
     Shape(("atlasv1",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", back=15),
     Shape(("_mmk",), r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk", back=36),
