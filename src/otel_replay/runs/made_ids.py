@@ -79,7 +79,8 @@ def forget_unmatched_ids(steps: Sequence[Step]) -> int:
     forms = {f for s in steps if (f := _form(s)) is not None}
     if not forms:
         return 0  # most runs: no stack that makes ids
-    held = {p.get("id") for s in steps for p in _calls(_outputs(s))}
+    # An id of another type (a damaged trace's list or object) holds no made id.
+    held = {i for s in steps for p in _calls(_outputs(s)) if isinstance(i := p.get("id"), str)}
     changed = 0
     for step in steps:
         t = step.tool
