@@ -45,7 +45,7 @@ from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
-from ..dialects.placeholders import placeholder_in
+from ..dialects.placeholders import may_hold_placeholder, placeholder_in
 from ..dialects.registry import detect
 from ..dialects.span import SpanView
 from ..otlp.records import SpanRecord
@@ -125,6 +125,7 @@ class _Span:
     __slots__ = (
         "arguments",
         "attributes",
+        "blank",
         "call_id",
         "end_ns",
         "index",
@@ -154,6 +155,7 @@ class _Span:
         self.attributes = span.attributes
         self.index = 0
         self.marked = False
+        self.blank = False  # no value of it can hold a placeholder (see _blank)
         self.root = False
         self.inputs: list[dict[str, Any]] = []
         self.outputs: list[dict[str, Any]] | None = None
@@ -219,6 +221,7 @@ def _plain(span: SpanRecord) -> _Span | None:
         if messages is None or _damaged(in_p):
             return None
         out.inputs = messages
+        out.blank = _blank(attrs, _MESSAGE_LISTS)
         if A.OUTPUT_MESSAGES in attrs or _DIGEST_OF_OUTPUT in attrs:
             outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, None)
             if _damaged(out_p):
@@ -243,7 +246,32 @@ def _plain(span: SpanRecord) -> _Span | None:
         out.tool_name, out.call_id = tool_name(span.name, attrs), call_id
         out.arguments = _arguments(args_p, attrs.get(A.TOOL_CALL_ARGUMENTS))
         out.result = _result(result_p, attrs.get(A.TOOL_CALL_RESULT))
+        out.blank = _blank(attrs, _TOOL_VALUES)
     return out
+
+
+_MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
+_TOOL_VALUES = (A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT)
+#: Payload types read as the attribute's own text (JSON, or text that may be JSON).
+_TEXT_TYPES = (None, payload.JSON, payload.STR)
+
+
+def _blank(attrs: Mapping[str, Any], keys: tuple[str, str]) -> bool:
+    """Whether the values a plain span gives under ``keys`` surely hold no placeholder.
+
+    Each is read from its attribute's text alone (a plain span has no bytes, blob or
+    reference companion) unless its payload type decodes otherwise; a text that
+    :func:`~..dialects.placeholders.may_hold_placeholder` clears cannot give one.
+    """
+    for key in keys:
+        text = attrs.get(key)
+        if text is None:
+            continue  # nothing recorded: the value is None
+        if not isinstance(text, str) or attrs.get(A.TYPE + key) not in _TEXT_TYPES:
+            return False
+        if may_hold_placeholder(text):
+            return False
+    return True
 
 
 def _tokens(attrs: Mapping[str, Any], key: str) -> int:
@@ -418,12 +446,12 @@ def _verdict(
         elif m.outputs and not _says_something(m.outputs):
             incomplete = True
             reasons[V.OUTPUT_NOT_RECORDED] += 1
-        for value in (m.inputs, m.outputs):
+        for value in () if m.blank else (m.inputs, m.outputs):
             if placeholder_in(value) is not None:
                 incomplete = True
                 reasons[V.LEFT_OUT] += 1
     for t in tools:
-        for value in (t.arguments, t.result):
+        for value in () if t.blank else (t.arguments, t.result):
             if placeholder_in(value) is not None:
                 incomplete = True
                 reasons[V.LEFT_OUT] += 1

@@ -402,11 +402,39 @@ def _no_content(spans: list[Spec]) -> None:
         _set_output(spans, k, [])
 
 
+def _spelled(key: str, value: Any) -> dict[str, str]:
+    """``key`` recorded with its digest, each ``<`` of its text spelled as an escape."""
+    text = json.dumps(value).replace("<", "\\u003c")
+    return {
+        key: text,
+        A.SHA256 + key: hashlib.sha256(text.encode()).hexdigest(),
+        A.TYPE + key: "json",
+    }
+
+
+def _blocks_result(call_id: str, texts: list[str]) -> dict[str, Any]:
+    """A tool's result as text blocks, which a reader joins into one string."""
+    return {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "content": [{"type": "text", "text": t} for t in texts],
+    }
+
+
 #: Runs the quick path computes, each line through another branch of the verdict or the
 #: anomalies.
 QUICK_KINDS: dict[str, Callable[[list[Spec]], None]] = {
     "an empty answer": lambda s: _set_output(s, 1, []),
     "an answer left out by the tracing": lambda s: _set_output(s, 1, [say("<replaced>")]),
+    "a result left out by the tracing": lambda s: _tool(s)["attrs"].update(
+        _exact(A.TOOL_CALL_RESULT, {"rows": ["__REDACTED__"]})
+    ),
+    "a placeholder spelled with escapes": lambda s: _model(s, 1)["attrs"].update(
+        _spelled(A.INPUT_MESSAGES, [_user("where?"), _ASK, _result("c1", "<replaced>")])
+    ),
+    "a placeholder its reader joins": lambda s: _set_input(
+        s, 1, [_user("where?"), _ASK, _blocks_result("c1", ["__RED", "ACTED__"])]
+    ),
     "an answer that is no message list": lambda s: s[-1]["attrs"].update(
         _exact(A.OUTPUT_MESSAGES, 5)
     ),
