@@ -45,12 +45,11 @@ from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
-from ..dialects.placeholders import may_hold_placeholder, placeholder_in
+from ..dialects.placeholders import placeholder_in
 from ..dialects.registry import detect
 from ..dialects.span import SpanView
 from ..otlp.records import SpanRecord
 from ..payload import codec as payload
-from ..payload.attributes import from_attributes
 from . import verdict as V
 from .anomalies import (
     DEFAULT_ERROR_PHRASES,
@@ -64,18 +63,16 @@ from .anomalies import (
 from .build import IDS, _fingerprint
 from .call_ids import _id, _parts
 from .double_spans import _apart
-from .kit import _damaged, _says_something
+from .kit import _says_something
 from .model import PendingRun, Run, _react_answer
+from .plain_values import MESSAGE_LISTS, TOOL_VALUES, blank, message_list, tool_values
 from .recovered_turns import _has_calls
 from .steps import (
     _answer,
-    _arguments,
     _content,
     _has_messages,
     _is_int,
     _messages,
-    _result,
-    _semconv_object,
     _str,
     classify,
     tool_name,
@@ -134,7 +131,7 @@ class _Span:
         "marked",
         "model_name",
         "name",
-        "output_payload",
+        "output_recorded",
         "outputs",
         "parent",
         "result",
@@ -155,11 +152,11 @@ class _Span:
         self.attributes = span.attributes
         self.index = 0
         self.marked = False
-        self.blank = False  # no value of it can hold a placeholder (see _blank)
+        self.blank = False  # no value of it can hold a placeholder (see plain_values.blank)
         self.root = False
         self.inputs: list[dict[str, Any]] = []
         self.outputs: list[dict[str, Any]] | None = None
-        self.output_payload: object = None
+        self.output_recorded = False
         self.model_name: str | None = None
         self.tokens = (0, 0)
         self.tool_name = ""
@@ -216,17 +213,17 @@ def _plain(span: SpanRecord) -> _Span | None:
             out.outputs = _answer(_messages(outputs))
         return out
     if kind == "model":
-        inputs, in_p = _content(attrs, A.INPUT_MESSAGES, None)
+        inputs, damaged = message_list(attrs, A.INPUT_MESSAGES)
         messages = _messages(inputs)
-        if messages is None or _damaged(in_p):
+        if messages is None or damaged:
             return None
         out.inputs = messages
-        out.blank = _blank(attrs, _MESSAGE_LISTS)
+        out.blank = blank(attrs, MESSAGE_LISTS)
         if A.OUTPUT_MESSAGES in attrs or _DIGEST_OF_OUTPUT in attrs:
-            outputs, out_p = _content(attrs, A.OUTPUT_MESSAGES, None)
-            if _damaged(out_p):
+            outputs, damaged = message_list(attrs, A.OUTPUT_MESSAGES)
+            if damaged:
                 return None
-            out.outputs, out.output_payload = _answer(_messages(outputs)), out_p
+            out.outputs, out.output_recorded = _answer(_messages(outputs)), True
         # (Else nothing of it was recorded: neither value nor digest, the only companions
         # a plain span may carry, without which the payload reader finds none.)
         out.model_name = _str(attrs.get(A.RESPONSE_MODEL)) or _str(attrs.get(A.REQUEST_MODEL))
@@ -236,42 +233,14 @@ def _plain(span: SpanRecord) -> _Span | None:
                 _tokens(attrs, A.USAGE_OUTPUT_TOKENS),
             )
     elif kind == "tool":
-        args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, None)
-        result_p = _semconv_object(from_attributes(attrs, A.TOOL_CALL_RESULT, None), attrs)
+        values = tool_values(attrs)
         call_id = _str(attrs.get(A.TOOL_CALL_ID))
-        if args_p is None or result_p is None or call_id is None:
-            return None
-        if args_p.status != "exact" or result_p.status != "exact":
+        if values is None or call_id is None:
             return None
         out.tool_name, out.call_id = tool_name(span.name, attrs), call_id
-        out.arguments = _arguments(args_p, attrs.get(A.TOOL_CALL_ARGUMENTS))
-        out.result = _result(result_p, attrs.get(A.TOOL_CALL_RESULT))
-        out.blank = _blank(attrs, _TOOL_VALUES)
+        out.arguments, out.result = values
+        out.blank = blank(attrs, TOOL_VALUES)
     return out
-
-
-_MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
-_TOOL_VALUES = (A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT)
-#: Payload types read as the attribute's own text (JSON, or text that may be JSON).
-_TEXT_TYPES = (None, payload.JSON, payload.STR)
-
-
-def _blank(attrs: Mapping[str, Any], keys: tuple[str, str]) -> bool:
-    """Whether the values a plain span gives under ``keys`` surely hold no placeholder.
-
-    Each is read from its attribute's text alone (a plain span has no bytes, blob or
-    reference companion) unless its payload type decodes otherwise; a text that
-    :func:`~..dialects.placeholders.may_hold_placeholder` clears cannot give one.
-    """
-    for key in keys:
-        text = attrs.get(key)
-        if text is None:
-            continue  # nothing recorded: the value is None
-        if not isinstance(text, str) or attrs.get(A.TYPE + key) not in _TEXT_TYPES:
-            return False
-        if may_hold_placeholder(text):
-            return False
-    return True
 
 
 def _tokens(attrs: Mapping[str, Any], key: str) -> int:
@@ -442,7 +411,7 @@ def _verdict(
     for m in models:
         if m.outputs is None:
             incomplete = True
-            reasons[V.OUTPUT_NOT_RECORDED if m.output_payload is None else V.OUTPUT_UNREADABLE] += 1
+            reasons[V.OUTPUT_NOT_RECORDED if not m.output_recorded else V.OUTPUT_UNREADABLE] += 1
         elif m.outputs and not _says_something(m.outputs):
             incomplete = True
             reasons[V.OUTPUT_NOT_RECORDED] += 1

@@ -1,0 +1,114 @@
+"""The content of a plain run's spans, read straight from their attributes' text.
+
+A first ``ls`` reads every message list of a file, and most are JSON text with
+their digest beside them (otel-replay's capture) or without one (third-party
+spans).  The payload reader (:func:`~..payload.attributes.from_attributes`)
+makes an object of each, checks it and decodes it through the codec: that
+costs as much as the parse itself.  A span of a plain run (see
+:mod:`.quick_summary`) has no bytes, blob or reference companion, so its value
+is its text parsed once the digest, when recorded, matches.  These functions
+read that common form so and give every other form to the payload reader; a
+test compares both readings on drawn attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import attributes as A
+from .. import json_text
+from .. import messages as M
+from ..dialects.placeholders import may_hold_placeholder
+from ..payload import codec as payload
+from ..payload.attributes import from_attributes
+from .kit import _damaged
+from .steps import _arguments, _content, _result, _semconv_object
+
+MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
+TOOL_VALUES = (A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT)
+#: The payload types under which an attribute's text is parsed as JSON as it stands: JSON,
+#: and text with no type or typed ``str`` (third-party spans carry JSON so).
+_AS_TEXT = (None, payload.JSON, payload.STR)
+
+
+def _matches(text: str, digest: str | None) -> bool:
+    return digest is None or payload.sha256(text.encode("utf-8", "surrogatepass")) == digest
+
+
+def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool]:
+    """What :func:`~.steps._content` reads of a plain span's message list under ``key``,
+    and whether its payload is damaged (:func:`~.kit._damaged`)."""
+    text = attrs.get(key)
+    digest = attrs.get(A.SHA256 + key)
+    type_ = attrs.get(A.TYPE + key)
+    if (
+        type(text) is str
+        and type_ in _AS_TEXT
+        and (digest is None or type(digest) is str)
+        and _matches(text, digest)
+    ):
+        try:
+            value = json_text.loads(text)
+            if type_ == payload.JSON and isinstance(value, str):
+                value = json_text.loads(value)  # a JSON payload that is text: read as text
+        except ValueError:
+            return None, False  # (the reader's second try, the same text, fails alike)
+        return value, False
+    value, p = _content(attrs, key, None)  # any other form, or a damaged payload
+    return value, _damaged(p)
+
+
+def tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """A plain tool span's arguments and result as :func:`~.steps._arguments` and
+    :func:`~.steps._result` read them; None unless both are byte-exact (recorded with a
+    digest that matches), as a plain tool span's must be."""
+    values = []
+    for key in TOOL_VALUES:
+        text = attrs.get(key)
+        digest = attrs.get(A.SHA256 + key)
+        if type(text) is not str or type(digest) is not str:
+            return _read_tool_values(attrs)
+        if attrs.get(A.TYPE + key) != payload.JSON:
+            return _read_tool_values(attrs)
+        if not _matches(text, digest):
+            return None  # not byte-exact
+        try:
+            value = json_text.loads(text)
+        except ValueError:
+            values.append(text)  # no JSON after all: both readers keep the text
+            continue
+        if key == A.TOOL_CALL_ARGUMENTS and isinstance(value, str):
+            value = M.parse_arguments(value)  # JSON text of JSON text, as semconv writes it
+        values.append(value)
+    return values[0], values[1]
+
+
+def _read_tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """:func:`tool_values` through the payload reader: any form of a tool's values."""
+    args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, None)
+    result_p = _semconv_object(from_attributes(attrs, A.TOOL_CALL_RESULT, None), attrs)
+    if args_p is None or result_p is None:
+        return None
+    if args_p.status != "exact" or result_p.status != "exact":
+        return None
+    arguments = _arguments(args_p, attrs.get(A.TOOL_CALL_ARGUMENTS))
+    return arguments, _result(result_p, attrs.get(A.TOOL_CALL_RESULT))
+
+
+def blank(attrs: Mapping[str, Any], keys: tuple[str, str]) -> bool:
+    """Whether the values a plain span gives under ``keys`` surely hold no placeholder.
+
+    Each is read from its attribute's text alone (a plain span has no bytes, blob or
+    reference companion) unless its payload type decodes otherwise; a text that
+    :func:`~..dialects.placeholders.may_hold_placeholder` clears cannot give one.
+    """
+    for key in keys:
+        text = attrs.get(key)
+        if text is None:
+            continue  # nothing recorded: the value is None
+        if not isinstance(text, str) or attrs.get(A.TYPE + key) not in _AS_TEXT:
+            return False
+        if may_hold_placeholder(text):
+            return False
+    return True

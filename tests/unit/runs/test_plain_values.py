@@ -1,0 +1,100 @@
+"""A plain span's content read straight from its text is what the payload reader reads.
+
+:mod:`otel_replay.runs.plain_values` reads the common form of a message list
+and of a tool's values (JSON text, its digest beside it or none) without the
+payload reader.  The oracle is that reader (:func:`~otel_replay.runs.steps._content`,
+and the tool reading of the full path), on drawn attributes: texts that are
+JSON, JSON of JSON text, no JSON, values that are no text; each payload type,
+no type and types that are none; digests that match, differ, are empty, are
+no text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otel_replay import attributes as A
+from otel_replay.runs import plain_values as P
+from otel_replay.runs.kit import _damaged
+from otel_replay.runs.steps import _content
+
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+_MESSAGES = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant"]), "parts": st.just([])},
+        optional={"content": st.text(max_size=5)},
+    ),
+    max_size=2,
+)
+
+
+@st.composite
+def _text(draw: st.DrawFn) -> Any:
+    """What an attribute holds where content is recorded."""
+    value = draw(st.one_of(_MESSAGES, _JSON))
+    how = draw(st.sampled_from(["json", "json of json", "no json", "deep", "no text"]))
+    if how == "json":
+        return json.dumps(value, ensure_ascii=draw(st.booleans()))
+    if how == "json of json":
+        return json.dumps(json.dumps(value))
+    if how == "no json":
+        return json.dumps(value)[:-1] + draw(st.sampled_from(["", "}", "x", "\ud800"]))
+    if how == "deep":
+        return "[" * 70 + "]" * 70
+    return draw(st.one_of(st.integers(), st.lists(st.text(max_size=3), max_size=2)))
+
+
+@st.composite
+def _attributes(draw: st.DrawFn, keys: tuple[str, ...]) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    for key in keys:
+        if draw(st.integers(0, 9)) == 0:
+            continue  # not recorded
+        text = draw(_text())
+        attrs[key] = text
+        # (The common forms most often: those the straight reading takes.)
+        kind = draw(
+            st.sampled_from(
+                ["json", "json", "json", None, "str", "pyjson", "bytes", "repr", "bogus", 5]
+            )
+        )
+        if kind is not None:
+            attrs[A.TYPE + key] = kind
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else b""
+        right = hashlib.sha256(data).hexdigest()
+        digest = draw(st.sampled_from([right, right, right, None, "0" * 64, "", right.upper(), 7]))
+        if digest is not None:
+            attrs[A.SHA256 + key] = digest
+    return attrs
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and repr(a) == repr(b)
+
+
+@settings(max_examples=400, deadline=None)
+@given(attrs=_attributes(P.MESSAGE_LISTS), key=st.sampled_from(P.MESSAGE_LISTS))
+def test_a_message_list_reads_as_the_payload_reader_reads_it(
+    attrs: dict[str, Any], key: str
+) -> None:
+    value, p = _content(attrs, key, None)
+    read, damaged = P.message_list(attrs, key)
+    assert _same(read, value)
+    assert damaged == _damaged(p)
+
+
+@settings(max_examples=400, deadline=None)
+@given(attrs=_attributes(P.TOOL_VALUES))
+def test_tool_values_read_as_the_payload_reader_reads_them(attrs: dict[str, Any]) -> None:
+    assert _same(P.tool_values(attrs), P._read_tool_values(attrs))
