@@ -124,6 +124,7 @@ class _Span:
         "attributes",
         "blank",
         "call_id",
+        "calls",
         "end_ns",
         "index",
         "inputs",
@@ -156,6 +157,7 @@ class _Span:
         self.root = False
         self.inputs: list[dict[str, Any]] = []
         self.outputs: list[dict[str, Any]] | None = None
+        self.calls: list[dict[str, Any]] = []  # a model span's: M.tool_calls(outputs), once
         self.output_recorded = False
         self.model_name: str | None = None
         self.tokens = (0, 0)
@@ -224,6 +226,7 @@ def _plain(span: SpanRecord) -> _Span | None:
             if damaged:
                 return None
             out.outputs, out.output_recorded = _answer(_messages(outputs)), True
+            out.calls = M.tool_calls(out.outputs) if out.outputs else []
         # (Else nothing of it was recorded: neither value nor digest, the only companions
         # a plain span may carry, without which the payload reader finds none.)
         out.model_name = _str(attrs.get(A.RESPONSE_MODEL)) or _str(attrs.get(A.REQUEST_MODEL))
@@ -326,7 +329,7 @@ def _unrepaired(order: list[_Span]) -> bool:
             return False  # a call answered under another id, maybe
     if models and tools:
         starts = [m.start_ns for m in models]
-        calls_of = [M.tool_calls(m.outputs or []) for m in models]
+        calls_of = [m.calls for m in models]
         for tool in sorted(tools, key=lambda s: (s.start_ns, s.index)):
             pos = bisect.bisect_right(starts, tool.start_ns) - 1
             if pos >= 0 and tool.tool_name not in {c.get("name") for c in calls_of[pos]}:
@@ -334,7 +337,7 @@ def _unrepaired(order: list[_Span]) -> bool:
     if len(models) > 1:
         ran = {t.call_id for t in tools}
         for m in models:
-            if any(c.get("id") not in ran for c in M.tool_calls(m.outputs or [])):
+            if any(c.get("id") not in ran for c in m.calls):
                 return False  # a call no tool span records: a derived tool step
     return True
 
@@ -446,7 +449,7 @@ def _lost_history(models: list[_Span], tools: list[_Span]) -> int:
     ordered = sorted(models, key=lambda s: (s.start_ns, s.index))
     lost = 0
     for before, after in itertools.pairwise(ordered):
-        asked = {c.get("id") for c in M.tool_calls(before.outputs or [])} & ran
+        asked = {c.get("id") for c in before.calls} & ran
         if not asked or after.inputs != before.inputs[: len(after.inputs)]:
             continue
         parts = (p for msg in after.inputs for p in msg.get("parts") or [])
