@@ -77,7 +77,9 @@ def normalize_part(part: Any) -> dict[str, Any]:
     if kind in ("tool_call", "tool_use", "function_call") or (
         kind == "function" and isinstance(p.get("function"), Mapping)
     ):
-        fn = p["function"] if isinstance(p.get("function"), Mapping) else p
+        fn = p.get("function")
+        if fn is None or not isinstance(fn, Mapping):  # (None first: the common case)
+            fn = p
         call_id = p.get("call_id") if kind == "function_call" else p.get("id")
         out: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": fn.get("name")}
         if "arguments" in fn or "input" in fn:

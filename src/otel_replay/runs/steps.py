@@ -183,13 +183,15 @@ def _content(
 
 
 def _messages(value: Any) -> list[dict[str, Any]] | None:
-    if isinstance(value, Mapping):
+    # (The exact types told first: parsed JSON holds no others, and the ABC checks cost
+    # more than the rest of a message's reading.)
+    if type(value) is not list and isinstance(value, Mapping):
         value = [value]
     if not isinstance(value, list):
         return None
     out: list[dict[str, Any]] = []
     for item in value:
-        if isinstance(item, Mapping):
+        if type(item) is dict or isinstance(item, Mapping):
             try:
                 out.append(M.normalize_message(item))
             except (AttributeError, TypeError, KeyError, ValueError):
