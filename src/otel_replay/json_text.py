@@ -106,11 +106,22 @@ def _brackets_over(text: str | bytes | bytearray, most: int) -> bool:
     """Whether ``text`` holds more than ``most`` opening brackets (``[`` and ``{``).
 
     Each is looked for by ``find`` (a scan for one byte, several times faster than
-    ``count``'s), and the search stops past ``most``: every message list is read so.
+    ``count``'s), and the search stops past ``most``: every message list is read so.  A
+    short text is counted instead: there one ``find`` call a bracket costs more than the
+    scan.
     """
+    if len(text) <= _COUNTED:
+        if isinstance(text, str):
+            return text.count("[") + text.count("{") > most
+        return text.count(b"[") + text.count(b"{") > most
     if isinstance(text, str):
         return _found_over(text.find, ("[", "{"), most)
     return _found_over(text.find, (b"[", b"{"), most)
+
+
+#: The length up to which :func:`_brackets_over` counts (where two counts of the text cost
+#: less than a dozen ``find`` calls: a tool call's arguments, a short turn).
+_COUNTED = 1024
 
 
 def _found_over(find: Any, needles: tuple[Any, ...], most: int) -> bool:

@@ -47,11 +47,12 @@ def test_too_deep_exactly_past_the_bound(value: Any, as_bytes: bool) -> None:
 
 
 @pytest.mark.parametrize("brackets", [MAX_NESTING - 1, MAX_NESTING, MAX_NESTING + 1])
-def test_brackets_counted_to_the_bound(brackets: int) -> None:
+@pytest.mark.parametrize("pad", [0, 2000])  # a short text is counted, a long one searched
+def test_brackets_counted_to_the_bound(brackets: int, pad: int) -> None:
     # As many opening brackets as that, half of them in strings, none nesting deep.
     items = ["[" if k % 2 else "{" for k in range(brackets // 2)]
     text = json.dumps(items)[1:-1]  # the strings alone: their brackets, and no list's
-    text = "[" * (brackets - brackets // 2) + text + "]" * (brackets - brackets // 2)
+    text = "[" * (brackets - brackets // 2) + text + " " * pad + "]" * (brackets - brackets // 2)
     assert text.count("[") + text.count("{") == brackets
     assert json_text._brackets_over(text, MAX_NESTING) is (brackets > MAX_NESTING)
     assert json_text._brackets_over(text.encode(), MAX_NESTING) is (brackets > MAX_NESTING)
