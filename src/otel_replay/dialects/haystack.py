@@ -158,4 +158,10 @@ def _tools(items: Any) -> list[dict[str, Any]] | None:
     ]
 
 
-DIALECT = Dialect("haystack", matches=_matches, fill=_fill, reads_values=True)
+DIALECT = Dialect(
+    "haystack",
+    matches=_matches,
+    fill=_fill,
+    reads_values=True,
+    could_match=lambda scope, names: scope == SCOPE and "openinference.span.kind" in names,
+)

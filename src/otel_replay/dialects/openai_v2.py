@@ -66,5 +66,10 @@ def text_first(message: Mapping[str, Any]) -> Any:
 
 
 DIALECT = Dialect(
-    "openai_v2", matches=_matches, fill=fills_nothing, repair=_repair, reads_values=True
+    "openai_v2",
+    matches=_matches,
+    fill=fills_nothing,
+    repair=_repair,
+    reads_values=True,
+    could_match=lambda scope, names: scope in SCOPES,
 )

@@ -53,24 +53,46 @@ DIALECTS: tuple[Dialect, ...] = (
 _BY_NAMES: Final = tuple(d for d in DIALECTS if not d.reads_values)
 _BY_VALUES: Final = tuple(d for d in DIALECTS if d.reads_values)
 _ORDER: Final = {d.name: i for i, d in enumerate(DIALECTS)}
-#: The dialects of :data:`_BY_NAMES` that match, by scope and attribute names: a
-#: stack writes the same few sets of names again and again.
-_matched: dict[tuple[str, frozenset[str]], list[Dialect]] = {}
+#: By scope and attribute names: the dialects of :data:`_BY_NAMES` that match, and those
+#: of :data:`_BY_VALUES` that could (a stack writes the same few sets of names again and
+#: again).
+_matched: dict[tuple[str, frozenset[str]], tuple[list[Dialect], tuple[Dialect, ...]]] = {}
 _MAX_REMEMBERED: Final = 4096
+
+
+def _by_names(span: SpanView) -> tuple[list[Dialect], tuple[Dialect, ...]]:
+    names = frozenset(span.attributes)
+    key = (span.scope, names)
+    known = _matched.get(key)
+    if known is None:
+        if len(_matched) >= _MAX_REMEMBERED:
+            _matched.clear()
+        found = [d for d in _BY_NAMES if d.matches(span)]
+        could = tuple(
+            d for d in _BY_VALUES if d.could_match is None or d.could_match(span.scope, names)
+        )
+        known = _matched[key] = (found, could)
+    return known
 
 
 def detect(span: SpanView) -> list[Dialect]:
     """The dialects whose scope name or marker attributes ``span`` carries (``genai`` always)."""
-    key = (span.scope, frozenset(span.attributes))
-    found = _matched.get(key)
-    if found is None:
-        if len(_matched) >= _MAX_REMEMBERED:
-            _matched.clear()
-        found = _matched[key] = [d for d in _BY_NAMES if d.matches(span)]
-    extra = [d for d in _BY_VALUES if d.matches(span)]
+    found, could = _by_names(span)
+    extra = [d for d in could if d.matches(span)]
     if not extra:
         return list(found)
     return sorted(found + extra, key=lambda d: _ORDER[d.name])
+
+
+def genai_only(attributes: Mapping[str, Any], *, name: str, scope: str, scope_version: str) -> bool:
+    """Whether the span of these attributes speaks no dialect but ``genai``
+    (:func:`detect`), told from its scope and attribute names alone where no dialect
+    that reads values could match them."""
+    known = _matched.get((scope, frozenset(attributes)))
+    if known is not None and not known[1]:
+        return len(known[0]) == 1
+    span = SpanView(attributes, name=name, scope=scope, scope_version=scope_version)
+    return len(detect(span)) == 1
 
 
 def genai_attributes(span: SpanView) -> GenAI:

@@ -54,6 +54,10 @@ class Dialect:
     #: ``matches`` reads attribute values, not only the scope and attribute names
     #: (whose verdicts are remembered per scope and set of names).
     reads_values: bool = False
+    #: Of a dialect that reads values: whether ``matches`` can be true of a span of this
+    #: scope with these attribute names (None: it may be of any).  Remembered like the
+    #: verdicts by names, it spares most spans the reading of their values.
+    could_match: Callable[[str, frozenset[str]], bool] | None = None
 
 
 def in_scope(name: str) -> Callable[[SpanView], bool]:

@@ -370,7 +370,14 @@ def _first(span: SpanView, *keys: str) -> Any:
     return next((span.get(k) for k in keys if k in span.attributes), None)
 
 
-DIALECT = Dialect("vercel_ai", matches=_matches, fill=_fill, repair=_repair, reads_values=True)
+DIALECT = Dialect(
+    "vercel_ai",
+    matches=_matches,
+    fill=_fill,
+    repair=_repair,
+    reads_values=True,
+    could_match=lambda scope, names: OPERATION in names or scope == GENAI_SCOPE,
+)
 
 
 def answer_text(message: Mapping[str, Any]) -> str | None:

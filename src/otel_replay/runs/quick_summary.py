@@ -46,8 +46,7 @@ from typing import Any
 from .. import attributes as A
 from .. import messages as M
 from ..dialects.placeholders import placeholder_in
-from ..dialects.registry import detect
-from ..dialects.span import SpanView
+from ..dialects.registry import genai_only
 from ..otlp.records import SpanRecord
 from ..payload import codec as payload
 from . import verdict as V
@@ -200,8 +199,9 @@ def _plain(span: SpanRecord) -> _Span | None:
                 marked = True
             elif k not in PLAIN_KEYS and not k.startswith(A.REQUEST_PREFIX):
                 return None
-    view = SpanView(attrs, name=span.name, scope=span.scope_name, scope_version=span.scope_version)
-    if len(detect(view)) > 1:
+    if not genai_only(
+        attrs, name=span.name, scope=span.scope_name, scope_version=span.scope_version
+    ):
         # A dialect reads it otherwise.  (The GenAI one alone, which every span speaks,
         # adds only current names for replaced ones: none of PLAIN_KEYS is one.)
         return None
