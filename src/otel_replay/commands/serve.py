@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
-from ..replay.adapters.server import upstream as forwarder
+from ..replay.adapters.forward import upstream as forwarder
 from ..replay.engine import ReplayEngine
 from ..replay.servable import Unservable, servable
 from ..replay.server_limits import DEFAULT_LIMITS, ServerLimits

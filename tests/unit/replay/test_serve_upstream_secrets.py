@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from otel_replay.replay.adapters.server import upstream
+from otel_replay.replay.adapters.forward import upstream
 from tests.fixtures.http import serving
 
 _SECRET = st.text(string.ascii_letters + string.digits, min_size=12, max_size=32).filter(

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from otel_replay.replay.adapters.server import upstream
+from otel_replay.replay.adapters.forward import upstream
 from otel_replay.replay.engine import ReplayEngine
 from tests.fixtures.http import serving
 
