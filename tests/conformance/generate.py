@@ -245,6 +245,9 @@ def machine_paths() -> dict[str, str]:
     """
     paths = {
         f"{ROOT}/": "",
+        # The cache may be a link to another checkout's (a second work tree): the stack's
+        # files are then named by where the link leads.
+        f"{CACHE.resolve()}/": ".cache/",
         f"{Path(sys.base_prefix).resolve()}/": "{python}/",
         f"{Path.home()}/": "~/",
     }

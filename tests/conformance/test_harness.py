@@ -31,7 +31,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 import otel_replay
-from tests.conformance import scenario
+from tests.conformance import generate, scenario
 from tests.conformance.checks import Case, check
 from tests.conformance.generate import ROOT, scrub, write_case
 from tests.conformance.receiver import OtlpReceiver
@@ -534,3 +534,37 @@ def test_paths_of_this_machine_are_made_relative_in_a_recorded_case(tmp_path: Pa
     text = event.attributes[0].value.string_value
     assert text == 'File "tests/conformance/scenario.py", line 78'
     assert data[4 + size :] == _framed(untouched)
+
+
+#: The committed conformance cases.
+CASES_DIR = ROOT / "tests" / "conformance" / "cases"
+#: An absolute path of a machine: a home, the root's home, a temporary or work folder.
+_MACHINE_PATH = re.compile(rb"(?<![\w.~])/(?:work|home|root|tmp|Users|var/folders|private)/")
+
+
+def test_no_committed_case_names_a_path_of_the_machine_that_recorded_it() -> None:
+    """Stack traces in a case name the agent's files relative to the repository (a case is
+    read anywhere); every file of every case, binary ones too, holds no absolute path."""
+    files = [f for f in CASES_DIR.rglob("*") if f.is_file()]
+    assert len(files) > 1000
+    named = {
+        str(f.relative_to(CASES_DIR)): m[0].decode()
+        for f in files
+        if (m := _MACHINE_PATH.search(f.read_bytes()))
+    }
+    assert not named, named
+
+
+def test_a_cache_reached_through_a_link_is_named_relative_to_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "other-checkout" / ".cache"
+    (elsewhere / "conformance").mkdir(parents=True)
+    link = tmp_path / "checkout" / ".cache"
+    link.parent.mkdir()
+    link.symlink_to(elsewhere)
+    monkeypatch.setattr(generate, "ROOT", link.parent)
+    monkeypatch.setattr(generate, "CACHE", link)
+    trace = f"at run (file://{elsewhere.resolve()}/conformance/vercel_ai/node/agent.mjs:59:9)"
+    scrubbed = generate.scrub_text(trace, generate.machine_paths())
+    assert scrubbed == "at run (file://.cache/conformance/vercel_ai/node/agent.mjs:59:9)"
