@@ -43,19 +43,9 @@ STACKS = (
 
 
 #: Known gaps, printed, not failed: (when, the words the outcome then has, why).
-#: - A drawn scenario whose model gives its calls no id: cohort finds the result the
-#:   recorded model was sent by call id alone, so a failed tool's is not found (the run is
-#:   refused, naming the step) where a replay pairs it by its place.
 #: - A run that ended at a failed model call (an answer cut partway through): the candidate
 #:   answers that call, and the run goes on past the recording.
 KNOWN: tuple[tuple[Callable[[str, bool], bool], str, str], ...] = (
-    (
-        lambda name, ended_failed: (
-            name.startswith("seed-") and scenario.scenario_named(name).ids == "empty"
-        ),
-        "no recorded request tells the model so",
-        "results sent for calls without ids are looked up by id",
-    ),
     (
         lambda name, ended_failed: ended_failed,
         "after the recording",

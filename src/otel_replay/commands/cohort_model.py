@@ -230,7 +230,7 @@ class ModelLoop:
     @staticmethod
     def _answer_call(
         stubs: ToolStubs,
-        sent: Mapping[str, Any],
+        sent: Mapping[int, Any],
         name: str,
         arguments: Any,
         tally: _Tally,

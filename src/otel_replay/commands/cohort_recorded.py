@@ -18,6 +18,7 @@ from ..replay.candidate_model import CandidateRefused
 from ..replay.divergence import ReplayDivergence
 from ..replay.matchers import split_system
 from ..runs.model import Run, Step
+from ..runs.tool_spans import sent_to_tools
 from .cohort_outcomes import COHORT_CANDIDATE, COHORT_ID, Candidate, Outcome
 
 #: Model turns a candidate driving a run's loop may take before it is stopped.
@@ -68,29 +69,20 @@ def model_steps(run: Run) -> list[Step]:
     return [s for s in run.steps if s.kind == "model" and s.model is not None]
 
 
-def results_sent(run: Run) -> dict[str, Any]:
-    """Call id -> the tool result as the recorded model was sent it (first seen)."""
-    sent: dict[str, Any] = {}
-    for step in model_steps(run):
-        assert step.model is not None
-        for message in step.model.input_messages or []:
-            for part in message.get("parts") or []:
-                if isinstance(part, Mapping) and part.get("type") == "tool_call_response":
-                    call_id = part.get("id")
-                    if isinstance(call_id, str) and call_id not in sent:
-                        sent[call_id] = part.get("response")
-    return sent
+def results_sent(run: Run) -> dict[int, Any]:
+    """Tool step index -> the tool result as the recorded model was sent it."""
+    return sent_to_tools(run.steps)
 
 
-def recorded_answer_of(taken: Step | ReplayDivergence, sent: Mapping[str, Any]) -> Any:
+def recorded_answer_of(taken: Step | ReplayDivergence, sent: Mapping[int, Any]) -> Any:
     """What the recorded model was sent for the call ``taken`` answers, or the refusal
     saying what the recording lacks (None for a call it does not hold)."""
     if not isinstance(taken, Step):
         return None
     tool = taken.tool
     assert tool is not None
-    if tool.call_id is not None and tool.call_id in sent:
-        return sent[tool.call_id]
+    if taken.index in sent:
+        return sent[taken.index]
     if tool.error is not None and not tool.error.returned:
         return Outcome(
             "refused",

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..same_message import spelled_value
 from .model import Step
 
 #: No result was sent for a call (none yet, or never).
@@ -71,6 +72,7 @@ class SentResults:
     """What the model was sent for each call of one run's model steps (in start order)."""
 
     def __init__(self, models: Sequence[Step]) -> None:
+        self._models = models
         self._inputs = [
             (m.model.input_messages if m.model is not None else None) or [] for m in models
         ]
@@ -103,3 +105,64 @@ class SentResults:
             found: Mapping[str, Any] = groups[g][k]
             return found
         return None
+
+    def by_place(self, pos: int, i: int) -> Any:
+        """The result the model was sent for the ``i``-th call model step ``pos`` made,
+        found by its place rather than its id (:data:`NOT_SENT`: none found).
+
+        For calls whose answer carried no id, where the framework made one of its own
+        for its later requests: a later input holds the calls of every earlier answer in
+        order, so the step's ``i``-th call is the one after the calls its own input held;
+        its result is the first after it with that call's id (the how-many-th result
+        without id, for a call without).  The call found must be the same call (name and
+        arguments), else the input did not keep the whole conversation and nothing is
+        found."""
+        calls = [p for m in self._inputs[pos] for p in _parts(m) if p.get("type") == "tool_call"]
+        made = _output_calls(self._models[pos])
+        if i >= len(made):
+            return NOT_SENT
+        for p in range(pos + 1, len(self._inputs)):
+            found = _sent_at(self._inputs[p], len(calls) + i, made[i])
+            if found is not NOT_SENT:
+                return found
+        return NOT_SENT
+
+
+def _parts(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [p for p in message.get("parts") or [] if isinstance(p, Mapping)]
+
+
+def _output_calls(model: Step) -> list[Mapping[str, Any]]:
+    out = (model.model.output_messages if model.model is not None else None) or []
+    return [p for m in out for p in _parts(m) if p.get("type") == "tool_call"]
+
+
+def _sent_at(messages: Sequence[Mapping[str, Any]], nth: int, made: Mapping[str, Any]) -> Any:
+    """The response in ``messages`` to their ``nth`` tool call, which must be ``made``
+    (name and arguments); :data:`NOT_SENT` when there is none or it is another call."""
+    seen = 0
+    for at, message in enumerate(messages):
+        calls = [p for p in _parts(message) if p.get("type") == "tool_call"]
+        if seen + len(calls) <= nth:
+            seen += len(calls)
+            continue
+        call = calls[nth - seen]
+        if call.get("name") != made.get("name") or spelled_value(
+            call.get("arguments")
+        ) != spelled_value(made.get("arguments")):
+            return NOT_SENT
+        call_id = call.get("id")
+        # Without an id, the how-many-th call without one in its message it is.
+        k = [c for c in calls if not c.get("id")].index(call) if not call_id else 0
+        for later in messages[at:]:
+            for part in _parts(later):
+                if part.get("type") != "tool_call_response":
+                    continue
+                if call_id and part.get("id") == call_id:
+                    return part.get("response")
+                if not call_id and not part.get("id"):
+                    if k == 0:
+                        return part.get("response")
+                    k -= 1
+        return NOT_SENT
+    return NOT_SENT

@@ -89,6 +89,44 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     return joined
 
 
+def sent_to_tools(steps: Sequence[Step]) -> dict[int, Any]:
+    """Each tool step's index -> what the model was sent for the call it ran.
+
+    The call is found as tool spans are joined to calls (the model step that asked,
+    then id, name and arguments); its result by the call's id in a later input, else
+    by its place there (:meth:`SentResults.by_place`: calls that reached the model
+    without an id, answered under one the framework made).  A step whose call or
+    result is not found is left out."""
+    models = sorted(
+        (s for s in steps if s.kind == "model" and s.model is not None),
+        key=lambda s: (s.start_ns, s.index),
+    )
+    calls = [_calls(m) for m in models]
+    asking = _Asking(models, calls)
+    turns: dict[int, list[Step]] = collections.defaultdict(list)
+    for step in sorted(steps, key=lambda s: (s.start_ns, s.index)):
+        if step.kind == "tool" and step.tool is not None:
+            pos = asking.before(step)
+            if pos is not None:
+                turns[pos].append(step)
+    received = SentResults(models)
+    out: dict[int, Any] = {}
+    for pos, tools in turns.items():
+        for tool, call in _pairs(tools, calls[pos]):
+            call_id = call.get("id")
+            sent = NOT_SENT
+            if isinstance(call_id, str) and call_id:
+                same = [c for c in calls[pos] if c.get("id") == call_id]
+                sent = received.of(pos, call_id, next(k for k, c in enumerate(same) if c is call))
+            if sent is NOT_SENT:
+                sent = received.by_place(
+                    pos, next(i for i, c in enumerate(calls[pos]) if c is call)
+                )
+            if sent is not NOT_SENT:
+                out[tool.index] = sent
+    return out
+
+
 def _drop_merge_spans(
     models: Sequence[Step], tools: Sequence[Step], calls: Sequence[list[dict[str, Any]]]
 ) -> int:
