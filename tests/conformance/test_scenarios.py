@@ -8,9 +8,9 @@ fresh drawn scenario rebuilds and replays on real stacks (slow tier).
   shape (unique per run unless the shape restarts them in each answer or has none),
   the answer reached after the scripted turns.
 - Slow tier: :func:`test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks` draws a
-  scenario (``CONFORMANCE_SEED``, else a random seed; printed), records it with a few
+  scenario (``CONFORMANCE_SEED``, else a random seed; printed), records it with the
   stacks' real agents and tracing (``CONFORMANCE_SCENARIO_STACKS``, comma-separated, else
-  :data:`SLOW_STACKS`; each in its first mode, or with ``CONFORMANCE_SCENARIO_MODES=wire``
+  every stack; each in its first mode, or with ``CONFORMANCE_SCENARIO_MODES=wire``
   in one mode per API and a streamed one: :func:`modes_of`), and checks each case's rebuild, its recorded requests served back
   (each answer's tool calls spelled as on the wire, or said to be re-spelled), its replay
   through ``serve`` and in process against the fake server's log (a replay may stop at a
@@ -52,20 +52,6 @@ from tests.conformance.replay_agents import inprocess_case, replay_case, stack_p
 from tests.conformance.serve_requests import spelling_problems
 from tests.conformance.table import REFUSAL
 
-#: Stacks the slow test records a fresh scenario with by default: the stacks that rebuild and
-#: replay every named scenario today (a framework's own telemetry, OpenInference on a
-#: framework, one with built-in spans and a client instrumentation, one that marks a tool
-#: failed from what it returned, one with no tool span whose results are rebuilt from the
-#: messages), so that a failure is a class the named scenarios do not hold.
-#: ``CONFORMANCE_SCENARIO_STACKS=all``: every stack.
-SLOW_STACKS = (
-    "strands",
-    "crewai",
-    "llamaindex_openinference",
-    "autogen",
-    "google_adk",
-    "haystack_openinference",
-)
 #: Stack -> (when, a problem its rebuild then has, why) for what the stack's trace does not
 #: hold whichever scenario it records: the corpus lists these cases one by one as not
 #: recorded; a fresh scenario draws new ones of the same class.
@@ -140,10 +126,6 @@ NO_ID_GAPS: dict[str, str] = {
         "so of parallel calls without ids it runs the last alone and tells the model of it "
         "alone; the rebuild shows the calls the model made and the one tool run"
     ),
-    "strands": (
-        "the framework's own: Strands sends the first request again and again on an answer "
-        "whose calls have no id (hundreds of times) until its run is stopped: nothing recorded"
-    ),
 }
 KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
     stack: (lambda scn: scn.ids == "empty", "", why) for stack, why in NO_ID_GAPS.items()
@@ -206,6 +188,12 @@ REFUSED_BY_THE_FRAMEWORK: dict[
         )
         for stack in ("pydantic_ai", "pydantic_ai_v1")
     },
+    "strands": (
+        lambda scn, mode: scn.ids == "empty",
+        "Strands sends its first request again and again on an answer whose calls have no "
+        "id (hundreds of times, until the agent is stopped after "
+        "OTEL_REPLAY_CONFORMANCE_TIMEOUT_S): nothing to record",
+    ),
 }
 
 
@@ -591,9 +579,8 @@ def test_a_fresh_scenario_rebuilds_and_replays_on_real_stacks() -> None:
     seed = _seed()
     scn = scenario.scenario_for(seed)
     named = os.environ.get("CONFORMANCE_SCENARIO_STACKS", "")
-    stacks = [s for s in named.split(",") if s] or list(SLOW_STACKS)
-    if named == "all":
-        stacks = sorted(p.parent.name for p in STACKS.glob("*/stack.json"))
+    every = sorted(p.parent.name for p in STACKS.glob("*/stack.json"))
+    stacks = [s for s in named.split(",") if s and s != "all"] or every
     print(f"scenario seed-{seed} (CONFORMANCE_SEED={seed} draws it again) on {', '.join(stacks)}")
     print(json.dumps(scn.to_json(), ensure_ascii=False))
     start = time.monotonic()

@@ -16,6 +16,7 @@ modes).
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from typing import Any
 
@@ -129,7 +130,12 @@ async def aask(args: Any, question: str, stream: bool) -> str:
 
 def main(description: str | None) -> None:
     """The agent's command line (``description``: the stack's), its answers, its traces flushed."""
-    scenario.print_answers(description, ask, aask)
+    # LiteLLM prints its own help to stdout when a call fails: the answers get it alone.
+    answers, sys.stdout = sys.stdout, sys.stderr
+    try:
+        scenario.print_answers(description, ask, aask, out=answers)
+    finally:
+        sys.stdout = answers
     from opentelemetry import _logs, trace
 
     trace.get_tracer_provider().shutdown()  # type: ignore[attr-defined]

@@ -71,9 +71,9 @@ async def run(args: Any) -> list[str]:
     stream = args.mode == "async_stream"
     agent = build_agent(args.base_url, args.api, stream)
     questions = scenario.QUESTIONS[: args.runs]
-    if args.concurrent:
-        return list(await asyncio.gather(*(ask(agent, q, stream) for q in questions)))
-    return [await ask(agent, q, stream) for q in questions]
+    return await scenario.answer_all(
+        lambda q: scenario.or_raised(ask(agent, q, stream)), questions, args.concurrent
+    )
 
 
 def main() -> None:

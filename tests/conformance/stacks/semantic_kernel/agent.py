@@ -104,7 +104,9 @@ def main() -> None:
     questions = scenario.QUESTIONS[: args.runs]
     answers = asyncio.run(
         scenario.answer_all(
-            lambda q: aask(args, q, args.mode == "async_stream"), questions, args.concurrent
+            lambda q: scenario.or_raised(aask(args, q, args.mode == "async_stream")),
+            questions,
+            args.concurrent,
         )
     )
     for answer in answers:

@@ -17,7 +17,6 @@ says to widen it): each failed attempt is a model span of its own, ended with th
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
@@ -104,18 +103,7 @@ async def aask(args: Any, question: str, stream: bool) -> str:
 
 
 def main() -> None:
-    args = scenario.agent_arguments(__doc__)
-    questions = scenario.QUESTIONS[: args.runs]
-    if args.mode == "sync":
-        answers = [ask(args, q) for q in questions]
-    else:
-        answers = asyncio.run(
-            scenario.answer_all(
-                lambda q: aask(args, q, args.mode == "async_stream"), questions, args.concurrent
-            )
-        )
-    for answer in answers:
-        print(answer)
+    scenario.print_answers(__doc__, lambda args, q, _stream: ask(args, q), aask)
     telemetry.tracer_provider.shutdown()
 
 
