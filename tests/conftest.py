@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import compileall
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +23,15 @@ from opentelemetry.trace import (
     TraceFlags,
     TraceState,
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Bytecode kept, for the library and the tests, even where the environment asks for
+    none (``PYTHONDONTWRITEBYTECODE``, set on some machines): the hundreds of CLI processes
+    the tests start would each compile the library again (about 0.2 s of CPU each), and
+    each test worker, and each later session, rewrite every test module's assertions."""
+    sys.dont_write_bytecode = False
+    compileall.compile_dir(Path(__file__).parents[1] / "src" / "otel_replay", quiet=2)
 
 
 @pytest.hookimpl(hookwrapper=True)
