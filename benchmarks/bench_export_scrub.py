@@ -21,6 +21,13 @@ conversation repeated on every span, a payload of ours with its digest).
 Exits 1 if the export hid no secret or the two engines wrote different
 files.
 
+``--parts`` prints instead where an export of the third-party mix spends its
+time, in the same rounds: the SDK's encoding, our encoder alone (on the spans
+scrubbed), the walk over spans whose texts the engine has all seen (it scans
+again only a long text that hid a secret), the same walk with none seen, and the
+whole export; then each kind of attribute text of the mix scanned alone, a text
+at a time, none seen before.
+
 ``--against REV`` also runs the exporter of an earlier commit (its package read
 with ``git archive`` into a temporary directory, never written into the tree), with
 its Hyperscan prefilter, in the same rounds: printed as ``export at REV``, and the
@@ -48,7 +55,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_replay
-from otel_replay.redaction import Redactor
+from otel_replay.redaction import Redactor, install_redactor
 
 QUESTIONS = [
     "Where is my order 4401? It was due on Monday and the tracking page has not moved.",
@@ -177,13 +184,82 @@ def measure(
     return times, files
 
 
+def parts(spans: list[ReadableSpan], repeats: int, median: bool) -> None:
+    """Print where an export of ``spans`` spends its time (see the module docstring)."""
+    from otel_replay.export.file_exporter import FileSpanExporter, _encoder
+    from otel_replay.export.scrub import hidden_copy
+
+    engine = Redactor()
+    install_redactor(engine)
+    batches = [spans[i : i + 512] for i in range(0, len(spans), 512)]
+    with tempfile.TemporaryDirectory() as tmp:
+        exporter = FileSpanExporter(Path(tmp) / "parts.otlp")
+        scrubbed = [hidden_copy(span) for span in spans]
+        encode = _encoder(exporter.format)
+
+        def walk() -> None:
+            for span in spans:
+                hidden_copy(span)
+
+        def unseen() -> None:
+            forget(engine)
+            walk()
+
+        def export() -> None:
+            forget(engine)
+            for batch in batches:
+                exporter.export(batch)
+
+        fns: dict[str, Callable[[], object]] = {
+            "encode_spans().Serialize": lambda: encode_spans(spans).SerializeToString(),
+            "our encoder alone": lambda: [
+                encode(scrubbed[i : i + 512], max_inline=exporter.max_inline, blobs=exporter.blobs)
+                for i in range(0, len(spans), 512)
+            ],
+            "walk, every text seen": walk,
+            "walk, none seen": unseen,
+            "export": export,
+        }
+        for fn in fns.values():
+            fn()
+        times = interleaved(list(fns.values()), repeats, 1, median=median)
+        exporter.shutdown()
+    print(f"{'third-party mix':<31}{'':<26}{'µs/span':>9}")
+    for name, seconds in zip(fns, times, strict=True):
+        print(f"{'':<31}{name:<26}{seconds * 1e6 / len(spans):>9.1f}")
+    kinds: dict[str, list[str]] = {}
+    for span in spans:
+        for key, value in (span.attributes or {}).items():
+            if type(value) is str:
+                kinds.setdefault(key, []).append(value)
+    kinds = {k: list(dict.fromkeys(v)) for k, v in kinds.items() if len(set(v)) > len(spans) // 20}
+
+    def scans(texts: list[str]) -> Callable[[], object]:
+        def run() -> None:
+            forget(engine)
+            for text in texts:
+                engine.text(text)
+
+        return run
+
+    times = interleaved([scans(t) for t in kinds.values()], repeats, 1, median=median)
+    print(f"{'a text alone, unseen':<31}{'':<26}{'chars':>9}{'µs/text':>9}")
+    for (key, texts), seconds in zip(kinds.items(), times, strict=True):
+        chars = sum(map(len, texts)) / len(texts)
+        print(f"{'':<31}{key:<26}{chars:>9.0f}{seconds * 1e6 / len(texts):>9.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--median", action="store_true", help="the median round, not the best")
     parser.add_argument("--against", metavar="REV", help="also time the exporter of commit REV")
+    parser.add_argument("--parts", action="store_true", help="where an export of the mix goes")
     args = parser.parse_args()
+    if args.parts:
+        parts(third_party_spans(args.spans), args.repeats, args.median)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         old = package_at(args.against, Path(tmp)) if args.against else None
         return report(args, old)
