@@ -2,7 +2,8 @@
 Responses provider), rebuilt and served as sent.
 
 The real traces are the conformance cases ``vercel_ai/responses@blocks_and_errors`` and
-``responses_stream@blocks_and_errors`` (``tests/conformance``); here, generated runs of the
+``responses_stream@blocks_and_errors``, and ``responses@seed-N`` whose last answer was cut
+partway through (``tests/conformance``); here, generated runs of the
 spans its GenAI integration writes (text beside one to four calls per answer, non-ASCII,
 control characters, empty text) and the requests ``convertToOpenAIResponsesInput`` makes
 of them (``store`` on, its default: an ``item_reference`` per earlier answer's message).
@@ -10,6 +11,7 @@ of them (``store`` on, its default: an ``item_reference`` per earlier answer's m
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -98,20 +100,49 @@ def _requests(story: list[tuple[str, list[dict[str, str]]]]) -> list[dict[str, A
     return bodies
 
 
-@settings(max_examples=60, deadline=None)
-@given(turns)
-def test_earlier_answers_are_rebuilt_and_served_as_references(story: Any) -> None:
-    (run,) = build_runs(_spans(story))
-    models = [s.model for s in run.steps if s.kind == "model"]
-    last = models[-1].input_messages
-    assistants = [m for m in last if m["role"] == "assistant"]
+def _assert_sent_as_references(messages: Any, story: Any) -> None:
+    """Each earlier answer in ``messages`` is the reference it was sent as, then its calls."""
+    assistants = [m for m in messages or [] if m["role"] == "assistant"]
     assert len(assistants) == len(story)
     for message, (text, calls) in zip(assistants, story, strict=True):
         kinds = [p["type"] for p in message["parts"]]
         assert kinds == ["item_reference", *["tool_call"] * len(calls)]
         assert message["parts"][0]["content"] == text
+
+
+@settings(max_examples=60, deadline=None)
+@given(turns)
+def test_earlier_answers_are_rebuilt_and_served_as_references(story: Any) -> None:
+    (run,) = build_runs(_spans(story))
+    models = [s.model for s in run.steps if s.kind == "model"]
+    _assert_sent_as_references(models[-1].input_messages, story)
     engine = ReplayEngine([run])
     for body in _requests(story):
         raw = json.dumps(body, ensure_ascii=False).encode()
         answer = engine.handle("POST", "/v1/responses", raw, {})
         assert answer.status == 200, answer.body[:600]
+
+
+@settings(max_examples=40, deadline=None)
+@given(turns)
+def test_a_call_cut_short_sent_earlier_answers_as_references_too(story: Any) -> None:
+    """The last answer cut partway through, as the integration records it: the call's span
+    failed with no response id (the mark is read off it) and no output, and the run with
+    it.  Its input holds the earlier answers as the references they were sent as, and a
+    replay serves the requests before it and fails it again."""
+    spans = _spans(story)
+    failed = {"status_code": 2, "status_message": "Failed to process successful response"}
+    gone = (A.RESPONSE_ID, A.OUTPUT_MESSAGES)
+    kept = {k: v for k, v in spans[-1].attributes.items() if k not in gone}
+    spans[-1] = dataclasses.replace(spans[-1], attributes=kept, **failed)
+    spans[0] = dataclasses.replace(spans[0], **failed)
+    (run,) = build_runs(spans)
+    cut = [s for s in run.steps if s.kind == "model"][-1]
+    assert cut.model is not None and cut.model.output_messages is None
+    _assert_sent_as_references(cut.model.input_messages, story)
+    engine = ReplayEngine([run])
+    *before, last = [json.dumps(b, ensure_ascii=False).encode() for b in _requests(story)]
+    for raw in before:
+        answer = engine.handle("POST", "/v1/responses", raw, {})
+        assert answer.status == 200, answer.body[:600]
+    assert engine.handle("POST", "/v1/responses", last, {}).cut

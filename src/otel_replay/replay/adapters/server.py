@@ -122,10 +122,19 @@ class ReplayApp:
         if answer.cut:
             # A recorded call that failed so: the answer begun, then the connection closed
             # (an ASGI app that returns with the body unfinished has its connection closed).
+            # The body's length is promised, one byte past what is sent, and the close
+            # announced: a client reads an answer shorter than its length and raises it, as
+            # it did when the trace was recorded (which holds no retry of it).  A close it
+            # was not told of, or inside a chunked body, reads as a lost connection, which
+            # some clients retry (the AI SDK's: a socket error is retryable, a body shorter
+            # than its length is not).
+            sent = list(answer.chunks)
+            promised = str(sum(len(c) for c in sent) + 1).encode("ascii")
+            headers_out += [(b"content-length", promised), (b"connection", b"close")]
             await send(
                 {"type": "http.response.start", "status": answer.status, "headers": headers_out}
             )
-            for chunk in answer.chunks:
+            for chunk in sent:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             return
         if isinstance(whole, (list, tuple)) and len(whole) == 1 and not answer.delays:
