@@ -35,14 +35,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import otel_replay
-from otel_replay.runs.kit import failed_end
-from otel_replay.runs.model import Run, Step
+from otel_replay.runs.kit import failed_end, fails_again
+from otel_replay.runs.model import ModelCall, Run, Step
 from otel_replay.runs.verdict import outcome
 from tests.conformance import scenario
 from tests.conformance.receiver import TRACE_FILES
@@ -127,6 +128,17 @@ class Case:
         """The orders of the runs that ended in an error: the server cut an answer partway
         through and the client raised it (``generate`` wrote them in ``case.json``)."""
         return list(self.meta.get("raised", []))
+
+    def recovered(self, order: str) -> list[dict[str, Any]]:
+        """The requests about ``order`` whose answer was cut partway through and that the
+        agent went on from without sending them again (CrewAI runs its task again from its
+        first request): model calls that failed, not attempts of the request after them."""
+        posts = [r for r in self._posts() if r["conversation"] == order]
+        return [
+            r
+            for r, after in itertools.pairwise(posts)
+            if r.get("cut") in ("stream", "body") and after["body_raw"] != r["body_raw"]
+        ]
 
     def cut(self, order: str) -> dict[str, Any] | None:
         """The request whose cut answer ended the run about ``order`` (None: it did not)."""
@@ -291,6 +303,12 @@ def first_difference(got: list[Item], want: list[Item]) -> str | None:
     return f"item {at} is {g}, the server's is {w}{counts}"
 
 
+def _input_difference(m: ModelCall, request: dict[str, Any]) -> str | None:
+    """How a model step's input (system prompt included) differs from what ``request`` sent;
+    None when it does not."""
+    return first_difference(recorded(m.input_messages, m.system_instructions), sent(request))
+
+
 class _RunCheck:
     """The comparisons of one run with its conversation."""
 
@@ -310,11 +328,14 @@ class _RunCheck:
         self.cut = case.cut(order)
         #: The model step of that request: failed, no output.
         self.cut_step: Step | None = None
+        #: The requests whose answer was cut partway through, which the agent went on from.
+        self.recovered = case.recovered(order)
         self.out: list[str] = []
 
     def problems(self) -> list[str]:
         if self.cut is not None:
             self._cut_step()
+        self._recovered_steps()
         self._model_steps()
         self._failed_attempts()
         self._tool_steps()
@@ -347,12 +368,31 @@ class _RunCheck:
         self.cut_step = last
         self.models = self.models[:-1]
         if self.content and last.model is not None:
-            diff = first_difference(
-                recorded(last.model.input_messages, last.model.system_instructions),
-                sent(self.cut),
-            )
+            diff = _input_difference(last.model, self.cut)
             if diff:
                 self.out.append(f"{last.label()} input (the cut answer's request): {diff}")
+
+    def _recovered_steps(self) -> None:
+        """Each answer cut partway through that the agent went on from is a model step that
+        a replay fails again (``fails_again``), its input what was sent; they are taken out
+        of the steps that answered."""
+        failing = [
+            s for s in self.models if fails_again(self.run, s) and not failed_end(self.run, s)
+        ]
+        if len(failing) != len(self.recovered):
+            self.out.append(
+                f"{len(failing)} model steps a replay fails again for {len(self.recovered)} "
+                "answers cut partway through that the agent went on from"
+            )
+        self.models = [s for s in self.models if all(s is not f for f in failing)]
+        if not self.content:
+            return
+        for step, request in zip(failing, self.recovered, strict=False):
+            m = step.model
+            assert m is not None
+            diff = _input_difference(m, request)
+            if diff:
+                self.out.append(f"{step.label()} input (a cut answer's request): {diff}")
 
     def _raised(self) -> None:
         """The run ended in an error: its root raised, or a span around the failed model
@@ -388,9 +428,7 @@ class _RunCheck:
         for step, request in zip(steps, requests, strict=True):
             m = step.model
             assert m is not None
-            diff = first_difference(
-                recorded(m.input_messages, m.system_instructions), sent(request)
-            )
+            diff = _input_difference(m, request)
             if diff:
                 self.out.append(f"{step.label()} input: {diff}")
             diff = first_difference(recorded(m.output_messages), answered(request))
@@ -403,7 +441,10 @@ class _RunCheck:
         failed = [
             r
             for r in self.case.failed_attempts()
-            if r["conversation"] == self.order and r is not self.cut and r != self.cut
+            if r["conversation"] == self.order
+            and r is not self.cut
+            and r != self.cut
+            and r not in self.recovered
         ]
         attempts = [s for s in self.run.steps if s.retried_as]
         if len(attempts) > len(failed):
@@ -444,16 +485,23 @@ class _RunCheck:
         m = step.model
         assert m is not None
         return (
-            first_difference(recorded(m.input_messages, m.system_instructions), sent(request))
-            is None
+            _input_difference(m, request) is None
             and first_difference(recorded(m.output_messages), answered(request)) is None
         )
 
     # --- tool steps ----------------------------------------------------------------
     def _tool_steps(self) -> None:
-        calls = tool_calls_with_ids(
-            self.requests, lambda name: scenario.tool_of(name) == self.scn.raising, self.cut
-        )
+        def raising(name: str) -> bool:
+            return scenario.tool_of(name) == self.scn.raising
+
+        # Each cut answer the agent went on from ends a part of the run: its request carries
+        # the results of the calls before it.
+        calls, done = [], 0
+        for cut in self.recovered:
+            before = [r for r in self.requests[done:] if r["seq"] < cut["seq"]]
+            calls += tool_calls_with_ids(before, raising, cut)
+            done += len(before)
+        calls += tool_calls_with_ids(self.requests[done:], raising, self.cut)
         steps = list(self.run.tool_steps())
         if len(steps) != len(calls):
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"

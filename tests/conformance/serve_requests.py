@@ -46,13 +46,22 @@ def serve_case(
     """
     engine = ReplayEngine(check(case).runs)  # the runs the conformance check loaded
     with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
-        for requests in case.conversations().values():
+        for order, requests in case.conversations().items():
             conversation: dict[str, str] = {}
-            for r in requests:
+            # An answer cut partway through that the agent went on from is failed again.
+            recovered = case.recovered(order)
+            for r in sorted([*requests, *recovered], key=lambda r: int(r["seq"])):
                 path = r["path"].split("?", 1)[0]
                 path = path if path.startswith("/v1/") else "/v1" + path
                 headers = {"content-type": "application/json", **conversation}
-                answer = http.post(path, content=sent(r["body_raw"].encode()), headers=headers)
+                body = sent(r["body_raw"].encode())
+                if r in recovered:
+                    try:
+                        answer = http.post(path, content=body, headers=headers)
+                    except httpx.RemoteProtocolError:
+                        continue
+                    return f"{answer.status_code} at turn {r['turn']}: a cut answer served whole"
+                answer = http.post(path, content=body, headers=headers)
                 if answer.status_code != 200:
                     return f"{answer.status_code} at turn {r['turn']}: {answer.text}"
                 if answered is not None:

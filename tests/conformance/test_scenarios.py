@@ -155,10 +155,6 @@ CUT_GAPS: dict[str, str] = {
         "answering the text of the step before, where the recording, cut after some "
         "events, raised: not in the trace"
     ),
-    "crewai": (
-        "CrewAI calls the model again after a stream cut partway, and OpenInference records "
-        "that call's input as one message: the retry is not folded with the failed call"
-    ),
 }
 KNOWN_UNDER_A_CUT: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
     stack: (lambda scn: any(r.cut == "stream" for r in scn.retries), "", why)

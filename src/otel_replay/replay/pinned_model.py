@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from ..runs.kit import failed_end
+from ..runs.kit import fails_again
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
 from .divergence import RecordedFailure, ReplayDivergence, ReplayError
@@ -240,7 +240,7 @@ class PinnedModel(Observed):
         """Check the request against the recording, advance, and give the recorded step
         whose output answers it, and the rung (the step has output messages)."""
         step = self.next_step(messages, system=system, tools=tools, params=params)
-        if failed_end(self.run, step):
+        if fails_again(self.run, step):
             self.observer.step_done(step, f"pinned:{self.served[-1][1]}")
             raise RecordedFailure(step)
         reason = unanswered(step, went_on=self.cursor < len(self.steps))
@@ -372,6 +372,13 @@ class PinnedModel(Observed):
         else:
             rung = model_rung(m.input_messages, m.system_instructions, messages, system)
         if not accepts(self.match, rung):
+            # A call failed again and sent once more (the client retries it) before the
+            # agent goes on to the step recorded next.
+            again = self._failed_again(
+                self.served[-1][0] if self.served else None, messages, system
+            )
+            if again is not None:
+                return again
             err = ReplayDivergence(
                 f"model request does not match the recording "
                 f"({first_difference(m.input_messages or [], messages)})",
@@ -388,12 +395,13 @@ class PinnedModel(Observed):
     def _failed_again(
         self, last: Step | None, messages: Sequence[Mapping[str, Any]], system: Any
     ) -> Step | None:
-        """The run's last call, failed and served so, asked again: a client that retries a
-        failure sent the recorded call more than once (the trace holds one call, each try
-        inside it), so it fails as often as the client asks.  None: not that."""
+        """The call just failed again (:func:`~otel_replay.runs.kit.fails_again`), asked
+        again: a client that retries a failure sent the recorded call more than once (the
+        trace holds one call, each try inside it), so it fails as often as the client
+        asks.  None: not that."""
         if last is None or not self.served or self.served[-1][0] is not last:
             return None
-        if not failed_end(self.run, last):
+        if not fails_again(self.run, last):
             return None
         m = last.model
         assert m is not None

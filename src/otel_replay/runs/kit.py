@@ -191,6 +191,25 @@ def failed_end(run: Run, step: Step) -> bool:
     return cut_short and step.parent_span_id is not None and _went_up(run, step)
 
 
+def fails_again(run: Run, step: Step) -> bool:
+    """Whether a replay fails ``step`` again rather than serve what it holds: a model call
+    that failed and so ended the run (:func:`failed_end`), or one whose answer was cut
+    partway through, after which the agent went on (it caught the error: CrewAI runs the
+    task again from its first request).  The latter ended in error with a stream's first
+    deltas as its output (some instrumentations keep them) and no finish reason, no retry
+    of it traced, a model call after it: served, those deltas would be taken for the
+    answer, and the agent would not go the way it went."""
+    if failed_end(run, step):
+        return True
+    m = step.model
+    if step.kind != "model" or m is None or step.retried_as is not None:
+        return False
+    if step.status != "ERROR" or m.finish_reasons or not m.output_messages:
+        return False
+    models = [s for s in run.steps if s.kind == "model" and s.model is not None]
+    return models[-1] is not step
+
+
 def _went_up(run: Run, step: Step) -> bool:
     """Whether ``step``'s error reached a span around it (or it has none around it)."""
     by_id = {s.span_id: s for s in run.steps}

@@ -13,7 +13,9 @@ server's inside the client's.
 Model calls.  A framework that retries a failed model call itself (Strands'
 retry strategy on a throttled or overloaded call) traces each attempt: a
 model step ended in error, with the request and no answer, then, under the
-same parent, another attempt with the same request, until one answers.  The
+same parent, another attempt with the same request, until one answers (an
+answer cut partway through, retried, is such an attempt too: CrewAI runs its task
+again, which sends the first request again).  The
 model answered once: the attempt that answered is the model step; the failed
 attempts before it stay in the tree as ``other`` steps (``retried_as``
 names the model step; their error stays on them).  A replay serves the
@@ -95,13 +97,15 @@ def fold_failed_attempts(steps: Sequence[Step]) -> int:
 
 
 def _failed_attempt(step: Step) -> bool:
-    """A model step that ended in error with its request and no answer."""
+    """A model step that ended in error with its request and no answer: none, or the first
+    deltas of a stream cut partway through, which some instrumentations keep (no finish
+    reason)."""
     m = step.model
     return (
         m is not None
         and step.status == "ERROR"
         and m.input_messages is not None
-        and m.output_messages is None
+        and (m.output_messages is None or not m.finish_reasons)
     )
 
 
