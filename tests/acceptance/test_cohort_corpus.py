@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import otel_replay
-from otel_replay.runs.kit import failed_end
+from otel_replay.runs.failed_calls import failed_end
 from tests.conformance import scenario
 from tests.conformance.checks import find_cases
 from tests.conformance.server import ModelServer

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import otel_replay
-from otel_replay.runs.kit import failed_end, fails_again
+from otel_replay.runs.failed_calls import failed_end, fails_again
 from otel_replay.runs.model import ModelCall, Run, Step
 from otel_replay.runs.verdict import outcome
 from tests.conformance import scenario

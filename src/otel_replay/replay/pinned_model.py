@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from ..runs.kit import fails_again
+from ..runs.failed_calls import fails_again
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
 from .divergence import RecordedFailure, ReplayDivergence, ReplayError
@@ -395,7 +395,7 @@ class PinnedModel(Observed):
     def _failed_again(
         self, last: Step | None, messages: Sequence[Mapping[str, Any]], system: Any
     ) -> Step | None:
-        """The call just failed again (:func:`~otel_replay.runs.kit.fails_again`), asked
+        """The call just failed again (:func:`~otel_replay.runs.failed_calls.fails_again`), asked
         again: a client that retries a failure sent the recorded call more than once (the
         trace holds one call, each try inside it), so it fails as often as the client
         asks.  None: not that."""

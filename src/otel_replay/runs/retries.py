@@ -23,7 +23,7 @@ answer to the request the agent sends and does not fail it first: the trace
 holds the client's exception, not the response that failed.  A failed call
 that nothing retries (the last one, or one followed by another request)
 stays a failed model step.  The last one, with no model call after it, is
-how the run ended (:func:`~.kit.failed_end`: its client raised, an answer cut
+how the run ended (:func:`~.failed_calls.failed_end`: its client raised, an answer cut
 partway through, and the agent with it): a replay fails that call again.
 """
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from otel_replay.replay.adapters.transport import ReplayTransport
 from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
-from otel_replay.runs.kit import failed_end, fails_again
+from otel_replay.runs.failed_calls import failed_end, fails_again
 from tests.conformance.checks import Case, check, find_cases
 
 
