@@ -129,6 +129,12 @@ ANSWERS_SENT_AS: Final = "otel_replay.answers_sent_as"
 #: "not_recorded" on a model span whose stack records an answer with tool calls without
 #: any text the model wrote beside them (Semantic Kernel): the replay kit names that text.
 TEXT_BESIDE_CALLS: Final = "otel_replay.text_beside_calls"
+#: True on a model span whose stack records the request's input without the system
+#: instructions sent beside it (the OpenTelemetry bridge of openai-agents on a Responses
+#: model: the SDK sends the agent's instructions apart from the input items, and the bridge
+#: reads system instructions off the items alone): whether there were any is not known,
+#: and the replay kit names them as not recorded.
+SYSTEM_NOT_RECORDED: Final = "otel_replay.system_not_recorded"
 #: On a model span whose stack gives a tool call the model sent without an id one of its
 #: own and records it as the model's: the form of those ids ("pyd_ai": pydantic-ai's
 #: ``pyd_ai_<32 hex>``, "adk": Google ADK's ``adk-<uuid4>`` or index, "ai_sdk": the Vercel AI SDK's
@@ -146,6 +152,7 @@ READER_HINTS: Final = frozenset(
         TOOL_RESULTS_SENT_AS,
         ANSWERS_SENT_AS,
         TEXT_BESIDE_CALLS,
+        SYSTEM_NOT_RECORDED,
         CALL_IDS_MADE_AS,
     }
 )

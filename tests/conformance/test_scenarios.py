@@ -52,8 +52,8 @@ from tests.conformance.replay_agents import inprocess_case, replay_case, stack_p
 from tests.conformance.serve_requests import spelling_problems
 from tests.conformance.table import REFUSAL
 
-#: Stack -> (when, a problem its rebuild then has, why) for what the stack's trace does not
-#: hold whichever scenario it records: the corpus lists these cases one by one as not
+#: Stack (or stack/mode) -> (when, a problem its rebuild then has, why) for what the trace
+#: does not hold whichever scenario it records: the corpus lists these cases one by one as not
 #: recorded; a fresh scenario draws new ones of the same class.
 NOT_IN_THE_TRACE: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
     "google_adk_v1": (
@@ -68,6 +68,16 @@ NOT_IN_THE_TRACE: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]
         "CrewAI 0.x runs a tool that raised again itself, inside the one ToolUsage span, which "
         "records the last attempt alone",
     ),
+    **{
+        f"openai_agents_otel/{mode}": (
+            lambda scn: True,
+            "",
+            "with a Responses model the bridge records the first user message alone: no "
+            "earlier turns, no tool results, and no system instructions (the SDK sends the "
+            "agent's instructions beside the input); the verdict names each",
+        )
+        for mode in ("responses", "responses_stream")
+    },
     "semantic_kernel": (
         lambda scn: bool(scn.beside),
         "items recorded",
@@ -558,15 +568,17 @@ def _seed() -> int:
     return int(given_seed) if given_seed else random.SystemRandom().randrange(2**31)
 
 
-def _listed(stack: str, scn: scenario.Scenario, problem: str) -> str | None:
-    """How a rebuild's ``problem`` is listed for ``stack`` under ``scn`` (None: it is not)."""
+def _listed(stack: str, scn: scenario.Scenario, problem: str, mode: str = "") -> str | None:
+    """How a rebuild's ``problem`` is listed for ``stack`` (in ``mode``: an entry
+    ``stack/mode`` is that mode's alone) under ``scn`` (None: it is not)."""
     for listing, how in (
         (NOT_IN_THE_TRACE, "not in the trace"),
         (SENT_OTHER_THAN_RETURNED, "sent"),
         (KNOWN_UNDER_NO_IDS, "known gap"),
         (KNOWN_UNDER_A_CUT, "known gap"),
     ):
-        when, gap, why = listing.get(stack, (lambda _: False, "", ""))
+        none: tuple[Callable[[scenario.Scenario], bool], str, str] = (lambda _: False, "", "")
+        when, gap, why = listing.get(f"{stack}/{mode}", listing.get(stack, none))
         if when(scn) and gap in problem:
             return f"{how} ({why})"
     return None
@@ -615,7 +627,7 @@ def _record_and_replay(
     try:
         case = Case(record_mode(stack, mode, config, python, scn, out))
     except GenerateError as e:
-        said = _listed(stack, scn, f"not recorded: {e}")
+        said = _listed(stack, scn, f"not recorded: {e}", mode)
         if said:
             print(f"{stack}/{mode}: {said}: not recorded")
         else:
@@ -623,7 +635,7 @@ def _record_and_replay(
         return problems
     outcome = check(case)
     for p in outcome.problems:
-        said = _listed(stack, scn, p)
+        said = _listed(stack, scn, p, mode)
         if said:
             print(f"{stack}/{mode} rebuild: {said}: {p}")
         else:
@@ -632,14 +644,14 @@ def _record_and_replay(
     # or the answer names those it re-spelled (as the replay's report does).
     if case.meta["content"]:
         for p in spelling_problems(case):
-            said = _listed(stack, scn, p)
+            said = _listed(stack, scn, p, mode)
             if said:
                 print(f"{stack}/{mode} spelling: {said}: {p}")
             else:
                 problems.append(f"{stack}/{mode} spelling: {p}")
     for how, replay in (("serve", replay_case), ("in-process", inprocess_case)):
         result = replay(case, stack_python(stack))
-        listed = _listed(stack, scn, result.detail) if result.ok is False else None
+        listed = _listed(stack, scn, result.detail, mode) if result.ok is False else None
         racing, why = NOT_REPEATABLE.get(stack, (lambda _: False, ""))
         if result.ok is False and racing(scn) and "diverged" in result.detail:
             listed = f"not repeatable ({why})"

@@ -9,7 +9,11 @@
   SDK objects (a chat message dict, ``ResponseFunctionToolCall(...)``, or the
   whole ``Response`` of a streamed chat-model generation) inside a text part;
   and tool messages carry the result twice, as a text part and as a
-  ``tool_call_response`` part.
+  ``tool_call_response`` part.  On a Responses model it records each call's
+  input without the system instructions, which the SDK sends beside the input
+  items: such a call is marked
+  (:data:`~otel_replay.attributes.SYSTEM_NOT_RECORDED`), and the replay kit
+  names the instructions as not recorded rather than not set.
 - Both: the SDK gives a function span the tool's return value as its output
   (with sensitive data on, as its arguments), and a tool that returned None
   has none, which both bridges then leave out; the model was sent ``"None"``
@@ -40,6 +44,8 @@ def _matches(span: SpanView) -> bool:
 
 def _fill(span: SpanView) -> GenAI:
     if span.scope == SCOPE:
+        if _responses_call(span):
+            return {A.SYSTEM_NOT_RECORDED: True}
         tool = span.get(A.OPERATION_NAME) == A.OP_EXECUTE_TOOL
         args, result = A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT
     else:
@@ -48,6 +54,20 @@ def _fill(span: SpanView) -> GenAI:
     if tool and span.get(args) not in (None, REDACTED) and span.get(result) is None:
         return {A.TOOL_RETURNED_NONE: True}
     return {}
+
+
+def _responses_call(span: SpanView) -> bool:
+    """A Responses call the OpenTelemetry bridge recorded with its input and no system
+    instructions: its ``ResponseSpanData`` (the only model span with the response's id)
+    holds the input items, and the SDK sends the agent's instructions apart from them, so
+    the bridge, reading system messages off the items, records none whether or not there
+    were any.  A Chat Completions call's ``GenerationSpanData`` holds the system message."""
+    return (
+        span.get(A.OPERATION_NAME) == A.OP_CHAT
+        and span.get(A.RESPONSE_ID) is not None
+        and span.get(A.INPUT_MESSAGES) is not None
+        and span.get(A.SYSTEM_INSTRUCTIONS) is None
+    )
 
 
 def _repair(span: SpanView) -> GenAI:

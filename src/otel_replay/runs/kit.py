@@ -266,7 +266,8 @@ class _Check:
             return
         for field in MODEL_FIELDS:
             self._per_model(field, [getattr(s.model, field) in (None, "") for s in self.models])
-        if not any(self._has_system(s) for s in self.models):
+        unknown = any(s.model is not None and s.model.system_not_recorded for s in self.models)
+        if not unknown and not any(self._has_system(s) for s in self.models):
             self.not_set.append("system_instructions")
         if self._uses_tools() and not any(
             s.model is not None and s.model.tool_definitions for s in self.models
@@ -365,6 +366,14 @@ class _Check:
                 f"{step.label()}: the answer's tool calls are recorded without any text the "
                 "model wrote beside them (the stack leaves it out): that text, if any, is not "
                 "in the trace"
+            )
+
+        if m.system_not_recorded and not self._has_system(step):
+            # Whether the agent sent any is not known: named, not counted against the run.
+            self.missing.append(f"steps[{step.index}].system_instructions")
+            self.problems.append(
+                f"{step.label()}: the tracing records the input without the system "
+                "instructions sent beside it: those instructions, if any, are not in the trace"
             )
 
     def _left_out(self, step: Step, what: str, field: str, value: Any) -> None:

@@ -99,6 +99,7 @@ class ModelCall:
     #: "not_recorded" when the stack leaves out the text beside an answer's tool calls
     #: (see :data:`~otel_replay.attributes.TEXT_BESIDE_CALLS`).
     text_beside_calls: str | None = None
+    system_not_recorded: bool = False  #: :data:`~otel_replay.attributes.SYSTEM_NOT_RECORDED`
     #: The form of the ids the stack gives calls the model sent without one (see
     #: :data:`~otel_replay.attributes.CALL_IDS_MADE_AS`).
     call_ids_made_as: str | None = None

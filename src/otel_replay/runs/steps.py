@@ -265,6 +265,7 @@ def model_call(attrs: Mapping[str, Any], blobs: BlobReader | None = None) -> Mod
         tool_results_sent_as=_str(attrs.get(A.TOOL_RESULTS_SENT_AS)),
         answers_sent_as=_str(attrs.get(A.ANSWERS_SENT_AS)),
         text_beside_calls=_str(attrs.get(A.TEXT_BESIDE_CALLS)),
+        system_not_recorded=attrs.get(A.SYSTEM_NOT_RECORDED) is True,
         call_ids_made_as=_str(attrs.get(A.CALL_IDS_MADE_AS)),
         params=params,
         input_messages=_messages(inputs),
