@@ -631,7 +631,10 @@ class _RunCheck:
     def _verdict(self) -> None:
         kit = self.run.kit
         if self.content:
-            want = "full" if self.tool_spans else "model-only"
+            # Tool steps taken from the messages make a run model-only; a run that ended
+            # before any tool call (an answer cut at the first turn) has none.
+            derived = not self.tool_spans and any(s.kind == "tool" for s in self.run.steps)
+            want = "model-only" if derived else "full"
             if kit.verdict != want:
                 why = kit.problems[0] if kit.problems else f"missing {', '.join(kit.missing)}"
                 self.out.append(f"verdict {kit.verdict}, not {want}: {why}")

@@ -145,19 +145,12 @@ KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, st
 #: partway through (``Retry.cut == "stream"``: seeds 14, 32 and 48 draw one, in the wire modes; the
 #: Python SDKs retry a JSON answer cut short, so these are the streamed modes): known gaps,
 #: printed, not failed.
-_UNFAILED_CUT = (
-    "OpenLLMetry's OpenAI instrumentation ends a stream cut partway unfailed, with the "
-    "first deltas as its answer and no finish reason, and on a client loop nothing traced "
-    "around it says the run raised: not read as the call that failed (served, the cut "
-    "arguments do not parse)"
-)
 CUT_GAPS: dict[str, str] = {
     "anthropic_openllmetry": (
         "OpenLLMetry's Anthropic instrumentation exports no span for a stream cut partway "
         "(the cut request is in no record; the SDK's own metadata span of it is a run of its "
         "own): not in the trace"
     ),
-    "openai_openllmetry": _UNFAILED_CUT + " (nothing traced around the call says it raised)",
     "vercel_ai": (
         "streamed: the replay ends the cut stream before its first event (the trace holds "
         "no byte of what came before the cut: the AI SDK records no output for a failed "

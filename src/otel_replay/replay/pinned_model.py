@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from ..runs.failed_calls import fails_again
+from ..runs.failed_calls import cut_stream, fails_again
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
 from .divergence import RecordedFailure, ReplayDivergence, ReplayError
@@ -39,12 +39,21 @@ def unanswered(step: Step, went_on: bool) -> str | None:
     No output recorded; or an answer that says nothing (no text, no call) while
     the run went on after it (``went_on``: a later model call), so the model
     did answer and the recording lost it.  Served, it would end the agent with
-    an empty answer as if that were what the model said.
+    an empty answer as if that were what the model said.  Or a stream cut short
+    (:func:`~otel_replay.runs.failed_calls.cut_stream`) that is not how its run ended
+    (the caller asks :func:`~otel_replay.runs.failed_calls.failed_end` first): its first
+    deltas served as a whole answer would be an answer the model never gave.
     """
     m = step.model
     assert m is not None
     if not m.output_messages:
         return f"{step.label()}: no output messages were recorded"
+    if cut_stream(step):
+        return (
+            f"{step.label()}: the answer streamed and did not reach its end (no finish "
+            "reason recorded), and nothing says the run ended in it: the answer is not "
+            "recorded whole"
+        )
     said = any(
         isinstance(p, Mapping) and (p.get("type") != "text" or p.get("content"))
         for msg in m.output_messages

@@ -49,7 +49,7 @@ from ..otlp.errors import FormatError
 from ..payload import codec as payload
 from ..payload.attributes import Payload
 from . import verdict as V
-from .failed_calls import failed_end
+from .failed_calls import cut_stream, failed_end, fails_again
 
 if TYPE_CHECKING:
     from .model import Run, Step
@@ -354,6 +354,15 @@ class _Check:
         elif m.output_messages and not _says_something(m.output_messages):
             self.incomplete = True
             self.missing.append(f"steps[{step.index}].output_messages")
+            self.reasons[V.OUTPUT_NOT_RECORDED] += 1
+        if cut_stream(step) and m.output_messages and not fails_again(self.run, step):
+            # Its first deltas, and the run did not end in it: not the whole answer.
+            self.incomplete = True
+            self.missing.append(f"steps[{step.index}].finish_reasons")
+            self.problems.append(
+                f"{step.label()}: the answer streamed and did not reach its end (no finish "
+                "reason recorded), and nothing says the run ended in it: not recorded whole"
+            )
             self.reasons[V.OUTPUT_NOT_RECORDED] += 1
         if self._payload(step, "output messages", out, blocking=True):
             self.incomplete = True
