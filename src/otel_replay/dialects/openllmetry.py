@@ -220,3 +220,19 @@ def _item(part: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 DIALECT = Dialect("openllmetry", matches=_matches, fill=_fill, repair=_repair)
+
+
+def returned_message(value: Any) -> dict[str, Any] | None:
+    """The model's message a LangChain task span of this instrumentation returned, in the
+    GenAI shape: its ``traceloop.entity.output`` is ``{"outputs": message}`` (a runnable
+    that ends in the model) or ``{"outputs": {"messages": [..., message]}}`` (a graph node
+    that returns it).  None for any other value."""
+    body = loads(value)
+    outputs = body.get("outputs") if isinstance(body, Mapping) else None
+    if isinstance(outputs, Mapping) and not LC.is_message(outputs):
+        messages = outputs.get("messages")
+        outputs = messages[-1] if isinstance(messages, list) and messages else None
+    if not isinstance(outputs, Mapping) or not LC.is_message(outputs):
+        return None
+    read = LC.message(outputs)
+    return read if read.get("role") == "assistant" else None

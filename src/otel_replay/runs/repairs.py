@@ -31,6 +31,7 @@ from .preparations import demote_preparations
 from .recovered_turns import recover_turns
 from .retries import fold_failed_attempts, fold_retried_tools
 from .sent_errors import wrap_sent_errors
+from .text_blocks import whole_text_blocks
 from .tool_spans import join_tool_spans
 
 
@@ -97,6 +98,11 @@ TRACE_REPAIRS: tuple[Repair, ...] = (
         "failed_attempts",
         "a model call a framework retried after failures answered once: the attempt that did",
         _on_steps(fold_failed_attempts),
+    ),
+    Repair(
+        "text_blocks",
+        "an answer recorded as its first text block reads whole from what its caller returned",
+        _on_steps(whole_text_blocks),
     ),
 )
 
