@@ -326,14 +326,21 @@ class _Check:
         m = step.model
         assert m is not None
         inp, out = m.input_payload, m.output_payload
-        if m.input_messages is None and (inp is None or inp.status == "missing"):
+        no_input = m.input_messages is None and (inp is None or inp.status == "missing")
+        if no_input:
             self.missing.append(f"steps[{step.index}].input_messages")
         elif m.input_messages is not None and not _says_something(m.input_messages):
             # The structure without a value (content capture off, pydantic-ai): not recorded.
             self.missing.append(f"steps[{step.index}].input_messages")
         self._payload(step, "input messages", inp, blocking=True)
         if m.output_messages is None and out is None and failed_end(self.run, step):
-            pass  # how the run ended (its client raised): a replay fails it again
+            # How the run ended (its client raised): a replay fails it again, if it can
+            # tell the request (a span saying only that the call failed cannot).
+            if no_input:
+                self.problems.append(
+                    f"{step.label()}: the run's last model call is not in the trace: a span "
+                    "says it failed, without the request it sent"
+                )
         elif m.output_messages is None:
             self.incomplete = True
             if step.status == "ERROR" and out is None:

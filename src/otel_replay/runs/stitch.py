@@ -47,6 +47,7 @@ from ..same_message import (
     without_repeated_system,
 )
 from .model import PendingRun, Run, Step
+from .stray_calls import failed_alone, join_strays
 
 #: Attributes that name the conversation a model call belongs to, in order of preference.
 CONVERSATION_KEYS = (A.CONVERSATION_ID, A.SESSION_ID)
@@ -98,6 +99,10 @@ class PieceFacts:
     calls: tuple[tuple[int, str, bytes], ...] = ()
     #: A trace of one tool run alone: (its call id or "", its call's hash); None otherwise.
     tool: tuple[str, bytes] | None = None
+    #: Its last model call asked for tools (the conversation waits for a next call).
+    asks_tools: bool = False
+    #: Every model call failed and none recorded its input (:mod:`.stray_calls`).
+    failed_alone: bool = False
 
 
 def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
@@ -117,13 +122,17 @@ def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
             open=None,
             tool=(t.call_id or "", call_hash(t.tool_name, t.arguments)),
         )
+    models = _models(piece)
     calls = tuple(
         (s.start_ns, str(c.get("id") or ""), call_hash(c.get("name"), c.get("arguments")))
-        for s in _models(piece)
+        for s in models
         for c in M.tool_calls((s.model.output_messages if s.model else None) or [])
     )
+    last = models[-1].model if models else None
     return PieceFacts(
         calls=calls,
+        asks_tools=last is not None and bool(M.tool_calls(last.output_messages or [])),
+        failed_alone=failed_alone(piece),
         run_id=piece.run_id,
         start_ns=piece.start_ns,
         process=process_key(piece),
@@ -147,17 +156,19 @@ def group_pieces(pieces: Sequence[PieceFacts]) -> list[list[int]]:
     by_conversation: dict[str, int] = {}
     loose: list[int] = []
     tools: list[int] = []
+    strays: list[int] = []
     for i, piece in enumerate(pieces):
         if piece.tool is not None:
             tools.append(i)
             continue
         if piece.conversation is None:
-            loose.append(i)
+            (strays if piece.failed_alone else loose).append(i)
             continue
         first = by_conversation.setdefault(piece.conversation, i)
         groups.setdefault(first, []).append(i)
     for chain in _chains(pieces, loose):
         groups[chain[0]] = chain
+    join_strays(pieces, groups, strays)
     asked = _CallIndex(pieces, groups)
     for i in tools:
         home = asked.home(pieces[i])

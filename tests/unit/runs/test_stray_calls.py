@@ -1,0 +1,107 @@
+"""A failed call traced without its request joins the conversation that waited for it.
+
+The cases ``cases/anthropic_openllmetry/anthropic_stream@seed-{31,32}`` were recorded by
+running the hand-written Anthropic agent loop under OpenLLMetry's Anthropic instrumentation
+(the SDK's own tracing left on: each call traced twice) on drawn scenarios whose model
+server cuts one streamed answer partway: at the first answer (seed 31), at the answer after
+the tools (seed 32).  OpenLLMetry exports no span of the cut call; the SDK's metadata span
+of it ends in error, with no messages, in a trace of its own.  Read: that span is the run's
+last model call, and the verdict says it is not in the trace.  Drawn around the recorded
+pieces: when the stray call started (before or after the conversation's last call), its
+process, and another conversation of the process waiting too, or ended: it joins exactly
+when one conversation of its process waited for it.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import otel_replay
+from otel_replay.runs.stitch import ConversationKeys, group_pieces, piece_facts
+from tests.fixtures.data import TESTS
+
+CASES = TESTS / "conformance" / "cases" / "anthropic_openllmetry"
+NOT_IN_THE_TRACE = "the run's last model call is not in the trace"
+
+
+def _runs(seed: int) -> list[Any]:
+    path = CASES / f"anthropic_stream@seed-{seed}" / "traces.binpb"
+    assert path.is_file(), path  # the recorded case is the test's data: missing, it fails
+    return list(otel_replay.load(path))
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_the_verdict_names_the_last_call_not_in_the_trace(seed: int) -> None:
+    (run,) = _runs(seed)  # the stray span is no run of its own
+    last = run.model_steps()[-1]
+    assert last.status == "ERROR" and last.model.input_messages is None
+    assert last.scope == "com.anthropic.sdk.python"
+    assert f"steps[{last.index}].input_messages" in run.kit.missing
+    assert any(last.label() in p and NOT_IN_THE_TRACE in p for p in run.kit.problems)
+    assert not run.kit.replayable
+    if seed == 32:  # the call before it, and its answer, are whole
+        assert len(run.model_steps()) == 2 and run.kit.verdict == "model-only"
+
+
+def _pieces() -> tuple[Any, Any]:
+    """The seed-32 conversation without its stray call, and the seed-31 stray call."""
+    (run,) = _runs(32)
+    stray = run.model_steps()[-1]
+    talk = copy.deepcopy(run)
+    talk.steps = [s for s in talk.steps if s.span_id != stray.span_id]
+    talk.roots = [s for s in talk.roots if s.span_id != stray.span_id]
+    (alone,) = _runs(31)
+    return piece_facts(talk, ConversationKeys()), piece_facts(alone, ConversationKeys())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    after=st.booleans(),
+    same_process=st.booleans(),
+    other=st.sampled_from(["none", "waiting", "ended", "elsewhere"]),
+)
+def test_a_stray_failed_call_joins_the_one_conversation_waiting_for_it(
+    after: bool, same_process: bool, other: str
+) -> None:
+    talk, stray = _pieces()
+    assert talk.asks_tools and not talk.failed_alone and stray.failed_alone
+    stray = dataclasses.replace(
+        stray,
+        start_ns=talk.start_ns + (10 if after else -10),
+        process=talk.process if same_process else talk.process + "-other",
+    )
+    pieces = [talk]
+    if other != "none":
+        second = dataclasses.replace(
+            talk,
+            run_id="second",
+            start_ns=talk.start_ns + 1,
+            asks_tools=other != "ended",
+            process=talk.process + "-other" if other == "elsewhere" else talk.process,
+            successors=(),  # no call continues it
+        )
+        pieces.append(second)
+    pieces.append(stray)
+    pieces.sort(key=lambda p: p.start_ns)
+    groups = group_pieces(pieces)
+    at = pieces.index(stray)
+    group = next(g for g in groups if at in g)
+    waiting = [
+        i
+        for i, p in enumerate(pieces)
+        if p is not stray
+        and p.asks_tools
+        and p.process == stray.process
+        and p.start_ns < stray.start_ns
+    ]
+    assert (group != [at]) == (len(waiting) == 1)
+    if len(waiting) == 1:
+        assert group == [waiting[0], at]
+    if after and same_process:  # the recorded conversation, unless another waits too
+        assert (group == [pieces.index(talk), at]) == (other != "waiting")
