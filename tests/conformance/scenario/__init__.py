@@ -276,6 +276,15 @@ def raised_line(e: BaseException) -> str:
     return f"{RAISED_LINE}{type(e).__name__}"
 
 
+def said(answer: Callable[[], str]) -> str:
+    """``answer()``, or the :func:`raised_line` of the error it ended in (for an agent that
+    does not go through :func:`print_answers`)."""
+    try:
+        return answer()
+    except Exception as e:  # as in ``print_answers``
+        return raised_line(e)
+
+
 async def or_raised(answer: Awaitable[str]) -> str:
     """The awaited ``answer``, or the :func:`raised_line` of the error it ended in (for an
     agent that does not go through :func:`print_answers`)."""

@@ -133,7 +133,7 @@ def main(flush: Callable[[], Any]) -> None:
     questions = scenario.QUESTIONS[: args.runs]
     stream = args.mode in ("stream", "async_stream")
     if args.mode in ("sync", "stream"):
-        answers = [ask(agent, q, stream) for q in questions]
+        answers = [scenario.said(lambda q=q: ask(agent, q, stream)) for q in questions]
     else:
         answers = asyncio.run(_run_async(agent, questions, stream, args.concurrent))
     for answer in answers:
@@ -145,5 +145,7 @@ async def _run_async(
     agent: Any, questions: tuple[str, ...], stream: bool, concurrent: bool
 ) -> list[str]:
     if concurrent:
-        return list(await asyncio.gather(*(aask(agent, q, stream) for q in questions)))
-    return [await aask(agent, q, stream) for q in questions]
+        return list(
+            await asyncio.gather(*(scenario.or_raised(aask(agent, q, stream)) for q in questions))
+        )
+    return [await scenario.or_raised(aask(agent, q, stream)) for q in questions]

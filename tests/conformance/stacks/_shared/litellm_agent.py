@@ -111,7 +111,7 @@ def main(flush: Callable[[], Any]) -> None:
     questions = scenario.QUESTIONS[: args.runs]
     stream = args.mode in ("stream", "async_stream")
     if args.mode in ("sync", "stream"):
-        answers = [ask(args, q, stream) for q in questions]
+        answers = [scenario.said(lambda q=q: ask(args, q, stream)) for q in questions]
     else:
         answers = asyncio.run(_run_async(args, questions, stream))
     for answer in answers:
@@ -127,9 +127,11 @@ async def _run_async(args: Any, questions: tuple[str, ...], stream: bool) -> lis
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
     if args.concurrent:
-        answers = list(await asyncio.gather(*(aask(args, q, stream) for q in questions)))
+        answers = list(
+            await asyncio.gather(*(scenario.or_raised(aask(args, q, stream)) for q in questions))
+        )
     else:
-        answers = [await aask(args, q, stream) for q in questions]
+        answers = [await scenario.or_raised(aask(args, q, stream)) for q in questions]
     # ...and those of async calls in a worker on this event loop: wait for them before it closes.
     await GLOBAL_LOGGING_WORKER.flush()
     return answers
