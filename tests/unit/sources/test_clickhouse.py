@@ -70,13 +70,6 @@ TABLE_GAPS: dict[str, str] = {
         )
         for mode in ("responses", "responses_stream")
     },
-    **{
-        f"{stack}/sync@seed-125": (
-            "a LangChain tool's list of texts (a ToolMessage's content) reads back from the "
-            "table as the list, from its files as the JSON text of it"
-        )
-        for stack in ("langgraph_openinference", "langgraph_v0_openinference")
-    },
     "openai_agents_openinference/sync@plain_text": (
         "a tool's number result (42) recorded as a typed attribute reads back as its text: the "
         "table keeps every attribute value as a string"

@@ -8,12 +8,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 import otel_replay
+from otel_replay import attributes as A
 from otel_replay.otlp.errors import FormatError
 from otel_replay.sources.clickhouse.column_types import (
     attribute_type,
@@ -180,3 +182,45 @@ def test_message_content_that_reads_as_json_blocks_stays_the_string_it_was(
     text = json.dumps(blocks, ensure_ascii=False)
     assert typed_attributes({name: text})[name] == text
     assert typed_attributes({name: as_string(strings)})[name] == strings
+
+
+#: Names whose attributes the conventions make lists, of each kind of list.
+_LIST_NAMES = st.sampled_from(
+    [
+        "gen_ai.response.finish_reasons",
+        "llm.input_messages.4.message.content",
+        "llm.output_messages.0.message.content",
+        A.HTTP_CHUNK_SIZES,
+    ]
+)
+_ITEMS = st.one_of(st.lists(st.text(max_size=12)), st.lists(st.integers(-(2**53), 2**53)))
+
+
+@given(
+    name=_LIST_NAMES,
+    items=_ITEMS,
+    spelt=st.sampled_from(["list", "dumps", "dumps_ascii", "indented"]),
+)
+def test_a_string_that_spells_a_list_otherwise_than_go_reads_back_as_that_string(
+    name: str, items: list[Any], spelt: str
+) -> None:
+    """The text of a list in the table is Go's JSON of it: a string attribute holding a list
+    spelt as Python spells it (a LangChain ToolMessage's content) reads back as that
+    string, the list itself as the list; only a string spelt exactly as Go spells the list
+    is the list (the table cannot tell them apart)."""
+    kind = attribute_type(name)
+    assert kind in ("strings", "numbers")
+    if (kind == "strings") != all(type(v) is str for v in items):
+        items = [str(v) for v in items] if kind == "strings" else [len(str(v)) for v in items]
+    value: Any = {
+        "list": items,
+        "dumps": json.dumps(items, ensure_ascii=False),
+        "dumps_ascii": json.dumps(items),
+        "indented": json.dumps(items, indent=1),
+    }[spelt]
+    back = typed_attributes({name: as_string(value)})[name]
+    if as_string(value) == as_string(items):
+        event("a string spelt as Go spells the list")
+        assert back == items
+    else:
+        assert back == value and type(back) is type(value)

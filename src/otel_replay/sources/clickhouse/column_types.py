@@ -13,6 +13,12 @@ stays the string ClickHouse holds.
 
 A double without a fraction reads back as an int (the exporter writes 1.0
 as ``1``): equal as a number, though not as a JSON value.
+
+A list is written as Go's ``encoding/json`` writes it: compact, its strings
+escaped its way (``<`` as ``\\u003c``).  A text of a list spelt otherwise
+(spaced items, as Python's ``json.dumps`` writes them) was a string
+attribute, and stays that string; a string spelt exactly as Go spells the
+list cannot be told from the list, and reads as the list.
 """
 
 from __future__ import annotations
@@ -234,7 +240,44 @@ def _list(text: str, item: Callable[[Any], bool]) -> list[Any] | None:
         value = loads(text)
     except ValueError:
         return None
-    return value if type(value) is list and all(map(item, value)) else None
+    if type(value) is not list or not all(map(item, value)):
+        return None
+    return value if _as_go_writes(text, value) else None
+
+
+def _as_go_writes(text: str, value: list[Any]) -> bool:
+    """Whether ``text`` is how Go's ``encoding/json`` writes ``value``: compact, and each
+    string escaped as Go escapes it (before Go 1.22 ``\\b`` and ``\\f`` were ``\\u0008``
+    and ``\\u000c``: either).  Numbers are not rewritten: their text holds no space."""
+    if all(type(v) is str for v in value):
+        return text in {"[" + ",".join(_go_string(v, old) for v in value) + "]" for old in _GO}
+    # Outside its strings, a compact text has no whitespace.
+    return not any(c.isspace() for c in _STRING.sub("", text))
+
+
+#: Go's escapes of the controls it spells short: since Go 1.22, and before.
+_GO: Final = (False, True)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SHORT: Final = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_SHORT_NEW: Final = {**_SHORT, "\b": "\\b", "\f": "\\f"}
+#: What Go escapes as ``\\u00XX`` besides the other controls (its ``escapeHTML``, and the
+#: line separators JavaScript reads as line ends).
+_HTML: Final = frozenset("<>&\u2028\u2029")
+
+
+def _go_string(text: str, old: bool) -> str:
+    """``text`` as a JSON string Go's ``encoding/json`` writes (``old``: before Go 1.22)."""
+    short = _SHORT if old else _SHORT_NEW
+    out = ['"']
+    for ch in text:
+        if ch in short:
+            out.append(short[ch])
+        elif ch < " " or ch in _HTML:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
 
 
 def _strings(text: str) -> list[str] | None:
