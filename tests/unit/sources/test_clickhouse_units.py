@@ -23,8 +23,9 @@ from otel_replay.sources.clickhouse.column_types import (
     typed_value,
 )
 from otel_replay.sources.clickhouse.database import Location
+from otel_replay.sources.clickhouse.go_json import go_float
 from tests.fixtures.cli import cli_process
-from tests.fixtures.clickhouse import as_string, go_float
+from tests.fixtures.clickhouse import as_string
 
 
 def test_a_server_name_gives_host_port_database_table_and_tls() -> None:
@@ -103,7 +104,7 @@ def test_the_conventions_types_are_known_by_name() -> None:
     assert attribute_type("gen_ai.request.temperature") == "number"
     assert attribute_type("gen_ai.response.finish_reasons") == "strings"
     assert attribute_type("otel_replay.bytes.result") == "bytes"
-    assert attribute_type("llm.input_messages.3.message.content") == "strings"
+    assert attribute_type("llm.input_messages.3.message.content") == "list"
     assert attribute_type("gen_ai.input.messages") is None
     assert attribute_type("user.id") is None
 
@@ -193,7 +194,8 @@ _LIST_NAMES = st.sampled_from(
         A.HTTP_CHUNK_SIZES,
     ]
 )
-_ITEMS = st.one_of(st.lists(st.text(max_size=12)), st.lists(st.integers(-(2**53), 2**53)))
+_BLOCKS = st.lists(st.dictionaries(st.text(max_size=6), st.text(max_size=8), max_size=3))
+_ITEMS = st.one_of(st.lists(st.text(max_size=12)), st.lists(st.integers(-(2**53), 2**53)), _BLOCKS)
 
 
 @given(
@@ -206,12 +208,15 @@ def test_a_string_that_spells_a_list_otherwise_than_go_reads_back_as_that_string
 ) -> None:
     """The text of a list in the table is Go's JSON of it: a string attribute holding a list
     spelt as Python spells it (a LangChain ToolMessage's content) reads back as that
-    string, the list itself as the list; only a string spelt exactly as Go spells the list
-    is the list (the table cannot tell them apart)."""
+    string, the list itself (of texts, numbers, or LiteLLM's blocks as maps) as the list;
+    only a string spelt exactly as Go spells the list is the list (the table cannot tell
+    them apart)."""
     kind = attribute_type(name)
-    assert kind in ("strings", "numbers")
-    if (kind == "strings") != all(type(v) is str for v in items):
-        items = [str(v) for v in items] if kind == "strings" else [len(str(v)) for v in items]
+    assert kind in ("strings", "numbers", "list")
+    if kind == "strings":
+        items = [v if type(v) is str else json.dumps(v) for v in items]
+    elif kind == "numbers":
+        items = [len(str(v)) for v in items]
     value: Any = {
         "list": items,
         "dumps": json.dumps(items, ensure_ascii=False),

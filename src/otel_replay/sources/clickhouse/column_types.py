@@ -23,6 +23,7 @@ list cannot be told from the list, and reads as the list.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
@@ -31,6 +32,7 @@ from ... import attributes as A
 from ...bytes_text import from_base64
 from ...json_text import loads
 from ...limits import MAX_NESTING
+from .go_json import Raw, go_json
 
 __all__ = ["attribute_type", "column_attributes", "typed_attributes", "typed_value"]
 
@@ -139,12 +141,11 @@ _PREFIXES: Final[tuple[tuple[str, Kind], ...]] = (
     ("llm.usage.", "int"),
     ("ai.usage.", "int"),
 )
-#: By pattern: OpenInference's message contents are strings, or an array attribute of
-#: strings.  Never of maps: an attribute array holds primitives only, so a content that
-#: reads as a JSON list of blocks is a string (the instrumentation's own JSON text of the
-#: blocks the provider was sent), and is kept as that text.
+#: By pattern: OpenInference's message contents are strings, or array attributes (of
+#: strings, or of the blocks LiteLLM records as maps).  A content that is the
+#: instrumentation's own JSON text of its blocks is a string: Go spells the list otherwise.
 _PATTERNS: Final[tuple[tuple[re.Pattern[str], Kind], ...]] = (
-    (re.compile(r"llm\.(?:input|output)_messages\.\d+\.message\.content"), "strings"),
+    (re.compile(r"llm\.(?:input|output)_messages\.\d+\.message\.content"), "list"),
 )
 #: Names ending so count tokens, whatever their namespace (``llm.openai.max_tokens``,
 #: ``ai.settings.maxOutputTokens``).
@@ -242,42 +243,16 @@ def _list(text: str, item: Callable[[Any], bool]) -> list[Any] | None:
         return None
     if type(value) is not list or not all(map(item, value)):
         return None
-    return value if _as_go_writes(text, value) else None
+    return value if _as_go_writes(text) else None
 
 
-def _as_go_writes(text: str, value: list[Any]) -> bool:
-    """Whether ``text`` is how Go's ``encoding/json`` writes ``value``: compact, and each
-    string escaped as Go escapes it (before Go 1.22 ``\\b`` and ``\\f`` were ``\\u0008``
-    and ``\\u000c``: either).  Numbers are not rewritten: their text holds no space."""
-    if all(type(v) is str for v in value):
-        return text in {"[" + ",".join(_go_string(v, old) for v in value) + "]" for old in _GO}
-    # Outside its strings, a compact text has no whitespace.
-    return not any(c.isspace() for c in _STRING.sub("", text))
-
-
-#: Go's escapes of the controls it spells short: since Go 1.22, and before.
-_GO: Final = (False, True)
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_SHORT: Final = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_SHORT_NEW: Final = {**_SHORT, "\b": "\\b", "\f": "\\f"}
-#: What Go escapes as ``\\u00XX`` besides the other controls (its ``escapeHTML``, and the
-#: line separators JavaScript reads as line ends).
-_HTML: Final = frozenset("<>&\u2028\u2029")
-
-
-def _go_string(text: str, old: bool) -> str:
-    """``text`` as a JSON string Go's ``encoding/json`` writes (``old``: before Go 1.22)."""
-    short = _SHORT if old else _SHORT_NEW
-    out = ['"']
-    for ch in text:
-        if ch in short:
-            out.append(short[ch])
-        elif ch < " " or ch in _HTML:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+def _as_go_writes(text: str) -> bool:
+    """Whether ``text`` (JSON within the nesting bound) is spelt as Go's ``encoding/json``
+    spells its value (by Go 1.22 or before, which escaped ``\\b`` and ``\\f`` otherwise):
+    compact, keys sorted, strings escaped Go's way.  Numbers are taken as they are
+    written (Go's ``-0`` is no Python number)."""
+    value = json.loads(text, parse_int=Raw, parse_float=Raw, parse_constant=Raw)
+    return text == go_json(value) or text == go_json(value, old=True)
 
 
 def _strings(text: str) -> list[str] | None:
