@@ -124,6 +124,9 @@ DAMAGED: Final = f"""
 
 #: A span's shape: its scope and attribute names.
 SHAPE = "cityHash64({scope}, arrayStringConcat(arraySort(mapKeys(SpanAttributes)), ','))"
+#: That no span of a trace is of a shape another dialect reads (the ``foreign`` shapes);
+#: when there are none, "1": no span's shape is computed.
+NATIVE: Final = "countIf(has({foreign:Array(String)}, toString(shape))) = 0"
 
 #: Per span: its kind and what the summary reads of it; per trace: the summary.
 SUMMARY: Final = """
@@ -177,7 +180,7 @@ SELECT TraceId,
         no_output + kept_elsewhere + damaged_output + unanswered > 0, 'model-only',
         'full') AS verdict,
     verdict = 'full' AND damaged = 0 AS replayable,
-    countIf(has({{foreign:Array(String)}}, toString(shape))) = 0
+    {native}
         AND NOT derived
         AND NOT (countIf(kind IN ('agent', 'tool')) = 0 AND model_calls > 0)
         AND content AND no_result = 0

@@ -51,6 +51,7 @@ from .clickhouse_sql import (
     DRAWN,
     KEY,
     LINE,
+    NATIVE,
     PATTERNS,
     RESULT_WARNS,
     SHAPE,
@@ -217,6 +218,7 @@ def _summary_rows(
             table=table,
             where=where,
             shape=SHAPE.format(scope=scope),
+            native=NATIVE if foreign else "1",
             key=KEY.format(text="JSONExtractRaw(input, 1)"),
             call_key=KEY.format(text="arguments_text"),
             damaged=DAMAGED,
@@ -276,10 +278,11 @@ def _foreign_shapes(db: Database, table: str, has_scope: bool) -> list[str]:
     """The shapes (scope and attribute names, as ClickHouse hashes them) of spans another
     dialect than the GenAI conventions reads."""
     scope = "ScopeName" if has_scope else "SpanAttributes['otel.scope.name']"
+    # Grouped by the shape's hash alone: a key of one number, not of the names' array.
     sql = (
-        f"SELECT {scope} AS scope, arraySort(mapKeys(SpanAttributes)) AS names,"
+        f"SELECT any({scope}) AS scope, any(arraySort(mapKeys(SpanAttributes))) AS names,"
         f" toString({SHAPE.format(scope=scope)}) AS shape"
-        f" FROM {table} GROUP BY scope, names, shape"
+        f" FROM {table} GROUP BY shape"
     )
     foreign = []
     for row in db.rows(sql):
