@@ -66,14 +66,19 @@ def _is_text_block(block: Any) -> bool:
 
 def normalize_part(part: Any) -> dict[str, Any]:
     if type(part) is dict:  # (a Mapping, told without the ABC check)
-        if part.get("type") == "text" and "content" in part:
+        kind = part.get("type")
+        if kind == "text" and "content" in part:
             return dict(part)  # already a GenAI text part: the common case, kept cheap
+        p = part  # only read below (copied where it is kept as it came)
     elif isinstance(part, str):
         return {"type": "text", "content": part}
     elif not isinstance(part, Mapping):
         return {"type": "text", "content": str(part)}
-    p = dict(part)
-    kind = p.get("type") if isinstance(p.get("type"), str) else None
+    else:
+        p = dict(part)
+        kind = p.get("type")
+    if not isinstance(kind, str):
+        kind = None
     if kind in ("tool_call", "tool_use", "function_call") or (
         kind == "function" and isinstance(p.get("function"), Mapping)
     ):
@@ -116,7 +121,7 @@ def normalize_part(part: Any) -> dict[str, Any]:
             return converse
     if (kind is None or kind in _TEXT_TYPES) and "content" not in p and "text" in p:
         return {"type": "text", "content": p["text"]}
-    return p
+    return dict(p) if p is part else p
 
 
 def _gemini_part(part: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -177,24 +182,32 @@ def _converse_block(block: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+#: What a message's ``get`` gives for a key it lacks (a key may hold None).
+_MISSING: Any = object()
+
+
 def normalize_message(message: Mapping[str, Any]) -> Message:
     """One message in the GenAI shape (see module docstring)."""
-    kind = message.get("type")
-    if "role" not in message and kind in ("function_call", "function_call_output"):
-        # A Responses API item that is a message of its own.
-        role = "assistant" if kind == "function_call" else "tool"
-        return {"role": role, "parts": [normalize_part(message)]}
-    if "role" not in message and kind == ITEM_REFERENCE:
-        # A Responses API input item that names an item the server stored (an earlier
-        # answer's message, which clients send back so) in place of its content.
-        return {"role": "assistant", "parts": [{"type": ITEM_REFERENCE, "id": message.get("id")}]}
-    role = message.get("role", "user")
-    if type(role) is not str:
+    role = message.get("role", _MISSING)
+    if role is _MISSING:
+        kind = message.get("type")
+        if kind in ("function_call", "function_call_output"):
+            # A Responses API item that is a message of its own.
+            role = "assistant" if kind == "function_call" else "tool"
+            return {"role": role, "parts": [normalize_part(message)]}
+        if kind == ITEM_REFERENCE:
+            # A Responses API input item that names an item the server stored (an earlier
+            # answer's message, which clients send back so) in place of its content.
+            reference = {"type": ITEM_REFERENCE, "id": message.get("id")}
+            return {"role": "assistant", "parts": [reference]}
+        role = "user"
+    elif type(role) is not str:
         role = str(role)
     if role == "model":  # Gemini's name for the assistant
         role = "assistant"
-    if "parts" in message:
-        parts = [normalize_part(p) for p in listed(message.get("parts"))]
+    given = message.get("parts", _MISSING)
+    if given is not _MISSING:
+        parts = [normalize_part(p) for p in given] if isinstance(given, list) else []
         call_id = message.get("tool_call_id")
         if role == "tool" and call_id is not None and not _responses(parts):
             # The result as text parts, its call id beside them (LiteLLM's converter).
