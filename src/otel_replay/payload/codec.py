@@ -223,8 +223,9 @@ def display_text(value: Any) -> str:
 def canonical(value: Any) -> str:
     """Key-order-independent JSON text, for matching (not for storage)."""
     try:
-        return _CANONICAL.encode(value)
-    except (TypeError, ValueError):
+        return _canonical_text(value)
+    except (TypeError, ValueError, RecursionError):
+        # (Not plain JSON; or a cycle, which the encoder made once does not look for.)
         return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), default=str)
 
 
@@ -275,6 +276,7 @@ def text_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
 
 
 _plain_text: Final = text_encoder(_ENCODER)
+_canonical_text: Final = text_encoder(_CANONICAL)
 
 
 def plain_json_bytes(value: Any) -> bytes:
