@@ -150,13 +150,18 @@ def _answer(step: Step, arguments: Mapping[int, str]) -> Hashable:
     return model_answer(step.name, m.output_messages if m is not None else None)
 
 
-def model_answer(name: str, output: list[dict[str, Any]] | None) -> str:
+def model_answer(
+    name: str, output: list[dict[str, Any]] | None, calls: list[dict[str, Any]] | None = None
+) -> str:
     """What a model step named ``name`` answered with ``output``, for loop detection (see
-    :func:`_answer`): its tool calls, else its last text."""
+    :func:`_answer`): its tool calls, else its last text.  ``calls``: the output's
+    :func:`~otel_replay.messages.tool_calls`, when listed already."""
     if not output:
         return f"model {name}"
-    calls = [[c.get("name"), payload.plain(c.get("arguments"))] for c in M.tool_calls(output)]
-    return "model " + payload.canonical(calls or M.last_text(output) or "")
+    if calls is None:
+        calls = M.tool_calls(output)
+    called = [[c.get("name"), payload.plain(c.get("arguments"))] for c in calls]
+    return "model " + payload.canonical(called or M.last_text(output) or "")
 
 
 def _repeats_and_retries(steps: Sequence[Step], arguments: Mapping[int, str]) -> Iterator[Finding]:

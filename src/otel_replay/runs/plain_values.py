@@ -30,6 +30,10 @@ TOOL_VALUES = (A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT)
 #: The payload types under which an attribute's text is parsed as JSON as it stands: JSON,
 #: and text with no type or typed ``str`` (third-party spans carry JSON so).
 _AS_TEXT = (None, payload.JSON, payload.STR)
+#: Each value's digest and type attribute names, made once (a name made per span is
+#: hashed per span, and every span's are looked up).
+_DIGEST = {key: A.SHA256 + key for key in (*MESSAGE_LISTS, *TOOL_VALUES)}
+_TYPE = {key: A.TYPE + key for key in (*MESSAGE_LISTS, *TOOL_VALUES)}
 
 
 def _matches(text: str, digest: str | None) -> bool:
@@ -40,8 +44,8 @@ def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool]:
     """What :func:`~.steps._content` reads of a plain span's message list under ``key``,
     and whether its payload is damaged (:func:`~.kit._damaged`)."""
     text = attrs.get(key)
-    digest = attrs.get(A.SHA256 + key)
-    type_ = attrs.get(A.TYPE + key)
+    digest = attrs.get(_DIGEST[key])
+    type_ = attrs.get(_TYPE[key])
     if (
         type(text) is str
         and type_ in _AS_TEXT
@@ -66,10 +70,10 @@ def tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
     values = []
     for key in TOOL_VALUES:
         text = attrs.get(key)
-        digest = attrs.get(A.SHA256 + key)
+        digest = attrs.get(_DIGEST[key])
         if type(text) is not str or type(digest) is not str:
             return _read_tool_values(attrs)
-        if attrs.get(A.TYPE + key) != payload.JSON:
+        if attrs.get(_TYPE[key]) != payload.JSON:
             return _read_tool_values(attrs)
         if not _matches(text, digest):
             return None  # not byte-exact
@@ -107,7 +111,7 @@ def blank(attrs: Mapping[str, Any], keys: tuple[str, str]) -> bool:
         text = attrs.get(key)
         if text is None:
             continue  # nothing recorded: the value is None
-        if not isinstance(text, str) or attrs.get(A.TYPE + key) not in _AS_TEXT:
+        if not isinstance(text, str) or attrs.get(_TYPE[key]) not in _AS_TEXT:
             return False
         if may_hold_placeholder(text):
             return False

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections import Counter
-from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
@@ -182,9 +182,37 @@ def quick_summary(run: Run) -> RunSummary | None:
             return None
         spans.append(span)
     order = _preorder(spans)
-    if order is None or not _unrepaired(order):
+    if order is None:
         return None
-    return _line(run, order)
+    steps = _Steps(order)
+    if not _unrepaired(steps):
+        return None
+    return _line(run, steps)
+
+
+class _Steps:
+    """A plain run's spans in the order of its steps, and each kind's apart (read by
+    several checks: listed once)."""
+
+    def __init__(self, order: list[_Span]) -> None:
+        self.order = order
+        self.models: list[_Span] = []
+        self.tools: list[_Span] = []
+        self.agents: list[_Span] = []
+        by_kind = {"model": self.models, "tool": self.tools, "agent": self.agents}
+        for span in order:
+            kind = by_kind.get(span.kind)
+            if kind is not None:
+                kind.append(span)
+        # In start order, ties in step order (a stable sort of the steps' order), as the
+        # repairs and the kit's checks take them.
+        self.timed_models = sorted(self.models, key=_started)
+        self.timed_tools = sorted(self.tools, key=_started)
+        #: The call ids the tool spans ran.
+        self.ran = {t.call_id for t in self.tools}
+
+
+_started = operator.attrgetter("start_ns")
 
 
 def _plain(span: SpanRecord) -> _Span | None:
@@ -230,10 +258,11 @@ def _plain(span: SpanRecord) -> _Span | None:
         # (Else nothing of it was recorded: neither value nor digest, the only companions
         # a plain span may carry, without which the payload reader finds none.)
         out.model_name = _str(attrs.get(A.RESPONSE_MODEL)) or _str(attrs.get(A.REQUEST_MODEL))
-        if A.USAGE_INPUT_TOKENS in attrs or A.USAGE_OUTPUT_TOKENS in attrs:
+        used, made = attrs.get(A.USAGE_INPUT_TOKENS), attrs.get(A.USAGE_OUTPUT_TOKENS)
+        if used is not None or made is not None:
             out.tokens = (
-                _tokens(attrs, A.USAGE_INPUT_TOKENS),
-                _tokens(attrs, A.USAGE_OUTPUT_TOKENS),
+                used if type(used) is int else _tokens(used),
+                made if type(made) is int else _tokens(made),
             )
     elif kind == "tool":
         values = tool_values(attrs)
@@ -246,9 +275,8 @@ def _plain(span: SpanRecord) -> _Span | None:
     return out
 
 
-def _tokens(attrs: Mapping[str, Any], key: str) -> int:
+def _tokens(value: Any) -> int:
     """A usage count as a model step keeps it (an integer, else none)."""
-    value: Any = attrs.get(key)
     return int(value) if _is_int(value) else 0
 
 
@@ -293,24 +321,30 @@ def _preorder(spans: list[_Span]) -> list[_Span] | None:
     return order
 
 
-def _unrepaired(order: list[_Span]) -> bool:
+def _unrepaired(steps: _Steps) -> bool:
     """Whether no run repair would change the steps of these spans (see the module doc)."""
-    models = sorted((s for s in order if s.kind == "model"), key=lambda s: (s.start_ns, s.index))
-    tools = [s for s in order if s.kind == "tool"]
+    models, tools = steps.timed_models, steps.timed_tools
     answered: set[str | None] = set()
     for m in models:
         inputs = m.inputs
         if not _calls_or_results(inputs):
             continue  # no turn of it called a tool or answered one: nothing to set right
-        if any(lost_calls(inputs, j) for j in range(len(inputs))):
-            return False
-        results = list(_parts(inputs, "tool_call_response"))
-        if any(not r.get("id") for r in results):
-            return False
-        calls = {_id(p) for p in _parts(inputs, "tool_call")}
-        if calls - {_id(r) for r in results}:
+        for j, message in enumerate(inputs):
+            # (Only an assistant's turn loses its calls: the others are not asked.)
+            if message.get("role") == "assistant" and lost_calls(inputs, j):
+                return False
+        calls: set[str | None] = set()
+        results: set[str | None] = set()
+        for part in _parts(inputs, "tool_call", "tool_call_response"):
+            if part.get("type") == "tool_call":
+                calls.add(_id(part))
+            elif not part.get("id"):
+                return False  # a result without its call id
+            else:
+                results.add(_id(part))
+        if calls - results:
             return False  # a call no result of its input answers
-        answered.update(_id(r) for r in results)
+        answered |= results
     answered.discard(None)
     for m, n in itertools.pairwise(models):
         at = len(m.inputs)
@@ -329,13 +363,13 @@ def _unrepaired(order: list[_Span]) -> bool:
             return False  # a call answered under another id, maybe
     if models and tools:
         starts = [m.start_ns for m in models]
-        calls_of = [m.calls for m in models]
-        for tool in sorted(tools, key=lambda s: (s.start_ns, s.index)):
+        named = [{c.get("name") for c in m.calls} for m in models]
+        for tool in tools:
             pos = bisect.bisect_right(starts, tool.start_ns) - 1
-            if pos >= 0 and tool.tool_name not in {c.get("name") for c in calls_of[pos]}:
+            if pos >= 0 and tool.tool_name not in named[pos]:
                 return False  # a span that may only merge a turn's calls
     if len(models) > 1:
-        ran = {t.call_id for t in tools}
+        ran = steps.ran
         for m in models:
             if any(c.get("id") not in ran for c in m.calls):
                 return False  # a call no tool span records: a derived tool step
@@ -356,15 +390,13 @@ def _calls_or_results(messages: list[dict[str, Any]]) -> bool:
 _TOOL_PARTS = frozenset(("tool_call", "tool_call_response"))
 
 
-def _line(run: Run, order: list[_Span]) -> RunSummary:
-    models = [s for s in order if s.kind == "model"]
-    tools = [s for s in order if s.kind == "tool"]
+def _line(run: Run, steps: _Steps) -> RunSummary:
+    order, models, tools, agents = steps.order, steps.models, steps.tools, steps.agents
     names: dict[str, None] = {}
     for m in models:
         if m.model_name:
             names.setdefault(m.model_name)
-    agents = [s for s in order if s.kind == "agent"]
-    verdict, replayable, problem = _verdict(models, tools, agents)
+    verdict, replayable, problem = _verdict(steps)
     agent = agents[0] if agents else None
     # Spans that name none of the run's identity add nothing to its fingerprint.
     fp = _fingerprint([s for s in order if s.marked])  # type: ignore[misc]
@@ -401,12 +433,11 @@ def _line(run: Run, order: list[_Span]) -> RunSummary:
     )
 
 
-def _verdict(
-    models: list[_Span], tools: list[_Span], agents: list[_Span]
-) -> tuple[str, bool, str | None]:
+def _verdict(steps: _Steps) -> tuple[str, bool, str | None]:
     """What :func:`~.kit.kit_verdict` says of a plain run (no payload of one is damaged,
     every tool span has its result, no step is derived, every call is answered)."""
-    if not models and tools and any(a.attributes.get(A.TOOL_DEFINITIONS) for a in agents):
+    models, tools = steps.models, steps.tools
+    if not models and tools and any(a.attributes.get(A.TOOL_DEFINITIONS) for a in steps.agents):
         # Tools an agent offered ran, and no model call that asked for them is recorded.
         return "inspect-only", False, V.replay_problem({V.NO_MODEL_CALLS: 1})
     reasons: Counter[str] = Counter()
@@ -427,7 +458,7 @@ def _verdict(
             if placeholder_in(value) is not None:
                 incomplete = True
                 reasons[V.LEFT_OUT] += 1
-    lost = _lost_history(models, tools)
+    lost = _lost_history(steps.timed_models, steps.ran)
     if lost:
         incomplete = True
         reasons[V.HISTORY_NOT_RECORDED] += lost
@@ -442,13 +473,12 @@ def _verdict(
     return "full", True, None
 
 
-def _lost_history(models: list[_Span], tools: list[_Span]) -> int:
+def _lost_history(models: list[_Span], ran: set[str | None]) -> int:
     """How many model inputs hold no more than the call before them and none of its tool
-    calls (see :meth:`.kit._Check._lost_history`)."""
-    ran = {t.call_id for t in tools}
-    ordered = sorted(models, key=lambda s: (s.start_ns, s.index))
+    calls (see :meth:`.kit._Check._lost_history`); ``models`` in start order, ``ran`` the
+    call ids of the tool spans."""
     lost = 0
-    for before, after in itertools.pairwise(ordered):
+    for before, after in itertools.pairwise(models):
         asked = {c.get("id") for c in before.calls} & ran
         if not asked or after.inputs != before.inputs[: len(after.inputs)]:
             continue
@@ -476,7 +506,7 @@ def _anomalies(order: list[_Span], models: list[_Span], tools: list[_Span]) -> i
             if result_warning(s.result) is not None:
                 found += 1
         elif s.kind == "model":
-            keys.append(model_answer(s.name, s.outputs))
+            keys.append(model_answer(s.name, s.outputs, s.calls))
     found += sum(1 for _ in loop_blocks(keys, config.loop_repeats, config.loop_max_steps))
     if len(tools) > DEFAULT_MAX_TOOL_CALLS:
         found += 1
