@@ -54,6 +54,29 @@ def index_path(dump: str | os.PathLike[str]) -> Path:
     return Path(os.fspath(dump) + SUFFIX)
 
 
+#: Entries unpacked at a time by a pass over an index.
+_CHUNK = 4096
+#: About how many entries a pass reads in the time one search for an id takes (two
+#: binary searches, each a Python call per step).
+_SEARCH_COST = 64
+
+
+def _whole_ids(prefixes: set[str]) -> set[bytes] | None:
+    """The trace ids ``prefixes`` spell when each is a whole one; else None."""
+    whole: set[bytes] = set()
+    for prefix in prefixes:
+        if len(prefix) != 32:
+            return None
+        try:
+            tid = bytes.fromhex(prefix)
+        except ValueError:
+            return None
+        if len(tid) != 16:
+            return None  # (spaces, which fromhex passes over)
+        whole.add(tid)
+    return whole
+
+
 class _Ids:
     """The sorted trace ids of the entries, as a sequence bisect can search."""
 
@@ -91,27 +114,40 @@ class TraceIndex:
         return (self.size, self.mtime_ns)
 
     def _entries(self, lo: int, hi: int) -> Iterator[tuple[bytes, int, int]]:
-        for i in range(lo, hi):
-            start = _HEADER.size + i * _ENTRY.size
-            yield _ENTRY.unpack(self._data[start : start + _ENTRY.size])
+        # A chunk of entries unpacked at a time: one slice and one C loop for many.
+        for at in range(lo, hi, _CHUNK):
+            start = _HEADER.size + at * _ENTRY.size
+            end = _HEADER.size + min(hi, at + _CHUNK) * _ENTRY.size
+            yield from _ENTRY.iter_unpack(self._data[start:end])
 
-    def records(self, prefixes: set[str]) -> tuple[set[str], list[tuple[int, int]]]:
-        """Trace ids starting with any of ``prefixes``, and their records in file order."""
-        found: set[str] = set()
+    def _matching(self, prefixes: set[str]) -> Iterator[tuple[bytes, int, int]]:
+        """The entries (trace id, body offset, body length) of the trace ids starting with
+        any of ``prefixes`` (an entry may come more than once)."""
+        whole = _whole_ids(prefixes)
+        if whole is not None and len(whole) * _SEARCH_COST > len(self):
+            # Many whole ids (a window of a dump read whole): one pass over the entries
+            # costs less than a search for each.
+            for entry in self._entries(0, len(self)):
+                if entry[0] in whole:
+                    yield entry
+            return
+        for lo, hi in self._ranges(prefixes):
+            yield from self._entries(lo, hi)
+
+    def find(
+        self, prefixes: set[str]
+    ) -> tuple[set[str], list[tuple[int, int]], dict[int, set[bytes]]]:
+        """The trace ids starting with any of ``prefixes``; their records (body offset and
+        length) in file order; and for each record, by body offset, the trace ids of
+        ``prefixes`` it should hold."""
+        found: set[bytes] = set()
         records: set[tuple[int, int]] = set()
-        for lo, hi in self._ranges(prefixes):
-            for tid, offset, length in self._entries(lo, hi):
-                found.add(tid.hex())
-                records.add((offset, length))
-        return found, sorted(records)
-
-    def claims(self, prefixes: set[str]) -> dict[int, set[bytes]]:
-        """For each record :meth:`records` names (by body offset), the trace ids it should hold."""
-        out: dict[int, set[bytes]] = {}
-        for lo, hi in self._ranges(prefixes):
-            for tid, offset, _ in self._entries(lo, hi):
-                out.setdefault(offset, set()).add(tid)
-        return out
+        claims: dict[int, set[bytes]] = {}
+        for tid, offset, length in self._matching(prefixes):
+            found.add(tid)
+            records.add((offset, length))
+            claims.setdefault(offset, set()).add(tid)
+        return {tid.hex() for tid in found}, sorted(records), claims
 
     def _ranges(self, prefixes: set[str]) -> Iterator[tuple[int, int]]:
         """The entry ranges of the trace ids starting with each of ``prefixes``."""
@@ -291,8 +327,7 @@ def lookup(
     caller reads the dump instead.  Every record is checked before any is
     handed over.
     """
-    found, records = idx.records(prefixes)
-    claims = idx.claims(prefixes)
+    found, records, claims = idx.find(prefixes)
     name = os.fspath(dump)
     hold = sum(length for _, length in records) <= LOOKUP_HELD_BYTES
     out: list[tuple[int, bytes]] = []

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -16,6 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_replay
 from otel_replay.cli.main import cli
 from otel_replay.otlp import index
+from otel_replay.otlp.proto_reader import parse_request, trace_ids
 from otel_replay.sources.reader import RecordReader, SpanReader
 from tests.fixtures.data import COLLECTOR, THIRDPARTY, found
 
@@ -49,6 +52,69 @@ def test_one_trace_through_the_index(tmp_path: Path) -> None:
     assert {s.trace_id for s in spans} == {ids[123]} and len(spans) == 3
     (run,) = otel_replay.load(dump, trace_id=ids[123][:12])  # a prefix works too
     assert run.run_id == ids[123] and run.roots[0].name == "invoke_agent run-123"
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A dump of 60 traces, its index built (sealed with this test's key)."""
+    dump = tmp_path / "dump.otlp"
+    ids = write_dump(dump, 60)
+    reader = SpanReader(dump, trace_ids=[ids[0]])
+    list(reader)
+    assert reader.used_index  # built beside the dump
+    return dump, ids
+
+
+def _held(
+    dump: Path, prefixes: set[str]
+) -> tuple[set[str], list[tuple[int, int]], dict[int, set[bytes]]]:
+    """What the index should find for ``prefixes``, read from the dump's records themselves."""
+    found: set[str] = set()
+    records: list[tuple[int, int]] = []
+    claims: dict[int, set[bytes]] = {}
+    data = dump.read_bytes()
+    at = 0
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        held = {
+            tid
+            for tid in trace_ids(parse_request(data[at + 4 : at + 4 + length], str(dump), at))
+            if any(tid.hex().startswith(p.lower()) for p in prefixes)
+        }
+        if held:
+            found |= {tid.hex() for tid in held}
+            records.append((at + 4, length))
+            claims[at + 4] = held
+        at += 4 + length
+    return found, records, claims
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    picks=st.lists(st.integers(0, 59), max_size=60) | st.just(list(range(60))),
+    absent=st.lists(st.binary(min_size=16, max_size=16), max_size=3),
+    cut=st.sampled_from([32, 32, 12, 1]),
+    upper=st.booleans(),
+    search_cost=st.sampled_from([0, 10**6]),
+)
+def test_a_lookup_finds_the_records_that_hold_each_trace(
+    indexed: tuple[Path, list[str]],
+    picks: list[int],
+    absent: list[bytes],
+    cut: int,
+    upper: bool,
+    search_cost: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whole ids (many: one pass over the entries; few: a search for each), prefixes, ids
+    in capitals and ids the dump lacks: the records found are those that hold them."""
+    dump, ids = indexed
+    prefixes = {ids[i][:cut] for i in picks} | {a.hex() for a in absent}
+    prefixes = {p.upper() for p in prefixes} if upper else prefixes
+    idx = index.load(dump)
+    assert idx is not None
+    monkeypatch.setattr(index, "_SEARCH_COST", search_cost)
+    assert idx.find(prefixes) == _held(dump, prefixes)
 
 
 def test_index_reads_only_what_it_needs(tmp_path: Path, monkeypatch: object) -> None:
