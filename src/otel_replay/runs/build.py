@@ -78,11 +78,12 @@ def build_traces(
     traces: list[Run] = []
     built: list[Run] = []
     batch = Batch() if batched else None
+    stores = content_refs.allowed() if pending else ()  # payloads resolve as now
     for tid, found in by_trace.items():
         records = list(found.values())
         if pending and not logs and _whole_run(records):
             # Nothing outside the trace changes it: its steps can wait until asked for.
-            traces.append(_pending(tid, records, reader, batch))
+            traces.append(_pending(tid, records, reader, batch, stores))
         else:
             built.append(_build(tid, records, reader))
             traces.append(built[-1])
@@ -125,8 +126,10 @@ def _pending(
     spans: list[SpanRecord],
     blobs: Callable[[str], BlobReader | None],
     batch: Batch | None,
+    stores: content_refs.Allowed,
 ) -> PendingRun:
-    stores = content_refs.allowed()  # payloads resolve as they would have at load
+    """A run of ``spans`` built when first asked for, its payloads resolved under
+    ``stores`` (:func:`~otel_replay.payload.references.allowed` at load)."""
 
     def build() -> tuple[list[Step], list[Step], dict[str, Any]]:
         with content_refs.allowing(stores):
