@@ -116,3 +116,30 @@ def blank(attrs: Mapping[str, Any], keys: tuple[str, str]) -> bool:
         if may_hold_placeholder(text):
             return False
     return True
+
+
+#: The roles of a chat's turns that call no tool and answer none.
+_CHAT_ROLES = frozenset(("user", "assistant", "system"))
+
+
+def chat_only(messages: Any) -> bool:
+    """Whether parsed ``messages`` are GenAI messages of text alone: each a user's,
+    assistant's or system turn whose parts are all of type ``text``.
+
+    Normalized (:func:`~.steps._messages`), such messages hold no tool's turn and no
+    part that calls a tool or answers one (a message's parts are read, never its
+    ``tool_calls``; a part of type ``text`` stays one), so the checks for tool calls
+    need not normalize them: most turns of a chat.
+    """
+    if type(messages) is not list:
+        return False
+    for message in messages:
+        if type(message) is not dict or message.get("role") not in _CHAT_ROLES:
+            return False
+        parts = message.get("parts")
+        if type(parts) is not list:
+            return False
+        for part in parts:
+            if type(part) is not dict or part.get("type") != "text":
+                return False
+    return True

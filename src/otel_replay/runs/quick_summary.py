@@ -41,6 +41,7 @@ import bisect
 import itertools
 import operator
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
@@ -64,7 +65,14 @@ from .call_ids import _id, _parts
 from .double_spans import _apart
 from .kit import _says_something
 from .model import PendingRun, Run, _react_answer
-from .plain_values import MESSAGE_LISTS, TOOL_VALUES, blank, message_list, tool_values
+from .plain_values import (
+    MESSAGE_LISTS,
+    TOOL_VALUES,
+    blank,
+    chat_only,
+    message_list,
+    tool_values,
+)
 from .recovered_turns import _has_calls
 from .steps import (
     _answer,
@@ -112,6 +120,7 @@ PLAIN_KEYS = frozenset(
 )
 _IDS = frozenset(IDS)
 _ERROR = 2  # the OTLP status code of a span that ended in error
+_DEFAULTS = Config()  # what ls counts as an anomaly
 _DIGEST_OF_OUTPUT = A.SHA256 + A.OUTPUT_MESSAGES
 
 
@@ -119,6 +128,7 @@ class _Span:
     """What the line needs of one span of a plain run."""
 
     __slots__ = (
+        "_inputs",
         "arguments",
         "attributes",
         "blank",
@@ -126,7 +136,6 @@ class _Span:
         "calls",
         "end_ns",
         "index",
-        "inputs",
         "kind",
         "marked",
         "model_name",
@@ -134,12 +143,15 @@ class _Span:
         "output_recorded",
         "outputs",
         "parent",
+        "raw_inputs",
         "result",
         "root",
+        "sent",
         "span_id",
         "start_ns",
         "tokens",
         "tool_name",
+        "tooling",
     )
 
     def __init__(self, span: SpanRecord, kind: str) -> None:
@@ -154,7 +166,13 @@ class _Span:
         self.marked = False
         self.blank = False  # no value of it can hold a placeholder (see plain_values.blank)
         self.root = False
-        self.inputs: list[dict[str, Any]] = []
+        # A model span's input messages as parsed, how many messages they make, and
+        # whether they may call a tool or answer one (see plain_values.chat_only);
+        # normalized (:attr:`inputs`) only for a check that reads them.
+        self.raw_inputs: Any = None
+        self._inputs: list[dict[str, Any]] | None = None
+        self.sent = 0
+        self.tooling = False
         self.outputs: list[dict[str, Any]] | None = None
         self.calls: list[dict[str, Any]] = []  # a model span's: M.tool_calls(outputs), once
         self.output_recorded = False
@@ -164,6 +182,13 @@ class _Span:
         self.call_id: str | None = None
         self.arguments: Any = None
         self.result: Any = None
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        """A model span's input messages, normalized (as a model step holds them)."""
+        if self._inputs is None:
+            self._inputs = _messages(self.raw_inputs) or []
+        return self._inputs
 
 
 def quick_summary(run: Run) -> RunSummary | None:
@@ -244,10 +269,16 @@ def _plain(span: SpanRecord) -> _Span | None:
         return out
     if kind == "model":
         inputs, damaged = message_list(attrs, A.INPUT_MESSAGES)
-        messages = _messages(inputs)
-        if messages is None or damaged:
+        if damaged:
             return None
-        out.inputs = messages
+        if type(inputs) is list:
+            out.sent = len(inputs)
+        elif isinstance(inputs, Mapping):
+            out.sent = 1  # one message (see steps._messages)
+        else:
+            return None  # no messages
+        out.raw_inputs = inputs
+        out.tooling = not chat_only(inputs)
         out.blank = blank(attrs, MESSAGE_LISTS)
         if A.OUTPUT_MESSAGES in attrs or _DIGEST_OF_OUTPUT in attrs:
             outputs, damaged = message_list(attrs, A.OUTPUT_MESSAGES)
@@ -316,7 +347,8 @@ def _preorder(spans: list[_Span]) -> list[_Span] | None:
         return None  # a cycle with no root
     for below in children.values():
         models = [(c.start_ns, i, c) for i, c in enumerate(below) if c.kind == "model"]
-        if len(models) > 1 and _apart(sorted(models)) is None:  # type: ignore[arg-type]
+        # (In start order already: each list of children was sorted by the walk.)
+        if len(models) > 1 and _apart(models) is None:  # type: ignore[arg-type]
             return None
     return order
 
@@ -326,9 +358,9 @@ def _unrepaired(steps: _Steps) -> bool:
     models, tools = steps.timed_models, steps.timed_tools
     answered: set[str | None] = set()
     for m in models:
-        inputs = m.inputs
-        if not _calls_or_results(inputs):
+        if not m.tooling or not _calls_or_results(m.inputs):
             continue  # no turn of it called a tool or answered one: nothing to set right
+        inputs = m.inputs
         for j, message in enumerate(inputs):
             # (Only an assistant's turn loses its calls: the others are not asked.)
             if message.get("role") == "assistant" and lost_calls(inputs, j):
@@ -347,15 +379,15 @@ def _unrepaired(steps: _Steps) -> bool:
         answered |= results
     answered.discard(None)
     for m, n in itertools.pairwise(models):
-        at = len(m.inputs)
-        if m.outputs is None and len(n.inputs) > at:
+        at = m.sent
+        if m.outputs is None and n.sent > at:
             return False  # the next input may prove the answer
         answers = m.outputs or []
         if (
             len(answers) == 1
             and answers[0].get("role") == "assistant"
             and not _has_calls(answers[0])
-            and len(n.inputs) > at + 1
+            and n.sent > at + 1
             and _has_calls(n.inputs[at])
         ):
             return False  # the next input may complete the answer
@@ -393,9 +425,12 @@ _TOOL_PARTS = frozenset(("tool_call", "tool_call_response"))
 def _line(run: Run, steps: _Steps) -> RunSummary:
     order, models, tools, agents = steps.order, steps.models, steps.tools, steps.agents
     names: dict[str, None] = {}
+    used = made = 0
     for m in models:
         if m.model_name:
             names.setdefault(m.model_name)
+        used += m.tokens[0]
+        made += m.tokens[1]
     verdict, replayable, problem = _verdict(steps)
     agent = agents[0] if agents else None
     # Spans that name none of the run's identity add nothing to its fingerprint.
@@ -419,8 +454,8 @@ def _line(run: Run, steps: _Steps) -> RunSummary:
         tool_calls=len(tools),
         tools=list(dict.fromkeys(t.tool_name for t in tools)),
         errors=0,
-        input_tokens=sum(m.tokens[0] for m in models),
-        output_tokens=sum(m.tokens[1] for m in models),
+        input_tokens=used,
+        output_tokens=made,
         verdict=verdict,
         replayable=replayable,
         replay_problem=problem,
@@ -478,6 +513,8 @@ def _lost_history(models: list[_Span], ran: set[str | None]) -> int:
     calls (see :meth:`.kit._Check._lost_history`); ``models`` in start order, ``ran`` the
     call ids of the tool spans."""
     lost = 0
+    if not ran:
+        return lost  # no model call's tool call ran
     for before, after in itertools.pairwise(models):
         asked = {c.get("id") for c in before.calls} & ran
         if not asked or after.inputs != before.inputs[: len(after.inputs)]:
@@ -492,7 +529,7 @@ def _lost_history(models: list[_Span], ran: set[str | None]) -> int:
 def _anomalies(order: list[_Span], models: list[_Span], tools: list[_Span]) -> int:
     """How many anomalies :func:`~.anomalies.find_anomalies` finds in a plain run (no step
     failed, no HTTP status recorded) with the default :class:`~.anomalies.Config`."""
-    config = Config()
+    config = _DEFAULTS
     found = 0
     keys: list[Any] = []
     seen: set[tuple[str, str]] = set()
@@ -507,7 +544,8 @@ def _anomalies(order: list[_Span], models: list[_Span], tools: list[_Span]) -> i
                 found += 1
         elif s.kind == "model":
             keys.append(model_answer(s.name, s.outputs, s.calls))
-    found += sum(1 for _ in loop_blocks(keys, config.loop_repeats, config.loop_max_steps))
+    for _ in loop_blocks(keys, config.loop_repeats, config.loop_max_steps):
+        found += 1
     if len(tools) > DEFAULT_MAX_TOOL_CALLS:
         found += 1
     found += _error_wording(order, models)

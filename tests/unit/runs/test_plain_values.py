@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from otel_replay import attributes as A
 from otel_replay.runs import plain_values as P
 from otel_replay.runs.kit import _damaged
-from otel_replay.runs.steps import _content
+from otel_replay.runs.quick_summary import _calls_or_results
+from otel_replay.runs.steps import _content, _messages
 
 _JSON = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
@@ -98,3 +99,97 @@ def test_a_message_list_reads_as_the_payload_reader_reads_it(
 @given(attrs=_attributes(P.TOOL_VALUES))
 def test_tool_values_read_as_the_payload_reader_reads_them(attrs: dict[str, Any]) -> None:
     assert _same(P.tool_values(attrs), P._read_tool_values(attrs))
+
+
+_WORD = st.sampled_from(["x", "é", "", "a b"])
+_ROLE = st.sampled_from(["user", "assistant", "tool", "model", "system", "function", 5])
+#: Part types of every provider, tools' among them.
+_TYPE = st.sampled_from(
+    [
+        *("text", "input_text", "output_text", "reasoning", "thinking", "item_reference"),
+        *("tool_call", "tool_use", "function_call", "function", "tool_call_response"),
+        *("tool_result", "function_call_output"),
+    ]
+)
+_VALUE = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2, 2), _WORD),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(_WORD, inner, max_size=2),
+    max_leaves=4,
+)
+_CALL = st.fixed_dictionaries({}, optional={"id": _WORD, "name": _WORD, "args": _VALUE})
+#: A part (or a message of the Responses API) in any provider's shape.
+_PART = st.one_of(
+    _WORD,
+    st.fixed_dictionaries(
+        {"type": _TYPE},
+        optional={
+            **dict.fromkeys(("content", "text", "id", "name", "call_id", "input"), _VALUE),
+            **dict.fromkeys(("arguments", "response", "result", "output"), _VALUE),
+            **dict.fromkeys(("tool_use_id", "thinking"), _VALUE),
+            "function": st.fixed_dictionaries({}, optional={"name": _WORD, "arguments": _VALUE}),
+        },
+    ),
+    st.fixed_dictionaries(  # Gemini's
+        {},
+        optional={
+            **dict.fromkeys(("function_call", "functionCall"), _CALL),
+            **dict.fromkeys(("function_response", "functionResponse"), _CALL),
+            "text": _WORD,
+            "thought": st.booleans(),
+        },
+    ),
+    st.dictionaries(  # Converse's
+        st.sampled_from(["toolUse", "toolResult", "reasoningContent", "text"]),
+        st.fixed_dictionaries(
+            {}, optional={"toolUseId": _WORD, "input": _VALUE, "content": _VALUE}
+        ),
+        min_size=1,
+        max_size=1,
+    ),
+)
+_MESSAGE = st.one_of(
+    _PART,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "role": _ROLE,
+            "type": _TYPE,
+            "parts": st.lists(_PART, max_size=2),
+            "content": st.one_of(_WORD, _PART, st.lists(_PART, max_size=2)),
+            "tool_calls": st.lists(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "id": _WORD,
+                        "function": st.fixed_dictionaries(
+                            {}, optional={"name": _WORD, "arguments": _VALUE}
+                        ),
+                    },
+                ),
+                max_size=2,
+            ),
+            "tool_call_id": _WORD,
+            "name": _WORD,
+        },
+    ),
+)
+
+
+_CHAT = st.lists(
+    st.fixed_dictionaries(
+        {"role": _ROLE, "parts": st.lists(_PART, max_size=3)},
+        optional={"tool_calls": st.just([{"id": "c", "function": {"name": "f"}}])},
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(messages=st.one_of(_CHAT, st.lists(_MESSAGE, max_size=3), _MESSAGE))
+def test_messages_of_text_alone_hold_no_tool_call_once_normalized(messages: Any) -> None:
+    """Messages of every provider's shapes, GenAI ones most often: those told to be a
+    chat's text alone, normalized, hold no tool's turn and no part that calls or answers
+    one."""
+    normalized = _messages(messages)
+    if P.chat_only(messages):
+        assert normalized is not None and not _calls_or_results(normalized)
