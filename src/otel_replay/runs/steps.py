@@ -32,6 +32,7 @@ from .. import json_text
 from .. import messages as M
 from ..dialects import normalize
 from ..dialects.genai import current_attributes
+from ..dialects.registry import genai_only
 from ..otlp.records import SpanRecord
 from ..payload import codec as payload
 from ..payload.attributes import BlobReader, Payload, from_attributes
@@ -71,6 +72,17 @@ def classify(attrs: Mapping[str, Any]) -> StepKind:
 def span_kind(span: SpanRecord) -> StepKind:
     """The kind of step ``span`` makes (as :func:`to_step` classifies it)."""
     span = span.plain()
+    attrs = span.attributes
+    if (
+        type(attrs.get(A.OPERATION_NAME)) is str
+        and not span.events
+        and genai_only(
+            attrs, name=span.name, scope=span.scope_name, scope_version=span.scope_version
+        )
+    ):
+        # The operation it names decides, and the GenAI dialect alone fills only names a
+        # span lacks: the kind is told without reading the span through the dialects.
+        return classify(attrs)
     return classify(_normalized(span, _events(span)))
 
 

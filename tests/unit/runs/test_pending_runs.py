@@ -205,3 +205,29 @@ def _read_at_once() -> None:
 def _read(spans: list[SpanRecord], out: list[object], barrier: threading.Barrier) -> None:
     barrier.wait()
     out.append([(s.name, s.attributes) for s in spans])
+
+
+@pytest.mark.parametrize("files", PARAMS)
+def test_a_spans_kind_is_the_kind_of_its_step(files: list[Path]) -> None:
+    """Every span we hold, and each with another operation named and without its events:
+    the kind :func:`~otel_replay.runs.steps.span_kind` tells (from the operation it names
+    when no dialect but GenAI's reads it) is the kind of the step built of it."""
+    from otel_replay.runs.steps import span_kind, to_step
+
+    # The current names, and names that stacks' dialects read as one of them.
+    operations = (
+        *("chat", "invoke_agent", "execute_tool", "create_agent", "embeddings", "x"),
+        *("completion", "acompletion", "responses", "ai.toolCall", "ai.generateText"),
+    )
+    for path in files:
+        for record in RecordReader(str(path)):
+            if not isinstance(record, SpanRecord):
+                continue
+            span = record.plain()
+            op = span.attributes.get("gen_ai.operation.name")
+            variants = [span, dataclasses.replace(span, events=[])]
+            for other in operations if op is not None else operations[:2]:
+                attrs = {**span.attributes, "gen_ai.operation.name": other}
+                variants.append(dataclasses.replace(span, attributes=attrs))
+            for variant in variants:
+                assert span_kind(variant) == to_step(variant).kind
