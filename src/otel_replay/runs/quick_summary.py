@@ -311,8 +311,8 @@ def _tokens(value: Any) -> int:
     return int(value) if _is_int(value) else 0
 
 
-def _key(span: _Span) -> tuple[int, str]:
-    return (span.start_ns, span.span_id)
+#: Siblings' order: by start, then span id.
+_key = operator.attrgetter("start_ns", "span_id")
 
 
 def _preorder(spans: list[_Span]) -> list[_Span] | None:
