@@ -67,8 +67,11 @@ class Case:
 
     @property
     def scenario(self) -> scenario.Scenario:
-        """The scenario the case ran (``case.json``'s ``scenario``; the default when none)."""
-        return scenario.scenario_named(str(self.meta.get("scenario", "default")))
+        """The scenario the case ran (``case.json``'s ``scenario``; the default when none), as
+        its stack played it (its framework running a raising tool again, or not)."""
+        meta = self.meta
+        played = scenario.TOOL_RETRY_ENV in meta.get("env", {})
+        return scenario.scenario_named(str(meta.get("scenario", "default"))).for_stack(played)
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -139,6 +142,24 @@ class Case:
             for r, after in itertools.pairwise(posts)
             if r.get("cut") in ("stream", "body") and after["body_raw"] != r["body_raw"]
         ]
+    def tool_runs(self) -> int:
+        """How many times the agent ran its tools: once per call the model made, and once
+        more per failed attempt the framework ran again (:class:`scenario.ToolRetry`)."""
+        scn = self.scenario
+        runs = 0
+        for order, requests in self.conversations().items():
+            calls = tool_calls_with_ids(
+                requests, lambda name: scenario.tool_of(name) == scn.raising, self.cut(order)
+            )
+            attempts: dict[tuple[str, str], int] = {}
+            for _, name, args, _ in calls:
+                key = (
+                    scenario.tool_of(name),
+                    str(args.get("order_id")) if isinstance(args, dict) else "",
+                )
+                nth = attempts[key] = attempts.get(key, -1) + 1
+                runs += scn.attempts(key[0], nth)[0] + 1
+        return runs
 
     def cut(self, order: str) -> dict[str, Any] | None:
         """The request whose cut answer ended the run about ``order`` (None: it did not)."""
@@ -247,7 +268,8 @@ def _returned(scn: scenario.Scenario, name: str, args: Any, attempt: int = 0) ->
     if tool not in scn.tools or not isinstance(args, dict):
         return None
     order = str(args.get("order_id", scenario.DEFAULT_ORDER))
-    return scn.error_of(order) if scn.raised(tool, attempt) else scn.result(tool, order)
+    raised = scn.attempts(tool, attempt)[1]
+    return scn.error_of(order) if raised else scn.result(tool, order)
 
 
 def _other_kind(recorded: str | None, raised: str) -> bool:
@@ -446,7 +468,7 @@ class _RunCheck:
             and r != self.cut
             and r not in self.recovered
         ]
-        attempts = [s for s in self.run.steps if s.retried_as]
+        attempts = [s for s in self.run.steps if s.retried_as and s.tool is None]
         if len(attempts) > len(failed):
             names = ", ".join(s.label() for s in attempts)
             self.out.append(
@@ -525,19 +547,39 @@ class _RunCheck:
                 # is or as text that spells it.
                 result = _returned(self.scn, name, args, attempt)
                 wants = [result, value(result)]
-            step = self._step_of(steps, call_id, name)
+            step = self._step_of(steps, call_id, name, args)
             if step is None:
                 self.out.append(f"lost: no tool step for {name} (call {call_id})")
                 continue
             steps.remove(step)
-            raised = self.scn.raised(scenario.tool_of(name), attempt)
+            retried, raised = self.scn.attempts(scenario.tool_of(name), attempt)
             self._tool_step(step, call_id, name, args, result, wants, raised)
+            self._retried_attempts(step, retried)
             self._placement(step, call_id, nth)
         for step in steps:
             self.out.append(f"invented: {step.label()} answers no call the model made")
 
+    def _retried_attempts(self, step: Step, retried: int) -> None:
+        """A call the framework ran again after it raised keeps its failed attempts before
+        its step, in order, each with the tool's error (the step is the last attempt)."""
+        kept = [s for s in self.run.steps if s.retried_as == step.span_id and s.tool]
+        if len(kept) != retried:
+            self.out.append(
+                f"{step.label()}: {len(kept)} failed attempts kept, the tool failed {retried} "
+                "times before the attempt the model was sent"
+            )
+            return
+        error = self.scn.error_of(self.order)
+        for attempt in kept:
+            t = attempt.tool
+            assert t is not None
+            if attempt.start_ns > step.start_ns or t.error is None:
+                self.out.append(f"{attempt.label()}: not a failed attempt before {step.label()}")
+            elif self.content and error not in t.error.message:
+                self.out.append(f"{attempt.label()}: error message {short(t.error.message)}")
+
     @staticmethod
-    def _step_of(steps: list[Step], call_id: str, name: str) -> Step | None:
+    def _step_of(steps: list[Step], call_id: str, name: str, args: Any) -> Step | None:
         # The first step left with the call's id (ids may repeat in a run: in order), of
         # the call's tool first (parallel calls may share an id, the empty one).
         for s in steps:
@@ -546,10 +588,15 @@ class _RunCheck:
         for s in steps:
             if s.tool is not None and s.tool.call_id == call_id:
                 return s
-        for s in steps:  # a step that recorded no call id (or the empty one): by name
-            if s.tool is not None and not s.tool.call_id and s.tool.tool_name == name:
-                return s
-        return None
+        # A step that recorded no call id (or the empty one): by name, its arguments the
+        # call's first (the same tool may be called twice in a turn).
+        named = [
+            s
+            for s in steps
+            if s.tool is not None and not s.tool.call_id and s.tool.tool_name == name
+        ]
+        same = [s for s in named if s.tool is not None and value(s.tool.arguments) == args]
+        return (same or named or [None])[0]
 
     def _tool_step(
         self,

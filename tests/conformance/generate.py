@@ -97,7 +97,9 @@ def stack_config(stack: str) -> dict[str, Any]:
     calls its tool functions itself: no framework runs them, so its in-process
     replay puts ``@otel_replay.tool`` on each, as documented for such agents)
     and ``changed_tool`` (the tool whose recorded result the replay test changes,
-    when the model is not told what ``lookup_order`` returned).
+    when the model is not told what ``lookup_order`` returned) and ``tool_retry`` (true when
+    its agent has the framework run a raising tool again as a scenario's
+    :class:`~scenario.ToolRetry` asks).
     """
     path = STACKS / stack / "stack.json"
     if not path.is_file():
@@ -226,8 +228,11 @@ def env_of(
     stack: str, config: dict[str, Any], mode: dict[str, Any], scenario_name: str = "default"
 ) -> dict[str, str]:
     """The variables the mode sets (ports as placeholders), and the scenario's name when it is
-    not the default."""
+    not the default (with :data:`scenario.TOOL_RETRY_ENV` when the scenario has the framework
+    run a raising tool again and the stack's does: ``tool_retry`` in its ``stack.json``)."""
     named = {} if scenario_name == "default" else {scenario.SCENARIO_ENV: scenario_name}
+    if config.get("tool_retry") and scenario.scenario_named(scenario_name).tool_retry:
+        named[scenario.TOOL_RETRY_ENV] = "1"
     return {
         **BASE_ENV,
         "OTEL_SERVICE_NAME": f"conformance-{stack}",

@@ -462,7 +462,8 @@ def test_the_generator_draws_every_dimension() -> None:
         )
         # Spelled its own way, maybe: whitespace is drawn per call.
         assert any(c.arguments == first.arguments for c in s.turns[at + 1] if c.tool == s.raising)
-        assert s.raised(first.tool, 0) and not s.raised(first.tool, 1)
+        played = s.for_stack(False)  # (as the stacks play it whose framework does not retry)
+        assert played.raised(first.tool, 0) and not played.raised(first.tool, 1)
     shapes = returns + [r for s in drawn for r in s.again.values()]
     blocks = [b for r in shapes if isinstance(r, list) for b in r if isinstance(b, dict)]
     assert any("mimeType" in b for b in blocks) and any("source" in b for b in blocks), "images"
@@ -505,6 +506,14 @@ def test_the_generator_draws_every_dimension() -> None:
     assert _raising_together(scenario.scenario_for(78))
     assert not _raising_together(scenario.scenario_for(346)), "the second attempt returns"
     assert {c.spelling.around for c in calls} >= {("", ""), (" ", ""), ("", "\n"), ("\n", "\n")}
+    # The framework runs the raising tool again: a last attempt that returns, or none.
+    again_by_framework = [s for s in drawn if s.tool_retry is not None]
+    assert again_by_framework and all(s.raising for s in again_by_framework)
+    assert {s.attempts(s.raising, 0)[1] for s in again_by_framework if s.raising} == {
+        True,
+        False,
+    }
+    assert all(s.for_stack(False).tool_retry is None for s in again_by_framework)
 
 
 def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:

@@ -68,6 +68,7 @@ from .model import (
     Scenario,
     Spelling,
     Tool,
+    ToolRetry,
     again_of,
     digits,
     fill,
@@ -99,6 +100,7 @@ __all__ = [
     "TOOL_DESCRIPTIONS",
     "TOOL_ERRORS",
     "TOOL_PARAMETERS",
+    "TOOL_RETRY_ENV",
     "TRACKING_ERROR",
     "Call",
     "Parts",
@@ -106,6 +108,7 @@ __all__ = [
     "Scenario",
     "Spelling",
     "Tool",
+    "ToolRetry",
     "again_of",
     "agent_arguments",
     "as_json",
@@ -140,8 +143,13 @@ def scenario_named(name: str) -> Scenario:
 
 #: The variable that names an agent process's scenario.
 SCENARIO_ENV = "CONFORMANCE_SCENARIO"
+#: The variable set (to ``1``) when the agent's framework runs a raising tool again itself as
+#: the scenario asks (:class:`ToolRetry`; ``"tool_retry": true`` in the stack's ``stack.json``).
+TOOL_RETRY_ENV = "CONFORMANCE_TOOL_RETRY"
 #: The scenario this process runs (the default unless ``CONFORMANCE_SCENARIO`` names another).
-ACTIVE = scenario_named(os.environ.get(SCENARIO_ENV) or "default")
+ACTIVE = scenario_named(os.environ.get(SCENARIO_ENV) or "default").for_stack(
+    os.environ.get(TOOL_RETRY_ENV) == "1"
+)
 
 SYSTEM_PROMPT = ACTIVE.system_prompt
 #: The question of each agent run in one process; each names its own order.
@@ -362,6 +370,6 @@ def as_json(scn: Scenario | None = None) -> dict[str, Any]:
                 ]
             }
             for name in scn.tools
-            if name != scn.raising or scn.retried
+            if name != scn.raising or scn.retried or scn.tool_retry
         },
     }

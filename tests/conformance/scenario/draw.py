@@ -10,7 +10,7 @@ import dataclasses
 import random
 from typing import Any
 
-from .model import ID_SHAPES, RAISES, Call, Parts, Retry, Scenario, Spelling
+from .model import ID_SHAPES, RAISES, Call, Parts, Retry, Scenario, Spelling, ToolRetry
 from .stories import _TOOL_SHAPES, DEFAULT, _tools
 
 # --- the generator ---------------------------------------------------------------------
@@ -176,7 +176,9 @@ def scenario_for(seed: int) -> Scenario:
     tool called again (in its turn with other arguments, and in a later turn, with the
     same or other arguments), and whitespace around or inside a call's arguments
     (leading spaces, trailing newlines, pretty-printed); and whether one answer is cut
-    partway through (``cut="stream"``).  Its name is ``seed-N``.
+    partway through (``cut="stream"``); and whether the framework runs the raising tool
+    again by itself after it raised (:class:`ToolRetry`: how many times at most, how many
+    attempts fail).  Its name is ``seed-N``.
     """
     rng = random.Random(seed)
     tools = list(_TOOL_SHAPES)
@@ -261,6 +263,13 @@ def scenario_for(seed: int) -> Scenario:
         turn = rng.randrange(len(turns) + 1)
         cut = Retry(turn, cut="stream")
         retries = (*(r for r in retries if r.turn != turn), cut)
+    tool_retry = None
+    if raising is not None and rng.random() < 0.3:
+        # The framework runs the raising tool again by itself (in the stacks whose framework
+        # does): its first attempts raise, then one returns, or every attempt of the call
+        # fails and the model is sent the error.
+        retries_at_most = rng.randint(1, 3)
+        tool_retry = ToolRetry(retries_at_most, rng.randint(1, retries_at_most + 1))
     return dataclasses.replace(
         DEFAULT,
         name=f"seed-{seed}",
@@ -278,4 +287,5 @@ def scenario_for(seed: int) -> Scenario:
         parts=parts,
         retried=retried,
         again=again,
+        tool_retry=tool_retry,
     )

@@ -1,7 +1,7 @@
 """The scenario data: what the model answers, how it spells it, and the agent's tools' side.
 
 A :class:`Scenario` and its parts (:class:`Spelling`, :class:`Call`, :class:`Tool`,
-:class:`Retry`, :class:`Parts`), the texts ReAct and code agents are asked in, and the
+:class:`Retry`, :class:`Parts`, :class:`ToolRetry`), the texts ReAct and code agents are asked in, and the
 shapes of call ids.  Stdlib only (see the package's docstring).
 """
 
@@ -154,6 +154,22 @@ class Parts:
         return [text[a:b] for a, b in itertools.pairwise(bounds)] or [text]
 
 
+@dataclasses.dataclass(frozen=True)
+class ToolRetry:
+    """The framework runs the raising tool again by itself after it raised, within the one
+    call the model made (LangChain's ``ToolRetryMiddleware``): up to ``retries`` times more,
+    at once.  The tool raises its first ``fails`` attempts in a run (counted per order, as
+    every attempt is); when ``fails`` is over ``retries``, every attempt of that call fails
+    and the model is sent the last one's error, else the model is sent only the result.
+
+    Only stacks whose framework retries a tool (``"tool_retry": true`` in ``stack.json``)
+    play it (see :meth:`Scenario.for_stack`); the others run the scenario without it.
+    """
+
+    retries: int = 2
+    fails: int = 1
+
+
 #: What the raising tool may raise: an error of its own, or the timeout Python names.
 RAISES = ("RuntimeError", "TimeoutError")
 #: The classes of :data:`RAISES`, which agents that answer the model with a tool's error
@@ -174,7 +190,8 @@ class Scenario:
     fails first (:class:`Retry`), which the client retries.  ``ids``: the shape of the
     model's call ids (:data:`ID_SHAPES`).  ``parts``: how answers come in parts on the
     wire (:class:`Parts`).  ``retried``: the raising tool fails its first attempt only,
-    and the model calls it again.  ``again``: what a tool
+    and the model calls it again.  ``tool_retry``: the framework runs the raising tool
+    again itself after it raised (:class:`ToolRetry`).  ``again``: what a tool
     returns when called again with other arguments (key ``<tool>-<n>``: its call whose
     ``order_id`` argument is ``{order_id}-<n>``, see :func:`again_of`), so that each
     result pairs with one call.  Strings may hold ``{order_id}`` and ``{digits}``.
@@ -198,6 +215,18 @@ class Scenario:
     #: calls it again (same arguments) in a turn of its own, and that attempt returns.
     retried: bool = False
     again: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: The framework runs the raising tool again by itself after it raised (:class:`ToolRetry`;
+    #: None: it does not).
+    tool_retry: ToolRetry | None = None
+
+    def for_stack(self, tool_retry: bool) -> Scenario:
+        """The scenario as a stack plays it: without :attr:`tool_retry` when the stack's
+        framework does not run a tool again by itself (``tool_retry`` false)."""
+        return (
+            self
+            if tool_retry or self.tool_retry is None
+            else dataclasses.replace(self, tool_retry=None)
+        )
 
     # --- the model's side ---------------------------------------------------------
     def calls_of_turn(self, turn: int, order_id: str) -> list[tuple[Call, dict[str, Any]]]:
@@ -281,7 +310,7 @@ class Scenario:
         """What ``tool`` returns for ``order_id`` (None for the raising tool, unless it is
         retried: then what its second attempt returns); for ``<order>-<n>`` (a call again,
         :func:`again_of`), its result in :attr:`again`."""
-        if tool == self.raising and not self.retried:
+        if tool == self.raising and not self.retried and self.tool_retry is None:
             return None
         order, n = again_of(order_id)
         if n is not None and f"{tool}-{n}" in self.again:
@@ -289,8 +318,28 @@ class Scenario:
         return fill(self.tools[tool].returns, order_id)
 
     def raised(self, tool: str, attempt: int) -> bool:
-        """Whether the ``attempt``-th call (from 0) of ``tool`` in a run raises."""
-        return tool == self.raising and (attempt == 0 or not self.retried)
+        """Whether the ``attempt``-th call (from 0) of ``tool`` in a run raises (with
+        :attr:`tool_retry`, the ``attempt``-th time the tool runs: the framework may run one
+        call several times)."""
+        if tool != self.raising:
+            return False
+        if self.tool_retry is not None:
+            return attempt < self.tool_retry.fails
+        return attempt == 0 or not self.retried
+
+    def attempts(self, tool: str, call: int) -> tuple[int, bool]:
+        """``(failed attempts before the last, whether the last raised)`` of the ``call``-th
+        call (from 0) the model made of ``tool`` in a run: the framework runs a call again
+        after it raised (:attr:`tool_retry`), the call's result being its last attempt's."""
+        if self.tool_retry is None or tool != self.raising:
+            return 0, self.raised(tool, call)
+        ran = 0  # the tool's attempts before this call's
+        for _ in range(call + 1):
+            failed = min(max(self.tool_retry.fails - ran, 0), self.tool_retry.retries + 1)
+            raised = failed > self.tool_retry.retries
+            tries = failed if raised else failed + 1
+            ran += tries
+        return tries - 1, raised
 
     def error_of(self, order_id: str) -> str:
         """The raising tool's error message for ``order_id``."""
@@ -330,6 +379,7 @@ class Scenario:
             parts=Parts(**(data.get("parts") or {})),
             retried=bool(data.get("retried")),
             again=dict(data.get("again") or {}),
+            tool_retry=ToolRetry(**data["tool_retry"]) if data.get("tool_retry") else None,
         )
 
 

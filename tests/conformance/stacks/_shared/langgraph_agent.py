@@ -7,7 +7,11 @@ form of LangGraph's prebuilt ReAct agent): ``@tool`` functions, a
 ``stream``/``astream`` with ``stream_mode="messages"``.  On LangGraph 0.x
 (the previous major, no ``create_agent``) it is ``create_react_agent`` from
 ``langgraph.prebuilt``, whose tool node answers a raising tool with an error
-``ToolMessage`` itself.  Each stack's
+``ToolMessage`` itself.  When the scenario has the framework run a raising tool again
+(``scenario.ACTIVE.tool_retry``, in the stacks that opt in), LangChain's
+``ToolRetryMiddleware`` does it, inside ``ToolErrors`` with ``on_failure="error"`` (as
+LangChain's documentation composes them): the error of a call whose every attempt failed
+goes on to ``ToolErrors``.  Each stack's
 ``agent.py`` sets up its tracing and calls :func:`main`.
 """
 
@@ -21,10 +25,11 @@ import scenario
 
 try:
     from langchain.agents import create_agent
-    from langchain.agents.middleware import AgentMiddleware
+    from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
 except ImportError:  # LangGraph 0.x, the previous major: its prebuilt ReAct agent
     create_agent = None
     AgentMiddleware = object
+    ToolRetryMiddleware = None
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
@@ -86,11 +91,24 @@ def build_agent(base_url: str, api: str) -> Any:
             tools=[lookup_order, track_shipment, open_ticket],
             prompt=scenario.SYSTEM_PROMPT,
         )
+    middleware: list[Any] = [ToolErrors()]
+    again = scenario.ACTIVE.tool_retry
+    if again is not None:
+        # At once (no backoff, no jitter): the retries are the scenario's, not the clock's.
+        middleware.append(
+            ToolRetryMiddleware(
+                max_retries=again.retries,
+                on_failure="error",
+                initial_delay=0.0,
+                backoff_factor=0.0,
+                jitter=False,
+            )
+        )
     return create_agent(
         model,
         tools=[lookup_order, track_shipment, open_ticket],
         system_prompt=scenario.SYSTEM_PROMPT,
-        middleware=[ToolErrors()],
+        middleware=middleware,
     )
 
 
