@@ -144,13 +144,16 @@ def _tool_text(step: Step) -> tuple[str, str]:
 def step_line(step: Step) -> str:
     """One step as rich markup: index, kind, name, duration, then what it did."""
     style = _KIND_STYLE[step.kind]
+    retried = f"[dim]a failed attempt, retried as span {esc(step.retried_as or '')}[/dim]"
     if step.tool is not None:
         name, body = _tool_text(step)
+        if step.retried_as:  # a tool run again after it raised: its error, and what it was
+            body += f"  {retried}"
     else:
         name = esc(step.name)
         body = _model_text(step) if step.model is not None else ""
         if step.retried_as:
-            body = f"[dim]a failed attempt, retried as span {esc(step.retried_as)}[/dim]"
+            body = retried
         elif step.duplicate_of:
             body = f"[dim]the same call as span {esc(step.duplicate_of)}, traced twice[/dim]"
     # A derived step has no span: say so where the duration would be.

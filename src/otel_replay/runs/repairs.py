@@ -29,7 +29,12 @@ from .made_ids import forget_unmatched_ids, in_tree, unmake_call_ids
 from .model import Step
 from .preparations import demote_preparations
 from .recovered_turns import recover_turns
-from .retries import fold_failed_attempts, fold_retried_tools
+from .retries import (
+    align_tool_attempts,
+    fold_failed_attempts,
+    fold_retried_tools,
+    fold_tool_attempts,
+)
 from .sent_errors import wrap_sent_errors
 from .text_blocks import whole_text_blocks
 from .tool_spans import join_tool_spans
@@ -85,6 +90,11 @@ TRACE_REPAIRS: tuple[Repair, ...] = (
         _on_steps(fold_retried_tools),
     ),
     Repair(
+        "tool_attempts",
+        "a tool a framework ran again at once after it raised is one call: its last attempt",
+        _on_steps(fold_tool_attempts),
+    ),
+    Repair(
         "cached_tools",
         "a call a framework answered from its tool cache did not run the tool",
         _on_steps(mark_cached_tools),
@@ -134,6 +144,11 @@ RUN_REPAIRS: tuple[Repair, ...] = (
         "tool_spans",
         "framework tool spans are joined to the model's calls they answer, by those ids",
         _on_steps(join_tool_spans),
+    ),
+    Repair(
+        "tool_attempts_joined",
+        "a tool's failed attempts take the call id and arguments its step was joined by",
+        _on_steps(align_tool_attempts),
     ),
     Repair(
         "sent_errors",

@@ -10,6 +10,18 @@ tool step).  So do the spans MCP traces a tool call with, inside the call they
 carry: the client's ``tools/call`` message inside the app's tool call, the
 server's inside the client's.
 
+Other frameworks run a tool again *after* it raised, each attempt a span of its own beside
+the one before (LangChain 1.x's ``ToolRetryMiddleware``): the same tool, the same
+arguments and the same call (an attempt that failed may lack the id, an instrumentation
+taking it from the tool's answer), under the same parent, each started after the one
+before ended, no model call in between.  The model asked once and was sent the last
+attempt's result (or its error, when every attempt failed): the last attempt is the tool
+step; the failed ones before it stay in the tree, in order, as ``other`` steps
+(``retried_as`` names the tool step; their error stays on them), and take the call's id
+and arguments the tool step is given once joined to the model's call
+(:func:`align_tool_attempts`).  A replay raises each one's error in turn, then answers the
+last, so that the framework retries as it did.
+
 Model calls.  A framework that retries a failed model call itself (Strands'
 retry strategy on a throttled or overloaded call) traces each attempt: a
 model step ended in error, with the request and no answer, then, under the
@@ -29,6 +41,8 @@ partway through, and the agent with it): a replay fails that call again.
 
 from __future__ import annotations
 
+import bisect
+import collections
 from collections.abc import Sequence
 
 from ..dialects.mcp import METHOD as MCP_METHOD
@@ -63,6 +77,90 @@ def _same_call(outer: Step, inner: Step) -> bool:
         # client's message inside the app's tool call, the server's inside the client's).
         return b.arguments is None or a.arguments is None or a.arguments == b.arguments
     return a.arguments == b.arguments and a.call_id == b.call_id
+
+
+def fold_tool_attempts(steps: Sequence[Step]) -> int:
+    """Make the failed attempts of the tools a framework ran again at once after they
+    raised (``steps``: one trace, tree built) ``other`` steps; how many."""
+    by_id = {s.span_id: s for s in steps}
+    models = sorted(s.start_ns for s in steps if s.kind == "model")
+    siblings: dict[str | None, list[Step]] = collections.defaultdict(list)
+    for step in steps:
+        if step.kind == "tool" and step.tool is not None and not step.tool.derived:
+            parent = step.parent_span_id if step.parent_span_id in by_id else None
+            siblings[parent].append(step)
+    folded = 0
+    for tools in siblings.values():
+        tools.sort(key=lambda s: (s.start_ns, s.index))
+        # Per tool: the calls whose last attempt so far raised, each its attempts in order.
+        open_calls: dict[str, list[list[Step]]] = collections.defaultdict(list)
+        for step in tools:
+            assert step.tool is not None
+            calls = open_calls[step.tool.tool_name]
+            # (A call whose last attempt ended before a model call began is not retried.)
+            calls[:] = [c for c in calls if not _model_between(models, c[-1], step)]
+            attempts = next((c for c in calls if _again(c[-1], step)), None)
+            if attempts is None:
+                attempts = [step]
+                calls.append(attempts)
+            else:
+                attempts.append(step)
+            if not _raised(step):
+                calls.remove(attempts)
+                folded += _fold(attempts)
+        folded += sum(_fold(c) for calls in open_calls.values() for c in calls)
+    return folded
+
+
+def _raised(step: Step) -> bool:
+    t = step.tool
+    return t is not None and t.error is not None and not t.error.returned
+
+
+def _model_between(models: Sequence[int], before: Step, after: Step) -> bool:
+    """Whether a model call (``models``: their starts, sorted) began between two steps."""
+    i = bisect.bisect_right(models, before.end_ns)
+    return i < len(models) and models[i] <= after.start_ns
+
+
+def _again(failed: Step, step: Step) -> bool:
+    """Whether ``step`` runs again the call whose attempt ``failed`` raised."""
+    a, b = failed.tool, step.tool
+    assert a is not None and b is not None
+    return (
+        step.start_ns >= failed.end_ns
+        and a.arguments == b.arguments
+        and (not a.call_id or not b.call_id or a.call_id == b.call_id)
+    )
+
+
+def _fold(attempts: list[Step]) -> int:
+    """The last of one call's ``attempts`` is its tool step; the others are retried as it."""
+    last = attempts[-1]
+    for attempt in attempts[:-1]:
+        attempt.kind = "other"
+        attempt.retried_as = last.span_id
+    return len(attempts) - 1
+
+
+def align_tool_attempts(steps: Sequence[Step]) -> int:
+    """Give the failed attempts of a tool run again the call id and arguments their tool
+    step took when joined to the model's call (an instrumentation that records the tool's
+    whole input, or the id from the tool's answer, leaves a failed attempt without them:
+    they were the same, as :func:`fold_tool_attempts` checked); how many changed."""
+    by_id = {s.span_id: s for s in steps}
+    changed = 0
+    for step in steps:
+        target = by_id.get(step.retried_as or "")
+        a, t = step.tool, target.tool if target is not None else None
+        if a is None or t is None:
+            continue
+        before = (a.call_id, a.arguments)
+        a.call_id = a.call_id or t.call_id
+        if a.arguments_payload is None or a.arguments_payload.status != "exact":
+            a.arguments, a.arguments_payload = t.arguments, t.arguments_payload
+        changed += (a.call_id, a.arguments) != before
+    return changed
 
 
 def fold_failed_attempts(steps: Sequence[Step]) -> int:
