@@ -219,8 +219,15 @@ def _answers(tool: Step, call: Mapping[str, Any], rule: str) -> bool:
     if t.call_id is not None or t.tool_name != call.get("name"):
         return False  # a span with its own id answers only that call
     # Arguments recorded as JSON text or as a Python ``str()`` of the dict (OpenInference 0.1
-    # on LangChain 0.3): the same tool called twice in one turn pairs by its own arguments.
-    return rule == "name" or _spelled(t.arguments) == spelled_value(call.get("arguments"))
+    # on LangChain 0.3), or inside the callback's whole input (OpenLLMetry: ``input_str``,
+    # ``inputs``, tags, metadata): the same tool called twice in one turn pairs by its own
+    # arguments.
+    if rule == "name":
+        return True
+    args = spelled_value(call.get("arguments"))
+    return _spelled(t.arguments) == args or (
+        isinstance(args, Mapping) and bool(args) and _stands_for(t.arguments, args)
+    )
 
 
 def _fill(tool: Step, call: Mapping[str, Any], sent: Any) -> None:
