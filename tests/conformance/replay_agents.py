@@ -237,6 +237,10 @@ def _inprocess(case: Case, python: Path, how: str) -> Replayed:
         problems.append(result.get("error") or error or "")
     if result.get("live_tools"):
         problems.append(f"tools ran live: {result['live_tools']}")
+    answered = len(result.get("tool_calls") or [])
+    if case.scenario.tool_retry is not None and answered != case.tool_runs():
+        # The framework runs a raising tool again: the stubs must make it do so as it did.
+        problems.append(f"{answered} tool calls answered, the agent ran {case.tool_runs()}")
     if not result.get("matched"):
         problems.append(result.get("report", ""))
         problems.append(f"tool calls: {result.get('tool_calls')}")

@@ -69,8 +69,22 @@ class ToolStubs(Observed):
                 raise ValueError(f"tool policy must be one of {POLICIES}, not {p!r}")
         self.steps = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
         # A tool retried inside its own span (one model call, several attempts): each
-        # attempt answers one call, after the tool step it repeats (see runs.retries).
-        attempts = [s for s in run.steps if s.kind == "other" and s.duplicate_of and s.tool]
+        # attempt answers one call, after the tool step it repeats; one run again after it
+        # raised: each failed attempt answers one call, before the tool step, raising its
+        # recorded error, so that the framework runs it again as it did (see runs.retries).
+        attempts = [
+            s
+            for s in run.steps
+            if s.kind == "other" and (s.duplicate_of or s.retried_as) and s.tool
+        ]
+        #: Tool step span id -> its failed attempts, in order (a call matched by its id
+        #: takes them first).
+        self.attempts: dict[str, collections.deque[Step]] = collections.defaultdict(
+            collections.deque
+        )
+        for step in sorted(attempts, key=lambda s: s.index):
+            if step.retried_as:
+                self.attempts[step.retried_as].append(step)
         self.used: set[int] = set()
         self.by_id: dict[str, Step] = {}
         self.by_key: dict[tuple[str, str], collections.deque[Step]] = collections.defaultdict(
@@ -327,7 +341,7 @@ class ToolStubs(Observed):
             if step is not None and step.index not in self.used:
                 reasons = tool_reasons(step, inv.name, inv.call_id, args_key)
                 if not reasons:
-                    return step, ""
+                    return self._first_attempt(step), ""
                 return None, "; ".join(reasons)
         queue = self.by_key.get((inv.name, args_key))
         while queue:
@@ -338,6 +352,13 @@ class ToolStubs(Observed):
             queue.popleft()
             return step, ""
         return None, ""
+
+    def _first_attempt(self, step: Step) -> Step:
+        """The first failed attempt of ``step``'s call not replayed yet, else ``step``."""
+        queue = self.attempts.get(step.span_id)
+        while queue and queue[0].index in self.used:
+            queue.popleft()
+        return queue.popleft() if queue else step
 
     def take(self, name: str, arguments: Any) -> Step | ReplayDivergence:
         """The recorded call that a call of ``name`` with ``arguments`` (and no call id)
