@@ -56,6 +56,12 @@ def message(value: Mapping[str, Any]) -> dict[str, Any]:
     if role == "tool":
         chat["tool_call_id"] = kwargs.get("tool_call_id")
     calls = _tool_calls(kwargs)
+    content = kwargs.get("content")
+    if calls and isinstance(content, list):
+        # A Responses answer keeps its calls among its content blocks too (``function_call``
+        # items, by ``call_id``, their arguments' text as sent): each call once, as a block.
+        blocks = {b.get("call_id") for b in content if isinstance(b, Mapping)}
+        calls = [c for c in calls if c.get("id") not in blocks or not c.get("id")]
     if calls:
         chat["tool_calls"] = calls
     return M.normalize_message(chat)
