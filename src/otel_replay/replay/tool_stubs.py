@@ -241,6 +241,8 @@ class ToolStubs(Observed):
         elif inv.function is not None:
             value = _as_declared(inv.function, tool.result_payload, value)
         self._note_untrusted(step, refused)
+        if self._failed is not None and self._failed[:2] == (inv.name, args_key):
+            self._failed = None  # tried again, it returned: a call again is another call
         return Resolution("return", value=value, token=step), step
 
     def _sent_value(self, step: Step, inv: ToolInvocation, sent: Any) -> Any:
