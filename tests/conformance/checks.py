@@ -142,6 +142,7 @@ class Case:
             for r, after in itertools.pairwise(posts)
             if r.get("cut") in ("stream", "body") and after["body_raw"] != r["body_raw"]
         ]
+
     def tool_runs(self) -> int:
         """How many times the agent ran its tools: once per call the model made, and once
         more per failed attempt the framework ran again (:class:`scenario.ToolRetry`)."""
