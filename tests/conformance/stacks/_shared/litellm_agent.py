@@ -21,6 +21,9 @@ from typing import Any
 import litellm
 import scenario
 
+# LiteLLM prints its help text to stdout when a call fails, among the answers: not here.
+litellm.suppress_debug_info = True
+
 #: ``openai/responses/...``: LiteLLM's route of ``completion()`` through the Responses API.
 MODELS = {
     "chat": "openai/gpt-4o-mini",
