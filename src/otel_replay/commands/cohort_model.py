@@ -243,6 +243,10 @@ class ModelLoop:
         if not isinstance(arguments, dict):
             return Outcome("new_path", f"{shown}: its arguments are not a JSON object")
         taken = stubs.take(name, arguments)
+        # A call the framework ran again after it raised: the model was sent what its last
+        # attempt gave (the stubs give each attempt in turn, then the tool step).
+        while isinstance(taken, Step) and taken.retried_as is not None:
+            taken = stubs.take(name, arguments)
         if isinstance(taken, ReplayDivergence) and name in live:
             result = _run_live(live[name], arguments)
             tally.log.tool(
