@@ -41,7 +41,7 @@ def unanswered(step: Step, went_on: bool) -> str | None:
     did answer and the recording lost it.  Served, it would end the agent with
     an empty answer as if that were what the model said.  Or a stream cut short
     (:func:`~otel_replay.runs.failed_calls.cut_stream`) that is not how its run ended
-    (the caller asks :func:`~otel_replay.runs.failed_calls.failed_end` first): its first
+    (the caller asks :func:`~otel_replay.runs.failed_calls.fails_again` first): its first
     deltas served as a whole answer would be an answer the model never gave.
     """
     m = step.model

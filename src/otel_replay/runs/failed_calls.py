@@ -55,6 +55,8 @@ def failed_end(run: Run, step: Step) -> bool:
     m = step.model
     if step.kind != "model" or m is None or step.retried_as is not None:
         return False
+    if step.status != "ERROR" and m.finish_reasons:
+        return False  # answered to its end (most calls): told without the run's other steps
     models = [s for s in run.steps if s.kind == "model" and s.model is not None]
     if models[-1] is not step:
         return False

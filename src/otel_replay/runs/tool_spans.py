@@ -70,23 +70,33 @@ def join_tool_spans(steps: Sequence[Step]) -> int:
     calls = [_calls(m) for m in models]
     if _drop_merge_spans(models, tools, calls):
         tools = [s for s in tools if s.tool is not None]
+    received = SentResults(models)
+    joined = 0
+    for pos, spans in _asked(models, calls, tools).items():
+        for tool, call in _pairs(spans, calls[pos]):
+            call_id = str(call.get("id"))
+            _fill(tool, call, received.of(pos, call_id, _nth_with_id(calls[pos], call, call_id)))
+            joined += 1
+    return joined
+
+
+def _asked(
+    models: Sequence[Step], calls: Sequence[list[dict[str, Any]]], tools: Sequence[Step]
+) -> dict[int, list[Step]]:
+    """The ``tools`` (in start order) each model step asked for, by its place in ``models``."""
     turns: dict[int, list[Step]] = collections.defaultdict(list)
     asking = _Asking(models, calls)
     for tool in tools:
         pos = asking.before(tool)
         if pos is not None:
             turns[pos].append(tool)
-    received = SentResults(models)
-    joined = 0
-    for pos, spans in turns.items():
-        for tool, call in _pairs(spans, calls[pos]):
-            call_id = str(call.get("id"))
-            # The how-many-th call of the step with its id (parallel calls may share one).
-            same = [c for c in calls[pos] if str(c.get("id")) == call_id]
-            k = next(i for i, c in enumerate(same) if c is call)
-            _fill(tool, call, received.of(pos, call_id, k))
-            joined += 1
-    return joined
+    return turns
+
+
+def _nth_with_id(calls: list[dict[str, Any]], call: dict[str, Any], call_id: str) -> int:
+    """The how-many-th of ``calls`` with ``call_id`` ``call`` is (parallel calls may share one)."""
+    same = [c for c in calls if str(c.get("id")) == call_id]
+    return next(i for i, c in enumerate(same) if c is call)
 
 
 def sent_to_tools(steps: Sequence[Step]) -> dict[int, Any]:
@@ -102,22 +112,18 @@ def sent_to_tools(steps: Sequence[Step]) -> dict[int, Any]:
         key=lambda s: (s.start_ns, s.index),
     )
     calls = [_calls(m) for m in models]
-    asking = _Asking(models, calls)
-    turns: dict[int, list[Step]] = collections.defaultdict(list)
-    for step in sorted(steps, key=lambda s: (s.start_ns, s.index)):
-        if step.kind == "tool" and step.tool is not None:
-            pos = asking.before(step)
-            if pos is not None:
-                turns[pos].append(step)
+    tools = sorted(
+        (s for s in steps if s.kind == "tool" and s.tool is not None),
+        key=lambda s: (s.start_ns, s.index),
+    )
     received = SentResults(models)
     out: dict[int, Any] = {}
-    for pos, tools in turns.items():
-        for tool, call in _pairs(tools, calls[pos]):
+    for pos, asked in _asked(models, calls, tools).items():
+        for tool, call in _pairs(asked, calls[pos]):
             call_id = call.get("id")
             sent = NOT_SENT
             if isinstance(call_id, str) and call_id:
-                same = [c for c in calls[pos] if c.get("id") == call_id]
-                sent = received.of(pos, call_id, next(k for k, c in enumerate(same) if c is call))
+                sent = received.of(pos, call_id, _nth_with_id(calls[pos], call, call_id))
             if sent is NOT_SENT:
                 sent = received.by_place(
                     pos, next(i for i, c in enumerate(calls[pos]) if c is call)
