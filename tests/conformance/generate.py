@@ -32,6 +32,8 @@ from the ``scenario.json`` written beside it.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -42,7 +44,7 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 STACKS = HERE / "stacks"
 CASES = HERE / "cases"
-CACHE = ROOT / ".cache"
+# Resolved: .cache may be a link to environments kept outside the checkout (CI keeps them
+# between runs), and what is made there must name where it lies, not the checkout's link.
+CACHE = (ROOT / ".cache").resolve()
 #: An agent that has not finished by then is stuck (a retry loop, a wrong URL).
 AGENT_TIMEOUT_S = float(os.environ.get("OTEL_REPLAY_CONFORMANCE_TIMEOUT_S", "600"))
 #: Environment of every agent; the mode's own variables are added on top.
@@ -121,35 +125,47 @@ def case_dir(stack: str, mode: str, scenario_name: str = "default") -> Path:
     return CASES / stack / (mode if scenario_name == "default" else f"{mode}@{scenario_name}")
 
 
+@contextlib.contextmanager
+def alone(stack: str) -> Iterator[None]:
+    """One process at a time checks or makes ``stack``'s environment: parallel test workers
+    share the cache, and two making one virtualenv at once would break it."""
+    lock = CACHE / "conformance" / f".{stack}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
 def node_dir(stack: str, scn: scenario.Scenario = scenario.DEFAULT) -> Path:
     """The stack's ``node_modules`` home, installed (again) from its lock file when it changed.
 
     The agent runs from there (``agent.mjs`` and ``scenario.json`` are copied in),
     so that its imports resolve.
     """
-    here = STACKS / stack
-    home = CACHE / "conformance" / stack / "node"
-    stamp = home / "lock.sha256"
-    node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
-    digest = hashlib.sha256(
-        (here / "package.json").read_bytes()
-        + (here / "package-lock.json").read_bytes()
-        + node.stdout.encode()
-    ).hexdigest()
-    if not (stamp.exists() and stamp.read_text() == digest):
-        shutil.rmtree(home, ignore_errors=True)
-        home.mkdir(parents=True)
-        print(f"[{stack}] installing {home.relative_to(ROOT)}", flush=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(here / name, home / name)
-        npm = ["npm", "ci", "--no-audit", "--no-fund"]
-        subprocess.run(npm, cwd=home, check=True)
-        stamp.write_text(digest)
-    shutil.copy(here / "agent.mjs", home / "agent.mjs")
-    (home / "scenario.json").write_text(
-        json.dumps(scenario.as_json(scn), ensure_ascii=False, indent=1), encoding="utf-8"
-    )
-    return home
+    with alone(stack):
+        here = STACKS / stack
+        home = CACHE / "conformance" / stack / "node"
+        stamp = home / "lock.sha256"
+        node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
+        digest = hashlib.sha256(
+            (here / "package.json").read_bytes()
+            + (here / "package-lock.json").read_bytes()
+            + node.stdout.encode()
+        ).hexdigest()
+        if not (stamp.exists() and stamp.read_text() == digest):
+            shutil.rmtree(home, ignore_errors=True)
+            home.mkdir(parents=True)
+            print(f"[{stack}] installing .cache/conformance/{stack}/node", flush=True)
+            for name in ("package.json", "package-lock.json"):
+                shutil.copy(here / name, home / name)
+            npm = ["npm", "ci", "--no-audit", "--no-fund"]
+            subprocess.run(npm, cwd=home, check=True)
+            stamp.write_text(digest)
+        shutil.copy(here / "agent.mjs", home / "agent.mjs")
+        (home / "scenario.json").write_text(
+            json.dumps(scenario.as_json(scn), ensure_ascii=False, indent=1), encoding="utf-8"
+        )
+        return home
 
 
 def node_versions(home: Path) -> str:
@@ -165,28 +181,29 @@ def node_versions(home: Path) -> str:
 
 def venv_python(stack: str) -> Path:
     """The stack's virtualenv, made (again) when its requirements or this Python changed."""
-    requirements = STACKS / stack / "requirements.txt"
-    venv = CACHE / "conformance" / stack / "venv"
-    python = venv / "bin" / "python"
-    stamp = venv / "requirements.sha256"
-    digest = hashlib.sha256(requirements.read_bytes() + sys.version.encode()).hexdigest()
-    if python.exists() and stamp.exists() and stamp.read_text() == digest:
+    with alone(stack):
+        requirements = STACKS / stack / "requirements.txt"
+        venv = CACHE / "conformance" / stack / "venv"
+        python = venv / "bin" / "python"
+        stamp = venv / "requirements.sha256"
+        digest = hashlib.sha256(requirements.read_bytes() + sys.version.encode()).hexdigest()
+        if python.exists() and stamp.exists() and stamp.read_text() == digest:
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        print(f"[{stack}] making .cache/conformance/{stack}/venv", flush=True)
+        uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+        if uv is not None:
+            # --seed: pip in the virtualenv, for versions.txt (``pip freeze``).
+            subprocess.run(
+                [uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)], check=True
+            )
+            install = [uv, "pip", "install", "-q", "--python", str(python)]
+        else:
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            install = [str(python), "-m", "pip", "install", "-q"]
+        subprocess.run([*install, "-r", str(requirements)], check=True)
+        stamp.write_text(digest)
         return python
-    shutil.rmtree(venv, ignore_errors=True)
-    print(f"[{stack}] making {venv.relative_to(ROOT)}", flush=True)
-    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-    if uv is not None:
-        # --seed: pip in the virtualenv, for versions.txt (``pip freeze``).
-        subprocess.run(
-            [uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)], check=True
-        )
-        install = [uv, "pip", "install", "-q", "--python", str(python)]
-    else:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        install = [str(python), "-m", "pip", "install", "-q"]
-    subprocess.run([*install, "-r", str(requirements)], check=True)
-    stamp.write_text(digest)
-    return python
 
 
 def versions(python: Path, stack: str) -> str:

@@ -39,6 +39,7 @@ from tests.conformance.generate import (
     HERE,
     ROOT,
     GenerateError,
+    alone,
     expected_answers,
     is_node,
     machine_paths,
@@ -178,11 +179,12 @@ def extra_site() -> Path:
     site = CACHE / "conformance" / "_replay_site"
     stamp = site / "packages.txt"
     wanted = "\n".join([sys.version, *EXTRA_PACKAGES])
-    if not (stamp.exists() and stamp.read_text() == wanted):
-        shutil.rmtree(site, ignore_errors=True)
-        pip = [sys.executable, "-m", "pip", "install", "-q", "--target", str(site)]
-        subprocess.run([*pip, *EXTRA_PACKAGES], check=True)
-        stamp.write_text(wanted)
+    with alone("_replay_site"):
+        if not (stamp.exists() and stamp.read_text() == wanted):
+            shutil.rmtree(site, ignore_errors=True)
+            pip = [sys.executable, "-m", "pip", "install", "-q", "--target", str(site)]
+            subprocess.run([*pip, *EXTRA_PACKAGES], check=True)
+            stamp.write_text(wanted)
     return site
 
 

@@ -80,7 +80,9 @@ def _params() -> list[object]:
     for case in CASES:
         for how in hows_of(case, SAMPLE):
             mark = pytest.mark.slow if case in SAMPLE else pytest.mark.replay_agents
-            params.append(_param(case, how, mark))
+            # A stack's cases on one worker: a JavaScript agent reads its scenario from the
+            # one home of its stack.
+            params.append(_param(case, how, mark, pytest.mark.xdist_group(case.meta["stack"])))
     return params
 
 
