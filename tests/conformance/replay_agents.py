@@ -165,6 +165,10 @@ def replay_case(case: Case, python: Path) -> Replayed:
                 if answers != recorded_answers(case, int(meta["runs"]), scn):
                     why = f"the agent answered {answers!r}\nserver:\n{server.log()}"
                     return Replayed(case.id, "serve", False, why)
+                if any(": refused: " in line for line in server.lines):
+                    # The agent may end as it did, with the refusal for the error it raised.
+                    why = f"the server refused a step\nserver:\n{server.log()}"
+                    return Replayed(case.id, "serve", False, why)
     except GenerateError as e:
         return Replayed(case.id, "serve", False, str(e))
     return Replayed(case.id, "serve", True, f"{len(answers)} run(s) answered as recorded")

@@ -69,6 +69,15 @@ HOWS = {"serve": "serve", "inprocess": "in-process"}
 
 #: The refusal a stub gives when the trace holds only the text the model was sent.
 REFUSAL = "the trace holds only the text the model was sent"
+#: The refusal of a model call that failed partway through a stream the trace holds nothing of.
+CUT_REFUSAL = "the trace holds nothing of what streamed before the failure"
+
+
+def refused(detail: object) -> bool:
+    """Whether a replay's ``detail`` is a refusal by design, naming what the trace lacks."""
+    return any(said in str(detail) for said in (REFUSAL, CUT_REFUSAL))
+
+
 #: A replay that stopped at a step by design, naming what the trace lacks.
 REFUSED = "refused"
 
@@ -81,7 +90,7 @@ def replay_mark(case: Case, how: str) -> str:
     result = case.replayed().get(how)
     if result is None:
         return "not run"
-    if result["ok"] is False and REFUSAL in str(result.get("detail")):
+    if result["ok"] is False and refused(result.get("detail")):
         return REFUSED
     return {True: "yes", False: "**no**", None: "n/a"}[result["ok"]]
 

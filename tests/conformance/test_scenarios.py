@@ -52,7 +52,7 @@ from tests.conformance.generate import (
 )
 from tests.conformance.replay_agents import inprocess_case, replay_case, stack_python
 from tests.conformance.serve_requests import spelling_problems
-from tests.conformance.table import REFUSAL
+from tests.conformance.table import CUT_REFUSAL, refused
 
 #: Why a stream cut partway is not in an OpenLLMetry Anthropic trace.
 _NO_CUT_SPAN = (
@@ -158,19 +158,19 @@ KNOWN_UNDER_NO_IDS: dict[str, tuple[Callable[[scenario.Scenario], bool], str, st
 #: partway through (``Retry.cut == "stream"``: seeds 14, 32 and 48 draw one, in the wire modes; the
 #: Python SDKs retry a JSON answer cut short, so these are the streamed modes): known gaps,
 #: printed, not failed.
-CUT_GAPS: dict[str, str] = {
-    "vercel_ai": (
-        "streamed: the replay ends the cut stream before its first event (the trace holds "
-        "no byte of what came before the cut: the AI SDK records no output for a failed "
-        "call), and the AI SDK's streamText ends a step with no output quietly, the run "
-        "answering the text of the step before, where the recording, cut after some "
-        "events, raised: not in the trace"
-    ),
-}
+CUT_GAPS: dict[str, str] = {}
 KNOWN_UNDER_A_CUT: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
     stack: (lambda scn: any(r.cut == "stream" for r in scn.retries), "", why)
     for stack, why in CUT_GAPS.items()
 }
+#: What every stack whose tracing records no output of a failed call does not hold of a
+#: stream cut partway: what streamed before the cut.  The verdict names the step's output,
+#: and a replay refuses the step, naming it (the rebuild's and the replays' problems say
+#: :data:`~tests.conformance.table.CUT_REFUSAL`).
+CUT_NOT_HELD = (
+    "the trace holds nothing of what streamed before the cut (the tracing records no output "
+    "of a failed call)"
+)
 
 #: Stack -> (when, why) for scenarios a stack's framework refuses to run, or ends before the
 #: scripted answer, by design (its agent stops with an error of its own, or gives another
@@ -602,6 +602,8 @@ def _seed() -> int:
 def _listed(stack: str, scn: scenario.Scenario, problem: str, mode: str = "") -> str | None:
     """How a rebuild's ``problem`` is listed for ``stack`` (in ``mode``: an entry
     ``stack/mode`` is that mode's alone) under ``scn`` (None: it is not)."""
+    if any(r.cut == "stream" for r in scn.retries) and CUT_REFUSAL in problem:
+        return f"not in the trace ({CUT_NOT_HELD})"
     for listing, how in (
         (NOT_IN_THE_TRACE, "not in the trace"),
         (SENT_OTHER_THAN_RETURNED, "sent"),
@@ -694,9 +696,9 @@ def _record_and_replay(
             continue
         # A replay that stops at a step naming what the trace lacks is what it must
         # do there (the LiteLLM loop sends a raising tool's error as text alone).
-        refused = result.ok is False and REFUSAL in result.detail
-        said = "refused, naming what the trace lacks:" if refused else result.ok
+        stopped = result.ok is False and refused(result.detail)
+        said = "refused, naming what the trace lacks:" if stopped else result.ok
         print(f"{stack}/{mode} {how}: {said} {result.detail.splitlines()[0]}")
-        if result.ok is False and not refused:
+        if result.ok is False and not stopped:
             problems.append(f"{stack}/{mode} {how}: {result.detail[:2000]}")
     return problems

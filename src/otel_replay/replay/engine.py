@@ -237,6 +237,7 @@ class ReplayEngine(Router):
             ]
             return Answer(200, meta, [], None, err.step, None, conv.id, cut=True)
         except ReplayError as err:
+            self._lines.append(f"conversation {conv.id}: refused: {err}")
             if self.raise_divergence:
                 raise
             return error_answer(500, "not_recorded", str(err), run_id=conv.run.run_id)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from ..runs.failed_calls import cut_stream, fails_again
+from ..runs.failed_calls import cut_stream, cut_unrecorded, fails_again
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
 from .divergence import RecordedFailure, ReplayDivergence, ReplayError
@@ -85,6 +85,8 @@ class PinnedModel(Observed):
         self.cursor = 0
         #: (step, rung matched) per call served.
         self.served: list[tuple[Step, str]] = []
+        #: Step index -> why the replay refused to answer it (the trace lacks what it needs).
+        self.refused: dict[int, str] = {}
         #: Request parameters that differ from the recording, per step index.
         self.param_drift: dict[int, dict[str, tuple[Any, Any]]] = {}
         #: Steps whose request carried other tool definitions than the recording.
@@ -249,6 +251,13 @@ class PinnedModel(Observed):
         """Check the request against the recording, advance, and give the recorded step
         whose output answers it, and the rung (the step has output messages)."""
         step = self.next_step(messages, system=system, tools=tools, params=params)
+        cut = cut_unrecorded(self.run, step)
+        if cut is not None:
+            # Not replayed: the report names it as not reached, and why.
+            self.cursor -= 1
+            self.served.pop()
+            self.refused[step.index] = cut
+            raise ReplayError(cut)
         if fails_again(self.run, step):
             self.observer.step_done(step, f"pinned:{self.served[-1][1]}")
             raise RecordedFailure(step)

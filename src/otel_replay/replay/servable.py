@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from ..runs.failed_calls import fails_again
+from ..runs.failed_calls import cut_unrecorded, fails_again
 from ..runs.model import Run
 from .pinned_model import unanswered
 
@@ -62,8 +62,11 @@ def servable(run: Run) -> list[Unservable]:
     for k, step in enumerate(steps):
         m = step.model
         assert m is not None
-        # A call a replay fails again (it ended the run, or the agent went on): no answer needed.
-        reason = None if fails_again(run, step) else unanswered(step, went_on=k + 1 < len(steps))
+        # A call a replay fails again (it ended the run, or the agent went on): no answer
+        # needed, unless it failed partway through a stream the trace holds nothing of.
+        reason = cut_unrecorded(run, step)
+        if reason is None and not fails_again(run, step):
+            reason = unanswered(step, went_on=k + 1 < len(steps))
         if reason is not None:
             problems.append(Unservable("unanswered", f"run {run.run_id} {reason}"))
         elif m.output_payload is not None and not m.output_payload.usable:

@@ -305,6 +305,7 @@ class ReplaySession(ReplayObserver):
                 + ", ".join(map(str, self.model.tools_drift))
             )
         notes.extend(self.model.respelled[i] for i in sorted(self.model.respelled))
+        notes.extend(f"refused: {self.model.refused[i]}" for i in sorted(self.model.refused))
         if self.tools.live_unmatched:
             notes.append(
                 "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)

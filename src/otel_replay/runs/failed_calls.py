@@ -10,10 +10,17 @@ partway), and what says it failed is an answer without its end: no finish reason
 every call before it has one, or a streamed answer without one (:func:`cut_stream`: every
 API sends the reason in a stream's last event, and the instrumentations that say a call
 streamed record it).
+
+A replay fails such a call with no byte of its answer, which is what the client saw when
+it failed before any (a connection refused, an error status) or read a body it could not
+parse.  A stream cut partway had given the framework its first deltas, and some keep them:
+where the trace holds none of them, the call is not recorded whole (:func:`cut_unrecorded`),
+the verdict names its output, and a replay refuses it, naming it.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,6 +30,22 @@ if TYPE_CHECKING:
 #: The attributes by which an instrumentation says a call's answer was streamed
 #: (OpenLLMetry's, and the older name LiteLLM and AutoGen set).
 STREAMED = ("gen_ai.is_streaming", "llm.is_streaming")
+#: Attributes that say a call asked for a stream (the Anthropic SDK's own spans), or that
+#: time its first chunk (the AI SDK's GenAI spans, on a call that got its answer): a
+#: streamed call, though not one :func:`cut_stream` reads a missing finish reason on.
+_ASKED_STREAM = (
+    "gen_ai.request.stream",
+    "gen_ai.client.operation.time_to_first_chunk",
+    "gen_ai.response.time_to_first_chunk",
+)
+#: What a failed call's error says when the failure came after the answer's headers, as
+#: its body was read (a stream partway): the AI SDK's error for a body it could not read
+#: after a success status; httpx's for a body that ended before its length (in the
+#: recorded stack trace, when the client raised its own error from it: the OpenAI SDK's
+#: "Connection error.", which it also raises for a connection refused).
+_BODY_CUT = ("Failed to process successful response", "without sending complete message body")
+#: The whole message of an error that says so: undici's (Node's fetch) for a body cut.
+_BODY_CUT_ALONE = ("terminated",)
 
 
 def streamed(step: Step) -> bool:
@@ -105,3 +128,105 @@ def _went_up(run: Run, step: Step) -> bool:
             return True
         parent = by_id.get(parent.parent_span_id or "")
     return False
+
+
+def cut_unrecorded(run: Run, step: Step) -> str | None:
+    """Why a replay cannot fail ``step`` again as it failed, or None when it can: a call a
+    replay fails again (:func:`fails_again`) whose answer had begun to stream when it
+    failed (a success status, or an error saying the body was cut), of which the trace
+    holds nothing (the AI SDK records no output for a failed call).  The framework saw the
+    deltas that came before the failure, and some keep them (the AI SDK's ``streamText``
+    ends a step that got none quietly, where it raised on a cut after some): a cut served
+    without them is not what it saw.  A failure before any byte (a connection refused, an
+    error status) leaves nothing out, nor does a call that did not stream: a body cut
+    partway is a body the client could not read, whatever came of it."""
+    m = step.model
+    if m is None or m.output_messages or not fails_again(run, step):
+        return None
+    if not m.input_messages:  # the call is not in the trace at all: said as such
+        return None
+    if not _began(step) or not _may_have_streamed(run, step):
+        return None
+    error = (step.status_message or "ERROR").strip().partition("\n")[0]
+    error = error if len(error) <= 120 else error[:119] + "…"
+    return (
+        f"{step.label()}: the answer began to stream and failed partway ({error}), and the "
+        "trace holds nothing of what streamed before the failure: a replay cannot fail it as "
+        "it failed"
+    )
+
+
+def _began(step: Step) -> bool:
+    """Whether ``step`` failed after its answer began: a success status recorded, or an
+    error that says the answer's body was cut."""
+    code = (step.attributes or {}).get("http.response.status_code")
+    if isinstance(code, int | str) and str(code).startswith("2"):
+        return True
+    errors = [e.get("attributes") or {} for e in step.events if e.get("name") == "exception"]
+    messages = [str(a.get("exception.message") or "") for a in errors]
+    messages.append(step.status_message or "")
+    if any(m.strip().partition("\n")[0] in _BODY_CUT_ALONE for m in messages):
+        return True
+    said = " ".join([*messages, *(str(a.get("exception.stacktrace") or "") for a in errors)])
+    return any(words in said for words in _BODY_CUT)
+
+
+def _stream_said(step: Step) -> bool | None:
+    """What ``step``'s span says of a stream: True (asked for one, or timed its first
+    chunk), False (asked for none; or timed the whole call and no first chunk, as a tracer
+    that times a stream's first chunk does), None (nothing)."""
+    attrs = step.attributes or {}
+    asked = attrs.get("gen_ai.request.stream")
+    operation = str(attrs.get("ai.operationId") or "")  # the AI SDK's legacy spans
+    if streamed(step) or operation.endswith(".doStream"):
+        return True
+    if asked in (False, "false") or operation.endswith(".doGenerate"):
+        return False
+    if any(attrs.get(key) not in (None, False, "false") for key in _ASKED_STREAM):
+        return True
+    if attrs.get("gen_ai.client.operation.duration") is not None:
+        return False
+    return _asked_in(step)
+
+
+#: The request's parameters as OpenInference records them (a JSON object): ``"stream":
+#: true`` says a stream was asked for.  Only its OpenAI client instrumentation records the
+#: request's own arguments, where no ``stream`` is the API's default, none; the framework
+#: instrumentations record the model's settings (LangChain's ``"stream": false`` on a call
+#: it streamed, the Agents SDK's none), which say nothing against a stream.
+_PARAMETERS = "llm.invocation_parameters"
+_REQUEST_ARGUMENTS = ("openinference.instrumentation.openai",)
+#: Longer parameters are not read for a stream flag (untrusted input: bounded work).
+_PARAMETERS_MAX = 65536
+
+
+def _asked_in(step: Step) -> bool | None:
+    """Whether ``step``'s recorded request parameters asked for a stream (None: they do
+    not say)."""
+    parameters = (step.attributes or {}).get(_PARAMETERS)
+    if not isinstance(parameters, str) or len(parameters) > _PARAMETERS_MAX:
+        return None
+    try:
+        value = json.loads(parameters)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    if value.get("stream") in (True, "true"):
+        return True
+    return False if step.scope in _REQUEST_ARGUMENTS and "stream" not in value else None
+
+
+def _may_have_streamed(run: Run, step: Step) -> bool:
+    """Whether ``step`` streamed, or may have: its span says so, or says nothing and the
+    other model calls of its run (one loop makes them) say they streamed or say nothing
+    either way.  The AI SDK records no stream on a failed call, only on those answered."""
+    said = _stream_said(step)
+    if said is not None:
+        return said
+    others = [
+        _stream_said(s)
+        for s in run.steps
+        if s.kind == "model" and s.model is not None and s is not step
+    ]
+    return True in others or False not in others

@@ -49,7 +49,7 @@ from ..otlp.errors import FormatError
 from ..payload import codec as payload
 from ..payload.attributes import Payload
 from . import verdict as V
-from .failed_calls import cut_stream, failed_end, fails_again
+from .failed_calls import cut_stream, cut_unrecorded, failed_end, fails_again
 
 if TYPE_CHECKING:
     from .model import Run, Step
@@ -341,6 +341,12 @@ class _Check:
                     f"{step.label()}: the run's last model call is not in the trace: a span "
                     "says it failed, without the request it sent"
                 )
+            elif cut := cut_unrecorded(self.run, step):
+                # What streamed before the failure is what a replay needs to fail it again.
+                self.incomplete = True
+                self.missing.append(f"steps[{step.index}].output_messages")
+                self.problems.append(cut)
+                self.reasons[V.OUTPUT_NOT_RECORDED] += 1
         elif m.output_messages is None:
             self.incomplete = True
             if step.status == "ERROR" and out is None:

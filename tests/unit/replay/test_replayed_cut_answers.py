@@ -14,6 +14,8 @@ against the conformance model server, which cuts the answer every time it is ask
 rebuilt run is whole (nothing missing: the failure is how it ended), and replayed through
 ``serve`` (an HTTP server) and through the session's httpx transport the agent raises the
 class it raised when recorded, after the same requests, and the session matches every step.
+A Responses stream cut partway, of which OpenInference keeps no delta, is the exception:
+its output is named as not recorded and the replay refuses the step, naming it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pytest
 from openinference.instrumentation.openai import OpenAIInstrumentor
 
 import otel_replay
+from otel_replay.replay.divergence import ReplayDivergence
 from tests.conformance import scenario
 from tests.conformance.server import ModelServer
 from tests.fixtures.recording import instrumented
@@ -111,6 +114,11 @@ def test_a_run_ended_by_a_cut_answer_replays_to_the_same_raise(
     models = run.model_steps()
     assert len(models) == turn + 1, [s.label() for s in run.steps]
     assert models[-1].status == "ERROR" and models[-1].retried_as is None
+    if api == "responses" and "stream" in mode:
+        # OpenInference keeps no delta of a Responses stream cut partway (of a Chat
+        # Completions stream it keeps the first): not recorded whole, and refused.
+        _refused(run, api, mode, question)
+        return
     assert run.kit.verdict == "full", run.kit.problems
     assert run.kit.missing == [] and run.kit.replayable
 
@@ -122,3 +130,18 @@ def test_a_run_ended_by_a_cut_answer_replays_to_the_same_raise(
         transport = session.async_transport() if mode.startswith("async") else session.transport()
         assert raised(api, mode, "http://replay/v1", question, transport) == recorded
     assert session.report().matched, session.report()
+
+
+def _refused(run: Any, api: str, mode: str, question: str) -> None:
+    """The cut step's output is named as not recorded, and each replay refuses the step."""
+    cut = run.model_steps()[-1]
+    assert cut.model.output_messages is None
+    assert f"steps[{cut.index}].output_messages" in run.kit.missing and not run.kit.replayable
+    with pytest.raises(ReplayDivergence, match="not replayed"):  # said when the replay ends
+        with otel_replay.replay(run) as session:
+            async_ = mode.startswith("async")
+            transport = session.async_transport() if async_ else session.transport()
+            raised(api, mode, "http://replay/v1", question, transport)
+    report = session.report()
+    assert not report.matched and cut in report.not_reached, report
+    assert any(cut.label() in n and "holds nothing of what streamed" in n for n in report.notes)

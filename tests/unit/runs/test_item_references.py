@@ -69,6 +69,8 @@ def _spans(story: list[tuple[str, list[dict[str, str]]]]) -> list[Any]:
             A.PROVIDER_NAME: "openai",
             A.REQUEST_MODEL: "gpt-4o-mini",
             A.RESPONSE_ID: f"resp_{k}",
+            # Timed whole, no first chunk: the AI SDK's span of a call not streamed.
+            "gen_ai.client.operation.duration": 0.1,
             A.INPUT_MESSAGES: json.dumps(history, ensure_ascii=False),
             A.OUTPUT_MESSAGES: json.dumps(
                 [answer if calls else answer | {"parts": answer["parts"][:1]}]

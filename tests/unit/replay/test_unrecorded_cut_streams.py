@@ -1,0 +1,211 @@
+"""A run that ended at a stream cut partway, of which the trace holds nothing: the verdict
+names the step's output as not recorded, and a replay refuses that step, naming it.
+
+The class: a model call a replay fails again (it failed and ended its run) whose answer had
+begun to stream when it failed (the trace says so: a success status on the span, or an error
+that says the body was cut, in its message or the stack trace of the client's own error:
+the AI SDK's "Failed to process successful response", httpx's "peer closed connection
+without sending complete message body", undici's "terminated"), and whose span holds no
+output (the tracing records none of a failed call).  The framework saw the deltas that came
+before the cut, and some keep them: the AI SDK's ``streamText`` ends a step that got none
+quietly, where it raised on the recording's cut after some events.  A cut served with no
+events is not what the agent saw: the verdict says what is missing and serve answers the
+step with the refusal.  Recorded by running each stack's own agent under a drawn scenario
+that cuts a stream (the AI SDK in its GenAI and legacy tracing, on Chat Completions and
+Responses; LangGraph with OpenInference; Strands; LangChain.js).  Drawn on those real
+traces: the failure made one before any byte (a connection refused, an error status), or
+the calls made not streamed (each span says so): then nothing is missing.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otel_replay.otlp.records import SpanRecord
+from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.conversations import CONVERSATION_HEADER
+from otel_replay.replay.divergence import ReplayError
+from otel_replay.replay.engine import ReplayEngine
+from otel_replay.replay.pinned_model import PinnedModel
+from otel_replay.replay.servable import servable
+from otel_replay.runs.build import build_runs
+from otel_replay.runs.failed_calls import STREAMED, cut_unrecorded
+from otel_replay.runs.model import Run, Step
+from otel_replay.sources.reader import RecordReader
+from tests.conformance.checks import Case, check, find_cases
+from tests.conformance.test_conformance import NOT_RECORDED
+from tests.unit.replay.test_served_cut_answers import _post
+
+
+def _cut(run: Run) -> Step | None:
+    """The step of ``run`` cut partway whose request the trace holds and nothing of what it
+    streamed (a call whose request it lacks is named as not in the trace at all)."""
+    return next(
+        (
+            s
+            for s in run.steps
+            if s.kind == "model" and s.model and s.model.input_messages and cut_unrecorded(run, s)
+        ),
+        None,
+    )
+
+
+#: The corpus's runs ended by a stream cut partway that their trace holds nothing of (as
+#: the conformance listing says of them).
+CASES = [
+    c
+    for c in find_cases()
+    if c.raised and "holds nothing of what streamed" in NOT_RECORDED.get(c.id, "")
+]
+
+
+def _said(step: Step) -> str:
+    """The error ``step`` ended with, as the trace holds it (messages and stack traces)."""
+    texts = [step.status_message or ""]
+    for event in step.events:
+        attrs = event.get("attributes") or {}
+        texts += [str(attrs.get(k) or "") for k in ("exception.message", "exception.stacktrace")]
+    return "\n".join(texts)
+
+
+def test_the_corpus_holds_unrecorded_cut_streams_of_several_stacks_and_errors() -> None:
+    assert len({c.meta["stack"] for c in CASES}) >= 4, [c.id for c in CASES]
+    cuts = [s for c in CASES for r in check(c).runs if (s := _cut(r)) is not None]
+    assert len(cuts) == len(CASES), [c.id for c in CASES]
+    said = "\n".join(map(_said, cuts))
+    for words in ("Failed to process successful response", "complete message body", "terminated"):
+        assert words in said, words
+    assert any(s.attributes.get("http.response.status_code") == 200 for s in cuts)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_the_verdict_names_the_cut_step_and_serve_refuses_it(case: Case) -> None:
+    (run,) = [r for r in check(case).runs if r.model_steps()]
+    step = _cut(run)
+    assert step is not None, [s.label() for s in run.steps]
+    assert f"steps[{step.index}].output_messages" in run.kit.missing
+    assert not run.kit.replayable and "output not recorded" in str(run.kit.replay_problem)
+    named = [str(u) for u in servable(run) if u.kind == "unanswered"]
+    assert any(step.label() in u and "streamed before the failure" in u for u in named), named
+
+    server = BackgroundServer(ReplayEngine(check(case).runs))
+    url = server.start()
+    try:
+        (order,) = case.raised
+        headers: dict[str, str] = {}
+        for r in case.conversations()[order]:
+            answer = _post(url, r, headers)
+            assert answer.status == 200, (r["seq"], answer.read()[:300])
+            answer.read()
+            headers = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}
+        answer = _post(url, case.cut(order) or {}, headers)
+        body = json.loads(answer.read())
+        assert answer.status == 500 and answer.headers.get("x-otel-replay-failed") is None
+        assert step.label() in body["error"]["message"], body
+        assert "holds nothing of what streamed" in body["error"]["message"], body
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_in_process_the_model_refuses_the_cut_step_and_the_report_says_so(case: Case) -> None:
+    (run,) = [r for r in check(case).runs if r.model_steps()]
+    step = _cut(run)
+    assert step is not None
+    model = PinnedModel(run)
+    for s in run.model_steps():
+        m = s.model
+        assert m is not None and m.input_messages is not None
+        if s is not step:
+            assert model.serve(m.input_messages, system=m.system_instructions)[0] is s
+            continue
+        for _ in range(3):  # each time the client asks again
+            with pytest.raises(ReplayError, match="holds nothing of what streamed") as refused:
+                model.serve(m.input_messages, system=m.system_instructions)
+            assert step.label() in str(refused.value)
+        break
+    assert step in model.unreplayed() and step.index in model.refused
+
+
+def _records(case: Case) -> tuple[list[SpanRecord], list[Any]]:
+    spans: list[SpanRecord] = []
+    logs: list[Any] = []
+    for path in case.trace_files():
+        for record in RecordReader(str(path)):
+            (spans if isinstance(record, SpanRecord) else logs).append(record)
+    return spans, logs
+
+
+_STREAM_KEYS = (
+    *STREAMED,
+    "gen_ai.request.stream",
+    "gen_ai.client.operation.time_to_first_chunk",
+    "gen_ai.response.time_to_first_chunk",
+)
+#: Errors that come before any byte of an answer.
+_BEFORE = (
+    ("connect ECONNREFUSED 127.0.0.1:9", None),
+    ("[Errno 111] Connection refused", None),
+    ("Too Many Requests", 429),
+    ("Internal Server Error", 500),
+)
+
+
+def _before_any_byte(span: SpanRecord, message: str, status: int | None) -> None:
+    """Make ``span``'s failure one that came before any byte: no success status, an error
+    that says nothing of a body."""
+    span.attributes.pop("http.response.status_code", None)
+    if status is not None:
+        span.attributes["http.response.status_code"] = status
+    span.status_message = message
+    for event in span.events:
+        attrs = event.attributes
+        if "exception.message" in attrs:
+            attrs["exception.message"] = message
+        if "exception.stacktrace" in attrs:
+            attrs["exception.stacktrace"] = f"Error: {message}\n    at connect (net.js:1:1)"
+
+
+def _not_streamed(span: SpanRecord) -> None:
+    """Make ``span`` say its call was not streamed (as each tracing says it)."""
+    for key in _STREAM_KEYS:
+        span.attributes.pop(key, None)
+    operation = span.attributes.get("ai.operationId")
+    if isinstance(operation, str):
+        span.attributes["ai.operationId"] = re.sub(r"\.doStream$", ".doGenerate", operation)
+    span.attributes["gen_ai.request.stream"] = False
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    case=st.sampled_from(CASES),
+    before=st.none() | st.sampled_from(_BEFORE),
+    streamed=st.booleans(),
+)
+def test_only_a_stream_that_began_and_left_nothing_is_named(
+    case: Case, before: tuple[str, int | None] | None, streamed: bool
+) -> None:
+    (recorded,) = [r for r in check(case).runs if r.model_steps()]
+    cut = _cut(recorded)
+    assert cut is not None
+    models = {s.span_id for s in recorded.steps if s.kind == "model"}
+    spans, logs = _records(case)
+    spans = copy.deepcopy(spans)
+    for span in spans:
+        if span.span_id == cut.span_id and before is not None:
+            _before_any_byte(span, *before)
+        if span.span_id in models and not streamed:
+            _not_streamed(span)
+    runs = build_runs(spans, logs=logs)
+    (run,) = [r for r in runs if any(s.span_id == cut.span_id for s in r.steps)]
+    (step,) = [s for s in run.steps if s.span_id == cut.span_id]
+    named = f"steps[{step.index}].output_messages" in run.kit.missing
+    refused = any(step.label() in str(u) for u in servable(run))
+    assert named == refused == (before is None and streamed), (run.kit.missing, before, streamed)
