@@ -37,6 +37,7 @@ from ..otlp.records import SpanRecord
 from ..payload import codec as payload
 from ..payload.attributes import BlobReader, Payload, from_attributes
 from .derived_tools import unverified
+from .failed_calls import STREAMED
 from .model import ModelCall, RawHttp, Snapshot, Step, StepKind, ToolCall, ToolError
 
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
@@ -62,8 +63,11 @@ def classify(attrs: Mapping[str, Any]) -> StepKind:
         # Older instrumentations did not always name the operation.
         if A.TOOL_NAME in attrs:
             return "tool"
+        # A stream flag says so too: OpenLLMetry's span of a Responses stream that failed
+        # holds the request's model and that it streamed, and nothing else.
         if (A.REQUEST_MODEL in attrs or A.PROVIDER_NAME in attrs) and any(
-            k in attrs for k in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.USAGE_INPUT_TOKENS)
+            k in attrs
+            for k in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.USAGE_INPUT_TOKENS, *STREAMED)
         ):
             return "model"
     return "other"

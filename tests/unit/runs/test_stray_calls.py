@@ -23,6 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_replay
+from otel_replay import attributes as A
+from otel_replay.runs.failed_calls import STREAMED
+from otel_replay.runs.steps import classify
 from otel_replay.runs.stitch import ConversationKeys, group_pieces, piece_facts
 from tests.fixtures.data import TESTS
 
@@ -105,3 +108,48 @@ def test_a_stray_failed_call_joins_the_one_conversation_waiting_for_it(
         assert group == [waiting[0], at]
     if after and same_process:  # the recorded conversation, unless another waits too
         assert (group == [pieces.index(talk), at]) == (other != "waiting")
+
+
+# OpenLLMetry's OpenAI instrumentation on a Responses stream cut partway
+# (``cases/openai_openllmetry/responses_stream@seed-14``, recorded by running the hand-written
+# OpenAI agent loop, async and streamed, on the drawn scenario of seed 14, which cuts the
+# answer after the tools): it ends the cut call's span in error holding the request's model
+# and that it streamed, no operation name, no messages, in a trace of its own.
+RESPONSES_CUT = TESTS / "conformance" / "cases" / "openai_openllmetry"
+RESPONSES_CUT = RESPONSES_CUT / "responses_stream@seed-14" / "traces.binpb"
+
+
+def _responses_stray() -> tuple[Any, Any]:
+    assert RESPONSES_CUT.is_file(), RESPONSES_CUT  # the recorded case is the test's data
+    (run,) = otel_replay.load(RESPONSES_CUT)  # the stray span is no run of its own
+    return run, run.model_steps()[-1]
+
+
+def test_a_cut_responses_stream_span_joins_its_run_as_its_last_call() -> None:
+    run, last = _responses_stray()
+    assert last.status == "ERROR" and last.model.input_messages is None
+    assert last.attributes.get("gen_ai.is_streaming") in (True, "True", "true")
+    assert len(run.model_steps()) == 3 and last.trace_id != run.model_steps()[0].trace_id
+    assert f"steps[{last.index}].input_messages" in run.kit.missing
+    assert any(last.label() in p and NOT_IN_THE_TRACE in p for p in run.kit.problems)
+    assert not run.kit.replayable
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_span_naming_a_model_and_a_stream_is_a_model_call(data: st.DataObject) -> None:
+    """Of the stray span's own attributes, drawn subsets (and the stream flag's spellings):
+    it is a model call when it names a model or provider and that it streamed (or holds
+    messages or usage), whatever else it holds."""
+    _, last = _responses_stray()
+    attrs = {k: v for k, v in last.attributes.items() if k != A.OPERATION_NAME}
+    kept = data.draw(st.sets(st.sampled_from(sorted(attrs))))
+    drawn = {k: attrs[k] for k in kept}
+    flag = data.draw(st.sampled_from([None, *STREAMED]))
+    if flag is not None:
+        drawn[flag] = data.draw(st.sampled_from([True, "True", "true"]))
+    names = A.REQUEST_MODEL in drawn or A.PROVIDER_NAME in drawn
+    holds = any(
+        k in drawn for k in (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.USAGE_INPUT_TOKENS, *STREAMED)
+    )
+    assert (classify(drawn) == "model") == (names and holds), drawn
