@@ -34,6 +34,13 @@ span records): the tool does not run, and the span records the cached result.
 ``json.dumps`` of the arguments), :func:`tools_cached` whether an agent's cache is
 on; a repair (:func:`otel_replay.runs.cached_tools.mark_cached_tools`) marks such
 a call not run.
+
+CrewAI gives a native tool call the model sent without an id one of its own,
+``call_`` and the ``id()`` of the call's object (``extract_tool_call_info``,
+for a streamed call, which it keeps as a dict), and sends it back as the
+model's.  Its model spans are its client's instrumentation's, which know
+nothing of CrewAI: a run holding spans of :data:`SCOPES` reads such ids as
+made (:mod:`otel_replay.runs.made_ids`).
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ from .. import messages as M
 from .span import Dialect, GenAI, SpanView, in_scope, loads, put
 
 SCOPE = "openinference.instrumentation.crewai"
+#: The scopes of CrewAI's own spans: the instrumentation's wrappers and its event listener.
+SCOPES = frozenset({SCOPE, SCOPE + "._event_listener"})
 #: The model's arguments in a ReAct answer: all that follows ``Action Input:``.
 _ACTION_INPUT = re.compile(r"^Action Input:[ \t]*(.*?)\s*\Z", re.MULTILINE | re.DOTALL)
 #: CrewAI's words for a tool that raised (its ``tool_usage_exception`` text).

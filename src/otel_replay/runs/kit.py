@@ -468,7 +468,10 @@ class _Check:
 
     def _unanswered_calls(self) -> None:
         """Tool calls the model made, the run went on, and no tool step answers."""
-        calls = list(self._model_tool_calls())
+        # The first deltas of an answer cut partway (a call failed again on replay) reached
+        # no tool: the client raised on them.
+        cut = {s.span_id for s, _ in self._in_call_order if fails_again(self.run, s)}
+        calls = [c for c in self._model_tool_calls() if c[0].span_id not in cut]
         called_ids = {c.get("id") for _, _, c in calls if c.get("id")}
         by_id = {s.tool.call_id for s in self.tools if s.tool is not None and s.tool.call_id}
         by_name = Counter(

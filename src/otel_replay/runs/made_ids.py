@@ -9,6 +9,9 @@ Vercel AI SDK 16 letters and digits.  Their
 dialects mark the model spans with the form
 (:data:`~otel_replay.attributes.CALL_IDS_MADE_AS`); an id of that form is the
 framework's, which no provider writes, so the answer on the wire carried none.
+CrewAI's (``call_`` and a Python object's ``id()``) are on the model spans of
+its client's instrumentation, which know nothing of CrewAI: a run with CrewAI's
+own spans reads them on every model step it has that bears no mark.
 
 This repair runs last: the tool spans are joined, and tool steps derived, by
 the made id first (the framework's tool spans and its later requests carry
@@ -29,6 +32,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..dialects import crewai
 from .model import Step
 
 _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
@@ -44,6 +48,9 @@ FORMS: dict[str, re.Pattern[str]] = {
     # The Vercel AI SDK's ``generateId()``: 16 letters and digits.  A provider's own ids
     # have a prefix (``call_``, ``toolu_``, ``tooluse_``) or another length (Mistral's 9).
     "ai_sdk": re.compile(r"[0-9A-Za-z]{16}"),
+    # CrewAI's ``f"call_{id(tool_call)}"``: an address, in decimal (8 digits and more).  A
+    # provider's ``call_`` ids have 24 letters and digits; a counter's (``call_0``) one or two.
+    "crewai": re.compile(r"call_[1-9][0-9]{7,19}"),
 }
 
 
@@ -52,8 +59,9 @@ def unmake_call_ids(steps: Sequence[Step]) -> int:
     id they came with, and the tool steps that ran them none; return how many changed."""
     made: set[str] = set()
     changed = 0
+    of_run = _run_form(steps)
     for step in steps:
-        form = _form(step)
+        form = _form(step) or (of_run if step.model is not None else None)
         if form is None:
             continue
         for part in _calls(_outputs(step)):
@@ -76,7 +84,9 @@ def forget_unmatched_ids(steps: Sequence[Step]) -> int:
     (the outputs hold the model's empty id: Google ADK 1.x records the answer as the
     model gave it and the tool run under the id it made), so that they are joined to the
     model's calls by tool and arguments; return how many changed."""
-    forms = {f for s in steps if (f := _form(s)) is not None}
+    forms = {f for s in steps if (f := _form(s)) is not None} | {
+        f for f in [_run_form(steps)] if f is not None
+    }
     if not forms:
         return 0  # most runs: no stack that makes ids
     # An id of another type (a damaged trace's list or object) holds no made id.
@@ -106,6 +116,12 @@ def in_tree(roots: Sequence[Step]) -> list[Step]:
 def _form(step: Step) -> re.Pattern[str] | None:
     m = step.model
     return FORMS.get(m.call_ids_made_as or "") if m is not None else None
+
+
+def _run_form(steps: Sequence[Step]) -> re.Pattern[str] | None:
+    """The form of the ids the framework of ``steps`` makes, where its own spans tell it
+    (not its model spans: CrewAI's are its client instrumentation's)."""
+    return FORMS["crewai"] if any(s.scope in crewai.SCOPES for s in steps) else None
 
 
 def _outputs(step: Step) -> list[dict[str, Any]]:

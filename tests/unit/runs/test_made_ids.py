@@ -1,10 +1,11 @@
 """Call ids a framework made for calls the model sent without one read as no id.
 
-pydantic-ai, Google ADK and the Vercel AI SDK give a call the model sent
-without an id one of their own and record it as the model's.  The traces of
-the real stacks under a model that gives none are conformance cases
-(``cases/<stack>/<mode>@seed-27``, read here too); many runs mixing the ids
-each framework makes with the ids providers give are drawn.
+pydantic-ai, Google ADK, the Vercel AI SDK and CrewAI give a call the model
+sent without an id one of their own and record it as the model's (CrewAI's on
+the model spans of its client's instrumentation: its own spans in the run
+mark it).  The traces of the real stacks under a model that gives none are
+conformance cases (``cases/<stack>/<mode>@seed-27``, read here too); many runs
+mixing the ids each framework makes with the ids providers give are drawn.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from otel_replay.runs.made_ids import FORMS, forget_unmatched_ids, unmake_call_ids
+from otel_replay.dialects import crewai
+from otel_replay.runs.made_ids import forget_unmatched_ids, unmake_call_ids
 from otel_replay.runs.model import ModelCall, Step, ToolCall
 from tests.conformance.checks import Case
 from tests.fixtures.data import ROOT
@@ -36,6 +38,9 @@ def _made(form: str, rng: random.Random, index: int) -> str:
     if form == "adk":
         # Streamed through LiteLLM, ADK gives the call's index in its answer.
         return rng.choice([f"adk-{u}", str(index)])
+    if form == "crewai":
+        # ``f"call_{id(tool_call)}"``: an address in decimal, as CPython's id() gives it.
+        return f"call_{rng.randrange(2**24, 2**48)}"
     return "".join(rng.choice(_ALNUM) for _ in range(16))
 
 
@@ -57,15 +62,29 @@ def _given(shape: str, rng: random.Random) -> str:
     }[shape]()
 
 
+#: The frameworks that make ids, by the form their ids take.
+MADE = ("pyd_ai", "adk", "ai_sdk", "crewai")
+
 GIVEN = ("openai", "anthropic", "bedrock", "uuid", "counter", "named", "mistral", "empty")
 
 
 def _model(pos: int, calls: list[dict[str, Any]], form: str | None) -> Step:
     output = [{"role": "assistant", "parts": calls}]
-    model = ModelCall(output_messages=output, call_ids_made_as=form)
+    # CrewAI's model spans are its client instrumentation's: no mark of their own.
+    mark = None if form == "crewai" else form
+    model = ModelCall(output_messages=output, call_ids_made_as=mark)
     return Step(
         "model", f"chat {pos}", f"m{pos:015x}", None, "t" * 32, pos * 10, pos * 10 + 1, model=model
     )
+
+
+def _marks(form: str | None, rng: random.Random) -> list[Step]:
+    """The steps that mark a run with ``form`` besides its model steps' marks: CrewAI's
+    own span (its agent's, of either of its instrumentation's scopes)."""
+    if form != "crewai":
+        return []
+    scope = rng.choice(sorted(crewai.SCOPES))
+    return [Step("agent", "Agent._execute_core", "a" * 16, None, "t" * 32, 0, 0, scope=scope)]
 
 
 def _tool(pos: int, i: int, call: dict[str, Any]) -> Step:
@@ -76,7 +95,7 @@ def _tool(pos: int, i: int, call: dict[str, Any]) -> Step:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    form=st.sampled_from(sorted(FORMS)),
+    form=st.sampled_from(MADE),
     marked=st.booleans(),
     turns=st.lists(
         st.lists(st.one_of(st.none(), st.sampled_from(GIVEN)), min_size=1, max_size=3),
@@ -94,7 +113,7 @@ def test_ids_the_framework_made_are_none_and_the_models_own_are_kept(
     calls have none; the model's own ids stay, on calls and tool steps alike.  Unmarked,
     nothing changes."""
     rng = random.Random(seed)
-    steps: list[Step] = []
+    steps: list[Step] = _marks(form if marked else None, rng)
     want: list[tuple[dict[str, Any], Step, str]] = []
     for pos, shapes in enumerate(turns):
         calls = [
@@ -129,15 +148,21 @@ def _run(case: Path) -> Any:
 
 
 def test_real_stacks_under_a_model_that_gives_no_ids() -> None:
-    """pydantic-ai, Google ADK (1.x too; streamed: the index ids) and the Vercel AI SDK,
-    recorded against a model that sent every call with an empty id: each output call has
+    """pydantic-ai, Google ADK (1.x too; streamed: the index ids), the Vercel AI SDK and
+    CrewAI (streamed: it keeps a streamed call as a dict, whose ``id()`` makes its id), recorded against a model that sent every call with an empty id: each output call has
     that id, and each tool step none and a result or error (joined by the framework's id
     first, or by tool and arguments where ADK 1.x records the model's answer as it came)."""
     cases = sorted(CASES.glob("*/*@seed-27"))
     stacks = {c.parent.name for c in cases}
-    assert {"pydantic_ai", "google_adk", "vercel_ai"} <= stacks
+    assert {"pydantic_ai", "google_adk", "vercel_ai", "crewai"} <= stacks
     for case in cases:
-        if case.parent.name not in ("pydantic_ai", "google_adk", "google_adk_v1", "vercel_ai"):
+        if case.parent.name not in (
+            "pydantic_ai",
+            "google_adk",
+            "google_adk_v1",
+            "vercel_ai",
+            "crewai",
+        ):
             continue
         run = _run(case)
         calls = [
@@ -157,7 +182,7 @@ def test_real_stacks_under_a_model_that_gives_no_ids() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    form=st.sampled_from(sorted(FORMS)),
+    form=st.sampled_from(MADE),
     marked=st.booleans(),
     # Per tool step: made by the framework and held by an output, made and held by none
     # (the output keeps the model's empty id), or the model's own id of a shape.
@@ -178,7 +203,11 @@ def test_a_made_id_no_call_holds_is_taken_from_its_tool_step_before_joining(
         calls.append({"type": "tool_call", "id": output_id, "name": f"tool{i}", "arguments": {}})
         tools.append(_tool(0, i, {"name": f"tool{i}", "id": call_id}))
         want.append(None if kind == "unheld" and marked else (call_id or None))
-    steps = [_model(0, calls, form if marked else None), *tools]
+    steps = [
+        *_marks(form if marked else None, rng),
+        _model(0, calls, form if marked else None),
+        *tools,
+    ]
     changed = forget_unmatched_ids(steps)
     assert changed == (kinds.count("unheld") if marked else 0)
     assert [t.tool.call_id for t in tools if t.tool is not None] == want
