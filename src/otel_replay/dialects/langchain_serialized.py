@@ -168,10 +168,69 @@ def openai_sent_blocks(content: Any) -> Any:
     return out
 
 
-def openai_sent_messages(messages: Any) -> Any:
+#: The block types langchain-openai sends in a Responses tool output as blocks of that API
+#: (``_ensure_valid_tool_message_content``): a list of these alone is converted.
+_RESPONSES_BLOCKS = frozenset(
+    {"input_text", "input_image", "input_file", "text", "image_url", "file"}
+)
+
+
+def responses_sent_result(content: Any) -> Any:
+    """A tool result's content blocks (as :func:`openai_sent_blocks` gives them) as
+    ``ChatOpenAI`` sends them in a Responses ``function_call_output``
+    (``_convert_chat_completions_blocks_to_responses``): a ``text`` block as
+    ``input_text``, an ``image_url`` one as ``input_image`` with the URL (and its
+    ``detail``), a ``file`` one as ``input_file``; a list holding any other block is
+    kept (langchain-openai sends it as its JSON text, the same value), as is content that
+    is not a list."""
+    if not isinstance(content, list) or not all(
+        isinstance(b, Mapping) and b.get("type") in _RESPONSES_BLOCKS for b in content
+    ):
+        return content
+    return [_responses_block(b) for b in content]
+
+
+def _responses_block(block: Mapping[str, Any]) -> Any:
+    kind = block.get("type")
+    if kind == "text" and "text" in block:
+        return {"type": "input_text", "text": block["text"]}
+    image = block.get("image_url")
+    if kind == "image_url" and isinstance(image, Mapping) and "url" in image:
+        out = {"type": "input_image", "image_url": image["url"]}
+        if image.get("detail"):
+            out["detail"] = image["detail"]
+        return out
+    file = block.get("file")
+    if kind == "file" and isinstance(file, Mapping):
+        return {"type": "input_file", **file}
+    return dict(block)
+
+
+def responses_answered(*bodies: Any) -> bool:
+    """Whether ``ChatOpenAI`` called the Responses API, told by the serialized answers in
+    a call's recorded ``bodies`` (its prompt's and its generations'): a Responses answer's
+    ``response_metadata.id`` is the response's (``resp_...``)."""
+    for body in bodies:
+        if not isinstance(body, Mapping):
+            continue
+        found = [*(body.get("messages") or [[]])[:1], *(body.get("generations") or [[]])[:1]]
+        for batch in found:
+            for m in batch if isinstance(batch, list) else []:
+                m = m.get("message", m) if isinstance(m, Mapping) else m
+                if not is_message(m) or not _class(m).startswith("AIMessage"):
+                    continue
+                meta = m["kwargs"].get("response_metadata")
+                answer = meta.get("id") if isinstance(meta, Mapping) else None
+                if isinstance(answer, str) and answer.startswith("resp_"):
+                    return True
+    return False
+
+
+def openai_sent_messages(messages: Any, *, responses: bool = False) -> Any:
     """GenAI messages read from a ``ChatOpenAI`` call's record with their content blocks
     (tool results' and the messages' own parts) as langchain-openai sent them
-    (:func:`openai_sent_blocks`); anything else as it is."""
+    (:func:`openai_sent_blocks`; ``responses``: to the Responses API, a tool result's
+    blocks as :func:`responses_sent_result` makes them); anything else as it is."""
     if not isinstance(messages, list):
         return messages
     out: list[Any] = []
@@ -183,7 +242,10 @@ def openai_sent_messages(messages: Any) -> Any:
         sent = []
         for part in openai_sent_blocks(parts):
             if isinstance(part, Mapping) and part.get("type") == "tool_call_response":
-                part = {**part, "response": openai_sent_blocks(part.get("response"))}
+                sent_result = openai_sent_blocks(part.get("response"))
+                if responses:
+                    sent_result = responses_sent_result(sent_result)
+                part = {**part, "response": sent_result}
             sent.append(part)
         out.append({**m, "parts": sent})
     return out

@@ -133,7 +133,7 @@ def _model(span: SpanView, out: GenAI) -> None:
     inputs = _fuller(flat_in, LC.prompt(sent) or _body_messages(sent, True))
     if invocation.get("_type") == LC.OPENAI_CHAT_TYPE:
         # LangChain's messages, recorded before ChatOpenAI formatted their content blocks.
-        inputs = LC.openai_sent_messages(inputs)
+        inputs = LC.openai_sent_messages(inputs, responses=LC.responses_answered(sent, answer))
     put(out, A.INPUT_MESSAGES, inputs)
     put(out, A.OUTPUT_MESSAGES, _fuller(flat_out, LC.generations(answer) or _body_messages(answer)))
     put(out, A.TOOL_DEFINITIONS, _tools(unflatten(span.attributes, "llm.tools")))

@@ -166,10 +166,19 @@ def _repair(span: SpanView) -> GenAI:
         if isinstance(messages, list):
             repaired = [_items_read(m) if isinstance(m, Mapping) else m for m in messages]
             if openai and key == A.INPUT_MESSAGES:
-                repaired = LC.openai_sent_messages(repaired)
+                responses = _responses_answered(loads(span.get(A.OUTPUT_MESSAGES)))
+                repaired = LC.openai_sent_messages(repaired, responses=responses)
             if repaired != messages:
                 out[key] = repaired
     return out
+
+
+def _responses_answered(outputs: Any) -> bool:
+    """Whether a ``ChatOpenAI`` call recorded with ``outputs`` called the Responses API: its
+    answer has no finish reason (a Responses answer's metadata has none, and the instrumentation
+    writes ``""``; a Chat Completions answer always has one)."""
+    answers = [m for m in outputs if isinstance(m, Mapping)] if isinstance(outputs, list) else []
+    return bool(answers) and all(m.get("finish_reason") == "" for m in answers)
 
 
 def _items_read(message: Mapping[str, Any]) -> dict[str, Any]:

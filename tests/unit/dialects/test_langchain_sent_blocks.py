@@ -11,6 +11,12 @@ OpenInference 0.1 records a tool's arguments as Python ``str()`` of the dict,
 OpenInference on LangChain 1.x records a one-argument tool's input as the bare
 value, and neither records a call id on the tool span: each span pairs with its
 own call all the same (by its arguments, or by the ``ToolMessage`` it returned).
+
+On the Responses API ``ChatOpenAI`` sends a tool result's blocks as that API's
+(``input_image`` with the URL): the cases ``cases/langgraph*/responses*@seed-27``
+(``track_shipment`` returns an Anthropic-style image block) were recorded the same
+way, streamed for one; what tells the API is the answers' ``resp_`` ids
+(OpenInference) or their lack of a finish reason (OpenLLMetry).
 """
 
 from __future__ import annotations
@@ -26,7 +32,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_replay
-from otel_replay.dialects.langchain_serialized import openai_sent_blocks, tool_message_call_id
+from otel_replay.dialects.langchain_serialized import (
+    openai_sent_blocks,
+    responses_sent_result,
+    tool_message_call_id,
+)
 from otel_replay.runs.model import Step
 from tests.conformance.scenario import PNG_BASE64, scenario_for
 from tests.fixtures.data import TESTS
@@ -90,6 +100,34 @@ def test_an_image_a_langchain_tool_returned_reads_as_the_image_url_chatopenai_se
     assert responses and all(r == sent for r in responses)
 
 
+#: The Responses cases of seed 27, one per stack.
+RESPONSES = {
+    "langgraph_openinference": "responses",
+    "langgraph_openllmetry": "responses",
+    "langgraph_v0_openinference": "responses",
+    "langgraph_v0_openllmetry": "responses_stream",
+}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_image_a_tool_returned_reads_as_the_input_image_chatopenai_sent_on_responses(
+    stack: str,
+) -> None:
+    (run,) = otel_replay.load(CASES / stack / f"{RESPONSES[stack]}@seed-27" / "traces.binpb")
+    sent = [{"type": "input_image", "image_url": DATA_URL}]
+    steps = [s for s in run.tool_steps() if s.tool.tool_name == "track_shipment"]
+    assert steps and all(s.tool.result == sent for s in steps)
+    ids = {s.tool.call_id for s in steps}
+    responses = [
+        p["response"]
+        for s in run.model_steps()
+        for m in s.model.input_messages or []
+        for p in m.get("parts") or []
+        if p.get("type") == "tool_call_response" and p.get("id") in ids
+    ]
+    assert responses and all(r == sent for r in responses)
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_a_tool_called_twice_pairs_each_span_with_its_own_call(stack: str) -> None:
     """Every tool step holds the id of the call whose arguments it ran, and the result the
@@ -131,7 +169,8 @@ def test_a_tool_message_names_the_call_it_answers(call_id: Any, form: str, conte
 
 def _block(rng: random.Random) -> Any:
     """A content block of a kind a LangChain message may hold."""
-    kind = rng.choice(("text", "b64", "url", "other_source", "no_source", "mcp", "image_url"))
+    kinds = ("text", "b64", "url", "other_source", "no_source", "mcp", "image_url", "file")
+    kind = rng.choice(kinds)
     media = rng.choice(("image/png", "image/jpeg", "image/webp", ""))
     data = rng.choice((PNG_BASE64, "AAAA", "", "x" * rng.randint(1, 40)))
     if kind == "text":
@@ -147,22 +186,24 @@ def _block(rng: random.Random) -> Any:
         return {"type": "image", "source": rng.choice(({}, None, ""))}
     if kind == "mcp":
         return {"type": "image", "data": data, "mimeType": media}
-    return {"type": "image_url", "image_url": {"url": DATA_URL}}
+    if kind == "file":
+        return {"type": "file", "file": {"filename": "a.pdf", "file_data": DATA_URL}}
+    image_url = {"url": DATA_URL, **rng.choice(({}, {"detail": "low"}, {"detail": ""}))}
+    return {"type": "image_url", "image_url": image_url}
 
 
-@pytest.mark.slow
-def test_blocks_read_as_langchain_openai_formats_them() -> None:
-    """Drawn block lists (a seeded generator), formatted by the stack's own langchain-openai
-    (``ChatOpenAI``'s ``_format_message_content``, in its environment) and by the reader."""
+def _drawn(seed: int, most: int) -> list[list[Any]]:
+    """400 block lists of up to ``most`` blocks, drawn from ``seed``."""
+    rng = random.Random(seed)
+    return [[_block(rng) for _ in range(rng.randint(0, most))] for _ in range(400)]
+
+
+def _in_stacks(code: str, drawn: list[Any]) -> list[tuple[str, list[Any]]]:
+    """What ``code`` prints (JSON) given ``drawn`` (JSON on its input), run in each LangGraph
+    stack's environment (1.x and 0.3), with its own langchain-openai."""
     from tests.conformance.replay_agents import stack_python  # makes the stack's venv: slow
 
-    rng = random.Random(35)
-    drawn = [[_block(rng) for _ in range(rng.randint(0, 5))] for _ in range(400)]
-    code = (
-        "import json, sys\n"
-        "from langchain_openai.chat_models.base import _format_message_content as f\n"
-        "print(json.dumps([f(c) for c in json.load(sys.stdin)]))\n"
-    )
+    out = []
     for stack in ("langgraph_openinference", "langgraph_v0_openinference"):
         python = stack_python(stack)
         done = subprocess.run(
@@ -173,6 +214,44 @@ def test_blocks_read_as_langchain_openai_formats_them() -> None:
             check=True,
             cwd=Path(python).parent,
         )
-        expected = json.loads(done.stdout)
+        out.append((stack, json.loads(done.stdout)))
+    return out
+
+
+@pytest.mark.slow
+def test_blocks_read_as_langchain_openai_formats_them() -> None:
+    """Drawn block lists (a seeded generator), formatted by the stack's own langchain-openai
+    (``ChatOpenAI``'s ``_format_message_content``, in its environment) and by the reader."""
+    drawn = _drawn(35, 5)
+    code = (
+        "import json, sys\n"
+        "from langchain_openai.chat_models.base import _format_message_content as f\n"
+        "print(json.dumps([f(c) for c in json.load(sys.stdin)]))\n"
+    )
+    for stack, expected in _in_stacks(code, drawn):
         for content, want in zip(drawn, expected, strict=True):
             assert openai_sent_blocks(content) == want, (stack, content)
+
+
+@pytest.mark.slow
+def test_a_tool_result_reads_as_langchain_openai_sends_it_on_the_responses_api() -> None:
+    """Drawn tool results (a seeded generator's block lists), made into a Responses
+    ``function_call_output``'s output by the stack's own langchain-openai (its message
+    formatting, then ``_ensure_valid_tool_message_content``, in its environment) and by the
+    reader: the same blocks, or, for a list it sends as its JSON text, the same value."""
+    drawn = _drawn(36, 4)
+    code = (
+        "import json, sys, inspect\n"
+        "from langchain_openai.chat_models import base as b\n"
+        "f = b._format_message_content\n"
+        "kw = {'api': 'responses', 'role': 'tool'} if 'api' in inspect.signature(f).parameters "
+        "else {}\n"
+        "print(json.dumps([b._ensure_valid_tool_message_content(f(c, **kw)) "
+        "for c in json.load(sys.stdin)]))\n"
+    )
+    for stack, expected in _in_stacks(code, drawn):
+        assert any(isinstance(w, list) and w for w in expected), "blocks converted"
+        assert any(isinstance(w, str) for w in expected), "lists sent as JSON text"
+        for content, want in zip(drawn, expected, strict=True):
+            got = responses_sent_result(openai_sent_blocks(content))
+            assert got == (json.loads(want) if isinstance(want, str) else want), (stack, content)
