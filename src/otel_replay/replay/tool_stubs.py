@@ -390,9 +390,18 @@ class ToolStubs(Observed):
             (Candidate(s, tuple(tool_reasons(s, inv.name, inv.call_id, args_key))) for s in unused),
             key=lambda c: (len(c.reasons), c.step.index),
         )[:3]
+        asked = None if problem else self._asked_without_result(inv, args_key)
         what = problem or (
             f"tool call {inv.name}({_short(payload.plain(inv.arguments))}) was not recorded"
-            + (" (recorded tool calls are all used up)" if not unused else "")
+            + (
+                f": {asked.label()} asked for it, and what it returned is not in the trace "
+                "(no tool span records it, and no model request recorded after that step "
+                "holds its result)"
+                if asked is not None
+                else " (recorded tool calls are all used up)"
+                if not unused
+                else ""
+            )
         )
         err = ReplayDivergence(
             what,
@@ -409,6 +418,24 @@ class ToolStubs(Observed):
         )
         self.observer.diverged(err)
         return err
+
+    def _asked_without_result(self, inv: ToolInvocation, args_key: str) -> Step | None:
+        """The model step whose answer made a call of ``inv``'s tool with its arguments that
+        no tool step answers (its result is in no record: a request cut from the trace
+        would have carried it), or None."""
+        answered = {s.tool.call_id for s in self.steps if s.tool is not None and s.tool.call_id}
+        for step in self.run.model_steps():
+            for message in (step.model.output_messages if step.model else None) or []:
+                for part in message.get("parts") or []:
+                    if (
+                        isinstance(part, dict)
+                        and part.get("type") == "tool_call"
+                        and part.get("name") == inv.name
+                        and not (part.get("id") and part.get("id") in answered)
+                        and tool_arguments_key(part.get("arguments")) == args_key
+                    ):
+                        return step
+        return None
 
     def unreplayed(self) -> list[Step]:
         # A call the stack answered itself (the tool never ran) is answered so again.
