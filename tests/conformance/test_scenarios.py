@@ -204,6 +204,17 @@ REFUSED_BY_THE_FRAMEWORK: dict[
         )
         for stack in ("pydantic_ai", "pydantic_ai_v1")
     },
+    "semantic_kernel": (
+        lambda scn, mode: (
+            scn.parts.text > 1
+            and mode.get("api") == "responses"
+            and "async_stream" not in mode.get("args", [])
+        ),
+        "Semantic Kernel's OpenAIResponsesAgent keeps each output_text part of an answer as "
+        "a TextContent of its own, and ChatMessageContent.content (what get_response "
+        "gives an agent to print) is the first one's text alone: with the answer in several "
+        "parts the run answers its first part",
+    ),
     "strands": (
         lambda scn, mode: scn.ids == "empty",
         "Strands sends its first request again and again on an answer whose calls have no "
