@@ -90,16 +90,29 @@ def surrogates_escaped(text: str) -> str:
 def loads(text: str | bytes | bytearray) -> Any:
     """``json.loads`` for recorded text; nesting past the bound raises :class:`TooDeep`,
     a lone surrogate becomes U+FFFD."""
+    value = loads_unbounded(text)
+    bound(text, value)
+    return value
+
+
+def loads_unbounded(text: str | bytes | bytearray) -> Any:
+    """:func:`loads` but for the bound on nesting, which the caller checks: with
+    :func:`bound`, or by a walk of the value that it makes anyway and that proves the
+    value shallow (a message list of a known shape, read for every model call)."""
     try:
         value = json.loads(text)
     except RecursionError:
         raise TooDeep(f"JSON nested deeper than {MAX_NESTING} levels") from None
     if may_hold_surrogates(text):
         value = without_lone_surrogates(value)
+    return value
+
+
+def bound(text: str | bytes | bytearray, value: Any) -> None:
+    """Raise :class:`TooDeep` when ``value``, parsed from ``text``, nests past the bound."""
     # A value cannot nest deeper than it has brackets: most texts need no walk.
     if _brackets_over(text, MAX_NESTING) and depth(value) > MAX_NESTING:
         raise TooDeep(f"JSON nested deeper than {MAX_NESTING} levels")
-    return value
 
 
 def _brackets_over(text: str | bytes | bytearray, most: int) -> bool:

@@ -40,9 +40,10 @@ def _matches(text: str, digest: str | None) -> bool:
     return digest is None or payload.sha256(text.encode("utf-8", "surrogatepass")) == digest
 
 
-def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool]:
+def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool, bool]:
     """What :func:`~.steps._content` reads of a plain span's message list under ``key``,
-    and whether its payload is damaged (:func:`~.kit._damaged`)."""
+    whether its payload is damaged (:func:`~.kit._damaged`), and whether the messages
+    are a chat's text alone (:func:`chat_only`)."""
     text = attrs.get(key)
     digest = attrs.get(_DIGEST[key])
     type_ = attrs.get(_TYPE[key])
@@ -53,14 +54,20 @@ def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool]:
         and _matches(text, digest)
     ):
         try:
-            value = json_text.loads(text)
+            value = json_text.loads_unbounded(text)
+            chat = chat_only(value)
+            if not chat:
+                # A chat's text alone nests four levels deep: its brackets need no count
+                # (the count costs a fifth of the parse of a long turn).
+                json_text.bound(text, value)
             if type_ == payload.JSON and isinstance(value, str):
                 value = json_text.loads(value)  # a JSON payload that is text: read as text
+                chat = chat_only(value)
         except ValueError:
-            return None, False  # (the reader's second try, the same text, fails alike)
-        return value, False
+            return None, False, False  # (the reader's second try, the same text, fails alike)
+        return value, False, chat
     value, p = _content(attrs, key, None)  # any other form, or a damaged payload
-    return value, _damaged(p)
+    return value, _damaged(p), chat_only(value)
 
 
 def tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -124,12 +131,14 @@ _CHAT_ROLES = frozenset(("user", "assistant", "system"))
 
 def chat_only(messages: Any) -> bool:
     """Whether parsed ``messages`` are GenAI messages of text alone: each a user's,
-    assistant's or system turn whose parts are all of type ``text``.
+    assistant's or system turn whose parts are all of type ``text``, no other value of
+    a message or of a part a list or a map.
 
     Normalized (:func:`~.steps._messages`), such messages hold no tool's turn and no
     part that calls a tool or answers one (a message's parts are read, never its
     ``tool_calls``; a part of type ``text`` stays one), so the checks for tool calls
-    need not normalize them: most turns of a chat.
+    need not normalize them: most turns of a chat.  And they nest four levels deep, so
+    their text needs no bound on nesting (:func:`~..json_text.bound`).
     """
     if type(messages) is not list:
         return False
@@ -139,7 +148,18 @@ def chat_only(messages: Any) -> bool:
         parts = message.get("parts")
         if type(parts) is not list:
             return False
+        if len(message) > 2:  # (a role and parts alone, most often)
+            for k, v in message.items():
+                if k != "parts" and type(v) in _NESTED:
+                    return False
         for part in parts:
             if type(part) is not dict or part.get("type") != "text":
                 return False
+            for v in part.values():
+                if type(v) in _NESTED:
+                    return False
     return True
+
+
+#: What a parsed JSON value nests in.
+_NESTED = frozenset((list, dict))

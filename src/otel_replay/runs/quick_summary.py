@@ -69,7 +69,6 @@ from .plain_values import (
     MESSAGE_LISTS,
     TOOL_VALUES,
     blank,
-    chat_only,
     message_list,
     tool_values,
 )
@@ -268,7 +267,7 @@ def _plain(span: SpanRecord) -> _Span | None:
             out.outputs = _answer(_messages(outputs))
         return out
     if kind == "model":
-        inputs, damaged = message_list(attrs, A.INPUT_MESSAGES)
+        inputs, damaged, chat = message_list(attrs, A.INPUT_MESSAGES)
         if damaged:
             return None
         if type(inputs) is list:
@@ -278,10 +277,10 @@ def _plain(span: SpanRecord) -> _Span | None:
         else:
             return None  # no messages
         out.raw_inputs = inputs
-        out.tooling = not chat_only(inputs)
+        out.tooling = not chat
         out.blank = blank(attrs, MESSAGE_LISTS)
         if A.OUTPUT_MESSAGES in attrs or _DIGEST_OF_OUTPUT in attrs:
-            outputs, damaged = message_list(attrs, A.OUTPUT_MESSAGES)
+            outputs, damaged, _ = message_list(attrs, A.OUTPUT_MESSAGES)
             if damaged:
                 return None
             out.outputs, out.output_recorded = _answer(_messages(outputs)), True
@@ -358,22 +357,29 @@ def _unrepaired(steps: _Steps) -> bool:
     models, tools = steps.timed_models, steps.timed_tools
     answered: set[str | None] = set()
     for m in models:
-        if not m.tooling or not _calls_or_results(m.inputs):
-            continue  # no turn of it called a tool or answered one: nothing to set right
+        if not m.tooling:
+            continue  # a chat's text alone: no turn of it called a tool or answered one
         inputs = m.inputs
+        calls: set[str | None] = set()
+        results: set[str | None] = set()
+        # One walk over the turns and their parts (an input is walked for each check
+        # otherwise, and most inputs of an agent's loop hold tool turns).
         for j, message in enumerate(inputs):
             # (Only an assistant's turn loses its calls: the others are not asked.)
             if message.get("role") == "assistant" and lost_calls(inputs, j):
                 return False
-        calls: set[str | None] = set()
-        results: set[str | None] = set()
-        for part in _parts(inputs, "tool_call", "tool_call_response"):
-            if part.get("type") == "tool_call":
-                calls.add(_id(part))
-            elif not part.get("id"):
-                return False  # a result without its call id
-            else:
-                results.add(_id(part))
+            for part in message.get("parts") or ():
+                if not isinstance(part, dict):
+                    continue
+                kind = part.get("type")
+                if kind == "tool_call":
+                    calls.add(_id(part))
+                elif kind != "tool_call_response":
+                    continue
+                elif not part.get("id"):
+                    return False  # a result without its call id
+                else:
+                    results.add(_id(part))
         if calls - results:
             return False  # a call no result of its input answers
         answered |= results
@@ -406,20 +412,6 @@ def _unrepaired(steps: _Steps) -> bool:
             if any(c.get("id") not in ran for c in m.calls):
                 return False  # a call no tool span records: a derived tool step
     return True
-
-
-def _calls_or_results(messages: list[dict[str, Any]]) -> bool:
-    """Whether ``messages`` hold a tool's turn, or a part that calls a tool or answers one."""
-    for message in messages:
-        if message.get("role") == "tool":
-            return True
-        for part in message.get("parts") or ():
-            if isinstance(part, dict) and part.get("type") in _TOOL_PARTS:
-                return True
-    return False
-
-
-_TOOL_PARTS = frozenset(("tool_call", "tool_call_response"))
 
 
 def _line(run: Run, steps: _Steps) -> RunSummary:

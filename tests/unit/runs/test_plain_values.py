@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_replay import attributes as A
+from otel_replay import json_text
 from otel_replay.runs import plain_values as P
 from otel_replay.runs.kit import _damaged
-from otel_replay.runs.quick_summary import _calls_or_results
 from otel_replay.runs.steps import _content, _messages
 
 _JSON = st.recursive(
@@ -44,7 +44,7 @@ _MESSAGES = st.lists(
 def _text(draw: st.DrawFn) -> Any:
     """What an attribute holds where content is recorded."""
     value = draw(st.one_of(_MESSAGES, _JSON))
-    how = draw(st.sampled_from(["json", "json of json", "no json", "deep", "no text"]))
+    how = draw(st.sampled_from(["json", "json of json", "no json", "deep", "deep chat", "no text"]))
     if how == "json":
         return json.dumps(value, ensure_ascii=draw(st.booleans()))
     if how == "json of json":
@@ -53,6 +53,15 @@ def _text(draw: st.DrawFn) -> Any:
         return json.dumps(value)[:-1] + draw(st.sampled_from(["", "}", "x", "\ud800"]))
     if how == "deep":
         return "[" * 70 + "]" * 70
+    if how == "deep chat":
+        # A chat's text but for one value, nested past the bound: in a part or a turn.
+        deep: Any = draw(st.sampled_from(["x", 1, None]))
+        for _ in range(draw(st.integers(60, 70))):
+            deep = [deep] if draw(st.booleans()) else {"k": deep}
+        part = {"type": "text", "content": "hi"}
+        message = {"role": "user", "parts": [part]}
+        (part if draw(st.booleans()) else message)[draw(st.sampled_from(["content", "x"]))] = deep
+        return json.dumps([message])
     return draw(st.one_of(st.integers(), st.lists(st.text(max_size=3), max_size=2)))
 
 
@@ -90,9 +99,10 @@ def test_a_message_list_reads_as_the_payload_reader_reads_it(
     attrs: dict[str, Any], key: str
 ) -> None:
     value, p = _content(attrs, key, None)
-    read, damaged = P.message_list(attrs, key)
+    read, damaged, chat = P.message_list(attrs, key)
     assert _same(read, value)
     assert damaged == _damaged(p)
+    assert chat == P.chat_only(value)
 
 
 @settings(max_examples=400, deadline=None)
@@ -175,6 +185,19 @@ _MESSAGE = st.one_of(
 )
 
 
+def _calls_or_results(messages: list[dict[str, Any]]) -> bool:
+    """Whether normalized ``messages`` hold a tool's turn, or a part that calls a tool or
+    answers one."""
+    return any(
+        message.get("role") == "tool"
+        or any(
+            isinstance(p, dict) and p.get("type") in ("tool_call", "tool_call_response")
+            for p in message.get("parts") or ()
+        )
+        for message in messages
+    )
+
+
 _CHAT = st.lists(
     st.fixed_dictionaries(
         {"role": _ROLE, "parts": st.lists(_PART, max_size=3)},
@@ -193,3 +216,5 @@ def test_messages_of_text_alone_hold_no_tool_call_once_normalized(messages: Any)
     normalized = _messages(messages)
     if P.chat_only(messages):
         assert normalized is not None and not _calls_or_results(normalized)
+        # Nor do they nest past the bound, whose check their text is spared.
+        assert json_text.depth(messages) <= 4
