@@ -23,7 +23,7 @@ from ..dialects.placeholders import may_hold_placeholder
 from ..payload import codec as payload
 from ..payload.attributes import from_attributes
 from .kit import _damaged
-from .steps import _arguments, _content, _result, _semconv_object
+from .steps import _arguments, _content, _messages, _result, _semconv_object
 
 MESSAGE_LISTS = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES)
 TOOL_VALUES = (A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT)
@@ -163,3 +163,50 @@ def chat_only(messages: Any) -> bool:
 
 #: What a parsed JSON value nests in.
 _NESTED = frozenset((list, dict))
+
+
+def normalized(messages: Any) -> list[dict[str, Any]] | None:
+    """:func:`~.steps._messages` of parsed ``messages``: the messages themselves when they
+    are their own normalization (:func:`as_normalized`), as most of our capture's are."""
+    return messages if as_normalized(messages) else _messages(messages)
+
+
+#: The keys, in order, of a message that normalizes to itself.
+_MESSAGE_KEYS = ("role", "parts")
+#: The keys, in order, of a part of each type that normalizes to an equal copy of itself.
+_PART_KEYS = {
+    "tool_call": (("type", "id", "name", "arguments"), ("type", "id", "name")),
+    "tool_call_response": (("type", "id", "response"),),
+}
+
+
+def as_normalized(messages: Any) -> bool:
+    """Whether parsed ``messages`` normalize (:func:`~.steps._messages`) to a list equal
+    to them, keys in the same order: GenAI messages of a role and parts alone (no role
+    renamed, no user's turn of tool results alone), each part text with its content, a
+    call with its id, name and arguments as values (not text, which is parsed), or a
+    result with its id and a response that is no list (a list of text blocks is joined).
+    The checks of a plain run then read them as they are, and no copy is made.
+    """
+    if type(messages) is not list:
+        return False
+    for message in messages:
+        if type(message) is not dict or tuple(message) != _MESSAGE_KEYS:
+            return False
+        role, parts = message["role"], message["parts"]
+        if type(role) is not str or role == "model" or type(parts) is not list:
+            return False
+        for part in parts:
+            if type(part) is not dict:
+                return False
+            kind = part.get("type")
+            if kind == "text" and "content" in part:
+                continue
+            if type(kind) is not str or tuple(part) not in _PART_KEYS.get(kind, ()):
+                return False
+            if kind == "tool_call":
+                if type(part.get("arguments")) is str:
+                    return False
+            elif role == "user" or type(part["response"]) is list:
+                return False
+    return True

@@ -70,6 +70,7 @@ from .plain_values import (
     TOOL_VALUES,
     blank,
     message_list,
+    normalized,
     tool_values,
 )
 from .recovered_turns import _has_calls
@@ -186,7 +187,7 @@ class _Span:
     def inputs(self) -> list[dict[str, Any]]:
         """A model span's input messages, normalized (as a model step holds them)."""
         if self._inputs is None:
-            self._inputs = _messages(self.raw_inputs) or []
+            self._inputs = normalized(self.raw_inputs) or []
         return self._inputs
 
 
@@ -283,7 +284,7 @@ def _plain(span: SpanRecord) -> _Span | None:
             outputs, damaged, _ = message_list(attrs, A.OUTPUT_MESSAGES)
             if damaged:
                 return None
-            out.outputs, out.output_recorded = _answer(_messages(outputs)), True
+            out.outputs, out.output_recorded = _answer(normalized(outputs)), True
             out.calls = M.tool_calls(out.outputs) if out.outputs else []
         # (Else nothing of it was recorded: neither value nor digest, the only companions
         # a plain span may carry, without which the payload reader finds none.)

@@ -218,3 +218,47 @@ def test_messages_of_text_alone_hold_no_tool_call_once_normalized(messages: Any)
         assert normalized is not None and not _calls_or_results(normalized)
         # Nor do they nest past the bound, whose check their text is spared.
         assert json_text.depth(messages) <= 4
+
+
+#: Parts of our capture's shape, and each one change that its normalization makes.
+_NEAR_PART = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "content": _VALUE}),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_call"), "id": _VALUE, "name": _VALUE},
+        optional={"arguments": st.sampled_from([{"a": [1]}, None, "x", '{"a": 1}', "[2]"])},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_call_response"), "id": _VALUE, "response": _VALUE},
+    ),
+)
+#: Roles, each that normalizing changes or reads otherwise among them.
+_NEAR_ROLE = st.sampled_from(["user", "user", "assistant", "tool", "model", "system", 5])
+
+
+@st.composite
+def _near_message(draw: st.DrawFn) -> Any:
+    message: dict[str, Any] = {
+        "role": draw(_NEAR_ROLE),
+        "parts": draw(st.lists(_NEAR_PART, min_size=1, max_size=2)),
+    }
+    change = draw(st.sampled_from([None, None, None, "key", "order", "part order", "other part"]))
+    if change == "key":
+        message[draw(st.sampled_from(["name", "finish_reason", "tool_call_id"]))] = draw(_VALUE)
+    elif change == "order":
+        message = {"parts": message["parts"], "role": message["role"]}
+    elif change == "part order":
+        message["parts"][0] = dict(reversed(message["parts"][0].items()))
+    elif change == "other part":
+        message["parts"].append(draw(_PART))
+    return message
+
+
+@settings(max_examples=2000, deadline=None)
+@given(messages=st.one_of(st.lists(_near_message(), min_size=1, max_size=2), _CHAT))
+def test_messages_told_normalized_are_their_own_normalization(messages: Any) -> None:
+    """Messages of our capture's shape and each change normalizing makes to one: those
+    told to be normalized read the same as normalized, keys in the same order."""
+    normalized = _messages(messages)
+    if P.as_normalized(messages):
+        assert repr(normalized) == repr(messages)
+    assert repr(P.normalized(messages)) == repr(normalized)
