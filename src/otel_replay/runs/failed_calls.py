@@ -80,14 +80,13 @@ def failed_end(run: Run, step: Step) -> bool:
         return False
     if step.status != "ERROR" and m.finish_reasons:
         return False  # answered to its end (most calls): told without the run's other steps
-    models = [s for s in run.steps if s.kind == "model" and s.model is not None]
-    if models[-1] is not step:
+    if _last_model_call(run) is not step:
         return False
     if step.status == "ERROR":
         return _went_up(run, step)
     if cut_stream(step):
         return _went_up(run, step)
-    earlier = models[:-1]
+    earlier = [s for s in run.steps if s.kind == "model" and s.model is not None and s is not step]
     cut_short = (
         not m.finish_reasons
         and bool(earlier)
@@ -113,8 +112,18 @@ def fails_again(run: Run, step: Step) -> bool:
         return False
     if step.status != "ERROR" or m.finish_reasons or not m.output_messages:
         return False
-    models = [s for s in run.steps if s.kind == "model" and s.model is not None]
-    return models[-1] is not step
+    return _last_model_call(run) is not step
+
+
+def _last_model_call(run: Run) -> Step | None:
+    """``run``'s last model call, or None.  Looked for from the end: a replay asks
+    :func:`failed_end` of every call it serves, and the steps after the last model call
+    are few, where listing every model call of the run made each request cost the run's
+    length."""
+    for s in reversed(run.steps):
+        if s.kind == "model" and s.model is not None:
+            return s
+    return None
 
 
 def _went_up(run: Run, step: Step) -> bool:

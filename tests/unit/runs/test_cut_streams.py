@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import otel_replay
 from otel_replay.replay.pinned_model import unanswered
 from otel_replay.replay.servable import servable
-from otel_replay.runs.failed_calls import failed_end
+from otel_replay.runs.failed_calls import failed_end, fails_again
 from otel_replay.runs.kit import check_kit
 from tests.fixtures.data import TESTS
 
@@ -90,3 +90,22 @@ def test_a_stream_without_its_end_ends_the_run_or_is_named_missing(
     if named:
         assert kit.verdict != "full" and not kit.replayable
         assert any(last.label() in p and "did not reach its end" in p for p in kit.problems)
+
+
+class _ReadFromTheEndOnly(list[Any]):
+    """A run's steps that may be read from the end only."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the run's steps were read from the start")
+
+
+def test_a_call_before_the_last_is_told_from_the_run_s_end() -> None:
+    """A replay asks of every call it serves whether it failed and ended the run: a call
+    with no finish reason recorded before the last call is told without reading the run's
+    other calls (listing them made each request cost the run's length)."""
+    run = _run(32)  # two calls: the second cut
+    first, _ = run.model_steps()
+    first.model.finish_reasons = None
+    run.steps = _ReadFromTheEndOnly(run.steps)
+    assert not failed_end(run, first)
+    assert not fails_again(run, first)
