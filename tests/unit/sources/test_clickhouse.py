@@ -21,11 +21,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import otel_replay
+from otel_replay.otlp.errors import FormatError
 from otel_replay.sources.reader import RecordReader
 from tests.conformance.checks import find_cases
 from tests.fixtures.cli import cli_process
 from tests.fixtures.clickhouse import Schema, create, fill, insert
-from tests.fixtures.clickhouse_http import clickhouse_http
+from tests.fixtures.clickhouse_http import Seen, clickhouse_http
 from tests.fixtures.data import ROOT
 from tests.fixtures.example_replay import replays_alike
 
@@ -388,7 +389,8 @@ def test_the_traces_left_to_read_are_read_in_one_scan_into_the_runs_windows_give
 ) -> None:
     """The traces left to the reader (random runs of every shape check tells apart, other
     stacks' traces with their log records, client-only traces stitched into runs), in
-    windows of a few spans: read in one scan of the table (or one per so many traces),
+    windows of a few spans: read in one scan of the table (their ids sent to a temporary
+    table, or, where ClickHouse makes none, one scan per so many ids named in the query),
     they build the runs each window's own query builds, with the same problems; the
     table is asked once for them all, and once more for the stitched traces."""
     import random
@@ -411,9 +413,11 @@ def test_the_traces_left_to_read_are_read_in_one_scan_into_the_runs_windows_give
     ]
     per_window = rng.choice([3, 10, 25])
     monkeypatch.setattr(stream, "WINDOW_BYTES", per_window * 1024)
-    # Some queries hold many windows: as many as hold a few traces at most, or all.
-    most = rng.choice([4, 9, 100_000])
-    monkeypatch.setattr(spans, "SCAN_IDS", most)
+    # No temporary table (a user without the right): a query per so many ids, or all.
+    most = rng.choice([4, 9, 100_000, None])
+    if most is not None:
+        monkeypatch.setattr(spans, "SEND_IDS", most)
+        monkeypatch.setattr(spans, "send_ids", _refused)
     asked: list[str] = []
     rows = database._Embedded.rows
 
@@ -427,10 +431,91 @@ def test_the_traces_left_to_read_are_read_in_one_scan_into_the_runs_windows_give
     planned = stream.Windows(windows_of(traces, per_window), {})
     windowed = stream._map_planned([table], _run_json, planned, 1)
     scans = len(spans_asked)
-    assert len(planned) >= 4 and (1 <= scans <= 2 if most > len(traces) else scans > 2)
+    assert len(planned) >= 4
+    assert 1 <= scans <= 2 if most is None or most > len(traces) else scans > 2
     key = lambda r: r["run_id"]  # noqa: E731
     assert sorted(scanned.values, key=key) == sorted(windowed.values, key=key)
     assert sorted(map(str, scanned.problems)) == sorted(map(str, windowed.problems))
+
+
+def _refused(*args: Any) -> None:
+    raise FormatError.whole("db", "ClickHouse refused the query: not enough privileges")
+
+
+@pytest.mark.parametrize(("server", "extra"), [(False, 0), (False, 70_000), (True, 70_000)])
+def test_any_number_of_trace_ids_is_read_in_one_scan(
+    server: bool, extra: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trace ids past what one query can name (about 2 MB of them, ids of no trace among
+    them) are sent to a temporary table in pieces, embedded or to a server: the spans of
+    every window are read in one query, as each window's own query reads them."""
+    import random
+
+    from otel_replay.sources.clickhouse import database
+    from otel_replay.sources.clickhouse.spans import scanned_windows
+
+    rng = random.Random(extra)
+    _, files = _mixed(tmp_path / "cases")
+    table = fill(tmp_path / "db", _records(*map(Path, files)))
+    real = [
+        str(r["TraceId"])
+        for r in database.connect(table).rows("SELECT DISTINCT TraceId FROM otel.otel_traces")
+    ]
+    ids = real + [f"{rng.getrandbits(128):032x}" for _ in range(extra)]
+    rng.shuffle(ids)
+    windows = [ids[i : i + 5000] for i in range(0, len(ids), 5000)] if extra else [[t] for t in ids]
+    one_by_one = [list(RecordReader(table, set(w))) if set(w) & set(real) else [] for w in windows]
+    with contextlib.ExitStack() as stack:
+        if server:
+            # The test's server takes a URL (the parameters) of 64 KiB at most.
+            monkeypatch.setattr(database, "SEND_IDS", 1000)
+            host, seen = stack.enter_context(clickhouse_http(str(tmp_path / "db")))
+            table = f"clickhouse://{host}/otel"
+        else:
+            seen = Seen()
+            rows = database._Embedded.rows
+
+            def counted(self: Any, sql: str, params: Any = None) -> Any:
+                seen.queries.append(sql)
+                return rows(self, sql, params)
+
+            monkeypatch.setattr(database._Embedded, "rows", counted)
+        scanned = list(scanned_windows(table, windows))
+    assert len([q for q in seen.queries if "SpanId" in q and "otel.otel_traces WHERE" in q]) == 1
+    assert len(scanned) == len(windows)
+    for (got, problems), want in zip(scanned, one_by_one, strict=True):
+        assert not problems
+        assert sorted(repr(dataclasses.replace(r, source="")) for r in got) == sorted(
+            repr(dataclasses.replace(r, source="")) for r in want
+        )
+
+
+@given(
+    sizes=st.lists(st.integers(1, 30), min_size=1, max_size=30),
+    piece=st.integers(5, 60),
+    rng=st.randoms(use_true_random=False),
+)
+@settings(max_examples=50, deadline=None)
+def test_every_sent_trace_id_is_tagged_with_its_own_window(
+    engine: Any, sizes: list[int], piece: int, rng: Any
+) -> None:
+    """Windows of any sizes, their ids sent in pieces of any size (a table of many blocks,
+    which ClickHouse reads in parallel, its rows in an order of no promise): every id is
+    tagged with its own window, however often and with however many threads it is asked."""
+    from unittest import mock
+
+    from otel_replay.sources.clickhouse import database, spans
+
+    windows = [[f"{rng.getrandbits(128):032x}" for _ in range(n)] for n in sizes]
+    want = {t: n for n, w in enumerate(windows) for t in w}
+    with mock.patch.object(database, "SEND_IDS", piece), engine.session():
+        database.send_ids(engine, list(want), list(want.values()))
+        for threads in (1, 2, 4, 8, 16) * 4:
+            tagged = engine.rows(
+                f"SELECT TraceId, {spans._HELD_WINDOW} AS window FROM {database.IDS_TABLE}"
+                f" SETTINGS max_threads = {threads}"
+            )
+            assert {str(r["TraceId"]): int(r["window"]) for r in tagged} == want
 
 
 def test_check_and_show_of_a_stitched_run_read_from_clickhouse_as_from_files(

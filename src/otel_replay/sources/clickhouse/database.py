@@ -24,13 +24,14 @@ line a row.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from ... import limits, settings
@@ -39,11 +40,16 @@ from ...otlp.errors import FormatError
 from ...settings import OTEL_REPLAY_CLICKHOUSE_PASSWORD, TRUE
 
 __all__ = [
+    "HELD",
+    "IDS_TABLE",
     "OTEL_REPLAY_CLICKHOUSE_PASSWORD",
+    "SEND_IDS",
     "Database",
+    "Held",
     "Location",
     "connect",
     "hex_id",
+    "send_ids",
     "table_types",
     "trace_filter",
 ]
@@ -157,6 +163,15 @@ class Database(Protocol):
         (no column names: a row of many short values is read in a third of the time)."""
         ...
 
+    def command(self, sql: str, params: Mapping[str, Param] | None = None) -> None:
+        """Runs ``sql``, a statement that answers no rows; :class:`FormatError` when
+        ClickHouse refuses it."""
+        ...
+
+    def session(self) -> contextlib.AbstractContextManager[None]:
+        """Within it, the queries share one session: a temporary table lives to its end."""
+        ...
+
     def close(self) -> None:
         """Let go of the connection."""
         ...
@@ -180,11 +195,48 @@ def table_types(db: Database, table: str) -> dict[str, str]:
     }
 
 
-def trace_filter(trace_ids: Iterable[str] | None) -> tuple[str, dict[str, Param]]:
-    """The condition keeping rows of ``trace_ids`` (full ids or prefixes), and its
-    parameters; every row with a trace id when None."""
+#: The temporary table :func:`send_ids` fills: trace ids, each with a window number.
+IDS_TABLE: Final = "otel_replay_ids"
+#: Trace ids sent in one statement: a parameter of a megabyte or more is more than
+#: ClickHouse takes (embedded, it stops answering; a server refuses a URL past 1 MiB).
+SEND_IDS: Final = 16_000
+
+
+class Held:
+    """The trace ids :func:`send_ids` sent to the session's :data:`IDS_TABLE`, as a filter."""
+
+
+HELD: Final = Held()
+
+
+def send_ids(db: Database, ids: Sequence[str], windows: Sequence[int]) -> None:
+    """``ids`` (full trace ids, each with its number in ``windows``) into the temporary
+    table :data:`IDS_TABLE` of ``db``'s session (see :meth:`Database.session`), in
+    statements of :data:`SEND_IDS` ids: then one query reads the spans of any number of
+    them.  :class:`FormatError` when ClickHouse refuses (a user without the right to make
+    temporary tables)."""
+    db.command(f"DROP TEMPORARY TABLE IF EXISTS {IDS_TABLE}")  # a session's earlier read
+    db.command(
+        f"CREATE TEMPORARY TABLE {IDS_TABLE} (TraceId String, window UInt32) ENGINE = Memory"
+    )
+    for start in range(0, len(ids), SEND_IDS):
+        db.command(
+            f"INSERT INTO {IDS_TABLE} SELECT pair.1, toUInt32(pair.2) FROM (SELECT"
+            " arrayJoin(arrayZip({ids:Array(String)}, {windows:Array(String)})) AS pair)",
+            {
+                "ids": list(ids[start : start + SEND_IDS]),
+                "windows": [str(w) for w in windows[start : start + SEND_IDS]],
+            },
+        )
+
+
+def trace_filter(trace_ids: Iterable[str] | Held | None) -> tuple[str, dict[str, Param]]:
+    """The condition keeping rows of ``trace_ids`` (full ids or prefixes, or those
+    :func:`send_ids` sent), and its parameters; every row with a trace id when None."""
     if trace_ids is None:
         return "TraceId != ''", {}
+    if isinstance(trace_ids, Held):
+        return f"TraceId IN (SELECT TraceId FROM {IDS_TABLE})", {}
     wanted = sorted({t.lower() for t in trace_ids})
     full = [t for t in wanted if len(t) == 32]
     prefixes = [t for t in wanted if len(t) != 32]
@@ -274,10 +326,13 @@ class _Embedded(_Answering):
 
     def __init__(self, location: Location) -> None:
         self.location = location
+        self._held: Any = None
 
-    def _answer(
-        self, sql: str, params: Mapping[str, Param] | None, fmt: str, kind: type
-    ) -> Iterator[Any]:
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        if self._held is not None:
+            yield  # within the session already
+            return
         name = self.location.name
         try:
             # optional: the chdb extra
@@ -287,19 +342,33 @@ class _Embedded(_Answering):
         if not os.path.isdir(self.location.path):
             raise FormatError.whole(name, "no such database directory")
         with _chdb_lock:
-            held = session.Session(self.location.path)
+            self._held = session.Session(self.location.path)
             try:
-                try:
-                    bound = {k: _text_param(v) for k, v in (params or {}).items()}
-                    answer = held.send_query(sql, fmt, params=bound)
-                    yield from _lines((chunk.bytes() for chunk in answer), name, kind)
-                except RuntimeError as exc:  # chdb's errors, ChdbError among them
-                    raise FormatError.whole(name, _refused(exc)) from None
+                yield
             finally:
-                held.close()
+                self._held.close()
+                self._held = None
+
+    def _answer(
+        self, sql: str, params: Mapping[str, Param] | None, fmt: str, kind: type
+    ) -> Iterator[Any]:
+        with self.session():
+            try:
+                answer = self._held.send_query(sql, fmt, params=_bound(params))
+                chunks = (chunk.bytes() for chunk in answer)
+                yield from _lines(chunks, self.location.name, kind)
+            except RuntimeError as exc:  # chdb's errors, ChdbError among them
+                raise FormatError.whole(self.location.name, _refused(exc)) from None
+
+    def command(self, sql: str, params: Mapping[str, Param] | None = None) -> None:
+        with self.session():
+            try:
+                self._held.query(sql, params=_bound(params))
+            except RuntimeError as exc:  # (as _answer)
+                raise FormatError.whole(self.location.name, _refused(exc)) from None
 
     def close(self) -> None:
-        pass  # each query holds its session only while it runs
+        pass  # each query holds its session only while it runs, or the session() around it
 
 
 class _Server(_Answering):
@@ -327,6 +396,23 @@ class _Server(_Answering):
         except ClickHouseError as exc:
             raise FormatError.whole(where.name, _refused(exc)) from None
 
+    def command(self, sql: str, params: Mapping[str, Param] | None = None) -> None:
+        try:
+            # optional: the clickhouse extra
+            from clickhouse_connect.driver.exceptions import ClickHouseError
+        except ImportError:
+            missing = _missing("clickhouse-connect", "clickhouse")
+            raise FormatError.whole(self.location.name, missing) from None
+        try:
+            self._connected().command(sql, parameters=dict(params or {}))
+        except ClickHouseError as exc:
+            raise FormatError.whole(self.location.name, _refused(exc)) from None
+
+    def session(self) -> contextlib.AbstractContextManager[None]:
+        # The client's own session (clickhouse-connect names one per client) holds
+        # temporary tables until it is closed.
+        return contextlib.nullcontext()
+
     def _connected(self) -> Any:
         if self._client is None:
             # optional: the clickhouse extra
@@ -349,6 +435,10 @@ class _Server(_Answering):
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _bound(params: Mapping[str, Param] | None) -> dict[str, str]:
+    return {k: _text_param(v) for k, v in (params or {}).items()}
 
 
 def _text_param(value: Param) -> str:

@@ -19,7 +19,7 @@ from ...json_text import loads
 from ...otlp.errors import FormatError
 from ...otlp.records import LogRecord
 from .column_types import column_attributes
-from .database import Database, hex_id, table_types, trace_filter
+from .database import Database, Held, hex_id, table_types, trace_filter
 
 __all__ = ["read_logs"]
 
@@ -28,9 +28,13 @@ _REQUIRED = ("Timestamp", "TraceId", "SpanId", "Body", "LogAttributes", "Resourc
 
 
 def read_logs(
-    db: Database, table: str, trace_ids: Iterable[str] | None, problems: list[FormatError]
+    db: Database,
+    table: str,
+    trace_ids: Iterable[str] | Held | None,
+    problems: list[FormatError],
 ) -> Iterator[LogRecord]:
-    """The log records of ``table`` (of ``trace_ids`` only, when given); nothing when
+    """The log records of ``table`` (of ``trace_ids`` only, when given, or of the ids
+    :func:`.database.send_ids` sent); nothing when
     ``db`` has no such table.  A row that is no record lands in ``problems``."""
     where = db.location
     types = table_types(db, table)

@@ -27,7 +27,19 @@ from typing import Any, Final
 from ...otlp.errors import FormatError
 from ...otlp.records import EventRecord, LinkRecord, Record, SpanRecord
 from .column_types import column_attributes
-from .database import Database, Param, connect, hex_id, table_types, trace_filter
+from .database import (
+    HELD,
+    IDS_TABLE,
+    SEND_IDS,
+    Database,
+    Held,
+    Param,
+    connect,
+    hex_id,
+    send_ids,
+    table_types,
+    trace_filter,
+)
 from .logs import read_logs
 
 __all__ = [
@@ -144,14 +156,18 @@ def trace_windows(name: str, spans_per_window: int) -> list[list[str]] | None:
 #: The bytes of spans a scan of many windows sorts in memory.
 _SORT_BYTES: Final = 256 * 1024 * 1024
 
-#: Which window a row is of, for the ids of :func:`scanned_windows` (each window's number
-#: beside each of its ids).
+#: Which window a row is of: each id's number, beside the ids as the condition holds them.
 _WINDOW_OF: Final = (
     "toUInt32(transform(TraceId, {ids:Array(String)}, {scan_windows:Array(String)}, '0'))"
 )
-#: Trace ids asked for in one query: a parameter of a megabyte or more is more than
-#: ClickHouse takes (embedded, it stops answering; a server refuses a URL past 1 MiB).
-SCAN_IDS: Final = 16_000
+#: The same, of the ids :func:`.database.send_ids` sent.  Each list is sorted by trace id:
+#: two scans of a table read in parallel need not give its rows in the same order, and
+#: unsorted, an id could be paired with another's window.
+_HELD_WINDOW: Final = (
+    f"transform(TraceId, (SELECT arraySort(groupArray(TraceId)) FROM {IDS_TABLE}),"
+    " (SELECT arrayMap(p -> p.2, arraySort(groupArray((TraceId, window))))"
+    f" FROM {IDS_TABLE}), toUInt32(0))"
+)
 
 
 def scannable(windows: Sequence[Sequence[str]]) -> bool:
@@ -161,51 +177,71 @@ def scannable(windows: Sequence[Sequence[str]]) -> bool:
 
 
 def scanned_windows(
-    name: str, windows: Sequence[Sequence[str]], most: int | None = None
+    name: str, windows: Sequence[Sequence[str]]
 ) -> Iterator[tuple[list[Record], list[FormatError]]]:
     """The records of each of ``windows`` (lists of full trace ids, see :func:`scannable`)
     of the table ``name``, in order, and the problems met reading them: what
-    :func:`read_records` gives for each window, read in one query of the table for as
-    many windows as hold ``most`` traces (default :data:`SCAN_IDS`; each row tagged
-    with its window, the rows sorted by window), not one per window.  The log records
-    of those traces are read first, in one query too: while the spans stream, the
-    database is busy.  A table or a query ClickHouse refuses is a problem of the
-    window it stops."""
-    most = most or SCAN_IDS
+    :func:`read_records` gives for each window, read in one query of the table (each
+    row tagged with its window, the rows sorted by window), not one per window.  The ids
+    are sent to a temporary table first (:func:`.database.send_ids`); where ClickHouse
+    makes none (a user without the right), each query names as many windows' ids as
+    :data:`.database.SEND_IDS` allows.  The log records of those traces are read first,
+    in one query too: while the spans stream, the database is busy.  A table or a query
+    ClickHouse refuses is a problem of the window it stops."""
+    db = connect(name)
+    try:
+        with db.session():
+            ids = [t.lower() for w in windows for t in w]
+            try:
+                send_ids(db, ids, [n for n, w in enumerate(windows) for _ in w])
+            except FormatError:
+                yield from _in_pieces(db, windows)
+            else:
+                yield from _scanned(db, windows, HELD)
+    finally:
+        db.close()
+
+
+def _in_pieces(
+    db: Database, windows: Sequence[Sequence[str]]
+) -> Iterator[tuple[list[Record], list[FormatError]]]:
+    """:func:`scanned_windows` with the ids in the queries: a query for as many windows
+    as hold :data:`.database.SEND_IDS` traces."""
     start = 0
     while start < len(windows):
         end, count = start + 1, len(windows[start])
-        while end < len(windows) and count + len(windows[end]) <= most:
+        while end < len(windows) and count + len(windows[end]) <= SEND_IDS:
             count += len(windows[end])
             end += 1
-        yield from _scanned(name, windows[start:end])
+        piece = windows[start:end]
+        yield from _scanned(db, piece, [t.lower() for w in piece for t in w])
         start = end
 
 
 def _scanned(
-    name: str, windows: Sequence[Sequence[str]]
+    db: Database, windows: Sequence[Sequence[str]], ids: list[str] | Held
 ) -> Iterator[tuple[list[Record], list[FormatError]]]:
-    """:func:`scanned_windows` of windows read in one query."""
-    ids = [t.lower() for w in windows for t in w]
+    """:func:`scanned_windows` of windows read in one query: of ``ids``, or of those sent."""
+    name = db.location.name
     window_of = {t.lower(): n for n, w in enumerate(windows) for t in w}
     logs: dict[int, list[Record]] = {}
     problems: list[FormatError] = []
     done = 0
-    db = connect(name)
     try:
         columns = table_columns(db)
         if db.location.logs:
             for log in read_logs(db, db.location.logs, ids, problems):
                 logs.setdefault(window_of.get(log.trace_id, 0), []).append(log)
-        where, params = _traces(db, ids)
-        # Each id's window, beside the ids as the condition holds them (one list sent).
-        held = params["ids"]
-        if isinstance(held, list):
+        where, params = _traces(db, ids, len(window_of))
+        window = _HELD_WINDOW
+        held = params.get("ids")
+        if isinstance(held, list):  # each id's window, beside the ids as the condition holds them
             params["scan_windows"] = [str(window_of[t]) for t in held]
+            window = _WINDOW_OF
         table = f"{db.location.database}.{db.location.table}"
         records: list[Record] = []
         number = 0
-        for row in db.rows(select_spans(columns, table, where, _WINDOW_OF), params):
+        for row in db.rows(select_spans(columns, table, where, window), params):
             while done < int(row["window"]):
                 yield records + logs.pop(done, []), problems
                 done, records, problems, number = done + 1, [], [], 0
@@ -219,8 +255,6 @@ def _scanned(
     except FormatError as exc:
         yield [], [*problems, exc]
         done += 1
-    finally:
-        db.close()
     for rest in range(done, len(windows)):
         yield logs.pop(rest, []), []
 
@@ -274,13 +308,19 @@ def table_columns(db: Database) -> Columns:
     return columns
 
 
-def _traces(db: Database, trace_ids: Iterable[str] | None) -> tuple[str, dict[str, Param]]:
-    """The WHERE clause keeping the spans of ``trace_ids`` and its parameters.  Full ids are
-    looked up in the exporter's trace-id table first, so that ClickHouse reads only the
-    days they span."""
+def _traces(
+    db: Database, trace_ids: Iterable[str] | Held | None, count: int = 0
+) -> tuple[str, dict[str, Param]]:
+    """The WHERE clause keeping the spans of ``trace_ids`` (``count`` of them when sent,
+    see :func:`.database.send_ids`) and its parameters.  Full ids are looked up in the
+    exporter's trace-id table first, so that ClickHouse reads only the days they span."""
     where, params = trace_filter(trace_ids)
     ids = params.get("ids")
-    bounds = _bounds(db, ids) if isinstance(ids, list) and "prefixes" not in params else None
+    bounds = None
+    if isinstance(trace_ids, Held):
+        bounds = _bounds(db, f"IN (SELECT TraceId FROM {IDS_TABLE})", {}, count)
+    elif isinstance(ids, list) and "prefixes" not in params:
+        bounds = _bounds(db, "IN {ids:Array(String)}", {"ids": ids}, len(ids))
     if bounds is not None:
         where = (
             f"({where}) AND Timestamp >= toDateTime64({{start:Int64}}, 9)"
@@ -290,22 +330,25 @@ def _traces(db: Database, trace_ids: Iterable[str] | None) -> tuple[str, dict[st
     return where, params
 
 
-def _bounds(db: Database, ids: list[str]) -> tuple[int, int] | None:
-    """The seconds every span of ``ids`` starts within, from the exporter's trace-id table
-    (None when the table is not there or does not hold every id: then no bound)."""
+def _bounds(
+    db: Database, among: str, params: dict[str, Param], count: int
+) -> tuple[int, int] | None:
+    """The seconds every span of the ``count`` trace ids ``TraceId {among}`` keeps starts
+    within, from the exporter's trace-id table (None when the table is not there or does
+    not hold every id: then no bound)."""
     where = db.location
     try:
         rows = list(
             db.rows(
                 "SELECT uniqExact(TraceId) AS found, toInt64(min(Start)) AS start,"
                 f" toInt64(max(End)) AS end FROM {where.database}.{where.lookup_table}"
-                " WHERE TraceId IN {ids:Array(String)}",
-                {"ids": ids},
+                f" WHERE TraceId {among}",
+                params,
             )
         )
     except FormatError:
         return None  # no lookup table (create_schema off, or another schema): scan
-    if not rows or int(rows[0].get("found") or 0) < len(ids):
+    if not rows or int(rows[0].get("found") or 0) < count:
         return None
     return int(rows[0]["start"]), int(rows[0]["end"]) + 1
 
