@@ -20,8 +20,9 @@ the verdict names its output, and a replay refuses it, naming it.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
+
+from .. import json_text
 
 if TYPE_CHECKING:
     from .model import Run, Step
@@ -216,7 +217,7 @@ def _asked_in(step: Step) -> bool | None:
     if not isinstance(parameters, str) or len(parameters) > _PARAMETERS_MAX:
         return None
     try:
-        value = json.loads(parameters)
+        value = json_text.loads(parameters)  # bounded: a trace may nest it past the stack
     except ValueError:
         return None
     if not isinstance(value, dict):

@@ -209,3 +209,21 @@ def test_only_a_stream_that_began_and_left_nothing_is_named(
     named = f"steps[{step.index}].output_messages" in run.kit.missing
     refused = any(step.label() in str(u) for u in servable(run))
     assert named == refused == (before is None and streamed), (run.kit.missing, before, streamed)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    depth=st.integers(min_value=2_000, max_value=30_000),
+    opener=st.sampled_from(["[", '{"a":']),
+)
+def test_request_parameters_nested_past_any_stack_say_nothing(depth: int, opener: str) -> None:
+    """Hostile request parameters (JSON nested deeper than a parser's stack, within the
+    size read) tell nothing of a stream, and never raise."""
+    from types import SimpleNamespace
+
+    from otel_replay.runs import failed_calls
+
+    closer = "]" if opener == "[" else "}"
+    parameters = opener * depth + "1" + closer * depth
+    step = SimpleNamespace(attributes={failed_calls._PARAMETERS: parameters}, scope=None)
+    assert failed_calls._asked_in(step) is None  # type: ignore[arg-type]
