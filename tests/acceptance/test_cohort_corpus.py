@@ -45,14 +45,19 @@ STACKS = (
 #: Known gaps, printed, not failed: (when, the words the outcome then has, why).
 #: - A run with a model call that failed (an answer cut partway through), which a replay
 #:   fails again: the candidate answers that call, so the run goes another way than the
-#:   recording (past its end, before its later calls, or to another answer).
+#:   recording (at that call, past its end, before its later calls, or to another answer).
 KNOWN: tuple[tuple[Callable[[str, bool], bool], str, str], ...] = tuple(
     (
         lambda name, failed: failed,
         words,
         "the recorded run has a model call that failed, which the candidate answers",
     )
-    for words in ("after the recording", "answered before the recorded calls", "other answer")
+    for words in (
+        "the recorded call failed and the candidate answered it",
+        "after the recording",
+        "answered before the recorded calls",
+        "other answer",
+    )
 )
 
 

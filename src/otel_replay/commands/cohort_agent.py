@@ -203,7 +203,7 @@ class AgentCandidate:
             for e in session.log.entries
             if isinstance(e, ModelEntry) and e.output is not None
         ]
-        apart = first_turn_apart(recorded_turns(steps), turns, steps)
+        apart = first_turn_apart(recorded_turns(steps), turns, steps, run)
         if apart is not None:
             out.kind, out.divergence = "other_path", apart
         elif error is None:

@@ -218,7 +218,7 @@ class ModelLoop:
                 )
             )
         out = tally.put(Outcome("same", answer=answer, tool_calls=made))
-        apart = first_turn_apart(recorded_turns(steps), turns, steps)
+        apart = first_turn_apart(recorded_turns(steps), turns, steps, run)
         if apart is not None:
             out.kind, out.divergence = "other_path", apart
             return out
@@ -343,7 +343,7 @@ class ModelPerStep:
             entries.append(entry)
             texts_same = texts_same and text_same
             if not tools_same and apart is None:
-                apart = first_turn_apart([recorded_calls], [calls], [step])
+                apart = first_turn_apart([recorded_calls], [calls], [step], run)
         out = tally.put(Outcome("same", steps=entries))
         if apart is not None:
             out.kind, out.divergence = "other_path", apart

@@ -25,6 +25,7 @@ from ..payload import codec as payload
 from ..replay.divergence import render_diff
 from ..replay.matchers import tool_arguments_key
 from ..replay.recorder import run_id_of
+from ..runs.failed_calls import fails_again
 from ..runs.model import Run, Step
 from ..same_message import message_key
 
@@ -272,9 +273,12 @@ def first_turn_apart(
     recorded: Sequence[Sequence[Mapping[str, Any]]],
     actual: Sequence[Sequence[Mapping[str, Any]]],
     steps: Sequence[Step],
+    run: Run | None = None,
 ) -> FirstDivergence | None:
     """The first model turn whose tool calls differ (``recorded[i]`` answered at
-    ``steps[i]``), or None when every turn made the same calls."""
+    ``steps[i]``), or None when every turn made the same calls.  Where that turn is a call
+    of ``run`` that failed in the recording (a replay fails it again), the words say so:
+    what the recording holds of it is only what came before the failure."""
     for i, (rec, act) in enumerate(itertools.zip_longest(recorded, actual)):
         rec, act = rec or [], act or []
         if call_keys(rec) == call_keys(act):
@@ -290,6 +294,8 @@ def first_turn_apart(
         else:
             what = "tool-call arguments differ"
         where = steps[i] if i < len(steps) else None
+        if run is not None and where is not None and fails_again(run, where):
+            what = f"the recorded call failed and the candidate answered it ({what})"
         return FirstDivergence(
             where.index if where is not None else None,
             "model",

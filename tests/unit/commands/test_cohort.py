@@ -13,6 +13,7 @@ example's fix.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
@@ -34,7 +35,9 @@ from otel_replay.replay.adapters.server import BackgroundServer
 from otel_replay.replay.candidate_model import CandidateModel
 from otel_replay.replay.engine import ReplayEngine
 from otel_replay.report.cohort_page import render_cohort
+from otel_replay.runs.failed_calls import fails_again
 from otel_replay.runs.model import Step
+from tests.conformance.receiver import TRACE_FILES
 from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
 from tests.fixtures.http import serving
@@ -704,6 +707,45 @@ def test_the_first_turn_whose_calls_differ_is_named(
         [_calls(t, False) for t in turns], [_calls(t, True) for t in changed], steps
     )
     assert apart is not None and apart.step == steps[at].index and apart.kind == "model"
+
+
+#: The corpus's cases whose model server failed a call (cut answers, errors, timeouts).
+_FAILED_CALL_CASES = sorted(
+    p.parent for p in CASES.glob("*/*/server.jsonl") if '"failed": true' in p.read_text("utf-8")
+)
+
+
+@functools.cache
+def _runs_of(case: Path) -> tuple[otel_replay.Run, ...]:
+    return tuple(otel_replay.load(*(case / n for n in TRACE_FILES if (case / n).exists())))
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(_FAILED_CALL_CASES), data=st.data())
+def test_a_turn_apart_at_a_call_that_failed_in_the_recording_says_so(
+    case: Path, data: st.DataObject
+) -> None:
+    """A candidate answering a call the recording failed (a replay fails it again) is told
+    apart from one that answers a whole recorded call otherwise: what the trace holds of a
+    failed call is only what came before the failure."""
+    runs = [r for r in _runs_of(case) if any(s.kind == "model" for s in r.steps)]
+    run = data.draw(st.sampled_from(runs))
+    steps = [s for s in run.steps if s.kind == "model" and s.model is not None]
+    recorded = [M.tool_calls(s.model.output_messages or []) for s in steps if s.model]
+    at = data.draw(st.integers(0, len(steps) - 1))
+    changed = [list(t) for t in recorded]
+    changed[at] = [*changed[at], {"name": "escalate", "arguments": {}}]
+    apart = first_turn_apart(recorded, changed, steps, run)
+    assert apart is not None and apart.step == steps[at].index
+    said = "the recorded call failed and the candidate answered it" in apart.what
+    assert said == fails_again(run, steps[at]), (case.name, apart.what)
+
+
+def test_the_corpus_holds_calls_that_failed() -> None:
+    assert len(_FAILED_CALL_CASES) >= 40
+    assert any(
+        fails_again(r, s) for c in _FAILED_CALL_CASES[:8] for r in _runs_of(c) for s in r.steps
+    )
 
 
 _words = st.lists(st.text("abcé,.!0", min_size=1, max_size=5), max_size=4)
