@@ -91,6 +91,8 @@ class Router:
         #: :func:`strict_text` of recorded model steps' messages, by ``id`` ("": none).
         self._recorded_texts: dict[int, str] = {}
         self._first_last: dict[str, list[Run]] = collections.defaultdict(list)
+        #: How many conversations were started in each run (by ``id``: the runs are kept).
+        self._started_runs: collections.Counter[int] = collections.Counter()
         #: The conversation keys of recorded model steps, by ``id``, weighed for a request
         #: that matches nothing (see :meth:`_closest`).
         self._conversation_keys: dict[int, list[str]] = {}
@@ -131,11 +133,11 @@ class Router:
         key, last = self._recorded_as_sent(request.messages) or request_keys(request.messages)
         conv = _first_of(self._waiting.get(key))
         if conv is None and key in self._first:
-            conv = self._start(self._first[key][0])
+            conv = self._start(self._next_of(self._first[key]))
         if conv is None and last is not None:
             conv = _first_of(self._waiting_last.get(last))
             if conv is None and last in self._first_last:
-                conv = self._start(self._first_last[last][0])
+                conv = self._start(self._next_of(self._first_last[last]))
         fresh = False
         if conv is None:
             # Nothing matches: it diverges where it most likely belongs.
@@ -250,8 +252,20 @@ class Router:
                     return conv
         return next((conv for conv, _ in entries.values()), None)
 
+    def _next_of(self, runs: Sequence[Run]) -> Run:
+        """Of ``runs`` (in recorded order, their first requests alike), the one a new
+        conversation starts in: the first of those started the fewest times.  The same
+        question asked twice, or a task its framework ran again after a failed call
+        (CrewAI does), replays as recorded, each run in turn; a client replaying the
+        whole recording again goes round once more."""
+        if len(runs) == 1:
+            return runs[0]
+        started = self._started_runs
+        return min(runs, key=lambda r: started[id(r)])
+
     def _start(self, run: Run) -> Conversation:
         conv = Conversation(next(self._ids), run, self._model_factory(run))
+        self._started_runs[id(run)] += 1
         self.conversations[conv.id] = conv
         if len(self.conversations) > self.max_conversations:
             self._forget(next(iter(self.conversations.values())))  # the least recently used

@@ -120,6 +120,12 @@ TRACE_REPAIRS: tuple[Repair, ...] = (
 #: traces), in this order: each reads what the ones before it set right.
 RUN_REPAIRS: tuple[Repair, ...] = (
     Repair(
+        "failed_attempts_stitched",
+        "a model call retried after failures answered once, its attempts in traces of their "
+        "own (a task run again from its first request): the attempt that did",
+        _on_steps(fold_failed_attempts),
+    ),
+    Repair(
         "recovered_turns",
         "turns an input recorded without their calls or ids are filled from the rest of the run",
         _on_models(recover_turns),

@@ -15,7 +15,9 @@ perhaps with HTTP children, but no agent or tool step) are joined into one run:
   input of call k+1 records that answer without its tool calls (LiteLLM drops
   the calls of earlier turns from the messages it records: the turn is empty,
   or its text only, and tool results follow it), it must start with the input
-  of call k followed by the answer's other parts.  Messages
+  of call k followed by the answer's other parts; where it records the answer's
+  calls alone (CrewAI sends an answer back with its calls and no content), with
+  those.  Messages
   are compared by :func:`message_key`, which ignores call ids, whitespace,
   key order and how the system prompt was given.
 
@@ -48,6 +50,7 @@ from ..same_message import (
 )
 from .model import PendingRun, Run, Step
 from .stray_calls import failed_alone, join_strays
+from .task_reruns import join_reruns
 
 #: Attributes that name the conversation a model call belongs to, in order of preference.
 CONVERSATION_KEYS = (A.CONVERSATION_ID, A.SESSION_ID)
@@ -103,6 +106,10 @@ class PieceFacts:
     asks_tools: bool = False
     #: Every model call failed and none recorded its input (:mod:`.stray_calls`).
     failed_alone: bool = False
+    #: The first call's whole input, when it begins a conversation (no answer in it).
+    first_request: bytes | None = None
+    #: Its last model call failed (:mod:`.task_reruns`).
+    ends_failed: bool = False
 
 
 def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
@@ -133,6 +140,8 @@ def piece_facts(piece: Run, hashes: _Hashes | ConversationKeys) -> PieceFacts:
         calls=calls,
         asks_tools=last is not None and bool(M.tool_calls(last.output_messages or [])),
         failed_alone=failed_alone(piece),
+        first_request=hashes.first_request_key(piece),
+        ends_failed=bool(models) and models[-1].status == "ERROR",
         run_id=piece.run_id,
         start_ns=piece.start_ns,
         process=process_key(piece),
@@ -169,6 +178,7 @@ def group_pieces(pieces: Sequence[PieceFacts]) -> list[list[int]]:
     for chain in _chains(pieces, loose):
         groups[chain[0]] = chain
     join_strays(pieces, groups, strays)
+    join_reruns(pieces, groups)
     asked = _CallIndex(pieces, groups)
     for i in tools:
         home = asked.home(pieces[i])
@@ -392,9 +402,12 @@ class _Hashes:
         base = self._of(last)[0]
         keys = []
         for message in last.model.output_messages:
-            key = message_key(message)
-            if key is not None:
-                keys.append(_extend(base[-1] if base else b"", key))
+            # A framework may send an answer back with its calls alone (CrewAI sends the
+            # calls with no content): the text beside them is then in no later request.
+            spelled = [message, only_calls(message)] if _calls_and_more(message) else [message]
+            for key in map(message_key, spelled):
+                if key is not None:
+                    keys.append(_extend(base[-1] if base else b"", key))
         return keys
 
     def open_key(self, piece: Run) -> bytes | None:
@@ -405,6 +418,15 @@ class _Hashes:
             return None
         hashes = self._of(last)[0]
         return hashes[-1] if hashes else None
+
+    def first_request_key(self, piece: Run) -> bytes | None:
+        """The hash of the first call's whole input when it holds no answer (the first
+        request of a conversation), else None."""
+        models = _models(piece)
+        if not models:
+            return None
+        hashes, last_answer = self._of(models[0])
+        return hashes[-1] if hashes and last_answer < 0 else None
 
     def before_answer_key(self, piece: Run) -> bytes | None:
         """The hash of the first call's input up to (not with) its last assistant message."""
@@ -496,6 +518,16 @@ def without_calls(message: Mapping[str, Any]) -> dict[str, Any]:
     """``message`` with its tool calls left out."""
     parts = [p for p in message.get("parts") or [] if not _is_call(p)]
     return {**message, "parts": parts}
+
+
+def only_calls(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``message`` with its tool calls alone."""
+    return {**message, "parts": [p for p in message.get("parts") or [] if _is_call(p)]}
+
+
+def _calls_and_more(message: Mapping[str, Any]) -> bool:
+    parts = message.get("parts") or []
+    return _calls(message) and not all(_is_call(p) for p in parts)
 
 
 def _calls(message: Mapping[str, Any]) -> bool:

@@ -256,8 +256,8 @@ def outcome(run: Run) -> Outcome:
     tools = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
     error: tuple[str | None, str | None] | None = None
     for root in run.roots:
-        if root.kind in ("model", "tool"):
-            continue
+        if root.kind in ("model", "tool") or root.retried_as is not None:
+            continue  # a call's failed attempt, a root of a stitched run: retried, not raised
         error = step_error(root)
         if error is not None:
             break

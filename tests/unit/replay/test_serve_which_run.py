@@ -68,3 +68,35 @@ def test_a_divergence_names_its_run_when_several_are_served(n: int, data: st.Dat
         assert any(f"run {runs[k].run_id}: replay diverged" in line for line in lines), lines
     else:
         assert said.startswith("replay diverged at step "), said
+
+
+def ask_alike(n: int) -> None:
+    """``n`` runs that begin with the same question, each answered its own way."""
+    for i in range(n):
+        with otel_replay.agent_run("agent", input="same question"):
+            asked = [{"role": "user", "content": "same question"}]
+            with otel_replay.model_call(provider="openai", model="m", messages=asked) as call:
+                call.record({"role": "assistant", "content": f"answer {i}"})
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(2, 4), rounds=st.integers(1, 3), data=st.data())
+def test_runs_that_begin_alike_are_served_in_turn(n: int, rounds: int, data: st.DataObject) -> None:
+    """The same question asked in several runs (or a task its framework ran again after a
+    failed call): each new conversation starts in the next run, in recorded order, and a
+    client replaying the whole recording again goes round once more."""
+    path = Path(tempfile.mkdtemp()) / "runs.otlp"
+    with recording(path):
+        ask_alike(n)
+    runs = sorted(otel_replay.load(path), key=lambda r: r.start_ns)
+    engine = ReplayEngine(runs)
+    headers = {"content-type": "application/json"}
+    first = body([{"role": "user", "content": "same question"}])
+    for _ in range(rounds):
+        said = []
+        for _ in range(n):
+            answer = engine.handle("POST", "/v1/chat/completions", first, headers)
+            assert answer.status == 200
+            reply = json.loads(b"".join(answer.chunks))
+            said.append(reply["choices"][0]["message"]["content"])
+        assert said == [f"answer {i}" for i in range(n)]
