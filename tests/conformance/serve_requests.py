@@ -53,6 +53,8 @@ def serve_case(
             for r in sorted([*requests, *recovered], key=lambda r: int(r["seq"])):
                 path = r["path"].split("?", 1)[0]
                 path = path if path.startswith("/v1/") else "/v1" + path
+                if str(r["turn"]) == "0" and recovered:
+                    conversation = {}  # its task run again after a cut: it starts over
                 headers = {"content-type": "application/json", **conversation}
                 body = sent(r["body_raw"].encode())
                 if r in recovered:

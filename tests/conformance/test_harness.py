@@ -25,6 +25,8 @@ import httpx
 import httpx2
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
@@ -36,7 +38,7 @@ from tests.conformance.checks import Case, check
 from tests.conformance.generate import ROOT, scrub, write_case
 from tests.conformance.receiver import OtlpReceiver
 from tests.conformance.server import ModelServer
-from tests.fixtures.ground_truth import answered
+from tests.fixtures.ground_truth import answered, react_action
 
 MODEL = "gpt-4o-mini"
 
@@ -568,3 +570,15 @@ def test_a_cache_reached_through_a_link_is_named_relative_to_the_repository(
     trace = f"at run (file://{elsewhere.resolve()}/conformance/vercel_ai/node/agent.mjs:59:9)"
     scrubbed = generate.scrub_text(trace, generate.machine_paths())
     assert scrubbed == "at run (file://.cache/conformance/vercel_ai/node/agent.mjs:59:9)"
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_the_ground_truth_reads_every_react_action_the_scenario_writes(seed: int) -> None:
+    """Whatever spacing a drawn scenario gives a ReAct answer's ``Action Input`` (on the
+    same line or the next, indented or not), the checks read the call the model made."""
+    scn = scenario.scenario_for(seed)
+    calls = scn.react_calls("ORD-1")
+    for i, (call, args) in enumerate(calls):
+        assert react_action(scn.react_text(i, "ORD-1")) == (call.tool, args)
+    assert react_action(scn.react_text(len(calls), "ORD-1")) is None

@@ -181,22 +181,7 @@ CUT_NOT_HELD = (
 
 #: Stack or ``stack/mode`` -> (when, a problem then seen, why) for what a drawn scenario was
 #: seen to break whose cause is not yet found: printed, not failed, until it is.
-NOT_YET_EXPLAINED: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
-    "crewai_v0/sync": (
-        lambda scn: (
-            scn.raising is not None
-            and bool(scn.retries)
-            and any(
-                len(calls) > 1 and any(c.tool == scn.raising for c in calls) for calls in scn.turns
-            )
-        ),
-        "",
-        "seed 1713798059: CrewAI 0.x's ReAct loop, a raising tool (TimeoutError) among three "
-        "calls of one answer and an answer retried after a 503: the fake server's log holds "
-        "one request answered three times, and the rebuild one tool step more than the calls "
-        "the check counts",
-    ),
-}
+NOT_YET_EXPLAINED: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {}
 
 #: Stack -> (when, why) for scenarios a stack's framework refuses to run, or ends before the
 #: scripted answer, by design (its agent stops with an error of its own, or gives another
