@@ -76,7 +76,11 @@ TABLE_GAPS: dict[str, str] = {
             "'[]'): the table keeps a string attribute and an array attribute as one text, and "
             "OpenInference records message contents both ways (LiteLLM's as arrays)"
         )
-        for case in ("langgraph_openinference/sync@seed-96", "crewai/stream@seed-31")
+        for case in (
+            "langgraph_openinference/sync@seed-96",
+            "crewai/stream@seed-31",
+            "crewai/async_stream@seed-31",
+        )
     },
 }
 
