@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from .. import wire as W
+from ..runs.failed_calls import request_missing
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
 from .answers import (
@@ -323,18 +324,27 @@ class ReplayEngine(Router):
         """
         if self._single is not None:
             return err
-        waiting = (c.model.expected() for c in self.conversations.values() if c is not conv)
-        firsts = (
-            next((s for s in run.steps if s.kind == "model" and s.model), None) for run in self.runs
+        waiting = (
+            (c.run, c.model.expected()) for c in self.conversations.values() if c is not conv
         )
-        starting = (s for s in firsts if s is not err.step)
+        firsts = (
+            (run, next((s for s in run.steps if s.kind == "model" and s.model), None))
+            for run in self.runs
+        )
+        starting = ((run, s) for run, s in firsts if s is not err.step)
         # The first five only: a divergent request costs the same however many
         # conversations are kept and runs served.
-        found = (s for s in itertools.chain(waiting, starting) if s is not None)
-        steps = itertools.islice(found, 5)
+        found = ((r, s) for r, s in itertools.chain(waiting, starting) if s is not None)
         candidates = [
-            Candidate(s, (first_difference(s.model.input_messages or [], request.messages),))
-            for s in steps
+            # A call recorded without its request: what the trace lacks, not a diff.
+            Candidate(
+                s,
+                (
+                    request_missing(r, s)
+                    or first_difference(s.model.input_messages or [], request.messages),
+                ),
+            )
+            for r, s in itertools.islice(found, 5)
             if s.model is not None
         ]
         if not candidates:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from ..runs.failed_calls import cut_stream, cut_unrecorded, fails_again
+from ..runs.failed_calls import cut_stream, cut_unrecorded, fails_again, request_missing
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
 from .divergence import RecordedFailure, ReplayDivergence, ReplayError
@@ -397,8 +397,10 @@ class PinnedModel(Observed):
             )
             if again is not None:
                 return again
+            # A call recorded without its request: name what the trace lacks, not a diff.
             err = ReplayDivergence(
-                f"model request does not match the recording "
+                request_missing(self.run, step)
+                or f"model request does not match the recording "
                 f"({first_difference(m.input_messages or [], messages)})",
                 step,
                 expected=_shown(m.input_messages or [], m.system_instructions),

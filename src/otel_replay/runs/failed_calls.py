@@ -116,6 +116,30 @@ def fails_again(run: Run, step: Step) -> bool:
     return _last_model_call(run) is not step
 
 
+#: What a run's last model call traced without its request lacks: a span says the call
+#: failed (OpenLLMetry exports no span of a stream it saw cut; the SDK's own span of it
+#: holds no messages).  The verdict says it; a replay reaching the call says it again.
+_REQUEST_NOT_IN_TRACE = (
+    "the run's last model call is not in the trace: a span says it failed, without the "
+    "request it sent"
+)
+
+
+def request_not_in_trace(step: Step) -> str:
+    """The problem line of ``step``, a run's last model call traced without its request."""
+    return f"{step.label()}: {_REQUEST_NOT_IN_TRACE}"
+
+
+def request_missing(run: Run, step: Step) -> str | None:
+    """Why a request cannot be matched against ``step`` (a replay names it rather than a
+    difference): it is a call that ended ``run`` failed (:func:`failed_end`) and records
+    no request.  None: not such a call."""
+    m = step.model
+    if m is None or m.input_messages or not failed_end(run, step):
+        return None
+    return _REQUEST_NOT_IN_TRACE
+
+
 def _last_model_call(run: Run) -> Step | None:
     """``run``'s last model call, or None.  Looked for from the end: a replay asks
     :func:`failed_end` of every call it serves, and the steps after the last model call

@@ -49,7 +49,13 @@ from ..otlp.errors import FormatError
 from ..payload import codec as payload
 from ..payload.attributes import Payload
 from . import verdict as V
-from .failed_calls import cut_stream, cut_unrecorded, failed_end, fails_again
+from .failed_calls import (
+    cut_stream,
+    cut_unrecorded,
+    failed_end,
+    fails_again,
+    request_not_in_trace,
+)
 
 if TYPE_CHECKING:
     from .model import Run, Step
@@ -337,10 +343,7 @@ class _Check:
             # How the run ended (its client raised): a replay fails it again, if it can
             # tell the request (a span saying only that the call failed cannot).
             if no_input:
-                self.problems.append(
-                    f"{step.label()}: the run's last model call is not in the trace: a span "
-                    "says it failed, without the request it sent"
-                )
+                self.problems.append(request_not_in_trace(step))
             elif cut := cut_unrecorded(self.run, step):
                 # What streamed before the failure is what a replay needs to fail it again.
                 self.incomplete = True
