@@ -93,6 +93,10 @@ class Case:
         """The requests the server answered with a scripted failure (HTTP 429, 500, 503)."""
         return [r for r in self._posts() if r.get("failed")]
 
+    def posts(self) -> list[dict[str, Any]]:
+        """Every model request the server received, in order, failed ones too."""
+        return self._posts()
+
     def _posts(self) -> list[dict[str, Any]]:
         # Split on "\n" alone: a record may hold a U+2028 as it is, where splitlines splits.
         lines = (self.path / "server.jsonl").read_text(encoding="utf-8").split("\n")

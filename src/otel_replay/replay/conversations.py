@@ -207,7 +207,14 @@ class Router:
         for order, conv in enumerate(recent):
             step = conv.model.expected()
             if step is not None and step.model is not None:
-                score = (_shared(sent, self._step_keys(step)), not new, -order)
+                # A next step whose request is not in the trace: weighed by the
+                # conversation so far, which such a request goes on from.
+                keys = (
+                    self._step_keys(step)
+                    if step.model.input_messages is not None
+                    else self._keys(conv.transcript)
+                )
+                score = (_shared(sent, keys), not new, -order)
                 if best is None or score > best:
                     best, found = score, conv
         for order, run in enumerate(itertools.islice(self._starts(), _WEIGHED)):

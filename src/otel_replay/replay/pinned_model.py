@@ -379,6 +379,15 @@ class PinnedModel(Observed):
             raise ReplayError(
                 f"{step.label()}: recorded output cannot be replayed: {payload.reason}"
             )
+        if m.input_messages is None:
+            # Nothing to check the request against (a call whose span recorded only that
+            # it failed, say): answering it, or failing it again, would pass any request.
+            missing = request_missing(self.run, step) or (
+                "its request is not in the trace (no input messages were recorded)"
+            )
+            raise ReplayError(
+                f"{step.label()}: {missing}; the request sent cannot be checked against it"
+            )
         told, self._as_recorded = self._as_recorded, None
         if (
             told is not None
