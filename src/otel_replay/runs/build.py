@@ -15,7 +15,7 @@ from ..payload.attributes import BlobReader
 from .double_spans import merge_twin_traces
 from .log_events import join_events
 from .model import Batch, PendingRun, Run, Step
-from .repairs import RUN_REPAIRS, TRACE_REPAIRS, Steps, apply_repairs
+from .repairs import JOINED_REPAIRS, RUN_REPAIRS, TRACE_REPAIRS, Steps, apply_repairs
 from .steps import span_kind, to_step
 from .stitch import ConversationKeys, stitch
 
@@ -302,8 +302,11 @@ def _repaired(
 ) -> tuple[list[Step], list[Step]]:
     """A run's roots and steps once its model calls and tool steps are set right
     (:data:`~.repairs.RUN_REPAIRS`; ``joined``: the steps of several traces, to be put in
-    one order)."""
-    if apply_repairs(RUN_REPAIRS, Steps(roots, steps)) or joined:
+    one order, :data:`~.repairs.JOINED_REPAIRS` first)."""
+    given = Steps(roots, steps)
+    if joined:
+        apply_repairs(JOINED_REPAIRS, given)  # none adds steps; joined steps are ordered anew
+    if apply_repairs(RUN_REPAIRS, given) or joined:
         roots.sort(key=_key)
         steps = _preorder(roots)
     return roots, steps

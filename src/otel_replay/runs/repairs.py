@@ -118,13 +118,19 @@ TRACE_REPAIRS: tuple[Repair, ...] = (
 
 #: On each run's steps once its traces are stitched (a conversation may span several
 #: traces), in this order: each reads what the ones before it set right.
-RUN_REPAIRS: tuple[Repair, ...] = (
+#: On a run stitched from several traces, before :data:`RUN_REPAIRS`: what a trace's own
+#: repairs could not see, its parts being in other traces.  A run of one trace had them
+#: all made by :data:`TRACE_REPAIRS`.
+JOINED_REPAIRS: tuple[Repair, ...] = (
     Repair(
         "failed_attempts_stitched",
         "a model call retried after failures answered once, its attempts in traces of their "
         "own (a task run again from its first request): the attempt that did",
         _on_steps(fold_failed_attempts),
     ),
+)
+
+RUN_REPAIRS: tuple[Repair, ...] = (
     Repair(
         "recovered_turns",
         "turns an input recorded without their calls or ids are filled from the rest of the run",

@@ -7,12 +7,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_replay.runs import build, repairs
-from otel_replay.runs.repairs import RUN_REPAIRS, TRACE_REPAIRS, Repair, Steps, apply_repairs
+from otel_replay.runs.repairs import (
+    JOINED_REPAIRS,
+    RUN_REPAIRS,
+    TRACE_REPAIRS,
+    Repair,
+    Steps,
+    apply_repairs,
+)
 from tests.fixtures.records import span_record
 
 
 def test_each_repair_is_listed_once_with_its_why() -> None:
-    listed = [*TRACE_REPAIRS, *RUN_REPAIRS]
+    listed = [*TRACE_REPAIRS, *JOINED_REPAIRS, *RUN_REPAIRS]
     assert len({r.name for r in listed}) == len(listed)
     for repair in listed:
         assert repair.why and "\n" not in repair.why
