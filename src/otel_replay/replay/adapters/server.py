@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import functools
 import socket
 import threading
 import time
@@ -490,6 +492,61 @@ def run_server(
         app.close()
 
 
+@functools.cache
+def _prompt_server() -> Any:
+    """uvicorn's server, stopping as soon as it is told to: uvicorn looks for the word to
+    stop once a tenth of a second, and an in-process replay stops a server per run (a
+    cohort of a thousand runs waited a hundred seconds for nothing)."""
+    # lazy: only serve needs the ASGI server
+    import uvicorn
+
+    class PromptServer(uvicorn.Server):
+        _loop: asyncio.AbstractEventLoop | None = None
+        _woken: asyncio.Event | None = None
+
+        async def main_loop(self) -> None:
+            # uvicorn's own loop, but its tenth-of-a-second pause ends early when woken.
+            self._woken = asyncio.Event()
+            self._loop = asyncio.get_running_loop()
+            counter = 0
+            while not await self.on_tick(counter):
+                counter = (counter + 1) % 864000
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._woken.wait(), 0.1)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # uvicorn's, but for its fixed pause of a tenth of a second after telling open
+            # connections to close: the loop turns only until they have.
+            for server in self.servers:
+                server.close()
+            for sock in sockets or []:
+                sock.close()
+            for connection in list(self.server_state.connections):
+                connection.shutdown()
+            for _ in range(100):
+                if not self.server_state.connections:
+                    break
+                await asyncio.sleep(0.001)
+            try:
+                await asyncio.wait_for(
+                    self._wait_tasks_to_complete(), self.config.timeout_graceful_shutdown
+                )
+            except asyncio.TimeoutError:
+                for task in self.server_state.tasks:
+                    task.cancel()
+            if not self.force_exit:
+                await self.lifespan.shutdown()
+
+        def wake(self) -> None:
+            """From any thread: look at ``should_exit`` now."""
+            loop, woken = self._loop, self._woken
+            if loop is not None and woken is not None:
+                with contextlib.suppress(RuntimeError):  # (its loop already closed)
+                    loop.call_soon_threadsafe(woken.set)
+
+    return PromptServer
+
+
 #: How long a background server may take to start listening.
 START_TIMEOUT_S = 10
 
@@ -504,13 +561,10 @@ class BackgroundServer:
     def __init__(
         self, engine: ReplayEngine, host: str = "127.0.0.1", limits: ServerLimits = DEFAULT_LIMITS
     ) -> None:
-        # lazy: only serve needs the ASGI server
-        import uvicorn
-
         self.sock = bind(host, 0)
         self.url = base_url(self.sock)
         self._app = ReplayApp(engine, limits=limits, hosts=[host])
-        self._server = uvicorn.Server(_config(self._app, limits, "off"))
+        self._server = _prompt_server()(_config(self._app, limits, "off"))
         self._thread = threading.Thread(
             target=self._server.run,
             kwargs={"sockets": [self.sock]},
@@ -530,6 +584,7 @@ class BackgroundServer:
 
     def stop(self) -> None:
         self._server.should_exit = True
+        self._server.wake()
         self._thread.join(GRACEFUL_SHUTDOWN_S + 5)
         self.sock.close()
         self._app.close()
