@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -32,6 +33,42 @@ def pytest_configure(config: pytest.Config) -> None:
     each test worker, and each later session, rewrite every test module's assertions."""
     sys.dont_write_bytecode = False
     compileall.compile_dir(Path(__file__).parents[1] / "src" / "otel_replay", quiet=2)
+
+
+#: The default tier draws this share of each property test's examples (at least
+#: ``QUICK_FLOOR``, or all of them where it asks for fewer); ``--thorough`` draws them all,
+#: as CI does after the default tier.
+QUICK_SHARE = 4
+QUICK_FLOOR = 25
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--thorough",
+        action="store_true",
+        help="every property test draws the number of examples it asks for (the default "
+        "tier draws a quarter of them; the slow tier always draws them all)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Property tests outside the slow tier draw fewer examples unless ``--thorough``: they
+    are a quarter of the default tier's time, and CI runs them all again in full."""
+    if config.getoption("thorough"):
+        return
+    done: set[int] = set()
+    for item in items:
+        test = getattr(item, "obj", None)
+        if id(test) in done or item.get_closest_marker("slow") is not None:
+            continue
+        done.add(id(test))
+        # Where hypothesis keeps a test's settings (set by ``@given``/``@settings``).
+        drawn = getattr(test, "_hypothesis_internal_use_settings", None)
+        if isinstance(drawn, hypothesis.settings):
+            quick = max(min(drawn.max_examples, QUICK_FLOOR), drawn.max_examples // QUICK_SHARE)
+            test._hypothesis_internal_use_settings = hypothesis.settings(  # type: ignore[union-attr]
+                drawn, max_examples=quick
+            )
 
 
 @pytest.hookimpl(hookwrapper=True)

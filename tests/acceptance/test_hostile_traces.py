@@ -30,6 +30,7 @@ from opentelemetry import trace
 import otel_replay
 from otel_replay import attributes as A
 from tests.fixtures.cli import cli_process, cli_run
+from tests.fixtures.http import POLL_S
 from tests.fixtures.recording import recording
 
 MODULE = "otel_replay_hostile_module"
@@ -158,7 +159,7 @@ def test_a_url_is_read_the_same_safe_way(hostile: Path) -> None:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/hostile.otlp"
         proc = cli_run("show", "--json", url)

@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from otel_replay.replay.network import LookupBlocked, NetworkBlocked, NetworkGuard
+from tests.fixtures.http import POLL_S
 
 OUTSIDE = "127.0.0.2"
 _MISSING = object()
@@ -351,7 +352,7 @@ def test_an_httpx_keep_alive_tls_connection_is_refused(tls_files: tuple[Path, Pa
     server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_tls.load_cert_chain(cert, key)
     server.socket = server_tls.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True).start()
     url = f"https://{OUTSIDE}:{server.server_address[1]}/"
     try:
         verify = ssl.create_default_context(cafile=str(cert))

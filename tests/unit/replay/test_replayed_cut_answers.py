@@ -67,6 +67,13 @@ def first_request(api: str, question: str) -> dict[str, Any]:
     return {"model": "gpt-4o-mini", "messages": system + asked, "tools": tools}
 
 
+@pytest.fixture(autouse=True)
+def _quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK retries as it does, without its pauses between tries (half a second, then a
+    second): what is checked is how many requests it sent and what it raised."""
+    monkeypatch.setattr("openai._base_client.INITIAL_RETRY_DELAY", 0.001)
+
+
 def raised(
     api: str, mode: str, base_url: str, question: str, transport: Any = None
 ) -> tuple[str, int]:

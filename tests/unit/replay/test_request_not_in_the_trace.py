@@ -14,6 +14,7 @@ a step.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -25,22 +26,26 @@ from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
 from otel_replay.runs.model import ModelCall, Run, Step
 from tests.conformance.checks import check, find_cases
 
-#: The corpus cases whose runs (content recorded) have a model step without its request.
-CASES = [
-    c
-    for c in find_cases()
-    if c.meta.get("content")
-    and any(
-        s.kind == "model" and s.model is not None and s.model.input_messages is None
-        for r in otel_replay.load(*c.trace_files())
-        if r.kit.verdict != "inspect-only"
-        for s in r.steps
-    )
-]
+
+@functools.cache
+def cases() -> list[Any]:
+    """The corpus cases whose runs (content recorded) have a model step without its request
+    (read when a test asks, not when the module is collected)."""
+    return [
+        c
+        for c in find_cases()
+        if c.meta.get("content")
+        and any(
+            s.kind == "model" and s.model is not None and s.model.input_messages is None
+            for r in otel_replay.load(*c.trace_files())
+            if r.kit.verdict != "inspect-only"
+            for s in r.steps
+        )
+    ]
 
 
 def test_the_corpus_holds_such_cases() -> None:
-    assert {c.id for c in CASES} >= {
+    assert {c.id for c in cases()} >= {
         "anthropic_openllmetry/anthropic_stream@seed-32",
         "openai_openllmetry/responses_stream@seed-14",
     }
@@ -49,7 +54,7 @@ def test_the_corpus_holds_such_cases() -> None:
 def test_a_recorded_request_for_such_a_step_is_refused_naming_it() -> None:
     """The requests the agent sent, in order (not the attempts its SDK sent again), through
     the engine of the case's runs: the one whose request the trace lacks is refused."""
-    for case in CASES:
+    for case in cases():
         engine = ReplayEngine(check(case).runs)
         conversation: dict[str, str] = {}
         refusals = []
