@@ -163,15 +163,19 @@ def serve(
     mcp = None
     if serve_mcp:
         mcp = _mcp_app(good, run_id, (host, *allow_hosts), ", ".join(paths), log)
-    click.echo(
-        f"otel-replay: serving {len(good)} run(s) ({', '.join(r.run_id for r in good)}): "
-        f"OpenAI base_url {url}/v1, Anthropic base_url {url}"
-        + (f", MCP tools at {url}/mcp" if mcp is not None else ""),
-        err=True,
-    )
-    click.echo(url)
-    sys.stdout.flush()
-    run_server(engine, sock, mcp, limits, (host, *allow_hosts))
+
+    def ready() -> None:
+        # Said once the server is set up: a client that waits for the URL is answered at once.
+        click.echo(
+            f"otel-replay: serving {len(good)} run(s) ({', '.join(r.run_id for r in good)}): "
+            f"OpenAI base_url {url}/v1, Anthropic base_url {url}"
+            + (f", MCP tools at {url}/mcp" if mcp is not None else ""),
+            err=True,
+        )
+        click.echo(url)
+        sys.stdout.flush()
+
+    run_server(engine, sock, mcp, limits, (host, *allow_hosts), ready)
 
 
 def _mcp_app(

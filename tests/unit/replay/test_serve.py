@@ -558,3 +558,32 @@ def test_previous_response_id_continues_the_conversation_that_answered_it() -> N
     rest_b, rest_a = list(b), list(a)
     assert rest_a[-1].output_text == rest_b[-1].output_text == run.final_output()
     assert len(engine.conversations) == 3
+
+
+def test_serve_tells_its_url_once_set_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The URL is printed once uvicorn's configuration is loaded, websockets left out: a
+    client that waits for it is answered at once, not after the server's start-up."""
+    import click
+    import uvicorn
+    from click.testing import CliRunner
+
+    from otel_replay.cli.main import cli
+
+    events: list[object] = []
+    load, echo = uvicorn.Config.load, click.echo
+
+    def loaded(self: uvicorn.Config) -> None:
+        load(self)
+        events.append(("loaded", self.ws_protocol_class))
+
+    def said(message: Any = None, *args: Any, **kwargs: Any) -> None:
+        if isinstance(message, str) and message.startswith("http://"):
+            events.append("url")
+        echo(message, *args, **kwargs)
+
+    monkeypatch.setattr(uvicorn.Config, "load", loaded)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: events.append("run"))
+    monkeypatch.setattr(click, "echo", said)
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", str(CASE_FILE)])
+    assert result.exit_code == 0, result.output
+    assert events == [("loaded", None), "url", "run"]

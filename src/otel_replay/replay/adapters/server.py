@@ -413,6 +413,9 @@ def _config(app: ReplayApp, limits: ServerLimits, lifespan: Literal["on", "off"]
         app,
         log_level="warning",
         lifespan=lifespan,
+        # HTTP alone is served (MCP too is plain HTTP): no websockets implementation is
+        # imported at start (a tenth of a second of CPU).
+        ws="none",
         access_log=False,
         http=_guarded_protocol(limits.header_timeout),
         timeout_keep_alive=limits.keep_alive,
@@ -479,15 +482,25 @@ def run_server(
     mcp: Any = None,
     limits: ServerLimits = DEFAULT_LIMITS,
     hosts: Iterable[str] = (),
+    ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve until interrupted (uvicorn handles SIGINT and SIGTERM); ``mcp``, ``hosts``: see
-    ReplayApp (the address ``sock`` listens on is allowed as a ``Host`` too)."""
+    ReplayApp (the address ``sock`` listens on is allowed as a ``Host`` too).
+
+    ``ready`` is called once the server is set up (uvicorn imported, its
+    configuration loaded), right before it serves: a client told of the
+    server then has its first call answered at once, not after the start-up.
+    """
     # lazy: only serve needs the ASGI server
     import uvicorn
 
     app = ReplayApp(engine, mcp, limits, [sock.getsockname()[0], *hosts])
     try:
-        uvicorn.Server(_config(app, limits, "off" if mcp is None else "on")).run(sockets=[sock])
+        config = _config(app, limits, "off" if mcp is None else "on")
+        config.load()  # what the server would do first (it loads a configuration once)
+        if ready is not None:
+            ready()
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
         app.close()
 
