@@ -71,6 +71,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
 
 
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OpenAI and Anthropic SDKs retry as they do, without their pauses between tries
+    (half a second, then a second): for tests that check what was sent and raised."""
+    monkeypatch.setattr("openai._base_client.INITIAL_RETRY_DELAY", 0.001)
+    monkeypatch.setattr("anthropic._base_client.INITIAL_RETRY_DELAY", 0.001)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     """Captured output written as UTF-8 can hold what some library logged as it was given (the

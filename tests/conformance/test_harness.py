@@ -381,6 +381,7 @@ def test_a_scripted_failure_is_retried_by_the_real_sdk_and_logged_as_an_attempt(
     assert [r["seq"] for r in case.failed_attempts()] == list(range(1, times + 1))
 
 
+@pytest.mark.usefixtures("quick_retries")
 @pytest.mark.parametrize(
     ("api", "stream", "cut"),
     [

@@ -67,13 +67,6 @@ def first_request(api: str, question: str) -> dict[str, Any]:
     return {"model": "gpt-4o-mini", "messages": system + asked, "tools": tools}
 
 
-@pytest.fixture(autouse=True)
-def _quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The SDK retries as it does, without its pauses between tries (half a second, then a
-    second): what is checked is how many requests it sent and what it raised."""
-    monkeypatch.setattr("openai._base_client.INITIAL_RETRY_DELAY", 0.001)
-
-
 def raised(
     api: str, mode: str, base_url: str, question: str, transport: Any = None
 ) -> tuple[str, int]:
@@ -103,6 +96,7 @@ def _cases() -> list[Any]:
     return out
 
 
+@pytest.mark.usefixtures("quick_retries")
 @pytest.mark.parametrize(("api", "mode", "turn", "parallel"), _cases())
 def test_a_run_ended_by_a_cut_answer_replays_to_the_same_raise(
     tmp_path: Path, api: str, mode: str, turn: int, parallel: bool
