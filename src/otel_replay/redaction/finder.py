@@ -184,11 +184,17 @@ class _Shapes:
         """``find``'s answer, with base64 runs in JSON strings and the shapes searched for
         everywhere added to the ``spans`` found by their words (where ``maybe`` says they
         may be)."""
-        # Base64 runs in a JSON string (a quick search for '"').
-        runs = [m.start() + 1 for m in _QUOTED_BASE64.finditer(text)] if maybe & BASE64 else []
-        for i, shape in enumerate(self._everywhere):
-            if maybe >> (SHAPES + i) & 1:
-                spans += (_hidden_span(m, shape.secret) for m in shape.compile().finditer(text))
+        # Base64 runs in a JSON string: none without a quote (an id, a URL), told without
+        # starting the expression (a span's short texts mostly come here).
+        runs = (
+            [m.start() + 1 for m in _QUOTED_BASE64.finditer(text)]
+            if maybe & BASE64 and '"' in text
+            else []
+        )
+        if maybe >> SHAPES:  # (no shape flagged: most text; the loop not run)
+            for i, shape in enumerate(self._everywhere):
+                if maybe >> (SHAPES + i) & 1:
+                    spans += (_hidden_span(m, shape.secret) for m in shape.compile().finditer(text))
         return spans, runs, maybe
 
     def _made(self) -> _Prefilter | None:
