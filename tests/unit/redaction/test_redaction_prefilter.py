@@ -12,7 +12,10 @@ wrapping, the secret families, a public scanner's catalogue, the look-alikes),
 the engine's trigger words run together and inside one another, random text,
 each alone or put in the contexts a secret travels in (JSON text, JSON text in
 JSON, YAML, a query string, URL-, HTML- and base64-encoded), and text that is
-not ASCII (a character lowered to two, wide characters, UTF-16 bytes).
+not ASCII (a character lowered to two, wide characters, UTF-16 bytes).  Text
+dense with triggers, secrets of the whole catalogue put in at random places,
+long enough for the prefilter's many reports, goes through both as text and as
+bytes in each encoding (UTF-16 whole, or after a binary header).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from tests.unit.redaction.test_redaction_differential import (
     TRIGGERS,
     USER_PATTERNS,
     _named_value,
+    _rule_secret,
+    dense_texts,
     texts,
 )
 from tests.unit.redaction.test_secret_catalogue import draw_secret, rules
@@ -124,6 +129,57 @@ def test_the_prefilter_finds_what_the_pure_pass_finds_in_wide_text(text: str, co
     data = text.encode(codec, "surrogatepass")
     for name, (fast, pure) in ENGINES.items():
         assert fast.data(data) == pure.data(data), (name, data)
+
+
+@st.composite
+def _dense_with_secrets(draw: st.DrawFn) -> str:
+    """Text dense with triggers (configuration, headers, command lines, JSON: a trigger
+    every few words, a secret on every line), secrets of the whole catalogue and of
+    every family put in at random places (inside a word, a trigger, a line), and long
+    enough, some of it, for the prefilter's many reports."""
+    text = draw(dense_texts()) * draw(st.sampled_from([1, 4, 16]))
+    for _ in range(draw(st.integers(1, 6))):
+        at = draw(st.integers(0, len(text)))
+        secret = draw(st.one_of(_rule_secret(), _named_value, st.sampled_from(TRIGGERS)))
+        text = text[:at] + secret + text[at:]
+    return text
+
+
+#: How dense text travels: as text, and as bytes in each encoding (UTF-16 whole, or a run
+#: of it after a binary header at an odd or even offset).
+_ENCODINGS = {
+    "text": lambda t: t,
+    "utf-8": lambda t: t.encode("utf-8", "surrogatepass"),
+    "latin-1": lambda t: t.encode("latin-1", "replace"),
+    "utf-16-le": lambda t: t.encode("utf-16-le", "surrogatepass"),
+    "utf-16-be": lambda t: t.encode("utf-16-be", "surrogatepass"),
+    "utf-16": lambda t: t.encode("utf-16", "surrogatepass"),
+    "utf-16-le after a header": lambda t: (
+        b"\x89PNG\x00\x01\x02" + t.encode("utf-16-le", "surrogatepass") + b"\xff\x00"
+    ),
+    "utf-16-be at an odd offset": lambda t: b"%\x00\x07" + t.encode("utf-16-be", "surrogatepass"),
+}
+
+
+def _found_alike_in_dense_text(text: str, encoding: str) -> None:
+    value = _ENCODINGS[encoding](text)
+    for name, (fast, pure) in ENGINES.items():
+        if isinstance(value, str):
+            out, expected = fast.text(value), pure.text(value)
+            assert out == expected, (name, value, out, expected)
+            assert (out is value) == (expected is value), (name, value)
+        else:
+            got, want = fast.data(value), pure.data(value)
+            assert got == want, (name, encoding, value, got, want)
+            assert (got is value) == (want is value), (name, value)
+
+
+(
+    test_the_prefilter_finds_what_the_pure_pass_finds_in_dense_text,
+    test_the_prefilter_finds_what_the_pure_pass_finds_in_much_dense_text,
+) = tiered(60, 600, _dense_with_secrets(), st.sampled_from(sorted(_ENCODINGS)), **_SETTINGS)(
+    _found_alike_in_dense_text
+)
 
 
 def _same_hidden_paths(members: list[tuple[str, str]]) -> None:
