@@ -69,19 +69,6 @@ TABLE_GAPS: dict[str, str] = {
         "exporter keeps every attribute value as a string, and output.value has no type a "
         "convention fixes (the int 42 and the text '42' are one text in the table)"
     ),
-    **{
-        case: (
-            "a message content that is the JSON text of a list, spelt exactly as the exporter's "
-            "Go writer spells a list (a LangChain tool's list of texts; CrewAI's empty list "
-            "'[]'): the table keeps a string attribute and an array attribute as one text, and "
-            "OpenInference records message contents both ways (LiteLLM's as arrays)"
-        )
-        for case in (
-            "langgraph_openinference/sync@seed-96",
-            "crewai/stream@seed-31",
-            "crewai/async_stream@seed-31",
-        )
-    },
 }
 
 

@@ -229,3 +229,46 @@ def test_a_string_that_spells_a_list_otherwise_than_go_reads_back_as_that_string
         assert back == items
     else:
         assert back == value and type(back) is type(value)
+
+
+#: Instrumentations, the type each gives a message content (read in their sources): the
+#: LangChain instrumentors (Python, JS), OpenAI's and CrewAI's listener set strings only; LiteLLM
+#: sets strings (chat completions) and arrays of blocks (Responses API inputs); one no
+#: convention reads (and a table that names no scope) keeps the name's reading.
+_CONTENT_SCOPES = {
+    "openinference.instrumentation.langchain": "text",
+    "@arizeai/openinference-instrumentation-langchain": "text",
+    "openinference.instrumentation.openai": "text",
+    "openinference.instrumentation.crewai._event_listener": "text",
+    "openinference.instrumentation.litellm": "list",
+    "some.other.instrumentation": "list",
+    "": "list",
+}
+_GO_LISTS = st.one_of(st.lists(st.text(max_size=12), max_size=4), _BLOCKS)
+
+
+@given(
+    scope=st.sampled_from(sorted(_CONTENT_SCOPES)),
+    name=st.builds(
+        "llm.{}_messages.{}.message.content".format,
+        st.sampled_from(["input", "output"]),
+        st.integers(0, 40),
+    ),
+    items=_GO_LISTS,
+    as_text=st.booleans(),
+)
+def test_a_message_content_reads_back_as_the_type_its_instrumentation_sets(
+    scope: str, name: str, items: list[Any], as_text: bool
+) -> None:
+    """The table keeps a string spelt exactly as Go spells a list and that list as one text
+    (a LangChain tool's list of texts; CrewAI's empty list ``[]``): the span's scope
+    says which it was.  An instrumentation that sets strings only gets the string back
+    whatever its text; one that sets arrays too gets the array back."""
+    value: Any = as_string(items) if as_text else items
+    back = typed_attributes({name: as_string(value)}, scope)[name]
+    if _CONTENT_SCOPES[scope] == "text":
+        assert back == as_string(items)
+        assert type(back) is str
+    else:
+        event(f"read as a list ({'a string' if as_text else 'a list'} was written)")
+        assert back == items

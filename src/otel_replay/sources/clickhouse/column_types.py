@@ -9,7 +9,8 @@ GenAI semantic conventions, the instrumentations otel-replay reads
 (OpenInference, OpenLLMetry, the Vercel AI SDK, LiteLLM, smolagents...), and
 otel-replay's own.  A value is retyped only when its text is what the
 exporter writes for that type; any other attribute, or a text that is not,
-stays the string ClickHouse holds.
+stays the string ClickHouse holds.  Where the instrumentation (the span's
+scope) fixes a type the name alone leaves open, the scope decides.
 
 A double without a fraction reads back as an int (the exporter writes 1.0
 as ``1``): equal as a number, though not as a JSON value.
@@ -34,7 +35,18 @@ from ...json_text import loads
 from ...limits import MAX_NESTING
 from .go_json import Raw, go_json
 
-__all__ = ["attribute_type", "column_attributes", "typed_attributes", "typed_value"]
+__all__ = [
+    "SCOPE_NAME",
+    "SCOPE_VERSION",
+    "attribute_type",
+    "column_attributes",
+    "text_contents",
+    "typed_attributes",
+    "typed_value",
+]
+
+#: Where exporters before 2024 kept the span's instrumentation scope.
+SCOPE_NAME, SCOPE_VERSION = "otel.scope.name", "otel.scope.version"
 
 #: What a convention says an attribute holds.
 Kind = Literal["int", "number", "bool", "strings", "numbers", "bytes", "list"]
@@ -141,11 +153,24 @@ _PREFIXES: Final[tuple[tuple[str, Kind], ...]] = (
     ("llm.usage.", "int"),
     ("ai.usage.", "int"),
 )
-#: By pattern: OpenInference's message contents are strings, or array attributes (of
-#: strings, or of the blocks LiteLLM records as maps).  A content that is the
+#: OpenInference's message contents: strings, or array attributes (of strings, or of the
+#: blocks LiteLLM's Responses API spans record as maps).  A content that is the
 #: instrumentation's own JSON text of its blocks is a string: Go spells the list otherwise.
-_PATTERNS: Final[tuple[tuple[re.Pattern[str], Kind], ...]] = (
-    (re.compile(r"llm\.(?:input|output)_messages\.\d+\.message\.content"), "list"),
+_CONTENT: Final = re.compile(r"llm\.(?:input|output)_messages\.\d+\.message\.content")
+#: By pattern.
+_PATTERNS: Final[tuple[tuple[re.Pattern[str], Kind], ...]] = ((_CONTENT, "list"),)
+#: Instrumentations (scope names, and the modules under them) whose message contents are
+#: strings whatever their text: OpenInference's LangChain instrumentors keep ``content``
+#: only when it is a string (a list of blocks goes to ``message.contents.N``), in Python
+#: and JS; OpenAI's writes any other list as its JSON text; CrewAI's event listener
+#: passes CrewAI's content on, a string or a list of maps no attribute holds (the SDK
+#: drops it).  A text Go spells as a list is then a string: a tool's list of texts, an
+#: empty list ``[]``.
+_TEXT_CONTENT_SCOPES: Final = (
+    "openinference.instrumentation.langchain",
+    "@arizeai/openinference-instrumentation-langchain",
+    "openinference.instrumentation.openai",
+    "openinference.instrumentation.crewai",
 )
 #: Names ending so count tokens, whatever their namespace (``llm.openai.max_tokens``,
 #: ``ai.settings.maxOutputTokens``).
@@ -155,8 +180,9 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _INT64 = range(-(2**63), 2**63)
 
 
-def attribute_type(name: str) -> Kind | None:
-    """What the conventions say ``name`` holds; None for a string or an unknown name."""
+def attribute_type(name: str, scope: str = "") -> Kind | None:
+    """What the conventions say ``name`` holds, set by the instrumentation ``scope`` names;
+    None for a string or an unknown name."""
     kind = _EXACT.get(name)
     if kind is not None:
         return kind
@@ -165,8 +191,13 @@ def attribute_type(name: str) -> Kind | None:
             return kind
     for pattern, kind in _PATTERNS:
         if pattern.fullmatch(name):
-            return kind
+            return None if pattern is _CONTENT and text_contents(scope) else kind
     return "int" if _TOKENS.search(name) else None
+
+
+def text_contents(scope: str) -> bool:
+    """Whether the instrumentation ``scope`` names sets message contents as strings only."""
+    return any(scope == s or scope.startswith(s + ".") for s in _TEXT_CONTENT_SCOPES)
 
 
 def typed_value(kind: Kind, text: str) -> Any:
@@ -176,17 +207,21 @@ def typed_value(kind: Kind, text: str) -> Any:
     return text if got is None else got
 
 
-def column_attributes(value: Any, flat: bool) -> dict[str, Any]:
-    """The attributes of one attributes column: a ``Map(String, String)`` with the known
-    types given back; a ``JSON`` one (``flat``) with its objects joined into dotted keys.
-    ``TypeError`` when the column holds no object."""
+def column_attributes(value: Any, flat: bool, scope: str | None = "") -> dict[str, Any]:
+    """The attributes of one attributes column: a ``Map(String, String)`` with the types
+    known for the instrumentation ``scope`` names given back (None: the scope the
+    attributes name, as in tables of exporters before 2024); a ``JSON`` one (``flat``)
+    with its objects joined into dotted keys.  ``TypeError`` when the column holds no
+    object."""
     if not isinstance(value, dict):
         raise TypeError("an attributes column that is not an object")
-    if not flat:
-        return typed_attributes(value)
-    out: dict[str, Any] = {}
-    _join("", value, out)
-    return typed_attributes(out)
+    out: dict[str, Any] = value
+    if flat:
+        out = {}
+        _join("", value, out)
+    if scope is None:
+        scope = str(out.get(SCOPE_NAME, ""))
+    return typed_attributes(out, scope)
 
 
 def _join(prefix: str, value: dict[str, Any], out: dict[str, Any], depth: int = 0) -> None:
@@ -198,12 +233,13 @@ def _join(prefix: str, value: dict[str, Any], out: dict[str, Any], depth: int = 
             out[name] = item
 
 
-def typed_attributes(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with the types of the attributes whose type is known given back."""
+def typed_attributes(values: Mapping[str, Any], scope: str = "") -> dict[str, Any]:
+    """``values`` (set by the instrumentation ``scope`` names) with the types of the
+    attributes whose type is known given back."""
     out = dict(values)
     for name, value in values.items():
         if type(value) is str:
-            kind = attribute_type(name)
+            kind = attribute_type(name, scope)
             if kind is not None:
                 out[name] = typed_value(kind, value)
     return out

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ...otlp.errors import FormatError
 from ...otlp.records import EventRecord, LinkRecord, Record, SpanRecord
-from .column_types import column_attributes
+from .column_types import SCOPE_NAME, SCOPE_VERSION, column_attributes
 from .database import (
     HELD,
     IDS_TABLE,
@@ -64,8 +64,6 @@ _STATUS: Final = {
     **{name: i for i, name in enumerate(_NAMED_STATUS)},
     **{f"STATUS_CODE_{name.upper()}": i for i, name in enumerate(_NAMED_STATUS)},
 }
-#: Where exporters before 2024 kept the span's instrumentation scope.
-SCOPE_NAME, SCOPE_VERSION = "otel.scope.name", "otel.scope.version"
 
 
 class Columns:
@@ -381,7 +379,8 @@ def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRe
     """The span of one row of :func:`select_spans` (``ValueError``, ``KeyError`` or
     ``TypeError`` when the row is not one)."""
     flat = columns.json_attributes
-    attributes = column_attributes(row["SpanAttributes"], flat)
+    scope = str(row["ScopeName"]) if columns.has_scope else None
+    attributes = column_attributes(row["SpanAttributes"], flat, scope)
     if columns.has_scope:
         scope_name, scope_version = str(row["ScopeName"]), str(row["ScopeVersion"])
     else:
@@ -389,7 +388,7 @@ def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRe
         scope_version = str(attributes.pop(SCOPE_VERSION, ""))
     start = int(row["start"])
     events = [
-        EventRecord(str(name), int(when), column_attributes(attrs, flat))
+        EventRecord(str(name), int(when), column_attributes(attrs, flat, scope_name))
         for when, name, attrs in _zipped(
             row["event_times"], row["event_names"], row["event_attributes"]
         )
