@@ -47,6 +47,15 @@ _ASKED_STREAM = (
 _BODY_CUT = ("Failed to process successful response", "without sending complete message body")
 #: The whole message of an error that says so: undici's (Node's fetch) for a body cut.
 _BODY_CUT_ALONE = ("terminated",)
+#: The OpenAI and Anthropic SDKs' ``APIConnectionError`` and ``APITimeoutError``, raised
+#: alike for a connection that failed before any answer and for a stream cut or stalled
+#: partway: alone (no stack trace recorded beneath, as the Agents SDK's spans hold only the
+#: text), they cannot tell which.
+_EITHER = ("Connection error.", "Request timed out.")
+#: The Agents SDK's span errors, which say whether the call streamed: its models'
+#: ``stream_response`` ends the span in the first, ``get_response`` in the second.
+_AGENTS_STREAMED = "Error streaming response"
+_AGENTS_NOT_STREAMED = "Error getting response"
 
 
 def streamed(step: Step) -> bool:
@@ -179,10 +188,17 @@ def cut_unrecorded(run: Run, step: Step) -> str | None:
         return None
     if not m.input_messages:  # the call is not in the trace at all: said as such
         return None
-    if not _began(step) or not _may_have_streamed(run, step):
+    began = _began(step)
+    if began is False or not _may_have_streamed(run, step):
         return None
     error = (step.status_message or "ERROR").strip().partition("\n")[0]
     error = error if len(error) <= 120 else error[:119] + "…"
+    if began is None:
+        return (
+            f"{step.label()}: the call streamed and failed ({error}), an error that does not "
+            "say whether its answer had begun, and the trace holds nothing of what streamed "
+            "before the failure: a replay cannot fail it as it failed"
+        )
     return (
         f"{step.label()}: the answer began to stream and failed partway ({error}), and the "
         "trace holds nothing of what streamed before the failure: a replay cannot fail it as "
@@ -190,9 +206,11 @@ def cut_unrecorded(run: Run, step: Step) -> str | None:
     )
 
 
-def _began(step: Step) -> bool:
-    """Whether ``step`` failed after its answer began: a success status recorded, or an
-    error that says the answer's body was cut."""
+def _began(step: Step) -> bool | None:
+    """Whether ``step`` failed after its answer began: True (a success status recorded, or
+    an error that says the answer's body was cut), False (an error status, or an error that
+    says otherwise), None (the trace cannot tell: a client error raised alike before any
+    answer and partway through one, nothing recorded beneath it)."""
     code = (step.attributes or {}).get("http.response.status_code")
     if isinstance(code, int | str) and str(code).startswith("2"):
         return True
@@ -201,8 +219,12 @@ def _began(step: Step) -> bool:
     messages.append(step.status_message or "")
     if any(m.strip().partition("\n")[0] in _BODY_CUT_ALONE for m in messages):
         return True
-    said = " ".join([*messages, *(str(a.get("exception.stacktrace") or "") for a in errors)])
-    return any(words in said for words in _BODY_CUT)
+    traces = [str(a.get("exception.stacktrace") or "") for a in errors]
+    said = " ".join([*messages, *traces])
+    if any(words in said for words in _BODY_CUT):
+        return True
+    either = any(words in m for m in messages for words in _EITHER)
+    return None if either and code is None and not any(traces) else False
 
 
 def _stream_said(step: Step) -> bool | None:
@@ -215,6 +237,11 @@ def _stream_said(step: Step) -> bool | None:
     if streamed(step) or operation.endswith(".doStream"):
         return True
     if asked in (False, "false") or operation.endswith(".doGenerate"):
+        return False
+    error = step.status_message or ""
+    if error.startswith(_AGENTS_STREAMED):
+        return True
+    if error.startswith(_AGENTS_NOT_STREAMED):
         return False
     if any(attrs.get(key) not in (None, False, "false") for key in _ASKED_STREAM):
         return True

@@ -14,7 +14,10 @@ step with the refusal.  Recorded by running each stack's own agent under a drawn
 that cuts a stream (the AI SDK in its GenAI and legacy tracing, on Chat Completions and
 Responses; LangGraph with OpenInference; Strands; LangChain.js).  Drawn on those real
 traces: the failure made one before any byte (a connection refused, an error status), or
-the calls made not streamed (each span says so): then nothing is missing.
+the calls made not streamed (each span says so): then nothing is missing.  An error that
+cannot tell a cut partway from a failure before any answer (the OpenAI SDK's "Connection
+error." and "Request timed out.", which the Agents SDK's spans hold alone) is named too:
+the trace cannot show that nothing streamed.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_replay.otlp.records import SpanRecord
+from otel_replay.otlp.records import EventRecord, SpanRecord
 from otel_replay.replay.adapters.server import BackgroundServer
 from otel_replay.replay.conversations import CONVERSATION_HEADER
 from otel_replay.replay.divergence import ReplayError
@@ -227,3 +230,74 @@ def test_request_parameters_nested_past_any_stack_say_nothing(depth: int, opener
     parameters = opener * depth + "1" + closer * depth
     step = SimpleNamespace(attributes={failed_calls._PARAMETERS: parameters}, scope=None)
     assert failed_calls._asked_in(step) is None  # type: ignore[arg-type]
+
+
+#: The Agents SDK's span errors: a streamed call's (``stream_response``), and not.
+_AGENTS_ERRORS = ("Error streaming response", "Error getting response")
+#: Client errors (the OpenAI SDK's), and whether each says the answer had not begun (False)
+#: or cannot tell (None): raised alike before any answer and partway through a stream.
+_CLIENT_ERRORS = (
+    ("Connection error.", None),
+    ("Request timed out.", None),
+    ("Error code: 500 - {'error': 'boom'}", False),
+    ("Error code: 429 - {'error': 'slow down'}", False),
+)
+#: Stack traces an instrumentation may record beneath the client's error, and whether each
+#: says the body had begun.
+_TRACES = (
+    (
+        "httpx.RemoteProtocolError: peer closed connection without sending complete message body",
+        True,
+    ),
+    ("httpx.ConnectError: [Errno 111] Connection refused", False),
+)
+#: The corpus's runs whose cut stream the Agents SDK's spans record with its error text alone.
+AGENTS_CASES = [c for c in CASES if c.meta["stack"].startswith("openai_agents")]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    case=st.sampled_from(AGENTS_CASES),
+    said=st.sampled_from(_AGENTS_ERRORS),
+    client=st.sampled_from(_CLIENT_ERRORS),
+    trace=st.none() | st.sampled_from(_TRACES),
+    status=st.sampled_from([None, 200]),
+)
+def test_an_error_that_cannot_tell_whether_a_stream_began_is_named(
+    case: Case,
+    said: str,
+    client: tuple[str, bool | None],
+    trace: tuple[str, bool] | None,
+    status: int | None,
+) -> None:
+    """A streamed call that failed with a client error raised alike before any answer and
+    partway through one (the OpenAI SDK's "Connection error." and "Request timed out."),
+    nothing recorded beneath it, of which the trace holds no output: the verdict names its
+    output and a replay refuses it.  A status, a stack trace or an error that tells, or a
+    call that did not stream (the Agents SDK's error says which), leaves nothing out."""
+    assert len({c.meta["stack"] for c in AGENTS_CASES}) == 2, [c.id for c in AGENTS_CASES]
+    (recorded,) = [r for r in check(case).runs if r.model_steps()]
+    cut = _cut(recorded)
+    assert cut is not None
+    spans, logs = _records(case)
+    spans = copy.deepcopy(spans)
+    (span,) = [s for s in spans if s.span_id == cut.span_id]
+    span.status_message = f"{said}: {{'error': '{client[0]}'}}"
+    if status is not None:
+        span.attributes["http.response.status_code"] = status
+    if trace is not None:
+        attrs = {"exception.message": client[0], "exception.stacktrace": trace[0]}
+        span.events = [EventRecord("exception", span.end_ns, attrs)]
+    runs = build_runs(spans, logs=logs)
+    (run,) = [r for r in runs if any(s.span_id == cut.span_id for s in r.steps)]
+    (step,) = [s for s in run.steps if s.span_id == cut.span_id]
+    named = f"steps[{step.index}].output_messages" in run.kit.missing
+    refused = any(step.label() in str(u) for u in servable(run))
+    if status is not None:
+        began: bool | None = True
+    elif trace is not None:
+        began = trace[1]
+    else:
+        began = client[1]
+    expected = said == _AGENTS_ERRORS[0] and began is not False
+    assert named == refused == expected, (run.kit.missing, said, client, trace, status)
