@@ -79,7 +79,8 @@ NOT_RECORDED: dict[str, str] = {
         "Responses stream in error holding its model and that it streamed, no request (joined "
         "to its run, the verdict says the run's last model call is not in the trace); the "
         "call ids of the answer before it are then in no record either (OpenLLMetry records "
-        "a streamed Responses call by its item id; the call id is read off the next request)"
+        "a streamed Responses call by its item id; the call id is read off the next request: "
+        "a replay says it serves the item id in its place)"
     ),
     **{
         case: (

@@ -283,11 +283,11 @@ class ReplayEngine(Router):
         spells = wire.spells_arguments(request)
         respelled = reply.spelled.respelled if spells else []
         doubtful = reply.spelled.doubtful if spells else []
-        made_up = reply.spelled.made_up_ids
-        if respelled or doubtful or made_up:
-            named = ", ".join(dict.fromkeys([*respelled, *doubtful, *made_up]))
+        made_up, items = reply.spelled.made_up_ids, reply.spelled.item_ids
+        if respelled or doubtful or made_up or items:
+            named = ", ".join(dict.fromkeys([*respelled, *doubtful, *made_up, *items]))
             meta.append(("x-otel-replay-respelled", header_text(named)))
-            self._respelled(conv, step, respelled, doubtful, made_up)
+            self._respelled(conv, step, respelled, doubtful, made_up, items)
         if request.stream:
             chunks = list(wire.render_sse(reply, request))
             headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
@@ -306,11 +306,13 @@ class ReplayEngine(Router):
         calls: list[str],
         doubtful: list[str],
         made_up: Sequence[str] = (),
+        items: Sequence[str] = (),
     ) -> None:
         """Say, once per step, that its answer's tool-call arguments were (or may have been)
         re-spelled: the trace holds them as parsed values only, not as the text the model
-        sent, or as a text an instrumentation may have dumped itself."""
-        note = conv.model.note_respelled(step, calls, doubtful, made_up)
+        sent, or as a text an instrumentation may have dumped itself; and its call ids, where
+        the trace holds none or an item id in their place."""
+        note = conv.model.note_respelled(step, calls, doubtful, made_up, items)
         if id(step) not in self._respelled_steps:
             self._respelled_steps.add(id(step))
             self._lines.append(f"conversation {conv.id}: {note}")

@@ -274,16 +274,24 @@ class PinnedModel(Observed):
         calls: Sequence[str],
         doubtful: Sequence[str] = (),
         made_up: Sequence[str] = (),
+        items: Sequence[str] = (),
     ) -> str:
         """Note (once per step, for the report) that ``step``'s answer was served with the
         arguments of ``calls`` re-spelled (the trace holds no text of them), those of
-        ``doubtful`` with a text that may be an instrumentation's dump of their value, and
-        the calls of ``made_up`` with call ids made up (the trace holds none)."""
+        ``doubtful`` with a text that may be an instrumentation's dump of their value, the
+        calls of ``made_up`` with call ids made up (the trace holds none), and those of
+        ``items`` with the Responses item id the trace holds in their call id's place."""
         said = []
         if made_up:
             said.append(
                 f"call ids of {', '.join(made_up)} made up: the trace holds none (the model "
                 "may have sent none, or an empty one, which tracers do not keep)"
+            )
+        if items:
+            said.append(
+                f"call ids of {', '.join(items)} re-spelled: served as the Responses item id "
+                "the trace records in the call id's place, and no later request of the run "
+                "shows the call id the model sent"
             )
         if calls:
             said.append(

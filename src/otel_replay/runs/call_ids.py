@@ -25,6 +25,18 @@ from typing import Any
 from ..same_message import spelled_value
 from .model import Step
 
+#: How an OpenAI Responses function-call item's id begins: a call whose recorded id begins
+#: so after :func:`repair_call_ids` holds its item id where its call id belongs, and no
+#: later request of the run shows the call id (the run ended before the calls were sent
+#: back: a cut, a limit).
+ITEM_ID_PREFIX = "fc_"
+
+
+def item_id_in_place(call: Mapping[str, Any]) -> bool:
+    """Whether the tool call ``call`` (a ``tool_call`` part) holds a Responses item id for
+    its call id."""
+    return str(call.get("id") or "").startswith(ITEM_ID_PREFIX)
+
 
 def repair_call_ids(models: Sequence[Step]) -> int:
     """Fix the output tool-call ids of ``models`` (in call order); return how many changed."""

@@ -36,6 +36,7 @@ from typing import Any
 
 from .. import json_text
 from ..payload.codec import canonical
+from ..runs.call_ids import item_id_in_place
 from ..runs.model import RawHttp, Step
 
 #: Words an attribute or event name holds when it records a model's answer (the
@@ -67,6 +68,9 @@ class Spelled:
     #: The names of the calls the trace holds no id for, served with one made up (the
     #: model may have sent none, or an empty one, which tracers do not keep).
     made_up_ids: list[str] = dataclasses.field(default_factory=list)
+    #: The calls served with the Responses item id the trace holds for their call id
+    #: (``name (id)``): the call id the model sent is in no record.
+    item_ids: list[str] = dataclasses.field(default_factory=list)
 
 
 def compact(arguments: Any) -> str:
@@ -129,7 +133,12 @@ def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
     made_up = [
         str(c.get("name") or f"call {i + 1}") for i, c in enumerate(calls) if c.get("id") is None
     ]
-    return Spelled(texts, respelled, recorded, doubtful, made_up)
+    items = [
+        f"{c.get('name') or f'call {i + 1}'} ({c['id']})"
+        for i, c in enumerate(calls)
+        if item_id_in_place(c)
+    ]
+    return Spelled(texts, respelled, recorded, doubtful, made_up, items)
 
 
 def _dumped(text: str, arguments: Any) -> bool:
