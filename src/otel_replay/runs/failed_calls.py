@@ -56,6 +56,10 @@ _EITHER = ("Connection error.", "Request timed out.")
 #: ``stream_response`` ends the span in the first, ``get_response`` in the second.
 _AGENTS_STREAMED = "Error streaming response"
 _AGENTS_NOT_STREAMED = "Error getting response"
+#: smolagents' model methods, which OpenInference names its model spans after: a streamed
+#: call's, and not.
+_SMOLAGENTS_STREAMED = ".generate_stream"
+_SMOLAGENTS_NOT_STREAMED = ".generate"
 
 
 def streamed(step: Step) -> bool:
@@ -189,10 +193,24 @@ def cut_unrecorded(run: Run, step: Step) -> str | None:
     if not m.input_messages:  # the call is not in the trace at all: said as such
         return None
     began = _began(step)
-    if began is False or not _may_have_streamed(run, step):
+    stream = _may_have_streamed(run, step)
+    if began is False or stream is None:
         return None
     error = (step.status_message or "ERROR").strip().partition("\n")[0]
     error = error if len(error) <= 120 else error[:119] + "…"
+    if stream:
+        # Not said of the call itself: a replay cannot tell that it streamed, and says so.
+        how = "the answer began" if began else "the call failed, an error that does not say"
+        how += (
+            f" and failed partway ({error})"
+            if began
+            else f" whether its answer had begun ({error})"
+        )
+        return (
+            f"{step.label()}: {how}; its span does not say whether the call streamed "
+            f"({stream}), and the trace holds nothing of what streamed before the failure, "
+            "if it did: a replay cannot fail it as it failed"
+        )
     if began is None:
         return (
             f"{step.label()}: the call streamed and failed ({error}), an error that does not "
@@ -239,9 +257,9 @@ def _stream_said(step: Step) -> bool | None:
     if asked in (False, "false") or operation.endswith(".doGenerate"):
         return False
     error = step.status_message or ""
-    if error.startswith(_AGENTS_STREAMED):
+    if error.startswith(_AGENTS_STREAMED) or step.name.endswith(_SMOLAGENTS_STREAMED):
         return True
-    if error.startswith(_AGENTS_NOT_STREAMED):
+    if error.startswith(_AGENTS_NOT_STREAMED) or step.name.endswith(_SMOLAGENTS_NOT_STREAMED):
         return False
     if any(attrs.get(key) not in (None, False, "false") for key in _ASKED_STREAM):
         return True
@@ -278,16 +296,21 @@ def _asked_in(step: Step) -> bool | None:
     return False if step.scope in _REQUEST_ARGUMENTS and "stream" not in value else None
 
 
-def _may_have_streamed(run: Run, step: Step) -> bool:
-    """Whether ``step`` streamed, or may have: its span says so, or says nothing and the
-    other model calls of its run (one loop makes them) say they streamed or say nothing
-    either way.  The AI SDK records no stream on a failed call, only on those answered."""
+def _may_have_streamed(run: Run, step: Step) -> str | None:
+    """Whether ``step`` streamed, or may have: ``""`` (its span says so), what says it may
+    have (its span says nothing, and the other model calls of its run, which one loop
+    makes, say they streamed or say nothing either way), or None (it did not, or they did
+    not).  The AI SDK records no stream on a failed call, only on those answered."""
     said = _stream_said(step)
     if said is not None:
-        return said
+        return "" if said else None
     others = [
         _stream_said(s)
         for s in run.steps
         if s.kind == "model" and s.model is not None and s is not step
     ]
-    return True in others or False not in others
+    if True in others:
+        return "the run's other model calls did"
+    if False in others:
+        return None
+    return "nor does any other model call of the run"

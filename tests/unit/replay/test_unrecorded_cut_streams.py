@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -146,6 +147,24 @@ def _records(case: Case) -> tuple[list[SpanRecord], list[Any]]:
     return spans, logs
 
 
+def _edited(case: Case, edit: Callable[[SpanRecord, bool], None]) -> tuple[Run, Step, int]:
+    """``case``'s run rebuilt after ``edit`` of each of its model spans (told whether it is
+    the cut one): the run, its cut step, and how many model calls it recorded."""
+    (recorded,) = [r for r in check(case).runs if r.model_steps()]
+    cut = _cut(recorded)
+    assert cut is not None
+    models = {s.span_id for s in recorded.steps if s.kind == "model"}
+    spans, logs = _records(case)
+    spans = copy.deepcopy(spans)
+    for span in spans:
+        if span.span_id in models:
+            edit(span, span.span_id == cut.span_id)
+    runs = build_runs(spans, logs=logs)
+    (run,) = [r for r in runs if any(s.span_id == cut.span_id for s in r.steps)]
+    (step,) = [s for s in run.steps if s.span_id == cut.span_id]
+    return run, step, len(models)
+
+
 _STREAM_KEYS = (
     *STREAMED,
     "gen_ai.request.stream",
@@ -195,20 +214,14 @@ def _not_streamed(span: SpanRecord) -> None:
 def test_only_a_stream_that_began_and_left_nothing_is_named(
     case: Case, before: tuple[str, int | None] | None, streamed: bool
 ) -> None:
-    (recorded,) = [r for r in check(case).runs if r.model_steps()]
-    cut = _cut(recorded)
-    assert cut is not None
-    models = {s.span_id for s in recorded.steps if s.kind == "model"}
-    spans, logs = _records(case)
-    spans = copy.deepcopy(spans)
-    for span in spans:
-        if span.span_id == cut.span_id and before is not None:
+
+    def edit(span: SpanRecord, mine: bool) -> None:
+        if mine and before is not None:
             _before_any_byte(span, *before)
-        if span.span_id in models and not streamed:
+        if not streamed:
             _not_streamed(span)
-    runs = build_runs(spans, logs=logs)
-    (run,) = [r for r in runs if any(s.span_id == cut.span_id for s in r.steps)]
-    (step,) = [s for s in run.steps if s.span_id == cut.span_id]
+
+    run, step, _ = _edited(case, edit)
     named = f"steps[{step.index}].output_messages" in run.kit.missing
     refused = any(step.label() in str(u) for u in servable(run))
     assert named == refused == (before is None and streamed), (run.kit.missing, before, streamed)
@@ -301,3 +314,44 @@ def test_an_error_that_cannot_tell_whether_a_stream_began_is_named(
         began = client[1]
     expected = said == _AGENTS_ERRORS[0] and began is not False
     assert named == refused == expected, (run.kit.missing, said, client, trace, status)
+
+
+def _silent(span: SpanRecord) -> None:
+    """Take out of ``span`` what it says of a stream, as a tracing that records none
+    (Strands, the AI SDK's GenAI spans on a failed call); the AI SDK's legacy spans, which
+    say it in the operation they are read by, keep it."""
+    for key in _STREAM_KEYS:
+        span.attributes.pop(key, None)
+    for key in ("llm.invocation_parameters", "gen_ai.client.operation.duration"):
+        span.attributes.pop(key, None)  # the duration of a call with no first chunk: not one
+    span.name = span.name.removesuffix("_stream")
+    span.name = "chat" if span.name.endswith(".generate") else span.name
+    span.status_message = span.status_message.replace("Error streaming response", "Error")
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(CASES), own=st.booleans(), others=st.sampled_from([None, True]))
+def test_a_cut_whose_span_does_not_say_it_streamed_is_refused_saying_so(
+    case: Case, own: bool, others: bool | None
+) -> None:
+    """A cut stream's span that does not say the call streamed (Strands records no stream
+    flag, nor the request's parameters; its OpenAI model streams unless configured not to):
+    the call is refused all the same, as it may have streamed, and the refusal says that
+    the span does not say, and whether the run's other calls do (a first call has none)."""
+
+    def edit(span: SpanRecord, mine: bool) -> None:
+        _silent(span)
+        if own if mine else others:
+            span.attributes["gen_ai.request.stream"] = True
+
+    run, step, models = _edited(case, edit)
+    if str(step.attributes.get("ai.operationId", "")).endswith(".doStream"):
+        own = True  # the AI SDK's legacy spans say it in their operation
+    said = cut_unrecorded(run, step)
+    assert said is not None and "holds nothing of what streamed before the failure" in said
+    silent = "its span does not say whether the call streamed" in said
+    assert silent == (not own), said
+    has_others = models > 1
+    if not own:
+        expected = "the run's other model calls did" if others and has_others else "nor does any"
+        assert expected in said, said
