@@ -199,8 +199,13 @@ class Router:
         all, the same.  Only the most recent conversations and the first runs are
         weighed, so a divergent request costs the same however many are kept.
         """
-        sent = self._keys(request.messages)
-        new = not any(k.startswith(ASSISTANT_KEY) for k in sent)
+        turns = _turns(request.messages)
+        sent = conversation_keys(turns, hidden=True)
+        # An answer whose text is blank has no key (it says nothing), but a request that
+        # sends it back goes on from it all the same.
+        new = not any(k.startswith(ASSISTANT_KEY) for k in sent) and not any(
+            m.get("role") == "assistant" for m in turns
+        )
         best: tuple[int, int, int] | None = None
         found: Conversation | Run | None = None
         recent = itertools.islice(reversed(self.conversations.values()), _WEIGHED)
@@ -234,7 +239,7 @@ class Router:
         return iter([self.pinned] if self.pinned else self.runs)
 
     def _keys(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
-        return conversation_keys(split_system(M.normalize(messages))[1], hidden=True)
+        return conversation_keys(_turns(messages), hidden=True)
 
     def _step_keys(self, step: Step) -> list[str]:
         """The keys of a recorded step's conversation (kept: the runs hold the steps)."""
@@ -375,6 +380,11 @@ def _unfile(conv: Conversation, index: Index, key: str) -> None:
 #: How many conversations, and how many runs, a request that matches nothing is weighed
 #: against.
 _WEIGHED = 64
+
+
+def _turns(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as GenAI messages, the system instructions apart."""
+    return split_system(M.normalize(messages))[1]
 
 
 def _shared(a: Sequence[str], b: Sequence[str]) -> int:
