@@ -212,12 +212,22 @@ def loop_blocks(
     """Where ``keys`` (what each step did) repeat a block back to back: (first index,
     period, repetitions) of each loop, as :func:`_loops` reports them."""
     n = len(keys)
+    # A period is tried only where the key it ends at equals the first, and most do not:
+    # where each key is seen next is found once, by hashing each key (keys are text and
+    # tuples of text), rather than by comparing each with the max_period after it.
+    seen_next = [-1] * n
+    last: dict[Hashable, int] = {}
+    for j in range(n - 1, -1, -1):
+        key = keys[j]
+        seen_next[j] = last.get(key, -1)
+        last[key] = j
     i = 0
     while i < n:
         best: tuple[int, int] | None = None  # (period, repetitions)
-        for period in range(1, min(max_period, (n - i) // max(repeats, 2)) + 1):
-            if keys[i + period] != keys[i]:
-                continue  # not repeated even once: most periods, told without slicing
+        most = min(max_period, (n - i) // max(repeats, 2))
+        at = seen_next[i]
+        while at != -1 and at - i <= most:
+            period, at = at - i, seen_next[at]
             reps = 1
             while keys[i + reps * period : i + (reps + 1) * period] == keys[i : i + period]:
                 reps += 1

@@ -118,3 +118,58 @@ def test_the_findings_are_those_of_each_comparison_encoding_its_own(
         patch.setattr(anomalies, "_answer", old_answer)
         before = anomalies.find_anomalies(run)
     assert found == before
+
+
+def every_period(keys: list[Hashable], repeats: int, max_period: int) -> list[tuple[int, int, int]]:
+    """The loop search by its definition: at each place, every period tried in turn, its
+    repetitions counted key by key."""
+
+    def again(i: int, period: int, reps: int) -> bool:
+        start = i + reps * period
+        return start + period <= len(keys) and all(
+            keys[start + k] == keys[i + k] for k in range(period)
+        )
+
+    found = []
+    i = 0
+    while i < len(keys):
+        for period in range(1, min(max_period, (len(keys) - i) // max(repeats, 2)) + 1):
+            reps = 1
+            while again(i, period, reps):
+                reps += 1
+            if reps >= repeats and period * reps >= 2 * max(period, 2):
+                found.append((i, period, reps))
+                i += period * reps
+                break
+        else:
+            i += 1
+    return found
+
+
+#: Keys as the loop search gets them: a model's answer (text), a tool's call (a tuple).
+loop_key = st.one_of(
+    st.sampled_from(["model a", "model b", "model [1]"]),
+    st.tuples(st.just("tool"), st.sampled_from(["lookup", "refund"]), st.sampled_from("xy")),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    keys=st.one_of(
+        st.lists(loop_key, max_size=60),
+        # Blocks repeated back to back, with strays between them: loops of every period,
+        # some longer than the longest looked for.
+        st.lists(
+            st.tuples(st.lists(loop_key, min_size=1, max_size=14), st.integers(1, 5)),
+            max_size=5,
+        ).map(lambda blocks: [k for block, times in blocks for k in block * times]),
+    ),
+    repeats=st.integers(1, 4),
+    max_period=st.integers(0, 13),
+)
+def test_the_loop_search_finds_what_trying_every_period_finds(
+    keys: list[Hashable], repeats: int, max_period: int
+) -> None:
+    assert list(anomalies.loop_blocks(keys, repeats, max_period)) == every_period(
+        keys, repeats, max_period
+    )
