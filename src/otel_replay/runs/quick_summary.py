@@ -40,7 +40,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,7 +60,7 @@ from .anomalies import (
     result_warning,
 )
 from .build import IDS, _fingerprint
-from .call_ids import _id, _parts
+from .call_ids import _id
 from .double_spans import _apart
 from .kit import _says_something
 from .model import PendingRun, Run, _react_answer
@@ -398,20 +397,23 @@ def _unrepaired(steps: _Steps) -> bool:
             and _has_calls(n.inputs[at])
         ):
             return False  # the next input may complete the answer
-        if any(_id(p) not in answered for p in _parts(answers, "tool_call")):
-            return False  # a call answered under another id, maybe
+        # (Loops, not any() of a generator: every model call is asked.)
+        for message in answers:
+            for p in message.get("parts") or ():
+                if isinstance(p, dict) and p.get("type") == "tool_call" and _id(p) not in answered:
+                    return False  # a call answered under another id, maybe
     if models and tools:
         starts = [m.start_ns for m in models]
-        named = [{c.get("name") for c in m.calls} for m in models]
         for tool in tools:
             pos = bisect.bisect_right(starts, tool.start_ns) - 1
-            if pos >= 0 and tool.tool_name not in named[pos]:
+            if pos >= 0 and all(c.get("name") != tool.tool_name for c in models[pos].calls):
                 return False  # a span that may only merge a turn's calls
     if len(models) > 1:
         ran = steps.ran
         for m in models:
-            if any(c.get("id") not in ran for c in m.calls):
-                return False  # a call no tool span records: a derived tool step
+            for c in m.calls:
+                if c.get("id") not in ran:
+                    return False  # a call no tool span records: a derived tool step
     return True
 
 
@@ -468,35 +470,41 @@ def _verdict(steps: _Steps) -> tuple[str, bool, str | None]:
     if not models and tools and any(a.attributes.get(A.TOOL_DEFINITIONS) for a in steps.agents):
         # Tools an agent offered ran, and no model call that asked for them is recorded.
         return "inspect-only", False, V.replay_problem({V.NO_MODEL_CALLS: 1})
-    reasons: Counter[str] = Counter()
-    incomplete = False
+    # Each reason counted in a local (a Counter's item update per model call costs more
+    # than the check it counts).
+    not_recorded = unreadable = left_out = 0
     for m in models:
-        if m.outputs is None:
-            incomplete = True
-            reasons[V.OUTPUT_NOT_RECORDED if not m.output_recorded else V.OUTPUT_UNREADABLE] += 1
-        elif m.outputs and not _says_something(m.outputs):
-            incomplete = True
-            reasons[V.OUTPUT_NOT_RECORDED] += 1
-        for value in () if m.blank else (m.inputs, m.outputs):
-            if placeholder_in(value) is not None:
-                incomplete = True
-                reasons[V.LEFT_OUT] += 1
+        outputs = m.outputs
+        if outputs is None:
+            if m.output_recorded:
+                unreadable += 1
+            else:
+                not_recorded += 1
+        elif outputs and not _says_something(outputs):
+            not_recorded += 1
+        if not m.blank:
+            left_out += (placeholder_in(m.inputs) is not None) + (
+                placeholder_in(outputs) is not None
+            )
     for t in tools:
-        for value in () if t.blank else (t.arguments, t.result):
-            if placeholder_in(value) is not None:
-                incomplete = True
-                reasons[V.LEFT_OUT] += 1
+        if not t.blank:
+            left_out += (placeholder_in(t.arguments) is not None) + (
+                placeholder_in(t.result) is not None
+            )
     lost = _lost_history(steps.timed_models, steps.ran)
-    if lost:
-        incomplete = True
-        reasons[V.HISTORY_NOT_RECORDED] += lost
     if models:
         content = any(_says_something(m.inputs) or _says_something(m.outputs) for m in models)
     else:
         content = bool(tools)
     if not content:
         return "inspect-only", False, V.replay_problem({V.NO_CONTENT: 1})
-    if incomplete:
+    if not_recorded or unreadable or left_out or lost:
+        reasons = {
+            V.OUTPUT_NOT_RECORDED: not_recorded,
+            V.OUTPUT_UNREADABLE: unreadable,
+            V.LEFT_OUT: left_out,
+            V.HISTORY_NOT_RECORDED: lost,
+        }
         return "model-only", False, V.replay_problem(reasons)
     return "full", True, None
 
