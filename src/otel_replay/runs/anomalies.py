@@ -151,16 +151,24 @@ def _answer(step: Step, arguments: Mapping[int, str]) -> Hashable:
 
 
 def model_answer(
-    name: str, output: list[dict[str, Any]] | None, calls: list[dict[str, Any]] | None = None
+    name: str,
+    output: list[dict[str, Any]] | None,
+    calls: list[dict[str, Any]] | None = None,
+    *,
+    plain_json: bool = False,
 ) -> str:
     """What a model step named ``name`` answered with ``output``, for loop detection (see
     :func:`_answer`): its tool calls, else its last text.  ``calls``: the output's
-    :func:`~otel_replay.messages.tool_calls`, when listed already."""
+    :func:`~otel_replay.messages.tool_calls`, when listed already; ``plain_json``: their
+    arguments are plain JSON (parsed from text) and need no :func:`~.codec.plain`."""
     if not output:
         return f"model {name}"
     if calls is None:
         calls = M.tool_calls(output)
-    called = [[c.get("name"), payload.plain(c.get("arguments"))] for c in calls]
+    if plain_json:
+        called = [[c.get("name"), c.get("arguments")] for c in calls]
+    else:
+        called = [[c.get("name"), payload.plain(c.get("arguments"))] for c in calls]
     return "model " + payload.canonical(called or M.last_text(output) or "")
 
 

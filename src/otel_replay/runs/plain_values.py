@@ -40,10 +40,12 @@ def _matches(text: str, digest: str | None) -> bool:
     return digest is None or payload.sha256(text.encode("utf-8", "surrogatepass")) == digest
 
 
-def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool, bool]:
+def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool, bool, bool]:
     """What :func:`~.steps._content` reads of a plain span's message list under ``key``,
-    whether its payload is damaged (:func:`~.kit._damaged`), and whether the messages
-    are a chat's text alone (:func:`chat_only`)."""
+    whether its payload is damaged (:func:`~.kit._damaged`), whether the messages are a
+    chat's text alone (:func:`chat_only`), and whether they were parsed from JSON text as
+    it stands (then they are plain JSON, :func:`~..payload.codec.is_plain_json`: parsed
+    JSON nests no deeper than the bound, far below the codec's)."""
     text = attrs.get(key)
     digest = attrs.get(_DIGEST[key])
     type_ = attrs.get(_TYPE[key])
@@ -64,16 +66,18 @@ def message_list(attrs: Mapping[str, Any], key: str) -> tuple[Any, bool, bool]:
                 value = json_text.loads(value)  # a JSON payload that is text: read as text
                 chat = chat_only(value)
         except ValueError:
-            return None, False, False  # (the reader's second try, the same text, fails alike)
-        return value, False, chat
+            # (The reader's second try, the same text, fails alike.)
+            return None, False, False, False
+        return value, False, chat, True
     value, p = _content(attrs, key, None)  # any other form, or a damaged payload
-    return value, _damaged(p), chat_only(value)
+    return value, _damaged(p), chat_only(value), False
 
 
-def tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
+def tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any, bool] | None:
     """A plain tool span's arguments and result as :func:`~.steps._arguments` and
-    :func:`~.steps._result` read them; None unless both are byte-exact (recorded with a
-    digest that matches), as a plain tool span's must be."""
+    :func:`~.steps._result` read them, and whether both were parsed from JSON text as it
+    stands (then they are plain JSON, as in :func:`message_list`); None unless both are
+    byte-exact (recorded with a digest that matches), as a plain tool span's must be."""
     values = []
     for key in TOOL_VALUES:
         text = attrs.get(key)
@@ -92,10 +96,10 @@ def tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
         if key == A.TOOL_CALL_ARGUMENTS and isinstance(value, str):
             value = M.parse_arguments(value)  # JSON text of JSON text, as semconv writes it
         values.append(value)
-    return values[0], values[1]
+    return values[0], values[1], True
 
 
-def _read_tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
+def _read_tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any, bool] | None:
     """:func:`tool_values` through the payload reader: any form of a tool's values."""
     args_p = from_attributes(attrs, A.TOOL_CALL_ARGUMENTS, None)
     result_p = _semconv_object(from_attributes(attrs, A.TOOL_CALL_RESULT, None), attrs)
@@ -104,7 +108,7 @@ def _read_tool_values(attrs: Mapping[str, Any]) -> tuple[Any, Any] | None:
     if args_p.status != "exact" or result_p.status != "exact":
         return None
     arguments = _arguments(args_p, attrs.get(A.TOOL_CALL_ARGUMENTS))
-    return arguments, _result(result_p, attrs.get(A.TOOL_CALL_RESULT))
+    return arguments, _result(result_p, attrs.get(A.TOOL_CALL_RESULT)), False
 
 
 def blank(attrs: Mapping[str, Any], keys: tuple[str, str]) -> bool:

@@ -67,6 +67,7 @@ from .model import PendingRun, Run, _react_answer
 from .plain_values import (
     MESSAGE_LISTS,
     TOOL_VALUES,
+    as_normalized,
     blank,
     message_list,
     normalized,
@@ -142,6 +143,7 @@ class _Span:
         "output_recorded",
         "outputs",
         "parent",
+        "plain_json",
         "raw_inputs",
         "result",
         "root",
@@ -181,6 +183,9 @@ class _Span:
         self.call_id: str | None = None
         self.arguments: Any = None
         self.result: Any = None
+        # Its tool's values, or the calls of its answer, are plain JSON as they stand (see
+        # plain_values.tool_values): the anomalies encode them without a walk to check.
+        self.plain_json = False
 
     @property
     def inputs(self) -> list[dict[str, Any]]:
@@ -267,7 +272,7 @@ def _plain(span: SpanRecord) -> _Span | None:
             out.outputs = _answer(_messages(outputs))
         return out
     if kind == "model":
-        inputs, damaged, chat = message_list(attrs, A.INPUT_MESSAGES)
+        inputs, damaged, chat, _ = message_list(attrs, A.INPUT_MESSAGES)
         if damaged:
             return None
         if type(inputs) is list:
@@ -280,10 +285,15 @@ def _plain(span: SpanRecord) -> _Span | None:
         out.tooling = not chat
         out.blank = blank(attrs, MESSAGE_LISTS)
         if A.OUTPUT_MESSAGES in attrs or _DIGEST_OF_OUTPUT in attrs:
-            outputs, damaged, _ = message_list(attrs, A.OUTPUT_MESSAGES)
+            outputs, damaged, _, parsed = message_list(attrs, A.OUTPUT_MESSAGES)
             if damaged:
                 return None
-            out.outputs, out.output_recorded = _answer(normalized(outputs)), True
+            if as_normalized(outputs):
+                # Not copied: parsed from text, its calls' arguments are plain JSON.
+                out.plain_json = parsed
+            else:
+                outputs = _messages(outputs)
+            out.outputs, out.output_recorded = _answer(outputs), True
             out.calls = M.tool_calls(out.outputs) if out.outputs else []
         # (Else nothing of it was recorded: neither value nor digest, the only companions
         # a plain span may carry, without which the payload reader finds none.)
@@ -300,7 +310,7 @@ def _plain(span: SpanRecord) -> _Span | None:
         if values is None or call_id is None:
             return None
         out.tool_name, out.call_id = tool_name(span.name, attrs), call_id
-        out.arguments, out.result = values
+        out.arguments, out.result, out.plain_json = values
         out.blank = blank(attrs, TOOL_VALUES)
     return out
 
@@ -536,7 +546,9 @@ def _anomalies(order: list[_Span], models: list[_Span], tools: list[_Span]) -> i
     seen: set[tuple[str, str]] = set()
     for s in order:
         if s.kind == "tool":
-            arguments = payload.canonical(payload.plain(s.arguments))
+            arguments = payload.canonical(
+                s.arguments if s.plain_json else payload.plain(s.arguments)
+            )
             if (s.tool_name, arguments) in seen:
                 found += 1  # called again with the same arguments
             seen.add((s.tool_name, arguments))
@@ -544,7 +556,7 @@ def _anomalies(order: list[_Span], models: list[_Span], tools: list[_Span]) -> i
             if result_warning(s.result) is not None:
                 found += 1
         elif s.kind == "model":
-            keys.append(model_answer(s.name, s.outputs, s.calls))
+            keys.append(model_answer(s.name, s.outputs, s.calls, plain_json=s.plain_json))
     for _ in loop_blocks(keys, config.loop_repeats, config.loop_max_steps):
         found += 1
     if len(tools) > DEFAULT_MAX_TOOL_CALLS:
