@@ -15,7 +15,7 @@ from .. import settings
 from .._version import __version__
 from ..payload import codec as payload
 from ..payload.attributes import to_attributes
-from ..redaction import redactor
+from ..redaction import Redactor, redactor
 
 logger = logging.getLogger("otel_replay")
 
@@ -130,10 +130,13 @@ def scrubbed_payload(value: Any, key: str, hidden: list[str]) -> tuple[Any, payl
     r = redactor()
     t = type(value)
     if (t is dict or t is list) and not r.hooked:
-        # A hook is owed a list whole under its own path: never item by item.  A short
-        # list costs less walked whole than item by item.
-        if t is list and len(value) >= _ITEM_BY_ITEM and payload.is_plain_json(value):
-            return _scrubbed_items(value, key, hidden)
+        # A hook is owed a list whole under its own path: never item by item, nor
+        # answered from memory.  A short list costs less walked whole than item by item.
+        if payload.is_plain_json(value):
+            if t is list and len(value) >= _ITEM_BY_ITEM:
+                return _scrubbed_items(value, key, hidden)
+            clean, text = _scrubbed_text(r, value, key, hidden)
+            return clean, payload.Encoded(payload.JSON, text.encode("utf-8", "surrogatepass"))
         clean, plain = r.scrub_json(value, key, hidden)
         if plain:
             return clean, payload.Encoded(payload.JSON, payload.plain_json_bytes(clean))
@@ -163,19 +166,32 @@ def _scrubbed_items(
     clean: list[Any] = []
     texts: list[str] = []
     for i, item in enumerate(items):
-        text = payload.plain_json_text(item)
-        if not r.known_clean(text):
-            scrubbed = r.scrub(item, f"{key}[{i}]", hidden)
-            if scrubbed is item:
-                r.remember_clean(text)
-            else:
-                item, text = scrubbed, payload.plain_json_text(scrubbed)
+        item, text = _scrubbed_text(r, item, f"{key}[{i}]", hidden)
         clean.append(item)
         texts.append(text)
     # What encoding the whole list writes: its items' texts, comma-separated, in brackets.
     data = ("[" + ",".join(texts) + "]").encode("utf-8", "surrogatepass")  # as plain_json_bytes
     same = all(c is v for c, v in zip(clean, items, strict=True))
     return (items if same else clean), payload.Encoded(payload.JSON, data)
+
+
+def _scrubbed_text(r: Redactor, value: Any, path: str, hidden: list[str]) -> tuple[Any, str]:
+    """A plain JSON ``value`` scrubbed, and its JSON text: what ``r.scrub`` and
+    :func:`~otel_replay.payload.codec.plain_json_text` give, without the walk when
+    that text was found to hide nothing before.
+
+    Tool schemas, system instructions and earlier messages are recorded again
+    with every call: encoding them is needed anyway, and a text's hash costs a
+    fraction of walking the value (equal texts, equal plain values: equal verdicts).
+    """
+    text = payload.plain_json_text(value)
+    if r.known_clean(text):
+        return value, text
+    clean = r.scrub(value, path, hidden)
+    if clean is value:
+        r.remember_clean(text)
+        return value, text
+    return clean, payload.plain_json_text(clean)
 
 
 def payload_attributes(
