@@ -1,6 +1,6 @@
 """Cost of ``@tool`` and ``model_call`` against a span carrying the same attributes by hand.
 
-    python benchmarks/bench_capture.py [--calls N] [--repeats R]
+    python benchmarks/bench_capture.py [--calls N] [--repeats R] [--against REV]
 
 Baseline, measured in the same run: a span carrying exactly the attributes
 the helper records (taken from one recorded call: names, payloads, digests,
@@ -15,19 +15,27 @@ happen on the recording thread, which holds the GIL while it encodes).  The
 cases alternate, ``--repeats`` rounds; printed, the median per call and the
 median of each round's ratio (helper over hand, measured back to back).  For scale, a bare
 SDK span (no processors, two attributes) is printed too.
+
+``--against REV`` also runs the helpers of an earlier commit (its package read
+with ``git archive`` into a temporary directory, never written into the tree) in
+the same rounds, printed as ``at REV``; the spans they record (names and every
+attribute) must be those this commit's helpers record.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from bench_redaction import package_at
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -47,13 +55,44 @@ ANSWER = {
 }
 
 
-@otel_replay.tool
+#: Where each name the benchmark uses lives in the package (an earlier commit's too).
+_WHERE = {
+    "tool": "capture.tool",
+    "model_call": "capture.model_call",
+    "agent_run": "capture.agent_run",
+    "use_tracer_provider": "capture.spans",
+    "ReplaySpanProcessor": "capture.processor",
+    "FileSpanExporter": "export.file_exporter",
+    "RecordingSpanProcessor": "export.recording_processor",
+}
+
+
+def library(package: str) -> Any:
+    """The names the benchmark uses, from the package imported as ``package``."""
+    return SimpleNamespace(
+        **{
+            name: getattr(importlib.import_module(f"{package}.{where}"), name)
+            for name, where in _WHERE.items()
+        }
+    )
+
+
 def lookup_order(query: str, user_id: str, limit: int) -> list[dict[str, str]]:
     return RESULT
 
 
-def tool_helper() -> None:
-    lookup_order(**ARGS)
+def helpers(lib: Any) -> dict[str, Callable[[], None]]:
+    """``@tool`` and ``model_call`` as ``lib`` records them, by case."""
+    tool = lib.tool(lookup_order)
+
+    def tool_helper() -> None:
+        tool(**ARGS)
+
+    def model_helper() -> None:
+        with lib.model_call(provider="openai", model="gpt-4o", messages=MESSAGES) as call:
+            call.record(ANSWER, usage={"input_tokens": 40, "output_tokens": 12})
+
+    return {"@tool": tool_helper, "model_call": model_helper}
 
 
 #: A conversation at its 100th turn: every call records all of it again.
@@ -74,10 +113,6 @@ def model_helper(messages: list[dict[str, Any]] = MESSAGES) -> None:
         call.record(ANSWER, usage={"input_tokens": 40, "output_tokens": 12})
 
 
-def long_model_helper() -> None:
-    model_helper(HISTORY)
-
-
 class _AtStart(SpanProcessor):
     """Keeps each span's attributes as they were when it started."""
 
@@ -88,19 +123,21 @@ class _AtStart(SpanProcessor):
         self.seen[span.context.span_id] = dict(span.attributes or {})
 
 
-def recorded(helper: Callable[[], None]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def recorded(
+    helper: Callable[[], None], lib: Any = otel_replay
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The name of the span ``helper`` records, its attributes given at start, and the rest."""
     memory, at_start = InMemorySpanExporter(), _AtStart()
     provider = TracerProvider()
     provider.add_span_processor(at_start)
-    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    provider.add_span_processor(lib.ReplaySpanProcessor())
     provider.add_span_processor(SimpleSpanProcessor(memory))
-    previous = otel_replay.use_tracer_provider(provider)
+    previous = lib.use_tracer_provider(provider)
     try:
-        with otel_replay.agent_run("bench"):
+        with lib.agent_run("bench"):
             helper()
     finally:
-        otel_replay.use_tracer_provider(previous)
+        lib.use_tracer_provider(previous)
     (span,) = [s for s in memory.get_finished_spans() if s.parent is not None]
     start = at_start.seen[span.context.span_id]
     later = {k: v for k, v in (span.attributes or {}).items() if k not in start}
@@ -112,6 +149,10 @@ Make = Callable[[TracerProvider], Callable[[], None]]
 
 def helper_call(helper: Callable[[], None]) -> Make:
     return lambda provider: helper
+
+
+def long_model_helper() -> None:
+    model_helper(HISTORY)
 
 
 def by_hand(name: str, start: dict[str, Any], later: dict[str, Any]) -> Make:
@@ -130,24 +171,24 @@ def by_hand(name: str, start: dict[str, Any], later: dict[str, Any]) -> Make:
     return make
 
 
-def per_call(make: Make, n: int, recording: Path | None) -> float:
+def per_call(make: Make, n: int, recording: Path | None, lib: Any = otel_replay) -> float:
     """Time per call in an agent run, on a fresh provider: CPU, or wall when recording."""
     clock = time.process_time if recording is None else time.perf_counter
     provider = TracerProvider()
-    provider.add_span_processor(otel_replay.ReplaySpanProcessor())
+    provider.add_span_processor(lib.ReplaySpanProcessor())
     if recording is not None:
-        exporter = otel_replay.FileSpanExporter(recording)
-        provider.add_span_processor(otel_replay.RecordingSpanProcessor(exporter))
-    previous = otel_replay.use_tracer_provider(provider)
+        exporter = lib.FileSpanExporter(recording)
+        provider.add_span_processor(lib.RecordingSpanProcessor(exporter))
+    previous = lib.use_tracer_provider(provider)
     fn = make(provider)
     try:
-        with otel_replay.agent_run("bench"):
+        with lib.agent_run("bench"):
             t0 = clock()
             for _ in range(n):
                 fn()
             took = clock() - t0
     finally:
-        otel_replay.use_tracer_provider(previous)
+        lib.use_tracer_provider(previous)
         provider.shutdown()
     return took / n
 
@@ -167,41 +208,64 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--against", metavar="REV", help="also time the helpers of commit REV")
     args = parser.parse_args()
-    cases = {
-        "@tool": (helper_call(tool_helper), by_hand(*recorded(tool_helper))),
-        "model_call": (helper_call(model_helper), by_hand(*recorded(model_helper))),
-    }
-    times: dict[tuple[str, str, str], list[float]] = {}
-    bare: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.repeats):
-            bare.append(bare_span(args.calls))
-            for setup in ("processor", "file recording"):
-                for case, (helper, hand) in cases.items():
-                    order = (("hand", hand), ("helper", helper))
-                    for what, fn in order if r % 2 else order[::-1]:
-                        path = None if setup == "processor" else Path(tmp) / f"{case}{what}{r}"
-                        took = per_call(fn, args.calls, path)
-                        times.setdefault((setup, case, what), []).append(took)
+        libs = {"helper": otel_replay}
+        if args.against:
+            libs[f"at {args.against}"] = library(package_at(args.against, Path(tmp) / "at"))
+        made = {what: helpers(lib) for what, lib in libs.items()}
+        ours = made["helper"]
+        for what, lib in libs.items():  # the same spans, or the comparison means nothing
+            for case, helper in made[what].items():
+                assert recorded(helper, lib) == recorded(ours[case]), f"{what} records {case} apart"
+        cases = {case: by_hand(*recorded(helper)) for case, helper in ours.items()}
+        times = rounds(args, Path(tmp), libs, made, cases)
+    bare = times[("bare", "", "")]
     long = [per_call(helper_call(long_model_helper), args.calls // 10, None) for _ in range(3)]
     dumps = [_cpu_per_call(lambda: json.dumps(HISTORY), args.calls // 10) for _ in range(3)]
     print(f"bare SDK span, no processors, 2 attributes: {statistics.median(bare) * 1e6:6.1f} µs")
     for setup in ("processor", "file recording"):
         print(f"{setup} ({'CPU' if setup == 'processor' else 'app thread, wall'}):")
         for case in cases:
-            hands, helpers = times[(setup, case, "hand")], times[(setup, case, "helper")]
-            ratio = statistics.median(b / a for a, b in zip(hands, helpers, strict=True))
-            print(
-                f"  {case:<10} same attributes by hand {statistics.median(hands) * 1e6:6.1f} µs"
-                f"   helper {statistics.median(helpers) * 1e6:6.1f} µs   ratio {ratio:4.2f}x"
-            )
+            hands = times[(setup, case, "hand")]
+            line = f"  {case:<10} same attributes by hand {statistics.median(hands) * 1e6:6.1f} µs"
+            for what in libs:
+                took = times[(setup, case, what)]
+                ratio = statistics.median(b / a for a, b in zip(hands, took, strict=True))
+                line += f"   {what} {statistics.median(took) * 1e6:6.1f} µs, {ratio:4.2f}x"
+            print(line)
 
     print(
         f"model_call of a {len(HISTORY)}-message conversation ({len(json.dumps(HISTORY)):,} bytes),"
         f" processor, CPU: {min(long) * 1e6:,.0f} µs per call; json.dumps of those messages"
         f" alone: {min(dumps) * 1e6:,.0f} µs"
     )
+
+
+def rounds(
+    args: argparse.Namespace,
+    tmp: Path,
+    libs: dict[str, Any],
+    made: dict[str, dict[str, Callable[[], None]]],
+    cases: dict[str, Make],
+) -> dict[tuple[str, str, str], list[float]]:
+    """Each round's time per call of the bare span, and of each case by hand and by each
+    package's helper (in an order turned each round), by setup, case and who."""
+    times: dict[tuple[str, str, str], list[float]] = {}
+    for r in range(args.repeats):
+        times.setdefault(("bare", "", ""), []).append(bare_span(args.calls))
+        for setup in ("processor", "file recording"):
+            for case, hand in cases.items():
+                order = [("hand", hand, otel_replay)] + [
+                    (what, helper_call(made[what][case]), lib) for what, lib in libs.items()
+                ]
+                turn = r % len(order)
+                for what, fn, lib in order[turn:] + order[:turn]:
+                    path = None if setup == "processor" else tmp / f"{case}{what}{r}"
+                    took = per_call(fn, args.calls, path, lib)
+                    times.setdefault((setup, case, what), []).append(took)
+    return times
 
 
 def _cpu_per_call(fn: Callable[[], object], n: int) -> float:
