@@ -241,11 +241,12 @@ def _request_attributes(
         attrs[A.SERVER_PORT] = server[1]
     if conversation_id is not None:
         attrs[A.CONVERSATION_ID] = conversation_id
-    # extra_headers, extra_body and the like are walked as any recorded value is.
-    clean = redactor().scrub(dict(params), A.REQUEST_PREFIX[:-1], hidden)
-    for key, value in clean.items():
-        if value is not None:
-            attrs[A.REQUEST_PREFIX + _PARAM_ALIASES.get(key, key)] = _attr_value(value)
+    if params:  # (most calls give none: no walk to make)
+        # extra_headers, extra_body and the like are walked as any recorded value is.
+        clean = redactor().scrub(dict(params), A.REQUEST_PREFIX[:-1], hidden)
+        for key, value in clean.items():
+            if value is not None:
+                attrs[A.REQUEST_PREFIX + _PARAM_ALIASES.get(key, key)] = _attr_value(value)
     if tools is not None:
         # Tool schemas are part of the replay kit even with content capture off.
         definitions = [M.tool_definition(t) for t in tools]
