@@ -183,6 +183,16 @@ CUT_NOT_HELD = (
 #: seen to break whose cause is not yet found: printed, not failed, until it is.
 NOT_YET_EXPLAINED: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {}
 
+
+def _responses_text_in_parts_unstreamed(scn: scenario.Scenario, mode: dict[str, Any]) -> bool:
+    """Whether a mode gets the Responses API's answers, not streamed, text in several parts."""
+    return (
+        scn.parts.text > 1
+        and mode.get("api") == "responses"
+        and "async_stream" not in mode.get("args", [])
+    )
+
+
 #: Stack -> (when, why) for scenarios a stack's framework refuses to run, or ends before the
 #: scripted answer, by design (its agent stops with an error of its own, or gives another
 #: answer): nothing is recorded, and the test says why.  ``when`` takes the scenario and the
@@ -209,15 +219,18 @@ REFUSED_BY_THE_FRAMEWORK: dict[
         for stack in ("pydantic_ai", "pydantic_ai_v1")
     },
     "semantic_kernel": (
-        lambda scn, mode: (
-            scn.parts.text > 1
-            and mode.get("api") == "responses"
-            and "async_stream" not in mode.get("args", [])
-        ),
+        _responses_text_in_parts_unstreamed,
         "Semantic Kernel's OpenAIResponsesAgent keeps each output_text part of an answer as "
         "a TextContent of its own, and ChatMessageContent.content (what get_response "
         "gives an agent to print) is the first one's text alone: with the answer in several "
         "parts the run answers its first part",
+    ),
+    "llamaindex_openinference": (
+        _responses_text_in_parts_unstreamed,
+        "LlamaIndex's OpenAIResponses keeps each output_text part of an answer as a TextBlock "
+        "of its own, and ChatMessage.content (what the agent's run gives) joins them with "
+        "newlines: with the answer in several parts the run answers the parts one per line, "
+        "not the text the model sent",
     ),
     "strands": (
         lambda scn, mode: scn.ids == "empty",
