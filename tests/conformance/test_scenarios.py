@@ -218,12 +218,30 @@ REFUSED_BY_THE_FRAMEWORK: dict[
         )
         for stack in ("pydantic_ai", "pydantic_ai_v1")
     },
+    **{
+        stack: (
+            lambda scn, mode: (
+                mode.get("api") in ("responses", "anthropic")
+                and any(r.cut != "stream" for r in scn.retries)
+            ),
+            "LiteLLM's Anthropic provider and its openai/responses/ route send requests through "
+            "its own HTTP handler, which does not retry a failed request (num_retries is unset "
+            "by default), unlike its Chat Completions route on the OpenAI client: the run ends "
+            "in the error the server sent on purpose",
+        )
+        for stack in ("litellm_openinference", "litellm_otel")
+    },
     "semantic_kernel": (
-        _responses_text_in_parts_unstreamed,
+        lambda scn, mode: (
+            _responses_text_in_parts_unstreamed(scn, mode)
+            or (bool(scn.beside) and "async_stream" in mode.get("args", []))
+        ),
         "Semantic Kernel's OpenAIResponsesAgent keeps each output_text part of an answer as "
         "a TextContent of its own, and ChatMessageContent.content (what get_response "
         "gives an agent to print) is the first one's text alone: with the answer in several "
-        "parts the run answers its first part",
+        "parts the run answers its first part; and invoke_stream yields the text of every "
+        "model answer of a run (its trace records the run's output so too): with text beside "
+        "the calls a streamed run answers that text, then its answer",
     ),
     "llamaindex_openinference": (
         _responses_text_in_parts_unstreamed,
