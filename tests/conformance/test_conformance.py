@@ -97,6 +97,7 @@ NOT_RECORDED: dict[str, str] = {
             "langchain_js/stream@seed-14",
             "smolagents/stream@seed-52",
             "strands/sync@seed-874456028",
+            "llamaindex_openinference/async_stream@seed-99217",
         )
     },
     **{

@@ -5,8 +5,10 @@ instrumentation may give such a method the model-call kind: LlamaIndex's
 ``_prepare_chat_with_tools`` is an OpenInference ``LLM`` span that builds
 the request the next span sends.  It records no request messages and nothing
 a model answers (no output, no usage, no finish reason, no response id), and
-a model step of the same parent that did answer follows it.  Such a step is
-an ``other`` step: one model step per request.
+a model step of the same parent that made the call follows it: one that
+answered, or recorded its request, or failed (a stream cut partway, which
+records neither).  Such a step is an ``other`` step: one model step per
+request.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def demote_preparations(steps: Sequence[Step]) -> int:
             continue
         parent = by_id.get(step.parent_span_id or "")
         siblings = parent.children if parent is not None else []
-        if any(s.kind == "model" and s.start_ns >= step.end_ns and _answered(s) for s in siblings):
+        if any(s.kind == "model" and s.start_ns >= step.end_ns and _called(s) for s in siblings):
             step.kind = "other"
             step.model = None
             demoted += 1
@@ -39,6 +41,14 @@ def _records_no_call(step: Step) -> bool:
         and step.status != "ERROR"
         and m.input_messages is None
         and not _answered(step)
+    )
+
+
+def _called(step: Step) -> bool:
+    """Whether a model step records a call made: what it sent, what came back, or its failure."""
+    m = step.model
+    return m is not None and (
+        m.input_messages is not None or step.status == "ERROR" or _answered(step)
     )
 
 
