@@ -688,7 +688,11 @@ class _RunCheck:
             derived = not self.tool_spans and any(s.kind == "tool" for s in self.run.steps)
             want = "model-only" if derived else "full"
             if kit.verdict != want:
-                why = kit.problems[0] if kit.problems else f"missing {', '.join(kit.missing)}"
+                # Every problem: the first may be one named, not counted against the run
+                # (Semantic Kernel's text beside calls), before the verdict's cause.
+                why = (
+                    "; ".join(kit.problems) if kit.problems else f"missing {', '.join(kit.missing)}"
+                )
                 self.out.append(f"verdict {kit.verdict}, not {want}: {why}")
             return
         if kit.verdict == "full":

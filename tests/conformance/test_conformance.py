@@ -98,6 +98,7 @@ NOT_RECORDED: dict[str, str] = {
             "smolagents/stream@seed-52",
             "strands/sync@seed-874456028",
             "llamaindex_openinference/async_stream@seed-99217",
+            "semantic_kernel/async_stream@seed-34648",
         )
     },
     **{

@@ -34,7 +34,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 import otel_replay
 from tests.conformance import generate, scenario
-from tests.conformance.checks import Case, check
+from tests.conformance.checks import Case, check, find_cases
 from tests.conformance.generate import ROOT, scrub, write_case
 from tests.conformance.receiver import OtlpReceiver
 from tests.conformance.server import ModelServer
@@ -583,3 +583,18 @@ def test_the_ground_truth_reads_every_react_action_the_scenario_writes(seed: int
     for i, (call, args) in enumerate(calls):
         assert react_action(scn.react_text(i, "ORD-1")) == (call.tool, args)
     assert react_action(scn.react_text(len(calls), "ORD-1")) is None
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=c.id) for c in find_cases() if c.raised and c.meta.get("content", True)],
+)
+def test_a_verdict_not_as_wanted_names_every_problem_of_the_run(case: Case) -> None:
+    """Each committed run that ended in a cut answer: the check's verdict line names every
+    problem of the kit, the cut among them, not only the first (which may be one named, not
+    counted against the run, such as Semantic Kernel's text beside calls)."""
+    outcome = check(case)
+    lines = [p for p in outcome.problems if p.startswith("verdict ")]
+    for run in outcome.runs:
+        if lines:
+            assert all(problem in lines[0] for problem in run.kit.problems), lines[0]
