@@ -122,8 +122,10 @@ DAMAGED: Final = f"""
         arrayFilter(k -> startsWith(k, '{A.BYTES}'), names) AS bytes_names,
         {_damaged()}"""
 
-#: A span's shape: its scope and attribute names.
-SHAPE = "cityHash64({scope}, arrayStringConcat(arraySort(mapKeys(SpanAttributes)), ','))"
+#: A span's shape: its scope and attribute names (``{keys}``, in any order).
+SHAPE = "cityHash64({scope}, arrayStringConcat(arraySort({keys}), ','))"
+#: A span's attribute names, in the summary query.
+SPAN_KEYS: Final = "mapKeys(SpanAttributes)"
 #: That no span of a trace is of a shape another dialect reads (the ``foreign`` shapes);
 #: when there are none, "1": no span's shape is computed.
 NATIVE: Final = "countIf(has({foreign:Array(String)}, toString(shape))) = 0"
@@ -254,7 +256,10 @@ FROM (
         {damaged} AS damaged,
         damaged AND (mapContains(a, 'otel_replay.sha256.gen_ai.output.messages')
             OR mapContains(a, 'otel_replay.sha256.gen_ai.tool.call.result')) AS damaged_output,
-        countMatches(a['gen_ai.output.messages'], '"type"\\s*:\\s*"tool_call"') AS calls_made,
+        -- The pattern runs only on outputs that name a tool call.
+        if(position(a['gen_ai.output.messages'], '"tool_call"') > 0,
+            countMatches(a['gen_ai.output.messages'], '"type"\\s*:\\s*"tool_call"'), 0)
+            AS calls_made,
         toInt32OrZero(a['http.response.status_code']) AS http_status,
         if(mapContains(a, 'otel_replay.bytes.gen_ai.input.messages'),
             tryBase64Decode(a['otel_replay.bytes.gen_ai.input.messages']),

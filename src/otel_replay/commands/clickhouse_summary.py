@@ -55,6 +55,7 @@ from .clickhouse_sql import (
     PATTERNS,
     RESULT_WARNS,
     SHAPE,
+    SPAN_KEYS,
     SUMMARY,
     WORDING,
 )
@@ -217,7 +218,7 @@ def _summary_rows(
         summary = SUMMARY.format(
             table=table,
             where=where,
-            shape=SHAPE.format(scope=scope),
+            shape=SHAPE.format(scope=scope, keys=SPAN_KEYS),
             native=NATIVE if foreign else "1",
             key=KEY.format(text="JSONExtractRaw(input, 1)"),
             call_key=KEY.format(text="arguments_text"),
@@ -278,19 +279,22 @@ def _foreign_shapes(db: Database, table: str, has_scope: bool) -> list[str]:
     """The shapes (scope and attribute names, as ClickHouse hashes them) of spans another
     dialect than the GenAI conventions reads."""
     scope = "ScopeName" if has_scope else "SpanAttributes['otel.scope.name']"
-    # Grouped by the shape's hash alone: a key of one number, not of the names' array.
+    # Grouped by the names as the spans hold them (the keys alone are read, and no span's
+    # are sorted); each group's names are then sorted and hashed as the summary hashes a
+    # span's.  Names of one set in two orders are two groups of one shape.
     sql = (
-        f"SELECT any({scope}) AS scope, any(arraySort(mapKeys(SpanAttributes))) AS names,"
-        f" toString({SHAPE.format(scope=scope)}) AS shape"
-        f" FROM {table} GROUP BY shape"
+        "SELECT scope, arraySort(keys) AS names,"
+        f" toString({SHAPE.format(scope='scope', keys='keys')}) AS shape FROM"
+        f" (SELECT {scope} AS scope, SpanAttributes.keys AS keys FROM {table}"
+        " GROUP BY scope, keys)"
     )
-    foreign = []
+    foreign: dict[str, None] = {}
     for row in db.rows(sql):
         scope_name, names = str(row["scope"]), row["names"]
         view = SpanView({str(n): "?" for n in names}, scope=scope_name)
         if scope_name in _FOREIGN_SCOPES or [d.name for d in detect(view)] != ["genai"]:
-            foreign.append(str(row["shape"]))
-    return foreign
+            foreign[str(row["shape"])] = None
+    return list(foreign)
 
 
 def _since(db: Database, since_ns: int | None) -> tuple[str, dict[str, Param]]:
