@@ -193,6 +193,16 @@ def _responses_text_in_parts_unstreamed(scn: scenario.Scenario, mode: dict[str, 
     )
 
 
+def _cut_stream(scn: scenario.Scenario) -> bool:
+    """Whether ``scn`` cuts a streamed answer partway through (no client retries it)."""
+    return any(r.cut == "stream" for r in scn.retries)
+
+
+def _streamed(mode: dict[str, Any]) -> bool:
+    """Whether a mode's agent streams its answers."""
+    return any("stream" in a for a in mode.get("args", []))
+
+
 #: Stack -> (when, why) for scenarios a stack's framework refuses to run, or ends before the
 #: scripted answer, by design (its agent stops with an error of its own, or gives another
 #: answer): nothing is recorded, and the test says why.  ``when`` takes the scenario and the
@@ -249,6 +259,18 @@ REFUSED_BY_THE_FRAMEWORK: dict[
         "of its own, and ChatMessage.content (what the agent's run gives) joins them with "
         "newlines: with the answer in several parts the run answers the parts one per line, "
         "not the text the model sent",
+    ),
+    "crewai_v0": (
+        lambda scn, mode: _cut_stream(scn) and _streamed(mode),
+        "CrewAI 0.x keeps what streamed of an answer cut partway and goes on from it "
+        "(LLM._handle_streaming_response: 'Returning partial response despite error'): the "
+        "run gives another answer than the scripted one, or none",
+    ),
+    "google_adk_v1": (
+        lambda scn, mode: _cut_stream(scn) and "stream" in mode.get("args", []),
+        "ADK 1.x's sync Runner.run runs the agent in a thread of its own and drops the "
+        "error it ended in: a run whose answer is cut partway ends at the events before "
+        "the cut, the agent giving another answer than the scripted one instead of raising",
     ),
     "strands": (
         lambda scn, mode: scn.ids == "empty",
