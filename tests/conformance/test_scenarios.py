@@ -64,6 +64,16 @@ _NO_CUT_SPAN = (
 #: does not hold whichever scenario it records: the corpus lists these cases one by one as not
 #: recorded; a fresh scenario draws new ones of the same class.
 NOT_IN_THE_TRACE: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
+    "google_adk": (
+        lambda scn: any(
+            _mixed_list(v) for v in [*(t.returns for t in scn.tools.values()), *scn.again.values()]
+        ),
+        "the model was sent",
+        "ADK 2.x records a tool's result only in its log records' message attributes, where "
+        "the OpenTelemetry SDK keeps None for a list whose items are of more than one type "
+        "(an int and a float: it logs 'Mixed types'); nothing in the trace says a value was "
+        "dropped",
+    ),
     "google_adk_v1": (
         lambda scn: scn.raising is not None,
         "the tool raised; no error recorded",
@@ -117,6 +127,17 @@ SENT_OTHER_THAN_RETURNED: dict[str, tuple[Callable[[scenario.Scenario], bool], s
         "sent the model a later step's result for an earlier call",
     ),
 }
+
+
+def _mixed_list(value: Any) -> bool:
+    """Whether ``value`` holds, at any depth, a list whose non-null items are of more than
+    one type (as the OpenTelemetry SDK tells types: a list is a tuple once cleaned)."""
+    if isinstance(value, dict):
+        return any(_mixed_list(v) for v in value.values())
+    if not isinstance(value, list):
+        return False
+    kinds = {tuple if isinstance(v, list) else type(v) for v in value if v is not None}
+    return len(kinds) > 1 or any(_mixed_list(v) for v in value)
 
 
 def _raising_together(scn: scenario.Scenario) -> bool:
