@@ -62,13 +62,17 @@ _NO_CUT_SPAN = (
 )
 #: Stack (or stack/mode) -> (when, a problem its rebuild then has, why) for what the trace
 #: does not hold whichever scenario it records: the corpus lists these cases one by one as not
-#: recorded; a fresh scenario draws new ones of the same class.
-NOT_IN_THE_TRACE: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str]] = {
+#: recorded; a fresh scenario draws new ones of the same class.  The problem is a text the
+#: problem holds, or several (any of them: one missing value shows at each step that held it).
+NOT_IN_THE_TRACE: dict[
+    str, tuple[Callable[[scenario.Scenario], bool], str | tuple[str, ...], str]
+] = {
     "google_adk": (
         lambda scn: any(
             _mixed_list(v) for v in [*(t.returns for t in scn.tools.values()), *scn.again.values()]
         ),
-        "the model was sent",
+        # the tool step, the next model step's input, the request served back
+        ("the model was sent", '{"result": null}', "(tool) differs"),
         "ADK 2.x records a tool's result only in its log records' message attributes, where "
         "the OpenTelemetry SDK keeps None for a list whose items are of more than one type "
         "(an int and a float: it logs 'Mixed types'); nothing in the trace says a value was "
@@ -707,9 +711,13 @@ def _listed(stack: str, scn: scenario.Scenario, problem: str, mode: str = "") ->
         (KNOWN_UNDER_A_CUT, "known gap"),
         (NOT_YET_EXPLAINED, "known gap, not yet explained"),
     ):
-        none: tuple[Callable[[scenario.Scenario], bool], str, str] = (lambda _: False, "", "")
+        none: tuple[Callable[[scenario.Scenario], bool], str | tuple[str, ...], str] = (
+            lambda _: False,
+            "",
+            "",
+        )
         when, gap, why = listing.get(f"{stack}/{mode}", listing.get(stack, none))
-        if when(scn) and gap in problem:
+        if when(scn) and any(g in problem for g in ((gap,) if isinstance(gap, str) else gap)):
             return f"{how} ({why})"
     return None
 
