@@ -57,7 +57,7 @@ BARE_APP = textwrap.dedent(
     """
     import json, sys
     import uvicorn
-    from otel_replay.replay.adapters.server import base_url, bind
+    from otel_replay.replay.adapters.uvicorn_server import base_url, bind
 
     BODY = json.dumps({
         "id": "chatcmpl-0", "object": "chat.completion", "created": 0, "model": "MODEL",

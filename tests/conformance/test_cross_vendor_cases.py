@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.engine import ReplayEngine
 from tests.conformance import scenario
 from tests.conformance.checks import Case, check, find_cases

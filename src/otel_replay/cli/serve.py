@@ -128,7 +128,7 @@ def serve(
     report_problems(runs)
     # The engine and the server: lazy.
     from ..commands.serve import ServeOptions, engine_for, served
-    from ..replay.adapters.server import base_url, bind, run_server
+    from ..replay.adapters.uvicorn_server import base_url, bind, run_server
     from ..replay.divergence import ReplayError
 
     good, reasons = served(runs)

@@ -43,8 +43,8 @@ from .selective import DriftReport, LivePlan
 from .tool_stubs import ToolStubs
 
 if TYPE_CHECKING:
-    from .adapters.server import BackgroundServer
     from .adapters.transport import AsyncReplayTransport, ReplayTransport
+    from .adapters.uvicorn_server import BackgroundServer
     from .engine import ReplayEngine
 
 
@@ -215,7 +215,7 @@ class ReplaySession(ReplayObserver):
         """
         if self._server is None:
             # Started on first use; the adapters build on the session.
-            from .adapters.server import BackgroundServer
+            from .adapters.uvicorn_server import BackgroundServer
             from .engine import ReplayEngine
 
             engine = ReplayEngine.for_model(self.model, raise_divergence=False)

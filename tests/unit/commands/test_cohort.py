@@ -31,7 +31,7 @@ from opentelemetry.sdk.trace import TracerProvider
 import otel_replay
 from otel_replay import messages as M
 from otel_replay.commands.cohort import Comparator, ModelLoop, drawn, first_turn_apart
-from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.candidate_model import CandidateModel
 from otel_replay.replay.engine import ReplayEngine
 from otel_replay.report.cohort_page import render_cohort

@@ -14,7 +14,7 @@ import socket
 import pytest
 
 import otel_replay
-from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.engine import ReplayEngine
 from tests.unit.replay.test_serve import DATA, requests_of, without_stream
 

@@ -19,7 +19,7 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.conversations import CONVERSATION_HEADER
 from otel_replay.replay.engine import ReplayEngine
 from otel_replay.runs.build import build_runs

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 
 import otel_replay
-from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.engine import ReplayEngine
 from otel_replay.replay.server_limits import ServerLimits
 from tests.unit.replay.test_serve import DATA, requests_of, without_stream

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.conversations import CONVERSATION_HEADER
 from otel_replay.replay.engine import ReplayEngine
 from tests.conformance.checks import Case, check, find_cases

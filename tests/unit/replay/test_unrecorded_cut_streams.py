@@ -33,7 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_replay.otlp.records import EventRecord, SpanRecord
-from otel_replay.replay.adapters.server import BackgroundServer
+from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.conversations import CONVERSATION_HEADER
 from otel_replay.replay.divergence import ReplayError
 from otel_replay.replay.engine import ReplayEngine
