@@ -200,11 +200,11 @@ def cut_unrecorded(run: Run, step: Step) -> str | None:
     error = error if len(error) <= 120 else error[:119] + "…"
     if stream:
         # Not said of the call itself: a replay cannot tell that it streamed, and says so.
-        how = "the answer began" if began else "the call failed, an error that does not say"
-        how += (
-            f" and failed partway ({error})"
+        how = (
+            f"the answer began and failed partway ({error})"
             if began
-            else f" whether its answer had begun ({error})"
+            else f"the call failed, an error that does not say whether its answer had begun "
+            f"({error})"
         )
         return (
             f"{step.label()}: {how}; its span does not say whether the call streamed "

@@ -116,8 +116,6 @@ TRACE_REPAIRS: tuple[Repair, ...] = (
     ),
 )
 
-#: On each run's steps once its traces are stitched (a conversation may span several
-#: traces), in this order: each reads what the ones before it set right.
 #: On a run stitched from several traces, before :data:`RUN_REPAIRS`: what a trace's own
 #: repairs could not see, its parts being in other traces.  A run of one trace had them
 #: all made by :data:`TRACE_REPAIRS`.
@@ -130,6 +128,8 @@ JOINED_REPAIRS: tuple[Repair, ...] = (
     ),
 )
 
+#: On each run's steps once its traces are stitched (a conversation may span several
+#: traces), in this order: each reads what the ones before it set right.
 RUN_REPAIRS: tuple[Repair, ...] = (
     Repair(
         "recovered_turns",

@@ -130,14 +130,9 @@ def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
             texts.append(compact(arguments))
             respelled.append(named)
             recorded.append(False)
-    made_up = [
-        str(c.get("name") or f"call {i + 1}") for i, c in enumerate(calls) if c.get("id") is None
-    ]
-    items = [
-        f"{c.get('name') or f'call {i + 1}'} ({c['id']})"
-        for i, c in enumerate(calls)
-        if item_id_in_place(c)
-    ]
+    names = [str(c.get("name") or f"call {i + 1}") for i, c in enumerate(calls)]
+    made_up = [n for n, c in zip(names, calls, strict=True) if c.get("id") is None]
+    items = [f"{n} ({c['id']})" for n, c in zip(names, calls, strict=True) if item_id_in_place(c)]
     return Spelled(texts, respelled, recorded, doubtful, made_up, items)
 
 
