@@ -142,6 +142,11 @@ def run_server(
         app.close()
 
 
+#: Loop turns a stopping server gives a socket it accepted to become a connection (it
+#: takes two: the transport's task, then ``connection_made``).
+_SETTLING_TURNS = 3
+
+
 @functools.cache
 def _prompt_server() -> Any:
     """uvicorn's server, stopping as soon as it is told to: uvicorn looks for the word to
@@ -167,6 +172,7 @@ def _prompt_server() -> Any:
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn's, but for its fixed pause of a tenth of a second after telling open
             # connections to close: the loop turns only until they have.
+            await self._stop_accepting()
             for server in self.servers:
                 server.close()
             for sock in sockets or []:
@@ -186,6 +192,20 @@ def _prompt_server() -> Any:
                     task.cancel()
             if not self.force_exit:
                 await self.lifespan.shutdown()
+
+        async def _stop_accepting(self) -> None:
+            # A socket asyncio accepted in the turn its server closes is left half made and
+            # open until it is garbage (the closed server refuses to attach its transport),
+            # so a client waits on it: the listeners stop being read first, and the loop
+            # turns until what they accepted are connections, told to close with the rest.
+            loop = asyncio.get_running_loop()
+            if not isinstance(loop, asyncio.selector_events.BaseSelectorEventLoop):
+                return  # (uvloop accepts in libuv, where this race is not)
+            for server in self.servers:
+                for sock in server.sockets:
+                    loop.remove_reader(sock.fileno())
+            for _ in range(_SETTLING_TURNS):
+                await asyncio.sleep(0)
 
         def wake(self) -> None:
             """From any thread: look at ``should_exit`` now."""
