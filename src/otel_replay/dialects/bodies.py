@@ -38,7 +38,9 @@ def params(body: Mapping[str, Any]) -> GenAI:
     """``gen_ai.request.*`` from request parameters (a body or invocation parameters)."""
     out: GenAI = {}
     for field, name in _PARAMS.items():
-        value = body.get(field)
+        if field not in body:
+            continue  # most are not given: told before reading or checking them
+        value = body[field]
         if isinstance(value, str) and name == "stop_sequences":
             value = [value]
         if isinstance(value, (int, float, str, list)) and not isinstance(value, dict):
@@ -48,7 +50,7 @@ def params(body: Mapping[str, Any]) -> GenAI:
 
 def request(body: Any) -> GenAI:
     """GenAI attributes of a request body (model, params, system, messages, tools)."""
-    if not isinstance(body, Mapping):
+    if type(body) is not dict and not isinstance(body, Mapping):  # (dict: no ABC check)
         return {}
     out: GenAI = {}
     put(out, A.REQUEST_MODEL, body.get("model") if isinstance(body.get("model"), str) else None)
@@ -70,7 +72,9 @@ def request(body: Any) -> GenAI:
 
 def messages(items: list[Any]) -> list[dict[str, Any]]:
     """Chat-style messages (OpenAI or Anthropic) in the GenAI shape."""
-    return [M.normalize_message(m) for m in items if isinstance(m, Mapping)]
+    return [
+        M.normalize_message(m) for m in items if type(m) is dict or isinstance(m, Mapping)
+    ]  # (a dict is a Mapping, told without the ABC check)
 
 
 def usage_details(usage: Mapping[str, Any]) -> GenAI:

@@ -132,11 +132,12 @@ def reply_from_step(step: Step, request: WireRequest) -> Reply:
     assert m is not None and m.output_messages
     message = m.output_messages[0]
     recorded = message.get("finish_reason") or next(iter(m.finish_reasons or []), None)
-    has_calls = any(
-        isinstance(p, Mapping) and p.get("type") == "tool_call" for p in message.get("parts") or []
-    )
     finish = _FINISH.get(str(recorded)) if recorded else None
-    if finish is None:
+    if finish is None:  # none recorded (or one of no API's): told by the parts
+        has_calls = any(
+            isinstance(p, Mapping) and p.get("type") == "tool_call"
+            for p in message.get("parts") or []
+        )
         finish = "tool_calls" if has_calls else "stop"
     # The parts Reply.tool_calls renders, in its order.
     calls = [

@@ -91,6 +91,8 @@ def spell(step: Step, calls: Sequence[Mapping[str, Any]]) -> Spelled:
     place may leave a call out: OpenInference writes no attribute for the
     Responses API's ``{}``); else each call takes the first text of any group.
     """
+    if not calls:
+        return Spelled([], [])  # an answer in text alone (most answers): nothing to spell
     # A call recorded without arguments is served "{}": the text of an empty object
     # where one is recorded, else said to be re-spelled.
     wanted = {

@@ -319,7 +319,7 @@ async def _within(receive: Receive, timeout: float) -> MutableMapping[str, Any] 
     that has its message at once (the body came with the headers) is not timed.
     """
     pending = receive()
-    if isinstance(pending, Coroutine):
+    if isinstance(pending, types.CoroutineType):  # (a coroutine, told without the ABC check)
         try:
             waits_on = pending.send(None)
         except StopIteration as done:
