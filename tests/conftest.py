@@ -35,6 +35,11 @@ def pytest_configure(config: pytest.Config) -> None:
     compileall.compile_dir(Path(__file__).parents[1] / "src" / "otel_replay", quiet=2)
 
 
+# No property test is timed: speed is measured by the benchmarks, and a deadline of a few
+# hundred milliseconds fails a test on a busy machine for nothing it checks.
+hypothesis.settings.register_profile("otel-replay", deadline=None)
+hypothesis.settings.load_profile("otel-replay")
+
 #: The default tier draws this share of each property test's examples (at least
 #: ``QUICK_FLOOR``, or all of them where it asks for fewer); ``--thorough`` draws them all,
 #: as CI does after the default tier.
