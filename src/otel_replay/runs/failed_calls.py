@@ -9,7 +9,7 @@ instrumentation ended it unfailed (pydantic-ai 2, OpenLLMetry's OpenAI on a stre
 partway), and what says it failed is an answer without its end: no finish reason where
 every call before it has one, or a streamed answer without one (:func:`cut_stream`: every
 API sends the reason in a stream's last event, and the instrumentations that say a call
-streamed record it).
+streamed, or time its first chunk, record it).
 
 A replay fails such a call with no byte of its answer, which is what the client saw when
 it failed before any (a connection refused, an error status) or read a body it could not
@@ -31,14 +31,20 @@ if TYPE_CHECKING:
 #: The attributes by which an instrumentation says a call's answer was streamed
 #: (OpenLLMetry's, and the older name LiteLLM and AutoGen set).
 STREAMED = ("gen_ai.is_streaming", "llm.is_streaming")
-#: Attributes that say a call asked for a stream (the Anthropic SDK's own spans), or that
-#: time its first chunk (the AI SDK's GenAI spans, on a call that got its answer): a
-#: streamed call, though not one :func:`cut_stream` reads a missing finish reason on.
-_ASKED_STREAM = (
-    "gen_ai.request.stream",
+#: Attributes that time a streamed answer's first chunk (pydantic-ai's and the AI SDK's
+#: GenAI spans, OpenLLMetry's Anthropic ones): the tracer read the stream chunk by chunk,
+#: the last of which carries the finish reason, and every such span of the conformance
+#: corpus whose stream reached its end records it; one without it saw the stream cut
+#: (pydantic-ai ends the span of a stream cut after whole tool calls unfailed, holding
+#: them).
+FIRST_CHUNK = (
     "gen_ai.client.operation.time_to_first_chunk",
     "gen_ai.response.time_to_first_chunk",
 )
+#: Attributes that say a call asked for a stream (the Anthropic SDK's own spans): a
+#: streamed call, though not one :func:`cut_stream` reads a missing finish reason on (the
+#: SDK's span records none).
+_ASKED_STREAM = ("gen_ai.request.stream", *FIRST_CHUNK)
 #: What a failed call's error says when the failure came after the answer's headers, as
 #: its body was read (a stream partway): the AI SDK's error for a body it could not read
 #: after a success status; httpx's for a body that ended before its length (in the
@@ -70,11 +76,16 @@ def streamed(step: Step) -> bool:
 
 def cut_stream(step: Step) -> bool:
     """Whether ``step`` is a model call whose answer streamed and did not reach its end: the
-    span says it streamed and records no finish reason (the stream's last event carries it).
-    Its client saw the stream cut partway (or stopped reading it): what the trace holds of
-    the answer, if anything, is its first deltas."""
+    span says it streamed, or times the stream's first chunk (:data:`FIRST_CHUNK`), and
+    records no finish reason (the stream's last event carries it).  Its client saw the
+    stream cut partway (or stopped reading it), though the framework may have ended the
+    call unfailed: what the trace holds of the answer, if anything, is its first deltas
+    (whole tool calls among them, never run)."""
     m = step.model
-    return step.kind == "model" and m is not None and not m.finish_reasons and streamed(step)
+    if step.kind != "model" or m is None or m.finish_reasons:
+        return False
+    attrs = step.attributes or {}
+    return streamed(step) or any(attrs.get(key) is not None for key in FIRST_CHUNK)
 
 
 def failed_end(run: Run, step: Step) -> bool:
