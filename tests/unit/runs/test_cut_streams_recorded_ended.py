@@ -6,8 +6,8 @@ ended unfailed, holding what streamed before the cut.  The cases were recorded b
 the stacks on drawn scenarios whose model server cuts one streamed answer partway
 (``python -m tests.conformance.generate STACK --mode MODE --seed N``): pydantic-ai 2 at the
 first turn after two whole tool calls (``seed-1061220460``: no call before it says whether
-the tracing records finish reasons) and at a later turn inside a call's arguments
-(``seed-92``); OpenLLMetry's OpenAI instrumentation, around the hand-written loop and
+the tracing records finish reasons) and at a later turn, inside a call's arguments
+(``seed-92``) and after a whole call (``seed-114``); OpenLLMetry's OpenAI instrumentation, around the hand-written loop and
 around AutoGen's (``seed-1061220460``, at the first turn after a whole tool call).  Each
 span says it streamed in its own way: pydantic-ai times the stream's first chunk
 (``gen_ai.client.operation.time_to_first_chunk``), OpenLLMetry sets
@@ -54,10 +54,11 @@ def _ended_unfailed(case: Case) -> bool:
 
 #: Every recorded case of the class, whatever the stack.
 CASES = [c for c in find_cases() if _ended_unfailed(c)]
-#: Its pydantic-ai cases: the call cut at the first turn, and at a later one.
+#: Its pydantic-ai cases: the call cut at the first turn, and at later ones.
 PYDANTIC = {c.id: c for c in CASES if c.id.startswith("pydantic_ai/")}
 FIRST_TURN = "pydantic_ai/async_stream@seed-1061220460"
 LATER_TURN = "pydantic_ai/async_stream@seed-92"
+LATER_WHOLE = "pydantic_ai/async_stream@seed-114"
 #: How a span says its answer streamed: the flags, and the first chunk timed.
 SAID = (
     *((key, True) for key in STREAMED),
@@ -67,7 +68,7 @@ SAID = (
 
 
 def test_the_corpus_holds_the_class_at_several_turns_and_in_several_stacks() -> None:
-    assert {FIRST_TURN, LATER_TURN} <= set(PYDANTIC), [c.id for c in CASES]
+    assert {FIRST_TURN, LATER_TURN, LATER_WHOLE} <= set(PYDANTIC), [c.id for c in CASES]
     assert len({c.id.partition("/")[0] for c in CASES}) >= 2, [c.id for c in CASES]
 
 
@@ -107,7 +108,7 @@ def _run(case_id: str) -> Any:
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    case_id=st.sampled_from([FIRST_TURN, LATER_TURN]),
+    case_id=st.sampled_from([FIRST_TURN, LATER_TURN, LATER_WHOLE]),
     said=st.sampled_from([None, *SAID]),
     reason=st.booleans(),
     went_up=st.booleans(),
