@@ -298,7 +298,11 @@ REFUSED_BY_THE_FRAMEWORK: dict[
         "gives an agent to print) is the first one's text alone: with the answer in several "
         "parts the run answers its first part; and invoke_stream yields the text of every "
         "model answer of a run (its trace records the run's output so too): with text beside "
-        "the calls a streamed run answers that text, then its answer",
+        "the calls a streamed run answers that text, then its answer (through the Responses "
+        "API the run raises instead: each text delta's StreamingChatMessageContent has "
+        "choice_index=request_index, the model call's number in the run, and the agent "
+        "diagnostics decorator adds up every chunk the run yielded, which raises "
+        "ContentAdditionException 'with different choice_index')",
     ),
     "llamaindex_openinference": (
         _responses_text_in_parts_unstreamed,
