@@ -116,6 +116,12 @@ NOT_RECORDED: dict[str, str] = {
         )
         for stack in ("openai_agents_openinference", "openai_agents_otel")
     },
+    "litellm_openinference/responses@seed-94278": (
+        "counter call ids (call_0 at every step) on LiteLLM's openai/responses/ route: "
+        "LiteLLM gives the agent each call's Responses item id (fc_...) for its call id, and "
+        "OpenInference records only the chat-shaped answer the agent got, so the model's call "
+        "id is in no record (a replay says it serves the item id in its place)"
+    ),
     "semantic_kernel/async@blocks_and_errors": (
         "text beside tool calls: Semantic Kernel records an answer with calls as "
         "ChatMessageContent.to_dict() makes it, the calls alone (the kit names the text)"

@@ -131,6 +131,24 @@ NOT_IN_THE_TRACE: dict[
         "in error holding its model and that it streamed, no request (joined to its run as "
         "the run's last model call, which the verdict names as not in the trace)",
     ),
+    **{
+        f"{stack}/{mode}": (
+            lambda scn: scn.ids_repeat,
+            # the answer's call, its tool step, and the call served back (the item id's)
+            ("the server's is", "lost: no tool step", "invented: step", "the wire carried"),
+            "LiteLLM's openai/responses/ route gives the agent a call's Responses item id "
+            "(fc_...) for its call id when the call id is a counter (call_0, call_1, ...: "
+            "tool_call_id_from_responses_item), and the tracing records only the agent's "
+            "side (OpenInference the chat-shaped answer; LiteLLM's own raw_gen_ai_request "
+            "span is empty for a stream): the model's call id is in no record, and a replay "
+            "says it serves the item id in its place",
+        )
+        for stack, mode in (
+            ("litellm_openinference", "responses"),
+            ("litellm_openinference", "responses_stream"),
+            ("litellm_otel", "responses_stream"),
+        )
+    },
     "semantic_kernel": (
         lambda scn: bool(scn.beside),
         "items recorded",
