@@ -23,6 +23,8 @@ answer as Python reprs, empty for streams) is left as an ``other`` step.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +34,15 @@ from .flat import unflatten
 from .span import Dialect, GenAI, SpanView, fills_nothing, in_scope, loads
 
 SCOPE = "litellm"
+#: The child span of a model call holding the provider's request and answer.
+RAW_SPAN = "raw_gen_ai_request"
+#: Its attribute holding the answer of an OpenAI Responses call: the output items'
+#: Python ``repr`` (``str()`` of a list of dicts).
+RAW_RESPONSES_OUTPUT = "llm.openai.output"
+#: The call ids LiteLLM does not give the agent as they came (``call_0``, ``call_1``...,
+#: restarting in each answer; and none): it gives the call's item id in their place
+#: (``LiteLLMCompletionResponsesConfig.tool_call_id_from_responses_item``).
+_COUNTER_CALL_ID = re.compile(r"call_\d+")
 #: LiteLLM's call types that are one model call each.
 _CALL_TYPES = frozenset(
     {"completion", "acompletion", "text_completion", "atext_completion", "responses", "aresponses"}
@@ -76,6 +87,35 @@ def _with_legacy_calls(messages: Any, span: SpanView) -> list[Any] | None:
     if any(p.get("type") == "tool_call" for p in parts):
         return None  # the output has its calls
     return [{**message, "parts": [*parts, *calls]}]
+
+
+def responses_call_ids(raw_output: Any) -> dict[str, str]:
+    """Item id -> call id of each Responses ``function_call`` item in ``raw_output`` (a
+    :data:`RAW_RESPONSES_OUTPUT` value) whose call id LiteLLM replaced with its item id
+    on its way to the agent; empty when there is none, or the text is no list of items.
+
+    The text is read as Python literals alone (:func:`ast.literal_eval`): nothing it
+    names is imported or called.
+    """
+    if not isinstance(raw_output, str) or not raw_output.startswith("["):
+        return {}
+    try:
+        items = ast.literal_eval(raw_output)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return {}
+    if not isinstance(items, list):
+        return {}
+    out: dict[str, str] = {}
+    for item in items:
+        if not isinstance(item, Mapping) or item.get("type") != "function_call":
+            continue
+        item_id, call_id = item.get("id"), item.get("call_id") or ""
+        if not isinstance(item_id, str) or not item_id or not isinstance(call_id, str):
+            continue
+        # (No call id, or an empty one, is given the item id too.)
+        if (not call_id or _COUNTER_CALL_ID.fullmatch(call_id)) and call_id != item_id:
+            out[item_id] = call_id
+    return out
 
 
 def _without_system_copy(messages: Any, span: SpanView) -> list[Any] | None:

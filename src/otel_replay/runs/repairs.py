@@ -24,6 +24,7 @@ from .cached_tools import mark_cached_tools
 from .call_ids import repair_call_ids
 from .derived_tools import derive_tool_steps
 from .double_spans import merge_double_spans
+from .given_ids import give_back_call_ids
 from .item_references import reference_answers
 from .made_ids import forget_unmatched_ids, in_tree, unmake_call_ids
 from .model import Step
@@ -179,6 +180,12 @@ RUN_REPAIRS: tuple[Repair, ...] = (
         "model's: last, once tools are joined by it",
         # (From the roots: the tool steps derived just before are in the tree only.)
         lambda given: unmake_call_ids(in_tree(given.roots)),
+    ),
+    Repair(
+        "given_ids",
+        "a call id a client gave the agent in place of the model's (LiteLLM's Responses "
+        "route, for a counter's) is the model's where the client's raw answer holds it",
+        lambda given: give_back_call_ids(in_tree(given.roots)),
     ),
 )
 

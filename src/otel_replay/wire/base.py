@@ -118,6 +118,8 @@ class Reply:
                     "id": f"call_{self.span_id}_{i}" if p.get("id") is None else str(p["id"]),
                     "name": str(p.get("name") or ""),
                     "arguments": texts[i] if i < len(texts) else compact(p.get("arguments")),
+                    # The Responses item id the trace holds beside the call id, if any.
+                    "item_id": str(p.get("item_id") or ""),
                 }
             )
         return out

@@ -80,7 +80,7 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
             items.append(
                 {
                     "type": "function_call",
-                    "id": f"fc_{reply.span_id}_{len(items)}",
+                    "id": call["item_id"] or f"fc_{reply.span_id}_{len(items)}",
                     "call_id": call["id"],
                     "name": call["name"],
                     "arguments": call["arguments"],

@@ -30,7 +30,7 @@ def test_each_repair_is_listed_once_with_its_why() -> None:
     after = [r.name for r in RUN_REPAIRS][
         [r.name for r in RUN_REPAIRS].index("derived_tools") + 1 :
     ]
-    assert after == ["made_ids"]
+    assert after == ["made_ids", "given_ids"]
 
 
 @given(changed=st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=6))
