@@ -47,7 +47,15 @@ from otel_replay.runs.model import ModelCall, Run, Step
 from otel_replay.runs.verdict import outcome
 from tests.conformance import scenario
 from tests.conformance.receiver import TRACE_FILES
-from tests.fixtures.ground_truth import Item, answered, recorded, sent, tool_calls_with_ids, value
+from tests.fixtures.ground_truth import (
+    Item,
+    answered,
+    recorded,
+    sent,
+    streamed_before_cut,
+    tool_calls_with_ids,
+    value,
+)
 
 CASES = Path(__file__).resolve().parent / "cases"
 #: Longest rendering of one value in a problem line.
@@ -124,7 +132,7 @@ class Case:
         (a run that raised at its first request, which was cut, has none answered)."""
         out: dict[str, list[dict[str, Any]]] = {}
         for r in self._posts():
-            if not r.get("failed") or r["conversation"] in self.raised:
+            if not r.get("failed") or r["conversation"] in self.raised or self.ending:
                 out.setdefault(r["conversation"], [])
             if not r.get("failed"):
                 out[r["conversation"]].append(r)
@@ -135,6 +143,36 @@ class Case:
         """The orders of the runs that ended in an error: the server cut an answer partway
         through and the client raised it (``generate`` wrote them in ``case.json``)."""
         return list(self.meta.get("raised", []))
+
+    @property
+    def ending(self) -> dict[str, Any] | None:
+        """How the framework ended the runs its own way (``case.json``'s ``ending``: its
+        kinds and why), or None: as the scenario scripts them."""
+        found: dict[str, Any] | None = self.meta.get("ending")
+        return found
+
+    def output(self) -> str:
+        """What the agent printed (``answer.txt``)."""
+        return (self.path / "answer.txt").read_text(encoding="utf-8")
+
+    @property
+    def kept_cut(self) -> bool:
+        """Whether the framework kept what streamed of the answer cut at the end of a run as
+        the run's answer, instead of raising (its ending says it may; no run printed an
+        error): that request is the run's last model call, failed, not what ended it."""
+        raised = any(line.startswith(scenario.RAISED_LINE) for line in self.output().splitlines())
+        return self.ending is not None and bool(self.raised) and not raised
+
+    def answer_of(self, order: str) -> str:
+        """The answer the run about ``order`` gave: the scripted final answer; under the
+        framework's own ending, what the agent printed (one run: its whole output, which
+        may be of several lines; of several runs, the scripted answer if printed)."""
+        scripted = self.scenario.final_answer(order)
+        if self.ending is None:
+            return scripted
+        out = self.output().strip()
+        lines = out.splitlines()
+        return out if int(self.meta["runs"]) == 1 or scripted not in lines else scripted
 
     def recovered(self, order: str) -> list[dict[str, Any]]:
         """The requests about ``order`` whose answer was cut partway through and that the
@@ -167,10 +205,11 @@ class Case:
         return runs
 
     def cut(self, order: str) -> dict[str, Any] | None:
-        """The request whose cut answer ended the run about ``order`` (None: it did not)."""
-        if order not in self.raised:
-            return None
-        return [r for r in self._posts() if r["conversation"] == order][-1]
+        """The request whose cut answer ended the run about ``order`` (None: it did not); under
+        the framework's own ending, the failed request it did not retry, if its last."""
+        posts = [r for r in self._posts() if r["conversation"] == order]
+        ended = self.ending is not None and bool(posts) and bool(posts[-1].get("failed"))
+        return posts[-1] if order in self.raised or ended else None
 
 
 def find_cases(root: Path = CASES) -> list[Case]:
@@ -360,21 +399,26 @@ class _RunCheck:
         self.out: list[str] = []
 
     def problems(self) -> list[str]:
+        kept = self.cut is not None and self.case.kept_cut
         if self.cut is not None:
-            self._cut_step()
+            self._kept_step() if kept else self._cut_step()
         self._recovered_steps()
         self._model_steps()
         self._failed_attempts()
         self._tool_steps()
         if self.whole:
             self._verdict()
-        if self.cut is not None:
+        # A run that raised an error of the framework's own (its ending) raised too.
+        own = self.case.ending is not None and self.case.answer_of(self.order).startswith(
+            scenario.RAISED_LINE
+        )
+        if (self.cut is not None and not kept) or own:
             self._raised()
         elif self.content:
             final = self.run.final_output()
             # Edge whitespace is the framework's presentation (Strands ends its answer
             # with a newline), not the answer.
-            if (final or "").strip() != self.scn.final_answer(self.order):
+            if (final or "").strip() != self.case.answer_of(self.order):
                 self.out.append(f"final output is {short(final)}, not the agent's answer")
         return self.out
 
@@ -398,6 +442,36 @@ class _RunCheck:
             diff = _input_difference(last.model, self.cut)
             if diff:
                 self.out.append(f"{last.label()} input (the cut answer's request): {diff}")
+
+    def _kept_step(self) -> None:
+        """The framework kept what streamed of the cut answer as the run's answer (its
+        ending): the run's last model step is that request, failed, its input what was
+        sent, its output the text the server streamed before the cut (all of it, or all
+        but the event the cut ended in); it is taken out of the steps that answered."""
+        assert self.cut is not None
+        last = self.models[-1] if self.models else None
+        if last is None or last.status != "ERROR" or last.model is None:
+            got = last.label() if last else "none"
+            self.out.append(
+                f"the answer cut at turn {self.cut['turn']}, which the framework answered "
+                f"from, is no failed model step (the last model step: {got})"
+            )
+            return
+        self.models = self.models[:-1]
+        if not self.content:
+            return
+        diff = _input_difference(last.model, self.cut)
+        if diff:
+            self.out.append(f"{last.label()} input (the cut answer's request): {diff}")
+        got = "".join(
+            text for _, (kind, text, *_) in recorded(last.model.output_messages) if kind == "text"
+        )
+        streamed = streamed_before_cut(self.cut)
+        if not got or not streamed.startswith(got):
+            self.out.append(
+                f"{last.label()} output is {short(got)}, not what streamed before the cut "
+                f"({short(streamed)})"
+            )
 
     def _recovered_steps(self) -> None:
         """Each answer cut partway through that the agent went on from is a model step that
@@ -529,13 +603,20 @@ class _RunCheck:
             calls += tool_calls_with_ids(before, raising, cut)
             done += len(before)
         calls += tool_calls_with_ids(self.requests[done:], raising, self.cut)
+        # A run the framework ended its own way after the last answer (it raised on it, or
+        # took its text as the output): that answer's calls were sent no result, and the
+        # log cannot say whether they ran; a tool step of one holds what the tool returned.
+        unsent = 0
+        if self.case.ending is not None and self.cut is None and self.requests:
+            last = answered(self.requests[-1])
+            unsent = sum(1 for _, item in last if item[0] == "call")
         steps = list(self.run.tool_steps())
-        if len(steps) != len(calls):
+        if not len(calls) - unsent <= len(steps) <= len(calls):
             names = ", ".join(s.tool.tool_name for s in steps if s.tool) or "none"
             self.out.append(f"{len(steps)} tool steps ({names}) for {len(calls)} tool calls")
         seen: dict[str, int] = {}
         attempts: dict[tuple[str, str], int] = {}
-        for call_id, name, args, result in calls:
+        for n, (call_id, name, args, result) in enumerate(calls):
             # The how-many-th call with this id: ids may repeat across a run's model steps.
             nth = seen[call_id] = seen.get(call_id, -1) + 1
             # A tool the scenario retries raises at its first attempt only: attempts are
@@ -547,12 +628,15 @@ class _RunCheck:
             # the value it spells, content parts as their text); applying ``value`` again
             # would take a JSON text of text blocks for their joined text.
             wants = [result]
-            if result is None and self.history == "text":
+            never_sent = result is None and n >= len(calls) - unsent
+            if result is None and (self.history == "text" or never_sent):
                 # What the tool returned (a Python value), which the trace may hold as it
                 # is or as text that spells it.
                 result = _returned(self.scn, name, args, attempt)
                 wants = [result, value(result)]
             step = self._step_of(steps, call_id, name, args)
+            if step is None and never_sent:
+                continue  # the framework stopped before running it
             if step is None:
                 self.out.append(f"lost: no tool step for {name} (call {call_id})")
                 continue

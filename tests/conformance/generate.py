@@ -8,7 +8,7 @@
 (:mod:`.server`) and the OTLP receiver (:mod:`.receiver`) on free ports of
 127.0.0.1, run ``stacks/STACK/agent.py`` in the stack's own virtualenv with
 the environment the mode needs, check that every run reached the scripted
-answer, and write ``cases/STACK/MODE/`` (``cases/STACK/MODE@SCENARIO/`` for
+answer (or ended as its framework's ending says, :mod:`.endings`), and write ``cases/STACK/MODE/`` (``cases/STACK/MODE@SCENARIO/`` for
 a scenario other than the default: a named one, ``--scenario NAME``, or a
 drawn one, ``--seed N``, which is ``seed-N``; see :mod:`.scenario`):
 
@@ -44,11 +44,12 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from tests.conformance import scenario
+from tests.conformance.endings import ANSWERS_OTHERWISE, RAISES, STOPS_EARLY, Ending, ending_of
 from tests.conformance.receiver import TRACE_FILES, OtlpReceiver
 from tests.conformance.server import ModelServer
 
@@ -346,10 +347,12 @@ def scrub(src: Path, dst: Path) -> None:
     dst.write_bytes(bytes(out))
 
 
-def check_ground_truth(log: Path, runs: int) -> list[str]:
+def check_ground_truth(log: Path, runs: int, ending: Ending | None = None) -> list[str]:
     """The server's log, checked: every request answered, every run reached its answer or
     ended at an answer the server cut partway through (the client raised it: those runs'
-    order ids are returned), every other request the server failed on purpose retried."""
+    order ids are returned), every other request the server failed on purpose retried.
+    Under an ``ending`` of the framework's own, a run may stop before its answer, and one
+    that raises may end at a request the server failed (the log is what it did)."""
     if not log.exists():
         raise GenerateError("the model server got no request")
     # One record a line; split on "\n" alone (JSON text escapes it): str.splitlines would also
@@ -369,7 +372,7 @@ def check_ground_truth(log: Path, runs: int) -> list[str]:
         last = [r for r in posts if r["conversation"] == order][-1]
         if last.get("cut") == "stream":
             raised.append(order)  # an answer cut partway through, not retried: the run raised
-        elif not last["final"]:
+        elif not last["final"] and ending is None:
             raise GenerateError(f"the run about {order} stopped at turn {turns[-1]} ({turns})")
     for n, failed in enumerate(posts):
         # A request the server failed on purpose was retried: a later one at its turn got the
@@ -378,6 +381,8 @@ def check_ground_truth(log: Path, runs: int) -> list[str]:
             i for i, r in enumerate(posts) if r["conversation"] == failed["conversation"]
         ):
             continue  # the cut that ended the run
+        if ending is not None and RAISES in ending.kinds:
+            continue  # the framework's own error may be the failure it did not retry
         if failed.get("failed") and not any(
             not r.get("failed")
             and (r["conversation"], r["turn"]) == (failed["conversation"], failed["turn"])
@@ -474,13 +479,18 @@ def record_mode(
             places = {"model_server": server.url, "otlp_receiver": receiver.url}
             done = run_agent(stack, mode, config, python, places)
             exports = receiver.requests
-        raised = check_ground_truth(log, runs)
+        ending = ending_of(stack, scn, mode)
+        if ending is not None and not ending.recordable:
+            raise GenerateError(f"not recordable: {ending.why}")
+        raised = check_ground_truth(log, runs, ending)
         if not exports:
             raise GenerateError("the stack exported nothing to the OTLP receiver")
         answers = done.stdout.splitlines()
         said = [scenario.RAISED_LINE if a.startswith(scenario.RAISED_LINE) else a for a in answers]
         want = expected_answers(runs, scn, raised)
-        if sorted(said) != want:
+        if ending is not None and not _ended_own_way(ending, log, said, raised, scn.final_answer):
+            ending = None  # the framework ended the runs as scripted after all
+        if ending is None and sorted(said) != want:
             raise GenerateError(f"the agent answered {answers!r}, not {want!r}")
         case = {
             "stack": stack,
@@ -493,6 +503,8 @@ def record_mode(
             "history": config.get("history", "messages"),
             # Runs that ended in an error (an answer cut partway through): their order ids.
             **({"raised": raised} if raised else {}),
+            # How the framework ended its runs its own way (the agent's output is their answer).
+            **({"ending": ending.to_json()} if ending is not None else {}),
             "command": command_of(stack, mode),
             "env": env_of(stack, config, mode, scn.name),
             "python": platform.python_version(),
@@ -501,6 +513,38 @@ def record_mode(
     found = node_versions(python) if is_node(stack) else versions(python, stack)
     (out / "versions.txt").write_text(found, encoding="utf-8")
     return out
+
+
+def _ended_own_way(
+    ending: Ending,
+    log: Path,
+    said: list[str],
+    raised: Sequence[str],
+    final_answer: Callable[[str], str],
+) -> bool:
+    """Whether the framework ended runs its own way, as its ``ending`` says (its kinds):
+    a run that raised, stopped before its final turn (not at an answer cut partway, which
+    ends a run as scripted), or answered another text must each be one of them."""
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").split("\n") if line]
+    posts = [r for r in records if r["method"] == "POST" and "conversation" in r]
+    orders = list(dict.fromkeys(r["conversation"] for r in posts))
+    seen = set()
+    if said.count(scenario.RAISED_LINE) > len(raised):
+        seen.add(RAISES)
+    lasts = {o: [r for r in posts if r["conversation"] == o][-1] for o in orders}
+    if any(not last["final"] and o not in raised for o, last in lasts.items()):
+        seen.add(STOPS_EARLY)
+    scripted = {final_answer(o) for o in orders}
+    if any(a != scenario.RAISED_LINE and a not in scripted for a in said):
+        seen.add(ANSWERS_OTHERWISE)
+    # A run that raised stopped before its answer too: it is told as raising.
+    unsaid = seen - set(ending.kinds) - ({STOPS_EARLY} if RAISES in ending.kinds else set())
+    if unsaid:
+        raise GenerateError(
+            f"the framework's runs {' and '.join(sorted(unsaid))}, which its ending "
+            f"({', '.join(ending.kinds)}) does not say: {said!r}"
+        )
+    return bool(seen)
 
 
 def write_case(out: Path, work: Path, answers: str, case: dict[str, Any]) -> Path:

@@ -122,9 +122,38 @@ NOT_RECORDED: dict[str, str] = {
         "OpenInference records only the chat-shaped answer the agent got, so the model's call "
         "id is in no record (a replay says it serves the item id in its place)"
     ),
-    "semantic_kernel/async@blocks_and_errors": (
-        "text beside tool calls: Semantic Kernel records an answer with calls as "
-        "ChatMessageContent.to_dict() makes it, the calls alone (the kit names the text)"
+    **{
+        case: (
+            "text beside tool calls: Semantic Kernel records an answer with calls as "
+            "ChatMessageContent.to_dict() makes it, the calls alone (the kit names the text)"
+        )
+        # (the second: a streamed run answers that text, then its answer: its ending)
+        for case in (
+            "semantic_kernel/async@blocks_and_errors",
+            "semantic_kernel/async_stream@seed-1",
+        )
+    },
+    # Runs the framework ended its own way (``ending`` in case.json):
+    "openai_agents_openinference/sync@seed-1": (
+        "a run the Agents SDK ended in its ModelBehaviorError on a reused call id: no span "
+        "records the error (every span ends OK), so nothing says the run raised"
+    ),
+    "openai_agents_otel/sync@seed-1": (
+        "a run the Agents SDK ended in its ModelBehaviorError on a reused call id: no span "
+        "records the error (every span ends OK), so nothing says the run raised; the span of "
+        "the answer it raised on holds its text alone, its calls in no record"
+    ),
+    "google_adk_v1/stream@seed-14": (
+        "a stream cut partway, which ADK 1.x on LiteLLM took for the answer: its span of the "
+        "call records what streamed before the cut as a whole answer (finish reason stop, "
+        "not failed), so nothing says it was cut; and a tool that raised is recorded as its "
+        "error callback's response, unfailed"
+    ),
+    "llamaindex_openinference/responses@seed-2": (
+        "an answer in several Responses output_text parts, which LlamaIndex answers joined "
+        "with newlines: the trace holds that rendering only in Python reprs (str(ChatMessage) "
+        "as the model span's output.value, the root's StopEvent), which a reader does not "
+        "parse; the rebuild's final output is the model's text, its parts as sent"
     ),
     "litellm_otel/no_content": _SPLIT_WITHOUT_CONTENT,
     "litellm_openinference/no_content": _SPLIT_WITHOUT_CONTENT,

@@ -33,12 +33,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 import otel_replay
-from tests.conformance import generate, scenario
+from tests.conformance import endings, generate, scenario, server
 from tests.conformance.checks import Case, check, find_cases
 from tests.conformance.generate import ROOT, scrub, write_case
 from tests.conformance.receiver import OtlpReceiver
 from tests.conformance.server import ModelServer
-from tests.fixtures.ground_truth import answered, react_action
+from tests.fixtures.ground_truth import answered, react_action, streamed_before_cut
 
 MODEL = "gpt-4o-mini"
 
@@ -585,6 +585,31 @@ def test_the_ground_truth_reads_every_react_action_the_scenario_writes(seed: int
     assert react_action(scn.react_text(len(calls), "ORD-1")) is None
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    api=st.sampled_from(["chat", "responses", "anthropic"]),
+    at=st.floats(0, 1),
+)
+def test_what_streamed_before_a_cut_is_read_wherever_the_cut_falls(
+    seed: int, api: str, at: float
+) -> None:
+    """A drawn scenario's streamed answer (text in parts, deltas cut anywhere) cut at any
+    byte: the checks read a beginning of its text (a framework that keeps what streamed
+    answers that), and the whole of it from the stream uncut."""
+    scn = scenario.scenario_for(seed)
+    route = server.ROUTES[
+        {"chat": "/chat/completions", "responses": "/responses"}.get(api, "/messages")
+    ]
+    key = "input" if api == "responses" else "messages"
+    body = {"model": "m", key: [{"role": "user", "content": scn.questions[0]}], "stream": True}
+    raw = "".join(route[2](server.Turn(body, 0, scn)))
+    whole = scn.final_answer(scenario.order_in(scn.questions[0]))
+    assert streamed_before_cut({"response_raw": raw}) == whole
+    cut = streamed_before_cut({"response_raw": raw[: int(len(raw) * at)]})
+    assert whole.startswith(cut)
+
+
 @pytest.mark.parametrize(
     "case",
     [pytest.param(c, id=c.id) for c in find_cases() if c.raised and c.meta.get("content", True)],
@@ -598,3 +623,42 @@ def test_a_verdict_not_as_wanted_names_every_problem_of_the_run(case: Case) -> N
     for run in outcome.runs:
         if lines:
             assert all(problem in lines[0] for problem in run.kit.problems), lines[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    kinds=st.sets(st.sampled_from(endings.KINDS)),
+    raised=st.booleans(),
+    final=st.booleans(),
+    other=st.booleans(),
+)
+def test_a_run_is_recorded_with_its_ending_only_as_its_entry_says(
+    tmp_path_factory: pytest.TempPathFactory,
+    kinds: set[str],
+    raised: bool,
+    final: bool,
+    other: bool,
+) -> None:
+    """However a run ends (it raised, stopped before its answer, answered another text), it
+    is recorded with the framework's ending only where the entry names each way it ended (a
+    run that raised stopped early too); a run that ended as scripted has no ending."""
+    scn = scenario.DEFAULT
+    order = scenario.order_in(scn.questions[0])
+    log = tmp_path_factory.mktemp("ending") / "server.jsonl"
+    post = {"method": "POST", "conversation": order, "final": final and not raised}
+    log.write_text(json.dumps(post) + "\n", encoding="utf-8")
+    said = [scenario.RAISED_LINE if raised else "another" if other else scn.final_answer(order)]
+    seen = set()
+    if raised:
+        seen.add(endings.RAISES)
+    elif not post["final"]:
+        seen.add(endings.STOPS_EARLY)
+    if other and not raised:
+        seen.add(endings.ANSWERS_OTHERWISE)
+    ending = endings.Ending(tuple(kinds), lambda scn, mode: True, "why")
+    covered = kinds | ({endings.STOPS_EARLY} if endings.RAISES in kinds else set())
+    if seen <= covered:
+        assert generate._ended_own_way(ending, log, said, [], scn.final_answer) == bool(seen)
+    else:
+        with pytest.raises(generate.GenerateError, match="does not say"):
+            generate._ended_own_way(ending, log, said, [], scn.final_answer)

@@ -32,6 +32,7 @@ UNSERVABLE = ("openai_agents_otel/responses", "openai_agents_otel/responses_stre
 UNSERVABLE += ("semantic_kernel/responses", "semantic_kernel/responses_stream")
 UNSERVABLE += ("openai_openllmetry/responses_stream@seed-14",)  # the cut request, and ids
 UNSERVABLE += ("litellm_openinference/responses@seed-94278",)  # the ids
+UNSERVABLE += ("openai_agents_otel/sync@seed-1",)  # the calls of the answer the SDK raised on
 
 
 #: Cases whose trace rebuilds a model input other than the one sent (a known gap, or what the
