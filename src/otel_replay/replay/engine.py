@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from .. import wire as W
-from ..runs.failed_calls import request_missing
+from ..runs.failed_calls import kept_cut, request_missing
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
 from .answers import (
@@ -223,7 +223,8 @@ class ReplayEngine(Router):
             )
         except RecordedFailure as err:
             # Failed again as it failed: the headers of an answer, then the connection
-            # closed (the trace keeps no byte of what came before the cut).
+            # closed; with the deltas the framework kept as its answer before the cut
+            # (``kept_cut``), else none (nothing the agent went on with came of them).
             self._last = conv
             self._used(conv)
             self._wait(conv)
@@ -236,7 +237,12 @@ class ReplayEngine(Router):
                 ("x-otel-replay-failed", "recorded"),
                 (CONVERSATION_HEADER, str(conv.id)),
             ]
-            return Answer(200, meta, [], None, err.step, None, conv.id, cut=True)
+            begun: list[bytes] = []
+            if request.stream and kept_cut(conv.run, err.step):
+                begun = W.stream_begun(
+                    wire.render_sse(W.reply_from_step(err.step, request), request)
+                )
+            return Answer(200, meta, begun, None, err.step, None, conv.id, cut=True)
         except ReplayError as err:
             self._lines.append(f"conversation {conv.id}: refused: {err}")
             if self.raise_divergence:

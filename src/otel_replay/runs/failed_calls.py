@@ -132,12 +132,30 @@ def fails_again(run: Run, step: Step) -> bool:
     answer, and the agent would not go the way it went."""
     if failed_end(run, step):
         return True
+    if not _failed_with_deltas(step):
+        return False
+    return _last_model_call(run) is not step or kept_cut(run, step)
+
+
+def _failed_with_deltas(step: Step) -> bool:
+    """Whether ``step`` is a model call, not retried, that ended in error holding output (a
+    stream's first deltas) and no finish reason."""
     m = step.model
     if step.kind != "model" or m is None or step.retried_as is not None:
         return False
-    if step.status != "ERROR" or m.finish_reasons or not m.output_messages:
+    return step.status == "ERROR" and not m.finish_reasons and bool(m.output_messages)
+
+
+def kept_cut(run: Run, step: Step) -> bool:
+    """Whether ``step`` is a model call whose answer was cut partway and whose first deltas
+    the framework kept as its answer (CrewAI 0.x returns the partial response): ended in
+    error with those deltas as its output and no finish reason, no retry of it traced, the
+    run's last model call, and the error went no further (the run ended well on that text).
+    A replay fails it again after sending those deltas, so that the framework keeps them as
+    it did; served whole, they would be an answer the model never finished."""
+    if not _failed_with_deltas(step):
         return False
-    return _last_model_call(run) is not step
+    return _last_model_call(run) is step and not _went_up(run, step)
 
 
 #: What a run's last model call traced without its request lacks: a span says the call

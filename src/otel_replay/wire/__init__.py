@@ -9,7 +9,7 @@ replayed; the engine (:mod:`otel_replay.replay.engine`) does.
 from __future__ import annotations
 
 from . import anthropic_messages, openai_chat, openai_responses
-from .base import Reply, Wire, WireRequest, reply_from_step
+from .base import Reply, Wire, WireRequest, reply_from_step, stream_begun
 from .shapes import BadRequest, loads
 
 WIRES: dict[str, Wire] = {
@@ -39,4 +39,5 @@ __all__ = [
     "for_path",
     "loads",
     "reply_from_step",
+    "stream_begun",
 ]

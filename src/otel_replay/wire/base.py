@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from .. import attributes as A
@@ -195,3 +195,30 @@ class Wire(Protocol):
     def render_json(self, reply: Reply, request: WireRequest) -> dict[str, Any]: ...
 
     def render_sse(self, reply: Reply, request: WireRequest) -> Iterator[bytes]: ...
+
+
+def stream_begun(chunks: Iterable[bytes]) -> list[bytes]:
+    """The events of a rendered stream up to its last delta of the answer (a Chat Completions
+    chunk carrying text or a call, a Responses ``*.delta``, an Anthropic
+    ``content_block_delta``): a stream cut partway, what came before the cut, with none of
+    the events that end an answer (finish reason, usage, ``[DONE]``, completed, stop)."""
+    kept = list(chunks)
+    for i in range(len(kept) - 1, -1, -1):
+        if _carries_delta(kept[i]):
+            return kept[: i + 1]
+    return []
+
+
+def _carries_delta(chunk: bytes) -> bool:
+    for line in chunk.decode("utf-8", "replace").splitlines():
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        event = json.loads(line[6:])
+        kind = str(event.get("type", ""))
+        if kind.endswith(".delta") or kind == "content_block_delta":
+            return True
+        for choice in event.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content") or delta.get("tool_calls"):
+                return True
+    return False
