@@ -112,7 +112,7 @@ class _ProtoSpan(SpanRecord):
         record.start_ns, record.end_ns = s.start_time_unix_nano, s.end_time_unix_nano
         record.resource = where.resource
         record.scope_name, record.scope_version = where.scope_name, where.scope_version
-        record.source = where.source
+        record.source, record.notes = where.source, ()
         return record
 
     def plain(self) -> SpanRecord:

@@ -48,6 +48,10 @@ class SpanRecord:
     scope_version: str
     source: str = ""
     links: list[LinkRecord] = dataclasses.field(default_factory=list)
+    #: What the reader could not tell from the stored span, one sentence each (an
+    #: attribute whose type the store does not keep and the text leaves open): the
+    #: replay-kit check says them of the span's step.
+    notes: tuple[str, ...] = ()
 
     def plain(self) -> SpanRecord:
         """This record with every field decoded (itself, unless its reader decodes fields

@@ -193,6 +193,8 @@ class _Check:
             self._no_content()
             self._run_fields()
         for step in self.run.steps:
+            # What the reader could not tell: said, not guessed silently.
+            self.problems.extend(f"{step.label()}: {note}" for note in step.notes)
             if step.kind == "model" and step.model is not None:
                 self._model_step(step)
             elif step.kind == "tool" and step.tool is not None:

@@ -149,11 +149,9 @@ class Snapshot:
     payload: Payload | None
 
     def value(self, types: TypeResolver | None = None) -> Any:
-        """The recorded state: an equal value of the same type (raises ``PayloadError``).
-
-        Objects are rebuilt only with the classes ``types`` allows (see
-        :mod:`otel_replay.trusted_types`); others come back as plain JSON.
-        """
+        """The recorded state: an equal value of the same type (raises ``PayloadError``);
+        objects are rebuilt only with the classes ``types`` allows (see
+        :mod:`otel_replay.trusted_types`), others come back as plain JSON."""
         if self.payload is None:
             raise PayloadError(f"snapshot {self.name!r}: its state was not recorded (no content)")
         return self.payload.value(types)
@@ -214,6 +212,8 @@ class Step:
     snapshots: list[Snapshot] = dataclasses.field(default_factory=list)
     #: The instrumentation scope that made the span.
     scope: str = ""
+    #: What the reader could not tell of the span (:attr:`.SpanRecord.notes`).
+    notes: tuple[str, ...] = ()
 
     @property
     def duration_ms(self) -> float:

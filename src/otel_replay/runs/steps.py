@@ -125,6 +125,7 @@ def to_step(span: SpanRecord, blobs: BlobReader | None = None) -> Step:
         attributes=span.attributes,
         events=events,
         scope=span.scope_name,
+        notes=span.notes,
     )
     step.snapshots = _snapshots(span.span_id, events, blobs)
     if kind == "model" or (kind == "agent" and _has_messages(attrs)):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,26 @@ def _runs(*sources: str | Path) -> list[dict[str, Any]]:
     return [{**r.to_json(), "sources": None} for r in runs]
 
 
+def _read_alike(name: str, files: list[Path]) -> bool:
+    """The runs of the table ``name`` are those of ``files``, but for the attribute types
+    the table leaves ambiguous, which its runs say: each names a step attribute the files
+    hold as the list it was read as."""
+    table = otel_replay.load(name, strict=True)
+    local = otel_replay.load(*files, strict=True)
+    said = set()
+    for run, same in zip(table, local, strict=True):
+        for step, other in zip(run.steps, same.steps, strict=True):
+            for note in step.notes:
+                (attribute,) = re.findall(r"attribute '([^']+)'", note)
+                assert type(other.attributes[attribute]) is list
+                assert step.attributes[attribute] == other.attributes[attribute]
+                said.add(f"{step.label()}: {note}")
+    shown = [{**r.to_json(), "sources": None} for r in table]
+    for run_json in shown:
+        run_json["problems"] = [p for p in run_json["problems"] if p not in said]
+    return _same(shown, _runs(*files))
+
+
 def _records(*files: Path) -> list[Any]:
     return [r for f in files for r in RecordReader(str(f))]
 
@@ -85,7 +106,7 @@ def test_every_conformance_case_reads_back_from_the_exporters_table_as_from_its_
 ) -> None:
     files = case.trace_files()
     name = fill(tmp_path / "db", _records(*files))
-    assert _same(_runs(name), _runs(*files))
+    assert _read_alike(name, files)
 
 
 @pytest.mark.parametrize("schema", ["2023", "json"])
@@ -95,7 +116,7 @@ def test_the_tables_of_older_exporters_and_of_json_true_read_back_alike(
 ) -> None:
     files = case.trace_files()
     name = fill(tmp_path / "db", _records(*files), schema)
-    assert _same(_runs(name), _runs(*files))
+    assert _read_alike(name, files)
 
 
 def test_a_recorded_run_replays_from_clickhouse_as_from_its_file(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from otel_replay import attributes as A
 from otel_replay.otlp.errors import FormatError
 from otel_replay.sources.clickhouse.column_types import (
     attribute_type,
+    text_contents,
     typed_attributes,
     typed_value,
 )
@@ -26,6 +27,7 @@ from otel_replay.sources.clickhouse.database import Location
 from otel_replay.sources.clickhouse.go_json import go_float
 from tests.fixtures.cli import cli_process
 from tests.fixtures.clickhouse import as_string
+from tests.fixtures.go_lists import go_list
 
 
 def test_a_server_name_gives_host_port_database_table_and_tls() -> None:
@@ -272,3 +274,40 @@ def test_a_message_content_reads_back_as_the_type_its_instrumentation_sets(
     else:
         event(f"read as a list ({'a string' if as_text else 'a list'} was written)")
         assert back == items
+
+
+@given(
+    scope=st.one_of(st.sampled_from(sorted(_CONTENT_SCOPES)), st.text(max_size=30)),
+    name=st.one_of(
+        st.builds(
+            "llm.{}_messages.{}.message.content".format,
+            st.sampled_from(["input", "output"]),
+            st.integers(0, 40),
+        ),
+        _LIST_NAMES,
+        st.sampled_from(["input.value", "tool.parameters", "user.id"]),
+    ),
+    value=st.one_of(
+        _GO_LISTS,
+        _GO_LISTS.map(as_string),
+        _GO_LISTS.map(json.dumps),
+        st.text(max_size=20),
+    ),
+)
+def test_an_attribute_read_as_a_list_no_name_or_scope_fixes_is_said_guessed(
+    scope: str, name: str, value: Any
+) -> None:
+    """Of every attribute, through the exporter's spelling: one read as the list its text
+    spells, though neither its name nor the instrumentation's scope fixes its type (a
+    string spelt so reads the same: a message content of an instrumentation that may set
+    either), is said guessed; one whose name or scope fixes its type, or that stays the
+    string, is not."""
+    text = as_string(value)
+    guessed: list[str] = []
+    back = typed_attributes({name: text}, scope, guessed)[name]
+    open_type = attribute_type(name, scope) == "list" and not text_contents(scope)
+    if open_type and go_list(text):
+        event(f"guessed ({'a string' if isinstance(value, str) else 'a list'} was written)")
+        assert guessed == [name] and back == json.loads(text)
+    else:
+        assert guessed == []

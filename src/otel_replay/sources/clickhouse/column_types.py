@@ -19,7 +19,10 @@ A list is written as Go's ``encoding/json`` writes it: compact, its strings
 escaped its way (``<`` as ``\\u003c``).  A text of a list spelt otherwise
 (spaced items, as Python's ``json.dumps`` writes them) was a string
 attribute, and stays that string; a string spelt exactly as Go spells the
-list cannot be told from the list, and reads as the list.
+list cannot be told from the list, and reads as the list.  Where neither the
+name nor the scope fixes the type (a message content an instrumentation may
+set as a string or a list), that reading is a guess: the reader says so of
+the span (:func:`ambiguous`), and the run's kit check says it of the step.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .go_json import Raw, go_json
 __all__ = [
     "SCOPE_NAME",
     "SCOPE_VERSION",
+    "ambiguous",
     "attribute_type",
     "column_attributes",
     "text_contents",
@@ -207,12 +211,15 @@ def typed_value(kind: Kind, text: str) -> Any:
     return text if got is None else got
 
 
-def column_attributes(value: Any, flat: bool, scope: str | None = "") -> dict[str, Any]:
+def column_attributes(
+    value: Any, flat: bool, scope: str | None = "", guessed: list[str] | None = None
+) -> dict[str, Any]:
     """The attributes of one attributes column: a ``Map(String, String)`` with the types
     known for the instrumentation ``scope`` names given back (None: the scope the
     attributes name, as in tables of exporters before 2024); a ``JSON`` one (``flat``)
-    with its objects joined into dotted keys.  ``TypeError`` when the column holds no
-    object."""
+    with its objects joined into dotted keys.  The names of the attributes whose type
+    was guessed are added to ``guessed`` (see :func:`typed_attributes`).  ``TypeError``
+    when the column holds no object."""
     if not isinstance(value, dict):
         raise TypeError("an attributes column that is not an object")
     out: dict[str, Any] = value
@@ -221,7 +228,7 @@ def column_attributes(value: Any, flat: bool, scope: str | None = "") -> dict[st
         _join("", value, out)
     if scope is None:
         scope = str(out.get(SCOPE_NAME, ""))
-    return typed_attributes(out, scope)
+    return typed_attributes(out, scope, guessed)
 
 
 def _join(prefix: str, value: dict[str, Any], out: dict[str, Any], depth: int = 0) -> None:
@@ -233,16 +240,39 @@ def _join(prefix: str, value: dict[str, Any], out: dict[str, Any], depth: int = 
             out[name] = item
 
 
-def typed_attributes(values: Mapping[str, Any], scope: str = "") -> dict[str, Any]:
+def typed_attributes(
+    values: Mapping[str, Any], scope: str = "", guessed: list[str] | None = None
+) -> dict[str, Any]:
     """``values`` (set by the instrumentation ``scope`` names) with the types of the
-    attributes whose type is known given back."""
+    attributes whose type is known given back; the names of those read as another type
+    than the string they are though neither name nor scope fixes their type (a string
+    may be spelt so too) added to ``guessed``."""
     out = dict(values)
     for name, value in values.items():
         if type(value) is str:
             kind = attribute_type(name, scope)
             if kind is not None:
-                out[name] = typed_value(kind, value)
+                out[name] = typed = typed_value(kind, value)
+                if guessed is not None and typed is not value and _left_open(name):
+                    guessed.append(name)
     return out
+
+
+def _left_open(name: str) -> bool:
+    """Whether the type of ``name`` is one of several its instrumentations set (a string
+    or a list), which no scope that :func:`attribute_type` reads as a string fixed."""
+    return _CONTENT.fullmatch(name) is not None
+
+
+def ambiguous(name: str, where: str = "") -> str:
+    """What the reader says of the attribute ``name`` (of the event ``where`` names, if
+    any) it read as a list though a string is spelt so too."""
+    of = f" of event {where!r}" if where else ""
+    return (
+        f"the type of attribute {name!r}{of} is ambiguous: the table keeps it as text, spelt"
+        " as the exporter spells a list, and a string spelt so is kept the same; read as"
+        " the list"
+    )
 
 
 def _int(text: str) -> int | None:

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ...otlp.errors import FormatError
 from ...otlp.records import EventRecord, LinkRecord, Record, SpanRecord
-from .column_types import SCOPE_NAME, SCOPE_VERSION, column_attributes
+from .column_types import SCOPE_NAME, SCOPE_VERSION, ambiguous, column_attributes
 from .database import (
     HELD,
     IDS_TABLE,
@@ -380,19 +380,24 @@ def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRe
     ``TypeError`` when the row is not one)."""
     flat = columns.json_attributes
     scope = str(row["ScopeName"]) if columns.has_scope else None
-    attributes = column_attributes(row["SpanAttributes"], flat, scope)
+    guessed: list[str] = []
+    attributes = column_attributes(row["SpanAttributes"], flat, scope, guessed)
+    notes = [ambiguous(name) for name in guessed]
     if columns.has_scope:
         scope_name, scope_version = str(row["ScopeName"]), str(row["ScopeVersion"])
     else:
         scope_name = str(attributes.pop(SCOPE_NAME, ""))
         scope_version = str(attributes.pop(SCOPE_VERSION, ""))
     start = int(row["start"])
-    events = [
-        EventRecord(str(name), int(when), column_attributes(attrs, flat, scope_name))
-        for when, name, attrs in _zipped(
-            row["event_times"], row["event_names"], row["event_attributes"]
+    events = []
+    for when, name, attrs in _zipped(
+        row["event_times"], row["event_names"], row["event_attributes"]
+    ):
+        guessed = []
+        events.append(
+            EventRecord(str(name), int(when), column_attributes(attrs, flat, scope_name, guessed))
         )
-    ]
+        notes += [ambiguous(key, str(name)) for key in guessed]
     links = [
         LinkRecord(hex_id(trace, 16), hex_id(span, 8), column_attributes(attrs, flat))
         for trace, span, attrs in _zipped(
@@ -416,6 +421,7 @@ def span_record(row: Mapping[str, Any], columns: Columns, source: str) -> SpanRe
         scope_version=scope_version,
         source=source,
         links=links,
+        notes=tuple(notes),
     )
 
 
