@@ -264,8 +264,10 @@ FROM (
         if(mapContains(a, 'otel_replay.bytes.gen_ai.input.messages'),
             tryBase64Decode(a['otel_replay.bytes.gen_ai.input.messages']),
             a['gen_ai.input.messages']) AS input,
-        JSONLength(input) AS input_count,
-        if(position(input, char(92)) > 0, 0, {key}) AS first_input,
+        -- Read of model spans alone (the others' inputs are not compared): JSON parsed
+        -- for those only.
+        if(kind = 'model', JSONLength(input), 0) AS input_count,
+        if(kind != 'model' OR position(input, char(92)) > 0, 0, {key}) AS first_input,
         if(mapContains(a, 'otel_replay.bytes.gen_ai.output.messages'),
             tryBase64Decode(a['otel_replay.bytes.gen_ai.output.messages']),
             a['gen_ai.output.messages']) AS output,

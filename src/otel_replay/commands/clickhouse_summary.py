@@ -40,7 +40,7 @@ from ..otlp.errors import FormatError
 from ..runs.anomalies import DEFAULT_MAX_TOOL_CALLS
 from ..runs.model import no_cycle_collection
 from ..runs.stream import map_table_runs
-from ..runs.summary import Filter, RunSummary, summarize
+from ..runs.summary import Filter, RunSummary, summarize, summary_of
 from ..sources.clickhouse.database import Database, Param, connect, table_types
 from ..sources.clickhouse.spans import table_columns
 from .clickhouse_sql import (
@@ -347,7 +347,7 @@ def _summary(row: list[Any]) -> RunSummary:
     (trace_id, start, end, agent, user_id, session_id, tenant_id, models, steps) = row[:9]
     (model_calls, tool_calls, tools, errors, tool_failed, model_failed) = row[9:15]
     (input_tokens, output_tokens, verdict, replayable, anomalies) = row[15:20]
-    return RunSummary(
+    return summary_of(
         run_id=str(trace_id),
         trace_ids=[str(trace_id)],
         start_ns=int(start),

@@ -6,6 +6,7 @@ The tables themselves are read in the chdb tier (``tests/unit/sources/test_click
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import math
 from typing import Any
@@ -311,3 +312,38 @@ def test_an_attribute_read_as_a_list_no_name_or_scope_fixes_is_said_guessed(
         assert guessed == [name] and back == json.loads(text)
     else:
         assert guessed == []
+
+
+_JSON_ROWS = st.lists(
+    st.lists(st.one_of(st.text(max_size=6), st.integers(), st.lists(st.text(max_size=4)))),
+    max_size=12,
+)
+
+
+@given(
+    rows=_JSON_ROWS,
+    bad=st.one_of(st.none(), st.sampled_from(["[1,", "{}", "[1] [2]", "x", "[1],[2"])),
+    place=st.integers(0, 12),
+    cuts=st.lists(st.integers(0, 2000), max_size=6),
+)
+def test_an_answer_in_any_pieces_gives_its_rows_line_by_line(
+    rows: list[list[Any]], bad: str | None, place: int, cuts: list[int]
+) -> None:
+    """A ``JSONCompactEachRow`` answer, cut anywhere into pieces, with blank lines and at
+    most one line that is not one list: the rows of its lines, each read as that line
+    alone reads; the wrong line refused where it starts."""
+    from otel_replay.sources.clickhouse.database import _lines
+
+    lines = [json.dumps(r) for r in rows]
+    lines[min(place, len(lines)) : min(place, len(lines))] = [""]
+    if bad is not None:
+        lines.insert(min(place, len(lines)), bad)
+    text = ("\n".join(lines) + "\n").encode()
+    at = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    chunks = [text[a:b] for a, b in itertools.pairwise(at)]
+    if bad is None:
+        assert list(_lines(chunks, "t", list)) == rows
+        return
+    with pytest.raises(FormatError) as refused:
+        list(_lines(chunks, "t", list))
+    assert f"byte {text.index((bad + chr(10)).encode())}" in str(refused.value)
