@@ -61,7 +61,21 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
 
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    **_at(
+        "seed-347713782",
+        "openai_agents_openinference",
+        "a tool's int beyond 64 bits: the exporter drops the tool span's output.value it "
+        "cannot encode, and the rebuild reads the missing output as null (the text the model "
+        "was sent is in the next model call's input)",
+        "sync",
+    ),
+    "openai_agents_openinference/responses@seed-347713782": (
+        "a tool's int beyond 64 bits read as null (as on sync); and a tool's list of text "
+        "blocks, sent as Responses input_text parts, rebuilt as those parts where the server's "
+        "log reads one text"
+    ),
+}
 
 #: Case id -> what the stack's trace does not hold, so that no reader could rebuild it.
 #: The case fails its check for that alone; the verdict says what is missing.
