@@ -20,7 +20,8 @@
   (``str(None)``).  A tool span with its arguments and no result is marked
   (:data:`~otel_replay.attributes.TOOL_RETURNED_NONE`): unless it failed (a
   failed one records the failure's message as its output, or raised), its
-  result is None.
+  result is None, unless the model was sent another value for the call (an
+  exporter dropped an output it could not encode): then it is missing.
 """
 
 from __future__ import annotations

@@ -279,6 +279,12 @@ def _fill(tool: Step, call: Mapping[str, Any], sent: Any) -> None:
         t.result = sent
         t.result_payload = unverified(sent)
         return
+    if _lost_not_none(tool, sent):
+        # Read as None because the span has no output, but the model was sent another
+        # value: the output was lost (an exporter drops a value it cannot encode, such as
+        # an integer past 64 bits), and stays missing: the kit names it.
+        t.result, t.result_payload = None, None
+        return
     if t.result is None or _exact(t.result_payload):
         return  # a result lost (the span kept its arguments) stays missing: the kit names it
     if sent == "" and t.result in ("null", []):
@@ -294,6 +300,26 @@ def _fill(tool: Step, call: Mapping[str, Any], sent: Any) -> None:
     # A wrapper: what the model was sent for this call is the content it carried.
     t.result = content if sent is NOT_SENT else sent
     t.result_payload = unverified(t.result)
+
+
+#: How a framework that records no output for a tool that returned None sends that None
+#: to the model (the OpenAI Agents SDK: ``str(None)``).
+_NONE_SENT = ("None", None, "null", "")
+
+
+def _lost_not_none(tool: Step, sent: Any) -> bool:
+    """Whether ``tool``'s result was read as None for want of an output
+    (:data:`~otel_replay.attributes.TOOL_RETURNED_NONE`: the only result a span's own
+    step holds as an unverified None) though the model was ``sent`` another value."""
+    t = tool.tool
+    return (
+        t is not None
+        and t.result is None
+        and t.result_payload is not None
+        and t.result_payload.status == "unverified"
+        and sent is not NOT_SENT
+        and not (isinstance(sent, (str, type(None))) and sent in _NONE_SENT)
+    )
 
 
 def _type_only(kind: str, message: str) -> bool:
