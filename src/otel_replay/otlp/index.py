@@ -31,6 +31,7 @@ import os
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from .. import seal
 from ..safe_files import open_regular, replace_atomically
@@ -315,6 +316,46 @@ def read_records(
 #: it checks every record, then reads them again (traces scattered over a whole
 #: dump, as a conversation's are, would otherwise hold the dump in memory).
 LOOKUP_HELD_BYTES = 64 * 1024 * 1024
+
+
+class _OfATrace(Protocol):
+    @property
+    def trace_id(self) -> str: ...
+
+
+R = TypeVar("R", bound=_OfATrace)
+
+
+def decoded_lookup(
+    dump: str | os.PathLike[str],
+    idx: TraceIndex,
+    prefixes: set[str],
+    decode: Callable[[int, bytes, Callable[[str], bool]], list[R]],
+) -> list[R] | None:
+    """The records of the traces starting with any of ``prefixes``, as ``decode`` makes them
+    of each record of the dump (its offset, its body, which trace ids to keep), in file
+    order; each record checked, as :func:`lookup` does, to hold the traces the index says
+    it holds, by what it decodes to (a record parsed once, not once to check and again to
+    read).  Every record is checked before any is handed over.
+
+    None, logged nowhere, when one is not as the index says, reading or decoding it fails,
+    or the records are more than :data:`LOOKUP_HELD_BYTES`: the caller then looks them up
+    with :func:`lookup`, which tells what is wrong.
+    """
+    found, records, claims = idx.find(prefixes)
+    if sum(length for _, length in records) > LOOKUP_HELD_BYTES:
+        return None
+    out: list[R] = []
+    try:
+        for offset, body in read_records(os.fspath(dump), records):
+            got = decode(offset, body, found.__contains__)
+            ids = {r.trace_id for r in got}
+            if any(tid.hex() not in ids for tid in claims[offset + 4]):
+                return None
+            out.extend(got)
+    except Exception:  # any fault: lookup says what is wrong
+        return None
+    return out
 
 
 def lookup(

@@ -13,6 +13,7 @@ gzip or zstd compressed.  :func:`sniff` tells them apart from a file's head;
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import os
 import re
@@ -387,3 +388,25 @@ def sniff(head: bytes, f: IO[bytes] | None, size: int | None) -> str:
     if head[:1] == b"\x0a":
         return "single"
     return "varint"
+
+
+class Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read for sniffing."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(view))
+        view[: len(data)] = data
+        return len(data)

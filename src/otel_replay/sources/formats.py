@@ -49,6 +49,7 @@ from ..otlp.sniff import (
     UNFORESEEN,
     UTF8_BOM,
     ZSTD_MAGIC,
+    Prefixed,
     decode_body,
     error_reason,
     first_line,
@@ -197,7 +198,7 @@ class Reader(Generic[T]):
             f.seek(0)
         else:
             kind = sniff(head, None, None)
-            f = io.BufferedReader(_Prefixed(head, f), buffer_size=HEAD)
+            f = io.BufferedReader(Prefixed(head, f), buffer_size=HEAD)
         self.format = (self.format + "+" if self.format else "") + kind
         name = self.path
         if kind == "empty":
@@ -535,6 +536,20 @@ class RecordReader(Reader[Record]):
         self._skipped_logs = False
         self.lazy = lazy
 
+    def _through_index(self, idx: index.TraceIndex) -> Generator[Record, None, bool]:
+        # Each record decoded once, checked by what it holds; else looked up as by any reader,
+        # this reader as it was (its problems and state: the lookup reports them).
+        state, problems = dict(vars(self)), list(self.problems)
+        decode = lambda at, body, keep: self._record(at, self._from_body, body, keep)  # noqa: E731
+        records = index.decoded_lookup(self.path, idx, self.trace_ids or set(), decode)
+        if records is None or len(self.problems) > len(problems):
+            vars(self).update(state)
+            self.problems[:] = problems
+            return (yield from super()._through_index(idx))
+        self.used_index = True
+        yield from records
+        return True
+
     def _select(self, records: Iterable[Record], offset: int) -> Iterator[Record]:
         """The wanted ones of the records of one message at ``offset``."""
         for record in records:
@@ -567,25 +582,3 @@ class RecordReader(Reader[Record]):
 
     def _from_records(self, records: Iterable[Record]) -> Iterable[Record]:
         return records
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream whose first bytes were already read for sniffing."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        if self._head:
-            n = min(len(view), len(self._head))
-            view[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(view))
-        view[: len(data)] = data
-        return len(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -17,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_replay
 from otel_replay.cli.main import cli
-from otel_replay.otlp import index
+from otel_replay.otlp import index, proto_reader
 from otel_replay.otlp.proto_reader import parse_request, trace_ids
 from otel_replay.sources.reader import RecordReader, SpanReader
 from tests.fixtures.data import COLLECTOR, THIRDPARTY, found
@@ -115,6 +116,50 @@ def test_a_lookup_finds_the_records_that_hold_each_trace(
     assert idx is not None
     monkeypatch.setattr(index, "_SEARCH_COST", search_cost)
     assert idx.find(prefixes) == _held(dump, prefixes)
+
+
+def test_a_lookup_parses_each_record_once(
+    indexed: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each record read through the index is parsed once: it is checked to hold the traces
+    the index says by what it decodes to (it was parsed to check, then again to read)."""
+    dump, ids = indexed
+    parsed: list[int] = []
+
+    def counting(body: bytes, source: str, offset: int) -> Any:
+        parsed.append(offset)
+        return parse_request(body, source, offset)
+
+    monkeypatch.setattr(proto_reader, "parse_request", counting)
+    monkeypatch.setattr(index, "parse_request", counting)
+    reader = SpanReader(dump, trace_ids=ids[::7])
+    assert {s.trace_id for s in reader} == set(ids[::7]) and reader.used_index
+    assert parsed and len(parsed) == len(set(parsed))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    picks=st.lists(st.integers(0, 59), max_size=60),
+    cut=st.sampled_from([32, 12, 1]),
+    held=st.sampled_from([index.LOOKUP_HELD_BYTES, 0]),
+)
+def test_traces_read_through_the_index_are_those_a_scan_reads(
+    indexed: tuple[Path, list[str]],
+    picks: list[int],
+    cut: int,
+    held: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ids and prefixes, records held from check to reading or read again: what the index
+    gives is what a scan of the whole dump gives of those traces, in the same order."""
+    dump, ids = indexed
+    prefixes = {ids[i][:cut] for i in picks}
+    monkeypatch.setattr(index, "LOOKUP_HELD_BYTES", held)
+    reader = RecordReader(dump, trace_ids=prefixes)
+    through = list(reader)
+    scanned = [r for r in RecordReader(dump) if any(r.trace_id.startswith(p) for p in prefixes)]
+    assert through == scanned and not reader.problems
+    assert reader.used_index or not prefixes
 
 
 def test_index_reads_only_what_it_needs(tmp_path: Path, monkeypatch: object) -> None:
