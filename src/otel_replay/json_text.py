@@ -129,12 +129,17 @@ _scan: Any = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 def bound(text: str | bytes | bytearray, value: Any) -> None:
     """Raise :class:`TooDeep` when ``value``, parsed from ``text``, nests past the bound."""
-    # A value cannot nest deeper than it has brackets, nor than its text is long: most
-    # texts need no walk.
-    if len(text) <= MAX_NESTING:
+    # A value cannot nest deeper than it has brackets, each opened and closed: a text
+    # shorter than twice the bound needs no count, and most others no walk.
+    if len(text) < _SHORTEST_TOO_DEEP:
         return
     if _brackets_over(text, MAX_NESTING) and depth(value) > MAX_NESTING:
         raise TooDeep(f"JSON nested deeper than {MAX_NESTING} levels")
+
+
+#: The length of the shortest JSON text nested past the bound: its brackets, each opened
+#: and closed.
+_SHORTEST_TOO_DEEP = 2 * (MAX_NESTING + 1)
 
 
 def _brackets_over(text: str | bytes | bytearray, most: int) -> bool:

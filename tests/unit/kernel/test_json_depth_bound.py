@@ -56,3 +56,31 @@ def test_brackets_counted_to_the_bound(brackets: int, pad: int) -> None:
     assert text.count("[") + text.count("{") == brackets
     assert json_text._brackets_over(text, MAX_NESTING) is (brackets > MAX_NESTING)
     assert json_text._brackets_over(text.encode(), MAX_NESTING) is (brackets > MAX_NESTING)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    levels=st.integers(MAX_NESTING - 1, MAX_NESTING + 2),
+    lists=st.just([True] * (MAX_NESTING + 2))
+    | st.lists(st.booleans(), min_size=MAX_NESTING + 2, max_size=MAX_NESTING + 2),
+    as_bytes=st.booleans(),
+)
+def test_the_shortest_texts_nested_about_the_bound(
+    levels: int, lists: list[bool], as_bytes: bool
+) -> None:
+    """Texts nested about as deep as the bound in as few characters as JSON allows (two
+    a level, lists alone): a text too short to nest past the bound is not counted, and
+    the shortest that does is refused."""
+    value: Any = []
+    for as_list in lists[: levels - 1]:
+        value = [value] if as_list else {"": value}
+    text: str | bytes = json.dumps(value, separators=(",", ":"))
+    # (depth() stops one level past the bound.)
+    assert json_text.depth(value) == min(levels, MAX_NESTING + 1) and len(text) >= 2 * levels
+    if as_bytes:
+        text = text.encode()
+    if levels > MAX_NESTING:
+        with pytest.raises(json_text.TooDeep):
+            json_text.loads(text)
+    else:
+        assert json_text.loads(text) == value
