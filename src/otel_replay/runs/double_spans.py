@@ -18,7 +18,7 @@ import dataclasses
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .model import ModelCall, Run, Step
 from .stitch import ConversationKeys, conversation, process_key
@@ -87,14 +87,31 @@ class _Overlapping:
 
 
 def _apart(models: list[tuple[int, int, Step]]) -> set[int] | None:
-    """The ids of ``models`` (in start order) when each starts once every one before it
-    ended, as sequential calls do; else None."""
-    ended: int | None = None
-    for start, _, c in models:
-        if ended is not None and start < ended:
-            return None
-        ended = c.end_ns if ended is None else max(ended, c.end_ns)
+    """The ids of ``models`` (in start order) when they ran one after another
+    (:func:`sequential`); else None."""
+    if not sequential([c for _, _, c in models]):
+        return None
     return {id(c) for _, _, c in models}
+
+
+class Timed(Protocol):
+    """A span or step: when it started and ended."""
+
+    @property
+    def start_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+
+
+def sequential(spans: Sequence[Timed]) -> bool:
+    """Whether ``spans`` (in start order) each start once every one before it ended, as
+    sequential calls do."""
+    ended: int | None = None
+    for c in spans:
+        if ended is not None and c.start_ns < ended:
+            return False
+        ended = c.end_ns if ended is None else max(ended, c.end_ns)
+    return True
 
 
 def merge_twin_traces(

@@ -61,7 +61,7 @@ from .anomalies import (
 )
 from .build import IDS, _fingerprint
 from .call_ids import _id
-from .double_spans import _apart
+from .double_spans import sequential
 from .kit import _says_something
 from .model import PendingRun, Run, _react_answer
 from .plain_values import (
@@ -355,9 +355,9 @@ def _preorder(spans: list[_Span]) -> list[_Span] | None:
     if len(order) < len(spans):
         return None  # a cycle with no root
     for below in children.values():
-        models = [(c.start_ns, i, c) for i, c in enumerate(below) if c.kind == "model"]
+        models = [c for c in below if c.kind == "model"]
         # (In start order already: each list of children was sorted by the walk.)
-        if len(models) > 1 and _apart(models) is None:  # type: ignore[arg-type]
+        if len(models) > 1 and not sequential(models):
             return None
     return order
 
@@ -375,21 +375,24 @@ def _unrepaired(steps: _Steps) -> bool:
         # One walk over the turns and their parts (an input is walked for each check
         # otherwise, and most inputs of an agent's loop hold tool turns).
         for j, message in enumerate(inputs):
-            # (Only an assistant's turn loses its calls: the others are not asked.)
-            if message.get("role") == "assistant" and lost_calls(inputs, j):
-                return False
+            called = False
             for part in message.get("parts") or ():
                 if not isinstance(part, dict):
                     continue
                 kind = part.get("type")
                 if kind == "tool_call":
                     calls.add(_id(part))
+                    called = True
                 elif kind != "tool_call_response":
                     continue
                 elif not part.get("id"):
                     return False  # a result without its call id
                 else:
                     results.add(_id(part))
+            # (Only an assistant's turn loses its calls, and only one without a call: the
+            # others are not asked.)
+            if not called and message.get("role") == "assistant" and lost_calls(inputs, j):
+                return False
         if calls - results:
             return False  # a call no result of its input answers
         answered |= results
@@ -401,9 +404,9 @@ def _unrepaired(steps: _Steps) -> bool:
         answers = m.outputs or []
         if (
             len(answers) == 1
+            and n.sent > at + 1
             and answers[0].get("role") == "assistant"
             and not _has_calls(answers[0])
-            and n.sent > at + 1
             and _has_calls(n.inputs[at])
         ):
             return False  # the next input may complete the answer
@@ -416,7 +419,8 @@ def _unrepaired(steps: _Steps) -> bool:
         starts = [m.start_ns for m in models]
         for tool in tools:
             pos = bisect.bisect_right(starts, tool.start_ns) - 1
-            if pos >= 0 and all(c.get("name") != tool.tool_name for c in models[pos].calls):
+            # (A list, not all() of a generator: every tool span is asked.)
+            if pos >= 0 and tool.tool_name not in [c.get("name") for c in models[pos].calls]:
                 return False  # a span that may only merge a turn's calls
     if len(models) > 1:
         ran = steps.ran
@@ -527,8 +531,11 @@ def _lost_history(models: list[_Span], ran: set[str | None]) -> int:
     if not ran:
         return lost  # no model call's tool call ran
     for before, after in itertools.pairwise(models):
+        # (The inputs before the calls' ids: most differ, and that costs less.)
+        if not before.calls or after.inputs != before.inputs[: len(after.inputs)]:
+            continue
         asked = {c.get("id") for c in before.calls} & ran
-        if not asked or after.inputs != before.inputs[: len(after.inputs)]:
+        if not asked:
             continue
         parts = (p for msg in after.inputs for p in msg.get("parts") or [])
         seen = {p.get("id") for p in parts if isinstance(p, dict)}
