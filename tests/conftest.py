@@ -35,6 +35,14 @@ def pytest_configure(config: pytest.Config) -> None:
     compileall.compile_dir(Path(__file__).parents[1] / "src" / "otel_replay", quiet=2)
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the modules that check recorded cases on one worker, which
+    checks each case once (``tests/fixtures/worker_scopes.py``)."""
+    from tests.fixtures.worker_scopes import make_scheduler  # only where xdist runs
+
+    return make_scheduler(config, log)
+
+
 # No property test is timed: speed is measured by the benchmarks, and a deadline of a few
 # hundred milliseconds fails a test on a busy machine for nothing it checks.
 hypothesis.settings.register_profile("otel-replay", deadline=None)
