@@ -8,6 +8,7 @@ on many texts drawn from the very words, endings and characters it turns on.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from hypothesis import strategies as st
@@ -86,12 +87,19 @@ def _as_first_written(pattern: str) -> str:
     return pattern
 
 
-#: Every shape holding one of them, with its expression as first written beside it.
-_REWRITTEN = [
-    (re.compile(shape.pattern), re.compile(plain))
-    for shape in secret_patterns.VALUE_PATTERNS
-    if (plain := _as_first_written(shape.pattern)) != shape.pattern
-]
+@functools.cache
+def _rewritten() -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+    """Every shape holding one of them, with its expression as first written beside it.
+
+    Compiled when first asked (about 2 s of CPU): not by every test worker that imports this
+    module to collect it."""
+    return [
+        (re.compile(shape.pattern), re.compile(plain))
+        for shape in secret_patterns.VALUE_PATTERNS
+        if (plain := _as_first_written(shape.pattern)) != shape.pattern
+    ]
+
+
 #: Secret names, what joins them to a value, quotes, escapes, line ends, value characters.
 _ASSIGNMENTS = st.lists(
     st.one_of(
@@ -106,13 +114,13 @@ _ASSIGNMENTS = st.lists(
 
 
 def test_every_rewritten_shape_is_compared() -> None:
-    assert len(_REWRITTEN) >= 15  # each name told in text (password, api key, secret...)
+    assert len(_rewritten()) >= 15  # each name told in text (password, api key, secret...)
 
 
 def _matched_where_and_as_the_first_written_form_matched_it(text: str) -> None:
     """Every shape holding a part rewritten, at every place of the text: the same match,
     and every group (where the secret stands) the same."""
-    for fast, plain in _REWRITTEN:
+    for fast, plain in _rewritten():
         for at in range(len(text)):
             m, p = fast.match(text, at), plain.match(text, at)
             assert (m is None) == (p is None), (text, at, plain.pattern[:60])
