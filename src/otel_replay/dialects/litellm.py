@@ -23,13 +23,13 @@ answer as Python reprs, empty for streams) is left as an ``other`` step.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
+from .. import python_repr
 from .flat import unflatten
 from .span import Dialect, GenAI, SpanView, fills_nothing, in_scope, loads
 
@@ -94,14 +94,14 @@ def responses_call_ids(raw_output: Any) -> dict[str, str]:
     :data:`RAW_RESPONSES_OUTPUT` value) whose call id LiteLLM replaced with its item id
     on its way to the agent; empty when there is none, or the text is no list of items.
 
-    The text is read as Python literals alone (:func:`ast.literal_eval`): nothing it
-    names is imported or called.
+    The text is read as data alone (:func:`~otel_replay.python_repr.loads`): nothing it
+    names is imported or called, and its nesting is bounded.
     """
     if not isinstance(raw_output, str) or not raw_output.startswith("["):
         return {}
     try:
-        items = ast.literal_eval(raw_output)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        items = python_repr.loads(raw_output)
+    except ValueError:
         return {}
     if not isinstance(items, list):
         return {}
