@@ -141,7 +141,11 @@ def summary_of(**fields: Any) -> RunSummary:
     ``object.__setattr__``, which takes ten times as long, felt over the hundreds of
     thousands of lines a database lists."""
     if fields.keys() != _FIELD_NAMES:
-        raise TypeError(f"run summary fields not given: {sorted(_FIELD_NAMES - fields.keys())}")
+        missing, unknown = (
+            sorted(_FIELD_NAMES - fields.keys()),
+            sorted(fields.keys() - _FIELD_NAMES),
+        )
+        raise TypeError(f"run summary fields: missing {missing}, unknown {unknown}")
     made = object.__new__(RunSummary)
     made.__dict__.update(fields)
     return made
