@@ -42,22 +42,33 @@ STACKS = (
 )
 
 
-#: Known gaps, printed, not failed: (when, the words the outcome then has, why).
+#: Known gaps, printed, not failed: (when, the words the outcome then has, why); ``when``
+#: takes the scenario's name, whether the run ended at a failed model call, and whether its
+#: framework ended it its own way.
 #: - A run with a model call that failed (an answer cut partway through), which a replay
 #:   fails again: the candidate answers that call, so the run goes another way than the
 #:   recording (at that call, past its end, before its later calls, or to another answer).
-KNOWN: tuple[tuple[Callable[[str, bool], bool], str, str], ...] = tuple(
+#: - A run its framework ended its own way (pydantic-ai's ``run_stream`` stops at text
+#:   written beside calls): the candidate's agent code goes on, past the recording's end.
+KNOWN: tuple[tuple[Callable[[str, bool, bool], bool], str, str], ...] = (
+    *(
+        (
+            lambda name, failed, own: failed,
+            words,
+            "the recorded run has a model call that failed, which the candidate answers",
+        )
+        for words in (
+            "the recorded call failed and the candidate answered it",
+            "after the recording",
+            "answered before the recorded calls",
+            "other answer",
+        )
+    ),
     (
-        lambda name, failed: failed,
-        words,
-        "the recorded run has a model call that failed, which the candidate answers",
-    )
-    for words in (
-        "the recorded call failed and the candidate answered it",
+        lambda name, failed, own: own,
         "after the recording",
-        "answered before the recorded calls",
-        "other answer",
-    )
+        "the framework ended the recorded run its own way, which the candidate goes past",
+    ),
 )
 
 
@@ -67,12 +78,13 @@ def _ended_failed(run: otel_replay.Run) -> bool:
     return any(s.kind == "model" and s.model is not None and fails_again(run, s) for s in run.steps)
 
 
-def _cases_by_scenario() -> tuple[dict[str, list[Path]], dict[str, str], set[str]]:
-    """The corpus's trace files by scenario, the stack of each run (by its id), and the
-    runs that ended at a failed model call."""
+def _cases_by_scenario() -> tuple[dict[str, list[Path]], dict[str, str], set[str], set[str]]:
+    """The corpus's trace files by scenario, the stack of each run (by its id), the runs
+    that ended at a failed model call, and those their framework ended its own way."""
     out: dict[str, list[Path]] = collections.defaultdict(list)
     stack_of: dict[str, str] = {}
     ended_failed: set[str] = set()
+    own_ending: set[str] = set()
     for case in find_cases():
         meta = case.meta
         if meta["stack"] in STACKS and meta.get("api", "chat") == "chat" and meta["content"]:
@@ -81,7 +93,9 @@ def _cases_by_scenario() -> tuple[dict[str, list[Path]], dict[str, str], set[str
                 stack_of[r.run_id] = meta["stack"]
                 if _ended_failed(r):
                     ended_failed.add(r.run_id)
-    return out, stack_of, ended_failed
+                if case.ending is not None:
+                    own_ending.add(r.run_id)
+    return out, stack_of, ended_failed, own_ending
 
 
 @pytest.mark.slow
@@ -89,7 +103,7 @@ def test_each_run_driven_by_its_own_model_comes_back_the_same_or_is_refused_by_n
     outcomes: collections.Counter[str] = collections.Counter()
     same_in: set[str] = set()
     problems: list[str] = []
-    by_scenario, stack_of, ended_failed = _cases_by_scenario()
+    by_scenario, stack_of, ended_failed, own_ending = _cases_by_scenario()
     for name, files in sorted(by_scenario.items()):
         with tempfile.TemporaryDirectory() as tmp:
             with ModelServer(Path(tmp) / "log.jsonl", scn=scenario.scenario_named(name)) as server:
@@ -119,9 +133,11 @@ def test_each_run_driven_by_its_own_model_comes_back_the_same_or_is_refused_by_n
                 continue
             if outcome["outcome"] == "refused" and "tool definitions" in outcome["words"]:
                 continue
-            ended = run["run_id"] in ended_failed
+            ended, own = run["run_id"] in ended_failed, run["run_id"] in own_ending
             known = [
-                why for when, words, why in KNOWN if when(name, ended) and words in outcome["words"]
+                why
+                for when, words, why in KNOWN
+                if when(name, ended, own) and words in outcome["words"]
             ]
             if known:
                 print(f"known: {name} {run['run_id']}: {outcome['words']} ({known[0]})")

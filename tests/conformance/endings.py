@@ -66,10 +66,13 @@ def _responses_text_in_parts_unstreamed(scn: scenario.Scenario, mode: dict[str, 
 ENDINGS: dict[str, Ending] = {
     **{
         stack: Ending(
-            (RAISES,),
+            (RAISES, ANSWERS_OTHERWISE),
             lambda scn, mode: scn.ids_repeat,
             "the OpenAI Agents SDK stops a run whose model reuses a call id in a later answer "
-            "(ModelBehaviorError: Model reused a completed tool call ID)",
+            "(ModelBehaviorError: Model reused a completed tool call ID), or answers otherwise "
+            "when the ids repeat within an answer; drawn afresh, such runs are not yet "
+            "replayed as recorded (the corpus's cases of it are checked)",
+            recordable=False,
         )
         for stack in ("openai_agents_openinference", "openai_agents_otel")
     },

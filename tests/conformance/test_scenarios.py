@@ -154,13 +154,16 @@ NOT_IN_THE_TRACE: dict[
     **{
         stack: (
             lambda scn: scn.ids_repeat,
-            # the run's error; the OTel bridge's span of the answer: its calls
-            ("the run raised, but the rebuilt run did not", "output: item"),
+            # the run's error; the OTel bridge's span of the answer: its calls, not served
+            ("the run raised, but the rebuilt run did not", "output: item", *served),
             "the OpenAI Agents SDK raises its ModelBehaviorError on a reused call id without "
             "failing any span, so nothing says the run raised (the OTel bridge's span of that "
             "answer holds its text alone)",
         )
-        for stack in ("openai_agents_openinference", "openai_agents_otel")
+        for stack, served in (
+            ("openai_agents_openinference", ()),
+            ("openai_agents_otel", ("served None, the wire carried",)),
+        )
     },
     "google_adk_v1/stream": (
         lambda scn: any(r.cut == "stream" for r in scn.retries),
