@@ -290,7 +290,9 @@ def _rows(lines: list[bytes], name: str, offset: int, kind: type) -> list[Any]:
 
     Parsed as one JSON array, in a third less time than line by line; lines that do not
     make one row each of the array (a line that is not JSON, or not one value) are then
-    read line by line, to say which one is wrong."""
+    read line by line, to say which one is wrong.  (Lines that are halves of values and
+    make whole ones joined are read as those: the server says what its rows are, and could
+    as well send them whole.)"""
     said = [line for line in lines if line.strip()]
     try:
         rows = json.loads(f"[{b','.join(said).decode()}]")
