@@ -740,6 +740,10 @@ def _random_runs(seed: int, count: int) -> list[Any]:
     return records
 
 
+#: A run's note that the table left an attribute's type open and it was read as a list.
+_AMBIGUOUS = re.compile(r"the type of attribute '[^']+' is ambiguous: .*; read as the list")
+
+
 def _checks_agree(name: str, dump: str, config: Any = None) -> list[str]:
     """``check`` of the table says what ``check`` of the dump of the same spans says: the
     runs read, word for word; a run ClickHouse shows clean, one the dump's check finds
@@ -752,7 +756,13 @@ def _checks_agree(name: str, dump: str, config: Any = None) -> list[str]:
     assert [c.run_id for c in got] == [c.run_id for c in want]
     for mine, theirs in zip(got, want, strict=True):
         if mine.read:
-            assert _same(mine.to_json(), theirs.to_json())
+            # The table says which attributes it read as lists though their type is
+            # ambiguous; the dump written from it holds them as lists and has no such doubt.
+            shown = mine.to_json()
+            doubts = [p for p in shown["problems"] if _AMBIGUOUS.search(p)]
+            assert all(_AMBIGUOUS.fullmatch(p.split(": ", 1)[1]) for p in doubts)
+            shown["problems"] = [p for p in shown["problems"] if p not in doubts]
+            assert _same(shown, theirs.to_json())
         else:
             # Not read: its optional fields and its count of calls are not known.
             shown = mine.to_json()
