@@ -61,32 +61,42 @@ _NO_CUT_SPAN = (
     "cut request is in no record, only the SDK's own metadata span of it, failed (joined "
     "to its run as the run's last model call, which the verdict names as not in the trace)"
 )
+#: When a listing holds, a problem it names, why.
+Listing = tuple[Callable[[scenario.Scenario], bool], str | tuple[str, ...], str]
+_SK_NO_MODEL_SPANS: Listing = (
+    lambda scn: True,
+    # Each problem a run with no model call has: its requests lost, its tool steps paired
+    # with no call, its verdict, nothing to serve.
+    (
+        "model steps for",
+        "lost: no",
+        "invented: step",
+        "verdict inspect-only",
+        "the run has 0 model calls",
+        "has model responses to serve",
+        "is inspect-only",
+    ),
+    "Semantic Kernel's OpenAIResponsesAgent traces the agent and its tools alone: no model "
+    "call span, so nothing holds what the model was sent and answered",
+)
 #: Stack (or stack/mode) -> (when, a problem its rebuild then has, why) for what the trace
 #: does not hold whichever scenario it records: the corpus lists these cases one by one as not
 #: recorded; a fresh scenario draws new ones of the same class.  The problem is a text the
 #: problem holds, or several (any of them: one missing value shows at each step that held it).
-NOT_IN_THE_TRACE: dict[
-    str, tuple[Callable[[scenario.Scenario], bool], str | tuple[str, ...], str]
-] = {
-    **{
-        f"semantic_kernel/{mode}": (
-            lambda scn: True,
-            # Each problem a run with no model call has: its requests lost, its tool steps
-            # paired with no call, its verdict, nothing to serve.
-            (
-                "model steps for",
-                "lost: no",
-                "invented: step",
-                "verdict inspect-only",
-                "the run has 0 model calls",
-                "has model responses to serve",
-                "is inspect-only",
-            ),
-            "Semantic Kernel's OpenAIResponsesAgent traces the agent and its tools alone: no "
-            "model call span, so nothing holds what the model was sent and answered",
-        )
-        for mode in ("responses", "responses_stream")
-    },
+#: A stack's entries hold in each of its modes, a mode's add to them; a key may hold several.
+NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
+    "semantic_kernel/responses": [
+        _SK_NO_MODEL_SPANS,
+        (
+            lambda scn: scn.parts.text > 1,
+            "final output is",
+            "Semantic Kernel's OpenAIResponsesAgent gives an agent the first output_text part "
+            "of an answer in several as its content, and its agent span records the whole "
+            "answer, every part (which the rebuild's final output is): what the agent printed "
+            "of it is in no record",
+        ),
+    ],
+    "semantic_kernel/responses_stream": _SK_NO_MODEL_SPANS,
     "google_adk": (
         lambda scn: any(
             _mixed_list(v) for v in [*(t.returns for t in scn.tools.values()), *scn.again.values()]
@@ -184,6 +194,13 @@ NOT_IN_THE_TRACE: dict[
         "items recorded",
         "text beside tool calls: Semantic Kernel records an answer with calls as "
         "ChatMessageContent.to_dict() makes it, the calls alone",
+    ),
+    "semantic_kernel/async_stream": (
+        lambda scn: bool(scn.beside),
+        "the agent answered",
+        "text beside tool calls, which a streamed Semantic Kernel run answers before its "
+        "answer (its ending): the trace holds the answer's calls alone, so a replay serves "
+        "them without the text and the agent answers its answer alone",
     ),
 }
 #: Stack -> (when, a problem its rebuild then has, why) for what a stack sends the model
@@ -686,14 +703,15 @@ def _listed(stack: str, scn: scenario.Scenario, problem: str, mode: str = "") ->
         (KNOWN_UNDER_A_CUT, "known gap"),
         (NOT_YET_EXPLAINED, "known gap, not yet explained"),
     ):
-        none: tuple[Callable[[scenario.Scenario], bool], str | tuple[str, ...], str] = (
-            lambda _: False,
-            "",
-            "",
-        )
-        when, gap, why = listing.get(f"{stack}/{mode}", listing.get(stack, none))
-        if when(scn) and any(g in problem for g in ((gap,) if isinstance(gap, str) else gap)):
-            return f"{how} ({why})"
+        # A stack's entry holds in each of its modes; a mode's entry adds to it.
+        for key in (f"{stack}/{mode}", stack):
+            entry = listing.get(key)
+            if entry is None:
+                continue
+            for when, gap, why in entry if isinstance(entry, list) else [entry]:
+                gaps = (gap,) if isinstance(gap, str) else gap
+                if when(scn) and any(g in problem for g in gaps):
+                    return f"{how} ({why})"
     return None
 
 
