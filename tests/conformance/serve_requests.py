@@ -38,11 +38,15 @@ def serve_case(
     case: Case,
     sent: Callable[[bytes], bytes] = bytes,
     answered: Callable[[dict[str, Any], httpx.Response], None] | None = None,
+    ended: Callable[[dict[str, Any], httpx.Response], None] | None = None,
 ) -> str | None:
     """None when every recorded request of ``case`` is served; else the first refusal.
 
     ``sent``: what is sent for each recorded body (the body itself by default);
-    ``answered``: told of each recorded request and the replay's answer to it.
+    ``answered``: told of each recorded request and the replay's answer to it;
+    ``ended``: told of each run's last request, where the server failed it on an error
+    status (not a cut) and the run ended there, and the replay's answer to it, sent after
+    the run's other requests.
     """
     engine = ReplayEngine(check(case).runs)  # the runs the conformance check loaded
     with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
@@ -69,7 +73,21 @@ def serve_case(
                 if answered is not None:
                     answered(r, answer)
                 conversation = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}
+            last = failed_end(case, order)
+            if ended is not None and last is not None:
+                path = "/v1/" + last["path"].split("?", 1)[0].removeprefix("/v1/").lstrip("/")
+                headers = {"content-type": "application/json", **conversation}
+                ended(last, http.post(path, content=last["body_raw"].encode(), headers=headers))
     return None
+
+
+def failed_end(case: Case, order: str) -> dict[str, Any] | None:
+    """The last request of the run about ``order``, where the server failed it on an error
+    status (not a cut) and the run ended in that error."""
+    last = case.cut(order)
+    if last is None or not last.get("failed") or last.get("cut"):
+        return None
+    return last if int(last.get("status") or 0) >= 400 else None
 
 
 def _events(raw: str) -> list[dict[str, Any]]:

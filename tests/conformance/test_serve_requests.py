@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
 import pytest
 
 import otel_replay
@@ -24,7 +25,7 @@ from otel_replay.replay.engine import ReplayEngine
 from otel_replay.replay.matchers import request_keys, split_system
 from otel_replay.same_message import conversation_keys
 from tests.conformance.checks import CASES, Case, check, find_cases
-from tests.conformance.serve_requests import serve_case, spelling_problems
+from tests.conformance.serve_requests import failed_end, serve_case, spelling_problems
 from tests.conformance.test_conformance import KNOWN_GAPS, NOT_RECORDED
 
 #: Cases whose trace holds no model input to match, or no model call at all.
@@ -182,3 +183,31 @@ def test_request_keys_are_the_keys_of_each_rung() -> None:
                 ), (case.id, step.span_id)
                 seen += 1
     assert seen > 500
+
+
+def _ended_on_a_status(case: Case) -> bool:
+    return any(failed_end(case, order) for order in case.conversations())
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=c.id) for c in find_cases() if c.meta["content"] and _ended_on_a_status(c)],
+)
+def test_a_call_that_failed_on_an_error_status_fails_again_on_it(case: Case) -> None:
+    """A run's last request, which the server failed on an error status (a 503 LiteLLM's
+    Responses route does not retry) and which ended the run: served after the run's other
+    requests, it fails again on that status, with the body the server sent where the trace
+    quotes it, so that the client raises the error it raised."""
+    seen: list[tuple[dict[str, Any], httpx.Response]] = []
+    assert serve_case(case, ended=lambda r, answer: seen.append((r, answer))) is None
+    assert seen
+    for r, answer in seen:
+        assert answer.status_code == r["status"], answer.text
+        assert answer.json() == json.loads(r["response_raw"])
+
+
+def test_every_way_a_failed_call_names_its_status_is_read() -> None:
+    """The corpus holds calls that ended on an error status, each in a stack that says it
+    its own way (a span attribute, httpx's error in the recorded stack trace)."""
+    stacks = {c.meta["stack"] for c in find_cases() if c.meta["content"] and _ended_on_a_status(c)}
+    assert {"litellm_otel", "litellm_openinference"} <= stacks

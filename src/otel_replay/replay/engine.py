@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from .. import wire as W
+from ..runs.error_status import error_body, error_status
 from ..runs.failed_calls import kept_cut, request_missing
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
@@ -222,9 +223,10 @@ class ReplayEngine(Router):
                 divergence=err.to_json(),
             )
         except RecordedFailure as err:
-            # Failed again as it failed: the headers of an answer, then the connection
-            # closed; with the deltas the framework kept as its answer before the cut
-            # (``kept_cut``), else none (nothing the agent went on with came of them).
+            # Failed again as it failed: on the error status the trace names; else the
+            # headers of an answer, then the connection closed, with the deltas the
+            # framework kept as its answer before the cut (``kept_cut``), else none
+            # (nothing the agent went on with came of them).
             self._last = conv
             self._used(conv)
             self._wait(conv)
@@ -242,6 +244,8 @@ class ReplayEngine(Router):
                 begun = W.stream_begun(
                     wire.render_sse(W.reply_from_step(err.step, request), request)
                 )
+            elif (status := error_status(err.step)) is not None:
+                return self._error_again(conv, err.step, status, meta[1:])
             return Answer(200, meta, begun, None, err.step, None, conv.id, cut=True)
         except ReplayError as err:
             self._lines.append(f"conversation {conv.id}: refused: {err}")
@@ -304,6 +308,23 @@ class ReplayEngine(Router):
         return Answer(
             200, headers_out, chunks, self._delays(step, len(chunks)), step, rung, conv.id
         )
+
+    def _error_again(
+        self, conv: Conversation, step: Step, status: int, meta: list[tuple[str, str]]
+    ) -> Answer:
+        """A recorded call that failed on an error status, failed again: that status, and the
+        body the server sent where the trace quotes it, else one of the recorded error's
+        message (said so), so that the client raises the error it raised."""
+        body = error_body(step)
+        if body is None:
+            message = step.status_message or f"the recorded call failed with status {status}"
+            body = {"type": "error", "error": {"type": "recorded_failure", "message": message}}
+            self._lines.append(
+                f"conversation {conv.id}: {step.label()}: the body of its error status "
+                f"{status} is not in the trace: sent one holding the recorded error's message"
+            )
+        headers = [("content-type", "application/json"), *meta]
+        return Answer(status, headers, [json_bytes(body)], None, step, None, conv.id)
 
     def _respelled(
         self,
