@@ -186,6 +186,18 @@ def _in_set(ch: str, items: list[tuple[Any, Any]]) -> bool:
     return hit != negate
 
 
+def _choices(av: Any) -> list[str]:
+    """The characters a set draws from: its letters and digits, else any it allows.  Made
+    once per set (the trees live in :func:`_parsed`'s cache, so their ids stay theirs), and
+    the same whichever asks first: a draw must not depend on what was drawn before it."""
+    preferred = _CHOICES.get(id(av))
+    if preferred is None:
+        allowed = [c for c in _PRINTABLE if _in_set(c, av)]
+        preferred = [c for c in allowed if c in _ALNUM] or allowed or [" "]
+        _CHOICES[id(av)] = preferred
+    return preferred
+
+
 def _draw(tree: Any, rng: random.Random, out: list[str], repeated: bool = False) -> None:
     """Appends to ``out`` a string ``tree`` matches (assertions left to the check after).
 
@@ -200,12 +212,7 @@ def _draw(tree: Any, rng: random.Random, out: list[str], repeated: bool = False)
         elif op is sre.ANY:
             out.append(rng.choice(string.ascii_letters) if repeated else ".")
         elif op is sre.IN:
-            preferred = _CHOICES.get(id(av))
-            if preferred is None:
-                allowed = [c for c in _PRINTABLE if _in_set(c, av)]
-                preferred = [c for c in allowed if c in _ALNUM] or allowed or [" "]
-                _CHOICES[id(av)] = preferred
-            out.append(rng.choice(preferred))
+            out.append(rng.choice(_choices(av)))
         elif op is sre.BRANCH:
             _draw(rng.choice(av[1]), rng, out, repeated)
         elif op is sre.SUBPATTERN:
@@ -227,7 +234,7 @@ def _blank(tree: Any) -> bool:
     if len(tree) != 1 or tree[0][0] is not sre.IN:
         return False
     return (
-        all(c.isspace() for c in _CHOICES.get(id(tree[0][1]), []))
+        all(c.isspace() for c in _choices(tree[0][1]))
         and any(_in_set(c, tree[0][1]) for c in " \t")
         and not any(_in_set(c, tree[0][1]) for c in "aZ0")
     )
