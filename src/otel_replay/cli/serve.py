@@ -139,9 +139,13 @@ def serve(
 
     def log(line: str) -> None:
         # Lines name recorded steps and tools: a trace's escape sequences shown, not obeyed.
-        # color=False: nothing is left to strip, so whether stderr is a terminal is not
-        # asked (a system call a request).
-        click.echo(f"otel-replay: {printable(line)}", err=True, color=False)
+        # Written to stderr itself, not by click.echo, which looks for its stream and strips
+        # colours by a regular expression anew for every line (a request's cost): printable
+        # leaves no escape sequence to strip, and stderr writes any text (backslashreplace).
+        stderr = sys.stderr
+        if stderr is not None:  # (none: a process with no standard streams)
+            stderr.write(f"otel-replay: {printable(line)}\n")
+            stderr.flush()
 
     limits = ServerLimits(
         max_body_bytes=int(max_body_mb * 2**20),

@@ -54,6 +54,9 @@ def _config(app: ReplayApp, limits: ServerLimits, lifespan: Literal["on", "off"]
         # imported at start (a tenth of a second of CPU).
         ws="none",
         access_log=False,
+        # No X-Forwarded-* rewriting of the client's address and scheme, which nothing
+        # here reads: uvicorn's middleware for it ran on every request.
+        proxy_headers=False,
         http=_guarded_protocol(limits.header_timeout),
         timeout_keep_alive=limits.keep_alive,
         limit_concurrency=limits.max_connections,
