@@ -30,7 +30,6 @@ kind too.
 from __future__ import annotations
 
 import argparse
-import random
 import re
 import sys
 import time
@@ -218,11 +217,8 @@ def main() -> int:
         shapes.setdefault(kind(shape.pattern), []).append(i)
         if args.shapes:
             print(f"{i:4d} {kind(shape.pattern):<45} {', '.join(shape.triggers[:3])}")
-    rng = random.Random(7)
     size = args.kb * 1024
-    bench_redaction.prose(size, rng)  # (the benchmark's texts drawn in its order)
-    bench_redaction.chat_json(size, rng)
-    text = bench_redaction.dense(size, rng)
+    text = bench_redaction.texts(size)["dense"]
     engine = Redactor()
     made = calls(engine, text)
 

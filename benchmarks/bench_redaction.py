@@ -154,6 +154,13 @@ def dense(size: int, rng: random.Random) -> str:
     return "\n".join(out)
 
 
+def texts(size: int) -> dict[str, str]:
+    """The benchmark's texts of ``size`` characters, drawn always the same: prose, a chat
+    request as JSON, trigger-dense lines."""
+    rng = random.Random(7)
+    return {"prose": prose(size, rng), "JSON": chat_json(size, rng), "dense": dense(size, rng)}
+
+
 def scanned(engine: Any, method: str, data: str | bytes) -> object:
     """``engine.<method>(data)``, the long texts the engine remembers as clean forgotten
     first: the text is scanned, not found again."""
@@ -233,16 +240,10 @@ def main() -> None:
     parser.add_argument("--against", metavar="REV", help="also time the engine of commit REV")
     parser.add_argument("--median", action="store_true", help="the median round, not the best")
     args = parser.parse_args()
-    rng = random.Random(7)
-    size = args.kb * 1024
-    texts = {
-        "prose": prose(size, rng),
-        "JSON": chat_json(size, rng),
-        "dense": dense(size, rng),
-    }
+    drawn = texts(args.kb * 1024)
     inner = max(1, 2048 // args.kb)
     if args.against:
-        compare(args.against, texts, args.repeats, inner, args.median)
+        compare(args.against, drawn, args.repeats, inner, args.median)
         return
     pure, fast = Redactor(prefilter=False), Redactor()
     baseline = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
@@ -253,13 +254,13 @@ def main() -> None:
         f"{'text':<8}{'KB':>6}{'pure MB/s':>11}{'fast MB/s':>11}{'re MB/s':>9}"
         f"{'pure/re':>9}{'fast/re':>9}{'speed-up':>10}"
     )
-    data = texts["dense"].encode()
-    for name in (*texts, "bytes"):
+    data = drawn["dense"].encode()
+    for name in (*drawn, "bytes"):
         if name == "bytes":
             runs = [functools.partial(scanned, e, "data", data) for e in (pure, fast)]
-            text = texts["dense"]
+            text = drawn["dense"]
         else:
-            text = texts[name]
+            text = drawn[name]
             runs = [functools.partial(scanned, e, "text", text) for e in (pure, fast)]
         assert runs[0]() == runs[1](), name  # the same result, and compiled, warmed
         t_pure, t_fast, t_base = interleaved(
