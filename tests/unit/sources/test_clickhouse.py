@@ -366,6 +366,44 @@ def test_ls_filters_run_in_clickhouse_and_keep_what_they_keep_on_a_file(
     assert len(from_db) == expected.get(filters[0] if filters else "", 9)
 
 
+@pytest.mark.parametrize("schema", ["current", "2023"])
+@pytest.mark.parametrize(
+    "flt",
+    [{}, {"since_ns": 1}, {"agent": "SUPPORT", "errors_only": True}, {"tools": ("lookup",)}],
+)
+@pytest.mark.parametrize("draw", [None, {"sample": 3, "seed": 1}, {"limit": 2}])
+def test_the_queries_of_a_listing_share_one_session_of_the_embedded_engine(
+    schema: Schema,
+    flt: dict[str, Any],
+    draw: dict[str, Any] | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever the filters, the draw and the table's schema, the queries that make the
+    lines ClickHouse computes (the table's columns, the span shapes, the logs table, the
+    summary) run in one session: embedded ClickHouse opens the database anew for each."""
+    import chdb.session
+
+    from otel_replay.commands.clickhouse_summary import LINE, _summary, sorted_out
+    from otel_replay.commands.draw import Draw
+    from otel_replay.runs.summary import Filter
+
+    name = fill(tmp_path / "db", _captured(), schema)
+    opened: list[str] = []
+
+    class Counted(chdb.session.Session):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            opened.append(str(args[:1]))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(chdb.session, "Session", Counted)
+    taken, left, problems, _ = sorted_out(
+        name, Filter(**flt), "plain", _summary, draw=Draw(**draw) if draw else None, output=LINE
+    )
+    assert not problems and taken and left
+    assert len(opened) == 1
+
+
 def _mixed(tmp_path: Path) -> tuple[str, list[str]]:
     """A table of captured runs, agent runs and client-only traces stitched into runs; and
     the files of the cases in it."""
