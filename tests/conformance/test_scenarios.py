@@ -79,6 +79,15 @@ _SK_NO_MODEL_SPANS: Listing = (
     "Semantic Kernel's OpenAIResponsesAgent traces the agent and its tools alone: no model "
     "call span, so nothing holds what the model was sent and answered",
 )
+_ADK_MIXED: Listing = (
+    lambda scn: any(_mixed_list(v) for v in _results(scn)),
+    # the tool step, the next model step's input, the request served back
+    ("the model was sent", '{"result": null}', "(tool) differs"),
+    "ADK 2.x records a tool's result only in its log records' message attributes, where "
+    "the OpenTelemetry SDK keeps None for a list whose items are of more than one type "
+    "(an int and a float: it logs 'Mixed types'); nothing in the trace says a value was "
+    "dropped",
+)
 #: Stack (or stack/mode) -> (when, a problem its rebuild then has, why) for what the trace
 #: does not hold whichever scenario it records: the corpus lists these cases one by one as not
 #: recorded; a fresh scenario draws new ones of the same class.  The problem is a text the
@@ -97,17 +106,23 @@ NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
         ),
     ],
     "semantic_kernel/responses_stream": _SK_NO_MODEL_SPANS,
-    "google_adk": (
-        lambda scn: any(
-            _mixed_list(v) for v in [*(t.returns for t in scn.tools.values()), *scn.again.values()]
+    "google_adk": [
+        (
+            lambda scn: any(_wide_int(v) for v in _results(scn)),
+            # the tool step, its verdict, the next model step's input, its request served
+            (
+                "the model was sent",
+                "no result recorded",
+                "items recorded",
+                "its request is not in the trace",
+            ),
+            "a tool's int beyond 64 bits: ADK 2.x records a tool's result and the model's "
+            "input only in its log records, and the OpenTelemetry SDK's exporter cannot "
+            "encode such an int, so those records are lost (the verdict names the result and "
+            "the request as not recorded, and a replay refuses the request)",
         ),
-        # the tool step, the next model step's input, the request served back
-        ("the model was sent", '{"result": null}', "(tool) differs"),
-        "ADK 2.x records a tool's result only in its log records' message attributes, where "
-        "the OpenTelemetry SDK keeps None for a list whose items are of more than one type "
-        "(an int and a float: it logs 'Mixed types'); nothing in the trace says a value was "
-        "dropped",
-    ),
+        _ADK_MIXED,
+    ],
     "google_adk_v1": (
         lambda scn: scn.raising is not None,
         "the tool raised; no error recorded",
@@ -215,6 +230,20 @@ SENT_OTHER_THAN_RETURNED: dict[str, tuple[Callable[[scenario.Scenario], bool], s
         "sent the model a later step's result for an earlier call",
     ),
 }
+
+
+def _results(scn: scenario.Scenario) -> list[Any]:
+    """What the scenario's tools return, first and when called again."""
+    return [*(t.returns for t in scn.tools.values()), *scn.again.values()]
+
+
+def _wide_int(value: Any) -> bool:
+    """Whether ``value`` holds, at any depth, an int no 64-bit integer holds."""
+    if isinstance(value, dict):
+        return any(_wide_int(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_wide_int(v) for v in value)
+    return type(value) is int and not -(2**63) <= value < 2**63
 
 
 def _mixed_list(value: Any) -> bool:
