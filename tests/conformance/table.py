@@ -71,11 +71,13 @@ HOWS = {"serve": "serve", "inprocess": "in-process"}
 REFUSAL = "the trace holds only the text the model was sent"
 #: The refusal of a model call that failed partway through a stream the trace holds nothing of.
 CUT_REFUSAL = "the trace holds nothing of what streamed before the failure"
+#: The refusal of a tool step whose result the trace lacks (its stub has nothing to return).
+NO_RESULT_REFUSAL = "no result was recorded for this tool call"
 
 
 def refused(detail: object) -> bool:
     """Whether a replay's ``detail`` is a refusal by design, naming what the trace lacks."""
-    return any(said in str(detail) for said in (REFUSAL, CUT_REFUSAL))
+    return any(said in str(detail) for said in (REFUSAL, CUT_REFUSAL, NO_RESULT_REFUSAL))
 
 
 #: A replay that stopped at a step by design, naming what the trace lacks.

@@ -74,6 +74,11 @@ _CUT_UNRECORDED_CASES = [
     if c.raised and "holds nothing of what streamed" in NOT_RECORDED.get(c.id, "")
 ]
 
+_LOST_RESULT = (
+    "a tool's result the exporter dropped (an int past 64 bits): the stub has nothing to "
+    "return, and the replay refuses the step, naming it"
+)
+
 #: (case id, how) -> why the replay refuses, by design, naming the step: the trace does not
 #: hold what the stack's agent needs.  The test checks that it refuses, and says so.
 REPLAY_REFUSED: dict[tuple[str, str], str] = {
@@ -83,6 +88,12 @@ REPLAY_REFUSED: dict[tuple[str, str], str] = {
         for case, node in _CUT_UNRECORDED_CASES
         for how in (("serve",) if node else ("serve", "inprocess"))
     },
+    # A tool's result the tool span lost (an int past 64 bits): its stub has nothing to
+    # return, so the replay refuses its step (serve needs no tool result: the tool runs).
+    **{
+        (f"openai_agents_openinference/{mode}@seed-347713782", "inprocess"): _LOST_RESULT
+        for mode in ("sync", "responses")
+    },
 }
 
 #: (case id, how) -> why the stack's own agent does not replay it today, one line.
@@ -90,17 +101,11 @@ REPLAY_GAPS: dict[tuple[str, str], str] = {
     # What the trace does not hold: the tool's result the model was sent (the stub in process
     # returns what the trace says, so the agent goes on; serve matches the request as sent).
     ("google_adk/sync@seed-471155946", "serve"): NOT_RECORDED["google_adk/sync@seed-471155946"],
-    # A tool's result the tool span lost (an int past 64 bits): the replay refuses its step;
-    # Responses: a tool's list of text blocks too.
-    ("openai_agents_openinference/sync@seed-347713782", "inprocess"): NOT_RECORDED[
-        "openai_agents_openinference/sync@seed-347713782"
+    # Responses: a tool's list of text blocks (in process, the lost result is refused first:
+    # see REPLAY_REFUSED).
+    ("openai_agents_openinference/responses@seed-347713782", "serve"): KNOWN_GAPS[
+        "openai_agents_openinference/responses@seed-347713782"
     ],
-    **{
-        ("openai_agents_openinference/responses@seed-347713782", how): KNOWN_GAPS[
-            "openai_agents_openinference/responses@seed-347713782"
-        ]
-        for how in ("serve", "inprocess")
-    },
 }
 
 CASES = [c for c in find_cases() if c.meta["content"]]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from ..runs.failed_calls import cut_stream, cut_unrecorded, fails_again, request_missing
+from ..runs.failed_calls import cut_unrecorded, fails_again
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
 from .divergence import RecordedFailure, ReplayDivergence, ReplayError
@@ -31,40 +31,7 @@ from .matchers import (
 from .observer import NO_OBSERVER, Observed, ReplayObserver
 from .recorder import ModelEntry, now_ns
 from .selective import DriftEntry, LivePlan, as_messages, compare
-
-
-def unanswered(step: Step, went_on: bool) -> str | None:
-    """Why ``step``'s recorded answer cannot be served, or None when it can.
-
-    No output recorded; or an answer that says nothing (no text, no call) while
-    the run went on after it (``went_on``: a later model call), so the model
-    did answer and the recording lost it.  Served, it would end the agent with
-    an empty answer as if that were what the model said.  Or a stream cut short
-    (:func:`~otel_replay.runs.failed_calls.cut_stream`) that is not how its run ended
-    (the caller asks :func:`~otel_replay.runs.failed_calls.fails_again` first): its first
-    deltas served as a whole answer would be an answer the model never gave.
-    """
-    m = step.model
-    assert m is not None
-    if not m.output_messages:
-        return f"{step.label()}: no output messages were recorded"
-    if cut_stream(step):
-        return (
-            f"{step.label()}: the answer streamed and did not reach its end (no finish "
-            "reason recorded), and nothing says the run ended in it: the answer is not "
-            "recorded whole"
-        )
-    said = any(
-        isinstance(p, Mapping) and (p.get("type") != "text" or p.get("content"))
-        for msg in m.output_messages
-        for p in msg.get("parts") or []
-    )
-    if not said and went_on:
-        return (
-            f"{step.label()}: the recorded answer is empty, though the run went on after it: "
-            "the answer was not recorded"
-        )
-    return None
+from .servable import no_input, unanswered
 
 
 class PinnedModel(Observed):
@@ -387,15 +354,11 @@ class PinnedModel(Observed):
             raise ReplayError(
                 f"{step.label()}: recorded output cannot be replayed: {payload.reason}"
             )
-        if m.input_messages is None:
+        lost = no_input(self.run, step)
+        if lost is not None:
             # Nothing to check the request against (a call whose span recorded only that
             # it failed, say): answering it, or failing it again, would pass any request.
-            missing = request_missing(self.run, step) or (
-                "its request is not in the trace (no input messages were recorded)"
-            )
-            raise ReplayError(
-                f"{step.label()}: {missing}; the request sent cannot be checked against it"
-            )
+            raise ReplayError(lost)
         told, self._as_recorded = self._as_recorded, None
         if (
             told is not None
@@ -414,10 +377,8 @@ class PinnedModel(Observed):
             )
             if again is not None:
                 return again
-            # A call recorded without its request: name what the trace lacks, not a diff.
             err = ReplayDivergence(
-                request_missing(self.run, step)
-                or f"model request does not match the recording "
+                f"model request does not match the recording "
                 f"({first_difference(m.input_messages or [], messages)})",
                 step,
                 expected=_shown(m.input_messages or [], m.system_instructions),

@@ -1,28 +1,48 @@
-"""What a run needs for its recorded model answers to be served, and why one cannot be.
+"""What a replay needs that a run lacks: the one list ``serve`` and in-process replay refuse by.
 
-``serve`` asks it when it starts (a run it cannot serve at all is left out, a
-step it cannot answer is said once), never when a request reaches it.
+``serve`` asks :func:`servable` when it starts (a run it cannot serve at all is left
+out, a step it cannot answer is said once), never when a request reaches it.  An
+in-process replay also stubs the run's tools, and so needs each tool step's arguments
+(to know the call) and result (to return it): :func:`lacking` adds what
+:func:`tool_lacks` says of them.  The pinned model and the tool stubs refuse a step in
+the words these functions give, so every path names the same thing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Literal
 
-from ..runs.failed_calls import cut_unrecorded, fails_again
-from ..runs.model import Run
-from .pinned_model import unanswered
+from ..runs.failed_calls import cut_stream, cut_unrecorded, fails_again, request_missing
+from ..runs.model import Run, Step
 
-__all__ = ["Unservable", "UnservableKind", "servable"]
+__all__ = [
+    "Unservable",
+    "UnservableKind",
+    "lacking",
+    "no_input",
+    "servable",
+    "tool_lacks",
+    "unanswered",
+]
 
 
 #: Why a run's recorded model answers cannot all be served: the whole run
 #: (``inspect_only``: no content recorded; ``no_model_calls``) or one model step
 #: (``unanswered``: no answer recorded, or an empty one the run went on after;
 #: ``unusable_output``: a damaged or unreadable payload; ``no_input``: its input
-#: messages not recorded, so no request can match it).
+#: messages not recorded, so no request can match it); or, to stub its tools, one tool
+#: step (``no_arguments``: the call's arguments not recorded; ``no_result``: what it
+#: returned not recorded, or not readable).
 UnservableKind = Literal[
-    "inspect_only", "no_model_calls", "unanswered", "unusable_output", "no_input"
+    "inspect_only",
+    "no_model_calls",
+    "unanswered",
+    "unusable_output",
+    "no_input",
+    "no_arguments",
+    "no_result",
 ]
 
 
@@ -75,7 +95,85 @@ def servable(run: Run) -> list[Unservable]:
                 f"{m.output_payload.reason}"
             )
             problems.append(Unservable("unusable_output", said))
-        if not m.input_messages:
-            said = f"run {run.run_id} {step.label()}: no input messages were recorded"
-            problems.append(Unservable("no_input", said))
+        lost = no_input(run, step)
+        if lost is not None:
+            problems.append(Unservable("no_input", f"run {run.run_id} {lost}"))
+    return problems
+
+
+def unanswered(step: Step, went_on: bool) -> str | None:
+    """Why ``step``'s recorded answer cannot be served, or None when it can.
+
+    No output recorded; or an answer that says nothing (no text, no call) while
+    the run went on after it (``went_on``: a later model call), so the model
+    did answer and the recording lost it.  Served, it would end the agent with
+    an empty answer as if that were what the model said.  Or a stream cut short
+    (:func:`~otel_replay.runs.failed_calls.cut_stream`) that is not how its run ended
+    (the caller asks :func:`~otel_replay.runs.failed_calls.fails_again` first): its first
+    deltas served as a whole answer would be an answer the model never gave.
+    """
+    m = step.model
+    assert m is not None
+    if not m.output_messages:
+        return f"{step.label()}: no output messages were recorded"
+    if cut_stream(step):
+        return (
+            f"{step.label()}: the answer streamed and did not reach its end (no finish "
+            "reason recorded), and nothing says the run ended in it: the answer is not "
+            "recorded whole"
+        )
+    said = any(
+        isinstance(p, Mapping) and (p.get("type") != "text" or p.get("content"))
+        for msg in m.output_messages
+        for p in msg.get("parts") or []
+    )
+    if not said and went_on:
+        return (
+            f"{step.label()}: the recorded answer is empty, though the run went on after it: "
+            "the answer was not recorded"
+        )
+    return None
+
+
+def no_input(run: Run, step: Step) -> str | None:
+    """Why no request can be checked against model ``step`` (its input messages were not
+    recorded), or None when they were."""
+    if step.model is None or step.model.input_messages:
+        return None
+    missing = request_missing(run, step) or (
+        "its request is not in the trace (no input messages were recorded)"
+    )
+    return f"{step.label()}: {missing}; the request sent cannot be checked against it"
+
+
+def tool_lacks(step: Step) -> list[tuple[UnservableKind, str]]:
+    """What a stub of tool ``step`` needs that the trace lacks (kind, and the words naming
+    the step), as the verdict names it (``steps[i].arguments``, ``steps[i].result``): its
+    arguments, without which a call made cannot be matched to it; its result, unless it
+    failed (an exporter drops an output it cannot encode, a run read from messages alone
+    may hold none).  Empty: nothing lacking."""
+    t = step.tool
+    if t is None:
+        return []
+    found: list[tuple[UnservableKind, str]] = []
+    if t.arguments_payload is None or t.arguments_payload.status == "missing":
+        found.append(
+            ("no_arguments", f"{step.label()}: no arguments were recorded for this tool call")
+        )
+    p = t.result_payload
+    if t.error is None and (p is None or p.status == "missing"):
+        found.append(("no_result", f"{step.label()}: no result was recorded for this tool call"))
+    return found
+
+
+def lacking(run: Run) -> list[Unservable]:
+    """What an in-process replay of ``run`` needs that it lacks: what keeps its model
+    answers from being served (:func:`servable`), and each tool step a stub cannot answer
+    (:func:`tool_lacks`), in step order after the model's."""
+    problems = servable(run)
+    if any(p.kind == "inspect_only" for p in problems):
+        return problems
+    for step in run.steps:
+        if step.kind == "tool":
+            problems += [Unservable(k, f"run {run.run_id} {said}") for k, said in tool_lacks(step)]
     return problems

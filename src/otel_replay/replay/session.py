@@ -305,7 +305,8 @@ class ReplaySession(ReplayObserver):
                 + ", ".join(map(str, self.model.tools_drift))
             )
         notes.extend(self.model.respelled[i] for i in sorted(self.model.respelled))
-        notes.extend(f"refused: {self.model.refused[i]}" for i in sorted(self.model.refused))
+        refused = {**self.model.refused, **self.tools.refused}
+        notes.extend(f"refused: {refused[i]}" for i in sorted(refused))
         if self.tools.live_unmatched:
             notes.append(
                 "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)
@@ -391,6 +392,11 @@ class ReplaySession(ReplayObserver):
             self.log.raised = exc  # the replayed run ended so, as the recorded one may have
         if self.record_to is not None:
             self.recorded_as = self.write(self.record_to)  # a diverged replay most of all
+        refusal = self._refusal(exc)
+        if refusal is not None:
+            # The agent caught a stub's refusal (a framework sends a tool's error to the
+            # model) and went on: what the trace lacks, not how the replay went after it.
+            raise refusal from exc
         if exc is not None:
             if (
                 self.divergence is not None
@@ -411,6 +417,18 @@ class ReplaySession(ReplayObserver):
                     left[0],
                 )
                 raise self.divergence
+
+    def _refusal(self, exc: BaseException | None) -> ReplayError | None:
+        """The refusal of the first tool step whose stub needed what the trace lacks, when
+        the block did not end with it and no divergence came before it; else None."""
+        if not self.tools.refused:
+            return None
+        index = min(self.tools.refused)
+        said = self.tools.refused[index]
+        if isinstance(exc, ReplayError) and str(exc) == said:
+            return None  # the block ended with it
+        first = self.divergence.index if self.divergence is not None else None
+        return None if first is not None and first < index else ReplayError(said)
 
 
 def _caused_by_divergence(exc: BaseException) -> bool:

@@ -32,6 +32,7 @@ from .matchers import tool_arguments_key, tool_reasons
 from .observer import NO_OBSERVER, Observed, ReplayObserver
 from .options import TOOL_POLICIES
 from .recorder import ToolEntry, now_ns
+from .servable import UnservableKind, tool_lacks
 
 POLICIES = TOOL_POLICIES
 
@@ -103,6 +104,9 @@ class ToolStubs(Observed):
         self.live_unmatched: list[str] = []
         #: Steps whose recorded result had values hidden by the redactor at capture.
         self.redacted: list[Step] = []
+        #: Step index -> why the replay refused to answer it (the trace lacks what its stub
+        #: needs: :func:`.servable.tool_lacks`), kept though the agent catches the error.
+        self.refused: dict[int, str] = {}
         #: Steps whose recorded result was handed back as plain JSON, with the classes refused.
         self.untrusted: list[tuple[Step, list[str]]] = []
         #: Steps whose recorded exception was raised as a RecordedBaseException stand-in.
@@ -195,6 +199,9 @@ class ToolStubs(Observed):
             if policy == "live":
                 self.live_unmatched.append(inv.name)
                 return Resolution("live"), None
+            lost = self._without_arguments(inv)
+            if lost is not None:
+                raise self._refuse_lacking(lost, "no_arguments")
             raise self._diverge(problem, inv, args_key)
         self.used.add(step.index)
         self.observer.step_started(step)
@@ -230,8 +237,8 @@ class ToolStubs(Observed):
             resolution = Resolution("raise", error=error, value=output, has_value=has_output)
             resolution.token = step
             return resolution, step
-        if tool.result_payload is None:
-            raise ReplayError(f"{step.label()}: no result was recorded for this tool call")
+        if tool.result_payload is None or tool.result_payload.status == "missing":
+            raise self._refuse_lacking(step, "no_result")
         try:
             value = tool.result_payload.value(types)
         except payload.PayloadError as exc:
@@ -244,6 +251,26 @@ class ToolStubs(Observed):
         if self._failed is not None and self._failed[:2] == (inv.name, args_key):
             self._failed = None  # tried again, it returned: a call again is another call
         return Resolution("return", value=value, token=step), step
+
+    def _refuse_lacking(self, step: Step, kind: UnservableKind) -> ReplayError:
+        """The refusal of ``step``, whose stub needs what the trace lacks (``kind`` of
+        :func:`.servable.tool_lacks`), kept in :attr:`refused`: a framework that catches a
+        tool's error and goes on must not make the replay end some other way."""
+        said = next(said for k, said in tool_lacks(step) if k == kind)
+        self.refused.setdefault(step.index, said)
+        return ReplayError(said)
+
+    def _without_arguments(self, inv: ToolInvocation) -> Step | None:
+        """The recorded call a call made is, by its id, or else the next of its tool not
+        replayed yet, when the trace lacks that call's arguments (a call cannot be matched
+        to it), else None."""
+        step = self.by_id.get(inv.call_id) if inv.call_id is not None else None
+        if step is None or step.index in self.used:
+            queue = self.by_name.get(inv.name, ())
+            step = next((s for s in queue if s.index not in self.used), None)
+        if step is None or all(k != "no_arguments" for k, _ in tool_lacks(step)):
+            return None
+        return step
 
     def _sent_value(self, step: Step, inv: ToolInvocation, sent: Any) -> Any:
         """What the tool returned, from the text the model was sent, when that can be known.

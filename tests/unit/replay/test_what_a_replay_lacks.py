@@ -1,0 +1,236 @@
+"""What a replay needs that a run lacks: every path refuses at that step, naming it alike.
+
+The class: a run whose verdict names a part of a step as not recorded
+(``steps[i].result``, ``steps[i].arguments``, ``steps[i].output_messages``,
+``steps[i].input_messages``): an exporter dropped a tool output it could not encode
+(``openai_agents_openinference/sync@seed-347713782``), a span was cut, a backend
+kept no body.  :func:`~otel_replay.replay.servable.lacking` lists each such step in
+the words a replay refuses it with: ``serve`` (whose engine and pinned model refuse a
+model step), in process (the pinned model, the tool stubs), and so ``regress`` and
+the pytest plugin, which replay in a session.  In process, a framework that catches a
+stub's refusal (the Agents SDK sends a tool's error to the model) went on and the
+replay ended "diverged, ended early"; the session now ends with the refusal.
+
+Drawn: real runs of the conformance corpus (one full, replayable run per stack that
+has tools), a step, and a part of it removed; the recording replayed against itself
+until that step must refuse.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_replay.capture.hooks import ToolInvocation
+from otel_replay.payload import codec as payload
+from otel_replay.replay.adapters.transport import ReplayTransport
+from otel_replay.replay.divergence import ReplayDivergence, ReplayError
+from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
+from otel_replay.replay.pinned_model import PinnedModel
+from otel_replay.replay.servable import lacking, servable
+from otel_replay.replay.session import ReplaySession
+from otel_replay.replay.tool_stubs import ToolStubs
+from otel_replay.runs.kit import check_kit
+from otel_replay.runs.model import Run, Step
+from otel_replay.runs.verdict import outcome
+from tests.conformance.checks import Case, check, find_cases
+from tests.fixtures.data import TESTS
+
+LOST_OUTPUT = (
+    TESTS / "conformance" / "cases" / "openai_agents_openinference" / "sync@seed-347713782"
+)
+
+#: A part of a step a trace may lack, and the field the verdict names it by.
+PARTS = {
+    "tool result": ("tool", "result"),
+    "tool arguments": ("tool", "arguments"),
+    "model output": ("model", "output_messages"),
+    "model input": ("model", "input_messages"),
+}
+
+
+def _plain(case: Case) -> bool:
+    """A case with one run, full, replayable, ok, with tool and model steps, each replayed
+    by the stack's agent both ways: the recording replays against itself."""
+    stored = case.replayed()
+    if not case.meta["content"] or int(case.meta["runs"]) != 1 or case.raised:
+        return False
+    if any(stored.get(how, {}).get("ok") is not True for how in ("serve", "inprocess")):
+        return False
+    (run,) = check(case).runs
+    kinds = {s.kind for s in run.steps}
+    return (
+        run.kit.verdict == "full"
+        and run.kit.replayable
+        and outcome(run).ok
+        and {"tool", "model"} <= kinds
+        and not any(s.tool is not None and s.tool.derived for s in run.steps)
+    )
+
+
+@functools.cache
+def _cases() -> list[Case]:
+    """The first plain case of each stack."""
+    by_stack: dict[str, Case] = {}
+    for case in find_cases():
+        stack = case.meta["stack"]
+        if stack not in by_stack and _plain(case):
+            by_stack[stack] = case
+    return list(by_stack.values())
+
+
+def _run(case: Case) -> Run:
+    (run,) = check(case).runs
+    return run
+
+
+def _without(run: Run, index: int, part: str) -> Run:
+    """A copy of ``run`` whose step ``index`` lacks ``part``, its verdict checked again."""
+    cut = copy.deepcopy(run)
+    cut._kit = None
+    step = cut.steps[index]
+    if step.tool is not None:
+        if part == "tool result":
+            step.tool.result, step.tool.result_payload = None, None
+        else:
+            step.tool.arguments, step.tool.arguments_payload = None, None
+    elif step.model is not None:
+        if part == "model output":
+            step.model.output_messages, step.model.output_payload = None, None
+            step.model.raw = None
+        else:
+            step.model.input_messages, step.model.input_payload = None, None
+            step.model.raw = None
+    return cut
+
+
+def _returned(run: Run) -> list[Step]:
+    """The tool steps that returned at their first try (no failed attempt before them)."""
+    tried = {s.retried_as for s in run.steps if s.retried_as is not None}
+    return [
+        s
+        for s in run.steps
+        if s.tool is not None and s.tool.error is None and s.span_id not in tried
+    ]
+
+
+def _invocation(step: Step) -> ToolInvocation:
+    t = step.tool
+    assert t is not None
+    return ToolInvocation(t.tool_name, t.call_id, t.arguments, payload.encode(t.arguments))
+
+
+def _in_process(recorded: Run, run: Run) -> tuple[Step | None, ReplayError | None]:
+    """Replay ``run`` with the recording's own requests and calls, in process, until one is
+    refused: (that step of the recording, the refusal), or (None, None)."""
+    model, tools = PinnedModel(run), ToolStubs(run)
+    for step in recorded.steps:
+        try:
+            if step.kind == "model" and step.model is not None:
+                m = step.model
+                model.respond(m.input_messages or [], system=m.system_instructions)
+            elif step.kind == "tool" and step.tool is not None and step.tool.error is None:
+                tools.resolve(_invocation(step))
+        except ReplayError as err:
+            return step, err
+    return None, None
+
+
+def _served(case: Case, run: Run) -> tuple[int, httpx.Response | None]:
+    """Send the case's recorded requests to a server of ``run``: how many were answered,
+    and the first answer that was not (None: all were)."""
+    engine = ReplayEngine([run])
+    headers = {"content-type": "application/json"}
+    answered = 0
+    with httpx.Client(transport=ReplayTransport(engine), base_url="http://127.0.0.1") as http:
+        for requests in case.conversations().values():
+            for r in requests:
+                got = http.post(r["path"], content=str(r["body_raw"]).encode(), headers=headers)
+                if got.status_code != 200:
+                    return answered, got
+                answered += 1
+                headers[CONVERSATION_HEADER] = got.headers[CONVERSATION_HEADER]
+    return answered, None
+
+
+def _said(run: Run, step: Step) -> list[str]:
+    """What :func:`lacking` says of ``step``, without the run it names."""
+    head = f"run {run.run_id} "
+    return [p.message.removeprefix(head) for p in lacking(run) if step.label() in p.message]
+
+
+def test_the_corpus_holds_a_plain_run_of_several_stacks() -> None:
+    stacks = {c.meta["stack"] for c in _cases()}
+    assert len(stacks) >= 5, stacks
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c.id)
+def test_a_whole_recording_replays_against_itself(case: Case) -> None:
+    run = _run(case)
+    assert lacking(run) == []
+    assert _in_process(run, run) == (None, None)
+    assert _served(case, run) == (len(run.model_steps()), None)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_part_the_trace_lacks_is_refused_alike_where_a_replay_needs_it(data: Any) -> None:
+    case = data.draw(st.sampled_from(_cases()), label="case")
+    recorded = _run(case)
+    part = data.draw(st.sampled_from(sorted(PARTS)), label="part")
+    kind, field = PARTS[part]
+    steps = [s for s in recorded.steps if s.kind == kind and s.model is not None]
+    steps = _returned(recorded) if kind == "tool" else steps
+    step = data.draw(st.sampled_from(steps), label="step")
+    run = _without(recorded, step.index, part)
+
+    # The verdict names it, and so does the list of what a replay lacks.
+    assert f"steps[{step.index}].{field}" in check_kit(run).missing
+    said = _said(run, step)
+    assert said, lacking(run)
+
+    # In process: the pinned model or the stub refuses that very step, in those words.
+    at, err = _in_process(recorded, run)
+    assert at is not None and at.index == step.index, (at, err)
+    assert not isinstance(err, ReplayDivergence) and str(err) in said, (str(err), said)
+
+    # serve: a model step is refused, in those words; a tool's part is not what it needs.
+    answered, refused = _served(case, run)
+    if kind == "model":
+        assert refused is not None and refused.status_code == 500, refused
+        error = refused.json()["error"]
+        assert error["type"] == "not_recorded" and error["message"] in said
+        assert answered == recorded.model_steps().index(step)
+        assert any(p.message.endswith(error["message"]) for p in servable(run))
+    else:
+        assert refused is None and answered == len(recorded.model_steps())
+        assert not any(step.label() in p.message for p in servable(run))
+
+
+@pytest.mark.parametrize("part", ["tool result", "tool arguments"])
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c.id)
+def test_a_session_ends_with_the_refusal_the_agent_caught(case: Case, part: str) -> None:
+    """The agent catches the stub's refusal and goes on (as the Agents SDK does): the
+    session still ends with it, not with how the replay went after it."""
+    recorded = _run(case)
+    step = _returned(recorded)[0]
+    run = _without(recorded, step.index, part)
+    session = ReplaySession(run, allow_network=True, freeze_clock=False)
+    with pytest.raises(ReplayError) as ended, session, contextlib.suppress(ReplayError):
+        session.tools.resolve(_invocation(step))  # refused, and the agent goes on
+    assert not isinstance(ended.value, ReplayDivergence)
+    assert str(ended.value) in _said(run, step)
+
+
+def test_the_real_lost_output_is_refused_at_its_step() -> None:
+    run = _run(Case(LOST_OUTPUT))
+    (step,) = [s for s in run.steps if s.tool is not None and s.tool.result_payload is None]
+    assert f"steps[{step.index}].result" in run.kit.missing
+    assert _said(run, step) == [f"{step.label()}: no result was recorded for this tool call"]
