@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .. import wire as W
 from ..runs.error_status import error_body, error_status
-from ..runs.failed_calls import kept_cut, request_missing
+from ..runs.failed_calls import held_before_cut, request_missing
 from ..runs.model import RawHttp, Run, Step
 from ..runs.pick import RunNotPicked, pick_run
 from .answers import (
@@ -224,28 +224,25 @@ class ReplayEngine(Router):
             )
         except RecordedFailure as err:
             # Failed again as it failed: on the error status the trace names; else the
-            # headers of an answer, then the connection closed, with the deltas the
-            # framework kept as its answer before the cut (``kept_cut``), else none
-            # (nothing the agent went on with came of them).
+            # headers of an answer, then what the trace holds of a stream cut partway (its
+            # first deltas: the framework saw them, and some keep them), then the
+            # connection closed.
             self._last = conv
             self._used(conv)
             self._wait(conv)
-            self._lines.append(f"conversation {conv.id}: {err}")
+            held = request.stream and held_before_cut(err.step)
+            status = None if held else error_status(err.step)
+            cut = "" if status else conv.model.note_cut(err.step, streamed=request.stream)
+            self._lines.append(f"conversation {conv.id}: {err}" + (f" ({cut})" if cut else ""))
+            if status is not None:
+                return self._error_again(conv, err.step, status, self._failed_meta(conv, err))
             ctype = "text/event-stream; charset=utf-8" if request.stream else "application/json"
-            meta = [
-                ("content-type", ctype),
-                ("x-otel-replay-run", conv.run.run_id),
-                ("x-otel-replay-step", str(err.step.index)),
-                ("x-otel-replay-failed", "recorded"),
-                (CONVERSATION_HEADER, str(conv.id)),
-            ]
+            meta = [("content-type", ctype), *self._failed_meta(conv, err)]
             begun: list[bytes] = []
-            if request.stream and kept_cut(conv.run, err.step):
+            if held:
                 begun = W.stream_begun(
                     wire.render_sse(W.reply_from_step(err.step, request), request)
                 )
-            elif (status := error_status(err.step)) is not None:
-                return self._error_again(conv, err.step, status, meta[1:])
             return Answer(200, meta, begun, None, err.step, None, conv.id, cut=True)
         except ReplayError as err:
             self._lines.append(f"conversation {conv.id}: refused: {err}")
@@ -308,6 +305,16 @@ class ReplayEngine(Router):
         return Answer(
             200, headers_out, chunks, self._delays(step, len(chunks)), step, rung, conv.id
         )
+
+    @staticmethod
+    def _failed_meta(conv: Conversation, err: RecordedFailure) -> list[tuple[str, str]]:
+        """The headers that say which recorded call was failed again."""
+        return [
+            ("x-otel-replay-run", conv.run.run_id),
+            ("x-otel-replay-step", str(err.step.index)),
+            ("x-otel-replay-failed", "recorded"),
+            (CONVERSATION_HEADER, str(conv.id)),
+        ]
 
     def _error_again(
         self, conv: Conversation, step: Step, status: int, meta: list[tuple[str, str]]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import messages as M
-from ..runs.failed_calls import cut_unrecorded, fails_again
+from ..runs.failed_calls import cut_unrecorded, fails_again, held_before_cut
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
 from .divergence import RecordedFailure, ReplayDivergence, ReplayError
@@ -61,6 +61,9 @@ class PinnedModel(Observed):
         #: Steps served with tool-call arguments re-spelled (not recorded as text), by
         #: index: the note saying so (set by the wire engine that rendered them).
         self.respelled: dict[int, str] = {}
+        #: Calls failed again over a stream, by step index: how far the cut stream went
+        #: (the first deltas the trace holds, or none).
+        self.cuts: dict[int, str] = {}
         #: Told of each step served and each divergence (a session).
         self.observer = observer
         #: Messages found to be, as recorded, the request of the step given (see
@@ -234,6 +237,19 @@ class PinnedModel(Observed):
         rung = self.served[-1][1]
         self.observer.step_done(step, f"pinned:{rung}")
         return step, rung
+
+    def note_cut(self, step: Step, *, streamed: bool) -> str:
+        """Note (for the report) how the stream of ``step``, a call failed again, was cut:
+        after the first deltas the trace holds, sent again, or with no text, the trace
+        holding none; ``""`` when the request asked for no stream."""
+        if not streamed:
+            return ""
+        if held_before_cut(step):
+            said = "its first deltas, as the trace holds them, streamed again before the cut"
+        else:
+            said = "cut with no text: the trace holds none (none streamed, or none was kept)"
+        self.cuts.setdefault(step.index, f"{step.label()}: failed again as recorded; {said}")
+        return said
 
     def note_respelled(
         self,

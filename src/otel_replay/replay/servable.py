@@ -11,10 +11,15 @@ the words these functions give, so every path names the same thing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Literal
 
-from ..runs.failed_calls import cut_stream, cut_unrecorded, fails_again, request_missing
+from ..runs.failed_calls import (
+    cut_stream,
+    cut_unrecorded,
+    fails_again,
+    request_missing,
+    says_something,
+)
 from ..runs.model import Run, Step
 
 __all__ = [
@@ -122,12 +127,7 @@ def unanswered(step: Step, went_on: bool) -> str | None:
             "reason recorded), and nothing says the run ended in it: the answer is not "
             "recorded whole"
         )
-    said = any(
-        isinstance(p, Mapping) and (p.get("type") != "text" or p.get("content"))
-        for msg in m.output_messages
-        for p in msg.get("parts") or []
-    )
-    if not said and went_on:
+    if not says_something(m.output_messages) and went_on:
         return (
             f"{step.label()}: the recorded answer is empty, though the run went on after it: "
             "the answer was not recorded"

@@ -305,6 +305,7 @@ class ReplaySession(ReplayObserver):
                 + ", ".join(map(str, self.model.tools_drift))
             )
         notes.extend(self.model.respelled[i] for i in sorted(self.model.respelled))
+        notes.extend(self.model.cuts[i] for i in sorted(self.model.cuts))
         refused = {**self.model.refused, **self.tools.refused}
         notes.extend(f"refused: {refused[i]}" for i in sorted(refused))
         if self.tools.live_unmatched:

@@ -20,7 +20,8 @@ the verdict names its output, and a replay refuses it, naming it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .. import json_text
 
@@ -156,6 +157,27 @@ def kept_cut(run: Run, step: Step) -> bool:
     if not _failed_with_deltas(step):
         return False
     return _last_model_call(run) is step and not _went_up(run, step)
+
+
+def says_something(messages: list[dict[str, Any]] | None) -> bool:
+    """Whether an answer's ``messages`` say something: a part that is not text (a call),
+    or text that is not empty."""
+    return any(
+        isinstance(p, Mapping) and (p.get("type") != "text" or p.get("content"))
+        for message in messages or []
+        for p in message.get("parts") or []
+    )
+
+
+def held_before_cut(step: Step) -> bool:
+    """Whether the trace holds what ``step``, a call a replay fails again
+    (:func:`fails_again`), streamed before it failed: output that says something where it
+    records no finish reason, the first deltas of a stream cut partway, which some
+    instrumentations keep (OpenLLMetry's, pydantic-ai's, CrewAI's).  A replay streams
+    them again before the cut, as the server did: the framework saw them, and some keep
+    them (:func:`kept_cut`)."""
+    m = step.model
+    return m is not None and not m.finish_reasons and says_something(m.output_messages)
 
 
 #: What a run's last model call traced without its request lacks: a span says the call
