@@ -61,22 +61,19 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
 
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
-KNOWN_GAPS: dict[str, str] = {
-    "openai_agents_openinference/responses@seed-347713782": (
-        "a tool's int beyond 64 bits, not recorded (as on sync); and a tool's list of text "
-        "blocks, sent as Responses input_text parts, rebuilt as those parts where the server's "
-        "log reads one text"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 #: Case id -> what the stack's trace does not hold, so that no reader could rebuild it.
 #: The case fails its check for that alone; the verdict says what is missing.
 NOT_RECORDED: dict[str, str] = {
-    "openai_agents_openinference/sync@seed-347713782": (
-        "a tool's int beyond 64 bits: the exporter drops the tool span's output.value it "
-        "cannot encode (the verdict names the step's result as not recorded, and a replay "
-        "refuses it; the model was sent its text)"
-    ),
+    **{
+        f"openai_agents_openinference/{mode}@seed-347713782": (
+            "a tool's int beyond 64 bits: the exporter drops the tool span's output.value it "
+            "cannot encode (the verdict names the step's result as not recorded, and a replay "
+            "refuses it; the model was sent its text)"
+        )
+        for mode in ("sync", "responses")
+    },
     "google_adk/sync@seed-471155946": (
         "a tool's list of an int and floats: ADK 2.x records a tool's result only in its log "
         "records' message attributes, where the OpenTelemetry SDK keeps None for a list whose "

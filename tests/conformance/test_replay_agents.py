@@ -27,7 +27,7 @@ from tests.conformance.generate import is_node
 from tests.conformance.replay_agents import HOWS, hows_of, sample_cases, stack_python
 from tests.conformance.scenario import scenario_named
 from tests.conformance.table import refused
-from tests.conformance.test_conformance import KNOWN_GAPS, NOT_RECORDED
+from tests.conformance.test_conformance import NOT_RECORDED
 
 #: Content cases whose trace lacks the model calls' real input (or any model call).
 UNREPLAYABLE = (
@@ -101,11 +101,6 @@ REPLAY_GAPS: dict[tuple[str, str], str] = {
     # What the trace does not hold: the tool's result the model was sent (the stub in process
     # returns what the trace says, so the agent goes on; serve matches the request as sent).
     ("google_adk/sync@seed-471155946", "serve"): NOT_RECORDED["google_adk/sync@seed-471155946"],
-    # Responses: a tool's list of text blocks (in process, the lost result is refused first:
-    # see REPLAY_REFUSED).
-    ("openai_agents_openinference/responses@seed-347713782", "serve"): KNOWN_GAPS[
-        "openai_agents_openinference/responses@seed-347713782"
-    ],
 }
 
 CASES = [c for c in find_cases() if c.meta["content"]]

@@ -130,7 +130,7 @@ def _model(span: SpanView, out: GenAI) -> None:
     flat_in = flat_messages(span, "llm.input_messages")
     flat_out = flat_messages(span, "llm.output_messages")
     sent, answer = loads(span.get("input.value")), loads(span.get("output.value"))
-    inputs = _fuller(flat_in, LC.prompt(sent) or _body_messages(sent, True))
+    inputs = _results_as_sent(_fuller(flat_in, LC.prompt(sent) or _body_messages(sent, True)), sent)
     if invocation.get("_type") == LC.OPENAI_CHAT_TYPE:
         # LangChain's messages, recorded before ChatOpenAI formatted their content blocks.
         inputs = LC.openai_sent_messages(inputs, responses=LC.responses_answered(sent, answer))
@@ -165,6 +165,29 @@ def _fuller(flat: list[dict[str, Any]], body: list[dict[str, Any]] | None) -> li
             return flat
         return body if any(_lost(f, b) for f, b in zip(merged, body, strict=True)) else flat
     return body if any(_lost(f, b) for f, b in zip(flat, body, strict=True)) else flat
+
+
+def _results_as_sent(flat: list[dict[str, Any]], items: Any) -> list[dict[str, Any]]:
+    """The messages, each tool result as the Responses input items ``items`` carried it.
+
+    The OpenAI Agents SDK's instrumentation records a Responses request's input items as
+    ``input.value`` and flattens a result sent as content parts (``input_text``,
+    ``input_image``...) into one JSON text, as it would a result that was that text: the
+    items tell the two apart.  Paired in order, the call ids agreeing; else left as they are.
+    """
+    if not isinstance(items, list):
+        return flat
+    outputs = [
+        i for i in items if isinstance(i, Mapping) and i.get("type") == "function_call_output"
+    ]
+    responses = [p for m in flat for p in m["parts"] if p["type"] == "tool_call_response"]
+    if not outputs or len(outputs) != len(responses):
+        return flat
+    for part, item in zip(responses, outputs, strict=True):
+        output = item.get("output")
+        if part.get("id") == item.get("call_id") and isinstance(output, list):
+            part["response"] = M.tool_response(output)
+    return flat
 
 
 def _body_messages(body: Any, request: bool = False) -> list[dict[str, Any]] | None:

@@ -432,3 +432,25 @@ def test_a_tool_message_event_keeps_its_text(
     call = content_of([event])
     ((part,),) = [m["parts"] for m in call.input_messages or []]
     assert part == {"type": "tool_call_response", "id": "c1", "response": want}
+
+
+def test_agents_tool_results_on_responses_as_openinference_records_them() -> None:
+    """Generated tool return values (text, text that spells a list of parts, lists of text
+    blocks, of strings and of images, numbers, None, objects, error results), sent by the
+    OpenAI Agents SDK as Responses ``function_call_output`` items (a list of known blocks as
+    ``input_text``/``input_image`` parts) and recorded by OpenInference's instrumentation
+    (the flattened messages hold a list of parts as its JSON text, as they hold a text),
+    read back as the result the request carried
+    (``tests/tool_results/openai_agents_openinference_oracle.py``)."""
+    from otel_replay import attributes as A
+    from otel_replay.dialects.registry import normalize
+
+    cases = json.loads((CASES / "openai_agents_openinference_sent_results.json").read_text("utf-8"))
+    assert sum(isinstance(c["sent"], list) for c in cases) >= 40
+    assert any(isinstance(c["sent"], str) and c["sent"].startswith('[{"type"') for c in cases)
+    for case in cases:
+        attrs = {**case["attributes"], "openinference.span.kind": "LLM"}
+        got = normalize(attrs, name="response", scope="openinference.instrumentation.openai_agents")
+        tool = [p for m in got[A.INPUT_MESSAGES] if m["role"] == "tool" for p in m["parts"]]
+        assert [p["type"] for p in tool] == ["tool_call_response"], case
+        assert tool[0]["response"] == M.tool_response(case["sent"]), case
