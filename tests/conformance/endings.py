@@ -69,10 +69,9 @@ ENDINGS: dict[str, Ending] = {
             (RAISES, ANSWERS_OTHERWISE),
             lambda scn, mode: scn.ids_repeat,
             "the OpenAI Agents SDK stops a run whose model reuses a call id in a later answer "
-            "(ModelBehaviorError: Model reused a completed tool call ID), or answers otherwise "
-            "when the ids repeat within an answer; drawn afresh, such runs are not yet "
-            "replayed as recorded (the corpus's cases of it are checked)",
-            recordable=False,
+            "(ModelBehaviorError: Model reused a completed tool call ID) or gives two calls of "
+            "one answer the same id (an empty one, say), or answers otherwise when the ids "
+            "repeat within an answer",
         )
         for stack in ("openai_agents_openinference", "openai_agents_otel")
     },

@@ -50,7 +50,7 @@ from tests.conformance.generate import (
     venv_python,
 )
 from tests.conformance.receiver import OtlpReceiver
-from tests.conformance.scenario import Scenario, scenario_named
+from tests.conformance.scenario import RAISED_LINE, Scenario, scenario_named
 
 #: Where a case keeps how it replayed.
 RESULT_FILE = "replay.json"
@@ -126,6 +126,21 @@ class ReplayServer:
         self._drain.join(5)
 
 
+#: Said of a replay that ended in an answer where each recorded run raised.
+NOT_RAISING = "not raising as the recording did"
+
+
+def answered_otherwise(answers: list[str], want: list[str]) -> str:
+    """What a replay's agent answered, other than the recorded ``want``; saying so where
+    each recorded run raised and no replayed one did (the replay served an answer that
+    does not make the framework raise: what the trace holds of the answer it raised on)."""
+    said = f"the agent answered {answers!r}"
+    raised = [w for w in want if w.startswith(RAISED_LINE)]
+    if want and len(raised) == len(want) and not any(a.startswith(RAISED_LINE) for a in answers):
+        said += f", {NOT_RAISING} ({', '.join(raised)})"
+    return said
+
+
 def case_mode(case: Case, python: Path) -> tuple[dict[str, Any], Path]:
     """The case's mode, with its scenario, and the Python (or node home) to run its agent
     with: a JavaScript agent's home gets the case's scenario as its ``scenario.json``."""
@@ -163,8 +178,9 @@ def replay_case(case: Case, python: Path) -> Replayed:
                 except GenerateError as e:
                     return Replayed(case.id, "serve", False, f"{e}\nserver:\n{server.log()}")
                 answers = sorted(done.stdout.splitlines())
-                if answers != recorded_answers(case, int(meta["runs"]), scn):
-                    why = f"the agent answered {answers!r}\nserver:\n{server.log()}"
+                want = recorded_answers(case, int(meta["runs"]), scn)
+                if answers != want:
+                    why = f"{answered_otherwise(answers, want)}\nserver:\n{server.log()}"
                     return Replayed(case.id, "serve", False, why)
                 if any(": refused: " in line for line in server.lines):
                     # The agent may end as it did, with the refusal for the error it raised.
@@ -252,8 +268,9 @@ def _inprocess(case: Case, python: Path, how: str) -> Replayed:
         problems.append(result.get("report", ""))
         problems.append(f"tool calls: {result.get('tool_calls')}")
     answers = sorted(done.stdout.splitlines()) if done is not None else []
-    if done is not None and answers != recorded_answers(case, 1, scenario_named(mode["scenario"])):
-        problems.append(f"the agent answered {answers!r}")
+    want = recorded_answers(case, 1, scenario_named(mode["scenario"]))
+    if done is not None and answers != want:
+        problems.append(answered_otherwise(answers, want))
     if problems:
         return Replayed(case.id, how, False, "\n".join(problems))
     stubbed = sum(1 for _, kind, way in result["replayed"] if kind == "tool" and way == "stub")

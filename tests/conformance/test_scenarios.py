@@ -51,7 +51,7 @@ from tests.conformance.generate import (
     record_mode,
     stack_config,
 )
-from tests.conformance.replay_agents import inprocess_case, replay_case, stack_python
+from tests.conformance.replay_agents import NOT_RAISING, inprocess_case, replay_case, stack_python
 from tests.conformance.serve_requests import spelling_problems
 from tests.conformance.table import CUT_REFUSAL, refused
 
@@ -179,15 +179,16 @@ NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
     **{
         stack: (
             lambda scn: scn.ids_repeat,
-            # the run's error; the OTel bridge's span of the answer: its calls, not served
+            # the run's error; the OTel bridge's span of the answer: its calls, not served, so
+            # that a replay's agent answers the text beside them instead of raising
             ("the run raised, but the rebuilt run did not", "output: item", *served),
             "the OpenAI Agents SDK raises its ModelBehaviorError on a reused call id without "
             "failing any span, so nothing says the run raised (the OTel bridge's span of that "
-            "answer holds its text alone)",
+            "answer holds its text alone: a replay serves that text, and the agent answers it)",
         )
         for stack, served in (
             ("openai_agents_openinference", ()),
-            ("openai_agents_otel", ("served None, the wire carried",)),
+            ("openai_agents_otel", ("served None, the wire carried", NOT_RAISING)),
         )
     },
     "google_adk_v1/stream": (

@@ -192,10 +192,19 @@ def _results_as_sent(flat: list[dict[str, Any]], items: Any) -> list[dict[str, A
 
 def _body_messages(body: Any, request: bool = False) -> list[dict[str, Any]] | None:
     """The messages of a request (``request``) or response body in ``input.value`` /
-    ``output.value``, to weigh against the flattened ones (see :func:`_fuller`)."""
+    ``output.value``, to weigh against the flattened ones (see :func:`_fuller`).
+
+    A request recorded as its list of chat messages (the Agents SDK's generation spans) is
+    those messages."""
+    if request and isinstance(body, list) and body and all(_chat_message(m) for m in body):
+        return bodies.messages(body)
     genai = bodies.request(body) if request else bodies.response(body)
     found = genai.get(A.INPUT_MESSAGES if request else A.OUTPUT_MESSAGES)
     return found if isinstance(found, list) else None
+
+
+def _chat_message(item: Any) -> bool:
+    return isinstance(item, Mapping) and isinstance(item.get("role"), str) and "type" not in item
 
 
 def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
@@ -223,6 +232,13 @@ def _lost(flat: dict[str, Any], body: dict[str, Any]) -> bool:
     ids = {p.get("id") for p in calls if p.get("id")}
     flat_calls = [p for p in flat["parts"] if p["type"] == "tool_call"]
     if ids and any(not p.get("id") for p in flat_calls):
+        return True
+    # An empty id the model sent (a server that gives calls none may send ""): the
+    # flattening writes no attribute for it, the body keeps it (a client may tell "" apart
+    # from a made-up id: the Agents SDK refuses two calls of one answer with the same id).
+    if len(flat_calls) == len(calls) and any(
+        f.get("id") is None and b.get("id") == "" for f, b in zip(flat_calls, calls, strict=True)
+    ):
         return True
     # Arguments the flattening left out (the Responses API's "{}": OpenInference writes
     # no attribute for them) that the body holds.

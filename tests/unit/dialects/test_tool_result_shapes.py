@@ -454,3 +454,29 @@ def test_agents_tool_results_on_responses_as_openinference_records_them() -> Non
         tool = [p for m in got[A.INPUT_MESSAGES] if m["role"] == "tool" for p in m["parts"]]
         assert [p["type"] for p in tool] == ["tool_call_response"], case
         assert tool[0]["response"] == M.tool_response(case["sent"]), case
+
+
+def test_agents_call_ids_as_openinference_records_them() -> None:
+    """Generated Chat Completions call ids (unique, a counter that restarts in each answer,
+    the empty id of a server that gives none) in an Agents SDK model call's messages and
+    answer, as OpenInference's instrumentation records them (no attribute for an empty id of
+    a call; the serialized messages keep it), read back as sent: an empty id stays empty, not
+    none, so that a replay serves it as the model did, not a made-up one
+    (``tests/tool_results/openai_agents_openinference_ids_oracle.py``)."""
+    from otel_replay import attributes as A
+    from otel_replay.dialects.registry import normalize
+
+    def ids(messages: list[dict[str, Any]]) -> list[Any]:
+        calls = [p for m in messages for p in m["parts"] if p["type"] == "tool_call"]
+        results = [p for m in messages for p in m["parts"] if p["type"] == "tool_call_response"]
+        return [p["id"] for p in calls + results]
+
+    cases = json.loads((CASES / "openai_agents_openinference_ids.json").read_text("utf-8"))
+    assert sum("" in c["answered"] for c in cases) >= 20
+    for case in cases:
+        attrs = {**case["attributes"], "openinference.span.kind": "LLM"}
+        got = normalize(
+            attrs, name="generation", scope="openinference.instrumentation.openai_agents"
+        )
+        assert ids(got[A.INPUT_MESSAGES]) == case["sent"], case
+        assert ids(got.get(A.OUTPUT_MESSAGES) or []) == case["answered"], case
