@@ -54,7 +54,13 @@ class _Shapes:
         # Where, inside a word of a trigger, another one may start (contained in it, or
         # running on): "token" in "accesstoken".  (After a separator, "key" in
         # "access_key", the pass finds it.)
-        starts_of = {t[:i] for t in words for i in range(1, len(t) + 1)}
+        # Per proper start of a trigger, the characters that follow it in some trigger
+        # (one pass over the triggers: a look per place and trigger costs seconds per
+        # finder built, with the hundreds of triggers of the catalogue).
+        follows: dict[str, set[str]] = {}
+        for t in words:
+            for i in range(1, len(t)):
+                follows.setdefault(t[:i], set()).add(t[i])
         #: Per word: those places, each with the characters one of them needs right after
         #: the word where no trigger stands whole inside it from there (it must run on
         #: past the word), and the union of those (None: some place needs no look).  A
@@ -69,8 +75,8 @@ class _Shapes:
                     continue
                 if any(rest[:i] in words for i in range(1, len(rest) + 1)):
                     places.append((k, None))  # one stands whole inside it
-                elif rest in starts_of:
-                    places.append((k, frozenset(t[len(rest)] for t in words if t.startswith(rest))))
+                elif rest in follows:
+                    places.append((k, frozenset(follows[rest])))
             inner = tuple(places)
             gate = None
             if all(needed is not None for _, needed in inner):
