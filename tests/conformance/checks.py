@@ -62,6 +62,33 @@ CASES = Path(__file__).resolve().parent / "cases"
 SHOWN = 120
 
 
+def _stamped(path: Path) -> tuple[Path, int, int]:
+    """The file with its modification time and size: a case recorded again in the same
+    process (``generate``) is read again."""
+    stat = path.stat()
+    return path, stat.st_mtime_ns, stat.st_size
+
+
+# A case's files are read by every test and collection hook that looks at it (thousands of
+# times a session): each is parsed once per process while unchanged.
+@functools.cache
+def _read_json(path: Path, mtime_ns: int, size: int) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _read_posts(path: Path, mtime_ns: int, size: int) -> tuple[dict[str, Any], ...]:
+    # Split on "\n" alone: a record may hold a U+2028 as it is, where splitlines splits.
+    lines = path.read_text(encoding="utf-8").split("\n")
+    records = [json.loads(line) for line in lines if line]
+    return tuple(
+        {**r, "body_json": json.loads(r["body_raw"])}
+        for r in records
+        if r["method"] == "POST" and "conversation" in r
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     """A recorded case: ``cases/<stack>/<mode>/`` (``<mode>@<scenario>/`` for a scenario
@@ -83,9 +110,10 @@ class Case:
 
     @property
     def meta(self) -> dict[str, Any]:
-        """``case.json``: stack, mode, api, runs, content, tool_spans, command, env."""
-        meta: dict[str, Any] = json.loads((self.path / "case.json").read_text(encoding="utf-8"))
-        return meta
+        """``case.json``: stack, mode, api, runs, content, tool_spans, command, env.
+
+        Read once per process while the file is unchanged: shared, never to be changed."""
+        return _read_json(*_stamped(self.path / "case.json"))
 
     def trace_files(self) -> list[Path]:
         return [self.path / n for n in TRACE_FILES if (self.path / n).exists()]
@@ -106,14 +134,8 @@ class Case:
         return self._posts()
 
     def _posts(self) -> list[dict[str, Any]]:
-        # Split on "\n" alone: a record may hold a U+2028 as it is, where splitlines splits.
-        lines = (self.path / "server.jsonl").read_text(encoding="utf-8").split("\n")
-        records = [json.loads(line) for line in lines if line]
-        return [
-            {**r, "body_json": json.loads(r["body_raw"])}
-            for r in records
-            if r["method"] == "POST" and "conversation" in r
-        ]
+        # A new list of the records read once per process (shared, never to be changed).
+        return list(_read_posts(*_stamped(self.path / "server.jsonl")))
 
     def replayed(self) -> dict[str, Any]:
         """``replay.json``: how the stack's own agent replayed it (see ``replay_agents.py``).

@@ -14,8 +14,10 @@ import contextlib
 import dataclasses
 import gzip
 import json
+import os
 import re
 import struct
+import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -662,3 +664,26 @@ def test_a_run_is_recorded_with_its_ending_only_as_its_entry_says(
     else:
         with pytest.raises(generate.GenerateError, match="does not say"):
             generate._ended_own_way(ending, log, said, [], scn.final_answer)
+
+
+CORPUS = find_cases()
+
+
+@settings(max_examples=20)
+@given(st.lists(st.sampled_from(CORPUS), min_size=2, max_size=4))
+def test_a_case_recorded_again_in_the_same_process_is_read_again(cases: list[Case]) -> None:
+    # The case's files are parsed once per process: a case written over at the same place
+    # (``generate`` recording it again) must show what it holds now.
+    with tempfile.TemporaryDirectory() as tmp:
+        here = Case(Path(tmp) / "stack" / "mode")
+        here.path.mkdir(parents=True)
+        for i, source in enumerate(cases):
+            for name in ("case.json", "server.jsonl"):
+                data = (source.path / name).read_bytes()
+                (here.path / name).write_bytes(data)
+                # Each version with a time of its own, as a later write has.
+                os.utime(here.path / name, ns=(i, i))
+            fresh = Case(source.path)
+            assert here.meta == json.loads((source.path / "case.json").read_text("utf-8"))
+            assert here.posts() == fresh.posts()
+            assert here.requests() == fresh.requests()
