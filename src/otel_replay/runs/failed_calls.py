@@ -11,11 +11,13 @@ every call before it has one, or a streamed answer without one (:func:`cut_strea
 API sends the reason in a stream's last event, and the instrumentations that say a call
 streamed, or time its first chunk, record it).
 
-A replay fails such a call with no byte of its answer, which is what the client saw when
-it failed before any (a connection refused) or read a body it could not parse; on an error
-status the trace names, with that status (:mod:`.error_status`).  A stream cut partway had given the framework its first deltas, and some keep them:
-where the trace holds none of them, the call is not recorded whole (:func:`cut_unrecorded`),
-the verdict names its output, and a replay refuses it, naming it.
+A replay fails such a call as it failed: on an error status the trace names, with that
+status (:mod:`.error_status`); else with what the trace holds of its answer (a stream's
+first deltas: :func:`held_before_cut`), or with no byte of it, which is what the client saw
+when it failed before any (a connection refused) or read a body it could not parse.  A
+stream cut partway had given the framework its first deltas, and some keep them: where the
+trace holds none of them, the call is not recorded whole (:func:`cut_unrecorded`), the
+verdict names its output, and a replay refuses it, naming it.
 """
 
 from __future__ import annotations
