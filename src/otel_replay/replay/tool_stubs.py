@@ -261,13 +261,14 @@ class ToolStubs(Observed):
         return ReplayError(said)
 
     def _without_arguments(self, inv: ToolInvocation) -> Step | None:
-        """The recorded call a call made is, by its id, or else the next of its tool not
-        replayed yet, when the trace lacks that call's arguments (a call cannot be matched
-        to it), else None."""
+        """The recorded call a call made is, by its id, or else the next tool step of its
+        tool not replayed yet, when the trace lacks that call's arguments (a call cannot be
+        matched to it), else None.  Not an attempt of a call (a retry, or a span of the
+        same call another layer made, which may hold no arguments): the call is the step's."""
         step = self.by_id.get(inv.call_id) if inv.call_id is not None else None
         if step is None or step.index in self.used:
             queue = self.by_name.get(inv.name, ())
-            step = next((s for s in queue if s.index not in self.used), None)
+            step = next((s for s in queue if s.index not in self.used and s.kind == "tool"), None)
         if step is None or all(k != "no_arguments" for k, _ in tool_lacks(step)):
             return None
         return step
