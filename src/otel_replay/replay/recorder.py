@@ -211,7 +211,9 @@ class _Writer:
         for e in entries:
             anchor = e.step or e.near
             parent_id = anchor.parent_span_id if anchor is not None else None
-            while parent_id and parent_id in self.by_id:
+            seen: set[str] = set()  # a trace may close a loop of parents: each once
+            while parent_id and parent_id in self.by_id and parent_id not in seen:
+                seen.add(parent_id)
                 keep.add(parent_id)
                 parent_id = self.by_id[parent_id].parent_span_id
         # With no agent span recorded (client-only traces) the model and tool

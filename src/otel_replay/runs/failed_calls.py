@@ -223,9 +223,12 @@ def _went_up(run: Run, step: Step) -> bool:
     parent = by_id.get(step.parent_span_id or "")
     if parent is None:
         return True
-    while parent is not None:
+    # A trace may name a span its own parent, or close a loop of parents: each once.
+    seen = {step.span_id}
+    while parent is not None and parent.span_id not in seen:
         if parent.status == "ERROR":
             return True
+        seen.add(parent.span_id)
         parent = by_id.get(parent.parent_span_id or "")
     return False
 
