@@ -57,10 +57,13 @@ _body_text: Final = text_encoder(json.JSONEncoder(ensure_ascii=False))
 _FORWARD = Answer(0, [], [])
 
 
+def error_envelope(kind: str, message: str, **details: Any) -> dict[str, Any]:
+    """Anthropic's error envelope, which the OpenAI SDK reads too (``error.message``)."""
+    return {"type": "error", "error": {"type": kind, "message": message, **details}}
+
+
 def error_answer(status: int, kind: str, message: str, **details: Any) -> Answer:
-    # Anthropic's error envelope, which the OpenAI SDK reads too (``error.message``).
-    body = {"type": "error", "error": {"type": kind, "message": message, **details}}
-    return _json(status, body, [("x-should-retry", "false")])
+    return _json(status, error_envelope(kind, message, **details), [("x-should-retry", "false")])
 
 
 #: Recorded response headers sent back with recorded bytes (what the client decodes by).

@@ -42,6 +42,7 @@ from .answers import (
     Answer,
     _raw_for,
     error_answer,
+    error_envelope,
     header_text,
     iter_chunks,
     json_bytes,
@@ -325,7 +326,7 @@ class ReplayEngine(Router):
         body = error_body(step)
         if body is None:
             message = step.status_message or f"the recorded call failed with status {status}"
-            body = {"type": "error", "error": {"type": "recorded_failure", "message": message}}
+            body = error_envelope("recorded_failure", message)
             self._lines.append(
                 f"conversation {conv.id}: {step.label()}: the body of its error status "
                 f"{status} is not in the trace: sent one holding the recorded error's message"
