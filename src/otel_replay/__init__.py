@@ -54,6 +54,7 @@ _EXPORTS = {
     "call_agent": "otel_replay.replay.agent_call",
     "ReplayDivergence": "otel_replay.replay.divergence",
     "ReplayError": "otel_replay.replay.divergence",
+    "ReplayRefused": "otel_replay.replay.divergence",
     "ReplayReport": "otel_replay.replay.session",
     "ReplayOptions": "otel_replay.replay.options",
     "NetworkBlocked": "otel_replay.replay.network",
@@ -82,6 +83,7 @@ __all__ = [
     "ReplayDivergence",
     "ReplayError",
     "ReplayOptions",
+    "ReplayRefused",
     "ReplayReport",
     "ReplaySession",
     "ReplaySpanProcessor",
@@ -137,7 +139,7 @@ if TYPE_CHECKING:
     from .otlp.errors import FormatError
     from .redaction import configure_redaction, install_redactor, redactor_from_settings
     from .replay.agent_call import call_agent
-    from .replay.divergence import ReplayDivergence, ReplayError
+    from .replay.divergence import ReplayDivergence, ReplayError, ReplayRefused
     from .replay.network import NetworkBlocked
     from .replay.options import ReplayOptions
     from .replay.pinned_model import PinnedModel

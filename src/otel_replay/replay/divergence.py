@@ -10,11 +10,50 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import text_diff
-from ..runs.model import Step
+from ..runs.model import Run, Step
+from .servable import Unservable, UnservableKind, step_reason
 
 
 class ReplayError(Exception):
     """A recording cannot be replayed as asked (nothing to serve, value not restorable)."""
+
+
+class ReplayRefused(ReplayError):
+    """The replay cannot be exact: the trace lacks what it needs, every item named.
+
+    ``items``: each step and what of it is missing (:class:`~.servable.Unservable`:
+    its ``index``, ``kind`` and ``what``).  ``before``: refused before the agent ran
+    (every item a replay with its options will certainly ask for, at once); else
+    refused at the step the agent reached (one item), where the agent went where the
+    recording lacks data.  Not a divergence: the agent did nothing wrong.
+    """
+
+    def __init__(self, run_id: str, items: Sequence[Unservable], *, before: bool) -> None:
+        self.run_id = run_id
+        self.items = list(items)
+        self.before = before
+        if before:
+            said = (
+                f"replay of run {run_id} refused before the agent ran: the trace lacks "
+                f"{len(self.items)} item(s) the replay needs\n"
+            ) + "\n".join(f"  {i.what}" for i in self.items)
+        else:
+            said = "\n".join(i.what for i in self.items)
+        super().__init__(said)
+
+    @classmethod
+    def at_step(
+        cls, run: Run, step: Step, kind: UnservableKind, said: str, kept: dict[int, Unservable]
+    ) -> ReplayRefused:
+        """The refusal of ``step`` the agent reached, whose ``kind`` of data the trace lacks
+        (``said``: :mod:`.servable`'s words), kept in ``kept`` by step index: a framework
+        that catches it and goes on must not make the replay end some other way."""
+        item = kept.setdefault(step.index, step_reason(run, step, kind, said))
+        return cls(run.run_id, [item], before=False)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """Each item: the step's index (None: the whole run), the kind, what is missing."""
+        return [{"index": i.index, "kind": i.kind, "what": i.what} for i in self.items]
 
 
 class RecordedFailure(ReplayError):

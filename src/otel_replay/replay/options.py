@@ -99,6 +99,12 @@ class ReplayOptions:
         object.__setattr__(self, "trusted_types", tuple(self.trusted_types))
         object.__setattr__(self, "live_tools", tuple(self.live_tools))
 
+    def tool_policy(self, name: str) -> ToolPolicy:
+        """The policy of tool ``name``: its own, else ``"*"``'s, else ``"stub"``."""
+        if isinstance(self.tools, Mapping):
+            return self.tools.get(name, self.tools.get("*", "stub"))
+        return self.tools
+
     @classmethod
     def of(cls, options: ReplayOptions | None = None, **changes: Any) -> ReplayOptions:
         """``options`` (the defaults when None) with ``changes``; an unknown name raises

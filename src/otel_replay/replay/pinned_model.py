@@ -18,7 +18,7 @@ from .. import messages as M
 from ..runs.failed_calls import cut_unrecorded, fails_again, held_before_cut
 from ..runs.model import Run, Step
 from ..same_message import without_repeated_system
-from .divergence import RecordedFailure, ReplayDivergence, ReplayError
+from .divergence import RecordedFailure, ReplayDivergence, ReplayError, ReplayRefused
 from .matchers import (
     RUNGS,
     accepts,
@@ -31,7 +31,7 @@ from .matchers import (
 from .observer import NO_OBSERVER, Observed, ReplayObserver
 from .recorder import ModelEntry, now_ns
 from .selective import DriftEntry, LivePlan, as_messages, compare
-from .servable import no_input, unanswered
+from .servable import Unservable, no_input, unanswered
 
 
 class PinnedModel(Observed):
@@ -53,7 +53,7 @@ class PinnedModel(Observed):
         #: (step, rung matched) per call served.
         self.served: list[tuple[Step, str]] = []
         #: Step index -> why the replay refused to answer it (the trace lacks what it needs).
-        self.refused: dict[int, str] = {}
+        self.refused: dict[int, Unservable] = {}
         #: Request parameters that differ from the recording, per step index.
         self.param_drift: dict[int, dict[str, tuple[Any, Any]]] = {}
         #: Steps whose request carried other tool definitions than the recording.
@@ -120,8 +120,8 @@ class PinnedModel(Observed):
                 return self._live(plan, expected, messages, system, tools, params)
         step, _ = self._served(messages, system=system, tools=tools, params=params)
         m = step.model
-        assert m is not None and m.output_messages
-        if step.index in plan.override:
+        assert m is not None
+        if step.index in plan.override:  # its answer (the trace may lack the recorded one)
             plan.forked = True
             answer = as_messages(plan.override[step.index])
             if self._log is not None and self._log.entries:
@@ -129,6 +129,7 @@ class PinnedModel(Observed):
                 if isinstance(entry, ModelEntry) and entry.step is step:
                     entry.output = answer
             return _copy(answer[0])  # type: ignore[no-any-return]
+        assert m.output_messages
         if plan.model == "live":
             live = plan.call_live(
                 list(without_repeated_system(m.input_messages or [], m.system_instructions)),
@@ -221,19 +222,19 @@ class PinnedModel(Observed):
         """Check the request against the recording, advance, and give the recorded step
         whose output answers it, and the rung (the step has output messages)."""
         step = self.next_step(messages, system=system, tools=tools, params=params)
-        cut = cut_unrecorded(self.run, step)
+        overridden = self.plan is not None and step.index in self.plan.override
+        cut = None if overridden else cut_unrecorded(self.run, step)
         if cut is not None:
             # Not replayed: the report names it as not reached, and why.
             self.cursor -= 1
             self.served.pop()
-            self.refused[step.index] = cut
-            raise ReplayError(cut)
+            raise ReplayRefused.at_step(self.run, step, "unanswered", cut, self.refused)
         if fails_again(self.run, step):
             self.observer.step_done(step, f"pinned:{self.served[-1][1]}")
             raise RecordedFailure(step)
-        reason = unanswered(step, went_on=self.cursor < len(self.steps))
+        reason = None if overridden else unanswered(step, went_on=self.cursor < len(self.steps))
         if reason is not None:
-            raise ReplayError(reason)
+            raise ReplayRefused.at_step(self.run, step, "unanswered", reason, self.refused)
         rung = self.served[-1][1]
         self.observer.step_done(step, f"pinned:{rung}")
         return step, rung
@@ -366,15 +367,15 @@ class PinnedModel(Observed):
         assert m is not None
         self.observer.step_started(step)
         payload = m.output_payload
-        if payload is not None and not payload.usable:
-            raise ReplayError(
-                f"{step.label()}: recorded output cannot be replayed: {payload.reason}"
-            )
+        overridden = self.plan is not None and step.index in self.plan.override
+        if payload is not None and not payload.usable and not overridden:
+            said = f"{step.label()}: recorded output cannot be replayed: {payload.reason}"
+            raise ReplayRefused.at_step(self.run, step, "unusable_output", said, self.refused)
         lost = no_input(self.run, step)
         if lost is not None:
             # Nothing to check the request against (a call whose span recorded only that
             # it failed, say): answering it, or failing it again, would pass any request.
-            raise ReplayError(lost)
+            raise ReplayRefused.at_step(self.run, step, "no_input", lost, self.refused)
         told, self._as_recorded = self._as_recorded, None
         if (
             told is not None

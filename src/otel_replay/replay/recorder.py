@@ -35,11 +35,19 @@ from .._version import __version__
 from ..payload.attributes import to_attributes
 from ..runs.build import IDS
 from ..runs.model import Run, Step
+from .divergence import ReplayRefused
 
 #: On the root of a written replay: the id of the recorded run it replays.
 REPLAY_OF = "otel_replay.replay_of"
 #: ``error.type`` of a step where the replay left the recording.
 DIVERGED = "otel_replay.ReplayDivergence"
+#: ``error.type`` of the root of a replay refused (the trace lacks what it needs), with an
+#: event per item missing: the step's index, what of it is missing, in words.
+REFUSED = "otel_replay.ReplayRefused"
+REFUSAL_EVENT = "otel_replay.refused"
+REFUSAL_KIND = "otel_replay.refused.kind"
+REFUSAL_WHAT = "otel_replay.refused.what"
+REFUSAL_STEP = "otel_replay.refused.step"
 #: The event on that step, carrying what differs and the diff (recorded vs replay), so that a
 #: backend showing the replay beside its recording shows where and how they part.
 DIVERGENCE_EVENT = "otel_replay.divergence"
@@ -95,6 +103,8 @@ class ReplayLog:
         self.final_answer: str | None = None
         #: What the agent raised out of the replay (not a divergence): its run ends so.
         self.raised: BaseException | None = None
+        #: The refusal the replay ended with (the trace lacks what it needs), if any.
+        self.refusal: ReplayRefused | None = None
         #: Attributes the written replay's root carries besides REPLAY_OF (the cohort it
         #: belongs to, the candidate replayed against).
         self.root_attributes: dict[str, Any] = {}
@@ -229,7 +239,9 @@ class _Writer:
             status: Status | None = None
             events: tuple[Event, ...] = ()
             raised = self.log.raised
-            if is_root and step.kind == "agent" and raised is not None:
+            if is_root and self.log.refusal is not None:
+                status, events = _refused(self.log.refusal, attrs, step.end_ns)
+            elif is_root and step.kind == "agent" and raised is not None:
                 # The run raised, as a recorded one that raised is written: the agent span
                 # in error, the exception's type and message on it.
                 attrs[A.ERROR_TYPE] = _qualified(raised)
@@ -404,6 +416,22 @@ def _diverged(what: str, diff: str, near: Step | None, at_ns: int) -> Event:
     if near is not None:
         attrs[DIVERGENCE_STEP] = near.index
     return Event(DIVERGENCE_EVENT, attrs, timestamp=at_ns)
+
+
+def _refused(
+    refusal: ReplayRefused, attrs: dict[str, Any], at_ns: int
+) -> tuple[Status, tuple[Event, ...]]:
+    """The root's status and events for a replay refused: not a divergence (the agent did
+    nothing wrong), each item the trace lacks an event."""
+    attrs[A.ERROR_TYPE] = REFUSED
+    events = []
+    for item in refusal.items:
+        said: dict[str, Any] = {REFUSAL_KIND: item.kind, REFUSAL_WHAT: item.what}
+        if item.index is not None:
+            said[REFUSAL_STEP] = item.index
+        events.append(Event(REFUSAL_EVENT, said, timestamp=at_ns))
+    first = refusal.items[0].what if refusal.items else ""
+    return Status(StatusCode.ERROR, f"replay refused: {first}"), tuple(events)
 
 
 def _attr(value: Any) -> Any:

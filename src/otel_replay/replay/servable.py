@@ -4,8 +4,10 @@
 out, a step it cannot answer is said once), never when a request reaches it.  An
 in-process replay also stubs the run's tools, and so needs each tool step's arguments
 (to know the call) and result (to return it): :func:`lacking` adds what
-:func:`tool_lacks` says of them.  The pinned model and the tool stubs refuse a step in
-the words these functions give, so every path names the same thing.
+:func:`tool_lacks` says of them, and :func:`needed` keeps what a replay with given
+options will certainly ask for (a session refuses those before the agent runs).  The
+pinned model and the tool stubs refuse a step in the words these functions give, so
+every path names the same thing.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from ..runs.failed_calls import (
     says_something,
 )
 from ..runs.model import Run, Step
+from .options import ReplayOptions
 
 __all__ = [
     "Unservable",
     "UnservableKind",
     "lacking",
+    "needed",
     "no_input",
     "servable",
+    "step_reason",
     "tool_lacks",
     "unanswered",
 ]
@@ -61,6 +66,15 @@ class Unservable:
 
     kind: UnservableKind
     message: str
+    #: The step it is of (its index); None for the whole run.
+    index: int | None = None
+    #: What is missing, naming the step but not the run (the words a replay refuses the
+    #: step with); the message when the reason is the whole run's.
+    what: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.what:
+            object.__setattr__(self, "what", self.message)
 
     @property
     def whole_run(self) -> bool:
@@ -93,17 +107,19 @@ def servable(run: Run) -> list[Unservable]:
         if reason is None and not fails_again(run, step):
             reason = unanswered(step, went_on=k + 1 < len(steps))
         if reason is not None:
-            problems.append(Unservable("unanswered", f"run {run.run_id} {reason}"))
+            problems.append(step_reason(run, step, "unanswered", reason))
         elif m.output_payload is not None and not m.output_payload.usable:
-            said = (
-                f"run {run.run_id} {step.label()}: recorded output cannot be replayed: "
-                f"{m.output_payload.reason}"
-            )
-            problems.append(Unservable("unusable_output", said))
+            said = f"{step.label()}: recorded output cannot be replayed: {m.output_payload.reason}"
+            problems.append(step_reason(run, step, "unusable_output", said))
         lost = no_input(run, step)
         if lost is not None:
-            problems.append(Unservable("no_input", f"run {run.run_id} {lost}"))
+            problems.append(step_reason(run, step, "no_input", lost))
     return problems
+
+
+def step_reason(run: Run, step: Step, kind: UnservableKind, said: str) -> Unservable:
+    """The reason ``said`` of ``step`` (naming the step), as it names the run too."""
+    return Unservable(kind, f"run {run.run_id} {said}", step.index, said)
 
 
 def unanswered(step: Step, went_on: bool) -> str | None:
@@ -175,5 +191,53 @@ def lacking(run: Run) -> list[Unservable]:
         return problems
     for step in run.steps:
         if step.kind == "tool":
-            problems += [Unservable(k, f"run {run.run_id} {said}") for k, said in tool_lacks(step)]
+            problems += [step_reason(run, step, k, said) for k, said in tool_lacks(step)]
     return problems
+
+
+#: What a step's answer lacks: nothing to serve it with (an override or a live step
+#: supplies one), unlike its request or arguments, which the call is still matched by.
+_ANSWER: frozenset[UnservableKind] = frozenset({"unanswered", "unusable_output", "no_result"})
+
+
+def needed(run: Run, options: ReplayOptions) -> list[Unservable]:
+    """What an in-process replay of ``run`` with ``options`` will certainly ask for and
+    the trace lacks (:func:`lacking`, kept to those): empty when nothing is certain.
+
+    Certain: the steps a complete replay must replay from the recording, up to the
+    first step run live (``live_from``) or forked (``override``: past it the agent may
+    go anywhere; the step itself needs its request or arguments, which the call is
+    matched by, but not its answer).  Not needed: tools run live (policy ``live``,
+    ``live_tools``) or refused (policy ``error``), a call the stack answered itself,
+    steps of a ``candidate`` model's path, anything of a replay that need not run to
+    its end (``require_complete=False``), and model calls of a run that has none (its
+    tools are replayed all the same).  A run that recorded no content (``inspect_only``)
+    is refused whatever the options: nothing of it can be replayed.
+    """
+    found = lacking(run)
+    if any(item.kind == "inspect_only" for item in found):
+        return found
+    if options.model == "candidate" or not options.require_complete:
+        return []
+    ends = [
+        *(options.override or {}),
+        *([options.live_from] if options.live_from is not None else []),
+    ]
+    end = min(ends, default=len(run.steps))
+    forked = options.live_from is None or end < options.live_from
+    out = []
+    for item in found:
+        if item.index is None:
+            continue  # no model calls: the tools replay all the same
+        step = run.steps[item.index]
+        if item.index > end or (item.index == end and (not forked or item.kind in _ANSWER)):
+            continue
+        t = step.tool
+        if t is not None and (
+            t.not_run
+            or t.tool_name in options.live_tools
+            or options.tool_policy(t.tool_name) != "stub"
+        ):
+            continue
+        out.append(item)
+    return out

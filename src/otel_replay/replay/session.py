@@ -16,6 +16,13 @@ are refused.  The first divergence
 is raised where it happens and again when the block ends, even if the agent
 code caught it; a run that ends before replaying every recorded step
 diverges too (``require_complete=False`` to allow it).
+
+A replay that cannot be exact is refused, not diverged (:class:`ReplayRefused`):
+entering the block raises it, naming every item, when the trace lacks what the
+replay will certainly ask for (:func:`.servable.needed`: what live tools and
+overrides supply is not asked for), before the agent runs; a step the agent
+reaches whose data the trace lacks is refused there, and the block ends with
+that refusal unless a divergence came first.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import os
 import random
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..capture import frameworks, hooks
 from ..payload import codec as payload
@@ -33,14 +40,18 @@ from ..runs.model import Run, Step
 from ..runs.pick import RunNotPicked, pick_run
 from ..trusted_types import TypeResolver
 from .clock import FrozenClock
-from .divergence import ReplayDivergence, ReplayError
+from .divergence import ReplayDivergence, ReplayError, ReplayRefused
 from .network import NetworkGuard
 from .observer import ReplayObserver
 from .options import ReplayOptions, ToolPolicy
 from .pinned_model import PinnedModel
 from .recorder import ReplayLog, ToolEntry
 from .selective import DriftReport, LivePlan
+from .servable import Unservable, needed
 from .tool_stubs import ToolStubs
+
+#: How a replay ended: it followed the recording, left it, or could not be exact.
+Verdict = Literal["matched", "diverged", "refused"]
 
 if TYPE_CHECKING:
     from .adapters.transport import AsyncReplayTransport, ReplayTransport
@@ -50,7 +61,7 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass
 class ReplayReport:
-    """What a replay did: steps replayed, matched, diverged, not reached."""
+    """What a replay did: steps replayed, matched, diverged, not reached; or refused."""
 
     run_id: str
     total: int
@@ -59,21 +70,49 @@ class ReplayReport:
     divergence: ReplayDivergence | None
     output_matched: bool | None
     notes: list[str]
+    #: The refusal the replay ended with: the trace lacks what it needs (every item named).
+    refusal: ReplayRefused | None = None
 
     @property
     def matched(self) -> bool:
-        return self.divergence is None and not self.not_reached and self.output_matched is not False
+        return (
+            self.refusal is None
+            and self.divergence is None
+            and not self.not_reached
+            and self.output_matched is not False
+        )
+
+    @property
+    def verdict(self) -> Verdict:
+        """``matched``, ``diverged`` (the agent left the recording) or ``refused`` (the
+        trace lacks what the replay needs: not the agent's doing)."""
+        if self.refusal is not None:
+            return "refused"
+        return "matched" if self.matched else "diverged"
 
     def __str__(self) -> str:
-        verdict = "MATCHED" if self.matched else "DIVERGED"
-        lines = [
-            f"replay of run {self.run_id}: {verdict} — "
-            f"{len(self.replayed)} of {self.total} recorded model/tool steps replayed"
-        ]
-        if self.divergence is not None:
+        head = f"replay of run {self.run_id}: {self.verdict.upper()} — "
+        refusal = self.refusal
+        if refusal is None:
+            lines = [
+                head + f"{len(self.replayed)} of {self.total} recorded model/tool steps replayed"
+            ]
+        else:
+            lines = [
+                head
+                + f"the trace lacks {len(refusal.items)} item(s) the replay needs; "
+                + (
+                    "the agent was not run"
+                    if refusal.before
+                    else f"{len(self.replayed)} of {self.total} recorded model/tool steps "
+                    "replayed before"
+                )
+            ]
+            lines.extend(f"  refused: {item.what}" for item in refusal.items)
+        if self.divergence is not None and refusal is None:
             lines.append(str(self.divergence))
-        for s in self.not_reached:
-            lines.append(f"  not reached: {s.label()}")
+        if refusal is None or not refusal.before:
+            lines.extend(f"  not reached: {s.label()}" for s in self.not_reached)
         if self.output_matched is not None:
             lines.append(
                 f"  final answer: {'same as recorded' if self.output_matched else 'DIFFERENT'}"
@@ -82,13 +121,17 @@ class ReplayReport:
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
+        refusal = self.refusal
         return {
             "run_id": self.run_id,
+            "verdict": self.verdict,
             "matched": self.matched,
             "total": self.total,
             "replayed": [{"index": i, "kind": k, "how": h} for i, k, h in self.replayed],
             "not_reached": [s.index for s in self.not_reached],
             "divergence": self.divergence.to_json() if self.divergence else None,
+            "refused": refusal.to_json() if refusal is not None else None,
+            "refused_before_run": refusal.before if refusal is not None else None,
             "output_matched": self.output_matched,
             "notes": self.notes,
         }
@@ -107,12 +150,11 @@ class ReplaySession(ReplayObserver):
 
     def __init__(self, run: Run, options: ReplayOptions | None = None, **changes: Any) -> None:
         opts = self.options = ReplayOptions.of(options, **changes)
-        if run.kit.verdict == "inspect-only":
-            raise ReplayError(
-                f"run {run.run_id} is inspect-only: content was not captured "
-                f"(missing: {', '.join(run.kit.missing) or 'messages'})"
-            )
         self.run = run
+        #: What the replay will certainly ask for and the trace lacks (refused on entering).
+        self.lacks: list[Unservable] = needed(run, opts)
+        #: The refusal the replay ended with, if it did (see :class:`ReplayRefused`).
+        self.refusal: ReplayRefused | None = None
         self.require_complete = opts.require_complete
         self.record_to = opts.record_to
         #: The run id of the replayed run written to ``record_to`` when the block ended.
@@ -306,8 +348,13 @@ class ReplaySession(ReplayObserver):
             )
         notes.extend(self.model.respelled[i] for i in sorted(self.model.respelled))
         notes.extend(self.model.cuts[i] for i in sorted(self.model.cuts))
+        named = self.refusal.items if self.refusal is not None else []
         refused = {**self.model.refused, **self.tools.refused}
-        notes.extend(f"refused: {refused[i]}" for i in sorted(refused))
+        notes.extend(
+            f"refused: {refused[i].what}" for i in sorted(refused) if refused[i] not in named
+        )
+        for step in self.tools.live_unanswered:
+            notes.append(f"{step.label()}: no result was recorded; the tool ran live (live_tools)")
         if self.tools.live_unmatched:
             notes.append(
                 "live tool calls with no recorded match: " + ", ".join(self.tools.live_unmatched)
@@ -352,9 +399,14 @@ class ReplaySession(ReplayObserver):
             divergence=self.divergence,
             output_matched=self._output_matched,
             notes=notes,
+            refusal=self.refusal,
         )
 
     def __enter__(self) -> ReplaySession:
+        if self.lacks:
+            # Before anything is patched or the agent runs: no side effect, no half run.
+            self.refusal = ReplayRefused(self.run.run_id, self.lacks, before=True)
+            raise self.refusal
         self._previous = hooks.install(self.tools)
         # Every framework's tools, answered by the replay once the agent imports it.
         already = frameworks.instrumented()
@@ -389,14 +441,16 @@ class ReplaySession(ReplayObserver):
             self._guard.stop()
         if self._random_state is not None:
             random.setstate(self._random_state)
-        if exc is not None and not isinstance(exc, ReplayDivergence):
+        refusal = self.refusal = self._refusal(exc)
+        self.log.refusal = refusal
+        if exc is not None and not isinstance(exc, (ReplayDivergence, ReplayRefused)):
             self.log.raised = exc  # the replayed run ended so, as the recorded one may have
         if self.record_to is not None:
             self.recorded_as = self.write(self.record_to)  # a diverged replay most of all
-        refusal = self._refusal(exc)
-        if refusal is not None:
-            # The agent caught a stub's refusal (a framework sends a tool's error to the
-            # model) and went on: what the trace lacks, not how the replay went after it.
+        if refusal is not None and refusal is not exc:
+            # The agent caught a refusal (a framework sends a tool's error to the model, an
+            # SDK wraps the server's answer) and went on, or raised something else: what
+            # the trace lacks, not how the replay went after it.
             raise refusal from exc
         if exc is not None:
             if (
@@ -419,17 +473,20 @@ class ReplaySession(ReplayObserver):
                 )
                 raise self.divergence
 
-    def _refusal(self, exc: BaseException | None) -> ReplayError | None:
-        """The refusal of the first tool step whose stub needed what the trace lacks, when
-        the block did not end with it and no divergence came before it; else None."""
-        if not self.tools.refused:
+    def _refusal(self, exc: BaseException | None) -> ReplayRefused | None:
+        """The refusal of the first step the model or a stub would not answer for lacking
+        data, unless a divergence came before it (``exc`` itself when the block ended
+        with it); else None."""
+        kept = {**self.model.refused, **self.tools.refused}
+        if not kept:
             return None
-        index = min(self.tools.refused)
-        said = self.tools.refused[index]
-        if isinstance(exc, ReplayError) and str(exc) == said:
-            return None  # the block ended with it
+        index = min(kept)
         first = self.divergence.index if self.divergence is not None else None
-        return None if first is not None and first < index else ReplayError(said)
+        if first is not None and first < index:
+            return None
+        if isinstance(exc, ReplayRefused) and exc.items == [kept[index]]:
+            return exc  # the block ended with it
+        return ReplayRefused(self.run.run_id, [kept[index]], before=False)
 
 
 def _caused_by_divergence(exc: BaseException) -> bool:

@@ -27,12 +27,12 @@ from ..payload import attributes as payload_attributes
 from ..payload import codec as payload
 from ..runs.model import Run, Step, ToolError
 from ..trusted_types import RecordedBaseException, TypeResolver, declared_types, stand_in
-from .divergence import Candidate, ReplayDivergence, ReplayError
+from .divergence import Candidate, ReplayDivergence, ReplayError, ReplayRefused
 from .matchers import tool_arguments_key, tool_reasons
 from .observer import NO_OBSERVER, Observed, ReplayObserver
 from .options import TOOL_POLICIES
 from .recorder import ToolEntry, now_ns
-from .servable import UnservableKind, tool_lacks
+from .servable import Unservable, UnservableKind, tool_lacks
 
 POLICIES = TOOL_POLICIES
 
@@ -102,11 +102,13 @@ class ToolStubs(Observed):
             self.by_key[(step.tool.tool_name, key)].append(step)
             self.by_name[step.tool.tool_name].append(step)
         self.live_unmatched: list[str] = []
+        #: Steps matched whose result the trace lacks, run live (their tool in ``live_tools``).
+        self.live_unanswered: list[Step] = []
         #: Steps whose recorded result had values hidden by the redactor at capture.
         self.redacted: list[Step] = []
         #: Step index -> why the replay refused to answer it (the trace lacks what its stub
         #: needs: :func:`.servable.tool_lacks`), kept though the agent catches the error.
-        self.refused: dict[int, str] = {}
+        self.refused: dict[int, Unservable] = {}
         #: Steps whose recorded result was handed back as plain JSON, with the classes refused.
         self.untrusted: list[tuple[Step, list[str]]] = []
         #: Steps whose recorded exception was raised as a RecordedBaseException stand-in.
@@ -238,6 +240,11 @@ class ToolStubs(Observed):
             resolution.token = step
             return resolution, step
         if tool.result_payload is None or tool.result_payload.status == "missing":
+            if plan is not None and inv.name in plan.live_tools:
+                # The recording cannot answer this call: a tool made live for such calls
+                # runs (the report names the step as run live).
+                self.live_unanswered.append(step)
+                return Resolution("live", token=step), step
             raise self._refuse_lacking(step, "no_result")
         try:
             value = tool.result_payload.value(types)
@@ -252,13 +259,12 @@ class ToolStubs(Observed):
             self._failed = None  # tried again, it returned: a call again is another call
         return Resolution("return", value=value, token=step), step
 
-    def _refuse_lacking(self, step: Step, kind: UnservableKind) -> ReplayError:
+    def _refuse_lacking(self, step: Step, kind: UnservableKind) -> ReplayRefused:
         """The refusal of ``step``, whose stub needs what the trace lacks (``kind`` of
         :func:`.servable.tool_lacks`), kept in :attr:`refused`: a framework that catches a
         tool's error and goes on must not make the replay end some other way."""
         said = next(said for k, said in tool_lacks(step) if k == kind)
-        self.refused.setdefault(step.index, said)
-        return ReplayError(said)
+        return ReplayRefused.at_step(self.run, step, kind, said, self.refused)
 
     def _without_arguments(self, inv: ToolInvocation) -> Step | None:
         """The recorded call a call made is, by its id, or else the next tool step of its
@@ -355,9 +361,9 @@ class ToolStubs(Observed):
             entry.outcome, entry.error, entry.done = outcome, error, True
         step = resolution.token
         if isinstance(step, Step):
-            self.observer.step_done(
-                step, self.policy_for(step.tool.tool_name if step.tool else step.name)
-            )
+            name = step.tool.tool_name if step.tool else step.name
+            how = "live" if resolution.action == "live" else self.policy_for(name)
+            self.observer.step_done(step, how)
 
     # --- matching -------------------------------------------------------------------
     def _unmatch(self, step: Step) -> None:

@@ -376,8 +376,11 @@ def test_inspect_only_run_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
     path = tmp_path / "run.otlp"
     record_run(path, ["text"])
-    with pytest.raises(otel_replay.ReplayError, match="inspect-only"):
-        otel_replay.replay(path)
+    session, entered = otel_replay.replay(path), []
+    with pytest.raises(otel_replay.ReplayRefused, match="inspect-only") as refused, session:
+        entered.append(True)
+    assert not entered and refused.value.before
+    assert session.report().verdict == "refused"
 
 
 # --- the pinned model -------------------------------------------------------------

@@ -15,7 +15,8 @@ rebuilt run is whole (nothing missing: the failure is how it ended), and replaye
 ``serve`` (an HTTP server) and through the session's httpx transport the agent raises the
 class it raised when recorded, after the same requests, and the session matches every step.
 A Responses stream cut partway, of which OpenInference keeps no delta, is the exception:
-its output is named as not recorded and the replay refuses the step, naming it.
+its output is named as not recorded and the replay is refused before the agent runs,
+naming the step.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 from openinference.instrumentation.openai import OpenAIInstrumentor
 
 import otel_replay
-from otel_replay.replay.divergence import ReplayDivergence
+from otel_replay.replay.divergence import ReplayRefused
 from tests.conformance import scenario
 from tests.conformance.server import ModelServer
 from tests.fixtures.recording import instrumented
@@ -134,15 +135,19 @@ def test_a_run_ended_by_a_cut_answer_replays_to_the_same_raise(
 
 
 def _refused(run: Any, api: str, mode: str, question: str) -> None:
-    """The cut step's output is named as not recorded, and each replay refuses the step."""
+    """The cut step's output is named as not recorded, and the replay is refused before the
+    agent runs, naming the step."""
     cut = run.model_steps()[-1]
     assert cut.model.output_messages is None
     assert f"steps[{cut.index}].output_messages" in run.kit.missing and not run.kit.replayable
-    with pytest.raises(ReplayDivergence, match="not replayed"):  # said when the replay ends
-        with otel_replay.replay(run) as session:
-            async_ = mode.startswith("async")
-            transport = session.async_transport() if async_ else session.transport()
-            raised(api, mode, "http://replay/v1", question, transport)
+    session, entered = otel_replay.replay(run), []
+    with pytest.raises(ReplayRefused) as refused, session:
+        entered.append(True)
+        async_ = mode.startswith("async")
+        transport = session.async_transport() if async_ else session.transport()
+        raised(api, mode, "http://replay/v1", question, transport)
+    assert not entered and refused.value.before
     report = session.report()
-    assert not report.matched and cut in report.not_reached, report
-    assert any(cut.label() in n and "holds nothing of what streamed" in n for n in report.notes)
+    assert report.verdict == "refused" and not report.matched, report
+    (item,) = refused.value.items
+    assert item.index == cut.index and "holds nothing of what streamed" in item.what

@@ -11,9 +11,13 @@ the pytest plugin, which replay in a session.  In process, a framework that catc
 stub's refusal (the Agents SDK sends a tool's error to the model) went on and the
 replay ended "diverged, ended early"; the session now ends with the refusal.
 
+A replay that will certainly need what the trace lacks (:func:`~otel_replay.replay.
+servable.needed`) is refused before the agent runs, every item named at once, and its
+report says REFUSED, not DIVERGED; what live tools and overrides supply is not needed.
+
 Drawn: real runs of the conformance corpus (one full, replayable run per stack that
-has tools), a step, and a part of it removed; the recording replayed against itself
-until that step must refuse.
+has tools), steps, and parts of them removed; the recording replayed against itself
+(by an agent that makes the recording's own requests and calls through the session).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from hypothesis import strategies as st
 from otel_replay.capture.hooks import ToolInvocation
 from otel_replay.payload import codec as payload
 from otel_replay.replay.adapters.transport import ReplayTransport
-from otel_replay.replay.divergence import ReplayDivergence, ReplayError
+from otel_replay.replay.divergence import ReplayDivergence, ReplayError, ReplayRefused
 from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
 from otel_replay.replay.pinned_model import PinnedModel
 from otel_replay.replay.servable import lacking, servable
@@ -54,6 +58,15 @@ PARTS = {
     "model output": ("model", "output_messages"),
     "model input": ("model", "input_messages"),
 }
+#: What a replay refuses a step for when it lacks each part.
+KINDS = {
+    "tool result": "no_result",
+    "tool arguments": "no_arguments",
+    "model output": "unanswered",
+    "model input": "no_input",
+}
+#: The parts that are a step's answer: what a live tool or an override supplies.
+ANSWERS = ("tool result", "model output")
 
 
 def _plain(case: Case) -> bool:
@@ -119,6 +132,47 @@ def _returned(run: Run) -> list[Step]:
         for s in run.steps
         if s.tool is not None and s.tool.error is None and s.span_id not in tried
     ]
+
+
+def _parts(run: Run) -> list[tuple[int, str]]:
+    """Each (step index, part) a draw may remove: of a tool step that returned at its first
+    try, or of a model step."""
+    tools = [(s.index, p) for s in _returned(run) for p in ("tool result", "tool arguments")]
+    models = [(s.index, p) for s in run.model_steps() for p in ("model output", "model input")]
+    return tools + models
+
+
+def _without_all(run: Run, removed: list[tuple[int, str]]) -> Run:
+    for index, part in removed:
+        run = _without(run, index, part)
+    return run
+
+
+def _called(step: Step) -> bool:
+    """A tool step, or a failed attempt of one (each attempt is a call the agent made)."""
+    return step.kind == "tool" or bool(step.duplicate_of or step.retried_as)
+
+
+class _Agent:
+    """The recording's own requests and calls, made through ``session``'s model and tool
+    stubs as a stack's agent makes them; a call the replay runs live returns what the
+    recorded tool returned.  ``entered``: the agent was called."""
+
+    def __init__(self, recorded: Run, session: ReplaySession) -> None:
+        self.recorded, self.session, self.entered = recorded, session, False
+
+    def __call__(self) -> None:
+        self.entered = True
+        model, tools = self.session.model, self.session.tools
+        for step in self.recorded.steps:
+            if step.kind == "model" and step.model is not None:
+                model.respond(
+                    step.model.input_messages or [], system=step.model.system_instructions
+                )
+            elif step.tool is not None and not step.tool.not_run and _called(step):
+                done = tools.resolve(_invocation(step))
+                value = step.tool.result if done.action == "live" else done.value
+                tools.complete(done, value, done.error if done.action == "raise" else None)
 
 
 def _invocation(step: Step) -> ToolInvocation:
@@ -218,15 +272,21 @@ def test_a_part_the_trace_lacks_is_refused_alike_where_a_replay_needs_it(data: A
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: c.id)
 def test_a_session_ends_with_the_refusal_the_agent_caught(case: Case, part: str) -> None:
     """The agent catches the stub's refusal and goes on (as the Agents SDK does): the
-    session still ends with it, not with how the replay went after it."""
+    session still ends with it, not with how the replay went after it.  (A replay that
+    need not run to its end: nothing is certain to be needed, so the refusal is the
+    step's, the safety net behind the refusal before the agent runs.)"""
     recorded = _run(case)
     step = _returned(recorded)[0]
     run = _without(recorded, step.index, part)
-    session = ReplaySession(run, allow_network=True, freeze_clock=False)
-    with pytest.raises(ReplayError) as ended, session, contextlib.suppress(ReplayError):
+    session = ReplaySession(run, allow_network=True, freeze_clock=False, require_complete=False)
+    with pytest.raises(ReplayRefused) as ended, session, contextlib.suppress(ReplayError):
         session.tools.resolve(_invocation(step))  # refused, and the agent goes on
-    assert not isinstance(ended.value, ReplayDivergence)
+    assert not ended.value.before
     assert str(ended.value) in _said(run, step)
+    report = session.report()
+    assert report.verdict == "refused" and not report.matched, str(report)
+    assert str(report).splitlines()[0].startswith(f"replay of run {run.run_id}: REFUSED")
+    assert [i["index"] for i in report.to_json()["refused"]] == [step.index]
 
 
 def test_the_real_lost_output_is_refused_at_its_step() -> None:
@@ -234,3 +294,89 @@ def test_the_real_lost_output_is_refused_at_its_step() -> None:
     (step,) = [s for s in run.steps if s.tool is not None and s.tool.result_payload is None]
     assert f"steps[{step.index}].result" in run.kit.missing
     assert _said(run, step) == [f"{step.label()}: no result was recorded for this tool call"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_what_a_replay_will_need_and_the_trace_lacks_is_refused_before_the_agent_runs(
+    data: Any,
+) -> None:
+    case = data.draw(st.sampled_from(_cases()), label="case")
+    recorded = _run(case)
+    removed = data.draw(
+        st.lists(st.sampled_from(_parts(recorded)), min_size=1, max_size=4, unique=True),
+        label="removed",
+    )
+    run = _without_all(recorded, removed)
+    session = ReplaySession(run, allow_network=True, freeze_clock=False)
+    agent = _Agent(recorded, session)
+    with pytest.raises(ReplayRefused) as refused, session:
+        agent()
+
+    # Before the agent's first call, every removed part named at once, in lacking's words
+    # (a run left with no content at all is refused as such, naming every field missing).
+    assert not agent.entered and refused.value.before
+    items = refused.value.items
+    if run.kit.verdict == "inspect-only":
+        (item,) = items
+        assert item.kind == "inspect_only" and item.index is None, items
+        for index, part in removed:
+            assert f"steps[{index}].{PARTS[part][1]}" in item.what, (part, item.what)
+    else:
+        assert {(i.index, i.kind) for i in items} == {(i, KINDS[p]) for i, p in removed}, items
+    for item in items:
+        said = _said(run, run.steps[item.index]) if item.index is not None else []
+        assert item.index is None or item.what in said, (item, said)
+    # The report says REFUSED (not DIVERGED), each item with it; nothing was replayed.
+    report = session.report()
+    assert report.verdict == "refused" and not report.matched and report.replayed == []
+    text = str(report)
+    assert text.startswith(f"replay of run {run.run_id}: REFUSED — ") and "DIVERGED" not in text
+    assert all(f"refused: {i.what}" in text for i in items), text
+    doc = report.to_json()
+    assert doc["verdict"] == "refused" and doc["refused_before_run"] is True
+    assert [(d["index"], d["kind"]) for d in doc["refused"]] == [(i.index, i.kind) for i in items]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_what_live_tools_or_overrides_supply_is_not_needed(data: Any) -> None:
+    case = data.draw(st.sampled_from(_cases()), label="case")
+    recorded = _run(case)
+    answers = [(i, p) for i, p in _parts(recorded) if p in ANSWERS]
+    removed = data.draw(
+        st.lists(st.sampled_from(answers), min_size=1, max_size=3, unique=True), label="removed"
+    )
+    run = _without_all(recorded, removed)
+    override: dict[int, Any] = {}
+    live_tools: list[str] = []
+    policies: dict[str, Any] = {}
+    for index, _ in removed:
+        step = recorded.steps[index]
+        if step.model is not None:
+            assert step.model.output_messages
+            override[index] = step.model.output_messages[0]
+            continue
+        assert step.tool is not None
+        how = data.draw(st.sampled_from(["live_tools", "policy", "override"]), label="how")
+        if how == "override":
+            override[index] = step.tool.result
+        elif how == "live_tools":
+            live_tools.append(step.tool.tool_name)
+        else:
+            policies[step.tool.tool_name] = "live"
+    session = ReplaySession(
+        run,
+        allow_network=True,
+        freeze_clock=False,
+        override=override,
+        live_tools=tuple(live_tools),
+        tools={**policies, "*": "stub"},
+    )
+    agent = _Agent(recorded, session)
+    with session:
+        agent()
+    report = session.report()
+    assert agent.entered and report.verdict == "matched", str(report)
+    replayed = {index for index, _, _ in report.replayed}
+    assert {index for index, _ in removed} <= replayed, str(report)
