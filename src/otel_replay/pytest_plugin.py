@@ -13,7 +13,9 @@ fixture is the entered session.  Tools are stubbed, the model is pinned, the
 clock frozen, and outbound network other than loopback is refused unless the
 marker says ``allow_network=True``.  When the agent leaves the recording, or
 the test ends before the recorded run did, the test fails with the replay
-report: the first divergence, expected vs actual, what was not reached.
+report: the first divergence, expected vs actual, what was not reached.  A
+recording that lacks what the replay needs fails the test as REFUSED, every
+item named: before the test body runs when the replay will certainly need it.
 
 ``pytest --replay-isolate`` (or ``OTEL_REPLAY_ISOLATE=1``) runs the tests in a
 network namespace with only loopback, where the agent's subprocesses and
@@ -103,6 +105,7 @@ def otel_replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessio
             pytrace=False,
         )
     # The plugin loads in every pytest run: replay only for tests that ask.
+    from .replay.divergence import ReplayRefused
     from .replay.session import replay
 
     path, *rest = marker.args
@@ -110,7 +113,11 @@ def otel_replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessio
     if rest:
         kwargs.setdefault("run_id", rest[0])
     session = replay(_resolve(path, Path(str(request.node.path))), **kwargs)
-    session.__enter__()
+    try:
+        session.__enter__()
+    except ReplayRefused:
+        # Before the test body: the agent never runs against a recording it cannot follow.
+        pytest.fail(str(session.report()), pytrace=False)
     request.node.stash[_SESSION] = session
     request.node.stash[_CLOSED] = False
     try:
@@ -140,18 +147,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 
 def _close(item: pytest.Item, exc: BaseException | None) -> str | None:
-    """End the test's replay session; the report when the replay diverged, else None."""
+    """End the test's replay session; the report when the replay diverged or was refused,
+    else None."""
     session = item.stash.get(_SESSION, None)
     if session is None or item.stash.get(_CLOSED, True):
         return None
     item.stash[_CLOSED] = True
     # The plugin loads in every pytest run: replay only for tests that ask.
-    from .replay.divergence import ReplayDivergence
+    from .replay.divergence import ReplayDivergence, ReplayRefused
 
+    ended = (ReplayDivergence, ReplayRefused)
     try:
         session.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
-    except ReplayDivergence:
+    except ended:
         return str(session.report())
-    if isinstance(exc, ReplayDivergence):
+    if isinstance(exc, ended):
         return str(session.report())
     return None

@@ -17,6 +17,7 @@ import pytest
 from tests.fixtures.agent import LOOKUP, record_run
 from tests.fixtures.cli import python_process
 from tests.fixtures.data import ROOT
+from tests.fixtures.lost_parts import without
 
 #: The test files a user would write, each run as its own file of one pytest session in
 #: a fresh process (a process of its own each would cost seconds apiece).
@@ -78,6 +79,14 @@ def test_second(otel_replay_session):
 def test_which_run(otel_replay_session):
     pass
 """,
+    "test_refused.py": """
+import pathlib
+
+@pytest.mark.otel_replay("recordings/lost.otlp")
+def test_lost_result(otel_replay_session):
+    pathlib.Path("entered").write_text("the test body ran")
+    support_agent("Where is my order?", otel_replay_session.model)
+""",
 }
 HEADER = "import pytest\nimport otel_replay\nfrom tests.fixtures.agent import support_agent\n"
 
@@ -110,6 +119,13 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     record_run(project / "recordings" / "lookup.otlp", LOOKUP)
     record_run(project / "recordings" / "two.otlp", LOOKUP)
     record_run(project / "recordings" / "two.otlp", LOOKUP, user="u_2")
+    lost = without(
+        project / "recordings" / "lookup.otlp",
+        project / "recordings" / "lost.otlp",
+        "gen_ai.tool.call.result",
+        lambda name: name.startswith("execute_tool"),
+    )
+    assert lost == 1
     for name, source in USER_TESTS.items():
         (project / name).write_text(HEADER + source)
     dirs = [ROOT, ROOT / "src"]
@@ -121,7 +137,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     # 1: some tests failed (as some must); anything else is pytest's own trouble.
     assert done.returncode == 1, done.stdout + done.stderr
     cases = {c.get("name", ""): c for c in ET.parse(project / "report.xml").iter("testcase")}
-    assert len(cases) == 8, (sorted(cases), done.stdout)
+    assert len(cases) == 9, (sorted(cases), done.stdout)
+    assert not (project / "entered").exists(), "a refused replay ran the test body"
     return Session(done, cases)
 
 
@@ -154,3 +171,13 @@ def test_the_fixture_needs_the_marker(session: Session) -> None:
 def test_the_marker_takes_replay_options(session: Session) -> None:
     session.passed("test_second")
     assert "holds 2 runs; pick one with run_id=" in session.failure("test_which_run", "error")
+
+
+def test_a_recording_that_lacks_what_the_replay_needs_is_refused_before_the_test_runs(
+    session: Session,
+) -> None:
+    report = session.failure("test_lost_result", "error")  # the fixture refuses
+    assert "REFUSED — the trace lacks 1 item(s) the replay needs; the agent was not run" in report
+    assert "refused: step 2 (tool lookup_order" in report
+    assert "no result was recorded for this tool call" in report
+    assert "DIVERGED" not in report

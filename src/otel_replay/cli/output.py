@@ -14,6 +14,10 @@ import click
 
 from .printable import json_printable, printable
 
+#: The exit code of a replay refused (``replay``, ``regress``): the trace lacks what the
+#: replay needs, each item named; not a divergence (1), which is the agent's.
+REFUSED = 4
+
 
 def fail(message: str) -> NoReturn:
     """The command's error: one line on stderr, exit 2."""

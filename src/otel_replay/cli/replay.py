@@ -17,7 +17,7 @@ from ..replay.options import FROM_MESSAGES, MODEL_MODES, TOOL_POLICIES
 from ..trusted_types import TYPE_TRUSTS
 from .loading import load_runs, pick, report_problems
 from .options import agent_kwargs_option, agent_option, headers_option, run_option, verbose_option
-from .output import dumps, fail
+from .output import REFUSED, dumps, fail
 from .printable import printable
 
 if TYPE_CHECKING:
@@ -69,9 +69,10 @@ def regress(
     each --check; it fails with the divergence report when the agent leaves
     the recording.  It calls the agent as replay --agent does.  A run that
     failed is refused with exit 1, naming what failed (--allow-failed to lock
-    it in anyway).
+    it in anyway); a run whose trace lacks what the replay needs with exit 4,
+    naming every item.
     """
-    from ..commands.regress import RegressError, RunFailed, write_regression  # lazy
+    from ..commands.regress import RegressError, RunFailed, RunRefused, write_regression  # lazy
 
     runs = load_runs((path,), run_id)
     report_problems(runs)
@@ -86,9 +87,9 @@ def regress(
             question=question,
             allow_failed=allow_failed,
         )
-    except RunFailed as exc:
+    except (RunFailed, RunRefused) as exc:
         click.echo(f"otel-replay: error: {printable(str(exc), lines=True)}", err=True)
-        sys.exit(1)
+        sys.exit(REFUSED if isinstance(exc, RunRefused) else 1)
     except (RegressError, ValueError) as exc:
         fail(str(exc))
     except OSError as exc:
@@ -202,7 +203,11 @@ def replay_(
     --override and --model live make it selective (see docs/cli.md, "Selective
     replay and forks"), whichever way the agent takes the model (see --agent).
     An option the replay never got to apply (a tool step the agent ran without a
-    replayed tool) is named, with exit 2.
+    replayed tool) is named, with exit 2.  A replay that cannot be exact (the
+    trace lacks a tool's result, a model's answer, ... that it needs) is
+    REFUSED, every item named, with exit 4: before the agent runs when the
+    replay will certainly need the item (--tools live, --from and --override
+    supply some), else at its step.
     """
     if isolate:
         _isolate()
@@ -273,6 +278,8 @@ def replay_(
         click.echo(f"otel-replay: error: {printable(line)}", err=True)
     if ignored:
         sys.exit(2)
+    if done.report.refusal is not None:
+        sys.exit(REFUSED)
     sys.exit(0 if done.report.matched and (done.error is None or same) else 1)
 
 

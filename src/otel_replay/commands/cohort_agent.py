@@ -125,6 +125,10 @@ class AgentCandidate:
         except (RegressError, ReplayError, ValueError) as exc:
             return Outcome("refused", one_line(str(exc)))
         took = (time.perf_counter() - began) * 1000
+        refusal = done.report.refusal
+        if refusal is not None:  # the trace lacks what the replay needs: every item named
+            said = one_line("; ".join(item.what for item in refusal.items))
+            return Outcome("refused", said, latency_ms=round(took, 3))
         if counted is not None:
             if counted.failed is not None:
                 done.error = counted.failed

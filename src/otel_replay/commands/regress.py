@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from ..payload import codec as payload
+from ..replay.options import ReplayOptions
+from ..replay.servable import Unservable, needed
 from ..runs.anomalies import find_anomalies
 from ..runs.model import Run
 from ..runs.summary import answer_of
@@ -67,6 +69,21 @@ class RunFailed(RegressError):
             + "\nFix the agent and record a run that succeeds, then lock that one in; or pass "
             "--allow-failed to lock this run in as it is (to pin a known failure while you fix "
             "it: the test says so)."
+        )
+
+
+class RunRefused(RegressError):
+    """The trace lacks what the test's replay needs: it would be refused every time."""
+
+    def __init__(self, run_id: str, items: Sequence[Unservable]) -> None:
+        self.run_id = run_id
+        self.items = list(items)
+        super().__init__(
+            f"run {run_id} cannot be replayed exactly, so a test of it would be refused: the "
+            f"trace lacks {len(self.items)} item(s) the replay needs:\n"
+            + "\n".join(f"  {item.what}" for item in self.items)
+            + "\nRecord the run again with what is missing captured (see the run's verdict: "
+            "otel-replay check)."
         )
 
 
@@ -277,7 +294,9 @@ def write_regression(
     """Write the test to ``output`` and the recording beside it; returns both paths.
 
     Raises :class:`RunFailed` for a run that failed (:func:`failures_of`) unless
-    ``allow_failed``.
+    ``allow_failed``; :class:`RunRefused` for a run whose trace lacks what the test's
+    replay will need (:func:`~otel_replay.replay.servable.needed`), which no flag lets
+    through: that test could never run.
     """
     # Only writing a regression needs the converter (and the SDK's span types).
     from ..export.convert import convert
@@ -285,6 +304,9 @@ def write_regression(
     out = Path(output)
     if out.suffix != ".py":
         raise RegressError(f"{out}: the test file must end in .py")
+    lacks = needed(run, ReplayOptions())  # the options of the test's marker
+    if lacks:
+        raise RunRefused(run.run_id, lacks)
     failures = failures_of(run)
     if failures and not allow_failed:
         raise RunFailed(run.run_id, failures)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..replay.agent_call import REACH, call_agent, provider_of
-from ..replay.divergence import ReplayDivergence
+from ..replay.divergence import ReplayDivergence, ReplayRefused
 from ..replay.options import ReplayOptions
 from ..replay.session import ReplayReport, ReplaySession, replay
 from ..runs.model import Run
@@ -84,7 +84,9 @@ def rerun(
     question: str | None = None,
     options: ReplayOptions | None = None,
 ) -> Rerun:
-    """Replay ``run`` with the agent ``agent``; a divergence is in the report, not raised."""
+    """Replay ``run`` with the agent ``agent``; a divergence or a refusal (the trace lacks
+    what the replay needs: before the agent runs, or at its step) is in the report, not
+    raised."""
     fn = import_ref(agent)
     args = agent_kwargs(run, kwargs)
     asked = question if question is not None else question_of(run)
@@ -97,7 +99,7 @@ def rerun(
             answer = call_agent(fn, session, asked, **args)
             if isinstance(answer, str) and opts.live_from is None and not opts.override:
                 session.check_output(answer)
-    except ReplayDivergence:
+    except (ReplayDivergence, ReplayRefused):
         pass  # in the report
     except Exception as exc:  # the agent's own failure: say it, do not hide the report
         error = exc
@@ -125,6 +127,8 @@ def unapplied(done: Rerun) -> list[str]:
     step is the report's divergence to tell, not this.
     """
     session, report = done.session, done.report
+    if report.refusal is not None:
+        return []  # refused: what the trace lacks is the report's to tell, not the options
     plan = session.plan
     replayed = {index for index, _, _ in report.replayed}
     last = max(replayed, default=-1)

@@ -17,6 +17,7 @@ import pytest
 
 from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
+from tests.fixtures.lost_parts import without
 from tests.fixtures.weather_agent import (
     FINAL,
     PROVIDERS,
@@ -420,3 +421,57 @@ def test_help_names_every_way_the_agent_is_called(workdir: Path) -> None:
     text = " ".join(done.stdout.split())
     for way in ("model=", "base_url=", "client=", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "async"):
         assert way in text, way
+
+
+ENTERED = """\
+import pathlib
+
+from examples.order_support.agent import run_agent as _run_agent
+
+
+def run_agent(question, *, model, user_id):
+    pathlib.Path("entered").write_text("yes")
+    return _run_agent(question, model=model, user_id=user_id)
+"""
+
+
+def test_a_recording_that_lacks_what_the_replay_needs_is_refused_exit_4(workdir: Path) -> None:
+    """Refused, not diverged: before the agent runs (nothing it does happens), naming the
+    step and what is missing; a live tool supplies the result, and the replay runs."""
+    lost = without(
+        workdir / "case.otlp",
+        workdir / "lost.otlp",
+        "gen_ai.tool.call.result",
+        lambda name: name.startswith("execute_tool"),
+    )
+    assert lost == 1
+    (workdir / "entered_agent.py").write_text(ENTERED)
+    args = [
+        "replay",
+        "lost.otlp",
+        "--agent",
+        "entered_agent:run_agent",
+        "--kwarg",
+        "user_id=@user.id",
+    ]
+    done = otel_replay(workdir, *args)
+    assert done.returncode == 4, done.stdout + done.stderr
+    head, said = done.stdout.splitlines()[:2]
+    assert "REFUSED — the trace lacks 1 item(s) the replay needs; the agent was not run" in head
+    assert "DIVERGED" not in done.stdout
+    assert said.startswith("  refused: step 2 (tool lookup_order") and said.endswith(
+        "no result was recorded for this tool call"
+    )
+    assert not (workdir / "entered").exists()
+
+    done = otel_replay(workdir, *args, "--json")
+    assert done.returncode == 4, done.stdout + done.stderr
+    report = json.loads(done.stdout)["report"]
+    assert report["verdict"] == "refused" and report["refused_before_run"] is True
+    assert [(r["index"], r["kind"]) for r in report["refused"]] == [(2, "no_result")]
+    assert report["replayed"] == [] and not (workdir / "entered").exists()
+
+    done = otel_replay(workdir, *args, "--tools", "live")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "MATCHED — 3 of 3 recorded model/tool steps replayed" in done.stdout
+    assert (workdir / "entered").exists()

@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace import TracerProvider
 import otel_replay
 from otel_replay import messages as M
 from otel_replay.commands.cohort import Comparator, ModelLoop, drawn, first_turn_apart
+from otel_replay.commands.cohort_agent import AgentCandidate
 from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.candidate_model import CandidateModel
 from otel_replay.replay.engine import ReplayEngine
@@ -41,6 +42,7 @@ from tests.conformance.receiver import TRACE_FILES
 from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
 from tests.fixtures.http import serving
+from tests.fixtures.lost_parts import without
 
 CASES = ROOT / "tests" / "conformance" / "cases"
 QUESTIONS = ["Where is my order?", "Status of 4452?", "Anything about Widget Mini?", "Nothing?"]
@@ -815,3 +817,23 @@ def test_answers_apart_only_in_whitespace_are_the_same_unless_exact(
     loose = ModelLoop(model).replay(run, Comparator("normalized"))
     strict = ModelLoop(model).replay(run, Comparator("exact"))
     assert loose.kind == "same" and strict.kind == "other_answer"
+
+
+def test_a_run_whose_trace_lacks_what_the_replay_needs_is_refused_the_others_replay(
+    tmp_path: Path,
+) -> None:
+    """The agent candidate's replay of a run lacking a tool's result is refused before the
+    agent runs, naming the step; the next run replays as ever."""
+    example = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+    lost = tmp_path / "lost.otlp"
+    assert without(example, lost, "gen_ai.tool.call.result", lambda n: n.startswith("execute"))
+    candidate = AgentCandidate(
+        "examples.order_support.agent:run_agent", kwargs=("user_id=@user.id",)
+    )
+    (cut,), (whole,) = otel_replay.load(lost), otel_replay.load(example)
+    refused = candidate.replay(cut, Comparator())
+    assert refused.kind == "refused", refused
+    assert refused.detail.startswith("step 2 (tool lookup_order") and refused.detail.endswith(
+        "no result was recorded for this tool call"
+    )
+    assert candidate.replay(whole, Comparator()).kind == "same"

@@ -25,6 +25,7 @@ from otel_replay.runs.anomalies import DEFAULT_ERROR_PHRASES
 from tests.fixtures.agent import WORLD, call, record_run, say
 from tests.fixtures.cli import cli_run
 from tests.fixtures.data import ROOT
+from tests.fixtures.lost_parts import without
 from tests.fixtures.weather_agent import FINAL, PROVIDERS, SHAPES, import_agent, write_agent
 from tests.fixtures.weather_agent import record as record_weather
 
@@ -300,3 +301,24 @@ def test_regress_refuses_a_failed_run_with_exit_1(tmp_path: Path) -> None:
     allowed = cli_run("regress", path, "-o", test, "--agent", "myagent:run_agent", "--allow-failed")
     assert allowed.returncode == 0, allowed.stderr
     assert "FAILED" in test.read_text()
+
+
+def test_regress_refuses_a_run_whose_trace_lacks_what_the_replay_needs_with_exit_4(
+    tmp_path: Path,
+) -> None:
+    """The test would be refused every time it ran: no flag writes it."""
+    path = tmp_path / "lost.otlp"
+    example = ROOT / "examples" / "order_support" / "recordings" / "wrong_order.otlp"
+    lost = without(
+        example, path, "gen_ai.tool.call.result", lambda name: name.startswith("execute_tool")
+    )
+    assert lost == 1
+    test = tmp_path / "test_lost.py"
+    args = ["regress", path, "-o", test, "--agent", "examples.order_support.agent:run_agent"]
+    for more in ([], ["--allow-failed"]):
+        refused = cli_run(*args, *more)
+        assert refused.returncode == 4, refused.stderr
+        assert "a test of it would be refused: the trace lacks 1 item(s)" in refused.stderr
+        assert "step 2 (tool lookup_order" in refused.stderr
+        assert "no result was recorded for this tool call" in refused.stderr
+        assert not test.exists()
