@@ -38,6 +38,7 @@ from otel_replay.replay.adapters.transport import ReplayTransport
 from otel_replay.replay.divergence import ReplayDivergence, ReplayError, ReplayRefused
 from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
 from otel_replay.replay.pinned_model import PinnedModel
+from otel_replay.replay.recorder import REFUSAL_EVENT, REFUSAL_STEP, REFUSED, REPLAY_OF
 from otel_replay.replay.servable import lacking, servable
 from otel_replay.replay.session import ReplaySession
 from otel_replay.replay.tool_stubs import ToolStubs
@@ -287,6 +288,12 @@ def test_a_session_ends_with_the_refusal_the_agent_caught(case: Case, part: str)
     assert report.verdict == "refused" and not report.matched, str(report)
     assert str(report).splitlines()[0].startswith(f"replay of run {run.run_id}: REFUSED")
     assert [i["index"] for i in report.to_json()["refused"]] == [step.index]
+    # Written, the replay's root says refused (not diverged), the step in its event.
+    if any(s.kind == "agent" for s in run.steps):
+        root = next(s for s in session.log.spans() if REPLAY_OF in (s.attributes or {}))
+        assert (root.attributes or {})["error.type"] == REFUSED
+        events = [e for e in root.events if e.name == REFUSAL_EVENT]
+        assert [(e.attributes or {})[REFUSAL_STEP] for e in events] == [step.index]
 
 
 def test_the_real_lost_output_is_refused_at_its_step() -> None:
