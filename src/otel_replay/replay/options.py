@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, get_args
 
@@ -32,6 +33,13 @@ TOOL_POLICIES: tuple[str, ...] = get_args(ToolPolicy)
 MATCH_RUNGS: tuple[str, ...] = get_args(MatchRung)
 MODEL_MODES: tuple[str, ...] = get_args(ModelMode)
 FROM_MESSAGES: tuple[str, ...] = get_args(FromMessages)
+
+
+def policy_of(tools: str | Mapping[str, str], name: str) -> str:
+    """The policy ``tools`` gives tool ``name``: its own, else ``"*"``'s, else ``"stub"``."""
+    if isinstance(tools, Mapping):
+        return tools.get(name, tools.get("*", "stub"))
+    return tools
 
 
 def _one_of(name: str, value: object, allowed: Iterable[str]) -> None:
@@ -101,9 +109,7 @@ class ReplayOptions:
 
     def tool_policy(self, name: str) -> ToolPolicy:
         """The policy of tool ``name``: its own, else ``"*"``'s, else ``"stub"``."""
-        if isinstance(self.tools, Mapping):
-            return self.tools.get(name, self.tools.get("*", "stub"))
-        return self.tools
+        return typing.cast(ToolPolicy, policy_of(self.tools, name))
 
     @classmethod
     def of(cls, options: ReplayOptions | None = None, **changes: Any) -> ReplayOptions:

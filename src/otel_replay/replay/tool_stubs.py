@@ -30,7 +30,7 @@ from ..trusted_types import RecordedBaseException, TypeResolver, declared_types,
 from .divergence import Candidate, ReplayDivergence, ReplayError, ReplayRefused
 from .matchers import tool_arguments_key, tool_reasons
 from .observer import NO_OBSERVER, Observed, ReplayObserver
-from .options import TOOL_POLICIES
+from .options import TOOL_POLICIES, policy_of
 from .recorder import ToolEntry, now_ns
 from .servable import Unservable, UnservableKind, tool_lacks
 
@@ -60,12 +60,8 @@ class ToolStubs(Observed):
         self.types = types if types is not None else TypeResolver()
         #: Told of each call replayed and each divergence (a session).
         self.observer = observer
-        if isinstance(policy, str):
-            self.default, self.policies = policy, {}
-        else:
-            self.policies = dict(policy)
-            self.default = self.policies.pop("*", "stub")
-        for p in (self.default, *self.policies.values()):
+        self.policy = policy if isinstance(policy, str) else dict(policy)
+        for p in [policy] if isinstance(policy, str) else policy.values():
             if p not in POLICIES:
                 raise ValueError(f"tool policy must be one of {POLICIES}, not {p!r}")
         self.steps = [s for s in run.steps if s.kind == "tool" and s.tool is not None]
@@ -126,7 +122,7 @@ class ToolStubs(Observed):
         self._failed = None
 
     def policy_for(self, name: str) -> str:
-        return self.policies.get(name, self.default)
+        return policy_of(self.policy, name)
 
     # --- ToolInterceptor ----------------------------------------------------------
     def resolve(self, inv: ToolInvocation) -> Resolution:
