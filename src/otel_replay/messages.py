@@ -289,6 +289,8 @@ def one_answer(messages: list[Message]) -> list[Message]:
     (Google ADK: only the whole has a ``finish_reason``) is the whole, when
     the partials spell exactly its text and calls.
     """
+    if len(messages) < 2:
+        return list(messages)  # (one message is one answer: every model call's, most often)
     messages = _without_partials(messages)
     out: list[Message] = []
     for message in messages:

@@ -56,17 +56,19 @@ _ORDER: Final = {d.name: i for i, d in enumerate(DIALECTS)}
 #: By scope and attribute names: the dialects of :data:`_BY_NAMES` that match, and those
 #: of :data:`_BY_VALUES` that could (a stack writes the same few sets of names again and
 #: again).
-_matched: dict[tuple[str, frozenset[str]], tuple[list[Dialect], tuple[Dialect, ...]]] = {}
+_matched: dict[tuple[str, tuple[str, ...]], tuple[list[Dialect], tuple[Dialect, ...]]] = {}
 _MAX_REMEMBERED: Final = 4096
 
 
 def _by_names(span: SpanView) -> tuple[list[Dialect], tuple[Dialect, ...]]:
-    names = frozenset(span.attributes)
-    key = (span.scope, names)
+    # Keyed by the names in their order: a tuple is made and hashed in less time than a
+    # set, and a stack writes its names in the same order each time.
+    key = (span.scope, tuple(span.attributes))
     known = _matched.get(key)
     if known is None:
         if len(_matched) >= _MAX_REMEMBERED:
             _matched.clear()
+        names = frozenset(span.attributes)
         found = [d for d in _BY_NAMES if d.matches(span)]
         could = tuple(
             d for d in _BY_VALUES if d.could_match is None or d.could_match(span.scope, names)
@@ -88,11 +90,21 @@ def genai_only(attributes: Mapping[str, Any], *, name: str, scope: str, scope_ve
     """Whether the span of these attributes speaks no dialect but ``genai``
     (:func:`detect`), told from its scope and attribute names alone where no dialect
     that reads values could match them."""
-    known = _matched.get((scope, frozenset(attributes)))
-    if known is not None and not known[1]:
-        return len(known[0]) == 1
+    told = genai_only_by_names(attributes, scope=scope)
+    if told is not None:
+        return told
     span = SpanView(attributes, name=name, scope=scope, scope_version=scope_version)
     return len(detect(span)) == 1
+
+
+def genai_only_by_names(attributes: Mapping[str, Any], *, scope: str) -> bool | None:
+    """:func:`genai_only` of a span of these attribute names and scope, when the names and
+    scope alone tell it (no dialect that reads values could match them) and
+    :func:`genai_only` or :func:`detect` met them before; else None."""
+    known = _matched.get((scope, tuple(attributes)))
+    if known is None or known[1]:
+        return None
+    return len(known[0]) == 1
 
 
 def genai_attributes(span: SpanView) -> GenAI:

@@ -153,7 +153,7 @@ def _answer(step: Step, arguments: Mapping[int, str]) -> Hashable:
 def model_answer(
     name: str,
     output: list[dict[str, Any]] | None,
-    calls: list[dict[str, Any]] | None = None,
+    calls: Sequence[dict[str, Any]] | None = None,
     *,
     plain_json: bool = False,
 ) -> str:

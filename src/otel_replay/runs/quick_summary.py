@@ -14,7 +14,7 @@ builds the run (:func:`~.summary.summarize`).  The class (a *plain run*):
 - a trace that holds an agent's run of its own, not built yet
   (:attr:`~.model.PendingRun.pending_spans`), with no read fault blamed on it;
 - each span with no event, no error status, attribute names among
-  :data:`PLAIN_KEYS` (GenAI names and otel-replay's payload companions) and
+  :data:`~.plain_values.PLAIN_KEYS` (GenAI names and otel-replay's payload companions) and
   nothing its stack's dialects would add or repair; an agent span records
   no messages;
 - a tree without cycles; no tool span inside a tool span; no model span
@@ -40,13 +40,12 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import attributes as A
 from .. import messages as M
 from ..dialects.placeholders import placeholder_in
-from ..dialects.registry import genai_only
 from ..otlp.records import SpanRecord
 from ..payload import codec as payload
 from . import verdict as V
@@ -59,18 +58,18 @@ from .anomalies import (
     model_answer,
     result_warning,
 )
-from .build import IDS, _fingerprint
+from .build import _fingerprint
 from .call_ids import _id
 from .double_spans import sequential
 from .kit import _says_something
 from .model import PendingRun, Run, _react_answer
 from .plain_values import (
-    MESSAGE_LISTS,
-    TOOL_VALUES,
+    SHAPES,
     as_normalized,
-    blank,
+    calls_of,
     message_list,
     normalized,
+    shape,
     tool_values,
 )
 from .recovered_turns import _has_calls
@@ -87,38 +86,6 @@ from .steps import (
 from .stitch import lost_calls
 from .summary import RunSummary, _text, step_agent_name
 
-#: The content attributes a plain span may carry, each with its digest and type.
-_CONTENT = (
-    A.INPUT_MESSAGES,
-    A.OUTPUT_MESSAGES,
-    A.TOOL_CALL_ARGUMENTS,
-    A.TOOL_CALL_RESULT,
-    A.SYSTEM_INSTRUCTIONS,
-    A.TOOL_DEFINITIONS,
-)
-#: The attribute names a span of a plain run may carry (and ``gen_ai.request.*``, and
-#: the run's identity: :data:`~.build.IDS`, ``otel_replay.fingerprint.*``).
-PLAIN_KEYS = frozenset(
-    (
-        A.OPERATION_NAME,
-        A.AGENT_NAME,
-        A.PROVIDER_NAME,
-        A.REQUEST_MODEL,
-        A.RESPONSE_MODEL,
-        A.RESPONSE_ID,
-        A.RESPONSE_FINISH_REASONS,
-        A.USAGE_INPUT_TOKENS,
-        A.USAGE_OUTPUT_TOKENS,
-        A.TOOL_NAME,
-        A.TOOL_TYPE,
-        A.TOOL_DESCRIPTION,
-        A.TOOL_CALL_ID,
-        *_CONTENT,
-        *(A.SHA256 + k for k in _CONTENT),
-        *(A.TYPE + k for k in _CONTENT),
-    )
-)
-_IDS = frozenset(IDS)
 _ERROR = 2  # the OTLP status code of a span that ended in error
 _DEFAULTS = Config()  # what ls counts as an anomaly
 _DIGEST_OF_OUTPUT = A.SHA256 + A.OUTPUT_MESSAGES
@@ -129,6 +96,7 @@ class _Span:
 
     __slots__ = (
         "_inputs",
+        "answered",
         "arguments",
         "attributes",
         "blank",
@@ -164,7 +132,7 @@ class _Span:
         self.name = span.name
         self.attributes = span.attributes
         self.index = 0
-        self.marked = False
+        self.marked = False  # it names the run's user, session, tenant or build
         self.blank = False  # no value of it can hold a placeholder (see plain_values.blank)
         self.root = False
         # A model span's input messages as parsed, how many messages they make, and
@@ -174,8 +142,12 @@ class _Span:
         self._inputs: list[dict[str, Any]] | None = None
         self.sent = 0
         self.tooling = False
+        # The call ids its input answers (tool_call_response parts), when its input calls
+        # or answers a tool: listed by the repair checks, read by the verdict's.
+        self.answered: set[str | None] | None = None
         self.outputs: list[dict[str, Any]] | None = None
-        self.calls: list[dict[str, Any]] = []  # a model span's: M.tool_calls(outputs), once
+        # A model span's: M.tool_calls(outputs), once.
+        self.calls: Sequence[dict[str, Any]] = ()
         self.output_recorded = False
         self.model_name: str | None = None
         self.tokens = (0, 0)
@@ -249,22 +221,13 @@ def _plain(span: SpanRecord) -> _Span | None:
     attrs = span.attributes
     if span.events or span.status_code == _ERROR or span.parent_span_id == span.span_id:
         return None
-    marked = False  # it names the run's user, session, tenant or build
-    if not PLAIN_KEYS.issuperset(attrs):
-        for k in attrs:
-            if k in _IDS or k.startswith(A.FP):
-                marked = True
-            elif k not in PLAIN_KEYS and not k.startswith(A.REQUEST_PREFIX):
-                return None
-    if not genai_only(
-        attrs, name=span.name, scope=span.scope_name, scope_version=span.scope_version
-    ):
-        # A dialect reads it otherwise.  (The GenAI one alone, which every span speaks,
-        # adds only current names for replaced ones: none of PLAIN_KEYS is one.)
+    plain, marked = SHAPES.get((span.scope_name, tuple(attrs))) or shape(span)
+    if not plain:
         return None
     kind = classify(attrs)
     out = _Span(span, kind)
-    out.marked = marked
+    if marked:
+        out.marked = True
     if kind == "agent":
         if _has_messages(attrs):
             # Its answer may be the run's (a root agent's); damaged, it is only reported.
@@ -272,7 +235,7 @@ def _plain(span: SpanRecord) -> _Span | None:
             out.outputs = _answer(_messages(outputs))
         return out
     if kind == "model":
-        inputs, damaged, chat, _ = message_list(attrs, A.INPUT_MESSAGES)
+        inputs, damaged, chat, _, clear = message_list(attrs, A.INPUT_MESSAGES)
         if damaged:
             return None
         if type(inputs) is list:
@@ -283,21 +246,28 @@ def _plain(span: SpanRecord) -> _Span | None:
             return None  # no messages
         out.raw_inputs = inputs
         out.tooling = not chat
-        out.blank = blank(attrs, MESSAGE_LISTS)
         if A.OUTPUT_MESSAGES in attrs or _DIGEST_OF_OUTPUT in attrs:
-            outputs, damaged, _, parsed = message_list(attrs, A.OUTPUT_MESSAGES)
+            outputs, damaged, _, parsed, clear_out = message_list(attrs, A.OUTPUT_MESSAGES)
             if damaged:
                 return None
+            clear = clear and clear_out
             if as_normalized(outputs):
                 # Not copied: parsed from text, its calls' arguments are plain JSON.
                 out.plain_json = parsed
+                out.outputs, out.output_recorded = _answer(outputs), True
+                out.calls = calls_of(out.outputs) if out.outputs else []
             else:
-                outputs = _messages(outputs)
-            out.outputs, out.output_recorded = _answer(outputs), True
-            out.calls = M.tool_calls(out.outputs) if out.outputs else []
+                out.outputs, out.output_recorded = _answer(_messages(outputs)), True
+                out.calls = M.tool_calls(out.outputs) if out.outputs else []
         # (Else nothing of it was recorded: neither value nor digest, the only companions
         # a plain span may carry, without which the payload reader finds none.)
-        out.model_name = _str(attrs.get(A.RESPONSE_MODEL)) or _str(attrs.get(A.REQUEST_MODEL))
+        out.blank = clear
+        # (As steps._str reads each: text, and not empty.)
+        model = attrs.get(A.RESPONSE_MODEL)
+        if not (isinstance(model, str) and model):
+            model = attrs.get(A.REQUEST_MODEL)
+        if isinstance(model, str) and model:
+            out.model_name = model
         used, made = attrs.get(A.USAGE_INPUT_TOKENS), attrs.get(A.USAGE_OUTPUT_TOKENS)
         if used is not None or made is not None:
             out.tokens = (
@@ -310,14 +280,13 @@ def _plain(span: SpanRecord) -> _Span | None:
         if values is None or call_id is None:
             return None
         out.tool_name, out.call_id = tool_name(span.name, attrs), call_id
-        out.arguments, out.result, out.plain_json = values
-        out.blank = blank(attrs, TOOL_VALUES)
+        out.arguments, out.result, out.plain_json, out.blank = values
     return out
 
 
 def _tokens(value: Any) -> int:
     """A usage count as a model step keeps it (an integer, else none)."""
-    return int(value) if _is_int(value) else 0
+    return int(value) if value is not None and _is_int(value) else 0
 
 
 #: Siblings' order: by start, then span id.
@@ -396,6 +365,7 @@ def _unrepaired(steps: _Steps) -> bool:
         if calls - results:
             return False  # a call no result of its input answers
         answered |= results
+        m.answered = results
     answered.discard(None)
     for m, n in itertools.pairwise(models):
         at = m.sent
@@ -525,17 +495,23 @@ def _verdict(steps: _Steps) -> tuple[str, bool, str | None]:
 
 def _lost_history(models: list[_Span], ran: set[str | None]) -> int:
     """How many model inputs hold no more than the call before them and none of its tool
-    calls (see :meth:`.kit._Check._lost_history`); ``models`` in start order, ``ran`` the
-    call ids of the tool spans."""
+    calls (see :meth:`.kit._Check._lost_history`); ``models`` in start order, their
+    :attr:`~_Span.answered` listed (:func:`_unrepaired`), ``ran`` the call ids of the tool
+    spans."""
     lost = 0
     if not ran:
         return lost  # no model call's tool call ran
     for before, after in itertools.pairwise(models):
-        # (The inputs before the calls' ids: most differ, and that costs less.)
-        if not before.calls or after.inputs != before.inputs[: len(after.inputs)]:
+        if not before.calls:
             continue
         asked = {c.get("id") for c in before.calls} & ran
         if not asked:
+            continue
+        # Most often the next input answers a call asked (the ids its results answer, listed
+        # by the repair checks, are among those it holds): then neither walk is needed.
+        if after.answered is not None and not after.answered.isdisjoint(asked):
+            continue
+        if after.inputs != before.inputs[: len(after.inputs)]:
             continue
         parts = (p for msg in after.inputs for p in msg.get("parts") or [])
         seen = {p.get("id") for p in parts if isinstance(p, dict)}

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from otel_replay import attributes as A
 from otel_replay import json_text
+from otel_replay import messages as M
 from otel_replay.payload import codec as payload
 from otel_replay.runs import plain_values as P
 from otel_replay.runs.kit import _damaged
@@ -100,10 +101,11 @@ def test_a_message_list_reads_as_the_payload_reader_reads_it(
     attrs: dict[str, Any], key: str
 ) -> None:
     value, p = _content(attrs, key, None)
-    read, damaged, chat, parsed = P.message_list(attrs, key)
+    read, damaged, chat, parsed, clear = P.message_list(attrs, key)
     assert _same(read, value)
     assert damaged == _damaged(p)
     assert chat == P.chat_only(value)
+    assert clear == P.blank(attrs, (key, key))  # (told apart for this key alone)
     # What is said to be parsed from text as it stands is plain JSON: the anomalies
     # encode it without the codec's walk.
     assert not parsed or payload.is_plain_json(read)
@@ -116,6 +118,8 @@ def test_tool_values_read_as_the_payload_reader_reads_them(attrs: dict[str, Any]
     assert _same(read and read[:2], through_reader and through_reader[:2])
     if read is not None and read[2]:
         assert payload.is_plain_json(read[0]) and payload.is_plain_json(read[1])
+    if read is not None:
+        assert read[3] == P.blank(attrs, P.TOOL_VALUES)
 
 
 _WORD = st.sampled_from(["x", "é", "", "a b"])
@@ -268,4 +272,8 @@ def test_messages_told_normalized_are_their_own_normalization(messages: Any) -> 
     normalized = _messages(messages)
     if P.as_normalized(messages):
         assert repr(normalized) == repr(messages)
+        # Their calls, listed without copies, are those the full path lists (of the
+        # messages, and of them as one answer).
+        for answer in (messages, M.one_answer(messages)):
+            assert repr(P.calls_of(answer)) == repr(M.tool_calls(answer))
     assert repr(P.normalized(messages)) == repr(normalized)

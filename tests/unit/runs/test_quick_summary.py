@@ -421,6 +421,21 @@ def _blocks_result(call_id: str, texts: list[str]) -> dict[str, Any]:
     }
 
 
+def _history_lost(spans: list[Spec]) -> None:
+    """The second model call sent the first one's input again: the result of the call the
+    first asked for is not in it (a third call's input holds it, so no repair applies)."""
+    first = [_user("where?"), call("lookup_order", "c0", query="b"), _result("c0", [0])]
+    _set_input(spans, 0, first)
+    _set_input(spans, 1, first)
+    third = [*first, say("Shipped."), _ASK, _result("c1", [1])]
+    spans.append(
+        {"name": "chat m", "parent": 0, "at": (70, 80),
+         "attrs": {A.OPERATION_NAME: "chat", A.REQUEST_MODEL: "m",
+                   **_exact(A.INPUT_MESSAGES, third),
+                   **_exact(A.OUTPUT_MESSAGES, [say("Shipped.")])}}
+    )  # fmt: skip
+
+
 #: Runs the quick path computes, each line through another branch of the verdict or the
 #: anomalies.
 QUICK_KINDS: dict[str, Callable[[list[Spec]], None]] = {
@@ -455,6 +470,7 @@ QUICK_KINDS: dict[str, Callable[[list[Spec]], None]] = {
     ),
     "an agent that offered tools": lambda s: s[0]["attrs"].update({A.TOOL_DEFINITIONS: "[]"}),
     "no content at all": _no_content,
+    "a model input without the history before it": _history_lost,
 }
 
 
