@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
@@ -24,6 +25,16 @@ _HEADERS_KEY = re.compile(r"headers?$", re.IGNORECASE)
 #: (``{"name": "x-api-key", "value": S}``).
 _NAME_FIELDS = ("name", "Name", "key", "Key", "ParameterKey", "ParameterName")
 _VALUE_FIELDS = ("value", "Value", "ParameterValue")
+
+
+@functools.lru_cache(maxsize=16)
+def _finder(shapes: tuple[Shape, ...], prefiltered: bool) -> _Shapes:
+    """The finder of ``shapes``, one per process for each set of them: building one costs
+    more than scrubbing a span, and a process may build many redactors of the same
+    settings (one per exporter, per session, per call to ``configure_redaction``).  What
+    a finder keeps is what it learned of its shapes (their plans, compiled as met), the
+    same for every redactor; what a redactor remembers of texts it keeps itself."""
+    return _Shapes(shapes, INSIDE_WORDS, prefiltered=prefiltered)
 
 
 class Redactor(TextRedactor):
@@ -49,7 +60,10 @@ class Redactor(TextRedactor):
         shapes = [*VALUE_PATTERNS, *(Shape((), p) for p in patterns)]
         if personal_data:
             shapes += PERSONAL_DATA_PATTERNS
-        self._shapes = _Shapes(shapes, INSIDE_WORDS, prefiltered=prefilter)
+        try:
+            self._shapes = _finder(tuple(shapes), prefilter)
+        except TypeError:  # a pattern that cannot be hashed: a finder of its own
+            self._shapes = _Shapes(shapes, INSIDE_WORDS, prefiltered=prefilter)
         self._hook = hook
         self.personal_data = personal_data
         self._keys: dict[str, bool] = {}

@@ -11,10 +11,16 @@ holding a secret is hidden the second time as the first.
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from otel_replay.redaction import Redactor
+from otel_replay.redaction.finder import _Shapes
+from otel_replay.redaction.keys import INSIDE_WORDS
+from otel_replay.redaction.patterns import PERSONAL_DATA_PATTERNS, VALUE_PATTERNS
+from otel_replay.redaction.shape import Shape
 from otel_replay.redaction.text import _CLEAN_CHARS, _MEMO_CHARS
 from tests.unit.redaction.test_redaction_differential import dense_texts, texts
 
@@ -80,3 +86,36 @@ def test_what_the_engine_remembers_is_bounded() -> None:
         engine.text(f"{i} {piece}")
         assert engine._long_chars <= _CLEAN_CHARS
     assert 0 < len(engine._long_clean) < 2 * _CLEAN_CHARS // len(piece)
+
+
+_SETTINGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "patterns": st.lists(st.sampled_from([r"cust-[0-9]{6}", r"ACME-[a-z]+-42"]), max_size=2),
+        "keys": st.lists(st.sampled_from(["custom_id", "internal_ref"]), max_size=2),
+        "personal_data": st.booleans(),
+        "prefilter": st.booleans(),
+    },
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_SETTINGS, _SETTINGS, st.one_of(texts(), dense_texts()))
+def test_redactors_of_the_same_shapes_share_one_finder_and_answer_alike(
+    one: dict[str, Any], other: dict[str, Any], drawn: str
+) -> None:
+    """Building a finder costs more than scrubbing a span: redactors of the same shapes
+    (value patterns, personal data, prefilter) share one, and answer as if each had its
+    own; redactors of other shapes never share it."""
+    first, second = Redactor(**one), Redactor(**other)
+    same = all(
+        one.get(k, default) == other.get(k, default)
+        for k, default in (("patterns", []), ("personal_data", False), ("prefilter", True))
+    )
+    assert (first._shapes is second._shapes) == same
+    for redactor, kwargs in ((first, one), (second, other)):
+        alone = Redactor(**kwargs)  # with a finder of its own, built here
+        shapes = [*VALUE_PATTERNS, *(Shape((), p) for p in kwargs.get("patterns", []))]
+        shapes += PERSONAL_DATA_PATTERNS if kwargs.get("personal_data") else ()
+        alone._shapes = _Shapes(shapes, INSIDE_WORDS, prefiltered=kwargs.get("prefilter", True))
+        assert redactor.text(drawn) == alone.text(drawn)
