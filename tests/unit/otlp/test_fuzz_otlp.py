@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import json
 import re
 import shutil
@@ -149,6 +150,9 @@ def _literals(paths: list[Path]) -> tuple[set[str], set[str]]:
     return dotted, read
 
 
+# The library's sources are parsed when a test first draws from them (not when the module is
+# collected: every test worker collects every module, one runs these tests).
+@functools.cache
 def _read_names() -> tuple[list[str], list[str]]:
     """The attribute names the attribute constants, the dialects, the run builder and the
     payload readers may read (every dotted literal, every literal they get or read by), and
@@ -159,17 +163,19 @@ def _read_names() -> tuple[list[str], list[str]]:
     return names, prefixes
 
 
-#: The instrumentation scopes the dialects know a stack by (their dotted literals).
-SCOPES = sorted(_literals(sorted((SRC / "dialects").glob("*.py")))[0])
-READ_NAMES, READ_PREFIXES = _read_names()
+@functools.cache
+def _scopes() -> list[str]:
+    """The instrumentation scopes the dialects know a stack by (their dotted literals)."""
+    return sorted(_literals(sorted((SRC / "dialects").glob("*.py")))[0])
 
 
 def attribute_names() -> st.SearchStrategy[str]:
     """A name read, alone or after a prefix (``otel_replay.sha256.gen_ai.input.messages``,
     ``gen_ai.prompt.0.content``)."""
-    name = st.sampled_from(READ_NAMES)
+    names, prefixes = _read_names()
+    name = st.sampled_from(names)
     indexed = st.sampled_from(["0.content", "0.role", "1.tool_calls.0.name", "0"])
-    return name | st.builds(str.__add__, st.sampled_from(READ_PREFIXES), name | indexed)
+    return name | st.builds(str.__add__, st.sampled_from(prefixes), name | indexed)
 
 
 # --- values of every type -----------------------------------------------------------------
@@ -415,7 +421,7 @@ def _other_stack(data: st.DataObject, doc: Any) -> None:
     scopes = [p for p in _nodes(doc) if p[-1] == "scope" and isinstance(_get(doc, p), dict)]
     if scopes:
         scope = _get(doc, data.draw(st.sampled_from(scopes), "scope"))
-        scope["name"] = data.draw(st.sampled_from(SCOPES), "stack")
+        scope["name"] = data.draw(st.sampled_from(_scopes()), "stack")
 
 
 MUTATIONS: dict[str, Callable[[st.DataObject, Any], None]] = {
@@ -763,7 +769,7 @@ def test_an_operation_name_of_another_type_names_no_operation(
     value = data.draw(_OTHER_TYPES[kind], "value")
     for rs in bad["resourceSpans"]:
         for ss in rs["scopeSpans"]:
-            ss.setdefault("scope", {})["name"] = data.draw(st.sampled_from(SCOPES), "stack")
+            ss.setdefault("scope", {})["name"] = data.draw(st.sampled_from(_scopes()), "stack")
     for span in _spans(bad):
         attrs = [a for a in span.get("attributes", []) if a["key"] != "gen_ai.operation.name"]
         span["attributes"] = [*attrs, {"key": "gen_ai.operation.name", "value": value}]
