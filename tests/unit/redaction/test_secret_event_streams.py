@@ -19,6 +19,7 @@ byte for byte.  The frame reader itself is fuzzed with corrupt frames.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import random
 import struct
@@ -234,24 +235,36 @@ def record_converse(url: str, path: Path) -> tuple[bytes, dict[str, Any]]:
 # --- secrets of the catalogue -----------------------------------------------------------
 
 
-def _plantings() -> list[tuple[str, str, str]]:
-    """(rule id, text carrying the secret, the secret) for each rule of the catalogue: a
-    secret known by its shape alone in prose, one known by its name as ``NAME=value``."""
-    rng = random.Random(33)
+def _planted() -> list[tuple[dict[str, Any], bool]]:
+    """The rules of the catalogue planted here, each with whether its secret is known by
+    its name (written ``NAME=value``) or by its shape alone (in prose)."""
     out = []
     for rule in rules():
         if rule["id"] in IN_ITS_LINE:
             continue
         named = _named(rule)
-        if _excused(rule["id"], "env" if named else "prose"):
-            continue
+        if not _excused(rule["id"], "env" if named else "prose"):
+            out.append((rule, named))
+    return out
+
+
+#: The rules planted, by id: the tests are drawn per rule when collected.
+PLANTED = [rule["id"] for rule, _ in _planted()]
+
+
+# Drawn when a test first asks (not when the module is collected: every test worker
+# collects every module, one runs these tests).
+@functools.cache
+def plantings() -> list[tuple[str, str, str]]:
+    """(rule id, text carrying the secret, the secret) for each rule planted: a secret
+    known by its shape alone in prose, one known by its name as ``NAME=value``."""
+    rng = random.Random(33)
+    out = []
+    for rule, named in _planted():
         secret, whole = draw_secret(rule, rng)
         text = f"{rule['id'].upper().replace('-', '_')}={secret}" if named else whole
         out.append((rule["id"], text, secret))
     return out
-
-
-PLANTINGS = _plantings()
 
 
 def _b64_forms(secret: str) -> set[bytes]:
@@ -296,7 +309,7 @@ def test_a_secret_split_across_bedrock_events_never_reaches_disk(
     @settings(WRITING, max_examples=24)
     @given(
         converse=st.booleans(),
-        planting=st.sampled_from(PLANTINGS),
+        planting=st.sampled_from(plantings()),
         tool=st.booleans(),
         cuts=st.lists(st.integers(1, 80), min_size=1, max_size=3),
     )
@@ -345,18 +358,19 @@ def test_a_catalogue_secret_split_at_many_places_is_never_kept(
     slow tier cuts every rule's secret at four places through the client, and at every
     place through the reader alone)."""
     fake, url = bedrock
-    (planting,) = (p for p in PLANTINGS if p[0] == "anthropic-api-key")
+    (planting,) = (p for p in plantings() if p[0] == "anthropic-api-key")
     _cut_everywhere(fake, url, tmp_path, planting, 8)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("planting", PLANTINGS, ids=lambda p: p[0])
+@pytest.mark.parametrize("rule", PLANTED)
 def test_every_catalogue_secret_split_is_never_kept(
-    bedrock: tuple[StreamServer, str], tmp_path: Path, planting: tuple[str, str, str]
+    bedrock: tuple[StreamServer, str], tmp_path: Path, rule: str
 ) -> None:
     # Four places per rule through the client (every place of every rule takes some 12
     # minutes here); every place is the reader-alone test's below.
     fake, url = bedrock
+    (planting,) = (p for p in plantings() if p[0] == rule)
     _cut_everywhere(fake, url, tmp_path, planting, max(1, len(planting[2]) // 4))
 
 
@@ -372,12 +386,12 @@ def _seen_by_the_reader(plantings: list[tuple[str, str, str]], step: int) -> Non
 def test_catalogue_secrets_split_are_seen_by_the_reader() -> None:
     """Rules' secrets cut at many places, both Bedrock framings: the body is held to show
     a secret (the reader alone, without the client: many places are cheap)."""
-    _seen_by_the_reader(PLANTINGS[::6], 5)
+    _seen_by_the_reader(plantings()[::6], 5)
 
 
 @pytest.mark.slow
 def test_every_catalogue_secret_split_at_every_place_is_seen_by_the_reader() -> None:
-    _seen_by_the_reader(PLANTINGS, 1)
+    _seen_by_the_reader(plantings(), 1)
 
 
 @pytest.mark.parametrize("tool", [False, True])
