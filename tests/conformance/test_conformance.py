@@ -156,6 +156,12 @@ NOT_RECORDED: dict[str, str] = {
         "records the error (every span ends OK), so nothing says the run raised; the span of "
         "the answer it raised on holds its text alone, its calls in no record"
     ),
+    "google_adk_v1/async_stream@seed-1098253923": (
+        "a stream cut partway inside a call's arguments: ADK 1.x decodes them once the stream "
+        "ends and raises JSONDecodeError, and its span records no output of the failed call, "
+        "so the trace holds nothing of what streamed before the cut (the verdict names the "
+        "step's output, and a replay refuses it)"
+    ),
     "google_adk_v1/stream@seed-14": (
         "a stream cut partway, which ADK 1.x on LiteLLM took for the answer: its span of the "
         "call records what streamed before the cut as a whole answer (finish reason stop, "

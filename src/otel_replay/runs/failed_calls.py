@@ -56,6 +56,11 @@ _ASKED_STREAM = ("gen_ai.request.stream", *FIRST_CHUNK)
 _BODY_CUT = ("Failed to process successful response", "without sending complete message body")
 #: The whole message of an error that says so: undici's (Node's fetch) for a body cut.
 _BODY_CUT_ALONE = ("terminated",)
+#: The class of an error raised decoding JSON text (Python's ``json.decoder.JSONDecodeError``,
+#: and the libraries' of that name): a call that failed with one itself, not wrapped in a
+#: client's error, failed on text that had come, whole or in deltas (ADK 1.x decodes a
+#: streamed call's arguments once the stream ends, and a stream cut inside them raises it).
+_DECODING = "JSONDecodeError"
 #: The OpenAI and Anthropic SDKs' ``APIConnectionError`` and ``APITimeoutError``, raised
 #: alike for a connection that failed before any answer and for a stream cut or stalled
 #: partway: alone (no stack trace recorded beneath, as the Agents SDK's spans hold only the
@@ -281,14 +286,21 @@ def cut_unrecorded(run: Run, step: Step) -> str | None:
 
 
 def _began(step: Step) -> bool | None:
-    """Whether ``step`` failed after its answer began: True (a success status recorded, or
-    an error that says the answer's body was cut), False (an error status, or an error that
-    says otherwise), None (the trace cannot tell: a client error raised alike before any
-    answer and partway through one, nothing recorded beneath it)."""
+    """Whether ``step`` failed after its answer began: True (a success status recorded, an
+    error that says the answer's body was cut, or a JSON decoding error of its own: text
+    had come), False (an error status, or an error that says otherwise), None (the trace
+    cannot tell: a client error raised alike before any answer and partway through one,
+    nothing recorded beneath it)."""
     code = (step.attributes or {}).get("http.response.status_code")
     if isinstance(code, int | str) and str(code).startswith("2"):
         return True
     errors = [e.get("attributes") or {} for e in step.events if e.get("name") == "exception"]
+    # The error's own class, not one it was wrapped in (LiteLLM wraps the OpenAI client's
+    # decoding error of a body cut short, which a replay fails again as any unread body).
+    kinds = [str(a.get("exception.type") or "") for a in errors]
+    kinds.append((step.status_message or "").partition(":")[0])
+    if any(kind.rpartition(".")[2] == _DECODING for kind in kinds):
+        return True
     messages = [str(a.get("exception.message") or "") for a in errors]
     messages.append(step.status_message or "")
     if any(m.strip().partition("\n")[0] in _BODY_CUT_ALONE for m in messages):

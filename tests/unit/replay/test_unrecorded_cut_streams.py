@@ -84,7 +84,12 @@ def test_the_corpus_holds_unrecorded_cut_streams_of_several_stacks_and_errors() 
     cuts = [s for c in CASES for r in check(c).runs if (s := _cut(r)) is not None]
     assert len(cuts) == len(CASES), [c.id for c in CASES]
     said = "\n".join(map(_said, cuts))
-    for words in ("Failed to process successful response", "complete message body", "terminated"):
+    for words in (
+        "Failed to process successful response",
+        "complete message body",
+        "terminated",
+        "JSONDecodeError",
+    ):
         assert words in said, words
     assert any(s.attributes.get("http.response.status_code") == 200 for s in cuts)
 
@@ -191,6 +196,8 @@ def _before_any_byte(span: SpanRecord, message: str, status: int | None) -> None
         attrs = event.attributes
         if "exception.message" in attrs:
             attrs["exception.message"] = message
+        if "exception.type" in attrs:
+            attrs["exception.type"] = "ConnectionError"
         if "exception.stacktrace" in attrs:
             attrs["exception.stacktrace"] = f"Error: {message}\n    at connect (net.js:1:1)"
 
@@ -355,3 +362,64 @@ def test_a_cut_whose_span_does_not_say_it_streamed_is_refused_saying_so(
     if not own:
         expected = "the run's other model calls did" if others and has_others else "nor does any"
         assert expected in said, said
+
+
+#: JSON decoding errors as a trace records them: the class (Python's, and the libraries' of
+#: that name), and what the decoder says of text cut short or malformed.
+_DECODE_CLASSES = (
+    "json.decoder.JSONDecodeError",
+    "simplejson.errors.JSONDecodeError",
+    "requests.exceptions.JSONDecodeError",
+    "orjson.JSONDecodeError",
+)
+_DECODE_MESSAGES = (
+    "Invalid \\uXXXX escape: line 2 column 39 (char 39)",
+    "Unterminated string starting at: line 1 column 445 (char 444)",
+    "Expecting ',' delimiter: line 1 column 12 (char 11)",
+    "Expecting value: line 1 column 1 (char 0)",
+)
+#: A client's error a decoding error may be wrapped in (LiteLLM's, around the OpenAI
+#: client's decoding of a body cut short), and how it spells the decoder's message.
+_WRAPPER = ("litellm.exceptions.InternalServerError", "litellm.InternalServerError: {}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=st.sampled_from(CASES),
+    kind=st.sampled_from(_DECODE_CLASSES),
+    message=st.sampled_from(_DECODE_MESSAGES),
+    in_event=st.booleans(),
+    wrapped=st.booleans(),
+    streamed=st.booleans(),
+)
+def test_a_call_that_failed_decoding_what_came_is_named_unless_a_client_wrapped_it(
+    case: Case, kind: str, message: str, in_event: bool, wrapped: bool, streamed: bool
+) -> None:
+    """A streamed call that failed with a JSON decoding error of its own (ADK 1.x decodes a
+    call's arguments once its stream ends: a stream cut inside them raises one), of which
+    the trace holds no output: text had come, so the verdict names the step's output and a
+    replay refuses it.  Recorded as the error's class in an exception event, or in the
+    span's status message alone.  Wrapped in a client's error (a body the client could not
+    read), or in a call that did not stream, it leaves nothing out."""
+
+    def edit(span: SpanRecord, mine: bool) -> None:
+        if mine:
+            span.attributes.pop("http.response.status_code", None)
+            outer, text = (_WRAPPER[0], _WRAPPER[1].format(message)) if wrapped else (kind, message)
+            span.status_message = f"{outer.rpartition('.')[2]}: {text}"
+            trace = f'Traceback (most recent call last):\n  File "agent.py", line 1\n{kind}: {message}\n'
+            if wrapped:
+                trace += f"\nDuring handling of the above exception:\n\n{outer}: {text}\n"
+            attrs = {"exception.type": outer, "exception.message": text}
+            attrs["exception.stacktrace"] = trace
+            # (Other events kept: some tracings record the messages as span events.)
+            span.events = [e for e in span.events if e.name != "exception"]
+            if in_event:
+                span.events.append(EventRecord("exception", span.end_ns, attrs))
+        if not streamed:
+            _not_streamed(span)
+
+    run, step, _ = _edited(case, edit)
+    named = f"steps[{step.index}].output_messages" in run.kit.missing
+    refused = any(step.label() in str(u) for u in servable(run))
+    assert named == refused == (streamed and not wrapped), (run.kit.missing, kind, wrapped)
