@@ -135,10 +135,13 @@ ENDINGS: dict[str, Ending] = {
     ),
     "google_adk_v1": Ending(
         (ANSWERS_OTHERWISE, STOPS_EARLY),
-        lambda scn, mode: _cut_stream(scn) and "stream" in mode.get("args", []),
-        "ADK 1.x's sync Runner.run runs the agent in a thread of its own and drops the "
-        "error it ended in: a run whose answer is cut partway ends at the events before "
-        "the cut, the agent giving another answer than the scripted one instead of raising",
+        lambda scn, mode: _cut_stream(scn) and _streamed(mode),
+        "ADK 1.x on LiteLLM ends a streamed call where LiteLLM's stream ends, quietly at a "
+        "cut, and finalizes what streamed (LiteLlm.generate_content_async): text cut "
+        "partway is taken for the answer, sync or async; and the sync Runner.run runs the "
+        "agent in a thread of its own and drops the error it ended in (a cut inside a "
+        "call's arguments, which ADK fails to decode): the run ends at the events before "
+        "the cut, answering another text than the scripted one instead of raising",
     ),
     "strands": Ending(
         (),

@@ -162,12 +162,15 @@ NOT_RECORDED: dict[str, str] = {
         "so the trace holds nothing of what streamed before the cut (the verdict names the "
         "step's output, and a replay refuses it)"
     ),
-    "google_adk_v1/stream@seed-14": (
-        "a stream cut partway, which ADK 1.x on LiteLLM took for the answer: its span of the "
-        "call records what streamed before the cut as a whole answer (finish reason stop, "
-        "not failed), so nothing says it was cut; and a tool that raised is recorded as its "
-        "error callback's response, unfailed"
-    ),
+    **{
+        case: (
+            "a stream cut partway, which ADK 1.x on LiteLLM took for the answer: its span of the "
+            "call records what streamed before the cut as a whole answer (finish reason stop, "
+            "not failed), so nothing says it was cut; and a tool that raised is recorded as its "
+            "error callback's response, unfailed"
+        )
+        for case in ("google_adk_v1/stream@seed-14", "google_adk_v1/async_stream@seed-366003604")
+    },
     "llamaindex_openinference/responses@seed-2": (
         "an answer in several Responses output_text parts, which LlamaIndex answers joined "
         "with newlines: the trace holds that rendering only in Python reprs (str(ChatMessage) "

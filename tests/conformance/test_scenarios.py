@@ -191,13 +191,16 @@ NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
             ("openai_agents_otel", ("served None, the wire carried", NOT_RAISING)),
         )
     },
-    "google_adk_v1/stream": (
-        lambda scn: any(r.cut == "stream" for r in scn.retries),
-        ("is no failed model step", "model steps for", "records no request as sent"),
-        "ADK 1.x on LiteLLM takes a stream cut partway for the answer, and its span of the "
-        "call records what streamed before the cut as a whole answer (finish reason stop, not "
-        "failed): nothing says it was cut",
-    ),
+    **{
+        f"google_adk_v1/{mode}": (
+            lambda scn: any(r.cut == "stream" for r in scn.retries),
+            ("is no failed model step", "model steps for", "records no request as sent"),
+            "ADK 1.x on LiteLLM takes a stream cut partway for the answer, and its span of "
+            "the call records what streamed before the cut as a whole answer (finish reason "
+            "stop, not failed): nothing says it was cut",
+        )
+        for mode in ("stream", "async_stream")
+    },
     "llamaindex_openinference/responses": (
         lambda scn: scn.parts.text > 1,
         "final output is",
