@@ -366,6 +366,77 @@ def test_ls_filters_run_in_clickhouse_and_keep_what_they_keep_on_a_file(
     assert len(from_db) == expected.get(filters[0] if filters else "", 9)
 
 
+#: Attribute names of the GenAI conventions and of other dialects, and scopes, drawn into
+#: span shapes.
+_SHAPE_NAMES = (
+    "gen_ai.operation.name",
+    "gen_ai.request.model",
+    "gen_ai.tool.name",
+    "user.id",
+    "openinference.span.kind",
+    "llm.model_name",
+    "input.value",
+    "traceloop.span.kind",
+    "ai.model.id",
+)
+_SHAPE_SCOPES = ("otel_replay", "gen_ai", "openinference.instrumentation.openai", "")
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    drawn=st.lists(
+        st.tuples(
+            st.sampled_from(_SHAPE_SCOPES),
+            st.lists(st.sampled_from(_SHAPE_NAMES), unique=True, max_size=6),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    schema=st.sampled_from(["current", "2023"]),
+)
+def test_the_shapes_left_to_other_dialects_are_those_of_each_span_whatever_its_names_order(
+    drawn: list[tuple[str, list[str]]], schema: Schema, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Spans of drawn scopes and attribute names, each in a drawn order (one set of names
+    in two orders among them): the shapes the listing leaves to other dialects are those
+    found span by span, each span's names sorted and its dialect detected."""
+    from otel_replay.commands.clickhouse_sql import SHAPE
+    from otel_replay.commands.clickhouse_summary import _FOREIGN_SCOPES, _foreign_shapes
+    from otel_replay.dialects.registry import detect
+    from otel_replay.dialects.span import SpanView
+    from otel_replay.sources.clickhouse.database import connect
+
+    base = _captured()[0]
+    records = [
+        dataclasses.replace(
+            base,
+            trace_id=f"{n + 1:032x}",
+            span_id=f"{n + 1:016x}",
+            parent_span_id=None,
+            attributes=dict.fromkeys(names, "x"),
+            scope_name=scope,
+        )
+        for n, (scope, names) in enumerate([*drawn, (drawn[0][0], drawn[0][1][::-1])])
+    ]
+    name = fill(tmp_path_factory.mktemp("db"), records, schema)
+    db = connect(name)
+    has_scope = schema == "current"
+    scope = "ScopeName" if has_scope else "SpanAttributes['otel.scope.name']"
+    want = set()
+    with db.session():
+        for row in db.rows(
+            f"SELECT {scope} AS scope, arraySort(mapKeys(SpanAttributes)) AS names,"
+            f" toString({SHAPE.format(scope=scope, keys='mapKeys(SpanAttributes)')}) AS shape"
+            " FROM otel.otel_traces"
+        ):
+            view = SpanView({str(n): "?" for n in row["names"]}, scope=str(row["scope"]))
+            if row["scope"] in _FOREIGN_SCOPES or [d.name for d in detect(view)] != ["genai"]:
+                want.add(str(row["shape"]))
+        got = _foreign_shapes(db, "otel.otel_traces", has_scope)
+    event(f"foreign shapes: {min(len(want), 3)}")
+    assert sorted(got) == sorted(want)
+
+
 @pytest.mark.parametrize("schema", ["current", "2023"])
 @pytest.mark.parametrize(
     "flt",
