@@ -38,6 +38,9 @@ class Ending:
     why: str
     #: False: nothing can be recorded (``why`` says why); the scenario is refused.
     recordable: bool = True
+    #: True: the framework keeps what streamed of an answer cut partway and goes on from
+    #: it, so the request the server cut is not sent again.
+    keeps_cut: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"kinds": list(self.kinds), "why": self.why}
@@ -132,6 +135,7 @@ ENDINGS: dict[str, Ending] = {
         "CrewAI 0.x keeps what streamed of an answer cut partway and goes on from it "
         "(LLM._handle_streaming_response: 'Returning partial response despite error'): the "
         "run answers that partial text, or goes on from it to another answer",
+        keeps_cut=True,
     ),
     "google_adk_v1": Ending(
         (ANSWERS_OTHERWISE, STOPS_EARLY),
@@ -142,6 +146,7 @@ ENDINGS: dict[str, Ending] = {
         "agent in a thread of its own and drops the error it ended in (a cut inside a "
         "call's arguments, which ADK fails to decode): the run ends at the events before "
         "the cut, answering another text than the scripted one instead of raising",
+        keeps_cut=True,
     ),
     "strands": Ending(
         (),

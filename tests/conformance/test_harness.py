@@ -27,7 +27,7 @@ import httpx
 import httpx2
 import openai
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -664,6 +664,58 @@ def test_a_run_is_recorded_with_its_ending_only_as_its_entry_says(
     else:
         with pytest.raises(generate.GenerateError, match="does not say"):
             generate._ended_own_way(ending, log, said, [], scn.final_answer)
+
+
+@settings(max_examples=100, deadline=None)
+@example(turns=3, at=0, cut="stream", retried=False, kinds=set(), keeps_cut=True)
+@example(turns=3, at=0, cut="stream", retried=False, kinds={"stops early"}, keeps_cut=False)
+@example(turns=3, at=0, cut=None, retried=False, kinds={"stops early"}, keeps_cut=True)
+@given(
+    turns=st.integers(2, 5),
+    at=st.integers(0, 3),
+    cut=st.sampled_from(["stream", "body", None]),
+    retried=st.booleans(),
+    kinds=st.sets(st.sampled_from(endings.KINDS)),
+    keeps_cut=st.booleans(),
+)
+def test_a_failed_request_not_sent_again_is_recorded_only_where_the_ending_says(
+    tmp_path_factory: pytest.TempPathFactory,
+    turns: int,
+    at: int,
+    cut: str | None,
+    retried: bool,
+    kinds: set[str],
+    keeps_cut: bool,
+) -> None:
+    """A request the server failed on purpose inside a run that went on to its answer: it
+    was sent again, or the framework's ending says why not (its own error, or it kept what
+    streamed of a cut answer and went on from it: a stream cut alone)."""
+    order = scenario.order_in(scenario.DEFAULT.questions[0])
+    at %= turns - 1  # (a turn before the answer)
+    failed = {"failed": True, **({"cut": cut} if cut else {"status": 503})}
+    posts = []
+    for turn in range(turns):
+        if turn == at:
+            posts.append({"turn": turn, "final": False, **failed})
+            if not retried:
+                continue
+        posts.append({"turn": turn, "final": turn == turns - 1})
+    log = tmp_path_factory.mktemp("retried") / "server.jsonl"
+    lines = [json.dumps({"method": "POST", "conversation": order, **p}) for p in posts]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ending = (
+        endings.Ending(tuple(kinds), lambda scn, mode: True, "why", keeps_cut=keeps_cut)
+        if kinds or keeps_cut
+        else None
+    )
+    excused = ending is not None and (
+        endings.RAISES in ending.kinds or (ending.keeps_cut and cut == "stream")
+    )
+    if retried or excused:
+        assert generate.check_ground_truth(log, 1, ending) == []
+    else:
+        with pytest.raises(generate.GenerateError, match="did not retry"):
+            generate.check_ground_truth(log, 1, ending)
 
 
 CORPUS = find_cases()

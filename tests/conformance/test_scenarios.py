@@ -194,7 +194,16 @@ NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
     **{
         f"google_adk_v1/{mode}": (
             lambda scn: any(r.cut == "stream" for r in scn.retries),
-            ("is no failed model step", "model steps for", "records no request as sent"),
+            (
+                "is no failed model step",
+                "model steps for",
+                "records no request as sent",
+                # (whole calls before the cut, which it runs and goes on from)
+                "that the agent went on from",
+                "tool steps (",
+                "answers no call the model made",
+                "a cut answer served whole",
+            ),
             "ADK 1.x on LiteLLM takes a stream cut partway for the answer, and its span of "
             "the call records what streamed before the cut as a whole answer (finish reason "
             "stop, not failed): nothing says it was cut",
