@@ -251,23 +251,18 @@ def _plain(span: SpanRecord) -> _Span | None:
             if damaged:
                 return None
             clear = clear and clear_out
+            calls = calls_of
             if as_normalized(outputs):
                 # Not copied: parsed from text, its calls' arguments are plain JSON.
                 out.plain_json = parsed
-                out.outputs, out.output_recorded = _answer(outputs), True
-                out.calls = calls_of(out.outputs) if out.outputs else []
             else:
-                out.outputs, out.output_recorded = _answer(_messages(outputs)), True
-                out.calls = M.tool_calls(out.outputs) if out.outputs else []
+                outputs, calls = _messages(outputs), M.tool_calls
+            out.outputs, out.output_recorded = _answer(outputs), True
+            out.calls = calls(out.outputs) if out.outputs else []
         # (Else nothing of it was recorded: neither value nor digest, the only companions
         # a plain span may carry, without which the payload reader finds none.)
         out.blank = clear
-        # (As steps._str reads each: text, and not empty.)
-        model = attrs.get(A.RESPONSE_MODEL)
-        if not (isinstance(model, str) and model):
-            model = attrs.get(A.REQUEST_MODEL)
-        if isinstance(model, str) and model:
-            out.model_name = model
+        out.model_name = _str(attrs.get(A.RESPONSE_MODEL)) or _str(attrs.get(A.REQUEST_MODEL))
         used, made = attrs.get(A.USAGE_INPUT_TOKENS), attrs.get(A.USAGE_OUTPUT_TOKENS)
         if used is not None or made is not None:
             out.tokens = (
