@@ -73,11 +73,15 @@ REFUSAL = "the trace holds only the text the model was sent"
 CUT_REFUSAL = "the trace holds nothing of what streamed before the failure"
 #: The refusal of a tool step whose result the trace lacks (its stub has nothing to return).
 NO_RESULT_REFUSAL = "no result was recorded for this tool call"
+#: The refusal of a model step whose request the trace lacks (nothing to match it by).
+NO_INPUT_REFUSAL = "its request is not in the trace"
 
 
 def refused(detail: object) -> bool:
     """Whether a replay's ``detail`` is a refusal by design, naming what the trace lacks."""
-    return any(said in str(detail) for said in (REFUSAL, CUT_REFUSAL, NO_RESULT_REFUSAL))
+    return any(
+        said in str(detail) for said in (REFUSAL, CUT_REFUSAL, NO_RESULT_REFUSAL, NO_INPUT_REFUSAL)
+    )
 
 
 #: A replay that stopped at a step by design, naming what the trace lacks.

@@ -74,6 +74,12 @@ NOT_RECORDED: dict[str, str] = {
         )
         for mode in ("sync", "responses")
     },
+    "google_adk/sync@seed-1470744703": (
+        "a tool's int beyond 64 bits: ADK 2.x records a tool's result and the model's input "
+        "only in its log records, and the exporter loses the records it cannot encode: the "
+        "verdict names every result, the value the failed call returned among them, and "
+        "each request after the first as not recorded (a replay refuses them)"
+    ),
     "google_adk/sync@seed-471155946": (
         "a tool's list of an int and floats: ADK 2.x records a tool's result only in its log "
         "records' message attributes, where the OpenTelemetry SDK keeps None for a list whose "

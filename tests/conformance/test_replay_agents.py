@@ -94,6 +94,16 @@ REPLAY_REFUSED: dict[tuple[str, str], str] = {
         (f"openai_agents_openinference/{mode}@seed-347713782", "inprocess"): _LOST_RESULT
         for mode in ("sync", "responses")
     },
+    # The log records the exporter lost (an int past 64 bits) held every tool's result and
+    # each request after the first: serve refuses the second request, in process refuses
+    # before the agent runs.
+    **{
+        ("google_adk/sync@seed-1470744703", how): (
+            "the requests and results the exporter lost (an int past 64 bits in ADK 2.x's "
+            "log records): the replay refuses, naming each"
+        )
+        for how in ("serve", "inprocess")
+    },
 }
 
 #: (case id, how) -> why the stack's own agent does not replay it today, one line.

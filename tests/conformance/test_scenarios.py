@@ -88,6 +88,22 @@ _ADK_MIXED: Listing = (
     "(an int and a float: it logs 'Mixed types'); nothing in the trace says a value was "
     "dropped",
 )
+#: OpenInference's Agents SDK instrumentation records a tool's output as it stands when it
+#: is an int (a list or dict it encodes as JSON text).
+_WIDE_INT_OUTPUT: dict[str, list[Listing]] = {
+    "openai_agents_openinference": [
+        (
+            lambda scn: any(type(v) is int and _wide_int(v) for v in _results(scn)),
+            # the tool step and its verdict (the model step holds the text it was sent)
+            ("the model was sent", "no result recorded"),
+            "a tool's int beyond 64 bits: OpenInference records a tool's int output as an "
+            "int, and the OpenTelemetry SDK's exporter drops the output.value it cannot "
+            "encode (the verdict names the step's result as not recorded, and a replay "
+            "refuses it; the model was sent its text)",
+        )
+    ],
+    "openai_agents_otel": [],
+}
 #: Stack (or stack/mode) -> (when, a problem its rebuild then has, why) for what the trace
 #: does not hold whichever scenario it records: the corpus lists these cases one by one as not
 #: recorded; a fresh scenario draws new ones of the same class.  The problem is a text the
@@ -109,17 +125,20 @@ NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
     "google_adk": [
         (
             lambda scn: any(_wide_int(v) for v in _results(scn)),
-            # the tool step, its verdict, the next model step's input, its request served
+            # the tool step, its verdict, the next model step's input, its request served;
+            # a failure read off a value returned (whose text only that value held)
             (
                 "the model was sent",
                 "no result recorded",
                 "items recorded",
                 "its request is not in the trace",
+                "error message",
             ),
             "a tool's int beyond 64 bits: ADK 2.x records a tool's result and the model's "
             "input only in its log records, and the OpenTelemetry SDK's exporter cannot "
             "encode such an int, so those records are lost (the verdict names the result and "
-            "the request as not recorded, and a replay refuses the request)",
+            "the request as not recorded, the value a failed call returned too, and a replay "
+            "refuses the request)",
         ),
         _ADK_MIXED,
     ],
@@ -177,15 +196,18 @@ NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
     },
     # Runs the framework ends its own way (endings.ENDINGS), where its trace lacks what:
     **{
-        stack: (
-            lambda scn: scn.ids_repeat,
-            # the run's error; the OTel bridge's span of the answer: its calls, not served, so
-            # that a replay's agent answers the text beside them instead of raising
-            ("the run raised, but the rebuilt run did not", "output: item", *served),
-            "the OpenAI Agents SDK raises its ModelBehaviorError on a reused call id without "
-            "failing any span, so nothing says the run raised (the OTel bridge's span of that "
-            "answer holds its text alone: a replay serves that text, and the agent answers it)",
-        )
+        stack: [
+            (
+                lambda scn: scn.ids_repeat,
+                # the run's error; the OTel bridge's span of the answer: its calls, not served, so
+                # that a replay's agent answers the text beside them instead of raising
+                ("the run raised, but the rebuilt run did not", "output: item", *served),
+                "the OpenAI Agents SDK raises its ModelBehaviorError on a reused call id without "
+                "failing any span, so nothing says the run raised (the OTel bridge's span of that "
+                "answer holds its text alone: a replay serves that text, and the agent answers it)",
+            ),
+            *_WIDE_INT_OUTPUT[stack],
+        ]
         for stack, served in (
             ("openai_agents_openinference", ()),
             ("openai_agents_otel", ("served None, the wire carried", NOT_RAISING)),

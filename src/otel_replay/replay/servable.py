@@ -166,7 +166,7 @@ def tool_lacks(step: Step) -> list[tuple[UnservableKind, str]]:
     """What a stub of tool ``step`` needs that the trace lacks (kind, and the words naming
     the step), as the verdict names it (``steps[i].arguments``, ``steps[i].result``): its
     arguments, without which a call made cannot be matched to it; its result, unless it
-    failed (an exporter drops an output it cannot encode, a run read from messages alone
+    raised (an exporter drops an output it cannot encode, a run read from messages alone
     may hold none).  Empty: nothing lacking."""
     t = step.tool
     if t is None:
@@ -177,7 +177,8 @@ def tool_lacks(step: Step) -> list[tuple[UnservableKind, str]]:
             ("no_arguments", f"{step.label()}: no arguments were recorded for this tool call")
         )
     p = t.result_payload
-    if t.error is None and (p is None or p.status == "missing"):
+    # (A failure read off a returned value is answered with that value.)
+    if (t.error is None or t.error.returned) and (p is None or p.status == "missing"):
         found.append(("no_result", f"{step.label()}: no result was recorded for this tool call"))
     return found
 

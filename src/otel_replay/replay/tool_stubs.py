@@ -220,9 +220,9 @@ class ToolStubs(Observed):
         if inv.function is not None:
             types = types.including(self._declared(inv.function))
         refused = len(types.refused)
-        # A failure the stack read off a returned value (its result recorded) is returned.
-        returned = tool.error is not None and tool.error.returned and tool.result_payload
-        if tool.error is not None and not returned:
+        # A failure the stack read off a returned value is answered with that value (or
+        # refused, below, where the trace lacks it).
+        if tool.error is not None and not tool.error.returned:
             self._failed = (inv.name, args_key, step)
             error = rebuild_exception(tool.error, types)
             if isinstance(error, RecordedBaseException):

@@ -434,7 +434,10 @@ class _Check:
         if t.error is not None:
             if self._payload(step, "exception arguments", t.error.args_payload, blocking=True):
                 self.incomplete = True
-            return
+            if not t.error.returned:
+                return
+            # A failure the stack read off the value the tool returned: that value is what
+            # the framework went on with, and what a replay returns.
         self._left_out(step, "result", "result", t.result)
         p = t.result_payload
         if p is None or p.status == "missing":

@@ -406,3 +406,77 @@ def test_what_live_tools_or_overrides_supply_is_not_needed(data: Any) -> None:
     assert agent.entered and report.verdict == "matched", str(report)
     replayed = {index for index, _, _ in report.replayed}
     assert {index for index, _ in removed} <= replayed, str(report)
+
+
+#: The stacks whose traces mark a call failed from the value its tool returned, not from
+#: an error raised out of it (ADK 2.x: the value an ``on_tool_error_callback`` returned).
+_FAILURES_RETURNED_BY = ("google_adk",)
+#: A real trace that lacks such a value: ADK 2.x keeps it in a log record, and the
+#: exporter lost the records of a run whose other tool returned an int beyond 64 bits.
+LOST_RETURNED_FAILURE = TESTS / "conformance" / "cases" / "google_adk" / "sync@seed-1470744703"
+
+
+@functools.cache
+def _failures_returned() -> list[tuple[Case, int, int]]:
+    """(case, run, step) of each tool step of the corpus whose failure the stack read off
+    the value the tool returned, that value recorded."""
+    found = []
+    for case in find_cases():
+        if case.meta["stack"] not in _FAILURES_RETURNED_BY or not case.meta["content"]:
+            continue
+        for r, run in enumerate(check(case).runs):
+            for s in run.steps:
+                t = s.tool
+                returned = t is not None and t.error is not None and t.error.returned
+                if returned and t is not None and t.result_payload is not None:
+                    found.append((case, r, s.index))
+    return found
+
+
+def _resolved(run: Run, step: Step) -> Any:
+    """How a stub of ``run`` answers ``step``, the recording's tool calls made before it."""
+    tools = ToolStubs(run)
+    for s in run.steps:
+        if s.tool is not None and not s.tool.not_run and _called(s):
+            done = tools.resolve(_invocation(s))
+            if s.index == step.index:
+                return done
+    raise AssertionError(f"{step.label()} is not a call")
+
+
+def test_the_corpus_holds_failures_read_off_a_returned_value() -> None:
+    assert len(_failures_returned()) >= 10, _failures_returned()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_failure_read_off_a_returned_value_needs_that_value(data: Any) -> None:
+    """The framework went on with the value the tool returned: a replay answers with it
+    and, where the trace lacks it, refuses (not raising an error the tool never raised)."""
+    case, r, index = data.draw(st.sampled_from(_failures_returned()), label="step")
+    recorded = check(case).runs[r]
+    step = recorded.steps[index]
+    assert step.tool is not None and step.tool.error is not None
+    done = _resolved(recorded, step)
+    assert (done.action, done.value) == ("return", step.tool.result), done
+
+    run = _without(recorded, index, "tool result")
+    assert f"steps[{index}].result" in check_kit(run).missing
+    assert f"{step.label()}: no result recorded" in check_kit(run).problems
+    assert _said(run, step) == [f"{step.label()}: no result was recorded for this tool call"]
+    with pytest.raises(ReplayRefused) as refused:
+        _resolved(run, step)
+    assert str(refused.value) in _said(run, step)
+    session = ReplaySession(run, allow_network=True, freeze_clock=False)
+    with pytest.raises(ReplayRefused) as before, session:
+        pass
+    assert before.value.before
+    assert (index, "no_result") in {(i.index, i.kind) for i in before.value.items}
+
+
+def test_the_real_lost_returned_failure_is_named_and_refused() -> None:
+    (run,) = check(Case(LOST_RETURNED_FAILURE)).runs
+    (step,) = [s for s in run.steps if s.tool is not None and s.tool.error is not None]
+    assert step.tool is not None and step.tool.error is not None and step.tool.error.returned
+    assert f"steps[{step.index}].result" in run.kit.missing
+    assert _said(run, step) == [f"{step.label()}: no result was recorded for this tool call"]
