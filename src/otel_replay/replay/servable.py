@@ -44,7 +44,8 @@ __all__ = [
 #: ``unusable_output``: a damaged or unreadable payload; ``no_input``: its input
 #: messages not recorded, so no request can match it); or, to stub its tools, one tool
 #: step (``no_arguments``: the call's arguments not recorded; ``no_result``: what it
-#: returned not recorded, or not readable).
+#: returned not recorded, or not readable; ``result_as_sent``: only the text the model
+#: was sent recorded, which does not say what the tool returned).
 UnservableKind = Literal[
     "inspect_only",
     "no_model_calls",
@@ -53,6 +54,7 @@ UnservableKind = Literal[
     "no_input",
     "no_arguments",
     "no_result",
+    "result_as_sent",
 ]
 
 

@@ -317,7 +317,10 @@ class ToolStubs(Observed):
         self.answered_from_messages.append((step, how))
         return value
 
-    def _refuse(self, step: Step, inv: ToolInvocation, way: str, sent: Any) -> ReplayDivergence:
+    def _refuse(self, step: Step, inv: ToolInvocation, way: str, sent: Any) -> ReplayRefused:
+        """The refusal of ``step``, whose trace holds only the text the model was sent for
+        its result, and that text does not say what the tool returned (``way``: what the
+        replay was told of how the agent sends its results)."""
         shown = _short(sent) if not isinstance(sent, str) else _short_text(sent)
         if way == "json":
             why = "that text is not JSON, so it spells no value (results_from_messages='json')"
@@ -331,15 +334,12 @@ class ToolStubs(Observed):
                 f"{{{inv.name!r}: ...}}), annotate the tool's return type, or record the tool "
                 "with @otel_replay.tool so the trace holds its value"
             )
-        err = ReplayDivergence(
-            f"cannot answer tool {inv.name}: the trace holds only the text the model was sent "
-            f"for its result ({shown}; no tool span records the value it returned), and {why}",
-            step,
-            kind="tool",
-            name=inv.name,
+        said = (
+            f"{step.label()}: cannot answer tool {inv.name}: the trace holds only the text the "
+            f"model was sent for its result ({shown}; no tool span records the value it "
+            f"returned), and {why}"
         )
-        self.observer.diverged(err)
-        return err
+        return ReplayRefused.at_step(self.run, step, "result_as_sent", said, self.refused)
 
     def _declared(self, fn: Callable[..., Any]) -> tuple[type, ...]:
         found = self._declared_types.get(fn)

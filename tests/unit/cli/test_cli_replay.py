@@ -291,10 +291,12 @@ def test_a_result_known_only_as_sent_text_is_refused_unless_told(tmp_path: Path)
     (tmp_path / "undeclared.py").write_text(UNDECLARED)
     args = ("replay", "run.otlp", "--agent", "undeclared:agent", "--json")
     refused = otel_replay(tmp_path, *args)
-    assert refused.returncode == 1, refused.stdout + refused.stderr
-    divergence = json.loads(refused.stdout)["report"]["divergence"]
-    assert divergence["kind"] == "tool" and divergence["name"] == "lookup_order"
-    assert "only the text the model was sent" in divergence["what"]
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    said = json.loads(refused.stdout)["report"]
+    assert said["verdict"] == "refused" and said["refused_before_run"] is False
+    (item,) = said["refused"]
+    assert item["kind"] == "result_as_sent" and "(tool lookup_order" in item["what"]
+    assert "only the text the model was sent" in item["what"]
     told = otel_replay(tmp_path, *args, "--results-from-messages", "json")
     assert told.returncode == 0, told.stdout + told.stderr
     doc = json.loads(told.stdout)

@@ -206,8 +206,10 @@ def test_a_result_known_only_as_sent_text(
     # Unless told, JSON text is refused, naming the step and what the trace lacks.
     report, returned, error = _replay(run, loop)
     if _is_json(sent):
-        assert error is not None and not report.matched
-        what = str(report.divergence)
+        assert isinstance(error, otel_replay.ReplayRefused) and report.verdict == "refused"
+        (item,) = report.to_json()["refused"]
+        what = item["what"]
+        assert item["kind"] == "result_as_sent" and item["index"] is not None
         assert "(tool lookup" in what and "only the text the model was sent" in what
         assert "results_from_messages" in what
     else:  # no JSON: only the tool's own text could have been sent
@@ -226,7 +228,8 @@ def test_a_result_known_only_as_sent_text(
     if _send(json.loads(sent) if wrong == "json" and _is_json(sent) else sent, loop) != sent:
         assert not report.matched
     elif wrong == "json" and not _is_json(sent):
-        assert error is not None and "is not JSON" in str(report.divergence)
+        assert isinstance(error, otel_replay.ReplayRefused) and report.verdict == "refused"
+        assert "is not JSON" in str(error)
 
 
 @pytest.mark.parametrize("mode", ["sync", "stream", "code", "code_stream"])
