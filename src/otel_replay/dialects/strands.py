@@ -80,6 +80,9 @@ def _fill(span: SpanView) -> GenAI:
     if operation == A.OP_CHAT:
         put(out, A.INPUT_MESSAGES, _event_inputs(span))
         return out
+    if operation == A.OP_INVOKE_AGENT:
+        put(out, A.OUTPUT_MESSAGES, _agent_output(span))
+        return out
     if operation != A.OP_EXECUTE_TOOL:
         return out
     for event in span.events:
@@ -93,6 +96,28 @@ def _fill(span: SpanView) -> GenAI:
             if result is not None:  # "" too: a tool that returned empty text
                 out.setdefault(A.TOOL_CALL_RESULT, result)
     return out
+
+
+def _agent_output(span: SpanView) -> list[dict[str, Any]] | None:
+    """The agent's answer as its span's ``gen_ai.choice`` event holds it (the legacy
+    conventions): the text of its ``AgentResult``, which is not the model's text where
+    that came in several text blocks (each block's text ends with a newline there)."""
+    for event in span.events:
+        attributes = event.get("attributes")
+        if event.get("name") != "gen_ai.choice" or not isinstance(attributes, Mapping):
+            continue
+        text = attributes.get("message")
+        if not isinstance(text, str):
+            return None
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": text}],
+        }
+        reason = attributes.get("finish_reason")
+        if isinstance(reason, str):
+            message["finish_reason"] = reason
+        return [message]
+    return None
 
 
 def _event_inputs(span: SpanView) -> list[dict[str, Any]] | None:
