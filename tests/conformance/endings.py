@@ -150,11 +150,27 @@ ENDINGS: dict[str, Ending] = {
     ),
     "strands": Ending(
         (),
-        lambda scn, mode: scn.ids == "empty",
+        lambda scn, mode: scn.ids == "empty" and mode.get("api") != "converse",
         "Strands sends its first request again and again on an answer whose calls have no "
         "id (hundreds of times, until the agent is stopped after "
-        "OTEL_REPLAY_CONFORMANCE_TIMEOUT_S): nothing to record",
+        "OTEL_REPLAY_CONFORMANCE_TIMEOUT_S): nothing to record (Bedrock's Converse gives "
+        "every call an id)",
         recordable=False,
+    ),
+}
+
+
+#: Stack -> the other ways its framework ends runs of other scenarios (the first that
+#: applies, after its entry in :data:`ENDINGS`).
+MORE_ENDINGS: dict[str, tuple[Ending, ...]] = {
+    "strands": (
+        Ending(
+            (ANSWERS_OTHERWISE,),
+            lambda scn, mode: scn.parts.text > 1 and mode.get("api") == "converse",
+            "Strands keeps each text block of a Bedrock answer as a content block of its own, "
+            "and AgentResult.__str__ (what an agent prints) ends each block's text with a "
+            "newline: with the answer in several blocks the run answers them one per line",
+        ),
     ),
 }
 
@@ -162,5 +178,7 @@ ENDINGS: dict[str, Ending] = {
 def ending_of(stack: str, scn: scenario.Scenario, mode: dict[str, Any]) -> Ending | None:
     """How ``stack``'s framework ends a run of ``scn`` in ``mode`` (its ``stack.json``
     entry), when it ends it its own way (None: as the scenario scripts it)."""
-    ending = ENDINGS.get(stack)
-    return ending if ending is not None and ending.when(scn, mode) else None
+    for ending in (ENDINGS.get(stack), *MORE_ENDINGS.get(stack, ())):
+        if ending is not None and ending.when(scn, mode):
+            return ending
+    return None

@@ -233,7 +233,8 @@ def versions(python: Path, stack: str) -> str:
 
 def command_of(stack: str, mode: dict[str, Any]) -> list[str]:
     """The agent's command line, the model server's URL as ``{model_server}``."""
-    base = "{model_server}" if mode.get("api") == "anthropic" else "{model_server}/v1"
+    # Anthropic's clients and Bedrock's (an endpoint URL) add the API's path themselves.
+    base = "{model_server}" if mode.get("api") in ("anthropic", "converse") else "{model_server}/v1"
     runs = str(mode.get("runs", 1))
     if is_node(stack):
         agent = (STACKS / stack / "agent.mjs").relative_to(ROOT).as_posix()

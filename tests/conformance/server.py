@@ -5,6 +5,8 @@ Endpoints, on 127.0.0.1 only, each in JSON or, with ``"stream": true``, in SSE:
 - ``POST /v1/chat/completions``: OpenAI Chat Completions
 - ``POST /v1/responses``: OpenAI Responses
 - ``POST /v1/messages``: Anthropic Messages
+- ``POST /model/{modelId}/converse``: Amazon Bedrock Converse; ``.../converse-stream``:
+  ConverseStream, a binary ``application/vnd.amazon.eventstream`` (logged as its events)
 - ``GET /v1/models``: a one-model listing; ``GET /healthz``: readiness (not logged)
 
 The model's side of the conversation is scripted by a :class:`scenario.Scenario`
@@ -37,7 +39,10 @@ import argparse
 import contextlib
 import json
 import re
+import struct
 import threading
+import urllib.parse
+import zlib
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -54,6 +59,8 @@ RESPONSE_MODELS = {
     "gpt-4o-mini": "gpt-4o-mini-2024-07-18",
     "claude-sonnet-4-5": "claude-sonnet-4-5-20250929",
 }
+#: The content type of a binary event stream (Bedrock's ConverseStream).
+EVENT_STREAM = "application/vnd.amazon.eventstream"
 #: How often a serving thread looks for its shutdown.
 POLL_S = 0.05
 #: Characters per streamed piece of tool-call arguments.
@@ -157,11 +164,13 @@ class Turn:
 
     def call_id_on(self, api: str, index: int) -> str:
         """The id of this turn's ``index``-th call on ``api`` (``chat``, ``responses``,
-        ``anthropic``): a ``named`` id takes Anthropic's ``toolu`` prefix there, and an
+        ``anthropic``, ``converse``): a ``named`` id takes Anthropic's ``toolu`` prefix
+        there (Bedrock's ``tooluse`` on ``converse``), and an
         ``empty`` one is a ``counter`` id where the API wants an id."""
         call_id = self.calls[index][3]
-        if api == "anthropic" and self.scn.ids == "named":
-            return f"toolu_{call_id.split('_', 1)[1]}"
+        if api in ("anthropic", "converse") and self.scn.ids == "named":
+            prefix = "toolu" if api == "anthropic" else "tooluse"
+            return f"{prefix}_{call_id.split('_', 1)[1]}"
         if api != "chat" and not call_id:
             return f"call_{index}"
         return call_id
@@ -177,6 +186,11 @@ class Turn:
     @property
     def usage(self) -> tuple[int, int]:
         return USAGE[min(self.turn, 2)]
+
+
+def is_converse(path: str) -> bool:
+    """Whether ``path`` is Bedrock's Converse API (``/model/{modelId}/converse[-stream]``)."""
+    return path.endswith(("/converse", "/converse-stream"))
 
 
 def _declared_names(body: dict[str, Any]) -> list[str]:
@@ -577,6 +591,142 @@ def anthropic_sse(t: Turn) -> Iterator[str]:
     yield event("message_stop")
 
 
+# --- Amazon Bedrock Converse -------------------------------------------------------------
+
+#: The latency a Converse answer reports (``metrics.latencyMs``).
+CONVERSE_LATENCY_MS = 412
+
+
+def converse_model(path: str) -> str:
+    """The model id of a Converse path (``/model/{modelId}/converse[-stream]``), unquoted."""
+    return urllib.parse.unquote(path.split("/model/", 1)[-1].rsplit("/", 1)[0])
+
+
+def converse_view(body: dict[str, Any], path: str) -> dict[str, Any]:
+    """A Converse request as :class:`Turn` reads requests: its tools' specs as ``tools``,
+    the model of its path as ``model``, whether it streams as ``stream``."""
+    config = body.get("toolConfig") if isinstance(body.get("toolConfig"), dict) else {}
+    tools = [
+        t["toolSpec"] for t in config.get("tools") or [] if isinstance(t, dict) and "toolSpec" in t
+    ]
+    return {
+        **body,
+        "tools": tools,
+        "model": converse_model(path),
+        "stream": path.endswith("/converse-stream"),
+    }
+
+
+def converse_results(body: dict[str, Any]) -> int:
+    return sum(
+        1
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and "toolResult" in b
+    )
+
+
+def converse_content(t: Turn) -> tuple[list[dict[str, Any]], str]:
+    """The answer's content blocks (text in the scenario's parts, the text beside calls as
+    on Anthropic Messages, whose models Converse serves) and its stop reason."""
+    if not t.calls:
+        assert t.text is not None
+        return [{"text": p} for p in t.scn.parts.cut(t.text)], "end_turn"
+    beside = t.scn.anthropic_beside
+    blocks: list[dict[str, Any]] = (
+        [] if beside is None else [{"text": p} for p in t.scn.parts.cut(beside)]
+    )
+    for i, (name, args, spelling, _) in enumerate(t.calls):
+        use = {
+            "toolUseId": t.call_id_on("converse", i),
+            "name": name,
+            "input": spelling.ordered(args),
+        }
+        blocks.append({"toolUse": use})
+    return blocks, "tool_use"
+
+
+def converse_usage(t: Turn) -> dict[str, Any]:
+    p, c = t.usage
+    return {"inputTokens": p, "outputTokens": c, "totalTokens": p + c}
+
+
+def converse_json(t: Turn) -> dict[str, Any]:
+    content, stop = converse_content(t)
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": converse_usage(t),
+        "metrics": {"latencyMs": CONVERSE_LATENCY_MS},
+    }
+
+
+def converse_events(t: Turn) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A ConverseStream answer's events, ``(event type, payload)``: a text block is its
+    deltas alone (as Bedrock sends it), a tool use starts with its id and name and streams
+    its input as JSON text in pieces (the scenario's spelling)."""
+    content, stop = converse_content(t)
+    yield "messageStart", {"role": "assistant"}
+    calls = iter(t.calls)
+    for index, block in enumerate(content):
+        at = {"contentBlockIndex": index}
+        if "text" in block:
+            for w in deltas(t, block["text"]):
+                yield "contentBlockDelta", {**at, "delta": {"text": w}}
+        else:
+            use = block["toolUse"]
+            start = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
+            yield "contentBlockStart", {**at, "start": start}
+            _, args, spelling, _ = next(calls)
+            for piece in argument_deltas(t, spelling.spell(args)):
+                yield "contentBlockDelta", {**at, "delta": {"toolUse": {"input": piece}}}
+        yield "contentBlockStop", at
+    yield "messageStop", {"stopReason": stop}
+    metrics = {"latencyMs": CONVERSE_LATENCY_MS}
+    yield "metadata", {"usage": converse_usage(t), "metrics": metrics}
+
+
+def converse_logged(kind: str, payload: str) -> str:
+    """How the log holds one event of a Converse stream (its frames are binary): ``event:``
+    its type, ``data:`` ``{type: payload}`` as boto3 yields it."""
+    return f'event: {kind}\ndata: {{"{kind}":{payload}}}\n\n'
+
+
+def converse_sse(t: Turn) -> Iterator[str]:
+    """A ConverseStream answer as the log holds it (see :func:`converse_logged`)."""
+    for kind, payload in converse_events(t):
+        yield converse_logged(kind, compact(payload))
+
+
+def _header(name: str, val: str) -> bytes:
+    raw = val.encode()
+    return bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+
+
+def event_frame(headers: dict[str, str], payload: bytes) -> bytes:
+    """One ``application/vnd.amazon.eventstream`` message: prelude (total and headers
+    lengths) and its CRC32, string headers, payload, message CRC32."""
+    head = b"".join(_header(k, v) for k, v in headers.items())
+    prelude = struct.pack(">II", 16 + len(head) + len(payload), len(head))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + head + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def converse_frames(t: Turn) -> list[tuple[bytes, str]]:
+    """A ConverseStream answer's frames, each with the text the log holds for it."""
+    out = []
+    for kind, payload in converse_events(t):
+        headers = {
+            ":event-type": kind,
+            ":content-type": "application/json",
+            ":message-type": "event",
+        }
+        data = compact(payload)
+        out.append((event_frame(headers, data.encode()), converse_logged(kind, data)))
+    return out
+
+
 # --- scripted failures -----------------------------------------------------------------
 
 #: What each scripted failure's status says, per API shape: (OpenAI type and code, Anthropic type).
@@ -595,9 +745,19 @@ _FAILURES = {
 }
 
 
+#: Bedrock's error type (``x-amzn-ErrorType``) for each scripted failure's status.
+_BEDROCK_ERRORS = {
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+
+
 def failure_body(path: str, status: int) -> str:
     """The error body a real API answers ``status`` with, in the shape of the API at ``path``."""
     message, code, kind = _FAILURES[status]
+    if is_converse(path):
+        return compact({"message": message})
     if path.endswith("/messages"):
         return compact({"type": "error", "error": {"type": kind, "message": message}})
     error = {"message": message, "type": "requests" if status == 429 else code, "param": None}
@@ -621,6 +781,8 @@ ROUTES: dict[str, Route] = {
     "/chat/completions": (chat_results, chat_json, chat_sse),
     "/responses": (responses_results, responses_obj, responses_sse),
     "/messages": (anthropic_results, anthropic_json, anthropic_sse),
+    "/converse": (converse_results, converse_json, converse_sse),
+    "/converse-stream": (converse_results, converse_json, converse_sse),
 }
 
 
@@ -663,13 +825,17 @@ class _Handler(BaseHTTPRequestHandler):
             sent.append(e)
         return "".join(sent)
 
-    def _send_cut(self, cut: str, whole: str, stream: bool) -> str:
+    def _send_cut(
+        self, cut: str, whole: str, stream: bool, frames: list[tuple[bytes, str]] | None = None
+    ) -> str:
         """Close the connection ``before`` any answer, or partway through ``whole`` (``body``,
         ``stream``: half its bytes, a character possibly cut, of the length promised); what
-        was sent."""
+        was sent.  ``frames``: a binary event stream's (frame, logged text), cut so."""
         self.close_connection = True
         if cut == "before":
             return ""
+        if frames is not None:
+            return self._send_frames_cut(frames)
         data = whole.encode()
         self.send_response(200)
         ctype = "text/event-stream; charset=utf-8" if stream else "application/json"
@@ -681,6 +847,48 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(sent)
         self.wfile.flush()
         return sent.decode(errors="ignore")
+
+    def _send_chunked(self, data: bytes, write: int, whole: bool) -> None:
+        """``data`` as an HTTP/1.1 chunked body (Bedrock's event streams come so), one chunk
+        per ``write`` bytes (0: one); ``whole`` false: broken off, no last chunk, the
+        connection closed."""
+        self.protocol_version = "HTTP/1.1"  # this response only: chunked needs 1.1
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", EVENT_STREAM)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.send_header("x-amzn-RequestId", "req_conformance")
+        self.end_headers()
+        for at in range(0, len(data), write or len(data) or 1):
+            piece = data[at : at + (write or len(data))]
+            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            self.wfile.flush()
+        if whole:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    def _send_frames(self, frames: list[tuple[bytes, str]], write: int = 0) -> str:
+        """A binary event stream (Converse); its frames as the log holds them."""
+        self._send_chunked(b"".join(f for f, _ in frames), write, whole=True)
+        return "".join(text for _, text in frames)
+
+    def _send_frames_cut(self, frames: list[tuple[bytes, str]]) -> str:
+        """Half the bytes of a binary event stream, then the connection closes inside its
+        chunked body (botocore ends a stream quietly where its body ends, but raises on a
+        chunked body broken off); the log holds the frames sent whole, and the start of
+        the one the cut ends inside."""
+        data = b"".join(f for f, _ in frames)
+        self._send_chunked(data[: len(data) // 2], 0, whole=False)
+        left, logged = len(data) // 2, []
+        for frame, text in frames:
+            if left >= len(frame):
+                logged.append(text)
+                left -= len(frame)
+            else:
+                logged.append(text[: len(text) * left // len(frame)])
+                break
+        return "".join(logged)
 
     def do_GET(self) -> None:
         if self.path == "/healthz":
@@ -702,6 +910,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = None
+        converse = is_converse(path)
+        if converse and isinstance(body, dict):
+            body = converse_view(body, path)
         if route is None or not isinstance(body, dict):
             error = compact({"error": {"message": f"cannot answer {path}"}})
             record["response_raw"] = self._send(404, "application/json", error)
@@ -718,14 +929,19 @@ class _Handler(BaseHTTPRequestHandler):
             whole = "".join(as_sse(t)) if stream else compact(as_json(t))
             cut = "before" if retry.cut == "body" and stream else retry.cut
             record.update(failed=True, final=False, cut=cut)
-            record["response_raw"] = self._send_cut(cut, whole, stream)
+            frames = converse_frames(t) if converse and stream else None
+            record["response_raw"] = self._send_cut(cut, whole, stream, frames)
         elif retry is not None and failing:
             # A retryable failure before the turn's answer: the client tries again.
             text = failure_body(path, retry.status)
             record.update(status=retry.status, failed=True, final=False)
-            record["response_raw"] = self._send(
-                retry.status, "application/json", text, FAILURE_HEADERS
-            )
+            headers = FAILURE_HEADERS
+            if converse:
+                headers = [*headers, ("x-amzn-ErrorType", _BEDROCK_ERRORS[retry.status])]
+            record["response_raw"] = self._send(retry.status, "application/json", text, headers)
+        elif converse and body.get("stream"):
+            frames = converse_frames(t)
+            record["response_raw"] = self._send_frames(frames, self.server.scenario.parts.write)
         elif body.get("stream"):
             record["response_raw"] = self._send_sse(as_sse(t), self.server.scenario.parts.write)
         else:

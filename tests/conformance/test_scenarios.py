@@ -395,6 +395,9 @@ def _answered(r: dict[str, Any], scn: scenario.Scenario) -> tuple[str, int]:
     route = next(rt for sfx, rt in server.ROUTES.items() if r["path"].split("?")[0].endswith(sfx))
     results, as_json, as_sse = route
     body = r["body_json"]
+    path = r["path"].split("?")[0]
+    if server.is_converse(path):
+        body = server.converse_view(body, path)
     t = server.Turn(body, results(body), scn)
     got = "".join(as_sse(t)) if body.get("stream") else server.compact(as_json(t))
     return got, t.turn
@@ -464,6 +467,19 @@ def _calls_of(api: str, t: server.Turn, stream: bool) -> list[tuple[str, str, st
         return [
             (i["call_id"], i["name"], i["arguments"]) for i in items if i["type"] == "function_call"
         ]
+    if api == "converse" and not stream:
+        blocks = server.converse_json(t)["output"]["message"]["content"]
+        uses = [b["toolUse"] for b in blocks if "toolUse" in b]
+        return [(u["toolUseId"], u["name"], server.compact(u["input"])) for u in uses]
+    if api == "converse":
+        streamed: list[list[str]] = []
+        for kind, payload in server.converse_events(t):
+            if kind == "contentBlockStart":
+                use = payload["start"]["toolUse"]
+                streamed.append([use["toolUseId"], use["name"], ""])
+            elif kind == "contentBlockDelta" and "toolUse" in payload["delta"]:
+                streamed[-1][2] += payload["delta"]["toolUse"]["input"]
+        return [(i, n, a) for i, n, a in streamed]
     if not stream:
         blocks = server.anthropic_json(t)["content"]
         return [
@@ -487,6 +503,9 @@ def _result_message(api: str, call_id: str, text: str) -> dict[str, Any]:
     if api == "anthropic":
         block = {"type": "tool_result", "tool_use_id": call_id, "content": text}
         return {"role": "user", "content": [block]}
+    if api == "converse":
+        result = {"toolUseId": call_id, "content": [{"text": text}]}
+        return {"role": "user", "content": [{"toolResult": result}]}
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
@@ -500,20 +519,47 @@ _ID_SHAPES = {
 }
 
 
-def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
-    """An agent loop on the server's answers: the scripted calls, spelled as described, then
-    the answer."""
-    route = server.ROUTES[
-        {"chat": "/chat/completions", "responses": "/responses"}.get(api, "/messages")
-    ]
-    order = scenario.order_in(scn.questions[0])
+def _first_body(scn: scenario.Scenario, api: str, stream: bool) -> dict[str, Any]:
+    """The first request of a run of ``scn`` on ``api``, as :class:`server.Turn` reads it."""
+    if api == "converse":
+        specs = [
+            {"toolSpec": {"name": t["name"], "inputSchema": {"json": t["input_schema"]}}}
+            for t in _tools_body("anthropic")
+        ]
+        body = {
+            "messages": [{"role": "user", "content": [{"text": scn.questions[0]}]}],
+            "toolConfig": {"tools": specs},
+        }
+        path = f"/model/{MODEL_ID}/converse{'-stream' if stream else ''}"
+        return server.converse_view(body, path)
     key = "input" if api == "responses" else "messages"
-    body: dict[str, Any] = {
+    return {
         "model": "gpt-4o-mini",
         key: [{"role": "user", "content": scn.questions[0]}],
         "tools": _tools_body(api),
         "stream": stream,
     }
+
+
+#: A Bedrock model id (its ``:`` quoted in a Converse path, as boto3 sends it).
+MODEL_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1%3A0"
+#: The route of each API the server speaks.
+_PATHS = {
+    "chat": "/chat/completions",
+    "responses": "/responses",
+    "anthropic": "/messages",
+    "converse": "/converse",
+}
+APIS = tuple(_PATHS)
+
+
+def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
+    """An agent loop on the server's answers: the scripted calls, spelled as described, then
+    the answer."""
+    route = server.ROUTES[_PATHS[api]]
+    order = scenario.order_in(scn.questions[0])
+    key = "input" if api == "responses" else "messages"
+    body = _first_body(scn, api, stream)
     ids: list[str] = []
     attempts: dict[tuple[str, str], int] = {}
     for turn in range(len(scn.turns)):
@@ -523,7 +569,7 @@ def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
         want = scn.calls_of_turn(turn, order)
         assert [name for _, name, _ in got] == [c.tool for c, _ in want]
         for (call_id, _, text), (call, args) in zip(got, want, strict=True):
-            if api == "anthropic" and not stream:
+            if api in ("anthropic", "converse") and not stream:
                 assert json.loads(text) == args  # an object on the wire: no spelling of its own
             else:
                 assert text == call.spelling.spell(args)
@@ -550,9 +596,7 @@ def play(scn: scenario.Scenario, api: str, stream: bool) -> None:
 
 
 @pytest.mark.parametrize("scn", _scenarios(), ids=lambda s: s.name)
-@pytest.mark.parametrize(
-    ("api", "stream"), [(a, s) for a in ("chat", "responses", "anthropic") for s in (False, True)]
-)
+@pytest.mark.parametrize(("api", "stream"), [(a, s) for a in APIS for s in (False, True)])
 def test_a_named_scenario_plays_out_on_each_api(
     scn: scenario.Scenario, api: str, stream: bool
 ) -> None:
@@ -571,7 +615,7 @@ def test_a_drawn_scenario_plays_out_on_each_api_and_round_trips(seed: int) -> No
     assert not re.search(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", scn.answer), (
         "an answer is one line of the agent's output"
     )
-    for api in ("chat", "responses", "anthropic"):
+    for api in APIS:
         for stream in (False, True):
             play(scn, api, stream)
 

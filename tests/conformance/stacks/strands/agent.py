@@ -13,6 +13,9 @@ a failed model request is retried by Strands itself, not by the OpenAI client
 (``max_retries=0``; the agent's ``retry_strategy``: its ``ModelRetryStrategy``
 without the wait, which also retries the server's 5xx errors, as its documentation
 says to widen it): each failed attempt is a model span of its own, ended with the error.
+With ``CONFORMANCE_STRANDS_MODEL=bedrock`` the model is Strands' default provider instead,
+``BedrockModel`` (boto3's ``bedrock-runtime`` client pointed at the model server, dummy
+credentials): the Converse API, or ConverseStream with ``CONFORMANCE_STRANDS_STREAMING=1``.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import boto3
 import openai
 import scenario
 from strands import Agent, ModelRetryStrategy, tool
+from strands.models import BedrockModel, Model
 from strands.models.openai import OpenAIModel
 from strands.telemetry import StrandsTelemetry
 
@@ -67,17 +72,36 @@ class Retries(ModelRetryStrategy):
         return super().is_retryable(exception) or isinstance(exception, openai.InternalServerError)
 
 
+def bedrock_model(args: Any) -> Model:
+    """Strands' default provider, Bedrock, on the model server (``--base-url``)."""
+    session = boto3.Session(
+        aws_access_key_id="AKIDCONFORMANCEDUMMY",
+        aws_secret_access_key="conformance-dummy-secret",
+        region_name="us-east-1",
+    )
+    return BedrockModel(
+        boto_session=session,
+        endpoint_url=args.base_url,
+        model_id="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        streaming=os.environ.get("CONFORMANCE_STRANDS_STREAMING") == "1",
+        temperature=0,
+        max_tokens=1024,
+    )
+
+
 def make_agent(args: Any) -> Agent:
     client_args: dict[str, Any] = {"api_key": "sk-conformance-dummy", "base_url": args.base_url}
     options: dict[str, Any] = {}
     if os.environ.get("CONFORMANCE_STRANDS_RETRIES") == "agent":
         client_args["max_retries"] = 0
         options["retry_strategy"] = Retries(initial_delay=0)
-    model = OpenAIModel(
+    model: Model = OpenAIModel(
         client_args=client_args,
         model_id="gpt-4o-mini",
         params={"temperature": 0, "max_tokens": 1024},
     )
+    if os.environ.get("CONFORMANCE_STRANDS_MODEL") == "bedrock":
+        model = bedrock_model(args)
     return Agent(
         model=model,
         tools=[lookup_order, track_shipment, open_ticket],
