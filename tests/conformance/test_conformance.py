@@ -61,16 +61,7 @@ def _at(scenario: str, stack: str, reason: str, *modes: str) -> dict[str, str]:
 
 
 #: Case id -> what is wrong today, one line.  Remove an entry when its case passes.
-KNOWN_GAPS: dict[str, str] = {
-    **_at(
-        "seed-7",
-        "strands",
-        "a run's final output is its last answer's text blocks joined, not the output the "
-        "Strands agent span records (its AgentResult text: each block's text and a newline)",
-        "bedrock",
-        "bedrock_stream",
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 #: Case id -> what the stack's trace does not hold, so that no reader could rebuild it.
 #: The case fails its check for that alone; the verdict says what is missing.
