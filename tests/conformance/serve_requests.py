@@ -55,8 +55,7 @@ def serve_case(
             # An answer cut partway through that the agent went on from is failed again.
             recovered = case.recovered(order)
             for r in sorted([*requests, *recovered], key=lambda r: int(r["seq"])):
-                path = r["path"].split("?", 1)[0]
-                path = path if path.startswith("/v1/") else "/v1" + path
+                path = _served_path(r["path"])
                 if str(r["turn"]) == "0" and recovered:
                     conversation = {}  # its task run again after a cut: it starts over
                 headers = {"content-type": "application/json", **conversation}
@@ -75,10 +74,40 @@ def serve_case(
                 conversation = {CONVERSATION_HEADER: answer.headers[CONVERSATION_HEADER]}
             last = failed_end(case, order)
             if ended is not None and last is not None:
-                path = "/v1/" + last["path"].split("?", 1)[0].removeprefix("/v1/").lstrip("/")
+                path = _served_path(last["path"])
                 headers = {"content-type": "application/json", **conversation}
                 ended(last, http.post(path, content=last["body_raw"].encode(), headers=headers))
     return None
+
+
+def _served_path(logged: str) -> str:
+    """The path a logged request is served at: as logged for Bedrock's (``/model/...``),
+    under ``/v1`` for the others (a client may have sent it without)."""
+    path = logged.split("?", 1)[0]
+    if path.startswith(("/v1/", "/model/")):
+        return path
+    return "/v1/" + path.lstrip("/")
+
+
+def served_text(answer: httpx.Response) -> str:
+    """A served answer as the fake server logs one: its text, or an AWS event stream's
+    events as ``event:`` / ``data: {type: payload}`` lines (its frames are binary)."""
+    if not answer.headers.get("content-type", "").startswith(EVENT_STREAM):
+        return answer.text
+    from botocore.eventstream import EventStreamBuffer  # the decoder boto3 reads with
+
+    frames = EventStreamBuffer()
+    frames.add_data(answer.content)
+    lines = []
+    for frame in frames:
+        kind = frame.headers.get(":event-type") or frame.headers.get(":exception-type")
+        payload = json.dumps({kind: json.loads(frame.payload)}, ensure_ascii=False)
+        lines.append(f"event: {kind}\ndata: {payload}\n\n")
+    return "".join(lines)
+
+
+#: The content type of an AWS event stream (Bedrock's ConverseStream answers).
+EVENT_STREAM = "application/vnd.amazon.eventstream"
 
 
 def failed_end(case: Case, order: str) -> dict[str, Any] | None:
@@ -109,6 +138,12 @@ def call_texts(raw: str) -> list[tuple[str, str, str]]:
         if "choices" in body:
             calls = body["choices"][0]["message"].get("tool_calls") or []
             return [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls]
+        if isinstance(body.get("output"), dict):  # Bedrock Converse
+            blocks = body["output"].get("message", {}).get("content") or []
+            return [
+                (u["toolUseId"], u["name"], _compact(u["input"]))
+                for u in (b["toolUse"] for b in blocks if "toolUse" in b)
+            ]
         if "output" in body:
             return [
                 (i["call_id"], i["name"], i["arguments"])
@@ -116,7 +151,7 @@ def call_texts(raw: str) -> list[tuple[str, str, str]]:
                 if i.get("type") == "function_call"
             ]
         return [
-            (b["id"], b["name"], json.dumps(b["input"], ensure_ascii=False, separators=(",", ":")))
+            (b["id"], b["name"], _compact(b["input"]))
             for b in body.get("content") or []
             if b.get("type") == "tool_use"
         ]
@@ -128,6 +163,18 @@ def call_texts(raw: str) -> list[tuple[str, str, str]]:
             joined[e["index"]] = [e["content_block"]["id"], e["content_block"]["name"], ""]
         elif e.get("type") == "content_block_delta" and e["delta"]["type"] == "input_json_delta":
             joined[e["index"]][2] += e["delta"]["partial_json"]
+        # Bedrock's ConverseStream: each event keyed by its type.
+        start = (e.get("contentBlockStart") or {}).get("start") or {}
+        if "toolUse" in start:
+            use = start["toolUse"]
+            joined[e["contentBlockStart"]["contentBlockIndex"]] = [
+                use["toolUseId"],
+                use["name"],
+                "",
+            ]
+        delta = e.get("contentBlockDelta") or {}
+        if "toolUse" in (delta.get("delta") or {}):
+            joined[delta["contentBlockIndex"]][2] += delta["delta"]["toolUse"]["input"]
         for choice in e.get("choices") or []:
             for tc in choice["delta"].get("tool_calls") or []:
                 slot = joined.setdefault(tc["index"], ["", "", ""])
@@ -138,13 +185,18 @@ def call_texts(raw: str) -> list[tuple[str, str, str]]:
     return [(i, n, a) for i, n, a in (joined[k] for k in sorted(joined))]
 
 
+def _compact(value: Any) -> str:
+    """A JSON body's tool input as text: the object's, compact, in order."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def spelling_problems(case: Case) -> list[str]:
     """Where a served answer's tool calls differ from the server's on the wire (id, name,
     argument text) without the answer naming the call as re-spelled; empty when none."""
     problems: list[str] = []
 
     def compare(request: dict[str, Any], answer: httpx.Response) -> None:
-        wire, served = call_texts(request["response_raw"]), call_texts(answer.text)
+        wire, served = call_texts(request["response_raw"]), call_texts(served_text(answer))
         said = {n.strip() for n in answer.headers.get("x-otel-replay-respelled", "").split(",")}
         for i, sent in enumerate(wire):
             got = served[i] if i < len(served) else None
