@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .. import json_text
+from .. import event_stream, json_text
 from ..redaction import redactor
-from . import event_stream
 
 #: The content type of AWS event streams (Bedrock's streamed answers).
-EVENT_STREAM = "application/vnd.amazon.eventstream"
+EVENT_STREAM = event_stream.CONTENT_TYPE
 
 
 def shows_secret(data: bytes, clean: bytes, content_type: str = "") -> bool:

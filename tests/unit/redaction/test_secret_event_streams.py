@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 import otel_replay
 from otel_replay import attributes as A
-from otel_replay.capture import event_stream
+from otel_replay import event_stream
 from otel_replay.capture import http_recorder as H
 from otel_replay.capture.body_text import shows_secret
 from otel_replay.redaction import configure_redaction, redactor

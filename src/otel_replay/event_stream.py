@@ -1,4 +1,4 @@
-"""AWS event-stream frames (``application/vnd.amazon.eventstream``), read by the spec.
+"""AWS event-stream frames (``application/vnd.amazon.eventstream``), read and written by the spec.
 
 Bedrock's streamed answers (InvokeModelWithResponseStream, ConverseStream) come in
 this binary framing: each message is a prelude (total length, headers length, and
@@ -7,6 +7,8 @@ a CRC-32 of those eight bytes), typed headers (``:event-type``, ``:message-type`
 small and documented, so it is read here with the standard library (the AWS SDK
 is no dependency of the core); every length is checked against the bytes there
 are, and a body that breaks any rule is refused with :class:`EventStreamError`.
+Capture reads the frames a traced app received; replay writes them (:func:`encode`)
+to answer a Bedrock client.
 """
 
 from __future__ import annotations
@@ -137,6 +139,24 @@ def _headers(data: bytes, where: int) -> tuple[tuple[str, HeaderValue], ...]:
     if at != len(data):
         raise EventStreamError(f"the headers of the message at {where} are cut short")
     return tuple(out)
+
+
+#: The content type of an event stream.
+CONTENT_TYPE = "application/vnd.amazon.eventstream"
+
+
+def encode(headers: tuple[tuple[str, str], ...], payload: bytes) -> bytes:
+    """One message: ``headers`` as string-typed headers (what AWS services send), then
+    ``payload``; the lengths and both CRC-32s as :func:`frames` checks them."""
+    head = bytearray()
+    for name, value in headers:
+        raw_name, raw_value = name.encode(), value.encode()
+        head += struct.pack(">B", len(raw_name)) + raw_name
+        head += struct.pack(">BH", _STRING, len(raw_value)) + raw_value
+    total = _SMALLEST + len(head) + len(payload)
+    prelude = struct.pack(">II", total, len(head))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + bytes(head) + payload
+    return message + struct.pack(">I", zlib.crc32(message))
 
 
 def chunk_bytes(value: str) -> bytes:
