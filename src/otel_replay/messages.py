@@ -397,7 +397,13 @@ def tool_calls(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def tool_definition(tool: Mapping[str, Any]) -> dict[str, Any]:
     """A tool schema in the semconv shape ``{type, name, description?, parameters?}``."""
     fn = tool.get("function")
-    if isinstance(fn, Mapping):
+    spec = tool.get("toolSpec")  # Bedrock Converse: {toolSpec: {name, description, inputSchema}}
+    if isinstance(spec, Mapping) and fn is None:
+        out = {"type": "function", **spec}
+        schema = out.pop("inputSchema", None)
+        if isinstance(schema, Mapping) and "parameters" not in out:
+            out["parameters"] = schema.get("json")
+    elif isinstance(fn, Mapping):
         out = {"type": tool.get("type", "function"), **fn}
     else:
         out = {"type": tool.get("type", "function"), **tool}

@@ -3,7 +3,8 @@
 Some stacks record the raw body of a model call instead of (or besides) its
 messages: OpenInference's ``input.value``/``output.value``, logfire's
 ``request_data``/``response_data``.  The bodies read here: OpenAI Chat
-Completions and Responses, Anthropic Messages.
+Completions and Responses, Anthropic Messages; requests of Amazon Bedrock's
+Converse too (the replay server reads them).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ _PARAMS = {
     "stop_sequences": "stop_sequences",
     "n": "choice.count",
     "stream": "stream",
+    # Bedrock Converse's ``inferenceConfig``
+    "maxTokens": "max_tokens",
+    "topP": "top_p",
+    "stopSequences": "stop_sequences",
 }
 
 
@@ -55,6 +60,9 @@ def request(body: Any) -> GenAI:
     out: GenAI = {}
     put(out, A.REQUEST_MODEL, body.get("model") if isinstance(body.get("model"), str) else None)
     out.update({k: v for k, v in params(body).items() if k not in out})
+    config = body.get("inferenceConfig")  # Bedrock Converse: the parameters apart
+    if isinstance(config, Mapping):
+        out.update({k: v for k, v in params(config).items() if k not in out})
     system = body.get("system", body.get("instructions"))
     if isinstance(system, (str, list)):
         put(out, A.SYSTEM_INSTRUCTIONS, M.system_parts(system))
@@ -63,6 +71,9 @@ def request(body: Any) -> GenAI:
     elif "input" in body:
         put(out, A.INPUT_MESSAGES, M.from_items(body["input"]))
     tools = body.get("tools")
+    config = body.get("toolConfig")  # Bedrock Converse: ``toolConfig.tools``
+    if tools is None and isinstance(config, Mapping):
+        tools = config.get("tools")
     if isinstance(tools, list):
         put(
             out, A.TOOL_DEFINITIONS, [M.tool_definition(t) for t in tools if isinstance(t, Mapping)]

@@ -66,6 +66,25 @@ def error_answer(status: int, kind: str, message: str, **details: Any) -> Answer
     return _json(status, error_envelope(kind, message, **details), [("x-should-retry", "false")])
 
 
+def in_wire(wire: W.Wire, answer: Answer) -> Answer:
+    """An error answer (the engine's envelope, or an error body the trace quotes) as
+    ``wire``'s API says errors, so that its client raises one carrying the text."""
+    if answer.status < 400 or answer.cut or wire.render_error is W.same_error:
+        return answer
+    try:
+        envelope = json.loads(b"".join(answer.chunks))
+    except ValueError:
+        envelope = None
+    if not isinstance(envelope, dict):
+        return answer
+    extra, body = wire.render_error(answer.status, envelope)
+    names = {k for k, _ in extra}
+    kept = [(k, v) for k, v in answer.headers if k not in names]
+    return dataclasses.replace(
+        answer, headers=[*kept, *extra], chunks=[json_bytes(body, default=repr)]
+    )
+
+
 #: Recorded response headers sent back with recorded bytes (what the client decodes by).
 _RAW_HEADERS = ("content-type", "content-encoding")
 
@@ -84,7 +103,8 @@ def _raw_for(step: Step, wire: W.Wire, request: W.WireRequest) -> RawHttp | None
         return None
     if not all(_sendable(raw.response_headers.get(k, "")) for k in _RAW_HEADERS):
         return None  # a header HTTP cannot carry: the answer is rendered instead
-    streamed = "text/event-stream" in raw.response_headers.get("content-type", "")
+    ctype = raw.response_headers.get("content-type", "")
+    streamed = "text/event-stream" in ctype or W.EVENT_STREAM_TYPE in ctype
     return raw if streamed == request.stream else None
 
 

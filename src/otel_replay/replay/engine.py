@@ -44,6 +44,7 @@ from .answers import (
     error_answer,
     error_envelope,
     header_text,
+    in_wire,
     iter_chunks,
     json_bytes,
 )
@@ -148,6 +149,13 @@ class ReplayEngine(Router):
         if wire is None or method.upper() != "POST":
             known = ", ".join(f"POST {p}" for p in W.WIRES)
             return error_answer(404, "not_found", f"{method} {path} is not served here ({known})")
+        answer = self._handle(wire, path, body, headers)
+        if answer is _FORWARD and self.forward is not None:
+            # Outside the lock: other conversations go on while upstream answers.
+            return self.forward(path, body, headers)
+        return in_wire(wire, answer)
+
+    def _handle(self, wire: W.Wire, path: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         try:
             doc = W.loads(body or b"null")
         except W.BadRequest as exc:
@@ -157,7 +165,7 @@ class ReplayEngine(Router):
         if not isinstance(doc, dict):
             return error_answer(400, "invalid_request_error", "the body is not a JSON object")
         try:
-            request = wire.parse(doc)
+            request = W.parse(wire, doc, path)
         except W.BadRequest as exc:
             return error_answer(400, "invalid_request_error", f"{wire.name} request: {exc}")
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
@@ -178,9 +186,6 @@ class ReplayEngine(Router):
             # Logged outside the lock: a slow log (a full pipe) holds up this request only.
             for line in lines:
                 self.log(line)
-        if answer is _FORWARD and self.forward is not None:
-            # Outside the lock: other conversations go on while upstream answers.
-            return self.forward(path, body, headers)
         return answer
 
     def _answer(
@@ -237,7 +242,7 @@ class ReplayEngine(Router):
             self._lines.append(f"conversation {conv.id}: {err}" + (f" ({cut})" if cut else ""))
             if status is not None:
                 return self._error_again(conv, err.step, status, self._failed_meta(conv, err))
-            ctype = "text/event-stream; charset=utf-8" if request.stream else "application/json"
+            ctype = wire.stream_type if request.stream else "application/json"
             meta = [("content-type", ctype), *self._failed_meta(conv, err)]
             begun: list[bytes] = []
             if held:
@@ -298,7 +303,7 @@ class ReplayEngine(Router):
             self._respelled(conv, step, respelled, doubtful, made_up, items)
         if request.stream:
             chunks = list(wire.render_sse(reply, request))
-            headers_out = [("content-type", "text/event-stream; charset=utf-8"), *meta]
+            headers_out = [("content-type", wire.stream_type), *meta]
         else:
             data = json_bytes(wire.render_json(reply, request))
             chunks = [data]

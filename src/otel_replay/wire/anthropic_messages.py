@@ -14,12 +14,23 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .. import json_text
-from .base import Reply, WireRequest, json_pieces, parse_checked, sse, text_pieces
+from .base import (
+    SSE_TYPE,
+    Reply,
+    WireRequest,
+    call_input,
+    json_pieces,
+    parse_checked,
+    same_error,
+    sse,
+    text_pieces,
+)
 from .shapes import MESSAGE_FIELDS, PARAMS, TOOL_FIELDS, Arr, Obj
 
 name = "anthropic.messages"
 path = "/v1/messages"
+stream_type = SSE_TYPE
+render_error = same_error
 
 _TEXT = Obj({"type": "string", "text": "string"})
 _BLOCK = Obj(
@@ -85,11 +96,8 @@ def _spelled_blocks(reply: Reply) -> tuple[list[dict[str, Any]], dict[int, str]]
             blocks.append({"type": "text", "text": str(part.get("content") or "")})
         elif kind == "tool_call":
             call = next(calls)
-            try:
-                value = json_text.loads(call["arguments"])
-            except ValueError:
-                value = {}
-            if isinstance(value, dict):
+            value, spelled = call_input(call)
+            if spelled:
                 texts[len(blocks)] = call["arguments"]
             blocks.append(
                 {"type": "tool_use", "id": call["id"], "name": call["name"], "input": value}

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from .. import attributes as A
+from .. import event_stream, json_text
 from ..dialects import bodies
 from ..runs.model import Step
 from .shapes import Obj
@@ -98,6 +99,8 @@ class Reply:
     span_id: str
     #: Each tool call's arguments as text: as recorded, or re-spelled (see :mod:`.spelling`).
     spelled: Spelled = dataclasses.field(default_factory=lambda: Spelled([], []))
+    #: The recorded step's duration in milliseconds (what Bedrock reports as ``latencyMs``).
+    latency_ms: int = 0
 
     @property
     def parts(self) -> list[dict[str, Any]]:
@@ -158,11 +161,23 @@ def reply_from_step(step: Step, request: WireRequest) -> Reply:
         created=step.start_ns // 1_000_000_000,
         span_id=step.span_id,
         spelled=spelled,
+        latency_ms=max(0, (step.end_ns - step.start_ns) // 1_000_000),
     )
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def call_input(call: Mapping[str, str]) -> tuple[dict[str, Any], bool]:
+    """A call's arguments (:meth:`Reply.tool_calls`) as the object an API with an ``input``
+    object carries, and whether the text spells it (else the input is ``{}``: arguments
+    that are no JSON object, which such an API cannot carry)."""
+    try:
+        value = json_text.loads(call["arguments"])
+    except ValueError:
+        return {}, False
+    return (value, True) if isinstance(value, dict) else ({}, False)
 
 
 def text_pieces(text: str) -> list[str]:
@@ -182,11 +197,17 @@ def sse(data: Mapping[str, Any] | str, event: str | None = None) -> bytes:
     return f"{head}data: {text}\n\n".encode()
 
 
+#: The content type of a server-sent event stream.
+SSE_TYPE = "text/event-stream; charset=utf-8"
+
+
 class Wire(Protocol):
     """A wire format module: parse a request, render a reply, shape an error."""
 
     name: str
     path: str
+    #: The content type of its streamed answers (:func:`render_sse`'s chunks).
+    stream_type: str
 
     def parse(self, body: Mapping[str, Any]) -> WireRequest: ...
 
@@ -196,12 +217,25 @@ class Wire(Protocol):
 
     def render_sse(self, reply: Reply, request: WireRequest) -> Iterator[bytes]: ...
 
+    def render_error(
+        self, status: int, envelope: Mapping[str, Any]
+    ) -> tuple[list[tuple[str, str]], dict[str, Any]]: ...
+
+
+def same_error(
+    status: int, envelope: Mapping[str, Any]
+) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """An error answer as the engine shapes it (Anthropic's envelope, which the OpenAI SDK
+    reads too): no header of its own."""
+    return [], dict(envelope)
+
 
 def stream_begun(chunks: Iterable[bytes]) -> list[bytes]:
     """The events of a rendered stream up to its last delta of the answer (a Chat Completions
     chunk carrying text or a call, a Responses ``*.delta``, an Anthropic
-    ``content_block_delta``): a stream cut partway, what came before the cut, with none of
-    the events that end an answer (finish reason, usage, ``[DONE]``, completed, stop)."""
+    ``content_block_delta``, a Bedrock ``contentBlockDelta``): a stream cut partway, what
+    came before the cut, with none of the events that end an answer (finish reason, usage,
+    ``[DONE]``, completed, stop)."""
     kept = list(chunks)
     for i in range(len(kept) - 1, -1, -1):
         if _carries_delta(kept[i]):
@@ -210,6 +244,12 @@ def stream_begun(chunks: Iterable[bytes]) -> list[bytes]:
 
 
 def _carries_delta(chunk: bytes) -> bool:
+    if event_stream.looks_like(chunk):  # a Bedrock event (one message a chunk)
+        try:
+            (frame,) = event_stream.frames(chunk)
+        except (ValueError, TypeError):
+            return False
+        return frame.header(":event-type") == "contentBlockDelta"
     for line in chunk.decode("utf-8", "replace").splitlines():
         if not line.startswith("data: ") or line == "data: [DONE]":
             continue

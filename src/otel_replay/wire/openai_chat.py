@@ -12,11 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import Reply, WireRequest, json_pieces, parse_checked, sse, text_pieces
+from .base import (
+    SSE_TYPE,
+    Reply,
+    WireRequest,
+    json_pieces,
+    parse_checked,
+    same_error,
+    sse,
+    text_pieces,
+)
 from .shapes import MESSAGE_FIELDS, PARAMS, TOOL_FIELDS, Arr, Obj
 
 name = "openai.chat"
 path = "/v1/chat/completions"
+stream_type = SSE_TYPE
+render_error = same_error
 
 _CALL = Obj(
     {

@@ -15,11 +15,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import Reply, WireRequest, json_pieces, parse_checked, sse, text_pieces
+from .base import (
+    SSE_TYPE,
+    Reply,
+    WireRequest,
+    json_pieces,
+    parse_checked,
+    same_error,
+    sse,
+    text_pieces,
+)
 from .shapes import MESSAGE_FIELDS, PARAMS, TOOL_FIELDS, Arr, Obj
 
 name = "openai.responses"
 path = "/v1/responses"
+stream_type = SSE_TYPE
+render_error = same_error
 
 _CONTENT = ("string", Arr(Obj({"type": "string", "text": "string"})), "null")
 _ITEM = Obj(

@@ -23,13 +23,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_replay import wire as W
 from otel_replay.replay.adapters.transport import ReplayTransport
 from otel_replay.replay.engine import CONVERSATION_HEADER, ReplayEngine
 from otel_replay.runs.failed_calls import failed_end, held_before_cut
 from otel_replay.runs.model import ModelCall, Run, Step
 from tests.conformance.checks import Case, check, find_cases
 from tests.fixtures.ground_truth import recorded, streamed_before_cut
+from tests.fixtures.wire_reply import SSE_PATHS
 
 
 def _ended_at_held_cut(case: Case) -> bool:
@@ -133,7 +133,7 @@ def _cut_run(parts: list[dict[str, Any]]) -> Run:
 
 
 @settings(max_examples=120, deadline=None)
-@given(parts=_PIECES, path=st.sampled_from(sorted(W.WIRES)))
+@given(parts=_PIECES, path=st.sampled_from(SSE_PATHS))
 def test_what_a_cut_call_holds_is_streamed_then_cut_however_it_is_split(
     parts: list[dict[str, Any]], path: str
 ) -> None:

@@ -28,6 +28,7 @@ from otel_replay.runs.failed_calls import failed_end, fails_again, kept_cut
 from tests.conformance.checks import Case, check, find_cases
 from tests.conformance.test_conformance import NOT_RECORDED
 from tests.fixtures.ground_truth import recorded, streamed_before_cut
+from tests.fixtures.wire_reply import SSE_PATHS
 
 #: Those whose trace says the call failed (others record the cut as a whole answer: not
 #: recorded, see NOT_RECORDED).
@@ -80,7 +81,7 @@ _CALLS = st.lists(
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=st.text(), calls=_CALLS, path=st.sampled_from(sorted(W.WIRES)))
+@given(text=st.text(), calls=_CALLS, path=st.sampled_from(SSE_PATHS))
 def test_a_stream_cut_after_its_last_delta_holds_the_answer_and_no_end(
     text: str, calls: list[dict[str, str]], path: str
 ) -> None:

@@ -17,14 +17,7 @@ from hypothesis import strategies as st
 
 from otel_replay.wire import anthropic_messages
 from otel_replay.wire.base import Reply, parse_body
-from tests.fixtures.wire_reply import answering, reply_of
-
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
-_ARGS = st.dictionaries(
-    st.text("abcdefxyz_", min_size=1, max_size=6),
-    st.one_of(st.integers(-5, 5), _TEXT, st.booleans(), st.none()),
-    max_size=3,
-)
+from tests.fixtures.wire_reply import ARGS, TEXT, answering, reply_of
 
 
 @st.composite
@@ -38,11 +31,11 @@ def _parts(draw: st.DrawFn) -> list[dict[str, Any]]:
                     "type": "tool_call",
                     "id": f"toolu_{i}",
                     "name": f"tool_{i}",
-                    "arguments": draw(_ARGS),
+                    "arguments": draw(ARGS),
                 }
             )
         else:
-            out.append({"type": kind, "content": draw(_TEXT)})
+            out.append({"type": kind, "content": draw(TEXT)})
     return out
 
 

@@ -1,12 +1,13 @@
-"""A hand-written agent loop on the OpenAI or Anthropic SDK: the stacks of client instrumentations.
+"""A hand-written agent loop on the OpenAI, Anthropic or AWS SDK: the stacks of client instrumentations.
 
 No framework: the loop sends the conversation, runs the tools the model
 called (the raising tool's error goes back as ``{"error": <text>}``), and
 sends again until the model answers.  Nothing here makes a span; each
 stack's ``agent.py`` instruments the client as its instrumentation documents
-and calls :func:`main`.  Chat Completions, Responses (``--api responses``)
-or Anthropic Messages (``--api anthropic``); blocking or asyncio, whole or
-streamed answers.
+and calls :func:`main`.  Chat Completions, Responses (``--api responses``),
+Anthropic Messages (``--api anthropic``) or Amazon Bedrock Converse on boto3
+(``--api converse``; boto3 blocks, so its asyncio loop runs it in a thread);
+blocking or asyncio, whole or streamed answers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import scenario
 
-MODEL = {"anthropic": "claude-sonnet-4-5"}
+MODEL = {"anthropic": "claude-sonnet-4-5", "converse": "us.anthropic.claude-sonnet-4-5-v1:0"}
 MAX_TURNS = 6
 
 
@@ -35,6 +36,13 @@ def _tools(api: str) -> list[dict[str, Any]]:
         return scenario.openai_tools()
     if api == "responses":
         return [{"type": "function", **t["function"]} for t in scenario.openai_tools()]
+    if api == "converse":
+        return [
+            {"toolSpec": {"name": n, "description": d, "inputSchema": {"json": p}}}
+            for n, d, p in (
+                (n, d, scenario.TOOL_PARAMETERS[n]) for n, d in scenario.TOOL_DESCRIPTIONS.items()
+            )
+        ]
     return [
         {"name": n, "description": d, "input_schema": scenario.TOOL_PARAMETERS[n]}
         for n, d in scenario.TOOL_DESCRIPTIONS.items()
@@ -52,10 +60,20 @@ class Conversation:
                 {"role": "system", "content": scenario.SYSTEM_PROMPT},
                 {"role": "user", "content": question},
             ]
+        elif api == "converse":
+            self.items = [{"role": "user", "content": [{"text": question}]}]
         else:
             self.items = [{"role": "user", "content": question}]
 
     def request(self, stream: bool) -> dict[str, Any]:
+        if self.api == "converse":
+            return {
+                "modelId": MODEL["converse"],
+                "messages": self.items,
+                "system": [{"text": scenario.SYSTEM_PROMPT}],
+                "toolConfig": {"tools": _tools("converse")},
+                "inferenceConfig": {"maxTokens": 1024, "temperature": 0},
+            }
         kw: dict[str, Any] = {
             "model": MODEL.get(self.api, "gpt-4o-mini"),
             "tools": _tools(self.api),
@@ -100,6 +118,22 @@ class Conversation:
                 for i, n, a in calls
             ]
             text = answer.output_text
+        elif self.api == "converse":
+            message = answer["output"]["message"]
+            blocks = message["content"]
+            calls = [
+                (b["toolUse"]["toolUseId"], b["toolUse"]["name"], b["toolUse"]["input"])
+                for b in blocks
+                if "toolUse" in b
+            ]
+            self.items.append({"role": "assistant", "content": blocks})
+            if calls:
+                results = [
+                    {"toolResult": {"toolUseId": i, "content": [{"text": run_tool(n, a)}]}}
+                    for i, n, a in calls
+                ]
+                self.items.append({"role": "user", "content": results})
+            text = "".join(b["text"] for b in blocks if "text" in b)
         else:
             blocks = [b.model_dump(exclude_none=True) for b in answer.content]
             calls = [(b.id, b.name, b.input) for b in answer.content if b.type == "tool_use"]
@@ -116,6 +150,16 @@ class Conversation:
 
 
 def _client(args: Any, asynchronous: bool) -> Any:
+    if args.api == "converse":
+        import boto3
+
+        return boto3.client(
+            "bedrock-runtime",
+            endpoint_url=args.base_url,
+            region_name="us-east-1",
+            aws_access_key_id="conformance-dummy",
+            aws_secret_access_key="conformance-dummy",
+        )
     if args.api == "anthropic":
         import anthropic
 
@@ -128,6 +172,8 @@ def _client(args: Any, asynchronous: bool) -> Any:
 
 
 def _create(client: Any, api: str) -> Callable[..., Any]:
+    if api == "converse":
+        return client.converse  # type: ignore[no-any-return]
     if api == "chat":
         return client.chat.completions.create  # type: ignore[no-any-return]
     if api == "responses":
@@ -135,8 +181,38 @@ def _create(client: Any, api: str) -> Callable[..., Any]:
     return client.messages.create  # type: ignore[no-any-return]
 
 
+def _folded(events: Any) -> dict[str, Any]:
+    """A ConverseStream's events folded into the answer ``converse`` gives (boto3 has no
+    helper for it): each block's text, or its tool use with the input's JSON joined."""
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, str] = {}
+    stop = None
+    for event in events:
+        if "contentBlockStart" in event:
+            start = event["contentBlockStart"]
+            blocks[start["contentBlockIndex"]] = {"toolUse": dict(start["start"]["toolUse"])}
+        elif "contentBlockDelta" in event:
+            index, delta = (
+                event["contentBlockDelta"]["contentBlockIndex"],
+                event["contentBlockDelta"]["delta"],
+            )
+            if "text" in delta:
+                block = blocks.setdefault(index, {"text": ""})
+                block["text"] += delta["text"]
+            elif "toolUse" in delta:
+                inputs[index] = inputs.get(index, "") + delta["toolUse"]["input"]
+        elif "messageStop" in event:
+            stop = event["messageStop"]["stopReason"]
+    for index, text in inputs.items():
+        blocks[index]["toolUse"]["input"] = json.loads(text or "{}")
+    content = [blocks[i] for i in sorted(blocks)]
+    return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": stop}
+
+
 def _whole(client: Any, api: str, kw: dict[str, Any]) -> Any:
     """A streamed answer read to its end, as the SDK's stream helpers assemble it."""
+    if api == "converse":
+        return _folded(client.converse_stream(**kw)["stream"])
     if api == "chat":
         from openai.lib.streaming.chat import ChatCompletionStreamState
 
@@ -177,6 +253,10 @@ def ask(args: Any, question: str, stream: bool) -> str:
 
 
 async def aask(args: Any, question: str, stream: bool) -> str:
+    if args.api == "converse":  # boto3 has no asyncio client
+        import asyncio
+
+        return await asyncio.to_thread(ask, args, question, stream)
     client, talk = _client(args, True), Conversation(args.api, question)
     for _ in range(MAX_TURNS):
         kw = talk.request(stream)
