@@ -19,6 +19,7 @@ import boto3
 import botocore.awsrequest
 import botocore.exceptions
 import pytest
+import urllib3.exceptions
 from botocore.eventstream import EventStreamBuffer
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -339,3 +340,32 @@ def test_a_stream_cut_partway_keeps_the_events_up_to_its_last_delta(
     kinds = [event_stream.frames(f)[0].header(":event-type") for f in frames]
     last = max(i for i, kind in enumerate(kinds) if kind == "contentBlockDelta")
     assert W.stream_begun(frames) == frames[: last + 1]
+
+
+#: A real run of Strands on Bedrock that ended at a ConverseStream cut partway (the
+#: server broke its chunked body off; botocore raised, and Strands with it).
+CUT_CASE = "strands/bedrock_stream@seed-14"
+
+
+def test_a_recorded_cut_stream_reaches_boto3_as_the_error_it_raised() -> None:
+    """botocore reads a body that stops short of its promised length as a whole one: the
+    cut is sent as Bedrock's was, a chunked body broken off, and the client raises."""
+    (case,) = [c for c in find_cases() if c.id == CUT_CASE]
+    requests = [r for rs in case.conversations().values() for r in rs]
+    last = case.cut(next(iter(case.conversations())))
+    assert last is not None and last.get("cut") == "stream", last
+    server = BackgroundServer(ReplayEngine(check(case).runs))
+    url = server.start()
+    try:
+        client = _boto3(url)
+        for r in [*requests, last]:
+            body = json.loads(r["body_raw"])
+            stream = client.converse_stream(modelId=MODEL_ID, **body)["stream"]
+            if r is not last:
+                assert [e for e in stream if "messageStop" in e], r["seq"]
+                continue
+            # (botocore lets urllib3's error of the broken body through as it is)
+            with pytest.raises(urllib3.exceptions.ProtocolError):
+                list(stream)
+    finally:
+        server.stop()

@@ -38,6 +38,7 @@ from collections.abc import (
 )
 from typing import Any
 
+from ... import event_stream
 from ..engine import Answer, ReplayEngine, error_answer, iter_chunks
 from ..server_limits import DEFAULT_LIMITS, ServerLimits
 
@@ -46,6 +47,16 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _END = object()
+
+
+def _broken_off(answer: Answer) -> bool:
+    """Whether a cut answer is sent chunked and broken off, not short of a promised length:
+    an AWS event stream (Bedrock sends its streams chunked, and botocore reads a body that
+    stops short of its length as a whole one; a chunked body broken off it raises)."""
+    return any(
+        k.lower() == "content-type" and v.startswith(event_stream.CONTENT_TYPE)
+        for k, v in answer.headers
+    )
 
 
 class ReplayApp:
@@ -124,10 +135,11 @@ class ReplayApp:
             # it did when the trace was recorded (which holds no retry of it).  A close it
             # was not told of, or inside a chunked body, reads as a lost connection, which
             # some clients retry (the AI SDK's: a socket error is retryable, a body shorter
-            # than its length is not).
+            # than its length is not); an AWS event stream is broken off (see _broken_off).
             sent = list(answer.chunks)
-            promised = str(sum(len(c) for c in sent) + 1).encode("ascii")
-            headers_out += [(b"content-length", promised), (b"connection", b"close")]
+            if not _broken_off(answer):
+                promised = str(sum(len(c) for c in sent) + 1).encode("ascii")
+                headers_out += [(b"content-length", promised), (b"connection", b"close")]
             await send(
                 {"type": "http.response.start", "status": answer.status, "headers": headers_out}
             )
