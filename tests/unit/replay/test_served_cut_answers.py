@@ -9,7 +9,9 @@ OpenInference's OpenAI Agents bridge, pydantic-ai, smolagents).  The Vercel AI S
 retries a body closed short without a promised length (a socket error is retryable to it)
 and raises one shorter than its length: the replay must be the latter, or the agent sends
 the failed request again and the replay ends in the SDK's ``RetryError``, where the
-recording raised ``APICallError``.  Each case's requests go over a real HTTP connection to
+recording raised ``APICallError``.  An AWS event stream (Bedrock's ConverseStream) is the
+other way round: botocore reads a body short of its length as whole, and raises where a
+chunked body is broken off, as Bedrock's was.  Each case's requests go over a real HTTP connection to
 the replay server, in the order the agent sent them, the cut one last.
 """
 
@@ -20,6 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from otel_replay import event_stream
 from otel_replay.replay.adapters.uvicorn_server import BackgroundServer
 from otel_replay.replay.conversations import CONVERSATION_HEADER
 from otel_replay.replay.engine import ReplayEngine
@@ -75,6 +78,13 @@ def test_a_cut_answer_is_served_shorter_than_its_promised_length(case: Case) -> 
             answer = _post(url, cut, headers)
             assert answer.status == 200
             assert answer.headers["x-otel-replay-failed"] == "recorded"
+            if answer.headers["content-type"].startswith(event_stream.CONTENT_TYPE):
+                # Bedrock's: chunked and broken off, as Bedrock's was (botocore reads a body
+                # short of its promised length as a whole one).
+                assert answer.headers["transfer-encoding"] == "chunked"
+                with pytest.raises(http.client.IncompleteRead):
+                    answer.read()
+                continue
             assert answer.headers["connection"] == "close"
             assert answer.headers.get("transfer-encoding") is None
             promised = int(answer.headers["content-length"])
