@@ -6,7 +6,8 @@ the same server is the candidate model here, one per scenario.  Driving a run's 
 with it (the recorded system prompt, messages, tool definitions and parameters sent to
 it, its tool calls answered from the recording) must give back the run: the same tool
 calls and the same answer.  Where the trace lacks what the candidate must be sent (a
-stack that records no tool definitions), the run is refused, naming it; a run recorded
+stack that records no tool definitions, a case the corpus lists as not recorded), the
+run is refused, naming it; a run recorded
 without content is skipped, saying why.  Nothing else.
 """
 
@@ -26,6 +27,7 @@ from otel_replay.runs.failed_calls import fails_again
 from tests.conformance import scenario
 from tests.conformance.checks import find_cases
 from tests.conformance.server import ModelServer
+from tests.conformance.test_conformance import NOT_RECORDED
 from tests.fixtures.cli import SRC, python_process
 
 #: Stacks whose traces the corpus holds on the Chat Completions wire: frameworks with their
@@ -78,24 +80,30 @@ def _ended_failed(run: otel_replay.Run) -> bool:
     return any(s.kind == "model" and s.model is not None and fails_again(run, s) for s in run.steps)
 
 
-def _cases_by_scenario() -> tuple[dict[str, list[Path]], dict[str, str], set[str], set[str]]:
+def _cases_by_scenario() -> tuple[
+    dict[str, list[Path]], dict[str, str], set[str], set[str], set[str]
+]:
     """The corpus's trace files by scenario, the stack of each run (by its id), the runs
-    that ended at a failed model call, and those their framework ended its own way."""
+    that ended at a failed model call, those their framework ended its own way, and those
+    whose trace lacks what a replay needs (the corpus lists each, with why)."""
     out: dict[str, list[Path]] = collections.defaultdict(list)
     stack_of: dict[str, str] = {}
     ended_failed: set[str] = set()
     own_ending: set[str] = set()
+    lacking: set[str] = set()
     for case in find_cases():
         meta = case.meta
         if meta["stack"] in STACKS and meta.get("api", "chat") == "chat" and meta["content"]:
             out[str(meta.get("scenario", "default"))] += case.trace_files()
             for r in otel_replay.load(*case.trace_files()):
                 stack_of[r.run_id] = meta["stack"]
+                if case.id in NOT_RECORDED:
+                    lacking.add(r.run_id)
                 if _ended_failed(r):
                     ended_failed.add(r.run_id)
                 if case.ending is not None:
                     own_ending.add(r.run_id)
-    return out, stack_of, ended_failed, own_ending
+    return out, stack_of, ended_failed, own_ending, lacking
 
 
 @pytest.mark.slow
@@ -103,7 +111,7 @@ def test_each_run_driven_by_its_own_model_comes_back_the_same_or_is_refused_by_n
     outcomes: collections.Counter[str] = collections.Counter()
     same_in: set[str] = set()
     problems: list[str] = []
-    by_scenario, stack_of, ended_failed, own_ending = _cases_by_scenario()
+    by_scenario, stack_of, ended_failed, own_ending, lacking = _cases_by_scenario()
     for name, files in sorted(by_scenario.items()):
         with tempfile.TemporaryDirectory() as tmp:
             with ModelServer(Path(tmp) / "log.jsonl", scn=scenario.scenario_named(name)) as server:
@@ -132,6 +140,9 @@ def test_each_run_driven_by_its_own_model_comes_back_the_same_or_is_refused_by_n
                 same_in.add(stack_of[run["run_id"]])
                 continue
             if outcome["outcome"] == "refused" and "tool definitions" in outcome["words"]:
+                continue
+            if outcome["outcome"] == "refused" and run["run_id"] in lacking:
+                print(f"refused: {name} {run['run_id']}: {outcome['words']} (not recorded)")
                 continue
             ended, own = run["run_id"] in ended_failed, run["run_id"] in own_ending
             known = [
