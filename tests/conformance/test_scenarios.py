@@ -12,7 +12,7 @@ fresh drawn scenario rebuilds and replays on real stacks (slow tier).
   workers included; printed), records it with the stacks' real agents and tracing, a test
   per stack (``CONFORMANCE_SCENARIO_STACKS``, comma-separated, else every stack; each in its
   first mode, or with ``CONFORMANCE_SCENARIO_MODES=wire``
-  in one mode per API and a streamed one: :func:`modes_of`), and checks each case's rebuild, its recorded requests served back
+  in one mode per API and a streamed one per API: :func:`modes_of`), and checks each case's rebuild, its recorded requests served back
   (each answer's tool calls spelled as on the wire, or said to be re-spelled), its replay
   through ``serve`` and in process against the fake server's log (a replay may stop at a
   step naming what the trace lacks, a rebuild may lack what :data:`NOT_IN_THE_TRACE`
@@ -362,8 +362,8 @@ NOT_YET_EXPLAINED: dict[str, tuple[Callable[[scenario.Scenario], bool], str, str
 
 def modes_of(config: dict[str, Any], which: str) -> list[str]:
     """The modes of a stack the slow test records: ``first`` (its ``sync`` mode, else its
-    first), or ``wire`` (one mode per API the stack speaks, and its first streamed mode: the
-    wire shapes answers in parts come in), of one run with content."""
+    first), or ``wire`` (one mode per API the stack speaks, and the first streamed mode of
+    each: the wire shapes answers in parts come in), of one run with content."""
     modes: dict[str, dict[str, Any]] = config["modes"]
     first = "sync" if "sync" in modes else next(iter(modes))
     if which != "wire":
@@ -374,8 +374,11 @@ def modes_of(config: dict[str, Any], which: str) -> list[str]:
     picked: dict[str, str] = {}
     for name in single:
         picked.setdefault(str(modes[name].get("api", "chat")), name)
-    streamed = next((n for n in single if "stream" in " ".join(modes[n].get("args", []))), None)
-    return list(dict.fromkeys([first, *picked.values(), *([streamed] if streamed else [])]))
+    streamed: dict[str, str] = {}
+    for name in single:
+        if "stream" in " ".join(modes[name].get("args", [])):
+            streamed.setdefault(str(modes[name].get("api", "chat")), name)
+    return list(dict.fromkeys([first, *picked.values(), *streamed.values()]))
 
 
 #: Seconds the slow test may take, recording and replaying included.
@@ -756,7 +759,8 @@ def test_an_agent_process_runs_the_scenario_its_environment_names() -> None:
 
 
 def test_the_wire_modes_of_each_stack_cover_its_apis_and_a_stream() -> None:
-    """``CONFORMANCE_SCENARIO_MODES=wire`` records each API a stack speaks, and a stream."""
+    """``CONFORMANCE_SCENARIO_MODES=wire`` records each API a stack speaks, and a stream of
+    each API it streams."""
     for path in sorted(STACKS.glob("*/stack.json")):
         config = stack_config(path.parent.name)
         modes = config["modes"]
@@ -767,8 +771,11 @@ def test_the_wire_modes_of_each_stack_cover_its_apis_and_a_stream() -> None:
         assert {m.get("api", "chat") for m in content.values()} == {
             modes[n].get("api", "chat") for n in wire
         }, path.parent.name
-        if any("stream" in " ".join(m.get("args", [])) for m in content.values()):
-            assert any("stream" in " ".join(modes[n].get("args", [])) for n in wire)
+
+        single = [n for n in content if int(modes[n].get("runs", 1)) == 1]
+        streams = {n for n in modes if "stream" in " ".join(modes[n].get("args", []))}
+        streamed = {modes[n].get("api", "chat") for n in single if n in streams}
+        assert streamed == {modes[n].get("api", "chat") for n in wire if n in streams}, wire
 
 
 def _scenario_stacks() -> list[str]:
