@@ -102,7 +102,6 @@ _WIDE_INT_OUTPUT: dict[str, list[Listing]] = {
             "refuses it; the model was sent its text)",
         )
     ],
-    "openai_agents_otel": [],
 }
 #: Stack (or stack/mode) -> (when, a problem its rebuild then has, why) for what the trace
 #: does not hold whichever scenario it records: the corpus lists these cases one by one as not
@@ -206,7 +205,7 @@ NOT_IN_THE_TRACE: dict[str, Listing | list[Listing]] = {
                 "failing any span, so nothing says the run raised (the OTel bridge's span of that "
                 "answer holds its text alone: a replay serves that text, and the agent answers it)",
             ),
-            *_WIDE_INT_OUTPUT[stack],
+            *_WIDE_INT_OUTPUT.get(stack, []),
         ]
         for stack, served in (
             ("openai_agents_openinference", ()),

@@ -83,7 +83,7 @@ def recorded_answer_of(taken: Step | ReplayDivergence, sent: Mapping[int, Any]) 
     assert tool is not None
     if taken.index in sent:
         return sent[taken.index]
-    if tool.error is not None and not tool.error.returned:
+    if tool.raised:
         return Outcome(
             "refused",
             f"{taken.label()}: the tool failed and no recorded request tells the model so",

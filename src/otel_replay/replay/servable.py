@@ -179,8 +179,7 @@ def tool_lacks(step: Step) -> list[tuple[UnservableKind, str]]:
             ("no_arguments", f"{step.label()}: no arguments were recorded for this tool call")
         )
     p = t.result_payload
-    # (A failure read off a returned value is answered with that value.)
-    if (t.error is None or t.error.returned) and (p is None or p.status == "missing"):
+    if not t.raised and (p is None or p.status == "missing"):
         found.append(("no_result", f"{step.label()}: no result was recorded for this tool call"))
     return found
 

@@ -220,9 +220,10 @@ class ToolStubs(Observed):
         if inv.function is not None:
             types = types.including(self._declared(inv.function))
         refused = len(types.refused)
-        # A failure the stack read off a returned value is answered with that value (or
-        # refused, below, where the trace lacks it).
-        if tool.error is not None and not tool.error.returned:
+        # (A failure read off a returned value is answered with that value, or refused
+        # below where the trace lacks it.)
+        if tool.raised:
+            assert tool.error is not None
             self._failed = (inv.name, args_key, step)
             error = rebuild_exception(tool.error, types)
             if isinstance(error, RecordedBaseException):

@@ -434,10 +434,8 @@ class _Check:
         if t.error is not None:
             if self._payload(step, "exception arguments", t.error.args_payload, blocking=True):
                 self.incomplete = True
-            if not t.error.returned:
+            if t.raised:
                 return
-            # A failure the stack read off the value the tool returned: that value is what
-            # the framework went on with, and what a replay returns.
         self._left_out(step, "result", "result", t.result)
         p = t.result_payload
         if p is None or p.status == "missing":

@@ -137,6 +137,13 @@ class ToolCall:
     #: :data:`~otel_replay.attributes.TOOL_NOT_RUN`): a replay sees no call of it.
     not_run: bool = False
 
+    @property
+    def raised(self) -> bool:
+        """The call failed with an error raised out of the tool; a failure the stack read
+        off the value the tool returned (:attr:`ToolError.returned`) is answered with that
+        value, which a replay needs as it needs any result."""
+        return self.error is not None and not self.error.returned
+
 
 @dataclasses.dataclass
 class Snapshot:

@@ -114,7 +114,7 @@ def fold_tool_attempts(steps: Sequence[Step]) -> int:
 
 def _raised(step: Step) -> bool:
     t = step.tool
-    return t is not None and t.error is not None and not t.error.returned
+    return t is not None and t.raised
 
 
 def _model_between(models: Sequence[int], before: Step, after: Step) -> bool:
